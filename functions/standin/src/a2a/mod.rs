@@ -1,0 +1,10 @@
+//! A2A 1.0 as the official SDK speaks it (see docs/a2a.md for the choices).
+
+pub mod client;
+pub mod error;
+pub mod sse;
+pub mod types;
+
+pub use client::{A2aClient, Binding, EventStream, ResolvedAgent, Timeouts};
+pub use error::A2aError;
+pub use types::*;

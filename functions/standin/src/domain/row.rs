@@ -1,0 +1,210 @@
+//! The row: one record per stand-in, the shared state every function reads and rings.
+
+use serde::{Deserialize, Serialize};
+
+use super::push::TokenDigest;
+use super::remote::RemoteOut;
+use crate::a2a::TaskState;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WatchMode {
+    Push,
+    Follow,
+    Off,
+}
+
+/// The watch chosen once per remote task. Only the token's digest is ever kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Watch {
+    pub mode: WatchMode,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_digest: Option<TokenDigest>,
+}
+
+impl Watch {
+    pub fn off() -> Self {
+        Self {
+            mode: WatchMode::Off,
+            config_id: None,
+            token_digest: None,
+        }
+    }
+
+    pub fn follow() -> Self {
+        Self {
+            mode: WatchMode::Follow,
+            config_id: None,
+            token_digest: None,
+        }
+    }
+}
+
+/// How a follow window ended, as the follow function reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FollowOutcome {
+    /// A change was applied (fenced) before ringing.
+    Changed { is_final: bool },
+    /// The stream showed a "change" that applying found equal: pause before following.
+    Unchanged,
+    /// The window ran out with no change: follow again.
+    WindowOver,
+    /// The follow itself failed: retry after FOLLOW_RETRY.
+    Failed,
+    /// The agent is gone for good: the watch turns off.
+    Gone,
+}
+
+/// Something that must wake a parked stand-in, as recorded on the row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum WakeEvent {
+    Cancel { reason: String },
+    Reply { text: String },
+    /// A doorbell: the claimed state is a hint for rechecks, never applied.
+    Push { claimed: Option<TaskState> },
+    Follow { epoch: u64, outcome: FollowOutcome },
+}
+
+/// The pending wake events, one slot per kind; replies queue.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pending {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancel: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replies: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub push: Option<Option<TaskState>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub follow: Option<(u64, FollowOutcome)>,
+}
+
+impl Pending {
+    pub fn is_empty(&self) -> bool {
+        self.cancel.is_none() && self.replies.is_empty() && self.push.is_none() && self.follow.is_none()
+    }
+
+    /// Records an event. A newer push replaces the older claim; a follow result replaces
+    /// an older one; a cancel keeps its first reason.
+    pub fn record(&mut self, event: &WakeEvent) {
+        match event {
+            WakeEvent::Cancel { reason } => {
+                self.cancel.get_or_insert_with(|| reason.clone());
+            }
+            WakeEvent::Reply { text } => self.replies.push(text.clone()),
+            WakeEvent::Push { claimed } => self.push = Some(*claimed),
+            WakeEvent::Follow { epoch, outcome } => self.follow = Some((*epoch, *outcome)),
+        }
+    }
+
+    /// The next event by priority (cancel, reply, push, follow), removed from the row.
+    /// One reply per turn: the others stay queued.
+    pub fn take_next(&mut self) -> Option<WakeEvent> {
+        if let Some(reason) = self.cancel.take() {
+            return Some(WakeEvent::Cancel { reason });
+        }
+        if !self.replies.is_empty() {
+            return Some(WakeEvent::Reply {
+                text: self.replies.remove(0),
+            });
+        }
+        if let Some(claimed) = self.push.take() {
+            return Some(WakeEvent::Push { claimed });
+        }
+        self.follow
+            .take()
+            .map(|(epoch, outcome)| WakeEvent::Follow { epoch, outcome })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Row {
+    pub task_id: String,
+    pub agent: String,
+    #[serde(default)]
+    pub remote_task_id: Option<String>,
+    #[serde(default)]
+    pub context_id: Option<String>,
+    #[serde(default)]
+    pub watch: Option<Watch>,
+    /// The last state told to the parent.
+    #[serde(default)]
+    pub last: Option<RemoteOut>,
+    #[serde(default)]
+    pub closed: bool,
+    /// Bumped by every park; watchers' writes are fenced on it.
+    #[serde(default)]
+    pub epoch: u64,
+    #[serde(default)]
+    pub park_token: Option<String>,
+    #[serde(default)]
+    pub pending: Pending,
+    /// The last sequence number used for a parent note.
+    #[serde(default)]
+    pub seq: u64,
+}
+
+impl Row {
+    pub fn new(task_id: impl Into<String>, agent: impl Into<String>) -> Self {
+        Self {
+            task_id: task_id.into(),
+            agent: agent.into(),
+            remote_task_id: None,
+            context_id: None,
+            watch: None,
+            last: None,
+            closed: false,
+            epoch: 0,
+            park_token: None,
+            pending: Pending::default(),
+            seq: 0,
+        }
+    }
+
+    pub fn mode(&self) -> WatchMode {
+        self.watch.as_ref().map_or(WatchMode::Off, |w| w.mode)
+    }
+}
+
+/// The conditions a write to the row carries, so a concurrent close or park wins.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Guard {
+    /// The row exists and is not closed.
+    Open,
+    /// Open, in push mode, with this digest and this remote task (the receiver's checks).
+    Push {
+        digest: TokenDigest,
+        remote_task_id: String,
+    },
+    /// Open and still at this park's epoch (a watcher's write).
+    Epoch(u64),
+}
+
+impl Guard {
+    /// Whether the row satisfies the guard; the stores evaluate exactly this.
+    pub fn admits(&self, row: &Row) -> bool {
+        if row.closed {
+            return false;
+        }
+        match self {
+            Self::Open => true,
+            Self::Push {
+                digest,
+                remote_task_id,
+            } => {
+                let Some(watch) = &row.watch else { return false };
+                let digest_ok = watch
+                    .token_digest
+                    .as_ref()
+                    .is_some_and(|stored| stored.matches(digest));
+                watch.mode == WatchMode::Push
+                    && digest_ok
+                    && row.remote_task_id.as_deref() == Some(remote_task_id.as_str())
+            }
+            Self::Epoch(epoch) => row.epoch == *epoch,
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! In-memory implementations of the ports, for unit tests of the domain. Each store
+//! method takes the lock once, so each is atomic like the DynamoDB UpdateItem it stands for.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+
+use crate::domain::remote::RemoteOut;
+use crate::domain::row::{Guard, Row, Watch, WakeEvent};
+use crate::ports::{
+    Applied, Doorbell, DoorbellError, Drained, ParentNote, ParentQueue, QueueError, RowStore,
+    StoreError,
+};
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A test that panicked while holding the lock has already failed; go on with the data.
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[derive(Default)]
+pub struct MemoryStore {
+    rows: Mutex<HashMap<String, Row>>,
+    /// Every successful write, for "nothing written" assertions.
+    writes: Mutex<usize>,
+}
+
+impl MemoryStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn writes(&self) -> usize {
+        *lock(&self.writes)
+    }
+
+    pub fn snapshot(&self, task_id: &str) -> Option<Row> {
+        lock(&self.rows).get(task_id).cloned()
+    }
+
+    fn update<T>(
+        &self,
+        task_id: &str,
+        guard: &Guard,
+        change: impl FnOnce(&mut Row) -> T,
+    ) -> Result<T, StoreError> {
+        let mut rows = lock(&self.rows);
+        let row = rows
+            .get_mut(task_id)
+            .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        if !guard.admits(row) {
+            return Err(StoreError::Refused(task_id.to_owned()));
+        }
+        let out = change(row);
+        *lock(&self.writes) += 1;
+        Ok(out)
+    }
+}
+
+impl RowStore for MemoryStore {
+    async fn create(&self, row: &Row) -> Result<Row, StoreError> {
+        let mut rows = lock(&self.rows);
+        if rows.contains_key(&row.task_id) {
+            return Err(StoreError::AlreadyExists(row.task_id.clone()));
+        }
+        rows.insert(row.task_id.clone(), row.clone());
+        *lock(&self.writes) += 1;
+        Ok(row.clone())
+    }
+
+    async fn get(&self, task_id: &str) -> Result<Option<Row>, StoreError> {
+        Ok(self.snapshot(task_id))
+    }
+
+    async fn record(&self, task_id: &str, event: &WakeEvent, guard: &Guard) -> Result<Row, StoreError> {
+        self.update(task_id, guard, |row| {
+            row.pending.record(event);
+            row.clone()
+        })
+    }
+
+    async fn park(&self, task_id: &str, token: &str) -> Result<Row, StoreError> {
+        self.update(task_id, &Guard::Open, |row| {
+            row.park_token = Some(token.to_owned());
+            row.epoch += 1;
+            row.clone()
+        })
+    }
+
+    async fn drain(&self, task_id: &str) -> Result<Drained, StoreError> {
+        let mut rows = lock(&self.rows);
+        let row = rows
+            .get_mut(task_id)
+            .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        let event = row.pending.take_next();
+        if event.is_some() {
+            *lock(&self.writes) += 1;
+        }
+        Ok(Drained {
+            event,
+            row: row.clone(),
+        })
+    }
+
+    async fn apply(&self, task_id: &str, out: &RemoteOut, guard: &Guard) -> Result<Applied, StoreError> {
+        {
+            let rows = lock(&self.rows);
+            let row = rows
+                .get(task_id)
+                .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+            if guard.admits(row) && row.last.as_ref().is_some_and(|last| !out.differs_from(last)) {
+                return Ok(Applied::Unchanged);
+            }
+        }
+        self.update(task_id, guard, |row| {
+            row.last = Some(out.clone());
+            row.seq += 1;
+            Applied::Changed { seq: row.seq }
+        })
+    }
+
+    async fn set_remote(
+        &self,
+        task_id: &str,
+        remote_task_id: &str,
+        context_id: Option<&str>,
+    ) -> Result<Row, StoreError> {
+        self.update(task_id, &Guard::Open, |row| {
+            row.remote_task_id = Some(remote_task_id.to_owned());
+            if let Some(ctx) = context_id {
+                row.context_id = Some(ctx.to_owned());
+            }
+            row.clone()
+        })
+    }
+
+    async fn set_watch(&self, task_id: &str, watch: &Watch) -> Result<Row, StoreError> {
+        self.update(task_id, &Guard::Open, |row| {
+            row.watch = Some(watch.clone());
+            row.clone()
+        })
+    }
+
+    async fn close(&self, task_id: &str) -> Result<(Row, u64), StoreError> {
+        let mut rows = lock(&self.rows);
+        let row = rows
+            .get_mut(task_id)
+            .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        row.closed = true;
+        row.park_token = None;
+        row.pending = Default::default();
+        row.seq += 1;
+        *lock(&self.writes) += 1;
+        Ok((row.clone(), row.seq))
+    }
+}
+
+/// Records every ring and heartbeat; can be told the park is over or the service is down.
+#[derive(Default)]
+pub struct MemoryDoorbell {
+    rings: Mutex<Vec<String>>,
+    heartbeats: Mutex<Vec<String>>,
+    failure: Mutex<Option<DoorbellError>>,
+}
+
+impl MemoryDoorbell {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn rings(&self) -> Vec<String> {
+        lock(&self.rings).clone()
+    }
+
+    pub fn heartbeats(&self) -> Vec<String> {
+        lock(&self.heartbeats).clone()
+    }
+
+    pub fn fail_with(&self, error: Option<DoorbellError>) {
+        *lock(&self.failure) = error;
+    }
+}
+
+impl Doorbell for MemoryDoorbell {
+    async fn ring(&self, park_token: &str) -> Result<(), DoorbellError> {
+        lock(&self.rings).push(park_token.to_owned());
+        lock(&self.failure).clone().map_or(Ok(()), Err)
+    }
+
+    async fn heartbeat(&self, park_token: &str) -> Result<(), DoorbellError> {
+        lock(&self.heartbeats).push(park_token.to_owned());
+        lock(&self.failure).clone().map_or(Ok(()), Err)
+    }
+}
+
+#[derive(Default)]
+pub struct MemoryQueue {
+    notes: Mutex<Vec<ParentNote>>,
+}
+
+impl MemoryQueue {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn notes(&self) -> Vec<ParentNote> {
+        lock(&self.notes).clone()
+    }
+}
+
+impl ParentQueue for MemoryQueue {
+    async fn send(&self, note: &ParentNote) -> Result<(), QueueError> {
+        let mut notes = lock(&self.notes);
+        // FIFO deduplication: the same (task, seq) is delivered once.
+        if !notes.iter().any(|n| n.task_id == note.task_id && n.seq == note.seq) {
+            notes.push(note.clone());
+        }
+        Ok(())
+    }
+}

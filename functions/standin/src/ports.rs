@@ -1,0 +1,170 @@
+//! The ports the domain talks through. Adapters implement them for DynamoDB, Step
+//! Functions, SQS and HTTP; `memory` implements them in memory for tests.
+
+use std::future::Future;
+
+use serde::{Deserialize, Serialize};
+
+use crate::a2a::{A2aError, EventStream, Message, Task, TaskPushNotificationConfig};
+use crate::domain::remote::RemoteOut;
+use crate::domain::row::{Guard, Row, Watch, WakeEvent};
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    #[error("no stand-in {0}")]
+    NotFound(String),
+    #[error("stand-in {0} already exists")]
+    AlreadyExists(String),
+    /// The write's guard failed: closed, another watch, another epoch, another digest.
+    #[error("stand-in {0} refused the write (closed or superseded)")]
+    Refused(String),
+    #[error("row store unavailable: {0}")]
+    Backend(String),
+}
+
+/// What `apply` did with a remote state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Applied {
+    /// The row moved; the note for the parent carries this sequence number.
+    Changed { seq: u64 },
+    /// Same (state, text) as the row already had.
+    Unchanged,
+}
+
+/// What a drain took, and the row as it was left.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Drained {
+    pub event: Option<WakeEvent>,
+    pub row: Row,
+}
+
+/// Every method is one atomic, conditional write (one DynamoDB UpdateItem) returning
+/// the item as it stands after the write.
+pub trait RowStore: Send + Sync {
+    /// Creates the row; `AlreadyExists` when a row with that id is there.
+    fn create(&self, row: &Row) -> impl Future<Output = Result<Row, StoreError>> + Send;
+    fn get(&self, task_id: &str) -> impl Future<Output = Result<Option<Row>, StoreError>> + Send;
+    /// Records a wake event under its guard (never on a closed row).
+    fn record(
+        &self,
+        task_id: &str,
+        event: &WakeEvent,
+        guard: &Guard,
+    ) -> impl Future<Output = Result<Row, StoreError>> + Send;
+    /// Stores a park token and starts a new epoch (refused on a closed row).
+    fn park(&self, task_id: &str, token: &str) -> impl Future<Output = Result<Row, StoreError>> + Send;
+    /// Removes and returns the next pending event by priority.
+    fn drain(&self, task_id: &str) -> impl Future<Output = Result<Drained, StoreError>> + Send;
+    /// Moves `last` to `out` and takes the next note sequence number, if (state, text)
+    /// differs; refused when the guard fails.
+    fn apply(
+        &self,
+        task_id: &str,
+        out: &RemoteOut,
+        guard: &Guard,
+    ) -> impl Future<Output = Result<Applied, StoreError>> + Send;
+    /// Records the remote task (after the first turn) and its context.
+    fn set_remote(
+        &self,
+        task_id: &str,
+        remote_task_id: &str,
+        context_id: Option<&str>,
+    ) -> impl Future<Output = Result<Row, StoreError>> + Send;
+    fn set_watch(&self, task_id: &str, watch: &Watch) -> impl Future<Output = Result<Row, StoreError>> + Send;
+    /// Sets `closed`, drops the park token and pending events, and takes one last note
+    /// sequence number. Returns the row as it was closed; idempotent.
+    fn close(&self, task_id: &str) -> impl Future<Output = Result<(Row, u64), StoreError>> + Send;
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DoorbellError {
+    /// The park is over (AWS: TaskTimedOut / InvalidToken). Harmless by design.
+    #[error("the park is already over")]
+    ParkOver,
+    #[error("doorbell unavailable: {0}")]
+    Backend(String),
+}
+
+/// Ends a park (Step Functions SendTaskSuccess / SendTaskHeartbeat on the park token).
+pub trait Doorbell: Send + Sync {
+    fn ring(&self, park_token: &str) -> impl Future<Output = Result<(), DoorbellError>> + Send;
+    fn heartbeat(&self, park_token: &str) -> impl Future<Output = Result<(), DoorbellError>> + Send;
+}
+
+/// A note for the parent (SQS FIFO: grouped by `task_id`, deduplicated by `seq`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParentNote {
+    pub task_id: String,
+    pub remote_task_id: String,
+    pub agent: String,
+    pub state: String,
+    pub text: String,
+    #[serde(rename = "final")]
+    pub is_final: bool,
+    pub seq: u64,
+    /// RFC 3339, UTC.
+    pub at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("parent queue unavailable: {0}")]
+pub struct QueueError(pub String);
+
+pub trait ParentQueue: Send + Sync {
+    fn send(&self, note: &ParentNote) -> impl Future<Output = Result<(), QueueError>> + Send;
+}
+
+/// The remote agent, as the stand-in's functions use it.
+pub trait AgentPort: Send + Sync {
+    fn push_supported(&self) -> bool;
+    fn streaming_supported(&self) -> bool;
+    fn send_streaming_message(
+        &self,
+        message: &Message,
+    ) -> impl Future<Output = Result<EventStream, A2aError>> + Send;
+    fn get_task(&self, remote_task_id: &str) -> impl Future<Output = Result<Task, A2aError>> + Send;
+    fn subscribe_to_task(
+        &self,
+        remote_task_id: &str,
+    ) -> impl Future<Output = Result<EventStream, A2aError>> + Send;
+    fn create_push_config(
+        &self,
+        config: &TaskPushNotificationConfig,
+    ) -> impl Future<Output = Result<TaskPushNotificationConfig, A2aError>> + Send;
+    fn delete_push_config(
+        &self,
+        remote_task_id: &str,
+        config_id: &str,
+    ) -> impl Future<Output = Result<(), A2aError>> + Send;
+    fn cancel_task(&self, remote_task_id: &str) -> impl Future<Output = Result<Task, A2aError>> + Send;
+}
+
+impl AgentPort for crate::a2a::A2aClient {
+    fn push_supported(&self) -> bool {
+        self.agent().push_notifications
+    }
+    fn streaming_supported(&self) -> bool {
+        self.agent().streaming
+    }
+    async fn send_streaming_message(&self, message: &Message) -> Result<EventStream, A2aError> {
+        crate::a2a::A2aClient::send_streaming_message(self, message).await
+    }
+    async fn get_task(&self, id: &str) -> Result<Task, A2aError> {
+        crate::a2a::A2aClient::get_task(self, id).await
+    }
+    async fn subscribe_to_task(&self, id: &str) -> Result<EventStream, A2aError> {
+        crate::a2a::A2aClient::subscribe_to_task(self, id).await
+    }
+    async fn create_push_config(
+        &self,
+        config: &TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, A2aError> {
+        crate::a2a::A2aClient::create_push_config(self, config).await
+    }
+    async fn delete_push_config(&self, task_id: &str, config_id: &str) -> Result<(), A2aError> {
+        crate::a2a::A2aClient::delete_push_config(self, task_id, config_id).await
+    }
+    async fn cancel_task(&self, id: &str) -> Result<Task, A2aError> {
+        crate::a2a::A2aClient::cancel_task(self, id).await
+    }
+}
