@@ -3,7 +3,9 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub fn now_rfc3339() -> String {
-    let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
     rfc3339(since.as_secs(), since.subsec_millis())
 }
 
@@ -33,7 +35,10 @@ mod tests {
     #[test]
     fn known_instants() {
         assert_eq!(super::rfc3339(0, 0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(super::rfc3339(1_796_013_011, 255), "2026-11-30T04:30:11.255Z");
+        assert_eq!(
+            super::rfc3339(1_796_013_011, 255),
+            "2026-11-30T04:30:11.255Z"
+        );
         assert_eq!(super::rfc3339(951_782_400, 0), "2000-02-29T00:00:00.000Z");
     }
 }

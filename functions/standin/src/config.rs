@@ -49,7 +49,14 @@ fn err(field: impl Into<String>, problem: impl Into<String>) -> ConfigError {
     }
 }
 
-const AGENT_FIELDS: [&str; 6] = ["id", "url", "version", "updates", "follow_interval", "participant"];
+const AGENT_FIELDS: [&str; 6] = [
+    "id",
+    "url",
+    "version",
+    "updates",
+    "follow_interval",
+    "participant",
+];
 
 impl AgentsConfig {
     pub fn agent(&self, id: &str) -> Option<&AgentSpec> {
@@ -60,11 +67,17 @@ impl AgentsConfig {
     pub fn parse(json: &str) -> Result<Self, ConfigError> {
         let doc: Value = serde_json::from_str(json)
             .map_err(|e| err("agents document", format!("not JSON: {e}")))?;
-        let top = doc
-            .as_object()
-            .ok_or_else(|| err("agents document", "must be a JSON object with an \"agents\" list"))?;
+        let top = doc.as_object().ok_or_else(|| {
+            err(
+                "agents document",
+                "must be a JSON object with an \"agents\" list",
+            )
+        })?;
         if let Some(unknown) = top.keys().find(|k| k.as_str() != "agents") {
-            return Err(err(unknown.as_str(), "unknown field (expected only \"agents\")"));
+            return Err(err(
+                unknown.as_str(),
+                "unknown field (expected only \"agents\")",
+            ));
         }
         let list = top
             .get("agents")
@@ -77,7 +90,10 @@ impl AgentsConfig {
             let at = format!("agents[{i}]");
             let spec = parse_agent(&at, value)?;
             if !seen.insert(spec.id.clone()) {
-                return Err(err(format!("{at}.id"), format!("duplicate id {:?}", spec.id)));
+                return Err(err(
+                    format!("{at}.id"),
+                    format!("duplicate id {:?}", spec.id),
+                ));
             }
             agents.push(spec);
         }
@@ -86,11 +102,16 @@ impl AgentsConfig {
 }
 
 fn parse_agent(at: &str, value: &Value) -> Result<AgentSpec, ConfigError> {
-    let obj = value.as_object().ok_or_else(|| err(at, "must be an object"))?;
+    let obj = value
+        .as_object()
+        .ok_or_else(|| err(at, "must be an object"))?;
     if let Some(unknown) = obj.keys().find(|k| !AGENT_FIELDS.contains(&k.as_str())) {
         return Err(err(
             format!("{at}.{unknown}"),
-            format!("unknown field (expected one of {})", AGENT_FIELDS.join(", ")),
+            format!(
+                "unknown field (expected one of {})",
+                AGENT_FIELDS.join(", ")
+            ),
         ));
     }
     let id = required_string(obj, at, "id")?;
@@ -101,7 +122,10 @@ fn parse_agent(at: &str, value: &Value) -> Result<AgentSpec, ConfigError> {
     let parsed = reqwest::Url::parse(&url)
         .map_err(|e| err(format!("{at}.url"), format!("not a URL: {e}")))?;
     if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
-        return Err(err(format!("{at}.url"), "must be an http:// or https:// URL with a host"));
+        return Err(err(
+            format!("{at}.url"),
+            "must be an http:// or https:// URL with a host",
+        ));
     }
     let updates = match obj.get("updates") {
         None => Updates::Auto,
@@ -121,7 +145,10 @@ fn parse_agent(at: &str, value: &Value) -> Result<AgentSpec, ConfigError> {
         None => DEFAULT_FOLLOW_INTERVAL,
         Some(v) => {
             let secs = v.as_f64().filter(|s| s.is_finite()).ok_or_else(|| {
-                err(format!("{at}.follow_interval"), format!("must be a number of seconds, got {v}"))
+                err(
+                    format!("{at}.follow_interval"),
+                    format!("must be a number of seconds, got {v}"),
+                )
             })?;
             if secs < MIN_FOLLOW_INTERVAL.as_secs_f64() {
                 return Err(err(
@@ -146,11 +173,18 @@ fn required_string(obj: &Map<String, Value>, at: &str, key: &str) -> Result<Stri
     optional_string(obj, at, key)?.ok_or_else(|| err(format!("{at}.{key}"), "missing"))
 }
 
-fn optional_string(obj: &Map<String, Value>, at: &str, key: &str) -> Result<Option<String>, ConfigError> {
+fn optional_string(
+    obj: &Map<String, Value>,
+    at: &str,
+    key: &str,
+) -> Result<Option<String>, ConfigError> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(err(format!("{at}.{key}"), format!("must be a string, got {other}"))),
+        Some(other) => Err(err(
+            format!("{at}.{key}"),
+            format!("must be a string, got {other}"),
+        )),
     }
 }
 
@@ -175,28 +209,60 @@ mod tests {
         assert_eq!(a.follow_interval, Duration::from_millis(2500));
         assert_eq!(a.participant.as_deref(), Some("p1"));
         let b = cfg.agent("b").expect("b");
-        assert_eq!((b.updates, b.follow_interval), (Updates::Auto, DEFAULT_FOLLOW_INTERVAL));
+        assert_eq!(
+            (b.updates, b.follow_interval),
+            (Updates::Auto, DEFAULT_FOLLOW_INTERVAL)
+        );
         assert!(cfg.agent("c").is_none());
     }
 
     #[test]
     fn every_error_names_its_field() {
-        assert_eq!(field_of(r#"{"agents":[{"id":"a","url":"http://h","follow_interval":0.5}]}"#), "agents[0].follow_interval");
-        assert_eq!(field_of(r#"{"agents":[{"id":"a","url":"http://h","follow_interval":"5s"}]}"#), "agents[0].follow_interval");
-        assert_eq!(field_of(r#"{"agents":[{"id":"a","url":"http://h"},{"id":"b","url":"http://h","updates":"push"}]}"#), "agents[1].updates");
-        assert_eq!(field_of(r#"{"agents":[{"id":"a","url":"http://h","colour":"blue"}]}"#), "agents[0].colour");
-        assert_eq!(field_of(r#"{"agents":[{"url":"http://h"}]}"#), "agents[0].id");
+        assert_eq!(
+            field_of(r#"{"agents":[{"id":"a","url":"http://h","follow_interval":0.5}]}"#),
+            "agents[0].follow_interval"
+        );
+        assert_eq!(
+            field_of(r#"{"agents":[{"id":"a","url":"http://h","follow_interval":"5s"}]}"#),
+            "agents[0].follow_interval"
+        );
+        assert_eq!(
+            field_of(
+                r#"{"agents":[{"id":"a","url":"http://h"},{"id":"b","url":"http://h","updates":"push"}]}"#
+            ),
+            "agents[1].updates"
+        );
+        assert_eq!(
+            field_of(r#"{"agents":[{"id":"a","url":"http://h","colour":"blue"}]}"#),
+            "agents[0].colour"
+        );
+        assert_eq!(
+            field_of(r#"{"agents":[{"url":"http://h"}]}"#),
+            "agents[0].id"
+        );
         assert_eq!(field_of(r#"{"agents":[{"id":"a"}]}"#), "agents[0].url");
-        assert_eq!(field_of(r#"{"agents":[{"id":"a","url":"ftp://h"}]}"#), "agents[0].url");
-        assert_eq!(field_of(r#"{"agents":[{"id":"a","url":"http://h"},{"id":"a","url":"http://h"}]}"#), "agents[1].id");
+        assert_eq!(
+            field_of(r#"{"agents":[{"id":"a","url":"ftp://h"}]}"#),
+            "agents[0].url"
+        );
+        assert_eq!(
+            field_of(r#"{"agents":[{"id":"a","url":"http://h"},{"id":"a","url":"http://h"}]}"#),
+            "agents[1].id"
+        );
         assert_eq!(field_of(r#"{"agents":[],"extra":1}"#), "extra");
         assert_eq!(field_of(r#"{"agents":{}}"#), "agents");
-        assert_eq!(field_of(r#"{"agents":[{"id":"a","url":"http://h","participant":3}]}"#), "agents[0].participant");
+        assert_eq!(
+            field_of(r#"{"agents":[{"id":"a","url":"http://h","participant":3}]}"#),
+            "agents[0].participant"
+        );
         assert_eq!(field_of("not json"), "agents document");
     }
 
     #[test]
     fn one_second_is_the_least_interval() {
-        assert!(AgentsConfig::parse(r#"{"agents":[{"id":"a","url":"http://h","follow_interval":1}]}"#).is_ok());
+        assert!(
+            AgentsConfig::parse(r#"{"agents":[{"id":"a","url":"http://h","follow_interval":1}]}"#)
+                .is_ok()
+        );
     }
 }

@@ -4,11 +4,16 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
+use futures_util::StreamExt;
+
+use crate::a2a::{
+    A2aError, EventStream, Message, StreamResponse, Task, TaskPushNotificationConfig,
+};
 use crate::domain::remote::RemoteOut;
-use crate::domain::row::{Guard, Row, Watch, WakeEvent};
+use crate::domain::row::{Guard, Row, WakeEvent, Watch};
 use crate::ports::{
-    Applied, Doorbell, DoorbellError, Drained, ParentNote, ParentQueue, QueueError, RowStore,
-    StoreError,
+    AgentPort, Applied, Doorbell, DoorbellError, Drained, ParentNote, ParentQueue, QueueError,
+    RowStore, StoreError,
 };
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -70,7 +75,12 @@ impl RowStore for MemoryStore {
         Ok(self.snapshot(task_id))
     }
 
-    async fn record(&self, task_id: &str, event: &WakeEvent, guard: &Guard) -> Result<Row, StoreError> {
+    async fn record(
+        &self,
+        task_id: &str,
+        event: &WakeEvent,
+        guard: &Guard,
+    ) -> Result<Row, StoreError> {
         self.update(task_id, guard, |row| {
             row.pending.record(event);
             row.clone()
@@ -100,13 +110,23 @@ impl RowStore for MemoryStore {
         })
     }
 
-    async fn apply(&self, task_id: &str, out: &RemoteOut, guard: &Guard) -> Result<Applied, StoreError> {
+    async fn apply(
+        &self,
+        task_id: &str,
+        out: &RemoteOut,
+        guard: &Guard,
+    ) -> Result<Applied, StoreError> {
         {
             let rows = lock(&self.rows);
             let row = rows
                 .get(task_id)
                 .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
-            if guard.admits(row) && row.last.as_ref().is_some_and(|last| !out.differs_from(last)) {
+            if guard.admits(row)
+                && row
+                    .last
+                    .as_ref()
+                    .is_some_and(|last| !out.differs_from(last))
+            {
                 return Ok(Applied::Unchanged);
             }
         }
@@ -210,9 +230,162 @@ impl ParentQueue for MemoryQueue {
     async fn send(&self, note: &ParentNote) -> Result<(), QueueError> {
         let mut notes = lock(&self.notes);
         // FIFO deduplication: the same (task, seq) is delivered once.
-        if !notes.iter().any(|n| n.task_id == note.task_id && n.seq == note.seq) {
+        if !notes
+            .iter()
+            .any(|n| n.task_id == note.task_id && n.seq == note.seq)
+        {
             notes.push(note.clone());
         }
         Ok(())
+    }
+}
+
+/// One scripted stream: refused up front, or these items then the end.
+pub type StreamScript = Result<Vec<Result<StreamResponse, A2aError>>, A2aError>;
+
+/// A scriptable remote agent behind `AgentPort`.
+#[derive(Default)]
+pub struct FakeAgent {
+    pub push: bool,
+    pub streaming: bool,
+    tasks: Mutex<HashMap<String, Task>>,
+    get_failures: Mutex<Vec<A2aError>>,
+    create_result: Mutex<Option<A2aError>>,
+    delete_failures: Mutex<u32>,
+    streams: Mutex<Vec<StreamScript>>,
+    calls: Mutex<Vec<String>>,
+    configs: Mutex<Vec<TaskPushNotificationConfig>>,
+}
+
+impl FakeAgent {
+    pub fn new(push: bool) -> Self {
+        Self {
+            push,
+            streaming: true,
+            ..Self::default()
+        }
+    }
+
+    pub fn set_task(&self, task: Task) {
+        lock(&self.tasks).insert(task.id.clone(), task);
+    }
+
+    /// The next GetTask calls fail with these, in order.
+    pub fn fail_gets(&self, errors: Vec<A2aError>) {
+        *lock(&self.get_failures) = errors;
+    }
+
+    pub fn refuse_push_registration(&self, error: A2aError) {
+        *lock(&self.create_result) = Some(error);
+    }
+
+    pub fn fail_deletes(&self, times: u32) {
+        *lock(&self.delete_failures) = times;
+    }
+
+    /// Each SubscribeToTask / SendStreamingMessage takes the next script.
+    pub fn script_stream(&self, script: StreamScript) {
+        lock(&self.streams).push(script);
+    }
+
+    /// Calls made, as `Method:arg`.
+    pub fn calls(&self) -> Vec<String> {
+        lock(&self.calls).clone()
+    }
+
+    pub fn count(&self, method: &str) -> usize {
+        lock(&self.calls)
+            .iter()
+            .filter(|c| c.split(':').next() == Some(method))
+            .count()
+    }
+
+    pub fn configs(&self) -> Vec<TaskPushNotificationConfig> {
+        lock(&self.configs).clone()
+    }
+
+    fn log(&self, call: String) {
+        lock(&self.calls).push(call);
+    }
+
+    fn next_stream(&self) -> Result<EventStream, A2aError> {
+        let mut streams = lock(&self.streams);
+        if streams.is_empty() {
+            return Err(A2aError::Transport("no stream scripted".into()));
+        }
+        let items = streams.remove(0)?;
+        Ok(futures_util::stream::iter(items).boxed())
+    }
+}
+
+impl AgentPort for FakeAgent {
+    fn push_supported(&self) -> bool {
+        self.push
+    }
+
+    fn streaming_supported(&self) -> bool {
+        self.streaming
+    }
+
+    async fn send_streaming_message(&self, message: &Message) -> Result<EventStream, A2aError> {
+        self.log(format!("SendStreamingMessage:{}", message.text()));
+        self.next_stream()
+    }
+
+    async fn get_task(&self, id: &str) -> Result<Task, A2aError> {
+        self.log(format!("GetTask:{id}"));
+        {
+            let mut failures = lock(&self.get_failures);
+            if !failures.is_empty() {
+                return Err(failures.remove(0));
+            }
+        }
+        lock(&self.tasks)
+            .get(id)
+            .cloned()
+            .ok_or_else(|| A2aError::TaskNotFound(id.to_owned()))
+    }
+
+    async fn subscribe_to_task(&self, id: &str) -> Result<EventStream, A2aError> {
+        self.log(format!("SubscribeToTask:{id}"));
+        self.next_stream()
+    }
+
+    async fn create_push_config(
+        &self,
+        config: &TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, A2aError> {
+        self.log(format!(
+            "CreateTaskPushNotificationConfig:{}",
+            config.task_id
+        ));
+        if let Some(err) = lock(&self.create_result).clone() {
+            return Err(err);
+        }
+        if !self.push {
+            return Err(A2aError::PushNotSupported("no push".into()));
+        }
+        lock(&self.configs).push(config.clone());
+        Ok(config.clone())
+    }
+
+    async fn delete_push_config(&self, task_id: &str, config_id: &str) -> Result<(), A2aError> {
+        self.log(format!(
+            "DeleteTaskPushNotificationConfig:{task_id}/{config_id}"
+        ));
+        let mut failures = lock(&self.delete_failures);
+        if *failures > 0 {
+            *failures -= 1;
+            return Err(A2aError::Transport("delete failed".into()));
+        }
+        Ok(())
+    }
+
+    async fn cancel_task(&self, id: &str) -> Result<Task, A2aError> {
+        self.log(format!("CancelTask:{id}"));
+        lock(&self.tasks)
+            .get(id)
+            .cloned()
+            .ok_or_else(|| A2aError::TaskNotFound(id.to_owned()))
     }
 }

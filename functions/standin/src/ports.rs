@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::a2a::{A2aError, EventStream, Message, Task, TaskPushNotificationConfig};
 use crate::domain::remote::RemoteOut;
-use crate::domain::row::{Guard, Row, Watch, WakeEvent};
+use crate::domain::row::{Guard, Row, WakeEvent, Watch};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {
@@ -52,7 +52,11 @@ pub trait RowStore: Send + Sync {
         guard: &Guard,
     ) -> impl Future<Output = Result<Row, StoreError>> + Send;
     /// Stores a park token and starts a new epoch (refused on a closed row).
-    fn park(&self, task_id: &str, token: &str) -> impl Future<Output = Result<Row, StoreError>> + Send;
+    fn park(
+        &self,
+        task_id: &str,
+        token: &str,
+    ) -> impl Future<Output = Result<Row, StoreError>> + Send;
     /// Removes and returns the next pending event by priority.
     fn drain(&self, task_id: &str) -> impl Future<Output = Result<Drained, StoreError>> + Send;
     /// Moves `last` to `out` and takes the next note sequence number, if (state, text)
@@ -70,7 +74,11 @@ pub trait RowStore: Send + Sync {
         remote_task_id: &str,
         context_id: Option<&str>,
     ) -> impl Future<Output = Result<Row, StoreError>> + Send;
-    fn set_watch(&self, task_id: &str, watch: &Watch) -> impl Future<Output = Result<Row, StoreError>> + Send;
+    fn set_watch(
+        &self,
+        task_id: &str,
+        watch: &Watch,
+    ) -> impl Future<Output = Result<Row, StoreError>> + Send;
     /// Sets `closed`, drops the park token and pending events, and takes one last note
     /// sequence number. Returns the row as it was closed; idempotent.
     fn close(&self, task_id: &str) -> impl Future<Output = Result<(Row, u64), StoreError>> + Send;
@@ -88,7 +96,8 @@ pub enum DoorbellError {
 /// Ends a park (Step Functions SendTaskSuccess / SendTaskHeartbeat on the park token).
 pub trait Doorbell: Send + Sync {
     fn ring(&self, park_token: &str) -> impl Future<Output = Result<(), DoorbellError>> + Send;
-    fn heartbeat(&self, park_token: &str) -> impl Future<Output = Result<(), DoorbellError>> + Send;
+    fn heartbeat(&self, park_token: &str)
+    -> impl Future<Output = Result<(), DoorbellError>> + Send;
 }
 
 /// A note for the parent (SQS FIFO: grouped by `task_id`, deduplicated by `seq`).
@@ -122,7 +131,8 @@ pub trait AgentPort: Send + Sync {
         &self,
         message: &Message,
     ) -> impl Future<Output = Result<EventStream, A2aError>> + Send;
-    fn get_task(&self, remote_task_id: &str) -> impl Future<Output = Result<Task, A2aError>> + Send;
+    fn get_task(&self, remote_task_id: &str)
+    -> impl Future<Output = Result<Task, A2aError>> + Send;
     fn subscribe_to_task(
         &self,
         remote_task_id: &str,
@@ -136,7 +146,10 @@ pub trait AgentPort: Send + Sync {
         remote_task_id: &str,
         config_id: &str,
     ) -> impl Future<Output = Result<(), A2aError>> + Send;
-    fn cancel_task(&self, remote_task_id: &str) -> impl Future<Output = Result<Task, A2aError>> + Send;
+    fn cancel_task(
+        &self,
+        remote_task_id: &str,
+    ) -> impl Future<Output = Result<Task, A2aError>> + Send;
 }
 
 impl AgentPort for crate::a2a::A2aClient {

@@ -182,9 +182,8 @@ impl A2aClient {
             headers.insert("a2a-extensions", value);
         }
         if let Some(p) = participant {
-            let value = HeaderValue::from_str(p).map_err(|_| {
-                A2aError::Card("participant is not a valid header value".into())
-            })?;
+            let value = HeaderValue::from_str(p)
+                .map_err(|_| A2aError::Card("participant is not a valid header value".into()))?;
             headers.insert(HeaderName::from_static(PARTICIPANT_HEADER), value);
         }
         Ok(Self {
@@ -484,8 +483,7 @@ pub fn decode_event(event: &SseEvent, binding: Binding) -> Result<StreamResponse
             None => value,
         },
     };
-    serde_json::from_value(item)
-        .map_err(|e| A2aError::InvalidResponse(format!("stream item: {e}")))
+    serde_json::from_value(item).map_err(|e| A2aError::InvalidResponse(format!("stream item: {e}")))
 }
 
 struct StreamState {

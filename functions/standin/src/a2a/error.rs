@@ -21,7 +21,10 @@ pub enum A2aError {
     #[error("transport error: {0}")]
     Transport(String),
     #[error("{operation} timed out after {seconds} s")]
-    Timeout { operation: &'static str, seconds: u64 },
+    Timeout {
+        operation: &'static str,
+        seconds: u64,
+    },
     #[error("agent sent an invalid response: {0}")]
     InvalidResponse(String),
     #[error("agent card unusable: {0}")]

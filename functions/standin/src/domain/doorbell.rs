@@ -138,9 +138,13 @@ pub fn follow_should_stop(row: &Row, epoch: u64) -> bool {
 pub enum EndCause {
     /// The remote task reached a final state (already on the row).
     Final,
-    Cancelled { reason: String },
+    Cancelled {
+        reason: String,
+    },
     /// The stand-in could not go on (for example the first turn failed).
-    Failed { reason: String },
+    Failed {
+        reason: String,
+    },
 }
 
 /// How many times the end tries to delete the push config.
@@ -172,9 +176,12 @@ pub async fn end<S: RowStore, A: AgentPort, Q: ParentQueue>(
         info!(task_id, error = %err, "remote cancel failed; the stand-in ends anyway");
     }
     let (state, text) = match cause {
-        EndCause::Final => row.last.as_ref().map_or((TaskState::Unspecified, String::new()), |l| {
-            (l.state, l.text.clone())
-        }),
+        EndCause::Final => row
+            .last
+            .as_ref()
+            .map_or((TaskState::Unspecified, String::new()), |l| {
+                (l.state, l.text.clone())
+            }),
         EndCause::Cancelled { reason } => (TaskState::Canceled, super::scrub::scrub(reason)),
         EndCause::Failed { reason } => (TaskState::Failed, super::scrub::scrub(reason)),
     };
@@ -194,7 +201,12 @@ pub async fn end<S: RowStore, A: AgentPort, Q: ParentQueue>(
     Ok(note)
 }
 
-async fn delete_push_config<A: AgentPort>(agent: &A, task_id: &str, remote_id: &str, config_id: &str) {
+async fn delete_push_config<A: AgentPort>(
+    agent: &A,
+    task_id: &str,
+    remote_id: &str,
+    config_id: &str,
+) {
     let mut last: Option<A2aError> = None;
     for _ in 0..DELETE_ATTEMPTS {
         match agent.delete_push_config(remote_id, config_id).await {

@@ -120,7 +120,11 @@ mod tests {
         let a = PushToken::generate();
         let b = PushToken::generate();
         assert_eq!(a.expose().len(), 43, "32 bytes in unpadded base64");
-        assert!(a.expose().bytes().all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_'));
+        assert!(
+            a.expose()
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'-' || c == b'_')
+        );
         assert_ne!(a.expose(), b.expose());
         let decoded = URL_SAFE_NO_PAD.decode(a.expose()).expect("valid base64url");
         assert_eq!(decoded.len(), 32);
@@ -153,11 +157,26 @@ mod tests {
 
     #[test]
     fn bad_bases_are_refused_by_name() {
-        assert!(matches!(push_url("ftp://h", "t"), Err(PushUrlError::Scheme(_))));
-        assert!(matches!(push_url("https://h/?a=b", "t"), Err(PushUrlError::QueryOrFragment(_))));
-        assert!(matches!(push_url("https://h#f", "t"), Err(PushUrlError::QueryOrFragment(_))));
-        assert!(matches!(push_url("https:///p", "t"), Err(PushUrlError::NoHost(_))));
-        assert!(matches!(push_url("https://h", ""), Err(PushUrlError::EmptyId)));
+        assert!(matches!(
+            push_url("ftp://h", "t"),
+            Err(PushUrlError::Scheme(_))
+        ));
+        assert!(matches!(
+            push_url("https://h/?a=b", "t"),
+            Err(PushUrlError::QueryOrFragment(_))
+        ));
+        assert!(matches!(
+            push_url("https://h#f", "t"),
+            Err(PushUrlError::QueryOrFragment(_))
+        ));
+        assert!(matches!(
+            push_url("https:///p", "t"),
+            Err(PushUrlError::NoHost(_))
+        ));
+        assert!(matches!(
+            push_url("https://h", ""),
+            Err(PushUrlError::EmptyId)
+        ));
     }
 
     fn decode(segment: &str) -> Vec<u8> {

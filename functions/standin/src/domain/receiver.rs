@@ -70,7 +70,10 @@ pub struct PushResponse {
 }
 
 impl PushResponse {
-    const ACCEPTED: Self = Self { status: 204, body: "" };
+    const ACCEPTED: Self = Self {
+        status: 204,
+        body: "",
+    };
 
     fn refused(task_id: &str, refusal: Refusal) -> Self {
         info!(
@@ -122,9 +125,12 @@ fn json_content_type(headers: &HeaderMap) -> bool {
         // Some senders leave it out; the body still has to parse.
         return true;
     };
-    let Ok(value) = value.to_str() else { return false };
+    let Ok(value) = value.to_str() else {
+        return false;
+    };
     let media = value.split(';').next().unwrap_or_default().trim();
-    media.eq_ignore_ascii_case("application/json") || media.eq_ignore_ascii_case("application/a2a+json")
+    media.eq_ignore_ascii_case("application/json")
+        || media.eq_ignore_ascii_case("application/a2a+json")
 }
 
 pub fn precheck(headers: &HeaderMap, body: &[u8]) -> Result<CheckedPush, Refusal> {

@@ -68,7 +68,10 @@ fn status_text(status: &TaskStatus) -> Option<String> {
 pub fn from_task(task: &Task, known_text: &str) -> RemoteOut {
     let text = status_text(&task.status).unwrap_or_else(|| known_text.to_owned());
     let sub = sub_state(&[
-        task.status.message.as_ref().and_then(|m| m.metadata.as_ref()),
+        task.status
+            .message
+            .as_ref()
+            .and_then(|m| m.metadata.as_ref()),
         task.metadata.as_ref(),
     ]);
     remote_out(&task.id, task.status.state, sub, &text)
@@ -162,7 +165,12 @@ mod tests {
 
     #[test]
     fn awaiting_next_message_is_completed_and_final() {
-        let out = remote_out("r", TaskState::InputRequired, Some(AWAITING_NEXT_MESSAGE), "x");
+        let out = remote_out(
+            "r",
+            TaskState::InputRequired,
+            Some(AWAITING_NEXT_MESSAGE),
+            "x",
+        );
         assert_eq!(out.state, TaskState::Completed);
         assert!(out.is_final);
         let plain = remote_out("r", TaskState::InputRequired, None, "x");
@@ -172,10 +180,20 @@ mod tests {
 
     #[test]
     fn finality_follows_terminal_states_only() {
-        for s in [TaskState::Completed, TaskState::Failed, TaskState::Canceled, TaskState::Rejected] {
+        for s in [
+            TaskState::Completed,
+            TaskState::Failed,
+            TaskState::Canceled,
+            TaskState::Rejected,
+        ] {
             assert!(remote_out("r", s, None, "").is_final, "{s:?}");
         }
-        for s in [TaskState::Working, TaskState::InputRequired, TaskState::AuthRequired, TaskState::Submitted] {
+        for s in [
+            TaskState::Working,
+            TaskState::InputRequired,
+            TaskState::AuthRequired,
+            TaskState::Submitted,
+        ] {
             assert!(!remote_out("r", s, None, "").is_final, "{s:?}");
         }
     }
@@ -210,7 +228,10 @@ mod tests {
     fn three_readers_agree_on_the_same_state() {
         let t = task(TaskState::InputRequired, Some("What colour?"));
         let from_get = from_task(&t, "");
-        let as_event = StreamResponse { task: Some(t.clone()), ..StreamResponse::default() };
+        let as_event = StreamResponse {
+            task: Some(t.clone()),
+            ..StreamResponse::default()
+        };
         let from_stream = from_event(&as_event, "").expect("task event maps");
         let mut turn = TurnReader::new();
         assert!(turn.read(&as_event), "INPUT_REQUIRED ends a turn");
@@ -228,8 +249,21 @@ mod tests {
 
     #[test]
     fn text_is_scrubbed_before_it_is_compared() {
-        let a = remote_out("r", TaskState::Working, None, "key Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MEFCQ0RFRkdISUpL");
-        let b = remote_out("r", TaskState::Working, None, "key QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVoxMjM0NTY3");
-        assert!(!a.differs_from(&b), "two redacted secrets are the same text");
+        let a = remote_out(
+            "r",
+            TaskState::Working,
+            None,
+            "key Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MEFCQ0RFRkdISUpL",
+        );
+        let b = remote_out(
+            "r",
+            TaskState::Working,
+            None,
+            "key QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVoxMjM0NTY3",
+        );
+        assert!(
+            !a.differs_from(&b),
+            "two redacted secrets are the same text"
+        );
     }
 }

@@ -62,11 +62,20 @@ pub enum FollowOutcome {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum WakeEvent {
-    Cancel { reason: String },
-    Reply { text: String },
+    Cancel {
+        reason: String,
+    },
+    Reply {
+        text: String,
+    },
     /// A doorbell: the claimed state is a hint for rechecks, never applied.
-    Push { claimed: Option<TaskState> },
-    Follow { epoch: u64, outcome: FollowOutcome },
+    Push {
+        claimed: Option<TaskState>,
+    },
+    Follow {
+        epoch: u64,
+        outcome: FollowOutcome,
+    },
 }
 
 /// The pending wake events, one slot per kind; replies queue.
@@ -84,7 +93,10 @@ pub struct Pending {
 
 impl Pending {
     pub fn is_empty(&self) -> bool {
-        self.cancel.is_none() && self.replies.is_empty() && self.push.is_none() && self.follow.is_none()
+        self.cancel.is_none()
+            && self.replies.is_empty()
+            && self.push.is_none()
+            && self.follow.is_none()
     }
 
     /// Records an event. A newer push replaces the older claim; a follow result replaces
@@ -195,7 +207,9 @@ impl Guard {
                 digest,
                 remote_task_id,
             } => {
-                let Some(watch) = &row.watch else { return false };
+                let Some(watch) = &row.watch else {
+                    return false;
+                };
                 let digest_ok = watch
                     .token_digest
                     .as_ref()

@@ -69,7 +69,10 @@ fn redact_key_values(text: &str) -> String {
         let value_end = text[value_start..]
             .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ',' | ';' | '&' | '}'))
             .map_or(text.len(), |i| value_start + i);
-        if value_start > after_key && value_end > value_start && !text[value_start..value_end].starts_with(REDACTED) {
+        if value_start > after_key
+            && value_end > value_start
+            && !text[value_start..value_end].starts_with(REDACTED)
+        {
             out.push_str(&text[pos..value_start]);
             out.push_str(REDACTED);
             pos = value_end;

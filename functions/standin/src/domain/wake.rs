@@ -56,11 +56,15 @@ pub enum Woke {
 #[serde(rename_all = "snake_case", tag = "step")]
 pub enum Next {
     End(EndCause),
-    Turn { reply: String },
+    Turn {
+        reply: String,
+    },
     /// Choose the watch once (after the first turn that leaves the task open).
     Register,
     /// GetTask and apply; one attempt when a push triggered it (the rechecks retry).
-    Fetch { push_triggered: bool },
+    Fetch {
+        push_triggered: bool,
+    },
     /// Park: the follow function when `follow`, else the park function; `timeout_secs`
     /// ends it on time when no ring comes.
     Park {
@@ -100,7 +104,12 @@ pub fn count_cycle(cursor: &mut Cursor, history_bound: u32) -> bool {
 }
 
 /// After a wake, given the event the drain took (if any).
-pub fn after_wake(cursor: &mut Cursor, mode: WatchMode, woke: Woke, event: Option<WakeEvent>) -> Next {
+pub fn after_wake(
+    cursor: &mut Cursor,
+    mode: WatchMode,
+    woke: Woke,
+    event: Option<WakeEvent>,
+) -> Next {
     match event {
         Some(WakeEvent::Cancel { reason }) => {
             cursor.recheck = None;

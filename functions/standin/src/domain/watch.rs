@@ -76,7 +76,12 @@ pub async fn register<A: AgentPort>(
     match agent.create_push_config(&config).await {
         Ok(created) => Watch {
             mode: WatchMode::Push,
-            config_id: Some(created.id.filter(|id| !id.is_empty()).unwrap_or_else(|| config_id(local_task_id))),
+            config_id: Some(
+                created
+                    .id
+                    .filter(|id| !id.is_empty())
+                    .unwrap_or_else(|| config_id(local_task_id)),
+            ),
             token_digest: Some(token.digest()),
         },
         Err(err) => {

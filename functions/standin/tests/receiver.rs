@@ -1,0 +1,410 @@
+//! The push receiver: the refusal order of ARCHITECTURE.md §5 and abuse cases 1–6.
+
+use http::HeaderMap;
+use proptest::prelude::*;
+use standin::a2a::TaskState;
+use standin::domain::push::PushToken;
+use standin::domain::receiver::{self, MAX_PUSH_BYTES};
+use standin::domain::remote::remote_out;
+use standin::domain::row::{Row, Watch, WatchMode};
+use standin::memory::{MemoryDoorbell, MemoryStore};
+use standin::ports::RowStore;
+
+const A: &str = "stand-in-a";
+const B: &str = "stand-in-b";
+
+struct World {
+    store: MemoryStore,
+    bell: MemoryDoorbell,
+    token_a: PushToken,
+    token_b: PushToken,
+}
+
+async fn world() -> World {
+    let store = MemoryStore::new();
+    let (token_a, token_b) = (PushToken::generate(), PushToken::generate());
+    for (id, remote, token) in [(A, "remote-a", &token_a), (B, "remote-b", &token_b)] {
+        let mut row = Row::new(id, "agent");
+        row.remote_task_id = Some(remote.into());
+        row.watch = Some(Watch {
+            mode: WatchMode::Push,
+            config_id: Some("c".into()),
+            token_digest: Some(token.digest()),
+        });
+        row.last = Some(remote_out(remote, TaskState::InputRequired, None, "q"));
+        store.create(&row).await.expect("created");
+        store.park(id, &format!("park-{id}")).await.expect("parked");
+    }
+    World {
+        store,
+        bell: MemoryDoorbell::new(),
+        token_a,
+        token_b,
+    }
+}
+
+fn headers(token: Option<&str>) -> HeaderMap {
+    let mut h = HeaderMap::new();
+    h.insert("content-type", "application/json".parse().expect("header"));
+    if let Some(t) = token {
+        h.insert("x-a2a-notification-token", t.parse().expect("header"));
+    }
+    h
+}
+
+fn status_body(remote: &str, state: &str) -> Vec<u8> {
+    format!(r#"{{"statusUpdate":{{"taskId":"{remote}","contextId":"c","status":{{"state":"{state}"}}}}}}"#).into_bytes()
+}
+
+async fn send(w: &World, id: &str, h: &HeaderMap, body: &[u8]) -> receiver::PushResponse {
+    receiver::receive(&w.store, &w.bell, id, h, body).await
+}
+
+/// Asserts the push changed nothing at all.
+async fn assert_refused(
+    w: &World,
+    answer: &receiver::PushResponse,
+    status: u16,
+    writes_before: usize,
+) {
+    assert_eq!(answer.status, status);
+    assert_eq!(w.store.writes(), writes_before, "nothing written");
+    assert!(w.bell.rings().is_empty(), "nothing rung");
+}
+
+#[tokio::test]
+async fn a_valid_push_records_a_doorbell_and_rings_204() {
+    let w = world().await;
+    let answer = send(
+        &w,
+        A,
+        &headers(Some(w.token_a.expose())),
+        &status_body("remote-a", "TASK_STATE_WORKING"),
+    )
+    .await;
+    assert_eq!((answer.status, answer.body), (204, ""));
+    assert_eq!(w.bell.rings(), [format!("park-{A}")]);
+    let row = w.store.snapshot(A).expect("row");
+    assert_eq!(row.pending.push, Some(Some(TaskState::Working)));
+}
+
+#[tokio::test]
+async fn abuse_1_missing_empty_or_wrong_token() {
+    let w = world().await;
+    let body = status_body("remote-a", "TASK_STATE_WORKING");
+    let writes = w.store.writes();
+    for token in [None, Some(""), Some("   "), Some("not-the-token")] {
+        let answer = send(&w, A, &headers(token), &body).await;
+        assert_refused(&w, &answer, 401, writes).await;
+    }
+}
+
+#[tokio::test]
+async fn abuse_2_token_of_a_at_bs_url() {
+    let w = world().await;
+    let writes = w.store.writes();
+    let answer = send(
+        &w,
+        B,
+        &headers(Some(w.token_a.expose())),
+        &status_body("remote-b", "TASK_STATE_WORKING"),
+    )
+    .await;
+    assert_refused(&w, &answer, 401, writes).await;
+    drop(w.token_b);
+}
+
+#[tokio::test]
+async fn abuse_3_body_naming_another_remote_task() {
+    let w = world().await;
+    let writes = w.store.writes();
+    let answer = send(
+        &w,
+        A,
+        &headers(Some(w.token_a.expose())),
+        &status_body("remote-b", "TASK_STATE_WORKING"),
+    )
+    .await;
+    assert_refused(&w, &answer, 401, writes).await;
+}
+
+#[tokio::test]
+async fn abuse_4_ended_unknown_or_non_push_stand_ins_and_one_answer_for_all() {
+    let w = world().await;
+    let good = headers(Some(w.token_a.expose()));
+    let body = status_body("remote-a", "TASK_STATE_WORKING");
+    let mut answers = vec![
+        send(&w, A, &headers(None), &body).await,
+        send(&w, A, &headers(Some("wrong")), &body).await,
+        send(&w, B, &good, &status_body("remote-b", "TASK_STATE_WORKING")).await,
+        send(&w, A, &good, &status_body("remote-b", "TASK_STATE_WORKING")).await,
+        send(&w, "no-such-stand-in", &good, &body).await,
+    ];
+    w.store
+        .set_watch(A, &Watch::follow())
+        .await
+        .expect("follow");
+    answers.push(send(&w, A, &good, &body).await);
+    w.store.close(A).await.expect("closed");
+    let writes = w.store.writes();
+    answers.push(send(&w, A, &good, &body).await);
+    assert_eq!(w.store.writes(), writes);
+    assert!(w.bell.rings().is_empty());
+    assert!(answers.iter().all(|a| *a == answers[0]), "{answers:?}");
+    assert_eq!(answers[0].status, 401);
+}
+
+#[tokio::test]
+async fn abuse_5_oversized_and_malformed_bodies() {
+    let w = world().await;
+    let writes = w.store.writes();
+    let good = headers(Some(w.token_a.expose()));
+    let big = vec![b' '; MAX_PUSH_BYTES + 1];
+    assert_refused(&w, &send(&w, A, &good, &big).await, 413, writes).await;
+    let mut declared = good.clone();
+    declared.insert("content-length", "10000000".parse().expect("header"));
+    assert_refused(&w, &send(&w, A, &declared, b"{}").await, 413, writes).await;
+    for body in [
+        &b"not json"[..],
+        b"{}",
+        b"[]",
+        br#"{"statusUpdate":{"taskId":""}}"#,
+        br#"{"artifactUpdate":{}}"#,
+    ] {
+        assert_refused(&w, &send(&w, A, &good, body).await, 400, writes).await;
+    }
+    let mut text = good.clone();
+    text.insert("content-type", "text/plain".parse().expect("header"));
+    assert_refused(
+        &w,
+        &send(&w, A, &text, &status_body("remote-a", "TASK_STATE_WORKING")).await,
+        400,
+        writes,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn abuse_6_a_claimed_state_is_never_applied() {
+    let w = world().await;
+    let answer = send(
+        &w,
+        A,
+        &headers(Some(w.token_a.expose())),
+        &status_body("remote-a", "TASK_STATE_COMPLETED"),
+    )
+    .await;
+    assert_eq!(answer.status, 204);
+    let row = w.store.snapshot(A).expect("row");
+    assert_eq!(
+        row.last.as_ref().map(|l| l.state),
+        Some(TaskState::InputRequired),
+        "the row still holds the fetched state"
+    );
+    assert_eq!(
+        row.pending.push,
+        Some(Some(TaskState::Completed)),
+        "the claim is only a hint for rechecks"
+    );
+}
+
+#[tokio::test]
+async fn bearer_tokens_a2a_content_type_every_body_kind_and_unknown_fields_are_accepted() {
+    let w = world().await;
+    let bodies = [
+        format!(r#"{{"task":{{"id":"remote-a","contextId":"c","status":{{"state":"TASK_STATE_WORKING"}}}},"extra":1}}"#),
+        r#"{"artifactUpdate":{"taskId":"remote-a","contextId":"c","artifact":{"artifactId":"x","parts":[{"text":"w"}]},"lastChunk":true}}"#.to_owned(),
+        r#"{"message":{"messageId":"m","taskId":"remote-a","role":"ROLE_AGENT","parts":[{"text":"hi"}]}}"#.to_owned(),
+    ];
+    for body in &bodies {
+        let mut h = HeaderMap::new();
+        h.insert(
+            "content-type",
+            "application/a2a+json; charset=utf-8"
+                .parse()
+                .expect("header"),
+        );
+        h.insert(
+            "authorization",
+            format!("Bearer {}", w.token_a.expose())
+                .parse()
+                .expect("header"),
+        );
+        assert_eq!(send(&w, A, &h, body.as_bytes()).await.status, 204, "{body}");
+    }
+}
+
+#[tokio::test]
+async fn the_captured_sdk_webhook_posts_parse() {
+    let raw = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/a2a-sdk-1.3.0/push_notifications.json"
+    ))
+    .expect("fixture");
+    let posts: Vec<serde_json::Value> = serde_json::from_str(&raw).expect("json");
+    assert!(!posts.is_empty());
+    for post in posts {
+        let body = post["body_raw"]
+            .as_str()
+            .map(str::to_owned)
+            .unwrap_or_else(|| post["body"].to_string());
+        let mut h = HeaderMap::new();
+        h.insert("x-a2a-notification-token", "t".parse().expect("header"));
+        h.insert("content-type", "application/json".parse().expect("header"));
+        let checked = receiver::precheck(&h, body.as_bytes())
+            .expect("a real SDK push passes the body checks");
+        assert!(!checked.remote_task_id.is_empty());
+    }
+}
+
+// The refusal order, over every combination.
+
+#[derive(Debug, Clone, Copy)]
+enum Token {
+    Absent,
+    Empty,
+    Right,
+    RightBearer,
+    Wrong,
+}
+#[derive(Debug, Clone, Copy)]
+enum Body {
+    Valid,
+    OtherTask,
+    Garbage,
+    NoTaskId,
+    Oversize,
+}
+#[derive(Debug, Clone, Copy)]
+enum RowState {
+    Missing,
+    Closed,
+    Follow,
+    Push,
+}
+#[derive(Debug, Clone, Copy)]
+enum ContentType {
+    Json,
+    A2a,
+    Text,
+    Absent,
+}
+
+/// The order, written out independently of the receiver.
+fn expected(declared_big: bool, token: Token, body: Body, row: RowState, ct: ContentType) -> u16 {
+    if declared_big || matches!(body, Body::Oversize) {
+        return 413;
+    }
+    if matches!(token, Token::Absent | Token::Empty) {
+        return 401;
+    }
+    if matches!(ct, ContentType::Text) || matches!(body, Body::Garbage | Body::NoTaskId) {
+        return 400;
+    }
+    if !matches!(row, RowState::Push)
+        || matches!(token, Token::Wrong)
+        || matches!(body, Body::OtherTask)
+    {
+        return 401;
+    }
+    204
+}
+
+fn token_strategy() -> impl Strategy<Value = Token> {
+    prop_oneof![
+        Just(Token::Absent),
+        Just(Token::Empty),
+        Just(Token::Right),
+        Just(Token::RightBearer),
+        Just(Token::Wrong)
+    ]
+}
+fn body_strategy() -> impl Strategy<Value = Body> {
+    prop_oneof![
+        Just(Body::Valid),
+        Just(Body::OtherTask),
+        Just(Body::Garbage),
+        Just(Body::NoTaskId),
+        Just(Body::Oversize)
+    ]
+}
+fn row_strategy() -> impl Strategy<Value = RowState> {
+    prop_oneof![
+        Just(RowState::Missing),
+        Just(RowState::Closed),
+        Just(RowState::Follow),
+        Just(RowState::Push)
+    ]
+}
+fn ct_strategy() -> impl Strategy<Value = ContentType> {
+    prop_oneof![
+        Just(ContentType::Json),
+        Just(ContentType::A2a),
+        Just(ContentType::Text),
+        Just(ContentType::Absent)
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    #[test]
+    fn refusal_order_holds_and_refusals_change_nothing(
+        declared_big in any::<bool>(), token in token_strategy(), body in body_strategy(),
+        row_state in row_strategy(), ct in ct_strategy(), junk in "\\PC{0,30}",
+    ) {
+        let rt = tokio::runtime::Builder::new_current_thread().build().expect("runtime");
+        rt.block_on(async {
+            let w = world().await;
+            let id = match row_state {
+                RowState::Missing => "missing",
+                _ => A,
+            };
+            match row_state {
+                RowState::Closed => { w.store.close(A).await.expect("closed"); }
+                RowState::Follow => { w.store.set_watch(A, &Watch::follow()).await.expect("follow"); }
+                _ => {}
+            }
+            let mut h = HeaderMap::new();
+            match ct {
+                ContentType::Json => { h.insert("content-type", "application/json".parse().expect("h")); }
+                ContentType::A2a => { h.insert("content-type", "application/a2a+json".parse().expect("h")); }
+                ContentType::Text => { h.insert("content-type", "text/plain".parse().expect("h")); }
+                ContentType::Absent => {}
+            }
+            match token {
+                Token::Absent => {}
+                Token::Empty => { h.insert("x-a2a-notification-token", "".parse().expect("h")); }
+                Token::Right => { h.insert("x-a2a-notification-token", w.token_a.expose().parse().expect("h")); }
+                Token::RightBearer => { h.insert("authorization", format!("Bearer {}", w.token_a.expose()).parse().expect("h")); }
+                Token::Wrong => { h.insert("x-a2a-notification-token", w.token_b.expose().parse().expect("h")); }
+            }
+            if declared_big {
+                h.insert("content-length", (MAX_PUSH_BYTES + 1).to_string().parse().expect("h"));
+            }
+            let body_bytes = match body {
+                Body::Valid => status_body("remote-a", "TASK_STATE_WORKING"),
+                Body::OtherTask => status_body("remote-b", "TASK_STATE_WORKING"),
+                Body::Garbage => format!("<{junk}").into_bytes(),
+                Body::NoTaskId => br#"{"statusUpdate":{"status":{"state":"TASK_STATE_WORKING"}}}"#.to_vec(),
+                Body::Oversize => {
+                    let mut b = status_body("remote-a", "TASK_STATE_WORKING");
+                    b.resize(MAX_PUSH_BYTES + 1, b' ');
+                    b
+                }
+            };
+            let writes = w.store.writes();
+            let before = w.store.snapshot(A);
+            let answer = receiver::receive(&w.store, &w.bell, id, &h, &body_bytes).await;
+            let want = expected(declared_big, token, body, row_state, ct);
+            prop_assert_eq!(answer.status, want);
+            if want == 204 {
+                prop_assert_eq!(w.bell.rings(), vec![format!("park-{A}")]);
+            } else {
+                prop_assert_eq!(w.store.writes(), writes);
+                prop_assert!(w.bell.rings().is_empty());
+                prop_assert_eq!(w.store.snapshot(A), before);
+            }
+            Ok(())
+        })?;
+    }
+}
