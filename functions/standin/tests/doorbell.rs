@@ -1,6 +1,8 @@
 //! ARCHITECTURE.md §3, one test (or more) per rule, with the races run step by step
 //! against the in-memory store (each store call is atomic, like one UpdateItem).
 
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
+
 use standin::a2a::{A2aError, EventStream, Message, Task, TaskPushNotificationConfig, TaskState};
 use standin::domain::doorbell::{self, EndCause, follow_should_stop};
 use standin::domain::push::PushToken;

@@ -1,5 +1,7 @@
 //! The push receiver: the refusal order of ARCHITECTURE.md §5 and abuse cases 1–6.
 
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
+
 use http::HeaderMap;
 use proptest::prelude::*;
 use standin::a2a::TaskState;
@@ -212,7 +214,7 @@ async fn abuse_6_a_claimed_state_is_never_applied() {
 async fn bearer_tokens_a2a_content_type_every_body_kind_and_unknown_fields_are_accepted() {
     let w = world().await;
     let bodies = [
-        format!(r#"{{"task":{{"id":"remote-a","contextId":"c","status":{{"state":"TASK_STATE_WORKING"}}}},"extra":1}}"#),
+        r#"{"task":{"id":"remote-a","contextId":"c","status":{"state":"TASK_STATE_WORKING"}},"extra":1}"#.to_owned(),
         r#"{"artifactUpdate":{"taskId":"remote-a","contextId":"c","artifact":{"artifactId":"x","parts":[{"text":"w"}]},"lastChunk":true}}"#.to_owned(),
         r#"{"message":{"messageId":"m","taskId":"remote-a","role":"ROLE_AGENT","parts":[{"text":"hi"}]}}"#.to_owned(),
     ];
@@ -236,24 +238,43 @@ async fn bearer_tokens_a2a_content_type_every_body_kind_and_unknown_fields_are_a
 
 #[tokio::test]
 async fn the_captured_sdk_webhook_posts_parse() {
-    let raw = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/a2a-sdk-1.3.0/push_notifications.json"
-    ))
-    .expect("fixture");
-    let posts: Vec<serde_json::Value> = serde_json::from_str(&raw).expect("json");
-    assert!(!posts.is_empty());
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/a2a-sdk-1.3.0");
+    let mut posts: Vec<serde_json::Value> = Vec::new();
+    for f in [
+        "a_jsonrpc_main/push_notifications.json",
+        "b_jsonrpc_streaming/push_notifications.json",
+        "c_rest/push_notifications.json",
+        "d_ids_and_cancel/push_notifications.json",
+        "f_multiturn_and_failure/push_notifications_multiturn.json",
+    ] {
+        let raw = std::fs::read_to_string(format!("{dir}/{f}")).expect("fixture");
+        posts.extend(serde_json::from_str::<Vec<serde_json::Value>>(&raw).expect("json"));
+    }
+    assert!(posts.len() >= 15, "{} captured posts", posts.len());
     for post in posts {
-        let body = post["body_raw"]
-            .as_str()
-            .map(str::to_owned)
-            .unwrap_or_else(|| post["body"].to_string());
+        // Replay the SDK's own headers: its token header, and Bearer where configured.
         let mut h = HeaderMap::new();
-        h.insert("x-a2a-notification-token", "t".parse().expect("header"));
-        h.insert("content-type", "application/json".parse().expect("header"));
+        for pair in post["headers"].as_array().expect("headers") {
+            let (k, v) = (
+                pair[0].as_str().expect("name"),
+                pair[1].as_str().expect("value"),
+            );
+            if k.eq_ignore_ascii_case("content-length") {
+                continue;
+            }
+            h.append(
+                http::HeaderName::from_bytes(k.as_bytes()).expect("name"),
+                v.parse().expect("value"),
+            );
+        }
+        let body = post["body_raw"].as_str().expect("body_raw");
         let checked = receiver::precheck(&h, body.as_bytes())
             .expect("a real SDK push passes the body checks");
         assert!(!checked.remote_task_id.is_empty());
+        assert!(
+            checked.claimed.is_some() || body.contains("artifactUpdate"),
+            "{body}"
+        );
     }
 }
 
@@ -407,4 +428,56 @@ proptest! {
             Ok(())
         })?;
     }
+}
+
+#[tokio::test]
+async fn authorize_names_each_refusal_but_answers_alike() {
+    use receiver::{CheckedPush, Refusal, authorize};
+    let w = world().await;
+    let push = |token: &PushToken, remote: &str| CheckedPush {
+        digest: token.digest(),
+        remote_task_id: remote.into(),
+        claimed: None,
+    };
+    let row_a = w.store.snapshot(A);
+    let good = push(&w.token_a, "remote-a");
+    assert_eq!(authorize(row_a.as_ref(), &good), Ok(()));
+    let cases = [
+        (authorize(None, &good), "unknown_task"),
+        (
+            authorize(row_a.as_ref(), &push(&w.token_b, "remote-a")),
+            "bad_token",
+        ),
+        (
+            authorize(row_a.as_ref(), &push(&w.token_a, "remote-b")),
+            "other_task",
+        ),
+    ];
+    for (result, category) in cases {
+        assert_eq!(result, Err(Refusal::NotAccepted(category)));
+    }
+    let mut follow = row_a.clone().expect("row");
+    follow.watch = Some(Watch::follow());
+    assert_eq!(
+        authorize(Some(&follow), &good),
+        Err(Refusal::NotAccepted("not_push"))
+    );
+    let mut closed = row_a.expect("row");
+    closed.closed = true;
+    assert_eq!(
+        authorize(Some(&closed), &good),
+        Err(Refusal::NotAccepted("closed"))
+    );
+    let bodies: Vec<&str> = [
+        "unknown_task",
+        "closed",
+        "not_push",
+        "bad_token",
+        "other_task",
+    ]
+    .into_iter()
+    .map(|c| Refusal::NotAccepted(c).body())
+    .chain([Refusal::NoToken.body()])
+    .collect();
+    assert!(bodies.iter().all(|b| *b == bodies[0]));
 }

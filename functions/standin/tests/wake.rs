@@ -1,5 +1,7 @@
 //! The wake decision: what follows each wake, fetch, turn and registration.
 
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
+
 use standin::a2a::TaskState;
 use standin::domain::doorbell::EndCause;
 use standin::domain::remote::{RemoteOut, remote_out};

@@ -128,6 +128,11 @@ impl TurnReader {
             .is_some_and(|l| l.is_final || l.state.is_interrupted())
     }
 
+    /// The state the turn has reached so far.
+    pub fn last(&self) -> Option<&RemoteOut> {
+        self.last.as_ref()
+    }
+
     pub fn context_id(&self) -> Option<&str> {
         self.context_id.as_deref()
     }
