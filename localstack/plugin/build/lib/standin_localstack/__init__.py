@@ -1,0 +1,1 @@
+"""LocalStack plugins of the Stand-in project."""

@@ -1,0 +1,261 @@
+//! The local AWS path, end to end through the real services of a running LocalStack
+//! (started and deployed by `scripts/test`): API Gateway → Rust Lambda → DynamoDB
+//! conditional update, SQS FIFO deduplication, a Step Functions `.waitForTaskToken` park
+//! ended by SendTaskSuccess, a `TimeoutSeconds` caught as `States.Timeout`, and the
+//! functions' logs in CloudWatch Logs.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use aws_sdk_sfn::types::ExecutionStatus;
+use serde_json::{Value, json};
+
+struct Stack {
+    config: aws_config::SdkConfig,
+    outputs: HashMap<String, String>,
+    endpoint: String,
+    http: reqwest::Client,
+}
+
+impl Stack {
+    async fn load() -> Self {
+        let endpoint = std::env::var("AWS_ENDPOINT_URL").expect(
+            "AWS_ENDPOINT_URL is not set: run these tests with `make test`, which starts LocalStack and deploys the smoke stack",
+        );
+        let name = std::env::var("STANDIN_SMOKE_STACK").unwrap_or_else(|_| "standin-smoke".into());
+        let config = aws_config::load_from_env().await;
+        let cfn = aws_sdk_cloudformation::Client::new(&config);
+        let described = cfn
+            .describe_stacks()
+            .stack_name(&name)
+            .send()
+            .await
+            .unwrap_or_else(|e| {
+                panic!("stack {name} is not deployed in LocalStack at {endpoint}: {e}")
+            });
+        let outputs = described.stacks()[0]
+            .outputs()
+            .iter()
+            .map(|o| {
+                (
+                    o.output_key().unwrap().to_owned(),
+                    o.output_value().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        Self {
+            config,
+            outputs,
+            endpoint,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    fn out(&self, key: &str) -> &str {
+        self.outputs
+            .get(key)
+            .unwrap_or_else(|| panic!("stack output {key} is missing"))
+    }
+
+    /// LocalStack serves REST APIs under /_aws/execute-api/<id>/<stage>/ (no DNS needed).
+    async fn post(&self, path: &str, body: Value) -> (u16, Value) {
+        let url = format!(
+            "{}/_aws/execute-api/{}/Prod{path}",
+            self.endpoint,
+            self.out("ApiId")
+        );
+        let response = self
+            .http
+            .post(url)
+            .json(&body)
+            .send()
+            .await
+            .expect("API reachable");
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+}
+
+fn unique(prefix: &str) -> String {
+    format!(
+        "{prefix}-{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    )
+}
+
+#[tokio::test]
+async fn api_route_with_a_path_parameter_and_a_conditional_update() {
+    let stack = Stack::load().await;
+    let id = unique("item");
+    let (s1, b1) = stack
+        .post(&format!("/items/{id}"), json!({"op": "bump"}))
+        .await;
+    let (s2, b2) = stack
+        .post(&format!("/items/{id}"), json!({"op": "bump"}))
+        .await;
+    assert_eq!((s1, s2), (200, 200), "{b1} {b2}");
+    assert_eq!(
+        (b1["id"].as_str(), b1["n"].as_u64(), b2["n"].as_u64()),
+        (Some(id.as_str()), Some(1), Some(2))
+    );
+    assert_eq!(
+        stack
+            .post(&format!("/items/{id}"), json!({"op": "close"}))
+            .await
+            .0,
+        200
+    );
+    let (status, body) = stack
+        .post(&format!("/items/{id}"), json!({"op": "bump"}))
+        .await;
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (409, Some("closed")),
+        "the condition refused the write"
+    );
+    let (status, _) = stack
+        .post(&format!("/items/{id}"), json!({"op": "explode"}))
+        .await;
+    assert_eq!(status, 400);
+}
+
+#[tokio::test]
+async fn fifo_queue_keeps_order_and_drops_duplicates() {
+    let stack = Stack::load().await;
+    let id = unique("group");
+    for seq in [1, 1, 2, 3, 2] {
+        let (status, body) = stack
+            .post(&format!("/notes/{id}"), json!({"seq": seq}))
+            .await;
+        assert_eq!(status, 200, "{body}");
+    }
+    let sqs = aws_sdk_sqs::Client::new(&stack.config);
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while seen.len() < 3 && Instant::now() < deadline {
+        let got = sqs
+            .receive_message()
+            .queue_url(stack.out("QueueUrl"))
+            .max_number_of_messages(10)
+            .wait_time_seconds(1)
+            .send()
+            .await
+            .expect("receive");
+        for m in got.messages() {
+            let body: Value = serde_json::from_str(m.body().unwrap()).unwrap();
+            if body["id"] == id.as_str() {
+                seen.push(body["seq"].as_u64().unwrap());
+            }
+            sqs.delete_message()
+                .queue_url(stack.out("QueueUrl"))
+                .receipt_handle(m.receipt_handle().unwrap())
+                .send()
+                .await
+                .expect("delete");
+        }
+    }
+    assert_eq!(seen, [1, 2, 3], "in order, each once");
+}
+
+async fn run_to_end(stack: &Stack, input: Value, ring: Option<&str>) -> (ExecutionStatus, Value) {
+    let sfn = aws_sdk_sfn::Client::new(&stack.config);
+    let started = sfn
+        .start_execution()
+        .state_machine_arn(stack.out("StateMachineArn"))
+        .name(unique("exec"))
+        .input(input.to_string())
+        .send()
+        .await
+        .expect("started");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut rung = false;
+    loop {
+        let d = sfn
+            .describe_execution()
+            .execution_arn(started.execution_arn())
+            .send()
+            .await
+            .expect("describe");
+        if *d.status() != ExecutionStatus::Running {
+            let output = d
+                .output()
+                .map(|o| serde_json::from_str(o).unwrap())
+                .unwrap_or(Value::Null);
+            return (d.status().clone(), output);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "execution still running after 60 s"
+        );
+        if let (Some(id), false) = (ring, rung) {
+            // The park step stores the token first; ring once it is there.
+            let (status, _) = stack.post(&format!("/ring/{id}"), json!({})).await;
+            rung = status == 200;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_wait_for_task_token_park_is_ended_by_send_task_success() {
+    let stack = Stack::load().await;
+    let id = unique("park");
+    let (status, output) = run_to_end(&stack, json!({"id": id, "timeout": 60}), Some(&id)).await;
+    assert_eq!(status, ExecutionStatus::Succeeded, "{output}");
+    assert_eq!(output["rung"], json!({"rung": id}));
+    assert!(output.get("timedOut").is_none());
+}
+
+#[tokio::test]
+async fn a_park_timeout_is_caught_as_states_timeout() {
+    let stack = Stack::load().await;
+    let started = Instant::now();
+    let (status, output) =
+        run_to_end(&stack, json!({"id": unique("late"), "timeout": 2}), None).await;
+    assert_eq!(status, ExecutionStatus::Succeeded, "{output}");
+    assert_eq!(output["timedOut"], true);
+    assert_eq!(output["error"]["Error"], "States.Timeout");
+    assert!(started.elapsed() >= Duration::from_secs(2));
+}
+
+#[tokio::test]
+async fn function_logs_reach_cloudwatch() {
+    let stack = Stack::load().await;
+    let id = unique("logged");
+    assert_eq!(
+        stack
+            .post(&format!("/items/{id}"), json!({"op": "bump"}))
+            .await
+            .0,
+        200
+    );
+    let logs = aws_sdk_cloudwatchlogs::Client::new(&stack.config);
+    let group = format!("/aws/lambda/{}", stack.out("ApiFunctionName"));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let events = logs.filter_log_events().log_group_name(&group).send().await;
+        let messages: Vec<String> = events
+            .map(|e| {
+                e.events()
+                    .iter()
+                    .filter_map(|x| x.message().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if messages.iter().any(|m| m.contains("START RequestId"))
+            && messages.iter().any(|m| m.contains("REPORT RequestId"))
+        {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no START/REPORT lines in {group}: {messages:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
