@@ -1,1 +1,0 @@
-"""LocalStack plugins of the Stand-in project."""
