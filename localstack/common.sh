@@ -20,7 +20,7 @@ ls_marked_pids() {
   marker="$(cat "$LS_MARKER_FILE" 2>/dev/null)" || return 0
   [ -n "$marker" ] || return 0
   for p in /proc/[0-9]*; do
-    if tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "STANDIN_LS_RUN=$marker"; then
+    if tr '\0' '\n' 2>/dev/null <"$p/environ" | grep -qx "STANDIN_LS_RUN=$marker"; then
       echo "${p#/proc/}"
     fi
   done

@@ -259,3 +259,63 @@ async fn function_logs_reach_cloudwatch() {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
+
+async fn wait_for_item(stack: &Stack, id: &str) -> Option<String> {
+    let db = aws_sdk_dynamodb::Client::new(&stack.config);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        let got = db
+            .get_item()
+            .table_name(stack.out("TableName"))
+            .key(
+                "id",
+                aws_sdk_dynamodb::types::AttributeValue::S(id.to_owned()),
+            )
+            .consistent_read(true)
+            .send()
+            .await
+            .expect("get item");
+        if let Some(via) = got
+            .item()
+            .and_then(|i| i.get("via"))
+            .and_then(|v| v.as_s().ok())
+        {
+            return Some(via.clone());
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    None
+}
+
+#[tokio::test]
+async fn an_sqs_event_source_mapping_feeds_a_function() {
+    let stack = Stack::load().await;
+    let id = unique("job");
+    let sqs = aws_sdk_sqs::Client::new(&stack.config);
+    sqs.send_message()
+        .queue_url(stack.out("JobsQueueUrl"))
+        .message_body(json!({"id": id}).to_string())
+        .send()
+        .await
+        .expect("sent");
+    assert_eq!(wait_for_item(&stack, &id).await.as_deref(), Some("sqs"));
+}
+
+#[tokio::test]
+async fn an_asynchronous_invoke_runs_the_function() {
+    let stack = Stack::load().await;
+    let id = unique("async");
+    let lambda = aws_sdk_lambda::Client::new(&stack.config);
+    let answer = lambda
+        .invoke()
+        .function_name(stack.out("ConsumerFunctionName"))
+        .invocation_type(aws_sdk_lambda::types::InvocationType::Event)
+        .payload(aws_sdk_lambda::primitives::Blob::new(
+            json!({"id": id}).to_string(),
+        ))
+        .send()
+        .await
+        .expect("invoked");
+    assert_eq!(answer.status_code(), 202, "accepted, not run inline");
+    assert_eq!(wait_for_item(&stack, &id).await.as_deref(), Some("async"));
+}
