@@ -10,7 +10,7 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 use standin::a2a::client::{Timeouts, http_client};
 use standin::a2a::{
-    A2aClient, A2aError, Binding, Message, Part, Role, SendMessageResult, StreamResponse,
+    A2aClient, A2aError, Binding, Message, SendMessageResult, StreamResponse,
     TaskPushNotificationConfig, TaskState,
 };
 use standin::domain::remote::TurnReader;
@@ -53,14 +53,7 @@ async fn client(replies: Vec<Reply>, participant: Option<&str>) -> (ReplayServer
 }
 
 fn user(text: &str, task: Option<(&str, &str)>) -> Message {
-    Message {
-        message_id: "msg-1".into(),
-        role: Role::User,
-        parts: vec![Part::text(text)],
-        task_id: task.map(|t| t.0.to_owned()),
-        context_id: task.map(|t| t.1.to_owned()),
-        ..Message::default()
-    }
+    Message::user_text(text, task)
 }
 
 async fn collect(stream: standin::a2a::EventStream) -> Vec<Result<StreamResponse, A2aError>> {
@@ -181,6 +174,12 @@ async fn follow_ups_carry_task_and_context_ids() {
     let params = server.requests()[1].json()["params"].clone();
     assert_eq!(params["message"]["taskId"], TASK);
     assert_eq!(params["message"]["contextId"], CONTEXT);
+    assert_eq!(params["message"]["role"], "ROLE_USER");
+    assert_eq!(
+        params["message"]["messageId"].as_str().map(str::len),
+        Some(32),
+        "a fresh random id"
+    );
     assert_eq!(params["configuration"]["returnImmediately"], true);
 }
 

@@ -108,6 +108,21 @@ pub struct Message {
 }
 
 impl Message {
+    /// A user turn. A follow-up names both the task and its context: the Python SDK makes
+    /// up a fresh context when only the task id is sent.
+    pub fn user_text(text: impl Into<String>, follow_up: Option<(&str, &str)>) -> Self {
+        let mut id = [0u8; 16];
+        rand::Rng::fill_bytes(&mut rand::rng(), &mut id);
+        Self {
+            message_id: id.iter().map(|b| format!("{b:02x}")).collect(),
+            context_id: follow_up.map(|(_, ctx)| ctx.to_owned()),
+            task_id: follow_up.map(|(task, _)| task.to_owned()),
+            role: Role::User,
+            parts: vec![Part::text(text)],
+            metadata: None,
+        }
+    }
+
     /// The text parts, joined by newlines; other parts carry no status text.
     pub fn text(&self) -> String {
         self.parts
