@@ -8,7 +8,7 @@ use standin::domain::doorbell::{self, EndCause, follow_should_stop};
 use standin::domain::push::PushToken;
 use standin::domain::receiver;
 use standin::domain::remote::{RemoteOut, remote_out};
-use standin::domain::row::{FollowOutcome, Guard, Row, WakeEvent, Watch, WatchMode};
+use standin::domain::row::{FollowOutcome, FollowReport, Guard, Row, WakeEvent, Watch, WatchMode};
 use standin::memory::{FakeAgent, MemoryDoorbell, MemoryQueue, MemoryStore};
 use standin::ports::{AgentPort, DoorbellError, RowStore, StoreError};
 
@@ -309,7 +309,10 @@ async fn race_late_follow_from_an_old_epoch_is_fenced_out() {
     assert_eq!(bell.rings(), ["tok-2"]);
     assert_eq!(
         row.pending.follow,
-        Some((new.epoch, FollowOutcome::Changed { is_final: false }))
+        Some(FollowReport {
+            epoch: new.epoch,
+            outcome: FollowOutcome::Changed { is_final: false }
+        })
     );
 }
 
@@ -339,7 +342,10 @@ async fn a_follow_that_finds_nothing_new_reports_unchanged() {
     assert!(queue.notes().is_empty());
     assert_eq!(
         store.snapshot(ID).expect("row").pending.follow,
-        Some((1, FollowOutcome::Unchanged))
+        Some(FollowReport {
+            epoch: 1,
+            outcome: FollowOutcome::Unchanged
+        })
     );
 }
 

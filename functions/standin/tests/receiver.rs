@@ -8,7 +8,7 @@ use standin::a2a::TaskState;
 use standin::domain::push::PushToken;
 use standin::domain::receiver::{self, MAX_PUSH_BYTES};
 use standin::domain::remote::remote_out;
-use standin::domain::row::{Row, Watch, WatchMode};
+use standin::domain::row::{PushClaim, Row, Watch, WatchMode};
 use standin::memory::{MemoryDoorbell, MemoryStore};
 use standin::ports::RowStore;
 
@@ -87,7 +87,12 @@ async fn a_valid_push_records_a_doorbell_and_rings_204() {
     assert_eq!((answer.status, answer.body), (204, ""));
     assert_eq!(w.bell.rings(), [format!("park-{A}")]);
     let row = w.store.snapshot(A).expect("row");
-    assert_eq!(row.pending.push, Some(Some(TaskState::Working)));
+    assert_eq!(
+        row.pending.push,
+        Some(PushClaim {
+            claimed: Some(TaskState::Working)
+        })
+    );
 }
 
 #[tokio::test]
@@ -205,7 +210,9 @@ async fn abuse_6_a_claimed_state_is_never_applied() {
     );
     assert_eq!(
         row.pending.push,
-        Some(Some(TaskState::Completed)),
+        Some(PushClaim {
+            claimed: Some(TaskState::Completed)
+        }),
         "the claim is only a hint for rechecks"
     );
 }

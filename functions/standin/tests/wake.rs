@@ -326,6 +326,23 @@ fn a_killed_follow_times_out_and_is_followed_again() {
 }
 
 #[test]
+fn a_failed_follow_task_waits_the_retry_before_following_again() {
+    let mut c = Cursor::default();
+    assert_eq!(
+        after_wake(&mut c, WatchMode::Follow, Woke::Failed, None),
+        timed_park(FOLLOW_RETRY_SECS)
+    );
+    assert_eq!(
+        after_wake(&mut c, WatchMode::Follow, Woke::TimedOut, None),
+        FOLLOW_PARK
+    );
+    assert_eq!(
+        after_wake(&mut c, WatchMode::Off, Woke::Failed, None),
+        PLAIN_PARK
+    );
+}
+
+#[test]
 fn a_ring_with_nothing_pending_parks_as_before() {
     let mut c = Cursor::default();
     assert_eq!(

@@ -102,7 +102,7 @@ pub async fn follow_report<S: RowStore, D: Doorbell, Q: ParentQueue>(
     epoch: u64,
     change: Option<&RemoteOut>,
     outcome_without_change: FollowOutcome,
-) -> Result<(), StoreError> {
+) -> Result<FollowOutcome, StoreError> {
     let guard = Guard::Epoch(epoch);
     let outcome = match change {
         Some(out) => {
@@ -124,7 +124,7 @@ pub async fn follow_report<S: RowStore, D: Doorbell, Q: ParentQueue>(
         &guard,
     )
     .await?;
-    Ok(())
+    Ok(outcome)
 }
 
 /// A follow stops once its park is over: closed, re-parked, or an event is waiting.

@@ -78,6 +78,20 @@ pub enum WakeEvent {
     },
 }
 
+/// A pending doorbell: the state the push claimed (a hint for rechecks, never applied).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PushClaim {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claimed: Option<TaskState>,
+}
+
+/// A follow's report, stamped with the epoch of the park it belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FollowReport {
+    pub epoch: u64,
+    pub outcome: FollowOutcome,
+}
+
 /// The pending wake events, one slot per kind; replies queue.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pending {
@@ -86,9 +100,9 @@ pub struct Pending {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replies: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub push: Option<Option<TaskState>>,
+    pub push: Option<PushClaim>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub follow: Option<(u64, FollowOutcome)>,
+    pub follow: Option<FollowReport>,
 }
 
 impl Pending {
@@ -107,8 +121,13 @@ impl Pending {
                 self.cancel.get_or_insert_with(|| reason.clone());
             }
             WakeEvent::Reply { text } => self.replies.push(text.clone()),
-            WakeEvent::Push { claimed } => self.push = Some(*claimed),
-            WakeEvent::Follow { epoch, outcome } => self.follow = Some((*epoch, *outcome)),
+            WakeEvent::Push { claimed } => self.push = Some(PushClaim { claimed: *claimed }),
+            WakeEvent::Follow { epoch, outcome } => {
+                self.follow = Some(FollowReport {
+                    epoch: *epoch,
+                    outcome: *outcome,
+                })
+            }
         }
     }
 
@@ -123,12 +142,12 @@ impl Pending {
                 text: self.replies.remove(0),
             });
         }
-        if let Some(claimed) = self.push.take() {
+        if let Some(PushClaim { claimed }) = self.push.take() {
             return Some(WakeEvent::Push { claimed });
         }
         self.follow
             .take()
-            .map(|(epoch, outcome)| WakeEvent::Follow { epoch, outcome })
+            .map(|FollowReport { epoch, outcome }| WakeEvent::Follow { epoch, outcome })
     }
 }
 
@@ -136,21 +155,21 @@ impl Pending {
 pub struct Row {
     pub task_id: String,
     pub agent: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remote_task_id: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_id: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch: Option<Watch>,
     /// The last state told to the parent.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last: Option<RemoteOut>,
     #[serde(default)]
     pub closed: bool,
     /// Bumped by every park; watchers' writes are fenced on it.
     #[serde(default)]
     pub epoch: u64,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub park_token: Option<String>,
     #[serde(default)]
     pub pending: Pending,

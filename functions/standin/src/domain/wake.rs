@@ -44,12 +44,14 @@ impl Cursor {
     }
 }
 
-/// How the park ended: rung, or its timeout (States.Timeout or States.HeartbeatTimeout).
+/// How the park ended: rung, its timeout (States.Timeout or States.HeartbeatTimeout), or
+/// the park task itself failed (a follow function that errored).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Woke {
     Rung,
     TimedOut,
+    Failed,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -153,6 +155,11 @@ pub fn after_wake(
             }
             // Rung with nothing pending: an earlier drain took it. Park as before.
             Woke::Rung => park_for(cursor, mode),
+            // The follow function failed outright: wait FOLLOW_RETRY, then follow again.
+            Woke::Failed => {
+                cursor.follow_retry = mode == WatchMode::Follow;
+                park_for(cursor, mode)
+            }
         },
     }
 }

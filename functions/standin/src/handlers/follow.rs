@@ -1,0 +1,222 @@
+//! The follow step: the park for the follow watch. Stores the park token, then holds
+//! SubscribeToTask open for at most the window, heartbeating throughout, and reports the
+//! first change (applied under the park's epoch) or why it stopped.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use tokio::time::Instant;
+use tracing::{info, warn};
+
+use super::steps::StepError;
+use crate::a2a::A2aError;
+use crate::domain::doorbell::{self, follow_should_stop};
+use crate::domain::remote::{RemoteOut, from_event, from_task};
+use crate::domain::row::{FollowOutcome, Row, Watch};
+use crate::ports::{AgentPort, Doorbell, DoorbellError, ParentQueue, RowStore};
+
+#[derive(Debug, Clone, Copy)]
+pub struct FollowTiming {
+    /// The longest one follow holds the agent (FOLLOW_WINDOW).
+    pub window: Duration,
+    /// The pause before re-subscribing (the agent's `follow_interval`).
+    pub interval: Duration,
+    /// How often the follow heartbeats and checks whether its park is over.
+    pub heartbeat: Duration,
+}
+
+/// How a follow ended, for logs and tests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FollowEnd {
+    /// The park was already over, or ended while following: nothing reported.
+    ParkOver,
+    Reported(FollowOutcome),
+    /// The report was fenced out: a newer park exists.
+    Fenced,
+}
+
+struct Follower<'a, S, D, Q, A> {
+    store: &'a S,
+    bell: &'a D,
+    queue: &'a Q,
+    agent: &'a A,
+    token: &'a str,
+    row: Row,
+    timing: FollowTiming,
+    next_beat: Instant,
+}
+
+pub async fn follow<S: RowStore, D: Doorbell, Q: ParentQueue, A: AgentPort>(
+    store: &S,
+    bell: &D,
+    queue: &Q,
+    agent: &A,
+    task_id: &str,
+    token: &str,
+    timing: FollowTiming,
+) -> Result<FollowEnd, StepError> {
+    let row = doorbell::park(store, bell, task_id, token).await?;
+    if !row.pending.is_empty() {
+        return Ok(FollowEnd::ParkOver);
+    }
+    let remote = row
+        .remote_task_id
+        .clone()
+        .ok_or(StepError::Input("a remote task id"))?;
+    let mut f = Follower {
+        store,
+        bell,
+        queue,
+        agent,
+        token,
+        next_beat: Instant::now() + timing.heartbeat,
+        row,
+        timing,
+    };
+    let deadline = Instant::now() + timing.window;
+    while Instant::now() < deadline {
+        match f.subscribe_once(&remote, deadline).await? {
+            Step::Continue => {
+                if !f
+                    .pause(timing.interval.min(deadline - Instant::now().min(deadline)))
+                    .await?
+                {
+                    return Ok(FollowEnd::ParkOver);
+                }
+            }
+            Step::Stop(end) => return Ok(end),
+        }
+    }
+    f.report(None, FollowOutcome::WindowOver).await
+}
+
+enum Step {
+    Continue,
+    Stop(FollowEnd),
+}
+
+impl<S: RowStore, D: Doorbell, Q: ParentQueue, A: AgentPort> Follower<'_, S, D, Q, A> {
+    fn known(&self) -> Option<&RemoteOut> {
+        self.row.last.as_ref()
+    }
+
+    fn changed(&self, out: &RemoteOut) -> bool {
+        self.known().is_none_or(|known| out.differs_from(known))
+    }
+
+    /// One subscription: the first change ends the follow; an end or error of the stream
+    /// means pause and subscribe again.
+    async fn subscribe_once(&mut self, remote: &str, deadline: Instant) -> Result<Step, StepError> {
+        let mut stream = match self.agent.subscribe_to_task(remote).await {
+            Ok(stream) => stream,
+            Err(err) => return self.on_error(remote, err).await,
+        };
+        loop {
+            let wait = self.next_beat.min(deadline);
+            match tokio::time::timeout_at(wait, stream.next()).await {
+                Err(_) => {
+                    if Instant::now() >= deadline {
+                        return Ok(Step::Continue);
+                    }
+                    if !self.beat().await? {
+                        return Ok(Step::Stop(FollowEnd::ParkOver));
+                    }
+                }
+                Ok(None) => return Ok(Step::Continue),
+                Ok(Some(Err(err))) => return self.on_error(remote, err).await,
+                Ok(Some(Ok(event))) => {
+                    let known_text = self.known().map_or(String::new(), |k| k.text.clone());
+                    if let Some(out) = from_event(&event, &known_text).filter(|o| self.changed(o)) {
+                        return self
+                            .report(Some(&out), FollowOutcome::WindowOver)
+                            .await
+                            .map(Step::Stop);
+                    }
+                }
+            }
+        }
+    }
+
+    async fn on_error(&mut self, remote: &str, err: A2aError) -> Result<Step, StepError> {
+        if err.is_terminal_task() {
+            // The task is finished; GetTask says how.
+            return match self.agent.get_task(remote).await {
+                Ok(task) => {
+                    let known_text = self.known().map_or(String::new(), |k| k.text.clone());
+                    let out = from_task(&task, &known_text);
+                    if self.changed(&out) {
+                        self.report(Some(&out), FollowOutcome::WindowOver)
+                            .await
+                            .map(Step::Stop)
+                    } else {
+                        self.report(None, FollowOutcome::Unchanged)
+                            .await
+                            .map(Step::Stop)
+                    }
+                }
+                Err(e) => {
+                    warn!(task_id = %self.row.task_id, error = %e, "GetTask after a terminal subscribe failed");
+                    self.report(None, FollowOutcome::Failed)
+                        .await
+                        .map(Step::Stop)
+                }
+            };
+        }
+        if matches!(err, A2aError::TaskNotFound(_)) {
+            // The agent no longer knows the task: nothing more can be heard.
+            info!(task_id = %self.row.task_id, "remote task gone; the watch turns off");
+            self.store
+                .set_watch(&self.row.task_id, &Watch::off())
+                .await?;
+            return self.report(None, FollowOutcome::Gone).await.map(Step::Stop);
+        }
+        warn!(task_id = %self.row.task_id, error = %err, "follow stream failed; subscribing again");
+        Ok(Step::Continue)
+    }
+
+    /// Sleeps `for_how_long`, heartbeating; false when the park is over.
+    async fn pause(&mut self, for_how_long: Duration) -> Result<bool, StepError> {
+        let until = Instant::now() + for_how_long;
+        while Instant::now() < until {
+            tokio::time::sleep_until(self.next_beat.min(until)).await;
+            if Instant::now() >= self.next_beat && !self.beat().await? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Heartbeat and check the row: the park is over once it was rung, re-parked or closed.
+    async fn beat(&mut self) -> Result<bool, StepError> {
+        self.next_beat = Instant::now() + self.timing.heartbeat;
+        match self.bell.heartbeat(self.token).await {
+            Err(DoorbellError::ParkOver) => return Ok(false),
+            Err(err) => warn!(task_id = %self.row.task_id, error = %err, "heartbeat failed"),
+            Ok(()) => {}
+        }
+        let current = self.store.get(&self.row.task_id).await?;
+        Ok(current.is_some_and(|row| !follow_should_stop(&row, self.row.epoch)))
+    }
+
+    async fn report(
+        &self,
+        change: Option<&RemoteOut>,
+        otherwise: FollowOutcome,
+    ) -> Result<FollowEnd, StepError> {
+        let result = doorbell::follow_report(
+            self.store,
+            self.bell,
+            self.queue,
+            &self.row,
+            self.row.epoch,
+            change,
+            otherwise,
+        )
+        .await;
+        match result {
+            Ok(outcome) => Ok(FollowEnd::Reported(outcome)),
+            Err(crate::ports::StoreError::Refused(_)) => Ok(FollowEnd::Fenced),
+            Err(err) => Err(err.into()),
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! The steps of a stand-in: turn, register, fetch, wake, end, park. Each takes the
+//! execution's state and returns it with the next step decided.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+use tracing::{info, warn};
+
+use crate::a2a::{A2aError, Message};
+use crate::config::AgentSpec;
+use crate::domain::doorbell::{self, EndCause};
+use crate::domain::remote::{RemoteOut, TurnReader, from_task};
+use crate::domain::row::{Guard, WatchMode};
+use crate::domain::wake::{self, Cursor, Next, Woke};
+use crate::domain::watch::{plan_watch, register};
+use crate::ports::{AgentPort, Doorbell, ParentNote, ParentQueue, RowStore, StoreError};
+
+/// GetTask attempts when no push triggered the fetch (a push-triggered one has the rechecks).
+pub const FETCH_ATTEMPTS: u32 = 3;
+
+/// How the park ended, as the state machine reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParkOutcome {
+    pub woke: Woke,
+}
+
+/// The execution's state between steps.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Step {
+    pub task_id: String,
+    pub agent: String,
+    /// The first turn's text (dropped once sent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(default)]
+    pub cursor: Cursor,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next: Option<Next>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub park: Option<ParkOutcome>,
+    /// Which execution of this stand-in this is (0, then one more per roll).
+    #[serde(default)]
+    pub generation: u32,
+    /// Set with `Next::Roll`: the successor execution's name and input.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub successor: Option<Successor>,
+}
+
+/// What the roll starts: the same stand-in under the next generation's name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Successor {
+    pub name: String,
+    pub input: Box<Step>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StepError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("stand-in {0} has no row: start it through the control API")]
+    NoRow(String),
+    #[error("step input is missing {0}")]
+    Input(&'static str),
+}
+
+impl Step {
+    /// A new stand-in's first step.
+    pub fn start(
+        task_id: impl Into<String>,
+        agent: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            task_id: task_id.into(),
+            agent: agent.into(),
+            message: Some(message.into()),
+            cursor: Cursor::default(),
+            next: None,
+            park: None,
+            generation: 0,
+            successor: None,
+        }
+    }
+
+    fn then(mut self, next: Next) -> Self {
+        self.next = Some(next);
+        self.park = None;
+        self.message = None;
+        self
+    }
+}
+
+/// The turn: send the message (first turn, or the parent's reply), read to an interrupted
+/// or final state, apply. An agent that cannot be reached ends the stand-in as failed.
+pub async fn turn<S: RowStore, A: AgentPort, Q: ParentQueue>(
+    store: &S,
+    agent: &A,
+    queue: &Q,
+    mut step: Step,
+    window: Duration,
+) -> Result<Step, StepError> {
+    let text = match step.next.take() {
+        Some(Next::Turn { reply }) => reply,
+        _ => step.message.take().ok_or(StepError::Input("message"))?,
+    };
+    let row = store
+        .get(&step.task_id)
+        .await?
+        .ok_or_else(|| StepError::NoRow(step.task_id.clone()))?;
+    let follow_up = row.remote_task_id.as_deref().zip(row.context_id.as_deref());
+    let message = Message::user_text(text, follow_up);
+    let (out, context) = match send_turn(agent, &message, window).await {
+        Ok(Some(result)) => result,
+        Ok(None) => {
+            let reason = "the agent answered without a task state".to_owned();
+            return Ok(step.then(Next::End(EndCause::Failed { reason })));
+        }
+        Err(err) => {
+            warn!(task_id = %step.task_id, error = %err, "turn failed");
+            let reason = format!("turn failed: {err}");
+            return Ok(step.then(Next::End(EndCause::Failed { reason })));
+        }
+    };
+    if row.remote_task_id.is_none() {
+        store
+            .set_remote(&step.task_id, &out.remote_task_id, context.as_deref())
+            .await?;
+    }
+    doorbell::apply(store, queue, &row, &out, &Guard::Open).await?;
+    let next = wake::after_turn(&mut step.cursor, &out, row.watch.as_ref().map(|w| w.mode));
+    Ok(step.then(next))
+}
+
+async fn send_turn<A: AgentPort>(
+    agent: &A,
+    message: &Message,
+    window: Duration,
+) -> Result<Option<(RemoteOut, Option<String>)>, A2aError> {
+    let mut reader = TurnReader::new();
+    let mut stream = agent.send_streaming_message(message).await?;
+    let deadline = tokio::time::Instant::now() + window;
+    loop {
+        match tokio::time::timeout_at(deadline, stream.next()).await {
+            // The window is over: what was seen so far is the turn's result; the watch
+            // hears the rest.
+            Err(_) | Ok(None) => break,
+            Ok(Some(Err(err))) => {
+                if reader.last().is_none() {
+                    return Err(err);
+                }
+                break;
+            }
+            Ok(Some(Ok(event))) => {
+                if reader.read(&event) {
+                    break;
+                }
+            }
+        }
+    }
+    let context = reader.context_id().map(str::to_owned);
+    Ok(reader.finish().map(|out| (out, context)))
+}
+
+/// Choose the watch once; push registers with a fresh token whose digest goes on the row.
+pub async fn register_watch<S: RowStore, A: AgentPort>(
+    store: &S,
+    agent: &A,
+    spec: Option<&AgentSpec>,
+    push_base_url: Option<&str>,
+    mut step: Step,
+) -> Result<Step, StepError> {
+    let row = store
+        .get(&step.task_id)
+        .await?
+        .ok_or_else(|| StepError::NoRow(step.task_id.clone()))?;
+    let remote = row
+        .remote_task_id
+        .clone()
+        .ok_or(StepError::Input("a remote task id (no turn yet)"))?;
+    let plan = plan_watch(
+        spec.map(|s| s.updates),
+        agent.push_supported(),
+        push_base_url,
+    );
+    let watch = register(agent, plan, &step.task_id, &remote, push_base_url).await;
+    info!(task_id = %step.task_id, mode = ?watch.mode, "watch chosen");
+    store.set_watch(&step.task_id, &watch).await?;
+    let next = wake::after_register(&mut step.cursor, watch.mode);
+    Ok(step.then(next))
+}
+
+/// GetTask and apply. A failure keeps the row's last state (fail closed).
+pub async fn fetch<S: RowStore, A: AgentPort, Q: ParentQueue>(
+    store: &S,
+    agent: &A,
+    queue: &Q,
+    mut step: Step,
+) -> Result<Step, StepError> {
+    let push_triggered = matches!(
+        step.next,
+        Some(Next::Fetch {
+            push_triggered: true
+        })
+    );
+    let row = store
+        .get(&step.task_id)
+        .await?
+        .ok_or_else(|| StepError::NoRow(step.task_id.clone()))?;
+    let remote = row
+        .remote_task_id
+        .clone()
+        .ok_or(StepError::Input("a remote task id"))?;
+    let attempts = if push_triggered { 1 } else { FETCH_ATTEMPTS };
+    let mut fetched = None;
+    for attempt in 1..=attempts {
+        match agent.get_task(&remote).await {
+            Ok(task) => {
+                let known = row.last.as_ref().map_or("", |l| l.text.as_str());
+                fetched = Some(from_task(&task, known));
+                break;
+            }
+            Err(err) => {
+                warn!(task_id = %step.task_id, attempt, error = %err, "GetTask failed");
+                if !err.is_retryable() {
+                    break;
+                }
+            }
+        }
+    }
+    if let Some(out) = &fetched {
+        doorbell::apply(store, queue, &row, out, &Guard::Open).await?;
+    }
+    let next = wake::after_fetch(&mut step.cursor, row.mode(), fetched.as_ref());
+    Ok(step.then(next))
+}
+
+/// The park step for push and off: store the token; ring itself if an event waits.
+pub async fn park<S: RowStore, D: Doorbell>(
+    store: &S,
+    bell: &D,
+    task_id: &str,
+    token: &str,
+) -> Result<(), StepError> {
+    doorbell::park(store, bell, task_id, token).await?;
+    Ok(())
+}
+
+/// After a park: count the cycle (roll past the bound), drain one event, decide.
+pub async fn wake_up<S: RowStore>(
+    store: &S,
+    mut step: Step,
+    history_bound: u32,
+) -> Result<Step, StepError> {
+    if wake::count_cycle(&mut step.cursor, history_bound) {
+        // Nothing is drained: pending events wait on the row for the successor's park.
+        let row = store
+            .get(&step.task_id)
+            .await?
+            .ok_or_else(|| StepError::NoRow(step.task_id.clone()))?;
+        let input = successor(&step, row.mode());
+        step.successor = Some(Successor {
+            name: execution_name(&step.task_id, input.generation),
+            input: Box::new(input),
+        });
+        return Ok(step.then(Next::Roll));
+    }
+    let woke = step.park.map_or(Woke::Rung, |p| p.woke);
+    let drained = store.drain(&step.task_id).await?;
+    let next = wake::after_wake(&mut step.cursor, drained.row.mode(), woke, drained.event);
+    Ok(step.then(next))
+}
+
+/// The successor's input after a roll: same stand-in, fresh cycle count, same timers,
+/// starting with the park its watch needs.
+pub fn successor(step: &Step, mode: WatchMode) -> Step {
+    let cursor = step.cursor.rolled();
+    Step {
+        task_id: step.task_id.clone(),
+        agent: step.agent.clone(),
+        message: None,
+        next: Some(wake::park_for(&cursor, mode)),
+        cursor,
+        park: None,
+        generation: step.generation + 1,
+        successor: None,
+    }
+}
+
+/// The execution name of a generation: the local task id, then `~N` after rolls.
+pub fn execution_name(task_id: &str, generation: u32) -> String {
+    if generation == 0 {
+        task_id.to_owned()
+    } else {
+        format!("{task_id}~{generation}")
+    }
+}
+
+/// The end: close first, delete the push config, cancel the remote task on a cancel, and
+/// tell the parent once.
+pub async fn finish<S: RowStore, A: AgentPort, Q: ParentQueue>(
+    store: &S,
+    agent: Option<&A>,
+    queue: &Q,
+    step: &Step,
+) -> Result<ParentNote, StepError> {
+    let cause = match &step.next {
+        Some(Next::End(cause)) => cause.clone(),
+        _ => EndCause::Failed {
+            reason: "ended without a cause".into(),
+        },
+    };
+    Ok(doorbell::end(store, agent, queue, &step.task_id, &cause).await?)
+}
