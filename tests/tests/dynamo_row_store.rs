@@ -256,11 +256,11 @@ async fn close_is_first_final_and_idempotent() {
         )
         .await
         .unwrap();
-    let (row, seq) = store.close(ID).await.expect("closed");
+    let (row, seq) = store.close(ID, true).await.expect("closed");
     assert!(row.closed && row.park_token.is_none() && row.pending.is_empty());
     assert_eq!(seq, 1);
     assert_eq!(
-        store.close(ID).await.expect("again").1,
+        store.close(ID, false).await.expect("again").1,
         seq,
         "a second end reuses the sequence number"
     );

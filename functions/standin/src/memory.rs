@@ -159,15 +159,20 @@ impl RowStore for MemoryStore {
         })
     }
 
-    async fn close(&self, task_id: &str) -> Result<(Row, u64), StoreError> {
+    async fn close(&self, task_id: &str, new_note: bool) -> Result<(Row, u64), StoreError> {
         let mut rows = lock(&self.rows);
         let row = rows
             .get_mut(task_id)
             .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        if row.closed {
+            return Ok((row.clone(), row.seq));
+        }
         row.closed = true;
         row.park_token = None;
         row.pending = Default::default();
-        row.seq += 1;
+        if new_note {
+            row.seq += 1;
+        }
         *lock(&self.writes) += 1;
         Ok((row.clone(), row.seq))
     }

@@ -79,9 +79,15 @@ pub trait RowStore: Send + Sync {
         task_id: &str,
         watch: &Watch,
     ) -> impl Future<Output = Result<Row, StoreError>> + Send;
-    /// Sets `closed`, drops the park token and pending events, and takes one last note
-    /// sequence number. Returns the row as it was closed; idempotent.
-    fn close(&self, task_id: &str) -> impl Future<Output = Result<(Row, u64), StoreError>> + Send;
+    /// Sets `closed` and drops the park token and pending events. With `new_note` it takes
+    /// one more note sequence number for the final note; without, the final note reuses
+    /// the number the final state took when it was applied. Returns the row as closed and
+    /// the final note's number; idempotent (a second close returns the same number).
+    fn close(
+        &self,
+        task_id: &str,
+        new_note: bool,
+    ) -> impl Future<Output = Result<(Row, u64), StoreError>> + Send;
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

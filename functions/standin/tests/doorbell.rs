@@ -70,7 +70,7 @@ async fn ring_on_a_closed_row_records_nothing_and_rings_nothing() {
     let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
     open_row(&store, WatchMode::Off).await;
     store.park(ID, "tok-1").await.expect("parked");
-    store.close(ID).await.expect("closed");
+    store.close(ID, true).await.expect("closed");
     let writes = store.writes();
     let err = doorbell::ring(&store, &bell, ID, &reply("late"), &Guard::Open)
         .await
@@ -153,7 +153,7 @@ async fn race_ring_between_drain_and_park_is_not_lost() {
 async fn park_on_a_closed_row_is_refused() {
     let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
     open_row(&store, WatchMode::Off).await;
-    store.close(ID).await.expect("closed");
+    store.close(ID, true).await.expect("closed");
     let err = doorbell::park(&store, &bell, ID, "tok")
         .await
         .expect_err("closed");
@@ -363,7 +363,7 @@ async fn a_follow_stops_when_its_park_is_over() {
     assert!(follow_should_stop(&rung, row.epoch), "a reply is waiting");
     let reparked = store.park(ID, "tok-2").await.expect("parked");
     assert!(follow_should_stop(&reparked, row.epoch), "a newer park");
-    let (closed, _) = store.close(ID).await.expect("closed");
+    let (closed, _) = store.close(ID, true).await.expect("closed");
     assert!(follow_should_stop(&closed, closed.epoch), "closed");
 }
 
@@ -510,7 +510,10 @@ async fn end_on_a_final_state_sends_the_final_note_once_and_cancels_nothing() {
         (note.state.as_str(), note.text.as_str(), note.is_final),
         ("TASK_STATE_COMPLETED", "Your blue widget is ready.", true)
     );
-    assert_eq!(note.seq, 2, "after the applied change");
+    assert_eq!(
+        note.seq, 1,
+        "the number the final state took when applied: no gap"
+    );
     assert_eq!(
         agent.calls(),
         ["DeleteTaskPushNotificationConfig:remote-1/standin-local-1"]
@@ -545,7 +548,7 @@ async fn race_push_after_close_is_refused_even_past_the_read() {
         }
         async fn get(&self, id: &str) -> Result<Option<Row>, StoreError> {
             let row = self.0.get(id).await;
-            self.0.close(id).await?;
+            self.0.close(id, true).await?;
             row
         }
         async fn record(&self, id: &str, e: &WakeEvent, g: &Guard) -> Result<Row, StoreError> {
@@ -571,8 +574,8 @@ async fn race_push_after_close_is_refused_even_past_the_read() {
         async fn set_watch(&self, id: &str, w: &Watch) -> Result<Row, StoreError> {
             self.0.set_watch(id, w).await
         }
-        async fn close(&self, id: &str) -> Result<(Row, u64), StoreError> {
-            self.0.close(id).await
+        async fn close(&self, id: &str, n: bool) -> Result<(Row, u64), StoreError> {
+            self.0.close(id, n).await
         }
     }
     let store = ClosingStore(MemoryStore::new());

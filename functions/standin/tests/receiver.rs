@@ -152,7 +152,7 @@ async fn abuse_4_ended_unknown_or_non_push_stand_ins_and_one_answer_for_all() {
         .await
         .expect("follow");
     answers.push(send(&w, A, &good, &body).await);
-    w.store.close(A).await.expect("closed");
+    w.store.close(A, true).await.expect("closed");
     let writes = w.store.writes();
     answers.push(send(&w, A, &good, &body).await);
     assert_eq!(w.store.writes(), writes);
@@ -388,7 +388,7 @@ proptest! {
                 _ => A,
             };
             match row_state {
-                RowState::Closed => { w.store.close(A).await.expect("closed"); }
+                RowState::Closed => { w.store.close(A, true).await.expect("closed"); }
                 RowState::Follow => { w.store.set_watch(A, &Watch::follow()).await.expect("follow"); }
                 _ => {}
             }

@@ -373,7 +373,7 @@ impl RowStore for DynamoRowStore {
         .await
     }
 
-    async fn close(&self, task_id: &str) -> Result<(Row, u64), StoreError> {
+    async fn close(&self, task_id: &str, new_note: bool) -> Result<(Row, u64), StoreError> {
         let expires = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
@@ -383,7 +383,7 @@ impl RowStore for DynamoRowStore {
                 let c = e.name("closed");
                 let p = e.name("pending");
                 let t = e.val("true", AttributeValue::Bool(true));
-                let one = e.val("one", AttributeValue::N("1".into()));
+                let one = e.val("one", AttributeValue::N(u64::from(new_note).to_string()));
                 let empty = e.val("empty", AttributeValue::M(HashMap::new()));
                 let ttl = e.val("ttl", AttributeValue::N(expires.as_secs().to_string()));
                 Ok(format!("SET {c} = {t}, seq = seq + {one}, {p} = {empty}, expires_at = {ttl} REMOVE park_token"))

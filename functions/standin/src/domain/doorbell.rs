@@ -160,7 +160,13 @@ pub async fn end<S: RowStore, A: AgentPort, Q: ParentQueue>(
     task_id: &str,
     cause: &EndCause,
 ) -> Result<ParentNote, StoreError> {
-    let (row, seq) = store.close(task_id).await?;
+    // A final state already took its note number when it was applied (unsent): reuse it.
+    let final_applied = matches!(cause, EndCause::Final)
+        && store
+            .get(task_id)
+            .await?
+            .is_some_and(|r| r.last.as_ref().is_some_and(|l| l.is_final));
+    let (row, seq) = store.close(task_id, !final_applied).await?;
     let remote_id = row.remote_task_id.clone().unwrap_or_default();
     if let (Some(agent), Some(watch)) = (agent, &row.watch)
         && watch.mode == WatchMode::Push
