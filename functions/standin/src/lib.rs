@@ -10,5 +10,6 @@ pub mod clock;
 pub mod config;
 pub mod domain;
 pub mod handlers;
+pub mod lambda;
 pub mod memory;
 pub mod ports;

@@ -1,0 +1,6 @@
+//! The parent's control API: start, reply, cancel, status.
+
+#[tokio::main]
+async fn main() -> Result<(), lambda_runtime::Error> {
+    standin::lambda::serve_control().await
+}

@@ -1,0 +1,501 @@
+//! The Lambda side: configuration from the environment, the AWS adapters built once per
+//! process, and one handler per function. Each `functions/<name>/src/main.rs` calls one
+//! `serve_*` here.
+
+use std::future::Future;
+
+use futures_util::future::BoxFuture;
+use std::time::Duration;
+
+use lambda_http::{Body, Request, RequestExt, Response};
+use lambda_runtime::{Error, LambdaEvent, service_fn};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tracing::warn;
+
+use crate::a2a::client::{Timeouts, http_client};
+use crate::a2a::{A2aClient, A2aError};
+use crate::adapters::dynamo::DynamoRowStore;
+use crate::adapters::sfn::SfnDoorbell;
+use crate::adapters::sqs::SqsParentQueue;
+use crate::config::{AgentSpec, AgentsConfig, ConfigError};
+use crate::domain::doorbell;
+use crate::domain::receiver;
+use crate::domain::row::{Guard, Row, WakeEvent};
+use crate::domain::wake::FOLLOW_WINDOW_SECS;
+use crate::handlers::{self, FollowTiming, Step};
+use crate::ports::{RowStore, StoreError};
+
+/// Everything a function needs, built once per process (clients cost milliseconds).
+pub struct Deps {
+    pub store: DynamoRowStore,
+    pub bell: SfnDoorbell,
+    pub queue: Option<SqsParentQueue>,
+    pub sfn: aws_sdk_sfn::Client,
+    pub agents: AgentsConfig,
+    pub http: reqwest::Client,
+    pub push_base_url: Option<String>,
+    pub history_bound: u32,
+    pub turn_window: Duration,
+    pub follow_heartbeat: Duration,
+    pub state_machine_arn: Option<String>,
+}
+
+fn env(name: &str) -> Result<String, ConfigError> {
+    std::env::var(name).map_err(|_| ConfigError {
+        field: name.to_owned(),
+        problem: "environment variable is not set".into(),
+    })
+}
+
+fn env_opt(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+fn env_num(name: &str, default: u64) -> Result<u64, ConfigError> {
+    match env_opt(name) {
+        None => Ok(default),
+        Some(v) => v.trim().parse().map_err(|_| ConfigError {
+            field: name.to_owned(),
+            problem: format!("must be a whole number, got {v:?}"),
+        }),
+    }
+}
+
+impl Deps {
+    pub async fn from_env() -> Result<Self, ConfigError> {
+        let config = aws_config::load_from_env().await;
+        let agents =
+            AgentsConfig::parse(&env_opt("AGENTS").unwrap_or_else(|| r#"{"agents":[]}"#.into()))
+                .map_err(|e| ConfigError {
+                    field: format!("AGENTS: {}", e.field),
+                    problem: e.problem,
+                })?;
+        let http = http_client().map_err(|e| ConfigError {
+            field: "http client".into(),
+            problem: e.to_string(),
+        })?;
+        Ok(Self {
+            store: DynamoRowStore::new(aws_sdk_dynamodb::Client::new(&config), env("TABLE_NAME")?),
+            bell: SfnDoorbell::new(aws_sdk_sfn::Client::new(&config)),
+            queue: env_opt("PARENT_QUEUE_URL")
+                .map(|url| SqsParentQueue::new(aws_sdk_sqs::Client::new(&config), url)),
+            sfn: aws_sdk_sfn::Client::new(&config),
+            agents,
+            http,
+            push_base_url: env_opt("PUSH_BASE_URL"),
+            history_bound: u32::try_from(env_num("HISTORY_BOUND", 500)?).unwrap_or(u32::MAX),
+            turn_window: Duration::from_secs(env_num("TURN_WINDOW_SECS", 240)?),
+            follow_heartbeat: Duration::from_secs(env_num("FOLLOW_HEARTBEAT_SECS", 10)?),
+            state_machine_arn: env_opt("STATE_MACHINE_ARN"),
+        })
+    }
+
+    fn queue(&self) -> Result<&SqsParentQueue, Error> {
+        self.queue
+            .as_ref()
+            .ok_or_else(|| "PARENT_QUEUE_URL is not set".into())
+    }
+
+    fn spec(&self, agent: &str) -> Option<&AgentSpec> {
+        self.agents.agent(agent)
+    }
+
+    /// Fetches the card and connects (JSON-RPC or HTTP+JSON, whichever it prefers).
+    pub async fn connect(&self, agent: &str) -> Result<A2aClient, A2aError> {
+        let spec = self
+            .spec(agent)
+            .ok_or_else(|| A2aError::Card(format!("no agent {agent:?} in the AGENTS document")))?;
+        A2aClient::connect(
+            self.http.clone(),
+            &spec.url,
+            spec.participant.as_deref(),
+            Timeouts::default(),
+        )
+        .await
+    }
+}
+
+/// JSON logs, without timestamps (CloudWatch stamps every line).
+pub fn init_logs() {
+    let _ = tracing_subscriber::fmt()
+        .json()
+        .with_target(false)
+        .without_time()
+        .with_current_span(false)
+        .try_init();
+}
+
+async fn deps() -> Result<&'static Deps, Error> {
+    init_logs();
+    let deps = Deps::from_env()
+        .await
+        .map_err(|e| format!("configuration: {e}"))?;
+    Ok(Box::leak(Box::new(deps)))
+}
+
+// The futures below are boxed on purpose: the SDK's and the runtime's future types are
+// deep enough to overflow the compiler's query depth in every main otherwise.
+
+/// Serves a state-machine step: Step in, Step out.
+pub async fn serve_step<F, Fut>(handler: F) -> Result<(), Error>
+where
+    F: Fn(&'static Deps, Step) -> Fut + Copy + Send + 'static,
+    Fut: Future<Output = Result<Step, Error>> + Send + 'static,
+{
+    let deps = deps().await?;
+    Box::pin(lambda_runtime::run(service_fn(
+        move |event: LambdaEvent<Step>| handler(deps, event.payload),
+    )))
+    .await
+}
+
+/// The input of a `.waitForTaskToken` park: the stand-in and the park token.
+#[derive(Debug, Deserialize)]
+pub struct ParkInput {
+    pub task_id: String,
+    #[serde(default)]
+    pub agent: String,
+    pub token: String,
+}
+
+pub async fn serve_park<F, Fut>(handler: F) -> Result<(), Error>
+where
+    F: Fn(&'static Deps, ParkInput) -> Fut + Copy + Send + 'static,
+    Fut: Future<Output = Result<Value, Error>> + Send + 'static,
+{
+    let deps = deps().await?;
+    Box::pin(lambda_runtime::run(service_fn(
+        move |event: LambdaEvent<ParkInput>| handler(deps, event.payload),
+    )))
+    .await
+}
+
+pub async fn turn(deps: &'static Deps, step: Step) -> Result<Step, Error> {
+    let queue = deps.queue()?;
+    match deps.connect(&step.agent).await {
+        Ok(agent) => {
+            Ok(handlers::steps::turn(&deps.store, &agent, queue, step, deps.turn_window).await?)
+        }
+        Err(err) => {
+            warn!(task_id = %step.task_id, error = %err, "agent unavailable for the turn");
+            let mut step = step;
+            step.message = None;
+            step.next = Some(crate::domain::wake::Next::End(doorbell::EndCause::Failed {
+                reason: format!("agent unavailable: {err}"),
+            }));
+            Ok(step)
+        }
+    }
+}
+
+pub async fn register(deps: &'static Deps, step: Step) -> Result<Step, Error> {
+    let spec = deps.spec(&step.agent);
+    match deps.connect(&step.agent).await {
+        Ok(agent) => Ok(handlers::steps::register_watch(
+            &deps.store,
+            &agent,
+            spec,
+            deps.push_base_url.as_deref(),
+            step,
+        )
+        .await?),
+        Err(err) => {
+            // No card now: following needs none up front and retries on its own.
+            warn!(task_id = %step.task_id, error = %err, "card unavailable at registration; following");
+            let mut step = step;
+            deps.store
+                .set_watch(&step.task_id, &crate::domain::row::Watch::follow())
+                .await?;
+            step.next = Some(crate::domain::wake::after_register(
+                &mut step.cursor,
+                crate::domain::row::WatchMode::Follow,
+            ));
+            Ok(step)
+        }
+    }
+}
+
+pub async fn fetch(deps: &'static Deps, step: Step) -> Result<Step, Error> {
+    let queue = deps.queue()?;
+    match deps.connect(&step.agent).await {
+        Ok(agent) => Ok(handlers::steps::fetch(&deps.store, &agent, queue, step).await?),
+        Err(err) => {
+            warn!(task_id = %step.task_id, error = %err, "agent unavailable for GetTask; keeping the last state");
+            let mut step = step;
+            let mode = deps
+                .store
+                .get(&step.task_id)
+                .await?
+                .map_or(crate::domain::row::WatchMode::Off, |r| r.mode());
+            step.next = Some(crate::domain::wake::after_fetch(
+                &mut step.cursor,
+                mode,
+                None,
+            ));
+            step.park = None;
+            Ok(step)
+        }
+    }
+}
+
+pub async fn wake(deps: &'static Deps, step: Step) -> Result<Step, Error> {
+    Ok(handlers::steps::wake_up(&deps.store, step, deps.history_bound).await?)
+}
+
+pub async fn end(deps: &'static Deps, step: Step) -> Result<Step, Error> {
+    let queue = deps.queue()?;
+    let agent = deps
+        .connect(&step.agent)
+        .await
+        .map_err(|e| warn!(error = %e, "agent unavailable at the end"))
+        .ok();
+    handlers::steps::finish(&deps.store, agent.as_ref(), queue, &step).await?;
+    Ok(step)
+}
+
+pub async fn park(deps: &'static Deps, input: ParkInput) -> Result<Value, Error> {
+    handlers::steps::park(&deps.store, &deps.bell, &input.task_id, &input.token).await?;
+    Ok(json!({"parked": input.task_id}))
+}
+
+pub async fn follow(deps: &'static Deps, input: ParkInput) -> Result<Value, Error> {
+    let queue = deps.queue()?;
+    let spec = deps.spec(&input.agent);
+    let interval = spec.map_or(crate::config::DEFAULT_FOLLOW_INTERVAL, |s| {
+        s.follow_interval
+    });
+    let timing = FollowTiming {
+        window: Duration::from_secs(FOLLOW_WINDOW_SECS),
+        interval,
+        heartbeat: deps.follow_heartbeat,
+    };
+    let agent = deps.connect(&input.agent).await?;
+    let end = handlers::follow(
+        &deps.store,
+        &deps.bell,
+        queue,
+        &agent,
+        &input.task_id,
+        &input.token,
+        timing,
+    )
+    .await?;
+    Ok(json!({"follow": format!("{end:?}")}))
+}
+
+/// The push receiver behind `POST /a2a/push/{task_id}`.
+pub async fn serve_push() -> Result<(), Error> {
+    let deps = deps().await?;
+    Box::pin(lambda_http::run(service_fn(move |request: Request| {
+        Box::pin(push(deps, request)) as BoxFuture<'static, Result<Response<Body>, Error>>
+    })))
+    .await
+}
+
+async fn push(deps: &'static Deps, request: Request) -> Result<Response<Body>, Error> {
+    let params = request.path_parameters();
+    let task_id = params.first("task_id").unwrap_or_default().to_owned();
+    let body: &[u8] = match request.body() {
+        Body::Text(t) => t.as_bytes(),
+        Body::Binary(b) => b,
+        _ => &[],
+    };
+    let answer =
+        receiver::receive(&deps.store, &deps.bell, &task_id, request.headers(), body).await;
+    let mut response = Response::builder().status(answer.status);
+    if !answer.body.is_empty() {
+        response = response.header("content-type", "application/json");
+    }
+    Ok(response.body(Body::from(answer.body))?)
+}
+
+/// The parent's control API: start, reply, cancel, status.
+pub async fn serve_control() -> Result<(), Error> {
+    let deps = deps().await?;
+    Box::pin(lambda_http::run(service_fn(move |request: Request| {
+        Box::pin(control(deps, request)) as BoxFuture<'static, Result<Response<Body>, Error>>
+    })))
+    .await
+}
+
+fn reply(status: u16, body: Value) -> Result<Response<Body>, Error> {
+    Ok(Response::builder()
+        .status(status)
+        .header("content-type", "application/json")
+        .body(Body::from(body.to_string()))?)
+}
+
+fn json_body(request: &Request) -> Value {
+    match request.body() {
+        Body::Text(t) => serde_json::from_str(t).unwrap_or(Value::Null),
+        Body::Binary(b) => serde_json::from_slice(b).unwrap_or(Value::Null),
+        _ => Value::Null,
+    }
+}
+
+async fn control(deps: &'static Deps, request: Request) -> Result<Response<Body>, Error> {
+    let path = request.raw_http_path().trim_end_matches('/').to_owned();
+    let params = request.path_parameters();
+    let task_id = params.first("task_id").map(str::to_owned);
+    let body = json_body(&request);
+    let method = request.method().as_str().to_owned();
+    match (method.as_str(), task_id) {
+        ("POST", None) if path.ends_with("/standins") => start(deps, &body).await,
+        ("POST", Some(id)) if path.ends_with("/reply") => {
+            let Some(text) = body["text"].as_str().filter(|t| !t.is_empty()) else {
+                return reply(400, json!({"error": "body.text is required"}));
+            };
+            ring(
+                deps,
+                &id,
+                WakeEvent::Reply {
+                    text: text.to_owned(),
+                },
+            )
+            .await
+        }
+        ("POST", Some(id)) if path.ends_with("/cancel") => {
+            let reason = body["reason"]
+                .as_str()
+                .unwrap_or("cancelled by the parent")
+                .to_owned();
+            ring(deps, &id, WakeEvent::Cancel { reason }).await
+        }
+        ("GET", Some(id)) => status(deps, &id).await,
+        _ => reply(404, json!({"error": format!("no route {method} {path}")})),
+    }
+}
+
+async fn start(deps: &'static Deps, body: &Value) -> Result<Response<Body>, Error> {
+    let Some(agent) = body["agent"].as_str() else {
+        return reply(400, json!({"error": "body.agent is required"}));
+    };
+    if deps.spec(agent).is_none() {
+        let known: Vec<&str> = deps.agents.agents.iter().map(|a| a.id.as_str()).collect();
+        return reply(
+            400,
+            json!({"error": format!("unknown agent {agent:?}"), "agents": known}),
+        );
+    }
+    let Some(message) = body["message"].as_str().filter(|m| !m.is_empty()) else {
+        return reply(400, json!({"error": "body.message is required"}));
+    };
+    let task_id = match body["task_id"].as_str() {
+        Some(id)
+            if !id.is_empty()
+                && id.len() <= 64
+                && id
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') =>
+        {
+            id.to_owned()
+        }
+        Some(_) => {
+            return reply(
+                400,
+                json!({"error": "task_id must be 1-64 characters of [A-Za-z0-9_-]"}),
+            );
+        }
+        None => {
+            let mut bytes = [0u8; 12];
+            rand::Rng::fill_bytes(&mut rand::rng(), &mut bytes);
+            format!(
+                "si-{}",
+                bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
+            )
+        }
+    };
+    let Some(machine) = deps.state_machine_arn.as_deref() else {
+        return Err("STATE_MACHINE_ARN is not set".into());
+    };
+    match deps.store.create(&Row::new(&task_id, agent)).await {
+        Ok(_) => {}
+        Err(StoreError::AlreadyExists(_)) => {
+            let row = deps.store.get(&task_id).await?;
+            if row.is_some_and(|r| r.agent != agent) {
+                return reply(
+                    409,
+                    json!({"error": format!("stand-in {task_id} exists for another agent")}),
+                );
+            }
+        }
+        Err(err) => return Err(err.into()),
+    }
+    let input = serde_json::to_string(&Step::start(&task_id, agent, message))?;
+    let started = deps
+        .sfn
+        .start_execution()
+        .state_machine_arn(machine)
+        .name(&task_id)
+        .input(input)
+        .send()
+        .await;
+    let execution_arn = match started {
+        Ok(out) => out.execution_arn().to_owned(),
+        // Starting twice with the same input is idempotent on Step Functions; a different
+        // input under the same name is refused: it is the same stand-in either way.
+        Err(err)
+            if err
+                .as_service_error()
+                .is_some_and(|e| e.is_execution_already_exists()) =>
+        {
+            format!(
+                "{}:{task_id}",
+                machine.replace(":stateMachine:", ":execution:")
+            )
+        }
+        Err(err) => {
+            return Err(aws_sdk_sfn::error::DisplayErrorContext(&err)
+                .to_string()
+                .into());
+        }
+    };
+    reply(
+        200,
+        json!({"task_id": task_id, "execution_arn": execution_arn}),
+    )
+}
+
+async fn ring(
+    deps: &'static Deps,
+    task_id: &str,
+    event: WakeEvent,
+) -> Result<Response<Body>, Error> {
+    match doorbell::ring(&deps.store, &deps.bell, task_id, &event, &Guard::Open).await {
+        Ok(_) => reply(202, json!({"task_id": task_id, "accepted": true})),
+        Err(StoreError::NotFound(_)) => {
+            reply(404, json!({"error": format!("no stand-in {task_id}")}))
+        }
+        Err(StoreError::Refused(_)) => reply(
+            409,
+            json!({"error": format!("stand-in {task_id} has ended")}),
+        ),
+        Err(err) => Err(err.into()),
+    }
+}
+
+async fn status(deps: &'static Deps, task_id: &str) -> Result<Response<Body>, Error> {
+    let Some(row) = deps.store.get(task_id).await? else {
+        return reply(404, json!({"error": format!("no stand-in {task_id}")}));
+    };
+    reply(
+        200,
+        json!({
+            "task_id": row.task_id,
+            "agent": row.agent,
+            "remote_task_id": row.remote_task_id,
+            "watch": row.watch.as_ref().map(|w| w.mode),
+            "state": row.last.as_ref().map(|l| l.state.as_str()),
+            "text": row.last.as_ref().map(|l| l.text.clone()),
+            "closed": row.closed,
+            "parked": row.park_token.is_some(),
+            "pending": {
+                "cancel": row.pending.cancel.is_some(),
+                "replies": row.pending.replies.len(),
+                "push": row.pending.push.is_some(),
+            },
+            "seq": row.seq,
+        }),
+    )
+}
