@@ -1,1 +1,9 @@
-//! Integration tests live in `tests/`; this crate has no library code.
+//! Support for the integration tests: a scriptable A2A agent and the stack's handles.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)] // test support fails loudly by design
+
+#[path = "src/agent.rs"]
+pub mod agent;
+
+#[path = "src/stack.rs"]
+pub mod stack;

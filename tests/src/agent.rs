@@ -1,0 +1,488 @@
+//! A scriptable A2A 1.0 agent (JSON-RPC binding) for the end-to-end tests. It serves the
+//! card, SendStreamingMessage / SendMessage, GetTask, SubscribeToTask, the push config
+//! calls and CancelTask, and sends webhook pushes like the official SDK does. The test
+//! drives it: each turn's script, every later state change, and the misbehaviours
+//! (no push, refused registration, pushes that run ahead of GetTask, stale or duplicate
+//! pushes, dropped subscriptions, -32004 on a terminal subscribe).
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+
+pub const TERMINAL: [&str; 4] = [
+    "TASK_STATE_COMPLETED",
+    "TASK_STATE_FAILED",
+    "TASK_STATE_CANCELED",
+    "TASK_STATE_REJECTED",
+];
+
+#[derive(Clone, Debug)]
+pub struct Behaviour {
+    pub push_capable: bool,
+    pub refuse_push_registration: bool,
+    /// SubscribeToTask streams are closed after this long (None: kept open).
+    pub drop_subscriptions_after: Option<Duration>,
+}
+
+impl Default for Behaviour {
+    fn default() -> Self {
+        Self {
+            push_capable: true,
+            refuse_push_registration: false,
+            drop_subscriptions_after: None,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct TaskRec {
+    id: String,
+    context_id: String,
+    state: String,
+    text: String,
+    /// What GetTask shows: lags behind `state` when a push runs ahead.
+    visible_state: String,
+    visible_text: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PushConfig {
+    pub id: String,
+    pub url: String,
+    pub token: String,
+}
+
+#[derive(Default)]
+struct Inner {
+    behaviour: Behaviour,
+    tasks: HashMap<String, TaskRec>,
+    /// Each turn streams these (state, text) pairs; the last one is where the turn stops.
+    turns: Vec<Vec<(String, String)>>,
+    configs: HashMap<String, Vec<PushConfig>>,
+    calls: Vec<String>,
+    pushes_sent: Vec<(String, u16)>,
+    deletes: Vec<String>,
+}
+
+#[derive(Clone)]
+pub struct TestAgent {
+    inner: Arc<Mutex<Inner>>,
+    events: broadcast::Sender<(String, Value)>,
+    http: reqwest::Client,
+    pub url: String,
+}
+
+fn lock(m: &Mutex<Inner>) -> std::sync::MutexGuard<'_, Inner> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl TestAgent {
+    /// Listens on 127.0.0.1:`port` (0 for any).
+    pub async fn start(port: u16, behaviour: Behaviour) -> Self {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+            .await
+            .expect("test agent port free");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let (events, _) = broadcast::channel(256);
+        let agent = Self {
+            inner: Arc::new(Mutex::new(Inner {
+                behaviour,
+                ..Inner::default()
+            })),
+            events,
+            http: reqwest::Client::new(),
+            url,
+        };
+        let app = Router::new()
+            .route("/.well-known/agent-card.json", get(card))
+            .route("/", post(rpc))
+            .with_state(agent.clone());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        agent
+    }
+
+    /// The states the next turn streams (the last is where it stops).
+    pub fn script_turn(&self, states: &[(&str, &str)]) {
+        lock(&self.inner).turns.push(
+            states
+                .iter()
+                .map(|(s, t)| ((*s).to_owned(), (*t).to_owned()))
+                .collect(),
+        );
+    }
+
+    pub fn task_ids(&self) -> Vec<String> {
+        lock(&self.inner).tasks.keys().cloned().collect()
+    }
+
+    pub fn calls(&self) -> Vec<String> {
+        lock(&self.inner).calls.clone()
+    }
+
+    pub fn count(&self, method: &str) -> usize {
+        lock(&self.inner)
+            .calls
+            .iter()
+            .filter(|c| c.as_str() == method)
+            .count()
+    }
+
+    pub fn configs(&self, task: &str) -> Vec<PushConfig> {
+        lock(&self.inner)
+            .configs
+            .get(task)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    pub fn deletes(&self) -> Vec<String> {
+        lock(&self.inner).deletes.clone()
+    }
+
+    pub fn pushes_sent(&self) -> Vec<(String, u16)> {
+        lock(&self.inner).pushes_sent.clone()
+    }
+
+    /// The remote task moves on: GetTask shows it (unless `push_first`), subscribers see
+    /// it, and registered configs are pushed (when the agent pushes).
+    pub async fn change(&self, task: &str, state: &str, text: &str, push_first: bool) {
+        {
+            let mut inner = lock(&self.inner);
+            let rec = inner.tasks.get_mut(task).expect("known task");
+            rec.state = state.to_owned();
+            rec.text = text.to_owned();
+            if !push_first {
+                rec.visible_state = state.to_owned();
+                rec.visible_text = text.to_owned();
+            }
+        }
+        let event = self.status_update(task, state, text);
+        let _ = self.events.send((task.to_owned(), event.clone()));
+        self.push(task, &event).await;
+    }
+
+    /// GetTask catches up with a change that was pushed first.
+    pub fn catch_up(&self, task: &str) {
+        let mut inner = lock(&self.inner);
+        let rec = inner.tasks.get_mut(task).expect("known task");
+        rec.visible_state = rec.state.clone();
+        rec.visible_text = rec.text.clone();
+    }
+
+    /// Pushes a body as it is (stale, duplicate or forged states), with the stored token.
+    pub async fn push(&self, task: &str, body: &Value) {
+        if !lock(&self.inner).behaviour.push_capable {
+            return;
+        }
+        let configs = self.configs(task);
+        for config in configs {
+            let status = self
+                .http
+                .post(&config.url)
+                .header("x-a2a-notification-token", &config.token)
+                .header("content-type", "application/json")
+                .body(body.to_string())
+                .timeout(Duration::from_secs(10))
+                .send()
+                .await
+                .map(|r| r.status().as_u16())
+                .unwrap_or(0);
+            lock(&self.inner)
+                .pushes_sent
+                .push((config.url.clone(), status));
+        }
+    }
+
+    pub fn status_update(&self, task: &str, state: &str, text: &str) -> Value {
+        let context = lock(&self.inner)
+            .tasks
+            .get(task)
+            .map(|t| t.context_id.clone())
+            .unwrap_or_default();
+        json!({"statusUpdate": {"taskId": task, "contextId": context, "status": status(state, text, task, &context)}})
+    }
+
+    fn snapshot(&self, task: &str, visible: bool) -> Option<Value> {
+        let inner = lock(&self.inner);
+        let t = inner.tasks.get(task)?;
+        let (state, text) = if visible {
+            (&t.visible_state, &t.visible_text)
+        } else {
+            (&t.state, &t.text)
+        };
+        Some(
+            json!({"id": t.id, "contextId": t.context_id, "status": status(state, text, &t.id, &t.context_id)}),
+        )
+    }
+}
+
+fn status(state: &str, text: &str, task: &str, context: &str) -> Value {
+    let mut status = json!({"state": state, "timestamp": "2026-11-30T00:00:00.000Z"});
+    if !text.is_empty() {
+        status["message"] = json!({"messageId": format!("m-{}", rand_id()), "taskId": task, "contextId": context, "role": "ROLE_AGENT", "parts": [{"text": text}]});
+    }
+    status
+}
+
+fn rand_id() -> String {
+    let mut b = [0u8; 8];
+    rand::Rng::fill_bytes(&mut rand::rng(), &mut b);
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+async fn card(State(agent): State<TestAgent>) -> Response {
+    let push = lock(&agent.inner).behaviour.push_capable;
+    let body = json!({
+        "name": "Stand-in test agent",
+        "description": "Scriptable A2A agent for the end-to-end tests",
+        "supportedInterfaces": [{"url": format!("{}/", agent.url), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+        "version": "0.0.1",
+        "capabilities": {"streaming": true, "pushNotifications": push},
+        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"], "skills": []
+    });
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+fn rpc_result(id: &Value, result: Value) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        json!({"result": result, "id": id, "jsonrpc": "2.0"}).to_string(),
+    )
+        .into_response()
+}
+
+fn rpc_error(id: &Value, code: i64, message: &str) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        json!({"error": {"code": code, "message": message}, "id": id, "jsonrpc": "2.0"})
+            .to_string(),
+    )
+        .into_response()
+}
+
+fn sse(
+    id: Value,
+    events: Vec<Value>,
+    live: Option<(
+        broadcast::Receiver<(String, Value)>,
+        String,
+        Option<Duration>,
+    )>,
+) -> Response {
+    let frame = move |v: &Value| {
+        Bytes::from(format!(
+            "data: {}\r\n\r\n",
+            json!({"result": v, "id": id, "jsonrpc": "2.0"})
+        ))
+    };
+    let first: Vec<Result<Bytes, Infallible>> = events.iter().map(|e| Ok(frame(e))).collect();
+    let head = futures_util::stream::iter(first);
+    let body = match live {
+        None => Body::from_stream(head),
+        Some((rx, task, drop_after)) => {
+            let deadline = drop_after.map(|d| tokio::time::Instant::now() + d);
+            let tail = futures_util::stream::unfold((rx, false), move |(mut rx, done)| {
+                let task = task.clone();
+                let frame = frame.clone();
+                async move {
+                    if done {
+                        return None;
+                    }
+                    loop {
+                        let next = match deadline {
+                            Some(d) => match tokio::time::timeout_at(d, rx.recv()).await {
+                                Ok(r) => r,
+                                Err(_) => return None,
+                            },
+                            None => rx.recv().await,
+                        };
+                        match next {
+                            Ok((t, event)) if t == task => {
+                                let state = event["statusUpdate"]["status"]["state"]
+                                    .as_str()
+                                    .unwrap_or_default()
+                                    .to_owned();
+                                let end = TERMINAL.contains(&state.as_str());
+                                return Some((Ok::<_, Infallible>(frame(&event)), (rx, end)));
+                            }
+                            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                            Err(broadcast::error::RecvError::Closed) => return None,
+                        }
+                    }
+                }
+            });
+            Body::from_stream(futures_util::StreamExt::chain(head, tail))
+        }
+    };
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "text/event-stream; charset=utf-8")
+        .body(body)
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
+}
+
+async fn rpc(State(agent): State<TestAgent>, headers: HeaderMap, body: Bytes) -> Response {
+    let Ok(request) = serde_json::from_slice::<Value>(&body) else {
+        return rpc_error(&Value::Null, -32700, "parse error");
+    };
+    let id = request["id"].clone();
+    let method = request["method"].as_str().unwrap_or_default().to_owned();
+    lock(&agent.inner).calls.push(method.clone());
+    if headers.get("a2a-version").and_then(|v| v.to_str().ok()) != Some("1.0") {
+        return rpc_error(&id, -32009, "A2A-Version 1.0 required");
+    }
+    let params = &request["params"];
+    match method.as_str() {
+        "SendStreamingMessage" | "SendMessage" => {
+            send(&agent, id, params, method == "SendStreamingMessage").await
+        }
+        "GetTask" => match agent.snapshot(params["id"].as_str().unwrap_or_default(), true) {
+            Some(task) => rpc_result(&id, task),
+            None => rpc_error(&id, -32001, "Task not found"),
+        },
+        "SubscribeToTask" => {
+            let task = params["id"].as_str().unwrap_or_default().to_owned();
+            let Some(snapshot) = agent.snapshot(&task, false) else {
+                return rpc_error(&id, -32001, "Task not found");
+            };
+            let state = snapshot["status"]["state"].as_str().unwrap_or_default();
+            if TERMINAL.contains(&state) {
+                return rpc_error(
+                    &id,
+                    -32004,
+                    &format!("Task {task} is in terminal state: {state}"),
+                );
+            }
+            let drop_after = lock(&agent.inner).behaviour.drop_subscriptions_after;
+            sse(
+                id,
+                vec![json!({"task": snapshot})],
+                Some((agent.events.subscribe(), task, drop_after)),
+            )
+        }
+        "CreateTaskPushNotificationConfig" => {
+            let behaviour = lock(&agent.inner).behaviour.clone();
+            if !behaviour.push_capable {
+                return rpc_error(&id, -32003, "Push notifications not supported");
+            }
+            if behaviour.refuse_push_registration {
+                return rpc_error(&id, -32602, "Invalid push notification URL");
+            }
+            let task = params["taskId"].as_str().unwrap_or_default().to_owned();
+            if agent.snapshot(&task, false).is_none() {
+                return rpc_error(&id, -32001, "Task not found");
+            }
+            let config = PushConfig {
+                id: params["id"].as_str().unwrap_or(&task).to_owned(),
+                url: params["url"].as_str().unwrap_or_default().to_owned(),
+                token: params["token"].as_str().unwrap_or_default().to_owned(),
+            };
+            let mut inner = lock(&agent.inner);
+            let list = inner.configs.entry(task).or_default();
+            list.retain(|c| c.id != config.id);
+            list.push(config);
+            drop(inner);
+            rpc_result(&id, params.clone())
+        }
+        "DeleteTaskPushNotificationConfig" => {
+            let task = params["taskId"].as_str().unwrap_or_default().to_owned();
+            let config = params["id"].as_str().unwrap_or_default().to_owned();
+            let mut inner = lock(&agent.inner);
+            inner.deletes.push(format!("{task}/{config}"));
+            if let Some(list) = inner.configs.get_mut(&task) {
+                list.retain(|c| c.id != config);
+            }
+            drop(inner);
+            rpc_result(&id, Value::Null)
+        }
+        "CancelTask" => {
+            let task = params["id"].as_str().unwrap_or_default().to_owned();
+            let Some(snapshot) = agent.snapshot(&task, false) else {
+                return rpc_error(&id, -32001, "Task not found");
+            };
+            if TERMINAL.contains(&snapshot["status"]["state"].as_str().unwrap_or_default()) {
+                return rpc_error(&id, -32002, "Task cannot be canceled");
+            }
+            agent.change(&task, "TASK_STATE_CANCELED", "", false).await;
+            rpc_result(&id, agent.snapshot(&task, true).unwrap_or(Value::Null))
+        }
+        _ => rpc_error(&id, -32601, "Method not found"),
+    }
+}
+
+async fn send(agent: &TestAgent, id: Value, params: &Value, streaming: bool) -> Response {
+    let message = &params["message"];
+    let existing = message["taskId"].as_str().map(str::to_owned);
+    let script = {
+        let mut inner = lock(&agent.inner);
+        if inner.turns.is_empty() {
+            vec![(
+                "TASK_STATE_COMPLETED".to_owned(),
+                "nothing scripted".to_owned(),
+            )]
+        } else {
+            inner.turns.remove(0)
+        }
+    };
+    let (task, context, mut events) = match existing {
+        Some(task) => {
+            let Some(snap) = agent.snapshot(&task, false) else {
+                return rpc_error(&id, -32001, "Task not found");
+            };
+            let context = snap["contextId"].as_str().unwrap_or_default().to_owned();
+            if message["contextId"].as_str() != Some(context.as_str()) {
+                return rpc_error(&id, -32602, "contextId must match the task's");
+            }
+            (task, context, vec![])
+        }
+        None => {
+            let (task, context) = (format!("task-{}", rand_id()), format!("ctx-{}", rand_id()));
+            let rec = TaskRec {
+                id: task.clone(),
+                context_id: context.clone(),
+                state: "TASK_STATE_SUBMITTED".into(),
+                text: String::new(),
+                visible_state: "TASK_STATE_SUBMITTED".into(),
+                visible_text: String::new(),
+            };
+            lock(&agent.inner).tasks.insert(task.clone(), rec);
+            let snapshot = agent.snapshot(&task, false).unwrap_or(Value::Null);
+            (task, context, vec![json!({"task": snapshot})])
+        }
+    };
+    let _ = context;
+    for (state, text) in &script {
+        let update = agent.status_update(&task, state, text);
+        {
+            let mut inner = lock(&agent.inner);
+            if let Some(rec) = inner.tasks.get_mut(&task) {
+                rec.state = state.clone();
+                rec.text = text.clone();
+                rec.visible_state = state.clone();
+                rec.visible_text = text.clone();
+            }
+        }
+        let _ = agent.events.send((task.clone(), update.clone()));
+        agent.push(&task, &update).await;
+        events.push(update);
+    }
+    if streaming {
+        sse(id, events, None)
+    } else {
+        rpc_result(&id, json!({"task": agent.snapshot(&task, true)}))
+    }
+}

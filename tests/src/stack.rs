@@ -1,0 +1,208 @@
+//! Handles on the deployed stand-in stack: its outputs, the control API, the parent
+//! queue (drained by one collector thread, so parallel tests each see their own notes).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub struct Stack {
+    pub config: aws_config::SdkConfig,
+    pub outputs: HashMap<String, String>,
+    pub endpoint: String,
+    pub http: reqwest::Client,
+}
+
+impl Stack {
+    pub async fn load(name: &str) -> Self {
+        let endpoint = std::env::var("AWS_ENDPOINT_URL")
+            .expect("AWS_ENDPOINT_URL is not set: run these tests with `make test`, which starts LocalStack and deploys the stacks");
+        let config = aws_config::load_from_env().await;
+        let cfn = aws_sdk_cloudformation::Client::new(&config);
+        let described = cfn
+            .describe_stacks()
+            .stack_name(name)
+            .send()
+            .await
+            .unwrap_or_else(|e| {
+                panic!("stack {name} is not deployed in LocalStack at {endpoint}: {e}")
+            });
+        let outputs = described.stacks()[0]
+            .outputs()
+            .iter()
+            .map(|o| {
+                (
+                    o.output_key().unwrap().to_owned(),
+                    o.output_value().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        Self {
+            config,
+            outputs,
+            endpoint,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    pub fn out(&self, key: &str) -> &str {
+        self.outputs
+            .get(key)
+            .unwrap_or_else(|| panic!("stack output {key} is missing"))
+    }
+
+    pub fn api_url(&self, api_output: &str, path: &str) -> String {
+        format!(
+            "{}/_aws/execute-api/{}/Prod{path}",
+            self.endpoint,
+            self.out(api_output)
+        )
+    }
+
+    pub async fn control(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        let url = self.api_url("ControlApiId", path);
+        let request = match method {
+            "GET" => self.http.get(url),
+            _ => self.http.post(url).json(&body.unwrap_or(Value::Null)),
+        };
+        let response = request.send().await.expect("control API reachable");
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap_or(Value::Null))
+    }
+
+    pub fn execution_arn(&self, name: &str) -> String {
+        format!(
+            "{}:{name}",
+            self.out("StateMachineArn")
+                .replace(":stateMachine:", ":execution:")
+        )
+    }
+
+    pub async fn execution_status(&self, name: &str) -> Option<String> {
+        let sfn = aws_sdk_sfn::Client::new(&self.config);
+        let d = sfn
+            .describe_execution()
+            .execution_arn(self.execution_arn(name))
+            .send()
+            .await
+            .ok()?;
+        Some(d.status().as_str().to_owned())
+    }
+
+    pub async fn wait_execution(&self, name: &str, status: &str, within: Duration) {
+        let deadline = Instant::now() + within;
+        loop {
+            let now = self.execution_status(name).await;
+            if now.as_deref() == Some(status) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "execution {name} is {now:?}, expected {status}"
+            );
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    }
+
+    pub async fn row_status(&self, task_id: &str) -> Value {
+        self.control("GET", &format!("/standins/{task_id}"), None)
+            .await
+            .1
+    }
+
+    /// The notes the parent got for this stand-in so far.
+    pub fn notes(&self, task_id: &str) -> Vec<Value> {
+        collector(&self.config, self.out("ParentQueueUrl"))
+            .lock()
+            .unwrap()
+            .get(task_id)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    pub async fn wait_notes(&self, task_id: &str, count: usize, within: Duration) -> Vec<Value> {
+        let deadline = Instant::now() + within;
+        loop {
+            let notes = self.notes(task_id);
+            if notes.len() >= count {
+                return notes;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{task_id}: {} notes after {within:?}, expected {count}: {notes:#?}",
+                notes.len()
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Every message body the parent queue delivered, for the token scan.
+    pub fn all_note_bodies(&self) -> Vec<String> {
+        collector(&self.config, self.out("ParentQueueUrl"))
+            .lock()
+            .unwrap()
+            .values()
+            .flatten()
+            .map(|v| v.to_string())
+            .collect()
+    }
+}
+
+type Notes = Arc<Mutex<HashMap<String, Vec<Value>>>>;
+
+/// One thread (with its own runtime) drains the parent queue for the whole test binary.
+fn collector(config: &aws_config::SdkConfig, queue_url: &str) -> Notes {
+    static NOTES: OnceLock<Notes> = OnceLock::new();
+    NOTES
+        .get_or_init(|| {
+            let notes: Notes = Arc::default();
+            let (sink, config, queue_url) = (notes.clone(), config.clone(), queue_url.to_owned());
+            std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                rt.block_on(async move {
+                    let sqs = aws_sdk_sqs::Client::new(&config);
+                    loop {
+                        let Ok(got) = sqs
+                            .receive_message()
+                            .queue_url(&queue_url)
+                            .max_number_of_messages(10)
+                            .wait_time_seconds(1)
+                            .send()
+                            .await
+                        else {
+                            tokio::time::sleep(Duration::from_millis(500)).await;
+                            continue;
+                        };
+                        for m in got.messages() {
+                            let body: Value = serde_json::from_str(m.body().unwrap_or("null"))
+                                .unwrap_or(Value::Null);
+                            let task = body["task_id"].as_str().unwrap_or_default().to_owned();
+                            sink.lock().unwrap().entry(task).or_default().push(body);
+                            let _ = sqs
+                                .delete_message()
+                                .queue_url(&queue_url)
+                                .receipt_handle(m.receipt_handle().unwrap_or_default())
+                                .send()
+                                .await;
+                        }
+                    }
+                });
+            });
+            notes
+        })
+        .clone()
+}
+
+pub fn unique(prefix: &str) -> String {
+    format!(
+        "{prefix}-{}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    )
+}

@@ -1,0 +1,352 @@
+//! The stand-in end to end on LocalStack: control API → Step Functions → Lambda →
+//! DynamoDB / SQS, against the project's scriptable A2A agent on loopback. Each test uses
+//! its own agent persona (port) from `tests/agents.json`, deployed with the stack.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use standin_integration::agent::{Behaviour, TestAgent};
+use standin_integration::stack::{Stack, unique};
+
+const STACK: &str = "standin";
+const SOON: Duration = Duration::from_secs(60);
+
+const INPUT_REQUIRED: &str = "TASK_STATE_INPUT_REQUIRED";
+const WORKING: &str = "TASK_STATE_WORKING";
+const COMPLETED: &str = "TASK_STATE_COMPLETED";
+const CANCELED: &str = "TASK_STATE_CANCELED";
+
+async fn start(stack: &Stack, agent: &str, id: &str) {
+    let (status, body) = stack
+        .control(
+            "POST",
+            "/standins",
+            Some(json!({"agent": agent, "message": "Please build me a widget", "task_id": id})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["task_id"], id);
+}
+
+fn states(notes: &[Value]) -> Vec<(u64, String, bool)> {
+    notes
+        .iter()
+        .map(|n| {
+            (
+                n["seq"].as_u64().unwrap(),
+                n["state"].as_str().unwrap().to_owned(),
+                n["final"].as_bool().unwrap(),
+            )
+        })
+        .collect()
+}
+
+async fn wait_watch(stack: &Stack, id: &str, watch: &str) {
+    let deadline = std::time::Instant::now() + SOON;
+    loop {
+        let row = stack.row_status(id).await;
+        if row["watch"] == watch && row["parked"] == true {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "{id}: {row}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+async fn reply(stack: &Stack, id: &str, text: &str) {
+    let (status, body) = stack
+        .control(
+            "POST",
+            &format!("/standins/{id}/reply"),
+            Some(json!({"text": text})),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+}
+
+#[tokio::test]
+async fn push_watch_hears_changes_replies_turn_and_completion_deletes_the_config() {
+    let stack = Stack::load(STACK).await;
+    let agent = TestAgent::start(47101, Behaviour::default()).await;
+    agent.script_turn(&[(INPUT_REQUIRED, "What colour should the widget be?")]);
+    let id = unique("push");
+    start(&stack, "push", &id).await;
+    stack.wait_notes(&id, 1, SOON).await;
+    wait_watch(&stack, &id, "push").await;
+    let remote = agent.task_ids().pop().unwrap();
+    assert_eq!(
+        agent.configs(&remote).len(),
+        1,
+        "one push config, under our id"
+    );
+
+    agent
+        .change(&remote, WORKING, "Building a blue widget", false)
+        .await;
+    stack.wait_notes(&id, 2, SOON).await;
+    assert_eq!(agent.pushes_sent().last().map(|p| p.1), Some(204));
+    wait_watch(&stack, &id, "push").await;
+
+    agent.script_turn(&[(WORKING, "on it"), (COMPLETED, "Your blue widget is ready")]);
+    reply(&stack, &id, "blue").await;
+    let notes = stack.wait_notes(&id, 3, SOON).await;
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+    assert_eq!(
+        states(&notes),
+        [
+            (1, INPUT_REQUIRED.into(), false),
+            (2, WORKING.into(), false),
+            (3, COMPLETED.into(), true)
+        ],
+        "every change once, in order"
+    );
+    assert_eq!(notes[2]["text"], "Your blue widget is ready");
+    assert_eq!(agent.deletes(), [format!("{remote}/standin-{id}")]);
+    let row = stack.row_status(&id).await;
+    assert_eq!(row["closed"], true);
+    // A push after the end is refused.
+    agent.change(&remote, COMPLETED, "again", false).await;
+    let _ = agent.configs(&remote);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(stack.notes(&id).len(), 3, "nothing after the final note");
+}
+
+#[tokio::test]
+async fn a_push_that_runs_ahead_of_get_task_is_found_by_the_rechecks() {
+    let stack = Stack::load(STACK).await;
+    let agent = TestAgent::start(47107, Behaviour::default()).await;
+    agent.script_turn(&[(INPUT_REQUIRED, "Which size?")]);
+    let id = unique("recheck");
+    start(&stack, "recheck", &id).await;
+    stack.wait_notes(&id, 1, SOON).await;
+    wait_watch(&stack, &id, "push").await;
+    let remote = agent.task_ids().pop().unwrap();
+    let gets_before = agent.count("GetTask");
+    // The push says CANCELED; GetTask still says INPUT_REQUIRED for a while (the seed's race).
+    agent
+        .change(&remote, CANCELED, "stopped by the agent", true)
+        .await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    agent.catch_up(&remote);
+    let notes = stack.wait_notes(&id, 2, SOON).await;
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+    assert_eq!(states(&notes)[1], (2, CANCELED.into(), true));
+    let fetches = agent.count("GetTask") - gets_before;
+    assert!(
+        (2..=4).contains(&fetches),
+        "the push fetch plus rechecks, at most four: {fetches}"
+    );
+}
+
+async fn follow_scenario(persona: &str, port: u16, behaviour: Behaviour, pause_between: Duration) {
+    let stack = Stack::load(STACK).await;
+    let agent = TestAgent::start(port, behaviour).await;
+    agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
+    let id = unique(persona);
+    start(&stack, persona, &id).await;
+    stack.wait_notes(&id, 1, SOON).await;
+    wait_watch(&stack, &id, "follow").await;
+    let remote = agent.task_ids().pop().unwrap();
+    tokio::time::sleep(pause_between).await;
+    agent.change(&remote, WORKING, "Building", false).await;
+    stack.wait_notes(&id, 2, SOON).await;
+    tokio::time::sleep(pause_between).await;
+    agent.change(&remote, COMPLETED, "Done", false).await;
+    let notes = stack.wait_notes(&id, 3, SOON).await;
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+    assert_eq!(
+        states(&notes),
+        [
+            (1, INPUT_REQUIRED.into(), false),
+            (2, WORKING.into(), false),
+            (3, COMPLETED.into(), true)
+        ]
+    );
+    assert!(agent.count("SubscribeToTask") >= 1);
+    assert_eq!(
+        agent.count("CreateTaskPushNotificationConfig"),
+        usize::from(persona == "refuse")
+    );
+}
+
+#[tokio::test]
+async fn follow_when_the_card_has_no_push() {
+    follow_scenario(
+        "nopush",
+        47102,
+        Behaviour {
+            push_capable: false,
+            ..Behaviour::default()
+        },
+        Duration::from_secs(1),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn follow_when_configured_and_dropped_streams_are_resubscribed() {
+    let behaviour = Behaviour {
+        drop_subscriptions_after: Some(Duration::from_secs(2)),
+        ..Behaviour::default()
+    };
+    follow_scenario("follow", 47103, behaviour, Duration::from_secs(5)).await;
+}
+
+#[tokio::test]
+async fn follow_when_push_registration_is_refused() {
+    follow_scenario(
+        "refuse",
+        47105,
+        Behaviour {
+            refuse_push_registration: true,
+            ..Behaviour::default()
+        },
+        Duration::from_secs(1),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn off_hears_nothing_between_turns_but_replies_wake_it() {
+    let stack = Stack::load(STACK).await;
+    let agent = TestAgent::start(47104, Behaviour::default()).await;
+    agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
+    let id = unique("off");
+    start(&stack, "off", &id).await;
+    stack.wait_notes(&id, 1, SOON).await;
+    wait_watch(&stack, &id, "off").await;
+    let remote = agent.task_ids().pop().unwrap();
+    agent
+        .change(&remote, WORKING, "working quietly", false)
+        .await;
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert_eq!(stack.notes(&id).len(), 1, "off: no watch, no note");
+    assert_eq!(agent.count("GetTask") + agent.count("SubscribeToTask"), 0);
+    agent.script_turn(&[(COMPLETED, "Done")]);
+    reply(&stack, &id, "red").await;
+    let notes = stack.wait_notes(&id, 2, SOON).await;
+    assert_eq!(states(&notes)[1], (2, COMPLETED.into(), true));
+}
+
+#[tokio::test]
+async fn cancel_while_parked_closes_cancels_remotely_and_refuses_later_pushes() {
+    let stack = Stack::load(STACK).await;
+    let agent = TestAgent::start(47108, Behaviour::default()).await;
+    agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
+    let id = unique("cancel");
+    start(&stack, "cancel", &id).await;
+    stack.wait_notes(&id, 1, SOON).await;
+    wait_watch(&stack, &id, "push").await;
+    let remote = agent.task_ids().pop().unwrap();
+    let config = agent.configs(&remote).pop().unwrap();
+    let (status, body) = stack
+        .control(
+            "POST",
+            &format!("/standins/{id}/cancel"),
+            Some(json!({"reason": "no longer needed"})),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    let notes = stack.wait_notes(&id, 2, SOON).await;
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+    assert_eq!(states(&notes)[1], (2, CANCELED.into(), true));
+    assert_eq!(notes[1]["text"], "no longer needed");
+    assert_eq!(agent.count("CancelTask"), 1);
+    assert_eq!(agent.deletes().len(), 1);
+    // The agent ignores the delete and pushes anyway: 401.
+    let late = reqwest::Client::new()
+        .post(&config.url)
+        .header("x-a2a-notification-token", &config.token)
+        .header("content-type", "application/json")
+        .body(agent.status_update(&remote, WORKING, "late").to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(late.status().as_u16(), 401);
+    let (status, _) = stack
+        .control(
+            "POST",
+            &format!("/standins/{id}/reply"),
+            Some(json!({"text": "too late"})),
+        )
+        .await;
+    assert_eq!(status, 409, "a reply to an ended stand-in is refused");
+}
+
+#[tokio::test]
+async fn control_api_errors_are_clear() {
+    let stack = Stack::load(STACK).await;
+    let (status, body) = stack
+        .control(
+            "POST",
+            "/standins",
+            Some(json!({"agent": "nobody", "message": "hi"})),
+        )
+        .await;
+    assert_eq!(status, 400);
+    assert!(
+        body["error"].as_str().unwrap().contains("unknown agent"),
+        "{body}"
+    );
+    let (status, _) = stack
+        .control("POST", "/standins", Some(json!({"agent": "push"})))
+        .await;
+    assert_eq!(status, 400);
+    let (status, _) = stack
+        .control(
+            "POST",
+            "/standins",
+            Some(json!({"agent": "push", "message": "x", "task_id": "a/b"})),
+        )
+        .await;
+    assert_eq!(status, 400);
+    let (status, _) = stack.control("GET", "/standins/never-started", None).await;
+    assert_eq!(status, 404);
+    let (status, _) = stack
+        .control(
+            "POST",
+            "/standins/never-started/reply",
+            Some(json!({"text": "x"})),
+        )
+        .await;
+    assert_eq!(status, 404);
+}
+
+#[tokio::test]
+async fn a_long_lived_follow_rolls_into_a_successor_without_losing_a_change() {
+    let stack = Stack::load(STACK).await;
+    let agent = TestAgent::start(47106, Behaviour::default()).await;
+    agent.script_turn(&[(INPUT_REQUIRED, "step 0")]);
+    let id = unique("roll");
+    start(&stack, "roll", &id).await;
+    stack.wait_notes(&id, 1, SOON).await;
+    let remote = agent.task_ids().pop().unwrap();
+    // The stack's history bound is 8 cycles: ten changes force at least one roll.
+    for i in 1..=10 {
+        wait_watch(&stack, &id, "follow").await;
+        let state = if i % 2 == 0 { INPUT_REQUIRED } else { WORKING };
+        agent
+            .change(&remote, state, &format!("step {i}"), false)
+            .await;
+        stack.wait_notes(&id, i + 1, SOON).await;
+    }
+    agent.change(&remote, COMPLETED, "done", false).await;
+    let notes = stack.wait_notes(&id, 12, SOON).await;
+    let seqs: Vec<u64> = notes.iter().map(|n| n["seq"].as_u64().unwrap()).collect();
+    assert_eq!(
+        seqs,
+        (1..=12).collect::<Vec<_>>(),
+        "every change once, in order, across the roll"
+    );
+    assert_eq!(
+        stack.execution_status(&id).await.as_deref(),
+        Some("SUCCEEDED"),
+        "the first execution rolled and ended"
+    );
+    assert!(
+        stack.execution_status(&format!("{id}~1")).await.is_some(),
+        "a successor execution exists"
+    );
+}
