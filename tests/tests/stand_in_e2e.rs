@@ -346,7 +346,7 @@ async fn a_long_lived_follow_rolls_into_a_successor_without_losing_a_change() {
         "the first execution rolled and ended"
     );
     assert!(
-        stack.execution_status(&format!("{id}~1")).await.is_some(),
+        stack.execution_status(&format!("{id}__1")).await.is_some(),
         "a successor execution exists"
     );
 }

@@ -382,20 +382,10 @@ async fn start(deps: &'static Deps, body: &Value) -> Result<Response<Body>, Erro
         return reply(400, json!({"error": "body.message is required"}));
     };
     let task_id = match body["task_id"].as_str() {
-        Some(id)
-            if !id.is_empty()
-                && id.len() <= 64
-                && id
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') =>
-        {
-            id.to_owned()
-        }
+        Some(id) if valid_task_id(id) => id.to_owned(),
         Some(_) => {
-            return reply(
-                400,
-                json!({"error": "task_id must be 1-64 characters of [A-Za-z0-9_-]"}),
-            );
+            let error = r#"task_id must be 1-64 characters of [A-Za-z0-9_-], without "__" (kept for rolled executions)"#;
+            return reply(400, json!({ "error": error }));
         }
         None => {
             let mut bytes = [0u8; 12];
@@ -498,4 +488,14 @@ async fn status(deps: &'static Deps, task_id: &str) -> Result<Response<Body>, Er
             "seq": row.seq,
         }),
     )
+}
+
+/// A local id is an execution name too: letters, digits, `-`, `_`; `__` marks a roll.
+pub fn valid_task_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && !id.contains("__")
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }

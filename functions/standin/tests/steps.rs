@@ -497,7 +497,7 @@ async fn rolling_keeps_pending_events_for_the_successor() {
     let rolled = handlers::steps::wake_up(&w.store, step, 5).await.unwrap();
     assert_eq!(rolled.next, Some(Next::Roll));
     let successor = rolled.successor.expect("successor");
-    assert_eq!(successor.name, format!("{ID}~1"));
+    assert_eq!(successor.name, format!("{ID}__1"));
     assert_eq!(
         successor.input.next,
         Some(Next::Park {

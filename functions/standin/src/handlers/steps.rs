@@ -287,12 +287,13 @@ pub fn successor(step: &Step, mode: WatchMode) -> Step {
     }
 }
 
-/// The execution name of a generation: the local task id, then `~N` after rolls.
+/// The execution name of a generation: the local task id, then `__N` after rolls
+/// (execution names allow only letters, digits, `-` and `_`; local ids may not hold `__`).
 pub fn execution_name(task_id: &str, generation: u32) -> String {
     if generation == 0 {
         task_id.to_owned()
     } else {
-        format!("{task_id}~{generation}")
+        format!("{task_id}__{generation}")
     }
 }
 
