@@ -274,15 +274,14 @@ fn rpc_error(id: &Value, code: i64, message: &str) -> Response {
         .into_response()
 }
 
-fn sse(
-    id: Value,
-    events: Vec<Value>,
-    live: Option<(
-        broadcast::Receiver<(String, Value)>,
-        String,
-        Option<Duration>,
-    )>,
-) -> Response {
+/// A live tail for a subscription: the change feed, the task it follows, and when to drop it.
+type Live = (
+    broadcast::Receiver<(String, Value)>,
+    String,
+    Option<Duration>,
+);
+
+fn sse(id: Value, events: Vec<Value>, live: Option<Live>) -> Response {
     let frame = move |v: &Value| {
         Bytes::from(format!(
             "data: {}\r\n\r\n",
