@@ -350,3 +350,160 @@ async fn a_long_lived_follow_rolls_into_a_successor_without_losing_a_change() {
         "a successor execution exists"
     );
 }
+
+fn sha256_hex(s: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(s.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Every run of 43 base64url characters in `text` whose SHA-256 is one of `digests`.
+fn leaked_tokens(text: &str, digests: &[String]) -> Vec<String> {
+    let bytes = text.as_bytes();
+    let is_b64 = |b: u8| b.is_ascii_alphanumeric() || b == b'-' || b == b'_';
+    let mut found = Vec::new();
+    let mut start = 0;
+    while start < bytes.len() {
+        if !is_b64(bytes[start]) {
+            start += 1;
+            continue;
+        }
+        let mut end = start;
+        while end < bytes.len() && is_b64(bytes[end]) {
+            end += 1;
+        }
+        for i in start..end.saturating_sub(42) {
+            let candidate = &text[i..i + 43];
+            if digests.contains(&sha256_hex(candidate)) {
+                found.push(candidate.to_owned());
+            }
+        }
+        start = end;
+    }
+    found
+}
+
+#[tokio::test]
+async fn the_push_token_appears_nowhere_but_as_its_digest() {
+    let stack = Stack::load(STACK).await;
+    let agent = TestAgent::start(47109, Behaviour::default()).await;
+    agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
+    let id = unique("scan");
+    start(&stack, "scan", &id).await;
+    stack.wait_notes(&id, 1, SOON).await;
+    wait_watch(&stack, &id, "push").await;
+    let remote = agent.task_ids().pop().unwrap();
+    let token = agent.configs(&remote).pop().unwrap().token;
+    assert_eq!(token.len(), 43);
+    // A careless agent echoes the token in its status text: it must be scrubbed.
+    agent
+        .change(
+            &remote,
+            WORKING,
+            &format!("my webhook token is {token} ok"),
+            false,
+        )
+        .await;
+    agent.script_turn(&[(COMPLETED, &format!("done; token={token}"))]);
+    stack.wait_notes(&id, 2, SOON).await;
+    reply(&stack, &id, "blue").await;
+    let notes = stack.wait_notes(&id, 3, SOON).await;
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+
+    // The table: the digest is there, the token is not.
+    let db = aws_sdk_dynamodb::Client::new(&stack.config);
+    let items = db
+        .scan()
+        .table_name(stack.out("TableName"))
+        .send()
+        .await
+        .unwrap();
+    let table = format!("{:?}", items.items());
+    assert!(
+        table.contains(&sha256_hex(&token)),
+        "the row keeps the token's SHA-256"
+    );
+    let digests: Vec<String> = items
+        .items()
+        .iter()
+        .filter_map(|i| {
+            i.get("watch")?
+                .as_m()
+                .ok()?
+                .get("token_digest")?
+                .as_s()
+                .ok()
+                .cloned()
+        })
+        .collect();
+    assert!(!digests.is_empty());
+
+    // Execution histories, with their data.
+    let sfn = aws_sdk_sfn::Client::new(&stack.config);
+    let executions = sfn
+        .list_executions()
+        .state_machine_arn(stack.out("StateMachineArn"))
+        .send()
+        .await
+        .unwrap();
+    let mut history = String::new();
+    for e in executions.executions() {
+        let h = sfn
+            .get_execution_history()
+            .execution_arn(e.execution_arn())
+            .include_execution_data(true)
+            .send()
+            .await
+            .unwrap();
+        history.push_str(&format!("{:?}", h.events()));
+    }
+    // Every function's logs.
+    let logs = aws_sdk_cloudwatchlogs::Client::new(&stack.config);
+    let groups = logs
+        .describe_log_groups()
+        .log_group_name_prefix("/aws/lambda/standin-")
+        .send()
+        .await
+        .unwrap();
+    let mut log_text = String::new();
+    for g in groups.log_groups() {
+        let events = logs
+            .filter_log_events()
+            .log_group_name(g.log_group_name().unwrap())
+            .send()
+            .await
+            .unwrap();
+        for e in events.events() {
+            log_text.push_str(e.message().unwrap_or_default());
+            log_text.push('\n');
+        }
+    }
+    assert!(!log_text.is_empty() && !history.is_empty());
+    let queue_text = notes
+        .iter()
+        .map(Value::to_string)
+        .collect::<Vec<_>>()
+        .join("\n");
+    for (name, text) in [
+        ("table", &table),
+        ("execution history", &history),
+        ("logs", &log_text),
+        ("parent notes", &queue_text),
+    ] {
+        assert!(
+            !text.contains(&token),
+            "the push token leaked into the {name}"
+        );
+        assert_eq!(
+            leaked_tokens(text, &digests),
+            Vec::<String>::new(),
+            "a push token (any stand-in's) leaked into the {name}"
+        );
+    }
+    assert!(
+        queue_text.contains("[redacted]"),
+        "the echoed token was scrubbed, not dropped silently: {queue_text}"
+    );
+}
