@@ -6,132 +6,63 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use aws_sdk_sfn::types::ExecutionStatus;
 use serde_json::{Value, json};
+use standin_integration::stack::{Stack, unique};
 
-struct Stack {
-    config: aws_config::SdkConfig,
-    outputs: HashMap<String, String>,
-    endpoint: String,
-    http: reqwest::Client,
+/// The smoke stack's API: `POST {path}` with a JSON body.
+async fn post(stack: &Stack, path: &str, body: Value) -> (u16, Value) {
+    let response = stack
+        .http
+        .post(stack.api_url("ApiId", path))
+        .json(&body)
+        .send()
+        .await
+        .expect("API reachable");
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
 }
 
-impl Stack {
-    async fn load() -> Self {
-        let endpoint = std::env::var("AWS_ENDPOINT_URL").expect(
-            "AWS_ENDPOINT_URL is not set: run these tests with `make test`, which starts LocalStack and deploys the smoke stack",
-        );
-        let name = std::env::var("STANDIN_SMOKE_STACK").unwrap_or_else(|_| "standin-smoke".into());
-        let config = aws_config::load_from_env().await;
-        let cfn = aws_sdk_cloudformation::Client::new(&config);
-        let described = cfn
-            .describe_stacks()
-            .stack_name(&name)
-            .send()
-            .await
-            .unwrap_or_else(|e| {
-                panic!("stack {name} is not deployed in LocalStack at {endpoint}: {e}")
-            });
-        let outputs = described.stacks()[0]
-            .outputs()
-            .iter()
-            .map(|o| {
-                (
-                    o.output_key().unwrap().to_owned(),
-                    o.output_value().unwrap().to_owned(),
-                )
-            })
-            .collect();
-        Self {
-            config,
-            outputs,
-            endpoint,
-            http: reqwest::Client::new(),
-        }
-    }
-
-    fn out(&self, key: &str) -> &str {
-        self.outputs
-            .get(key)
-            .unwrap_or_else(|| panic!("stack output {key} is missing"))
-    }
-
-    /// LocalStack serves REST APIs under /_aws/execute-api/<id>/<stage>/ (no DNS needed).
-    async fn post(&self, path: &str, body: Value) -> (u16, Value) {
-        let url = format!(
-            "{}/_aws/execute-api/{}/Prod{path}",
-            self.endpoint,
-            self.out("ApiId")
-        );
-        let response = self
-            .http
-            .post(url)
-            .json(&body)
-            .send()
-            .await
-            .expect("API reachable");
-        let status = response.status().as_u16();
-        (status, response.json().await.unwrap_or(Value::Null))
-    }
-}
-
-fn unique(prefix: &str) -> String {
-    format!(
-        "{prefix}-{}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    )
+async fn smoke_stack() -> Stack {
+    Stack::load(&std::env::var("STANDIN_SMOKE_STACK").unwrap_or_else(|_| "standin-smoke".into()))
+        .await
 }
 
 #[tokio::test]
 async fn api_route_with_a_path_parameter_and_a_conditional_update() {
-    let stack = Stack::load().await;
+    let stack = smoke_stack().await;
     let id = unique("item");
-    let (s1, b1) = stack
-        .post(&format!("/items/{id}"), json!({"op": "bump"}))
-        .await;
-    let (s2, b2) = stack
-        .post(&format!("/items/{id}"), json!({"op": "bump"}))
-        .await;
+    let (s1, b1) = post(&stack, &format!("/items/{id}"), json!({"op": "bump"})).await;
+    let (s2, b2) = post(&stack, &format!("/items/{id}"), json!({"op": "bump"})).await;
     assert_eq!((s1, s2), (200, 200), "{b1} {b2}");
     assert_eq!(
         (b1["id"].as_str(), b1["n"].as_u64(), b2["n"].as_u64()),
         (Some(id.as_str()), Some(1), Some(2))
     );
     assert_eq!(
-        stack
-            .post(&format!("/items/{id}"), json!({"op": "close"}))
+        post(&stack, &format!("/items/{id}"), json!({"op": "close"}))
             .await
             .0,
         200
     );
-    let (status, body) = stack
-        .post(&format!("/items/{id}"), json!({"op": "bump"}))
-        .await;
+    let (status, body) = post(&stack, &format!("/items/{id}"), json!({"op": "bump"})).await;
     assert_eq!(
         (status, body["error"].as_str()),
         (409, Some("closed")),
         "the condition refused the write"
     );
-    let (status, _) = stack
-        .post(&format!("/items/{id}"), json!({"op": "explode"}))
-        .await;
+    let (status, _) = post(&stack, &format!("/items/{id}"), json!({"op": "explode"})).await;
     assert_eq!(status, 400);
 }
 
 #[tokio::test]
 async fn fifo_queue_keeps_order_and_drops_duplicates() {
-    let stack = Stack::load().await;
+    let stack = smoke_stack().await;
     let id = unique("group");
     for seq in [1, 1, 2, 3, 2] {
-        let (status, body) = stack
-            .post(&format!("/notes/{id}"), json!({"seq": seq}))
-            .await;
+        let (status, body) = post(&stack, &format!("/notes/{id}"), json!({"seq": seq})).await;
         assert_eq!(status, 200, "{body}");
     }
     let sqs = aws_sdk_sqs::Client::new(&stack.config);
@@ -194,7 +125,7 @@ async fn run_to_end(stack: &Stack, input: Value, ring: Option<&str>) -> (Executi
         );
         if let (Some(id), false) = (ring, rung) {
             // The park step stores the token first; ring once it is there.
-            let (status, _) = stack.post(&format!("/ring/{id}"), json!({})).await;
+            let (status, _) = post(stack, &format!("/ring/{id}"), json!({})).await;
             rung = status == 200;
         }
         tokio::time::sleep(Duration::from_millis(300)).await;
@@ -203,7 +134,7 @@ async fn run_to_end(stack: &Stack, input: Value, ring: Option<&str>) -> (Executi
 
 #[tokio::test]
 async fn a_wait_for_task_token_park_is_ended_by_send_task_success() {
-    let stack = Stack::load().await;
+    let stack = smoke_stack().await;
     let id = unique("park");
     let (status, output) = run_to_end(&stack, json!({"id": id, "timeout": 60}), Some(&id)).await;
     assert_eq!(status, ExecutionStatus::Succeeded, "{output}");
@@ -213,7 +144,7 @@ async fn a_wait_for_task_token_park_is_ended_by_send_task_success() {
 
 #[tokio::test]
 async fn a_park_timeout_is_caught_as_states_timeout() {
-    let stack = Stack::load().await;
+    let stack = smoke_stack().await;
     let started = Instant::now();
     let (status, output) =
         run_to_end(&stack, json!({"id": unique("late"), "timeout": 2}), None).await;
@@ -225,11 +156,10 @@ async fn a_park_timeout_is_caught_as_states_timeout() {
 
 #[tokio::test]
 async fn function_logs_reach_cloudwatch() {
-    let stack = Stack::load().await;
+    let stack = smoke_stack().await;
     let id = unique("logged");
     assert_eq!(
-        stack
-            .post(&format!("/items/{id}"), json!({"op": "bump"}))
+        post(&stack, &format!("/items/{id}"), json!({"op": "bump"}))
             .await
             .0,
         200
@@ -289,7 +219,7 @@ async fn wait_for_item(stack: &Stack, id: &str) -> Option<String> {
 
 #[tokio::test]
 async fn an_sqs_event_source_mapping_feeds_a_function() {
-    let stack = Stack::load().await;
+    let stack = smoke_stack().await;
     let id = unique("job");
     let sqs = aws_sdk_sqs::Client::new(&stack.config);
     sqs.send_message()
@@ -303,7 +233,7 @@ async fn an_sqs_event_source_mapping_feeds_a_function() {
 
 #[tokio::test]
 async fn an_asynchronous_invoke_runs_the_function() {
-    let stack = Stack::load().await;
+    let stack = smoke_stack().await;
     let id = unique("async");
     let lambda = aws_sdk_lambda::Client::new(&stack.config);
     let answer = lambda

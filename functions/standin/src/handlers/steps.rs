@@ -91,6 +91,16 @@ impl Step {
     }
 }
 
+async fn load_row<S: RowStore>(
+    store: &S,
+    task_id: &str,
+) -> Result<crate::domain::row::Row, StepError> {
+    store
+        .get(task_id)
+        .await?
+        .ok_or_else(|| StepError::NoRow(task_id.to_owned()))
+}
+
 /// The turn: send the message (first turn, or the parent's reply), read to an interrupted
 /// or final state, apply. An agent that cannot be reached ends the stand-in as failed.
 pub async fn turn<S: RowStore, A: AgentPort, Q: ParentQueue>(
@@ -104,10 +114,7 @@ pub async fn turn<S: RowStore, A: AgentPort, Q: ParentQueue>(
         Some(Next::Turn { reply }) => reply,
         _ => step.message.take().ok_or(StepError::Input("message"))?,
     };
-    let row = store
-        .get(&step.task_id)
-        .await?
-        .ok_or_else(|| StepError::NoRow(step.task_id.clone()))?;
+    let row = load_row(store, &step.task_id).await?;
     let follow_up = row.remote_task_id.as_deref().zip(row.context_id.as_deref());
     let message = Message::user_text(text, follow_up);
     let (out, context) = match send_turn(agent, &message, window).await {
@@ -170,10 +177,7 @@ pub async fn register_watch<S: RowStore, A: AgentPort>(
     push_base_url: Option<&str>,
     mut step: Step,
 ) -> Result<Step, StepError> {
-    let row = store
-        .get(&step.task_id)
-        .await?
-        .ok_or_else(|| StepError::NoRow(step.task_id.clone()))?;
+    let row = load_row(store, &step.task_id).await?;
     let remote = row
         .remote_task_id
         .clone()
@@ -203,10 +207,7 @@ pub async fn fetch<S: RowStore, A: AgentPort, Q: ParentQueue>(
             push_triggered: true
         })
     );
-    let row = store
-        .get(&step.task_id)
-        .await?
-        .ok_or_else(|| StepError::NoRow(step.task_id.clone()))?;
+    let row = load_row(store, &step.task_id).await?;
     let remote = row
         .remote_task_id
         .clone()
@@ -254,10 +255,7 @@ pub async fn wake_up<S: RowStore>(
 ) -> Result<Step, StepError> {
     if wake::count_cycle(&mut step.cursor, history_bound) {
         // Nothing is drained: pending events wait on the row for the successor's park.
-        let row = store
-            .get(&step.task_id)
-            .await?
-            .ok_or_else(|| StepError::NoRow(step.task_id.clone()))?;
+        let row = load_row(store, &step.task_id).await?;
         let input = successor(&step, row.mode());
         step.successor = Some(Successor {
             name: execution_name(&step.task_id, input.generation),
