@@ -507,3 +507,45 @@ async fn the_push_token_appears_nowhere_but_as_its_digest() {
         "the echoed token was scrubbed, not dropped silently: {queue_text}"
     );
 }
+
+/// Interop with the official a2a-sdk (1.3.0) server over JSON-RPC: its agent asks, then
+/// works 15 s after the reply; the turn window (10 s) ends the turn at WORKING, so the
+/// completion is heard by the watch (its push, or SubscribeToTask).
+async fn sdk_scenario(persona: &str, watch: &str) {
+    let stack = Stack::load(STACK).await;
+    let id = unique(persona);
+    start(&stack, persona, &id).await;
+    let notes = stack.wait_notes(&id, 1, SOON).await;
+    assert_eq!(
+        (notes[0]["state"].as_str(), notes[0]["text"].as_str()),
+        (
+            Some(INPUT_REQUIRED),
+            Some("What colour should the widget be?")
+        )
+    );
+    wait_watch(&stack, &id, watch).await;
+    reply(&stack, &id, "teal").await;
+    let notes = stack.wait_notes(&id, 3, SOON).await;
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+    assert_eq!(
+        states(&notes),
+        [
+            (1, INPUT_REQUIRED.into(), false),
+            (2, WORKING.into(), false),
+            (3, COMPLETED.into(), true)
+        ],
+        "{notes:#?}"
+    );
+    assert_eq!(notes[1]["text"], "Building a teal widget...");
+    assert_eq!(notes[2]["text"], "Your teal widget is ready.");
+}
+
+#[tokio::test]
+async fn interop_push_with_the_official_sdk_server() {
+    sdk_scenario("sdk-push", "push").await;
+}
+
+#[tokio::test]
+async fn interop_follow_with_the_official_sdk_server() {
+    sdk_scenario("sdk-follow", "follow").await;
+}
