@@ -32,6 +32,8 @@ pub struct Behaviour {
     pub refuse_push_registration: bool,
     /// SubscribeToTask streams are closed after this long (None: kept open).
     pub drop_subscriptions_after: Option<Duration>,
+    /// DeleteTaskPushNotificationConfig fails (the stand-in must end anyway).
+    pub fail_deletes: bool,
 }
 
 impl Default for Behaviour {
@@ -40,6 +42,7 @@ impl Default for Behaviour {
             push_capable: true,
             refuse_push_registration: false,
             drop_subscriptions_after: None,
+            fail_deletes: false,
         }
     }
 }
@@ -402,6 +405,9 @@ async fn rpc(State(agent): State<TestAgent>, headers: HeaderMap, body: Bytes) ->
             let config = params["id"].as_str().unwrap_or_default().to_owned();
             let mut inner = lock(&agent.inner);
             inner.deletes.push(format!("{task}/{config}"));
+            if inner.behaviour.fail_deletes {
+                return rpc_error(&id, -32603, "delete failed on purpose");
+            }
             if let Some(list) = inner.configs.get_mut(&task) {
                 list.retain(|c| c.id != config);
             }

@@ -89,6 +89,25 @@ async fn push_watch_hears_changes_replies_turn_and_completion_deletes_the_config
     assert_eq!(agent.pushes_sent().last().map(|p| p.1), Some(204));
     wait_watch(&stack, &id, "push").await;
 
+    // Duplicate and stale pushes: each is only a doorbell; GetTask still says WORKING.
+    let duplicate = agent.status_update(&remote, WORKING, "Building a blue widget");
+    let stale = agent.status_update(&remote, INPUT_REQUIRED, "What colour should the widget be?");
+    for body in [&duplicate, &duplicate, &stale] {
+        agent.push(&remote, body).await;
+    }
+    assert!(
+        agent.pushes_sent().iter().rev().take(3).all(|p| p.1 == 204),
+        "{:?}",
+        agent.pushes_sent()
+    );
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        stack.notes(&id).len(),
+        2,
+        "no note for a duplicate or stale push"
+    );
+    wait_watch(&stack, &id, "push").await;
+
     agent.script_turn(&[(WORKING, "on it"), (COMPLETED, "Your blue widget is ready")]);
     reply(&stack, &id, "blue").await;
     let notes = stack.wait_notes(&id, 3, SOON).await;
@@ -230,17 +249,16 @@ async fn off_hears_nothing_between_turns_but_replies_wake_it() {
     assert_eq!(states(&notes)[1], (2, COMPLETED.into(), true));
 }
 
-#[tokio::test]
-async fn cancel_while_parked_closes_cancels_remotely_and_refuses_later_pushes() {
+/// Cancel while parked: the end closes first, cancels the remote task, deletes the push
+/// config (a failing delete does not stop it), sends one final note; later pushes are 401.
+async fn cancel_scenario(persona: &str, port: u16, watch: &str, behaviour: Behaviour) -> TestAgent {
     let stack = Stack::load(STACK).await;
-    let agent = TestAgent::start(47108, Behaviour::default()).await;
+    let agent = TestAgent::start(port, behaviour).await;
     agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
-    let id = unique("cancel");
-    start(&stack, "cancel", &id).await;
+    let id = unique(persona);
+    start(&stack, persona, &id).await;
     stack.wait_notes(&id, 1, SOON).await;
-    wait_watch(&stack, &id, "push").await;
-    let remote = agent.task_ids().pop().unwrap();
-    let config = agent.configs(&remote).pop().unwrap();
+    wait_watch(&stack, &id, watch).await;
     let (status, body) = stack
         .control(
             "POST",
@@ -251,11 +269,55 @@ async fn cancel_while_parked_closes_cancels_remotely_and_refuses_later_pushes() 
     assert_eq!(status, 202, "{body}");
     let notes = stack.wait_notes(&id, 2, SOON).await;
     stack.wait_execution(&id, "SUCCEEDED", SOON).await;
-    assert_eq!(states(&notes)[1], (2, CANCELED.into(), true));
+    assert_eq!(
+        states(&notes),
+        [
+            (1, INPUT_REQUIRED.into(), false),
+            (2, CANCELED.into(), true)
+        ]
+    );
     assert_eq!(notes[1]["text"], "no longer needed");
-    assert_eq!(agent.count("CancelTask"), 1);
-    assert_eq!(agent.deletes().len(), 1);
-    // The agent ignores the delete and pushes anyway: 401.
+    assert_eq!(
+        agent.count("CancelTask"),
+        1,
+        "the remote task is cancelled too"
+    );
+    assert_eq!(stack.row_status(&id).await["closed"], true);
+    let (status, _) = stack
+        .control(
+            "POST",
+            &format!("/standins/{id}/reply"),
+            Some(json!({"text": "too late"})),
+        )
+        .await;
+    assert_eq!(status, 409, "a reply to an ended stand-in is refused");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(
+        stack.notes(&id).len(),
+        2,
+        "the cancel's own CANCELED push changes nothing"
+    );
+    agent
+}
+
+#[tokio::test]
+async fn cancel_while_parked_on_push_with_a_failing_delete() {
+    let behaviour = Behaviour {
+        fail_deletes: true,
+        ..Behaviour::default()
+    };
+    let agent = cancel_scenario("cancel", 47108, "push", behaviour).await;
+    assert_eq!(
+        agent.deletes().len(),
+        2,
+        "two attempts, then the end goes on"
+    );
+    let remote = agent.task_ids().pop().unwrap();
+    let config = agent
+        .configs(&remote)
+        .pop()
+        .expect("the failed delete left the config");
+    // The agent still holds the config and pushes: refused.
     let late = reqwest::Client::new()
         .post(&config.url)
         .header("x-a2a-notification-token", &config.token)
@@ -265,14 +327,18 @@ async fn cancel_while_parked_closes_cancels_remotely_and_refuses_later_pushes() 
         .await
         .unwrap();
     assert_eq!(late.status().as_u16(), 401);
-    let (status, _) = stack
-        .control(
-            "POST",
-            &format!("/standins/{id}/reply"),
-            Some(json!({"text": "too late"})),
-        )
-        .await;
-    assert_eq!(status, 409, "a reply to an ended stand-in is refused");
+}
+
+#[tokio::test]
+async fn cancel_while_following() {
+    let agent = cancel_scenario("cancel-follow", 47112, "follow", Behaviour::default()).await;
+    assert!(agent.deletes().is_empty(), "no push config to delete");
+}
+
+#[tokio::test]
+async fn cancel_while_off() {
+    let agent = cancel_scenario("cancel-off", 47113, "off", Behaviour::default()).await;
+    assert!(agent.deletes().is_empty());
 }
 
 #[tokio::test]
