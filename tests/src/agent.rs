@@ -34,6 +34,8 @@ pub struct Behaviour {
     pub drop_subscriptions_after: Option<Duration>,
     /// DeleteTaskPushNotificationConfig fails (the stand-in must end anyway).
     pub fail_deletes: bool,
+    /// A turn's events go to its own stream only, not to open subscriptions.
+    pub quiet_turns: bool,
 }
 
 impl Default for Behaviour {
@@ -43,6 +45,7 @@ impl Default for Behaviour {
             refuse_push_registration: false,
             drop_subscriptions_after: None,
             fail_deletes: false,
+            quiet_turns: false,
         }
     }
 }
@@ -77,8 +80,18 @@ struct Inner {
     deletes: Vec<String>,
 }
 
+/// Counts a subscription as open for as long as its stream lives.
+struct OpenGuard(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for OpenGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
 #[derive(Clone)]
 pub struct TestAgent {
+    open: Arc<std::sync::atomic::AtomicUsize>,
     inner: Arc<Mutex<Inner>>,
     events: broadcast::Sender<(String, Value)>,
     http: reqwest::Client,
@@ -98,6 +111,7 @@ impl TestAgent {
         let url = format!("http://{}", listener.local_addr().expect("addr"));
         let (events, _) = broadcast::channel(256);
         let agent = Self {
+            open: Arc::default(),
             inner: Arc::new(Mutex::new(Inner {
                 behaviour,
                 ..Inner::default()
@@ -122,6 +136,11 @@ impl TestAgent {
                 .map(|(s, t)| ((*s).to_owned(), (*t).to_owned()))
                 .collect(),
         );
+    }
+
+    /// SubscribeToTask streams open right now.
+    pub fn open_subscriptions(&self) -> usize {
+        self.open.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     pub fn task_ids(&self) -> Vec<String> {
@@ -284,7 +303,7 @@ type Live = (
     Option<Duration>,
 );
 
-fn sse(id: Value, events: Vec<Value>, live: Option<Live>) -> Response {
+fn sse(id: Value, events: Vec<Value>, live: Option<Live>, guard: Option<OpenGuard>) -> Response {
     let frame = move |v: &Value| {
         Bytes::from(format!(
             "data: {}\r\n\r\n",
@@ -297,36 +316,40 @@ fn sse(id: Value, events: Vec<Value>, live: Option<Live>) -> Response {
         None => Body::from_stream(head),
         Some((rx, task, drop_after)) => {
             let deadline = drop_after.map(|d| tokio::time::Instant::now() + d);
-            let tail = futures_util::stream::unfold((rx, false), move |(mut rx, done)| {
-                let task = task.clone();
-                let frame = frame.clone();
-                async move {
-                    if done {
-                        return None;
-                    }
-                    loop {
-                        let next = match deadline {
-                            Some(d) => match tokio::time::timeout_at(d, rx.recv()).await {
-                                Ok(r) => r,
-                                Err(_) => return None,
-                            },
-                            None => rx.recv().await,
-                        };
-                        match next {
-                            Ok((t, event)) if t == task => {
-                                let state = event["statusUpdate"]["status"]["state"]
-                                    .as_str()
-                                    .unwrap_or_default()
-                                    .to_owned();
-                                let end = TERMINAL.contains(&state.as_str());
-                                return Some((Ok::<_, Infallible>(frame(&event)), (rx, end)));
+            let tail =
+                futures_util::stream::unfold((rx, false, guard), move |(mut rx, done, guard)| {
+                    let task = task.clone();
+                    let frame = frame.clone();
+                    async move {
+                        if done {
+                            return None;
+                        }
+                        loop {
+                            let next = match deadline {
+                                Some(d) => match tokio::time::timeout_at(d, rx.recv()).await {
+                                    Ok(r) => r,
+                                    Err(_) => return None,
+                                },
+                                None => rx.recv().await,
+                            };
+                            match next {
+                                Ok((t, event)) if t == task => {
+                                    let state = event["statusUpdate"]["status"]["state"]
+                                        .as_str()
+                                        .unwrap_or_default()
+                                        .to_owned();
+                                    let end = TERMINAL.contains(&state.as_str());
+                                    return Some((
+                                        Ok::<_, Infallible>(frame(&event)),
+                                        (rx, end, guard),
+                                    ));
+                                }
+                                Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                                Err(broadcast::error::RecvError::Closed) => return None,
                             }
-                            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                            Err(broadcast::error::RecvError::Closed) => return None,
                         }
                     }
-                }
-            });
+                });
             Body::from_stream(futures_util::StreamExt::chain(head, tail))
         }
     };
@@ -370,10 +393,13 @@ async fn rpc(State(agent): State<TestAgent>, headers: HeaderMap, body: Bytes) ->
                 );
             }
             let drop_after = lock(&agent.inner).behaviour.drop_subscriptions_after;
+            agent.open.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let guard = OpenGuard(agent.open.clone());
             sse(
                 id,
                 vec![json!({"task": snapshot})],
                 Some((agent.events.subscribe(), task, drop_after)),
+                Some(guard),
             )
         }
         "CreateTaskPushNotificationConfig" => {
@@ -481,12 +507,14 @@ async fn send(agent: &TestAgent, id: Value, params: &Value, streaming: bool) -> 
                 rec.visible_text = text.clone();
             }
         }
-        let _ = agent.events.send((task.clone(), update.clone()));
+        if !lock(&agent.inner).behaviour.quiet_turns {
+            let _ = agent.events.send((task.clone(), update.clone()));
+        }
         agent.push(&task, &update).await;
         events.push(update);
     }
     if streaming {
-        sse(id, events, None)
+        sse(id, events, None, None)
     } else {
         rpc_result(&id, json!({"task": agent.snapshot(&task, true)}))
     }

@@ -615,3 +615,53 @@ async fn interop_push_with_the_official_sdk_server() {
 async fn interop_follow_with_the_official_sdk_server() {
     sdk_scenario("sdk-follow", "follow").await;
 }
+
+#[tokio::test]
+async fn a_reply_while_following_stops_the_follow_within_one_heartbeat() {
+    let stack = Stack::load(STACK).await;
+    // Quiet turns: the reply's own events reach only its stream, so the old follow can
+    // learn that its park is over only from its heartbeat check.
+    let agent = TestAgent::start(
+        47115,
+        Behaviour {
+            quiet_turns: true,
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
+    let id = unique("follow-reply");
+    start(&stack, "follow-reply", &id).await;
+    stack.wait_notes(&id, 1, SOON).await;
+    let deadline = std::time::Instant::now() + SOON;
+    while agent.open_subscriptions() == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the follow never subscribed"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    agent.script_turn(&[(INPUT_REQUIRED, "Which size?")]);
+    reply(&stack, &id, "blue").await;
+    stack.wait_notes(&id, 2, SOON).await;
+    let replied = std::time::Instant::now();
+    // The follow heartbeats every 10 s: the old subscription closes within that (plus
+    // slack), while the next park's follow opens its own.
+    loop {
+        let subscribed = agent.count("SubscribeToTask");
+        if subscribed >= 2 && agent.open_subscriptions() == 1 {
+            break;
+        }
+        assert!(
+            replied.elapsed() < Duration::from_secs(20),
+            "old follow still open: {} open, {subscribed} subscribed",
+            agent.open_subscriptions()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let (status, _) = stack
+        .control("POST", &format!("/standins/{id}/cancel"), Some(json!({})))
+        .await;
+    assert_eq!(status, 202);
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+}
