@@ -172,7 +172,13 @@ async fn follow_scenario(persona: &str, port: u16, behaviour: Behaviour, pause_b
     agent.change(&remote, WORKING, "Building", false).await;
     stack.wait_notes(&id, 2, SOON).await;
     tokio::time::sleep(pause_between).await;
-    agent.change(&remote, COMPLETED, "Done", false).await;
+    // The refusing agent fails its task in the end; the others complete it.
+    let last = if persona == "refuse" {
+        "TASK_STATE_FAILED"
+    } else {
+        COMPLETED
+    };
+    agent.change(&remote, last, "Done", false).await;
     let notes = stack.wait_notes(&id, 3, SOON).await;
     stack.wait_execution(&id, "SUCCEEDED", SOON).await;
     assert_eq!(
@@ -180,7 +186,7 @@ async fn follow_scenario(persona: &str, port: u16, behaviour: Behaviour, pause_b
         [
             (1, INPUT_REQUIRED.into(), false),
             (2, WORKING.into(), false),
-            (3, COMPLETED.into(), true)
+            (3, last.into(), true)
         ]
     );
     assert!(agent.count("SubscribeToTask") >= 1);
@@ -664,4 +670,40 @@ async fn a_reply_while_following_stops_the_follow_within_one_heartbeat() {
         .await;
     assert_eq!(status, 202);
     stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+}
+
+#[tokio::test]
+async fn a_new_push_during_the_rechecks_restarts_them() {
+    let stack = Stack::load(STACK).await;
+    let agent = TestAgent::start(47116, Behaviour::default()).await;
+    agent.script_turn(&[(INPUT_REQUIRED, "Which size?")]);
+    let id = unique("restart");
+    start(&stack, "restart", &id).await;
+    stack.wait_notes(&id, 1, SOON).await;
+    wait_watch(&stack, &id, "push").await;
+    let remote = agent.task_ids().pop().unwrap();
+    let before = agent.count("GetTask");
+    // A push claims CANCELED; GetTask keeps saying INPUT_REQUIRED. One push alone costs at
+    // most 4 GetTask calls (fetch, then 1 s, 2 s, 4 s); a second push during the waits
+    // starts the sequence again.
+    agent.change(&remote, CANCELED, "", true).await;
+    tokio::time::sleep(Duration::from_millis(2000)).await;
+    let claim = agent.status_update(&remote, CANCELED, "");
+    agent.push(&remote, &claim).await;
+    tokio::time::sleep(Duration::from_secs(14)).await;
+    let fetches = agent.count("GetTask") - before;
+    assert!(
+        (5..=7).contains(&fetches),
+        "a restart gives 5 to 7 fetches, a single sequence at most 4: {fetches}"
+    );
+    assert_eq!(
+        stack.notes(&id).len(),
+        1,
+        "nothing was applied from the pushes"
+    );
+    // GetTask catches up; the next push is then confirmed at once and ends the stand-in.
+    agent.catch_up(&remote);
+    agent.push(&remote, &claim).await;
+    let notes = stack.wait_notes(&id, 2, SOON).await;
+    assert_eq!(states(&notes)[1], (2, CANCELED.into(), true));
 }
