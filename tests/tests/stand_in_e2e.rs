@@ -348,6 +348,30 @@ async fn cancel_while_off() {
 }
 
 #[tokio::test]
+async fn starting_twice_is_idempotent_and_an_unreachable_agent_fails_the_stand_in() {
+    let stack = Stack::load(STACK).await;
+    let id = unique("nowhere");
+    let body = json!({"agent": "nowhere", "message": "anyone there?", "task_id": id});
+    let (s1, first) = stack.control("POST", "/standins", Some(body.clone())).await;
+    let (s2, second) = stack.control("POST", "/standins", Some(body)).await;
+    assert_eq!((s1, s2), (200, 200), "{first} {second}");
+    assert_eq!(first["execution_arn"], second["execution_arn"]);
+    let notes = stack.wait_notes(&id, 1, SOON).await;
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+    assert_eq!(states(&notes), [(1, "TASK_STATE_FAILED".into(), true)]);
+    assert!(
+        notes[0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("agent unavailable"),
+        "{}",
+        notes[0]
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(stack.notes(&id).len(), 1, "one stand-in, one final note");
+}
+
+#[tokio::test]
 async fn control_api_errors_are_clear() {
     let stack = Stack::load(STACK).await;
     let (status, body) = stack
