@@ -13,8 +13,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tracing::warn;
 
-use crate::a2a::client::{Timeouts, http_client};
-use crate::a2a::{A2aClient, A2aError};
+use crate::a2a::client::{Timeouts, fetch_card, http_client};
+use crate::a2a::{A2aClient, A2aError, ResolvedAgent};
 use crate::adapters::dynamo::DynamoRowStore;
 use crate::adapters::sfn::SfnDoorbell;
 use crate::adapters::sqs::SqsParentQueue;
@@ -39,6 +39,8 @@ pub struct Deps {
     pub turn_window: Duration,
     pub follow_heartbeat: Duration,
     pub state_machine_arn: Option<String>,
+    /// Agent cards read once per process: every step would otherwise fetch the card again.
+    cards: std::sync::Mutex<std::collections::HashMap<String, ResolvedAgent>>,
 }
 
 fn env(name: &str) -> Result<String, ConfigError> {
@@ -71,16 +73,17 @@ impl Deps {
                     field: format!("AGENTS: {}", e.field),
                     problem: e.problem,
                 })?;
+        let sfn = aws_sdk_sfn::Client::new(&config);
         let http = http_client().map_err(|e| ConfigError {
             field: "http client".into(),
             problem: e.to_string(),
         })?;
         Ok(Self {
             store: DynamoRowStore::new(aws_sdk_dynamodb::Client::new(&config), env("TABLE_NAME")?),
-            bell: SfnDoorbell::new(aws_sdk_sfn::Client::new(&config)),
+            bell: SfnDoorbell::new(sfn.clone()),
             queue: env_opt("PARENT_QUEUE_URL")
                 .map(|url| SqsParentQueue::new(aws_sdk_sqs::Client::new(&config), url)),
-            sfn: aws_sdk_sfn::Client::new(&config),
+            sfn,
             agents,
             http,
             push_base_url: env_opt("PUSH_BASE_URL"),
@@ -88,6 +91,7 @@ impl Deps {
             turn_window: Duration::from_secs(env_num("TURN_WINDOW_SECS", 240)?),
             follow_heartbeat: Duration::from_secs(env_num("FOLLOW_HEARTBEAT_SECS", 10)?),
             state_machine_arn: env_opt("STATE_MACHINE_ARN"),
+            cards: Default::default(),
         })
     }
 
@@ -106,13 +110,24 @@ impl Deps {
         let spec = self
             .spec(agent)
             .ok_or_else(|| A2aError::Card(format!("no agent {agent:?} in the AGENTS document")))?;
-        A2aClient::connect(
+        let cached = self.cards.lock().ok().and_then(|c| c.get(agent).cloned());
+        let resolved = match cached {
+            Some(resolved) => resolved,
+            None => {
+                let (card, url) = fetch_card(&self.http, &spec.url, Timeouts::default()).await?;
+                let resolved = ResolvedAgent::from_card(&card, &url)?;
+                if let Ok(mut cards) = self.cards.lock() {
+                    cards.insert(agent.to_owned(), resolved.clone());
+                }
+                resolved
+            }
+        };
+        A2aClient::new(
             self.http.clone(),
-            &spec.url,
+            resolved,
             spec.participant.as_deref(),
             Timeouts::default(),
         )
-        .await
     }
 }
 

@@ -18,6 +18,19 @@ impl SfnDoorbell {
     }
 }
 
+/// One mapping for every task-token call's failure.
+fn outcome<T, E>(result: Result<T, E>) -> Result<(), DoorbellError>
+where
+    E: aws_sdk_sfn::error::ProvideErrorMetadata + std::error::Error,
+{
+    result.map(|_| ()).map_err(|err| {
+        classify(
+            err.code(),
+            aws_sdk_sfn::error::DisplayErrorContext(&err).to_string(),
+        )
+    })
+}
+
 fn classify(code: Option<&str>, text: String) -> DoorbellError {
     match code {
         // The park is over: it was rung already, timed out, or the execution ended.
@@ -28,37 +41,23 @@ fn classify(code: Option<&str>, text: String) -> DoorbellError {
 
 impl Doorbell for SfnDoorbell {
     async fn ring(&self, park_token: &str) -> Result<(), DoorbellError> {
-        use aws_sdk_sfn::error::ProvideErrorMetadata;
-        match self
+        let sent = self
             .client
             .send_task_success()
             .task_token(park_token)
             .output(RUNG_OUTPUT)
             .send()
-            .await
-        {
-            Ok(_) => Ok(()),
-            Err(err) => Err(classify(
-                err.code(),
-                aws_sdk_sfn::error::DisplayErrorContext(&err).to_string(),
-            )),
-        }
+            .await;
+        outcome(sent)
     }
 
     async fn heartbeat(&self, park_token: &str) -> Result<(), DoorbellError> {
-        use aws_sdk_sfn::error::ProvideErrorMetadata;
-        match self
-            .client
-            .send_task_heartbeat()
-            .task_token(park_token)
-            .send()
-            .await
-        {
-            Ok(_) => Ok(()),
-            Err(err) => Err(classify(
-                err.code(),
-                aws_sdk_sfn::error::DisplayErrorContext(&err).to_string(),
-            )),
-        }
+        outcome(
+            self.client
+                .send_task_heartbeat()
+                .task_token(park_token)
+                .send()
+                .await,
+        )
     }
 }
