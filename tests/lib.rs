@@ -2,8 +2,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // test support fails loudly by design
 
-#[path = "src/agent.rs"]
-pub mod agent;
+pub use standin_agent as agent;
 
 #[path = "src/stack.rs"]
 pub mod stack;

@@ -286,3 +286,35 @@ async fn close_is_first_final_and_idempotent() {
         "only the digest is stored"
     );
 }
+
+#[tokio::test]
+async fn list_pages_through_every_row_once() {
+    let store = store().await;
+    let ids: Vec<String> = (0..7).map(|i| format!("list-{i}")).collect();
+    for id in &ids {
+        let mut row = Row::new(id, "agent-a");
+        row.created_at = Some(format!("2026-11-30T10:00:0{}Z", id.len()));
+        store.create(&row).await.expect("created");
+    }
+    let (mut seen, mut after, mut pages) = (Vec::new(), None::<String>, 0);
+    loop {
+        let (rows, next) = store.list(after.as_deref(), 3).await.expect("listed");
+        assert!(rows.len() <= 3, "a page holds at most the limit");
+        seen.extend(rows.into_iter().map(|r| (r.task_id, r.created_at)));
+        pages += 1;
+        match next {
+            Some(n) => after = Some(n),
+            None => break,
+        }
+    }
+    seen.sort();
+    let expected: Vec<(String, Option<String>)> = ids
+        .iter()
+        .map(|id| (id.clone(), Some(format!("2026-11-30T10:00:0{}Z", id.len()))))
+        .collect();
+    assert_eq!(seen, expected);
+    assert!(
+        pages >= 3,
+        "7 rows at 3 a page take at least 3 pages, took {pages}"
+    );
+}

@@ -325,7 +325,7 @@ async fn push(deps: &'static Deps, request: Request) -> Result<Response<Body>, E
     Ok(response.body(Body::from(answer.body))?)
 }
 
-/// The parent's control API: start, reply, cancel, status.
+/// The parent's control API: start, reply, cancel, status, list.
 pub async fn serve_control() -> Result<(), Error> {
     let deps = deps().await?;
     Box::pin(lambda_http::run(service_fn(move |request: Request| {
@@ -378,6 +378,13 @@ async fn control(deps: &'static Deps, request: Request) -> Result<Response<Body>
             ring(deps, &id, WakeEvent::Cancel { reason }).await
         }
         ("GET", Some(id)) => status(deps, &id).await,
+        ("GET", None) if path.ends_with("/standins") => {
+            let after = request
+                .query_string_parameters()
+                .first("after")
+                .map(str::to_owned);
+            list(deps, after.as_deref()).await
+        }
         _ => reply(404, json!({"error": format!("no route {method} {path}")})),
     }
 }
@@ -414,7 +421,9 @@ async fn start(deps: &'static Deps, body: &Value) -> Result<Response<Body>, Erro
     let Some(machine) = deps.state_machine_arn.as_deref() else {
         return Err("STATE_MACHINE_ARN is not set".into());
     };
-    match deps.store.create(&Row::new(&task_id, agent)).await {
+    let mut row = Row::new(&task_id, agent);
+    row.created_at = Some(crate::clock::now_rfc3339());
+    match deps.store.create(&row).await {
         Ok(_) => {}
         Err(StoreError::AlreadyExists(_)) => {
             let row = deps.store.get(&task_id).await?;
@@ -484,9 +493,31 @@ async fn status(deps: &'static Deps, task_id: &str) -> Result<Response<Body>, Er
     let Some(row) = deps.store.get(task_id).await? else {
         return reply(404, json!({"error": format!("no stand-in {task_id}")}));
     };
-    reply(
-        200,
-        json!({
+    let mut body = summary(&row);
+    body["execution_arn"] = json!(deps.state_machine_arn.as_deref().map(|m| format!(
+        "{}:{}",
+        m.replace(":stateMachine:", ":execution:"),
+        row.task_id
+    )));
+    body["parked"] = json!(row.park_token.is_some());
+    body["pending"] = json!({
+        "cancel": row.pending.cancel.is_some(),
+        "replies": row.pending.replies.len(),
+        "push": row.pending.push.is_some(),
+    });
+    reply(200, body)
+}
+
+/// One page of stand-ins (50 per page; `next` names where the following page starts).
+async fn list(deps: &'static Deps, after: Option<&str>) -> Result<Response<Body>, Error> {
+    let (rows, next) = deps.store.list(after, 50).await?;
+    let standins: Vec<Value> = rows.iter().map(summary).collect();
+    reply(200, json!({"standins": standins, "next": next}))
+}
+
+/// What the parent may see of a row: never the park token or the token's digest.
+fn summary(row: &Row) -> Value {
+    json!({
             "task_id": row.task_id,
             "agent": row.agent,
             "remote_task_id": row.remote_task_id,
@@ -494,15 +525,9 @@ async fn status(deps: &'static Deps, task_id: &str) -> Result<Response<Body>, Er
             "state": row.last.as_ref().map(|l| l.state.as_str()),
             "text": row.last.as_ref().map(|l| l.text.clone()),
             "closed": row.closed,
-            "parked": row.park_token.is_some(),
-            "pending": {
-                "cancel": row.pending.cancel.is_some(),
-                "replies": row.pending.replies.len(),
-                "push": row.pending.push.is_some(),
-            },
             "seq": row.seq,
-        }),
-    )
+            "created_at": row.created_at,
+    })
 }
 
 /// A local id is an execution name too: letters, digits, `-`, `_`; `__` marks a roll.

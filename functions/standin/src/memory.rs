@@ -75,6 +75,28 @@ impl RowStore for MemoryStore {
         Ok(self.snapshot(task_id))
     }
 
+    async fn list(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<(Vec<Row>, Option<String>), StoreError> {
+        let rows = lock(&self.rows);
+        let mut ids: Vec<&String> = rows
+            .keys()
+            .filter(|id| after.is_none_or(|a| id.as_str() > a))
+            .collect();
+        ids.sort();
+        let page: Vec<Row> = ids
+            .iter()
+            .take(limit as usize)
+            .filter_map(|id| rows.get(*id).cloned())
+            .collect();
+        let next = (ids.len() > page.len())
+            .then(|| page.last().map(|r| r.task_id.clone()))
+            .flatten();
+        Ok((page, next))
+    }
+
     async fn record(
         &self,
         task_id: &str,

@@ -44,6 +44,13 @@ pub trait RowStore: Send + Sync {
     /// Creates the row; `AlreadyExists` when a row with that id is there.
     fn create(&self, row: &Row) -> impl Future<Output = Result<Row, StoreError>> + Send;
     fn get(&self, task_id: &str) -> impl Future<Output = Result<Option<Row>, StoreError>> + Send;
+    /// One page of rows in the store's own order, starting after `after` (a task id);
+    /// returns the page and where the next one starts (None: that was the last).
+    fn list(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> impl Future<Output = Result<(Vec<Row>, Option<String>), StoreError>> + Send;
     /// Records a wake event under its guard (never on a closed row).
     fn record(
         &self,

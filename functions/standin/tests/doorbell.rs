@@ -577,6 +577,13 @@ async fn race_push_after_close_is_refused_even_past_the_read() {
         async fn close(&self, id: &str, n: bool) -> Result<(Row, u64), StoreError> {
             self.0.close(id, n).await
         }
+        async fn list(
+            &self,
+            after: Option<&str>,
+            limit: u32,
+        ) -> Result<(Vec<Row>, Option<String>), StoreError> {
+            self.0.list(after, limit).await
+        }
     }
     let store = ClosingStore(MemoryStore::new());
     let token = open_row(&store.0, WatchMode::Push).await;
@@ -594,4 +601,35 @@ async fn race_push_after_close_is_refused_even_past_the_read() {
     assert_eq!(answer.status, 401);
     assert!(bell.rings().is_empty());
     assert!(store.0.snapshot(ID).expect("row").pending.is_empty());
+}
+
+#[tokio::test]
+async fn memory_store_lists_in_pages_without_repeats() {
+    let store = MemoryStore::new();
+    for i in 0..5 {
+        store
+            .create(&Row::new(format!("r{i}"), "a"))
+            .await
+            .expect("created");
+    }
+    let (first, next) = store.list(None, 2).await.expect("page 1");
+    assert_eq!(
+        first.iter().map(|r| r.task_id.as_str()).collect::<Vec<_>>(),
+        ["r0", "r1"]
+    );
+    assert_eq!(next.as_deref(), Some("r1"));
+    let (second, next) = store.list(next.as_deref(), 2).await.expect("page 2");
+    assert_eq!(
+        second
+            .iter()
+            .map(|r| r.task_id.as_str())
+            .collect::<Vec<_>>(),
+        ["r2", "r3"]
+    );
+    let (last, next) = store.list(next.as_deref(), 2).await.expect("page 3");
+    assert_eq!(
+        last.iter().map(|r| r.task_id.as_str()).collect::<Vec<_>>(),
+        ["r4"]
+    );
+    assert_eq!(next, None);
 }

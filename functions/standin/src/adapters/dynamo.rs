@@ -204,6 +204,35 @@ impl RowStore for DynamoRowStore {
         out.item.map(row_of).transpose()
     }
 
+    async fn list(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<(Vec<Row>, Option<String>), StoreError> {
+        let start = after.map(|id| std::collections::HashMap::from([Self::key(id)]));
+        let out = self
+            .client
+            .scan()
+            .table_name(&self.table)
+            .set_exclusive_start_key(start)
+            .limit(i32::try_from(limit).unwrap_or(i32::MAX))
+            .send()
+            .await
+            .map_err(|e| backend(&e))?;
+        let next = out
+            .last_evaluated_key()
+            .and_then(|k| k.get("task_id"))
+            .and_then(|v| v.as_s().ok())
+            .cloned();
+        let rows = out
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .map(row_of)
+            .collect::<Result<_, _>>()?;
+        Ok((rows, next))
+    }
+
     async fn record(
         &self,
         task_id: &str,

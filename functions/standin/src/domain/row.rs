@@ -176,6 +176,9 @@ pub struct Row {
     /// The last sequence number used for a parent note.
     #[serde(default)]
     pub seq: u64,
+    /// RFC 3339, UTC; set by the control API's start (rows from before it have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
 }
 
 impl Row {
@@ -192,6 +195,7 @@ impl Row {
             park_token: None,
             pending: Pending::default(),
             seq: 0,
+            created_at: None,
         }
     }
 

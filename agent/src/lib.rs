@@ -1,9 +1,15 @@
-//! A scriptable A2A 1.0 agent (JSON-RPC binding) for the end-to-end tests. It serves the
-//! card, SendStreamingMessage / SendMessage, GetTask, SubscribeToTask, the push config
-//! calls and CancelTask, and sends webhook pushes like the official SDK does. The test
-//! drives it: each turn's script, every later state change, and the misbehaviours
-//! (no push, refused registration, pushes that run ahead of GetTask, stale or duplicate
-//! pushes, dropped subscriptions, -32004 on a terminal subscribe).
+//! A scriptable A2A 1.0 agent (JSON-RPC binding). It serves the card,
+//! SendStreamingMessage / SendMessage, GetTask, SubscribeToTask, the push config calls and
+//! CancelTask, and sends webhook pushes like the official SDK does.
+//!
+//! The end-to-end tests drive it: each turn's script, every later state change, and the
+//! misbehaviours (no push, refused registration, pushes that run ahead of GetTask, stale
+//! or duplicate pushes, dropped subscriptions, -32004 on a terminal subscribe). The demo
+//! gives it a [`Responder`] instead, and works on in the background (`demo-agent`).
+//! `GET /changes` lists every state change with its time, so a demo can measure how long
+//! each took to reach the parent.
+
+#![cfg_attr(test, allow(clippy::unwrap_used))]
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -59,6 +65,35 @@ struct TaskRec {
     /// What GetTask shows: lags behind `state` when a push runs ahead.
     visible_state: String,
     visible_text: String,
+    artifacts: Vec<Value>,
+    turns: usize,
+}
+
+/// Answers a turn when no script is queued: (task id, turn number from 0, the user's text)
+/// to the (state, text) pairs the turn streams.
+pub type Responder = Arc<dyn Fn(&str, usize, &str) -> Vec<(String, String)> + Send + Sync>;
+
+/// A turn that has been answered: the task, its number (from 0) and the user's text.
+#[derive(Clone, Debug)]
+pub struct TurnDone {
+    pub task: String,
+    pub turn: usize,
+    pub text: String,
+}
+
+/// One state change the agent made, when (milliseconds since the Unix epoch).
+#[derive(Clone, Debug)]
+pub struct ChangeRecord {
+    pub task: String,
+    pub state: String,
+    pub text: String,
+    pub at_ms: u128,
+}
+
+fn now_ms() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis())
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,6 +113,19 @@ struct Inner {
     calls: Vec<String>,
     pushes_sent: Vec<(String, u16)>,
     deletes: Vec<String>,
+    responder: Option<Responder>,
+    changes: Vec<ChangeRecord>,
+}
+
+impl Inner {
+    fn record(&mut self, task: &str, state: &str, text: &str) {
+        self.changes.push(ChangeRecord {
+            task: task.to_owned(),
+            state: state.to_owned(),
+            text: text.to_owned(),
+            at_ms: now_ms(),
+        });
+    }
 }
 
 /// Counts a subscription as open for as long as its stream lives.
@@ -94,6 +142,7 @@ pub struct TestAgent {
     open: Arc<std::sync::atomic::AtomicUsize>,
     inner: Arc<Mutex<Inner>>,
     events: broadcast::Sender<(String, Value)>,
+    turns_done: broadcast::Sender<TurnDone>,
     http: reqwest::Client,
     pub url: String,
 }
@@ -103,13 +152,19 @@ fn lock(m: &Mutex<Inner>) -> std::sync::MutexGuard<'_, Inner> {
 }
 
 impl TestAgent {
-    /// Listens on 127.0.0.1:`port` (0 for any).
+    /// Listens on 127.0.0.1:`port` (0 for any); panics when it can't (test support).
     pub async fn start(port: u16, behaviour: Behaviour) -> Self {
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
+        Self::try_start(port, behaviour)
             .await
-            .expect("test agent port free");
-        let url = format!("http://{}", listener.local_addr().expect("addr"));
+            .unwrap_or_else(|e| panic!("test agent on port {port}: {e}"))
+    }
+
+    /// Listens on 127.0.0.1:`port` (0 for any).
+    pub async fn try_start(port: u16, behaviour: Behaviour) -> std::io::Result<Self> {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
+        let url = format!("http://{}", listener.local_addr()?);
         let (events, _) = broadcast::channel(256);
+        let (turns_done, _) = broadcast::channel(64);
         let agent = Self {
             open: Arc::default(),
             inner: Arc::new(Mutex::new(Inner {
@@ -117,15 +172,53 @@ impl TestAgent {
                 ..Inner::default()
             })),
             events,
+            turns_done,
             http: reqwest::Client::new(),
             url,
         };
         let app = Router::new()
             .route("/.well-known/agent-card.json", get(card))
             .route("/", post(rpc))
+            .route("/changes", get(changes))
             .with_state(agent.clone());
         tokio::spawn(async move { axum::serve(listener, app).await });
-        agent
+        Ok(agent)
+    }
+
+    /// Answers every turn that has no script queued.
+    pub fn respond_with(&self, responder: Responder) {
+        lock(&self.inner).responder = Some(responder);
+    }
+
+    /// Each answered turn, as it is answered.
+    pub fn turns_done(&self) -> broadcast::Receiver<TurnDone> {
+        self.turns_done.subscribe()
+    }
+
+    /// Every state change so far, oldest first.
+    pub fn changes(&self) -> Vec<ChangeRecord> {
+        lock(&self.inner).changes.clone()
+    }
+
+    /// The task's current state (None for an unknown task).
+    pub fn state(&self, task: &str) -> Option<String> {
+        lock(&self.inner).tasks.get(task).map(|t| t.state.clone())
+    }
+
+    /// Adds an artifact to the task, streams and pushes it (it carries no state).
+    pub async fn add_artifact(&self, task: &str, name: &str, text: &str) {
+        let artifact = json!({"artifactId": format!("a-{}", rand_id()), "name": name, "parts": [{"text": text}]});
+        let context = {
+            let mut inner = lock(&self.inner);
+            let Some(rec) = inner.tasks.get_mut(task) else {
+                return;
+            };
+            rec.artifacts.push(artifact.clone());
+            rec.context_id.clone()
+        };
+        let event = json!({"artifactUpdate": {"taskId": task, "contextId": context, "artifact": artifact, "append": false, "lastChunk": true}});
+        let _ = self.events.send((task.to_owned(), event.clone()));
+        self.push(task, &event).await;
     }
 
     /// The states the next turn streams (the last is where it stops).
@@ -180,13 +273,16 @@ impl TestAgent {
     pub async fn change(&self, task: &str, state: &str, text: &str, push_first: bool) {
         {
             let mut inner = lock(&self.inner);
-            let rec = inner.tasks.get_mut(task).expect("known task");
+            let Some(rec) = inner.tasks.get_mut(task) else {
+                return;
+            };
             rec.state = state.to_owned();
             rec.text = text.to_owned();
             if !push_first {
                 rec.visible_state = state.to_owned();
                 rec.visible_text = text.to_owned();
             }
+            inner.record(task, state, text);
         }
         let event = self.status_update(task, state, text);
         let _ = self.events.send((task.to_owned(), event.clone()));
@@ -196,7 +292,9 @@ impl TestAgent {
     /// GetTask catches up with a change that was pushed first.
     pub fn catch_up(&self, task: &str) {
         let mut inner = lock(&self.inner);
-        let rec = inner.tasks.get_mut(task).expect("known task");
+        let Some(rec) = inner.tasks.get_mut(task) else {
+            return;
+        };
         rec.visible_state = rec.state.clone();
         rec.visible_text = rec.text.clone();
     }
@@ -242,9 +340,11 @@ impl TestAgent {
         } else {
             (&t.state, &t.text)
         };
-        Some(
-            json!({"id": t.id, "contextId": t.context_id, "status": status(state, text, &t.id, &t.context_id)}),
-        )
+        let mut task = json!({"id": t.id, "contextId": t.context_id, "status": status(state, text, &t.id, &t.context_id)});
+        if !t.artifacts.is_empty() {
+            task["artifacts"] = Value::Array(t.artifacts.clone());
+        }
+        Some(task)
     }
 }
 
@@ -260,6 +360,19 @@ fn rand_id() -> String {
     let mut b = [0u8; 8];
     rand::Rng::fill_bytes(&mut rand::rng(), &mut b);
     b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+async fn changes(State(agent): State<TestAgent>) -> Response {
+    let list: Vec<Value> = agent
+        .changes()
+        .into_iter()
+        .map(|c| json!({"task": c.task, "state": c.state, "text": c.text, "at_ms": c.at_ms as u64}))
+        .collect();
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        Value::Array(list).to_string(),
+    )
+        .into_response()
 }
 
 async fn card(State(agent): State<TestAgent>) -> Response {
@@ -458,17 +571,13 @@ async fn rpc(State(agent): State<TestAgent>, headers: HeaderMap, body: Bytes) ->
 async fn send(agent: &TestAgent, id: Value, params: &Value, streaming: bool) -> Response {
     let message = &params["message"];
     let existing = message["taskId"].as_str().map(str::to_owned);
-    let script = {
-        let mut inner = lock(&agent.inner);
-        if inner.turns.is_empty() {
-            vec![(
-                "TASK_STATE_COMPLETED".to_owned(),
-                "nothing scripted".to_owned(),
-            )]
-        } else {
-            inner.turns.remove(0)
-        }
-    };
+    let user_text: String = message["parts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
     let (task, context, mut events) = match existing {
         Some(task) => {
             let Some(snap) = agent.snapshot(&task, false) else {
@@ -489,6 +598,8 @@ async fn send(agent: &TestAgent, id: Value, params: &Value, streaming: bool) -> 
                 text: String::new(),
                 visible_state: "TASK_STATE_SUBMITTED".into(),
                 visible_text: String::new(),
+                artifacts: Vec::new(),
+                turns: 0,
             };
             lock(&agent.inner).tasks.insert(task.clone(), rec);
             let snapshot = agent.snapshot(&task, false).unwrap_or(Value::Null);
@@ -496,6 +607,25 @@ async fn send(agent: &TestAgent, id: Value, params: &Value, streaming: bool) -> 
         }
     };
     let _ = context;
+    let (turn, script) = {
+        let mut inner = lock(&agent.inner);
+        let turn = inner.tasks.get_mut(&task).map_or(0, |t| {
+            t.turns += 1;
+            t.turns - 1
+        });
+        let script = if !inner.turns.is_empty() {
+            inner.turns.remove(0)
+        } else if let Some(responder) = inner.responder.clone() {
+            drop(inner);
+            responder(&task, turn, &user_text)
+        } else {
+            vec![(
+                "TASK_STATE_COMPLETED".to_owned(),
+                "nothing scripted".to_owned(),
+            )]
+        };
+        (turn, script)
+    };
     for (state, text) in &script {
         let update = agent.status_update(&task, state, text);
         {
@@ -506,6 +636,7 @@ async fn send(agent: &TestAgent, id: Value, params: &Value, streaming: bool) -> 
                 rec.visible_state = state.clone();
                 rec.visible_text = text.clone();
             }
+            inner.record(&task, state, text);
         }
         if !lock(&agent.inner).behaviour.quiet_turns {
             let _ = agent.events.send((task.clone(), update.clone()));
@@ -513,6 +644,11 @@ async fn send(agent: &TestAgent, id: Value, params: &Value, streaming: bool) -> 
         agent.push(&task, &update).await;
         events.push(update);
     }
+    let _ = agent.turns_done.send(TurnDone {
+        task: task.clone(),
+        turn,
+        text: user_text,
+    });
     if streaming {
         sse(id, events, None, None)
     } else {

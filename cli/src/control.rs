@@ -1,0 +1,336 @@
+//! The stack's control API, signed with SigV4 (the API uses the AWS_IAM authorizer on AWS;
+//! LocalStack accepts the signature without checking it).
+
+use std::time::{Duration, SystemTime};
+
+use aws_config::SdkConfig;
+use aws_credential_types::Credentials;
+use aws_credential_types::provider::ProvideCredentials;
+use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
+use aws_sigv4::sign::v4;
+use serde_json::{Value, json};
+
+use crate::error::CliError;
+use crate::target::{Target, region_name};
+
+pub struct ControlClient {
+    http: reqwest::Client,
+    base_url: String,
+    credentials: Credentials,
+    region: String,
+    target: Target,
+}
+
+/// What the API answered, before it is judged.
+struct Answer {
+    status: u16,
+    body: Value,
+}
+
+impl ControlClient {
+    pub async fn new(
+        target: &Target,
+        config: &SdkConfig,
+        base_url: &str,
+    ) -> Result<Self, CliError> {
+        let provider = config
+            .credentials_provider()
+            .ok_or_else(|| CliError::Credentials("no credential provider configured".into()))?;
+        let credentials = provider
+            .provide_credentials()
+            .await
+            .map_err(|e| CliError::Credentials(e.to_string()))?;
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| CliError::Api {
+                status: 0,
+                detail: format!("HTTP client: {e}"),
+            })?;
+        Ok(Self {
+            http,
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            credentials,
+            region: region_name(config),
+            target: target.clone(),
+        })
+    }
+
+    /// Starts a stand-in; returns its local task id and execution ARN.
+    pub async fn start(
+        &self,
+        agent: &str,
+        message: &str,
+        task_id: Option<&str>,
+    ) -> Result<(String, String), CliError> {
+        let mut body = json!({"agent": agent, "message": message});
+        if let Some(id) = task_id {
+            body["task_id"] = json!(id);
+        }
+        let answer = self.call("POST", "/standins", Some(&body)).await?;
+        if answer.status == 400
+            && answer.body["error"]
+                .as_str()
+                .is_some_and(|e| e.starts_with("unknown agent"))
+        {
+            let known = answer.body["agents"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|a| a.as_str().map(str::to_owned))
+                .collect();
+            return Err(CliError::UnknownAgent {
+                agent: agent.to_owned(),
+                known,
+            });
+        }
+        let body = judge(answer, task_id.unwrap_or_default())?;
+        Ok((text(&body, "task_id"), text(&body, "execution_arn")))
+    }
+
+    pub async fn reply(&self, id: &str, text: &str) -> Result<(), CliError> {
+        let body = json!({"text": text});
+        let answer = self
+            .call(
+                "POST",
+                &format!("/standins/{}/reply", path_id(id)?),
+                Some(&body),
+            )
+            .await?;
+        judge(answer, id).map(drop)
+    }
+
+    pub async fn cancel(&self, id: &str, reason: Option<&str>) -> Result<(), CliError> {
+        let body = reason.map_or_else(|| json!({}), |r| json!({"reason": r}));
+        let answer = self
+            .call(
+                "POST",
+                &format!("/standins/{}/cancel", path_id(id)?),
+                Some(&body),
+            )
+            .await?;
+        judge(answer, id).map(drop)
+    }
+
+    /// The stand-in's row as the API shows it.
+    pub async fn status(&self, id: &str) -> Result<Value, CliError> {
+        let answer = self
+            .call("GET", &format!("/standins/{}", path_id(id)?), None)
+            .await?;
+        judge(answer, id)
+    }
+
+    /// Every stand-in, newest first (the API pages; this follows the pages).
+    pub async fn list(&self) -> Result<Vec<Value>, CliError> {
+        let mut all = Vec::new();
+        let mut next: Option<String> = None;
+        loop {
+            let path = match &next {
+                Some(after) => format!("/standins?after={after}"),
+                None => "/standins".to_owned(),
+            };
+            let body = judge(self.call("GET", &path, None).await?, "")?;
+            all.extend(body["standins"].as_array().cloned().unwrap_or_default());
+            match body["next"].as_str() {
+                Some(after) if !after.is_empty() => next = Some(after.to_owned()),
+                _ => break,
+            }
+        }
+        all.sort_by(|a, b| b["created_at"].as_str().cmp(&a["created_at"].as_str()));
+        Ok(all)
+    }
+
+    async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Answer, CliError> {
+        let url = format!("{}{path}", self.base_url);
+        let payload = body.map(Value::to_string).unwrap_or_default();
+        let mut headers = vec![("host".to_owned(), host_of(&url))];
+        if body.is_some() {
+            headers.push(("content-type".into(), "application/json".into()));
+        }
+        let signed = self.sign(method, &url, &headers, payload.as_bytes())?;
+        let mut request = self.http.request(
+            method
+                .parse()
+                .map_err(|_| CliError::Refused(format!("bad method {method}")))?,
+            &url,
+        );
+        for (name, value) in headers
+            .iter()
+            .filter(|(n, _)| n != "host")
+            .chain(signed.iter())
+        {
+            request = request.header(name, value);
+        }
+        if body.is_some() {
+            request = request.body(payload);
+        }
+        let response = request.send().await.map_err(|e| self.unreachable(&e))?;
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap_or_default();
+        let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        Ok(Answer { status, body })
+    }
+
+    fn sign(
+        &self,
+        method: &str,
+        url: &str,
+        headers: &[(String, String)],
+        body: &[u8],
+    ) -> Result<Vec<(String, String)>, CliError> {
+        let identity = self.credentials.clone().into();
+        let params = v4::SigningParams::builder()
+            .identity(&identity)
+            .region(&self.region)
+            .name("execute-api")
+            .time(SystemTime::now())
+            .settings(SigningSettings::default())
+            .build()
+            .map_err(|e| CliError::Credentials(e.to_string()))?
+            .into();
+        let signable = SignableRequest::new(
+            method,
+            url,
+            headers.iter().map(|(n, v)| (n.as_str(), v.as_str())),
+            SignableBody::Bytes(body),
+        )
+        .map_err(|e| CliError::Refused(format!("cannot sign {url}: {e}")))?;
+        let (instructions, _) = sign(signable, &params)
+            .map_err(|e| CliError::Credentials(format!("signing failed: {e}")))?
+            .into_parts();
+        Ok(instructions
+            .headers()
+            .map(|(n, v)| (n.to_owned(), v.to_owned()))
+            .collect())
+    }
+
+    fn unreachable(&self, err: &reqwest::Error) -> CliError {
+        match &self.target {
+            Target::LocalStack { endpoint } if err.is_connect() => CliError::LocalStackDown {
+                endpoint: endpoint.clone(),
+            },
+            _ => CliError::AwsUnreachable {
+                service: "control API",
+                region: self.region.clone(),
+                detail: err.to_string(),
+            },
+        }
+    }
+}
+
+/// Judges an answer: 2xx gives the body; the API's refusals become their own errors.
+fn judge(answer: Answer, id: &str) -> Result<Value, CliError> {
+    let message = answer.body["error"]
+        .as_str()
+        .map_or_else(|| answer.body.to_string(), str::to_owned);
+    match answer.status {
+        200..=299 => Ok(answer.body),
+        404 if !id.is_empty() && message.starts_with("no stand-in") => {
+            Err(CliError::UnknownStandIn { id: id.to_owned() })
+        }
+        409 if message.ends_with("has ended") => Err(CliError::Ended { id: id.to_owned() }),
+        400 | 409 => Err(CliError::Refused(message)),
+        403 => Err(CliError::Credentials(format!(
+            "the control API refused the signature: {message}"
+        ))),
+        status => Err(CliError::Api {
+            status,
+            detail: message,
+        }),
+    }
+}
+
+/// A local id goes into the URL path as it is; anything else can't name a stand-in.
+fn path_id(id: &str) -> Result<&str, CliError> {
+    let plain = !id.is_empty()
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if plain {
+        Ok(id)
+    } else {
+        Err(CliError::UnknownStandIn { id: id.to_owned() })
+    }
+}
+
+fn host_of(url: &str) -> String {
+    reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| {
+            let host = u.host_str()?.to_owned();
+            Some(match u.port() {
+                Some(port) => format!("{host}:{port}"),
+                None => host,
+            })
+        })
+        .unwrap_or_default()
+}
+
+fn text(body: &Value, key: &str) -> String {
+    body[key].as_str().unwrap_or_default().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refusals_become_errors_a_user_can_act_on() {
+        let not_found = Answer {
+            status: 404,
+            body: json!({"error": "no stand-in x"}),
+        };
+        assert!(matches!(judge(not_found, "x"), Err(CliError::UnknownStandIn { id }) if id == "x"));
+        let ended = Answer {
+            status: 409,
+            body: json!({"error": "stand-in x has ended"}),
+        };
+        assert!(matches!(judge(ended, "x"), Err(CliError::Ended { .. })));
+        let bad = Answer {
+            status: 400,
+            body: json!({"error": "body.text is required"}),
+        };
+        assert!(
+            matches!(judge(bad, "x"), Err(CliError::Refused(m)) if m == "body.text is required")
+        );
+        let odd = Answer {
+            status: 502,
+            body: json!("Bad Gateway"),
+        };
+        assert!(matches!(
+            judge(odd, "x"),
+            Err(CliError::Api { status: 502, .. })
+        ));
+        let fine = Answer {
+            status: 202,
+            body: json!({"accepted": true}),
+        };
+        assert_eq!(judge(fine, "x").ok(), Some(json!({"accepted": true})));
+    }
+
+    #[test]
+    fn ids_that_cannot_be_stand_ins_are_refused_before_any_call() {
+        assert!(path_id("si-0a1b").is_ok());
+        for bad in ["", "a/b", "../x", "a b", &"x".repeat(65)] {
+            assert!(
+                matches!(path_id(bad), Err(CliError::UnknownStandIn { .. })),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_signed_host_keeps_its_port() {
+        assert_eq!(host_of("http://127.0.0.1:4566/_aws/x"), "127.0.0.1:4566");
+        assert_eq!(
+            host_of("https://abc.execute-api.eu-west-1.amazonaws.com/Prod"),
+            "abc.execute-api.eu-west-1.amazonaws.com"
+        );
+    }
+}

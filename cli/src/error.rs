@@ -1,0 +1,58 @@
+//! One error per failure a user can act on; each prints as one line that says what to do.
+
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error(
+        "cannot reach LocalStack at {endpoint}: start it with `make up` (or `bash localstack/up`), or pass --endpoint URL"
+    )]
+    LocalStackDown { endpoint: String },
+
+    #[error("cannot reach AWS ({service}) in {region}: {detail}")]
+    AwsUnreachable {
+        service: &'static str,
+        region: String,
+        detail: String,
+    },
+
+    #[error(
+        "no stack {stack:?} in {place}: deploy it first (`make up` on LocalStack, `sam deploy` on AWS) or pass --stack NAME"
+    )]
+    NoStack { stack: String, place: String },
+
+    #[error(
+        "stack {stack:?} has no output {key}: is it a stand-in stack? Redeploy it from this repository's template.yaml"
+    )]
+    MissingOutput { stack: String, key: &'static str },
+
+    #[error("no stand-in {id:?}: `standin list` shows the stand-ins there are")]
+    UnknownStandIn { id: String },
+
+    #[error("unknown agent {agent:?}: this stack knows {}", known_list(.known))]
+    UnknownAgent { agent: String, known: Vec<String> },
+
+    #[error("stand-in {id:?} has ended: it takes no more replies or cancels")]
+    Ended { id: String },
+
+    #[error("the control API refused the request: {0}")]
+    Refused(String),
+
+    #[error("the control API answered {status}: {detail}")]
+    Api { status: u16, detail: String },
+
+    #[error("no AWS credentials: {0} (set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)")]
+    Credentials(String),
+
+    #[error("{service}: {detail}")]
+    Aws {
+        service: &'static str,
+        detail: String,
+    },
+}
+
+fn known_list(known: &[String]) -> String {
+    if known.is_empty() {
+        "no agents (its Agents parameter is empty)".into()
+    } else {
+        known.join(", ")
+    }
+}

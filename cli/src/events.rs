@@ -1,0 +1,105 @@
+//! The parent queue, followed: each note as it arrives, then deleted (the parent has it).
+
+use std::collections::VecDeque;
+
+use aws_config::SdkConfig;
+use serde_json::Value;
+
+use crate::error::CliError;
+use crate::stack::unreachable_or;
+use crate::target::Target;
+
+pub struct NoteStream {
+    sqs: aws_sdk_sqs::Client,
+    queue_url: String,
+    target: Target,
+    config: SdkConfig,
+    ready: VecDeque<Value>,
+}
+
+impl NoteStream {
+    pub fn new(target: &Target, config: &SdkConfig, queue_url: &str) -> Self {
+        Self {
+            sqs: aws_sdk_sqs::Client::new(config),
+            queue_url: queue_url.to_owned(),
+            target: target.clone(),
+            config: config.clone(),
+            ready: VecDeque::new(),
+        }
+    }
+
+    /// The next note, waiting up to `wait_secs` (at most 20, SQS's long-poll limit).
+    pub async fn next(&mut self, wait_secs: i32) -> Result<Option<Value>, CliError> {
+        if let Some(note) = self.ready.pop_front() {
+            return Ok(Some(note));
+        }
+        let got = self
+            .sqs
+            .receive_message()
+            .queue_url(&self.queue_url)
+            .max_number_of_messages(10)
+            .wait_time_seconds(wait_secs.clamp(0, 20))
+            .send()
+            .await
+            .map_err(|e| unreachable_or(&self.target, &self.config, "SQS", &e))?;
+        for message in got.messages() {
+            // A body that isn't a note is still shown, not dropped: the parent should see it.
+            let body = message.body().unwrap_or_default();
+            self.ready.push_back(
+                serde_json::from_str(body).unwrap_or_else(|_| Value::String(body.to_owned())),
+            );
+            if let Some(handle) = message.receipt_handle() {
+                self.sqs
+                    .delete_message()
+                    .queue_url(&self.queue_url)
+                    .receipt_handle(handle)
+                    .send()
+                    .await
+                    .map_err(|e| unreachable_or(&self.target, &self.config, "SQS", &e))?;
+            }
+        }
+        Ok(self.ready.pop_front())
+    }
+}
+
+/// A note as one readable line: `seq 3  si-…  INPUT_REQUIRED  "Which format…?"`.
+pub fn human_line(note: &Value) -> String {
+    let state = note["state"].as_str().unwrap_or("?");
+    let state = state.strip_prefix("TASK_STATE_").unwrap_or(state);
+    let final_mark = if note["final"].as_bool() == Some(true) {
+        " (final)"
+    } else {
+        ""
+    };
+    format!(
+        "{}  seq {:<3} {:<14} {:<15} {}{final_mark}",
+        note["at"].as_str().unwrap_or("-"),
+        note["seq"]
+            .as_u64()
+            .map_or_else(|| "-".into(), |s| s.to_string()),
+        note["task_id"].as_str().unwrap_or("?"),
+        state,
+        serde_json::to_string(note["text"].as_str().unwrap_or_default()).unwrap_or_default(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_note_reads_as_one_line() {
+        let note = json!({"task_id": "si-1", "state": "TASK_STATE_INPUT_REQUIRED", "text": "Which?\nNow", "seq": 2, "final": false, "at": "2026-11-30T10:00:00Z"});
+        let line = human_line(&note);
+        assert!(
+            line.contains("INPUT_REQUIRED")
+                && line.contains("\"Which?\\nNow\"")
+                && line.contains("seq 2"),
+            "{line}"
+        );
+        assert!(!line.contains('\n'));
+        let done = json!({"task_id": "si-1", "state": "TASK_STATE_COMPLETED", "text": "", "seq": 5, "final": true});
+        assert!(human_line(&done).ends_with("(final)"));
+    }
+}

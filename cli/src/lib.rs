@@ -1,0 +1,15 @@
+//! The `standin` command's library: where the stack is (LocalStack or AWS), its control
+//! API (SigV4-signed, as the API's AWS_IAM authorizer requires on AWS), and the parent
+//! queue. The demo driver (`standin-demo`) uses the same pieces.
+
+pub mod control;
+pub mod error;
+pub mod events;
+pub mod stack;
+pub mod target;
+
+pub use control::ControlClient;
+pub use error::CliError;
+pub use events::NoteStream;
+pub use stack::StackInfo;
+pub use target::Target;
