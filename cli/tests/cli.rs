@@ -1,0 +1,210 @@
+//! The `standin` binary as a user runs it: every error path is one line on stderr with a
+//! non-zero exit, and a stand-in can be driven from start to end. All but the first two
+//! tests need the stack `make test` deploys to LocalStack (stack "standin", agent "cli").
+
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
+
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use standin_agent::{Behaviour, TestAgent};
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+async fn standin(endpoint: &str, args: &[&str]) -> Run {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_standin"));
+    command
+        .args(args)
+        .env("STANDIN_ENDPOINT", endpoint)
+        .env_remove("STANDIN_STACK");
+    let out: Output = tokio::task::spawn_blocking(move || command.output())
+        .await
+        .unwrap()
+        .expect("standin runs");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn localstack() -> String {
+    std::env::var("AWS_ENDPOINT_URL")
+        .expect("AWS_ENDPOINT_URL is not set: run these tests with `make test`")
+}
+
+/// The error contract: exit 1, nothing on stdout, one line on stderr saying `expected`.
+fn assert_one_line_error(run: &Run, expected: &str) {
+    assert_eq!(run.code, 1, "exit code; stderr: {}", run.stderr);
+    assert!(run.stdout.is_empty(), "stdout: {}", run.stdout);
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "one line, got: {}", run.stderr);
+    assert!(lines[0].starts_with("standin: "), "{}", lines[0]);
+    assert!(
+        lines[0].contains(expected),
+        "{:?} does not say {expected:?}",
+        lines[0]
+    );
+    assert!(!run.stderr.contains("panicked") && !run.stderr.contains("backtrace"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn localstack_not_running_says_how_to_start_it() {
+    // Port 1 on loopback: nothing listens there.
+    let run = standin("http://127.0.0.1:1", &["list"]).await;
+    assert_one_line_error(
+        &run,
+        "cannot reach LocalStack at http://127.0.0.1:1: start it with `make up`",
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_errors_exit_2_and_name_the_missing_argument() {
+    let run = standin("http://127.0.0.1:1", &["start", "--message", "hi"]).await;
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("--agent"), "{}", run.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_missing_stack_is_named_with_what_to_do() {
+    let run = standin(&localstack(), &["--stack", "no-such-stack", "list"]).await;
+    assert_one_line_error(&run, "no stack \"no-such-stack\" in LocalStack at");
+    assert!(run.stderr.contains("deploy it first"), "{}", run.stderr);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_stand_in_is_named_for_every_command() {
+    let endpoint = localstack();
+    for args in [
+        vec!["status", "si-does-not-exist"],
+        vec!["reply", "si-does-not-exist", "hello"],
+        vec!["cancel", "si-does-not-exist"],
+        vec!["status", "not/a/stand-in"],
+    ] {
+        let run = standin(&endpoint, &args).await;
+        assert_one_line_error(&run, "no stand-in ");
+        assert!(run.stderr.contains("`standin list`"), "{}", run.stderr);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unknown_agent_lists_the_agents_the_stack_knows() {
+    let run = standin(
+        &localstack(),
+        &["start", "--agent", "nobody", "--message", "hi"],
+    )
+    .await;
+    assert_one_line_error(&run, "unknown agent \"nobody\": this stack knows ");
+    assert!(
+        run.stderr.contains("cli") && run.stderr.contains("push"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// Reads notes with `standin events --json` until `task_id` has `count` of them.
+async fn notes_for(endpoint: &str, task_id: &str, count: usize) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut mine = Vec::new();
+    while mine.len() < count {
+        assert!(
+            Instant::now() < deadline,
+            "{task_id}: {mine:?} after 60 s, expected {count}"
+        );
+        let run = standin(endpoint, &["events", "--json", "--idle-secs", "3"]).await;
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        for line in run.stdout.lines() {
+            let note: Value = serde_json::from_str(line).expect("each line is one JSON note");
+            if note["task_id"] == task_id {
+                mine.push(note);
+            }
+        }
+    }
+    mine
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stand_in_driven_from_the_cli_start_to_end() {
+    let endpoint = localstack();
+    let agent = TestAgent::start(47117, Behaviour::default()).await;
+    agent.script_turn(&[("TASK_STATE_INPUT_REQUIRED", "Which colour?")]);
+    agent.script_turn(&[("TASK_STATE_COMPLETED", "Painted blue")]);
+    let task_id = format!("cli-{}", std::process::id());
+
+    let run = standin(
+        &endpoint,
+        &[
+            "start",
+            "--agent",
+            "cli",
+            "--message",
+            "Paint it",
+            "--task-id",
+            &task_id,
+        ],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.trim(), task_id, "start prints the local task id");
+
+    let notes = notes_for(&endpoint, &task_id, 1).await;
+    assert_eq!(notes[0]["state"], "TASK_STATE_INPUT_REQUIRED");
+    assert_eq!(notes[0]["text"], "Which colour?");
+
+    let run = standin(&endpoint, &["status", &task_id, "--json"]).await;
+    let status: Value = serde_json::from_str(&run.stdout).expect("status --json");
+    assert_eq!(status["state"], "TASK_STATE_INPUT_REQUIRED");
+    assert_eq!(status["agent"], "cli");
+    assert_eq!(status["closed"], false);
+    assert!(
+        status["execution_arn"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!(":{task_id}"))
+    );
+    let human = standin(&endpoint, &["status", &task_id]).await.stdout;
+    assert!(
+        human.contains("INPUT_REQUIRED") && human.contains("Which colour?"),
+        "{human}"
+    );
+
+    let listed = standin(&endpoint, &["list", "--json"]).await;
+    let rows: Vec<Value> = serde_json::from_str(&listed.stdout).expect("list --json");
+    let row = rows
+        .iter()
+        .find(|r| r["task_id"] == task_id.as_str())
+        .expect("listed");
+    assert_eq!(row["state"], "TASK_STATE_INPUT_REQUIRED");
+    assert!(
+        row["created_at"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("20"))
+    );
+
+    let run = standin(&endpoint, &["reply", &task_id, "Blue"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let notes = notes_for(&endpoint, &task_id, 1).await;
+    assert_eq!(notes[0]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(notes[0]["final"], true);
+
+    // The execution closes the row right after the final note; a moment may pass.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let run = standin(&endpoint, &["status", &task_id, "--json"]).await;
+        let status: Value = serde_json::from_str(&run.stdout).expect("status --json");
+        if status["closed"] == true {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not closed: {status}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let run = standin(&endpoint, &["reply", &task_id, "Green"]).await;
+    assert_one_line_error(&run, &format!("stand-in \"{task_id}\" has ended"));
+    let run = standin(&endpoint, &["cancel", &task_id, "--reason", "too late"]).await;
+    assert_one_line_error(&run, "has ended");
+}

@@ -1,0 +1,87 @@
+//! The README's first command, as CI runs it: `scripts/demo --ci` on its own stack (the
+//! LocalStack `make test` started is reused and left running), judged by its JSON summary.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
+
+use std::process::Command;
+
+use serde_json::Value;
+
+#[test]
+fn the_demo_runs_both_watches_and_reports_each_change_with_its_latency() {
+    std::env::var("AWS_ENDPOINT_URL")
+        .expect("AWS_ENDPOINT_URL is not set: run this test with `make test`");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let summary_path =
+        std::env::temp_dir().join(format!("standin-demo-{}.json", std::process::id()));
+    let out = Command::new("bash")
+        .arg(root.join("scripts/demo"))
+        .args(["--ci", "--summary"])
+        .arg(&summary_path)
+        .env("STANDIN_STACK", "standin-demo")
+        .output()
+        .expect("scripts/demo runs");
+    let log = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "scripts/demo failed:\n{log}");
+    let summary: Value = serde_json::from_str(
+        &std::fs::read_to_string(&summary_path).expect("the demo wrote its summary"),
+    )
+    .expect("the summary is JSON");
+    let _ = std::fs::remove_file(&summary_path);
+
+    assert_eq!(summary["ok"], true, "{summary:#}");
+    assert_eq!(summary["stack"], "standin-demo");
+    let scenarios = summary["scenarios"].as_array().expect("scenarios");
+    let watches: Vec<&str> = scenarios
+        .iter()
+        .map(|s| s["watch"].as_str().unwrap())
+        .collect();
+    assert_eq!(watches, ["push", "follow"], "one stand-in per watch");
+    for s in scenarios {
+        let watch = s["watch"].as_str().unwrap();
+        assert_eq!(s["ok"], true, "{watch}: {s:#}");
+        assert_eq!(s["replied"], true, "{watch}: the orchestrator answered");
+        assert_eq!(s["final_state"], "TASK_STATE_COMPLETED", "{watch}");
+        let notes = s["notes"].as_array().unwrap();
+        let seqs: Vec<u64> = notes.iter().map(|n| n["seq"].as_u64().unwrap()).collect();
+        let expected: Vec<u64> = (1..=seqs.len() as u64).collect();
+        assert_eq!(seqs, expected, "{watch}: notes once each, in order");
+        assert_eq!(
+            notes[0]["state"], "TASK_STATE_INPUT_REQUIRED",
+            "{watch}: the question comes first"
+        );
+        assert!(
+            notes[0]["text"].as_str().unwrap().contains("Which format"),
+            "{watch}"
+        );
+        assert!(
+            notes.iter().any(|n| n["state"] == "TASK_STATE_WORKING"
+                && n["text"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("Collecting sources")),
+            "{watch}: progress heard between turns: {notes:#?}"
+        );
+        let last = notes.last().unwrap();
+        assert_eq!(last["final"], true, "{watch}");
+        assert!(
+            last["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("Report ready: report.md (Markdown"),
+            "{watch}"
+        );
+        for n in notes {
+            assert!(
+                n["latency_ms"].is_u64(),
+                "{watch}: every note has its latency: {n}"
+            );
+        }
+        assert!(s["latency_ms"]["max"].as_u64() >= s["latency_ms"]["median"].as_u64());
+    }
+    assert!(log.contains("demo passed"), "{log}");
+}
