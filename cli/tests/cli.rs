@@ -131,7 +131,7 @@ async fn notes_for(endpoint: &str, task_id: &str, count: usize) -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stand_in_driven_from_the_cli_start_to_end() {
     let endpoint = localstack();
-    let agent = TestAgent::start(47117, Behaviour::default()).await;
+    let agent = TestAgent::start(27117, Behaviour::default()).await;
     agent.script_turn(&[("TASK_STATE_INPUT_REQUIRED", "Which colour?")]);
     agent.script_turn(&[("TASK_STATE_COMPLETED", "Painted blue")]);
     let task_id = format!("cli-{}", std::process::id());

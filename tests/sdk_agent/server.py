@@ -2,7 +2,7 @@
 asks a question (INPUT_REQUIRED), then works for a while and completes. The end-to-end
 tests run the stand-in against it.
 
-    python server.py --port 47110 [--no-push] [--work-seconds 15]
+    python server.py --port 27110 [--no-push] [--work-seconds 15]
 """
 
 import argparse

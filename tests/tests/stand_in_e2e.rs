@@ -69,7 +69,7 @@ async fn reply(stack: &Stack, id: &str, text: &str) {
 #[tokio::test]
 async fn push_watch_hears_changes_replies_turn_and_completion_deletes_the_config() {
     let stack = Stack::load(STACK).await;
-    let agent = TestAgent::start(47101, Behaviour::default()).await;
+    let agent = TestAgent::start(27101, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "What colour should the widget be?")]);
     let id = unique("push");
     start(&stack, "push", &id).await;
@@ -135,7 +135,7 @@ async fn push_watch_hears_changes_replies_turn_and_completion_deletes_the_config
 #[tokio::test]
 async fn a_push_that_runs_ahead_of_get_task_is_found_by_the_rechecks() {
     let stack = Stack::load(STACK).await;
-    let agent = TestAgent::start(47107, Behaviour::default()).await;
+    let agent = TestAgent::start(27107, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "Which size?")]);
     let id = unique("recheck");
     start(&stack, "recheck", &id).await;
@@ -200,7 +200,7 @@ async fn follow_scenario(persona: &str, port: u16, behaviour: Behaviour, pause_b
 async fn follow_when_the_card_has_no_push() {
     follow_scenario(
         "nopush",
-        47102,
+        27102,
         Behaviour {
             push_capable: false,
             ..Behaviour::default()
@@ -216,14 +216,14 @@ async fn follow_when_configured_and_dropped_streams_are_resubscribed() {
         drop_subscriptions_after: Some(Duration::from_secs(2)),
         ..Behaviour::default()
     };
-    follow_scenario("follow", 47103, behaviour, Duration::from_secs(5)).await;
+    follow_scenario("follow", 27103, behaviour, Duration::from_secs(5)).await;
 }
 
 #[tokio::test]
 async fn follow_when_push_registration_is_refused() {
     follow_scenario(
         "refuse",
-        47105,
+        27105,
         Behaviour {
             refuse_push_registration: true,
             ..Behaviour::default()
@@ -236,7 +236,7 @@ async fn follow_when_push_registration_is_refused() {
 #[tokio::test]
 async fn off_hears_nothing_between_turns_but_replies_wake_it() {
     let stack = Stack::load(STACK).await;
-    let agent = TestAgent::start(47104, Behaviour::default()).await;
+    let agent = TestAgent::start(27104, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
     let id = unique("off");
     start(&stack, "off", &id).await;
@@ -312,7 +312,7 @@ async fn cancel_while_parked_on_push_with_a_failing_delete() {
         fail_deletes: true,
         ..Behaviour::default()
     };
-    let agent = cancel_scenario("cancel", 47108, "push", behaviour).await;
+    let agent = cancel_scenario("cancel", 27108, "push", behaviour).await;
     assert_eq!(
         agent.deletes().len(),
         2,
@@ -337,13 +337,13 @@ async fn cancel_while_parked_on_push_with_a_failing_delete() {
 
 #[tokio::test]
 async fn cancel_while_following() {
-    let agent = cancel_scenario("cancel-follow", 47112, "follow", Behaviour::default()).await;
+    let agent = cancel_scenario("cancel-follow", 27112, "follow", Behaviour::default()).await;
     assert!(agent.deletes().is_empty(), "no push config to delete");
 }
 
 #[tokio::test]
 async fn cancel_while_off() {
-    let agent = cancel_scenario("cancel-off", 47113, "off", Behaviour::default()).await;
+    let agent = cancel_scenario("cancel-off", 27113, "off", Behaviour::default()).await;
     assert!(agent.deletes().is_empty());
 }
 
@@ -413,7 +413,7 @@ async fn control_api_errors_are_clear() {
 #[tokio::test]
 async fn a_long_lived_follow_rolls_into_a_successor_without_losing_a_change() {
     let stack = Stack::load(STACK).await;
-    let agent = TestAgent::start(47106, Behaviour::default()).await;
+    let agent = TestAgent::start(27106, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "step 0")]);
     let id = unique("roll");
     start(&stack, "roll", &id).await;
@@ -484,7 +484,7 @@ fn leaked_tokens(text: &str, digests: &[String]) -> Vec<String> {
 #[tokio::test]
 async fn the_push_token_appears_nowhere_but_as_its_digest() {
     let stack = Stack::load(STACK).await;
-    let agent = TestAgent::start(47109, Behaviour::default()).await;
+    let agent = TestAgent::start(27109, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
     let id = unique("scan");
     start(&stack, "scan", &id).await;
@@ -652,7 +652,7 @@ async fn a_reply_while_following_stops_the_follow_within_one_heartbeat() {
     // Quiet turns: the reply's own events reach only its stream, so the old follow can
     // learn that its park is over only from its heartbeat check.
     let agent = TestAgent::start(
-        47115,
+        27115,
         Behaviour {
             quiet_turns: true,
             ..Behaviour::default()
@@ -699,7 +699,7 @@ async fn a_reply_while_following_stops_the_follow_within_one_heartbeat() {
 #[tokio::test]
 async fn a_new_push_during_the_rechecks_restarts_them() {
     let stack = Stack::load(STACK).await;
-    let agent = TestAgent::start(47116, Behaviour::default()).await;
+    let agent = TestAgent::start(27116, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "Which size?")]);
     let id = unique("restart");
     start(&stack, "restart", &id).await;

@@ -20,7 +20,7 @@ const QUESTION: &str = "Which format should the report be in: Markdown or PDF?";
 )]
 struct Args {
     /// Port on 127.0.0.1.
-    #[arg(long, default_value_t = 47201)]
+    #[arg(long, default_value_t = 27201)]
     port: u16,
     /// Leave push notifications out of the card (stand-ins then follow the task).
     #[arg(long)]

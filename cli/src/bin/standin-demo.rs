@@ -50,7 +50,7 @@ fn parse_scenario(raw: &str) -> Result<Scenario, String> {
             })
         }
         _ => Err(format!(
-            "--scenario {raw:?}: expected WATCH=AGENT_ID=AGENT_URL, e.g. push=demo=http://127.0.0.1:47201"
+            "--scenario {raw:?}: expected WATCH=AGENT_ID=AGENT_URL, e.g. push=demo=http://127.0.0.1:27201"
         )),
     }
 }
