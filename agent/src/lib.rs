@@ -9,8 +9,6 @@
 //! `GET /changes` lists every state change with its time, so a demo can measure how long
 //! each took to reach the parent.
 
-#![cfg_attr(test, allow(clippy::unwrap_used))]
-
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};

@@ -320,3 +320,28 @@ fn print_summary(summary: &Value) {
         summary["elapsed_ms"].as_f64().unwrap_or(0.0) / 1000.0
     );
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scenarios_are_watch_agent_and_url() {
+        let s = parse_scenario("push=demo=http://127.0.0.1:27201/").unwrap();
+        assert_eq!(
+            (s.watch.as_str(), s.agent.as_str(), s.agent_url.as_str()),
+            ("push", "demo", "http://127.0.0.1:27201")
+        );
+        for bad in ["push", "push=demo", "=demo=http://x", "push==http://x"] {
+            let err = parse_scenario(bad).err().unwrap();
+            assert!(err.contains("WATCH=AGENT_ID=AGENT_URL"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn the_median_of_latencies() {
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[7]), Some(7));
+        assert_eq!(median(&[300, 90, 450]), Some(300));
+    }
+}
