@@ -42,11 +42,29 @@ pub enum CliError {
     #[error("no AWS credentials: {0} (set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)")]
     Credentials(String),
 
+    #[error("no AWS region: set AWS_REGION (or a region in your AWS profile)")]
+    NoRegion,
+
     #[error("{service}: {detail}")]
     Aws {
         service: &'static str,
         detail: String,
     },
+}
+
+/// The innermost cause of an error, on one line: SDK errors nest the useful part (a DNS
+/// failure, a refused connection) several sources deep and print their chain over lines.
+pub fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = err;
+    while let Some(source) = cause.source() {
+        cause = source;
+    }
+    one_line(&cause.to_string())
+}
+
+/// The first line of a message, trimmed.
+pub fn one_line(message: &str) -> String {
+    message.lines().next().unwrap_or_default().trim().to_owned()
 }
 
 fn known_list(known: &[String]) -> String {

@@ -80,7 +80,8 @@ async fn main() -> ExitCode {
     match run(cli).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("standin: {err}");
+            // One line, whatever a cause spelled over several.
+            eprintln!("standin: {}", err.to_string().replace('\n', " "));
             ExitCode::FAILURE
         }
     }
@@ -95,6 +96,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         }
     };
     let config = target.sdk_config().await;
+    target.check(&config).await?;
     let stack = StackInfo::load(&target, &config, &cli.stack).await?;
     let control = || ControlClient::new(&target, &config, &stack.control_url);
     match cli.command {

@@ -1,9 +1,9 @@
 //! The deployed stack's outputs: the control API and the parent queue.
 
 use aws_config::SdkConfig;
-use aws_sdk_cloudformation::error::{DisplayErrorContext, ProvideErrorMetadata};
+use aws_sdk_cloudformation::error::ProvideErrorMetadata;
 
-use crate::error::CliError;
+use crate::error::{CliError, root_cause};
 use crate::target::{Target, region_name};
 
 #[derive(Debug, Clone)]
@@ -84,7 +84,7 @@ pub fn unreachable_or<E, R>(
 ) -> CliError
 where
     E: std::error::Error + 'static,
-    R: std::fmt::Debug,
+    R: std::fmt::Debug + 'static,
 {
     let no_connection = matches!(
         err,
@@ -98,15 +98,14 @@ where
         Target::Aws if no_connection => CliError::AwsUnreachable {
             service,
             region: region_name(config),
-            detail: DisplayErrorContext(err).to_string(),
+            detail: root_cause(err),
         },
-        _ => {
-            let detail = DisplayErrorContext(err).to_string();
-            if detail.contains("credentials") && matches!(target, Target::Aws) {
-                CliError::Credentials(detail)
-            } else {
-                CliError::Aws { service, detail }
-            }
-        }
+        _ => CliError::Aws {
+            service,
+            detail: match err.as_service_error() {
+                Some(service_error) => service_error.to_string(),
+                None => root_cause(err),
+            },
+        },
     }
 }

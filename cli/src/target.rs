@@ -3,6 +3,10 @@
 
 use aws_config::{BehaviorVersion, Region, SdkConfig};
 use aws_credential_types::Credentials;
+use aws_credential_types::provider::ProvideCredentials;
+use aws_credential_types::provider::error::CredentialsError;
+
+use crate::error::{CliError, root_cause};
 
 pub const DEFAULT_ENDPOINT: &str = "http://127.0.0.1:4566";
 
@@ -40,6 +44,31 @@ impl Target {
                     .await
             }
         }
+    }
+}
+
+impl Target {
+    /// On AWS, a region and credentials must be there before any call: without them the
+    /// SDK's error reads as a connection failure.
+    pub async fn check(&self, config: &SdkConfig) -> Result<(), CliError> {
+        if *self != Self::Aws {
+            return Ok(());
+        }
+        if config.region().is_none() {
+            return Err(CliError::NoRegion);
+        }
+        let provider = config
+            .credentials_provider()
+            .ok_or_else(|| CliError::Credentials("no credential provider".into()))?;
+        provider.provide_credentials().await.map(drop).map_err(|e| {
+            CliError::Credentials(match e {
+                CredentialsError::CredentialsNotLoaded(_) => {
+                    "none found in the environment, the AWS config files or instance metadata"
+                        .into()
+                }
+                other => root_cause(&other),
+            })
+        })
     }
 }
 

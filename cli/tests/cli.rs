@@ -1,6 +1,6 @@
 //! The `standin` binary as a user runs it: every error path is one line on stderr with a
-//! non-zero exit, and a stand-in can be driven from start to end. All but the first two
-//! tests need the stack `make test` deploys to LocalStack (stack "standin", agent "cli").
+//! non-zero exit, and a stand-in can be driven from start to end. The tests that name
+//! `localstack()` need the stack `make test` deploys there (stack "standin", agent "cli").
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
@@ -22,6 +22,10 @@ async fn standin(endpoint: &str, args: &[&str]) -> Run {
         .args(args)
         .env("STANDIN_ENDPOINT", endpoint)
         .env_remove("STANDIN_STACK");
+    run(command).await
+}
+
+async fn run(mut command: Command) -> Run {
     let out: Output = tokio::task::spawn_blocking(move || command.output())
         .await
         .unwrap()
@@ -207,4 +211,36 @@ async fn a_stand_in_driven_from_the_cli_start_to_end() {
     assert_one_line_error(&run, &format!("stand-in \"{task_id}\" has ended"));
     let run = standin(&endpoint, &["cancel", &task_id, "--reason", "too late"]).await;
     assert_one_line_error(&run, "has ended");
+}
+
+/// `--aws` with the usual settings missing: said before any call, in one line.
+async fn standin_on_aws(env: &[(&str, &str)]) -> Run {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_standin"));
+    command.args(["--aws", "list"]);
+    for var in [
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_PROFILE",
+        "AWS_REGION",
+        "AWS_DEFAULT_REGION",
+        "AWS_ENDPOINT_URL",
+    ] {
+        command.env_remove(var);
+    }
+    command
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .env("AWS_CONFIG_FILE", "/nonexistent/standin-test")
+        .env("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/standin-test")
+        .envs(env.iter().copied());
+    run(command).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_aws_a_missing_region_or_credentials_is_said_first() {
+    let run = standin_on_aws(&[]).await;
+    assert_one_line_error(&run, "no AWS region: set AWS_REGION");
+    let run = standin_on_aws(&[("AWS_REGION", "eu-west-1")]).await;
+    assert_one_line_error(&run, "no AWS credentials: none found");
+    assert!(run.stderr.contains("AWS_PROFILE"), "{}", run.stderr);
 }
