@@ -731,3 +731,57 @@ async fn a_new_push_during_the_rechecks_restarts_them() {
     let notes = stack.wait_notes(&id, 2, SOON).await;
     assert_eq!(states(&notes)[1], (2, CANCELED.into(), true));
 }
+
+#[tokio::test]
+async fn the_list_route_pages_through_every_stand_in_and_shows_no_secret() {
+    let stack = Stack::load(STACK).await;
+    // More rows than one page (50) holds, written straight into the table: the route's
+    // paging is under test, not starting executions.
+    let dynamo = aws_sdk_dynamodb::Client::new(&stack.config);
+    let prefix = unique("listed");
+    let ids: Vec<String> = (0..60).map(|i| format!("{prefix}-{i:02}")).collect();
+    for id in &ids {
+        let mut row = standin::domain::row::Row::new(id, "push");
+        row.park_token = Some(format!("park-token-{id}"));
+        row.watch = Some(standin::domain::row::Watch {
+            mode: standin::domain::row::WatchMode::Push,
+            config_id: Some("cfg".into()),
+            token_digest: Some(standin::domain::push::PushToken::generate().digest()),
+        });
+        dynamo
+            .put_item()
+            .table_name(stack.out("TableName"))
+            .set_item(Some(serde_dynamo::to_item(&row).unwrap()))
+            .send()
+            .await
+            .unwrap();
+    }
+    let (mut seen, mut after, mut pages) = (Vec::new(), None::<String>, 0);
+    loop {
+        let path = after
+            .as_ref()
+            .map_or("/standins".to_owned(), |a| format!("/standins?after={a}"));
+        let (status, body) = stack.control("GET", &path, None).await;
+        assert_eq!(status, 200, "{body}");
+        let text = body.to_string();
+        assert!(
+            !text.contains("park-token-") && !text.contains("token_digest"),
+            "{text}"
+        );
+        for row in body["standins"].as_array().unwrap() {
+            let id = row["task_id"].as_str().unwrap().to_owned();
+            if id.starts_with(&prefix) {
+                assert_eq!(row["watch"], "push");
+                seen.push(id);
+            }
+        }
+        pages += 1;
+        match body["next"].as_str() {
+            Some(next) => after = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    seen.sort();
+    assert_eq!(seen, ids, "every stand-in once, across {pages} pages");
+    assert!(pages >= 2);
+}
