@@ -196,7 +196,10 @@ fn print_status(row: &Value) {
     println!("closed     {closed}");
     println!("notes      {}", field(row, "seq"));
     println!("started    {}", field(row, "created_at"));
-    println!("execution  {}", field(row, "execution_arn"));
+    match row["execution_status"].as_str() {
+        Some(status) => println!("execution  {} ({status})", field(row, "execution_arn")),
+        None => println!("execution  {}", field(row, "execution_arn")),
+    }
 }
 
 fn print_list(rows: &[Value]) {

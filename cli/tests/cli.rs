@@ -171,9 +171,15 @@ async fn a_stand_in_driven_from_the_cli_start_to_end() {
             .unwrap()
             .ends_with(&format!(":{task_id}"))
     );
+    assert_eq!(
+        status["execution_status"], "RUNNING",
+        "parked, waiting for the reply"
+    );
     let human = standin(&endpoint, &["status", &task_id]).await.stdout;
     assert!(
-        human.contains("INPUT_REQUIRED") && human.contains("Which colour?"),
+        human.contains("INPUT_REQUIRED")
+            && human.contains("Which colour?")
+            && human.contains("(RUNNING)"),
         "{human}"
     );
 

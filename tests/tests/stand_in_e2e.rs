@@ -445,6 +445,13 @@ async fn a_long_lived_follow_rolls_into_a_successor_without_losing_a_change() {
         stack.execution_status(&format!("{id}__1")).await.is_some(),
         "a successor execution exists"
     );
+    let status = stack.row_status(&id).await;
+    let newest = status["execution_arn"].as_str().unwrap();
+    assert!(
+        newest.contains(&format!(":{id}__")),
+        "status names the newest execution, not the first: {newest}"
+    );
+    assert!(status["execution_status"].is_string(), "{status}");
 }
 
 fn sha256_hex(s: &str) -> String {

@@ -494,11 +494,10 @@ async fn status(deps: &'static Deps, task_id: &str) -> Result<Response<Body>, Er
         return reply(404, json!({"error": format!("no stand-in {task_id}")}));
     };
     let mut body = summary(&row);
-    body["execution_arn"] = json!(deps.state_machine_arn.as_deref().map(|m| format!(
-        "{}:{}",
-        m.replace(":stateMachine:", ":execution:"),
-        row.task_id
-    )));
+    if let Some((arn, status)) = current_execution(deps, &row.task_id).await {
+        body["execution_arn"] = json!(arn);
+        body["execution_status"] = json!(status);
+    }
     body["parked"] = json!(row.park_token.is_some());
     body["pending"] = json!({
         "cancel": row.pending.cancel.is_some(),
@@ -506,6 +505,46 @@ async fn status(deps: &'static Deps, task_id: &str) -> Result<Response<Body>, Er
         "push": row.pending.push.is_some(),
     });
     reply(200, body)
+}
+
+/// The stand-in's newest execution and its status: a roll starts `{task_id}__1`, then
+/// `__2`, …, so the newest is the last name that exists. None without a state machine;
+/// the status is None when Step Functions can't be asked (the ARN is still right).
+async fn current_execution(deps: &Deps, task_id: &str) -> Option<(String, Option<String>)> {
+    let machine = deps.state_machine_arn.as_deref()?;
+    let arn_of = |generation| {
+        format!(
+            "{}:{}",
+            machine.replace(":stateMachine:", ":execution:"),
+            handlers::steps::execution_name(task_id, generation)
+        )
+    };
+    let mut found: Option<(String, Option<String>)> = None;
+    // Bounded: each generation is hundreds of park/wake cycles.
+    for generation in 0..1000 {
+        let arn = arn_of(generation);
+        match deps
+            .sfn
+            .describe_execution()
+            .execution_arn(&arn)
+            .send()
+            .await
+        {
+            Ok(out) => found = Some((arn, Some(out.status().as_str().to_owned()))),
+            Err(err)
+                if err
+                    .as_service_error()
+                    .is_some_and(|e| e.is_execution_does_not_exist()) =>
+            {
+                break;
+            }
+            Err(err) => {
+                warn!(task_id, error = %aws_sdk_sfn::error::DisplayErrorContext(&err), "cannot describe the execution");
+                return Some(found.unwrap_or((arn, None)));
+            }
+        }
+    }
+    Some(found.unwrap_or_else(|| (arn_of(0), None)))
 }
 
 /// One page of stand-ins (50 per page; `next` names where the following page starts).
