@@ -62,10 +62,14 @@ impl NoteStream {
     }
 }
 
+/// `TASK_STATE_INPUT_REQUIRED` as people read it: `INPUT_REQUIRED`.
+pub fn short_state(state: &str) -> &str {
+    state.strip_prefix("TASK_STATE_").unwrap_or(state)
+}
+
 /// A note as one readable line: `seq 3  si-…  INPUT_REQUIRED  "Which format…?"`.
 pub fn human_line(note: &Value) -> String {
-    let state = note["state"].as_str().unwrap_or("?");
-    let state = state.strip_prefix("TASK_STATE_").unwrap_or(state);
+    let state = short_state(note["state"].as_str().unwrap_or("?"));
     let final_mark = if note["final"].as_bool() == Some(true) {
         " (final)"
     } else {

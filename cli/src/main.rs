@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use serde_json::Value;
-use standin_cli::events::human_line;
+use standin_cli::events::{self, human_line};
 use standin_cli::target::DEFAULT_ENDPOINT;
 use standin_cli::{CliError, ControlClient, NoteStream, StackInfo, Target};
 
@@ -175,10 +175,7 @@ fn field(row: &Value, key: &str) -> String {
 }
 
 fn short_state(row: &Value) -> String {
-    let state = field(row, "state");
-    state
-        .strip_prefix("TASK_STATE_")
-        .map_or(state.clone(), str::to_owned)
+    events::short_state(&field(row, "state")).to_owned()
 }
 
 fn print_status(row: &Value) {

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Parser;
 use serde_json::{Value, json};
+use standin_cli::events::short_state;
 use standin_cli::target::DEFAULT_ENDPOINT;
 use standin_cli::{CliError, ControlClient, NoteStream, StackInfo, Target};
 
@@ -192,7 +193,7 @@ async fn run_scenario(
             &mut used_changes,
         )
         .await;
-        let short = state.strip_prefix("TASK_STATE_").unwrap_or(&state);
+        let short = short_state(&state);
         let took = latency.map_or_else(
             || "agent time unknown".into(),
             |ms| format!("{ms} ms after the agent's change"),

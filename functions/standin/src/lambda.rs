@@ -454,10 +454,7 @@ async fn start(deps: &'static Deps, body: &Value) -> Result<Response<Body>, Erro
                 .as_service_error()
                 .is_some_and(|e| e.is_execution_already_exists()) =>
         {
-            format!(
-                "{}:{task_id}",
-                machine.replace(":stateMachine:", ":execution:")
-            )
+            execution_arn(machine, &task_id, 0)
         }
         Err(err) => {
             return Err(aws_sdk_sfn::error::DisplayErrorContext(&err)
@@ -507,18 +504,21 @@ async fn status(deps: &'static Deps, task_id: &str) -> Result<Response<Body>, Er
     reply(200, body)
 }
 
+/// The ARN of a stand-in's execution in a generation (0 before any roll).
+fn execution_arn(state_machine_arn: &str, task_id: &str, generation: u32) -> String {
+    format!(
+        "{}:{}",
+        state_machine_arn.replace(":stateMachine:", ":execution:"),
+        handlers::steps::execution_name(task_id, generation)
+    )
+}
+
 /// The stand-in's newest execution and its status: a roll starts `{task_id}__1`, then
 /// `__2`, …, so the newest is the last name that exists. None without a state machine;
 /// the status is None when Step Functions can't be asked (the ARN is still right).
 async fn current_execution(deps: &Deps, task_id: &str) -> Option<(String, Option<String>)> {
     let machine = deps.state_machine_arn.as_deref()?;
-    let arn_of = |generation| {
-        format!(
-            "{}:{}",
-            machine.replace(":stateMachine:", ":execution:"),
-            handlers::steps::execution_name(task_id, generation)
-        )
-    };
+    let arn_of = |generation| execution_arn(machine, task_id, generation);
     let mut found: Option<(String, Option<String>)> = None;
     // Bounded: each generation is hundreds of park/wake cycles.
     for generation in 0..1000 {
