@@ -269,11 +269,21 @@ impl TestAgent {
     /// The remote task moves on: GetTask shows it (unless `push_first`), subscribers see
     /// it, and registered configs are pushed (when the agent pushes).
     pub async fn change(&self, task: &str, state: &str, text: &str, push_first: bool) {
+        if let Some(event) = self.change_state(task, state, text, push_first) {
+            self.push(task, &event).await;
+        }
+    }
+
+    /// The remote task moves on, and its push is lost on the way (A2A senders do not
+    /// retry): GetTask and subscribers see the change, the stand-in hears no push.
+    pub fn change_and_lose_the_push(&self, task: &str, state: &str, text: &str) {
+        let _ = self.change_state(task, state, text, false);
+    }
+
+    fn change_state(&self, task: &str, state: &str, text: &str, push_first: bool) -> Option<Value> {
         {
             let mut inner = lock(&self.inner);
-            let Some(rec) = inner.tasks.get_mut(task) else {
-                return;
-            };
+            let rec = inner.tasks.get_mut(task)?;
             rec.state = state.to_owned();
             rec.text = text.to_owned();
             if !push_first {
@@ -284,7 +294,7 @@ impl TestAgent {
         }
         let event = self.status_update(task, state, text);
         let _ = self.events.send((task.to_owned(), event.clone()));
-        self.push(task, &event).await;
+        Some(event)
     }
 
     /// GetTask catches up with a change that was pushed first.
@@ -582,6 +592,15 @@ async fn send(agent: &TestAgent, id: Value, params: &Value, streaming: bool) -> 
                 return rpc_error(&id, -32001, "Task not found");
             };
             let context = snap["contextId"].as_str().unwrap_or_default().to_owned();
+            let state = snap["status"]["state"].as_str().unwrap_or_default();
+            if TERMINAL.contains(&state) {
+                // As the official SDK answers a message to a finished task.
+                return rpc_error(
+                    &id,
+                    -32004,
+                    &format!("Task {task} is in terminal state: {state}"),
+                );
+            }
             if message["contextId"].as_str() != Some(context.as_str()) {
                 return rpc_error(&id, -32602, "contextId must match the task's");
             }

@@ -120,6 +120,22 @@ impl ControlClient {
         judge(answer, id)
     }
 
+    /// The stand-in's note log after note `after`, every page of it, in order.
+    pub async fn notes(&self, id: &str, after: u64) -> Result<Vec<Value>, CliError> {
+        let mut all = Vec::new();
+        let mut after = after;
+        loop {
+            let path = format!("/standins/{}/notes?after={after}", path_id(id)?);
+            let body = judge(self.call("GET", &path, None).await?, id)?;
+            all.extend(body["notes"].as_array().cloned().unwrap_or_default());
+            match body["next"].as_u64() {
+                Some(next) if next > after => after = next,
+                _ => break,
+            }
+        }
+        Ok(all)
+    }
+
     /// Every stand-in, newest first (the API pages; this follows the pages).
     pub async fn list(&self) -> Result<Vec<Value>, CliError> {
         let mut all = Vec::new();

@@ -55,6 +55,17 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Read a stand-in's note log: every note it sent the parent, in order (to catch up
+    /// after lost messages). Reads the log, not the queue: nothing is taken off it.
+    Notes {
+        id: String,
+        /// Only the notes after this number.
+        #[arg(long, default_value_t = 0)]
+        after: u64,
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
     /// List the stand-ins with their state.
     List {
         #[arg(long)]
@@ -125,6 +136,15 @@ async fn run(cli: Cli) -> Result<(), CliError> {
                 println!("{row}");
             } else {
                 print_status(&row);
+            }
+        }
+        Command::Notes { id, after, json } => {
+            for note in control().await?.notes(&id, after).await? {
+                if json {
+                    println!("{note}");
+                } else {
+                    println!("{}", human_line(&note));
+                }
             }
         }
         Command::List { json } => {

@@ -88,6 +88,7 @@ async fn an_unknown_stand_in_is_named_for_every_command() {
         vec!["status", "si-does-not-exist"],
         vec!["reply", "si-does-not-exist", "hello"],
         vec!["cancel", "si-does-not-exist"],
+        vec!["notes", "si-does-not-exist"],
         vec!["status", "not/a/stand-in"],
     ] {
         let run = standin(&endpoint, &args).await;
@@ -213,6 +214,22 @@ async fn a_stand_in_driven_from_the_cli_start_to_end() {
         assert!(Instant::now() < deadline, "not closed: {status}");
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
+    // The note log: what the parent was sent, read back without touching the queue.
+    let run = standin(&endpoint, &["notes", &task_id, "--json"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let log: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one note per line"))
+        .collect();
+    let seqs: Vec<u64> = log.iter().map(|n| n["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, [1, 2], "{log:#?}");
+    assert_eq!(log[1]["state"], "TASK_STATE_COMPLETED");
+    let run = standin(&endpoint, &["notes", &task_id, "--after", "1"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
+    assert!(run.stdout.contains("Painted blue") && run.stdout.contains("(final)"), "{}", run.stdout);
+
     let run = standin(&endpoint, &["reply", &task_id, "Green"]).await;
     assert_one_line_error(&run, &format!("stand-in \"{task_id}\" has ended"));
     let run = standin(&endpoint, &["cancel", &task_id, "--reason", "too late"]).await;

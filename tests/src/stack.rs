@@ -137,6 +137,15 @@ impl Stack {
         }
     }
 
+    /// The stand-in's note log (the control API), every note after `after`.
+    pub async fn note_log(&self, task_id: &str, after: u64) -> Vec<Value> {
+        let (status, body) = self
+            .control("GET", &format!("/standins/{task_id}/notes?after={after}"), None)
+            .await;
+        assert_eq!(status, 200, "{body}");
+        body["notes"].as_array().cloned().unwrap_or_default()
+    }
+
     /// Every message body the parent queue delivered, for the token scan.
     pub fn all_note_bodies(&self) -> Vec<String> {
         collector(&self.config, self.out("ParentQueueUrl"))
@@ -205,4 +214,53 @@ pub fn unique(prefix: &str) -> String {
             .unwrap()
             .as_nanos()
     )
+}
+
+/// Faults between the functions and LocalStack (the fault proxy) and in Lambda's
+/// delivery of invocations (the local executor's rules), as `scripts/test` sets them up.
+pub mod faults {
+    use serde_json::{Value, json};
+
+    fn proxy() -> String {
+        std::env::var("STANDIN_FAULT_PROXY")
+            .expect("STANDIN_FAULT_PROXY is not set: run these tests with `make test`")
+    }
+
+    /// For `seconds`, the proxy answers `status` to every call of `target` (an
+    /// X-Amz-Target such as `AmazonSQS.SendMessage`) whose body holds all of `matching`.
+    pub async fn refuse(id: &str, target: &str, matching: &[&str], status: u16, seconds: u64) {
+        let rule = json!({"id": id, "target": target, "match": matching, "status": status, "seconds": seconds});
+        let response = reqwest::Client::new()
+            .post(format!("{}/__faults/rules", proxy()))
+            .json(&rule)
+            .send()
+            .await
+            .expect("fault proxy reachable");
+        assert!(response.status().is_success());
+    }
+
+    /// How many calls the proxy refused under rule `id`.
+    pub async fn refused(id: &str) -> u64 {
+        let stats: Value = reqwest::Client::new()
+            .get(format!("{}/__faults/stats", proxy()))
+            .send()
+            .await
+            .expect("fault proxy reachable")
+            .json()
+            .await
+            .expect("stats are JSON");
+        stats[id].as_u64().unwrap_or(0)
+    }
+
+    /// The next `times` invocations of the function whose name holds `function`, with
+    /// `matching` in their payload, are delivered late (`delay`), twice (`twice`) or
+    /// never (`drop`).
+    pub fn invoke(name: &str, function: &str, matching: &str, action: &str, seconds: u64, times: u32) {
+        let folder = std::env::var("STANDIN_INVOKE_FAULTS")
+            .expect("STANDIN_INVOKE_FAULTS is not set: run these tests with `make test`");
+        let rule = json!({"function": function, "match": matching, "action": action, "seconds": seconds, "times": times});
+        let tmp = format!("{folder}/.{name}.tmp");
+        std::fs::write(&tmp, rule.to_string()).expect("rule written");
+        std::fs::rename(&tmp, format!("{folder}/{name}.json")).expect("rule in place");
+    }
 }

@@ -81,6 +81,7 @@ async fn push_watch_hears_changes_replies_turn_and_completion_deletes_the_config
         1,
         "one push config, under our id"
     );
+    let config = agent.configs(&remote).pop().unwrap();
 
     agent
         .change(&remote, WORKING, "Building a blue widget", false)
@@ -125,11 +126,35 @@ async fn push_watch_hears_changes_replies_turn_and_completion_deletes_the_config
     assert_eq!(agent.deletes(), [format!("{remote}/standin-{id}")]);
     let row = stack.row_status(&id).await;
     assert_eq!(row["closed"], true);
-    // A push after the end is refused.
-    agent.change(&remote, COMPLETED, "again", false).await;
-    let _ = agent.configs(&remote);
+    assert_eq!(row["parked"], false);
+    // A push after the end, with the real token, is refused and changes nothing.
+    let late = push_with(&config, &agent.status_update(&remote, COMPLETED, "again")).await;
+    assert_eq!(late, 401, "a push after the end is refused");
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(stack.notes(&id).len(), 3, "nothing after the final note");
+    // The ended stand-in's id cannot start a new one.
+    let (status, body) = stack
+        .control(
+            "POST",
+            "/standins",
+            Some(json!({"agent": "push", "message": "again", "task_id": id})),
+        )
+        .await;
+    assert_eq!(status, 409, "{body}");
+}
+
+/// POSTs a push body to a config's URL with its token, as the agent would; the status.
+async fn push_with(config: &standin_integration::agent::PushConfig, body: &Value) -> u16 {
+    reqwest::Client::new()
+        .post(&config.url)
+        .header("x-a2a-notification-token", &config.token)
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
 }
 
 #[tokio::test]
@@ -265,6 +290,9 @@ async fn cancel_scenario(persona: &str, port: u16, watch: &str, behaviour: Behav
     start(&stack, persona, &id).await;
     stack.wait_notes(&id, 1, SOON).await;
     wait_watch(&stack, &id, watch).await;
+    let remote = agent.task_ids().pop().unwrap();
+    let config = agent.configs(&remote).pop();
+    assert_eq!(config.is_some(), watch == "push");
     let (status, body) = stack
         .control(
             "POST",
@@ -297,6 +325,11 @@ async fn cancel_scenario(persona: &str, port: u16, watch: &str, behaviour: Behav
         )
         .await;
     assert_eq!(status, 409, "a reply to an ended stand-in is refused");
+    if let Some(config) = &config {
+        // The agent's own CANCELED push (sent with the real token) is refused.
+        let own = push_with(config, &agent.status_update(&remote, CANCELED, "")).await;
+        assert_eq!(own, 401, "the cancel's own CANCELED push is refused");
+    }
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(
         stack.notes(&id).len(),
@@ -324,15 +357,8 @@ async fn cancel_while_parked_on_push_with_a_failing_delete() {
         .pop()
         .expect("the failed delete left the config");
     // The agent still holds the config and pushes: refused.
-    let late = reqwest::Client::new()
-        .post(&config.url)
-        .header("x-a2a-notification-token", &config.token)
-        .header("content-type", "application/json")
-        .body(agent.status_update(&remote, WORKING, "late").to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(late.status().as_u16(), 401);
+    let late = push_with(&config, &agent.status_update(&remote, WORKING, "late")).await;
+    assert_eq!(late, 401);
 }
 
 #[tokio::test]
@@ -515,21 +541,24 @@ async fn the_push_token_appears_nowhere_but_as_its_digest() {
     let notes = stack.wait_notes(&id, 3, SOON).await;
     stack.wait_execution(&id, "SUCCEEDED", SOON).await;
 
-    // The table: the digest is there, the token is not.
+    // The tables, every page: the digest is there, the token is not.
     let db = aws_sdk_dynamodb::Client::new(&stack.config);
-    let items = db
+    let mut rows = Vec::new();
+    let mut pages = db
         .scan()
         .table_name(stack.out("TableName"))
-        .send()
-        .await
-        .unwrap();
-    let table = format!("{:?}", items.items());
+        .into_paginator()
+        .items()
+        .send();
+    while let Some(item) = pages.next().await {
+        rows.push(item.unwrap());
+    }
+    let table = format!("{rows:?}");
     assert!(
         table.contains(&sha256_hex(&token)),
         "the row keeps the token's SHA-256"
     );
-    let digests: Vec<String> = items
-        .items()
+    let digests: Vec<String> = rows
         .iter()
         .filter_map(|i| {
             i.get("watch")?
@@ -542,45 +571,62 @@ async fn the_push_token_appears_nowhere_but_as_its_digest() {
         })
         .collect();
     assert!(!digests.is_empty());
+    let mut note_items = Vec::new();
+    let mut pages = db
+        .scan()
+        .table_name(stack.out("NotesTableName"))
+        .into_paginator()
+        .items()
+        .send();
+    while let Some(item) = pages.next().await {
+        note_items.push(item.unwrap());
+    }
+    let notes_table = format!("{note_items:?}");
+    assert!(notes_table.contains(&id), "the outbox holds this stand-in's notes");
 
-    // Execution histories, with their data.
+    // Every execution's whole history, with its data.
     let sfn = aws_sdk_sfn::Client::new(&stack.config);
-    let executions = sfn
+    let mut executions = sfn
         .list_executions()
         .state_machine_arn(stack.out("StateMachineArn"))
-        .send()
-        .await
-        .unwrap();
+        .into_paginator()
+        .items()
+        .send();
     let mut history = String::new();
-    for e in executions.executions() {
-        let h = sfn
+    while let Some(e) = executions.next().await {
+        let e = e.unwrap();
+        let mut events = sfn
             .get_execution_history()
             .execution_arn(e.execution_arn())
             .include_execution_data(true)
-            .send()
-            .await
-            .unwrap();
-        history.push_str(&format!("{:?}", h.events()));
+            .into_paginator()
+            .items()
+            .send();
+        while let Some(event) = events.next().await {
+            history.push_str(&format!("{:?}", event.unwrap()));
+        }
     }
-    // Every function's logs.
+    // Every function's logs, every page.
     let logs = aws_sdk_cloudwatchlogs::Client::new(&stack.config);
-    let groups = logs
+    let mut groups = logs
         .describe_log_groups()
         .log_group_name_prefix("/aws/lambda/standin-")
-        .send()
-        .await
-        .unwrap();
+        .into_paginator()
+        .items()
+        .send();
     let mut log_text = String::new();
-    for g in groups.log_groups() {
-        let events = logs
+    while let Some(group) = groups.next().await {
+        let group = group.unwrap();
+        let mut pages = logs
             .filter_log_events()
-            .log_group_name(g.log_group_name().unwrap())
-            .send()
-            .await
-            .unwrap();
-        for e in events.events() {
-            log_text.push_str(e.message().unwrap_or_default());
-            log_text.push('\n');
+            .log_group_name(group.log_group_name().unwrap())
+            .into_paginator()
+            .send();
+        while let Some(page) = pages.next().await {
+            for e in page.unwrap().events() {
+                log_text.push_str(e.message().unwrap_or_default());
+                log_text.push('\n');
+            }
         }
     }
     assert!(!log_text.is_empty() && !history.is_empty());
@@ -591,6 +637,7 @@ async fn the_push_token_appears_nowhere_but_as_its_digest() {
         .join("\n");
     for (name, text) in [
         ("table", &table),
+        ("note log", &notes_table),
         ("execution history", &history),
         ("logs", &log_text),
         ("parent notes", &queue_text),
@@ -656,16 +703,9 @@ async fn interop_follow_with_the_official_sdk_server() {
 #[tokio::test]
 async fn a_reply_while_following_stops_the_follow_within_one_heartbeat() {
     let stack = Stack::load(STACK).await;
-    // Quiet turns: the reply's own events reach only its stream, so the old follow can
-    // learn that its park is over only from its heartbeat check.
-    let agent = TestAgent::start(
-        27115,
-        Behaviour {
-            quiet_turns: true,
-            ..Behaviour::default()
-        },
-    )
-    .await;
+    // The reply's own events reach the old subscription too: the old follow must not
+    // apply them (its park was woken), and it stops at its next heartbeat check.
+    let agent = TestAgent::start(27115, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
     let id = unique("follow-reply");
     start(&stack, "follow-reply", &id).await;
@@ -696,6 +736,14 @@ async fn a_reply_while_following_stops_the_follow_within_one_heartbeat() {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+    assert_eq!(
+        states(&stack.notes(&id)),
+        [
+            (1, INPUT_REQUIRED.into(), false),
+            (2, INPUT_REQUIRED.into(), false)
+        ],
+        "the reply's turn told once, by the turn"
+    );
     let (status, _) = stack
         .control("POST", &format!("/standins/{id}/cancel"), Some(json!({})))
         .await;

@@ -1,4 +1,5 @@
-//! Close first, delete the push config, cancel the remote task, tell the parent.
+//! Close first with the final note in the same write, then delete the push config and
+//! cancel the remote task.
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {

@@ -22,7 +22,8 @@ use crate::config::{AgentSpec, AgentsConfig, ConfigError};
 use crate::domain::doorbell;
 use crate::domain::receiver;
 use crate::domain::row::{Guard, Row, WakeEvent};
-use crate::domain::wake::FOLLOW_WINDOW_SECS;
+use crate::domain::row::WatchMode;
+use crate::domain::wake::{FOLLOW_WINDOW_SECS, IDLE_RECHECK_SECS, Next, Pacing};
 use crate::handlers::{self, FollowTiming, Step};
 use crate::ports::{RowStore, StoreError};
 
@@ -36,6 +37,7 @@ pub struct Deps {
     pub http: reqwest::Client,
     pub push_base_url: Option<String>,
     pub history_bound: u32,
+    pub pacing: Pacing,
     pub turn_window: Duration,
     pub follow_heartbeat: Duration,
     pub state_machine_arn: Option<String>,
@@ -64,6 +66,16 @@ fn env_num(name: &str, default: u64) -> Result<u64, ConfigError> {
     }
 }
 
+fn positive(name: &str, value: u64) -> Result<u64, ConfigError> {
+    if value == 0 {
+        return Err(ConfigError {
+            field: name.to_owned(),
+            problem: "must be at least 1".into(),
+        });
+    }
+    Ok(value)
+}
+
 impl Deps {
     pub async fn from_env() -> Result<Self, ConfigError> {
         let config = aws_config::load_from_env().await;
@@ -79,7 +91,11 @@ impl Deps {
             problem: e.to_string(),
         })?;
         Ok(Self {
-            store: DynamoRowStore::new(aws_sdk_dynamodb::Client::new(&config), env("TABLE_NAME")?),
+            store: DynamoRowStore::new(
+                aws_sdk_dynamodb::Client::new(&config),
+                env("TABLE_NAME")?,
+                env("NOTES_TABLE_NAME")?,
+            ),
             bell: SfnDoorbell::new(sfn.clone()),
             queue: env_opt("PARENT_QUEUE_URL")
                 .map(|url| SqsParentQueue::new(aws_sdk_sqs::Client::new(&config), url)),
@@ -88,6 +104,12 @@ impl Deps {
             http,
             push_base_url: env_opt("PUSH_BASE_URL"),
             history_bound: u32::try_from(env_num("HISTORY_BOUND", 500)?).unwrap_or(u32::MAX),
+            pacing: Pacing {
+                idle_recheck_secs: positive(
+                    "IDLE_RECHECK_SECS",
+                    env_num("IDLE_RECHECK_SECS", IDLE_RECHECK_SECS)?,
+                )?,
+            },
             turn_window: Duration::from_secs(env_num("TURN_WINDOW_SECS", 240)?),
             follow_heartbeat: Duration::from_secs(env_num("FOLLOW_HEARTBEAT_SECS", 10)?),
             state_machine_arn: env_opt("STATE_MACHINE_ARN"),
@@ -165,12 +187,13 @@ where
     .await
 }
 
-/// The input of a `.waitForTaskToken` park: the stand-in and the park token.
+/// The input of a `.waitForTaskToken` park: the stand-in, the park's number and token.
 #[derive(Debug, Deserialize)]
 pub struct ParkInput {
     pub task_id: String,
     #[serde(default)]
     pub agent: String,
+    pub park: u64,
     pub token: String,
 }
 
@@ -187,16 +210,20 @@ where
 }
 
 pub async fn turn(deps: &'static Deps, step: Step) -> Result<Step, Error> {
-    let queue = deps.queue()?;
     match deps.connect(&step.agent).await {
-        Ok(agent) => {
-            Ok(handlers::steps::turn(&deps.store, &agent, queue, step, deps.turn_window).await?)
-        }
+        Ok(agent) => Ok(handlers::steps::turn(
+            &deps.store,
+            &agent,
+            step,
+            deps.turn_window,
+            deps.pacing,
+        )
+        .await?),
         Err(err) => {
             warn!(task_id = %step.task_id, error = %err, "agent unavailable for the turn");
             let mut step = step;
             step.message = None;
-            step.next = Some(crate::domain::wake::Next::End(doorbell::EndCause::Failed {
+            step.next = Some(Next::End(doorbell::EndCause::Failed {
                 reason: format!("agent unavailable: {err}"),
             }));
             Ok(step)
@@ -213,6 +240,7 @@ pub async fn register(deps: &'static Deps, step: Step) -> Result<Step, Error> {
             spec,
             deps.push_base_url.as_deref(),
             step,
+            deps.pacing,
         )
         .await?),
         Err(err) => {
@@ -224,7 +252,8 @@ pub async fn register(deps: &'static Deps, step: Step) -> Result<Step, Error> {
                 .await?;
             step.next = Some(crate::domain::wake::after_register(
                 &mut step.cursor,
-                crate::domain::row::WatchMode::Follow,
+                WatchMode::Follow,
+                deps.pacing,
             ));
             Ok(step)
         }
@@ -232,9 +261,8 @@ pub async fn register(deps: &'static Deps, step: Step) -> Result<Step, Error> {
 }
 
 pub async fn fetch(deps: &'static Deps, step: Step) -> Result<Step, Error> {
-    let queue = deps.queue()?;
     match deps.connect(&step.agent).await {
-        Ok(agent) => Ok(handlers::steps::fetch(&deps.store, &agent, queue, step).await?),
+        Ok(agent) => Ok(handlers::steps::fetch(&deps.store, &agent, step, deps.pacing).await?),
         Err(err) => {
             warn!(task_id = %step.task_id, error = %err, "agent unavailable for GetTask; keeping the last state");
             let mut step = step;
@@ -242,11 +270,12 @@ pub async fn fetch(deps: &'static Deps, step: Step) -> Result<Step, Error> {
                 .store
                 .get(&step.task_id)
                 .await?
-                .map_or(crate::domain::row::WatchMode::Off, |r| r.mode());
+                .map_or(WatchMode::Off, |r| r.mode());
             step.next = Some(crate::domain::wake::after_fetch(
                 &mut step.cursor,
                 mode,
                 None,
+                deps.pacing,
             ));
             step.park = None;
             Ok(step)
@@ -255,27 +284,35 @@ pub async fn fetch(deps: &'static Deps, step: Step) -> Result<Step, Error> {
 }
 
 pub async fn wake(deps: &'static Deps, step: Step) -> Result<Step, Error> {
-    Ok(handlers::steps::wake_up(&deps.store, step, deps.history_bound).await?)
+    Ok(handlers::steps::wake_up(&deps.store, step, deps.history_bound, deps.pacing).await?)
 }
 
+/// Close (with the final note, in one write) before anything at the agent: the card
+/// read, the config delete and the remote cancel come after the parent was told.
 pub async fn end(deps: &'static Deps, step: Step) -> Result<Step, Error> {
-    let queue = deps.queue()?;
-    let agent = deps
-        .connect(&step.agent)
-        .await
-        .map_err(|e| warn!(error = %e, "agent unavailable at the end"))
-        .ok();
-    handlers::steps::finish(&deps.store, agent.as_ref(), queue, &step).await?;
+    let closed = handlers::steps::close(&deps.store, &step).await?;
+    match deps.connect(&step.agent).await {
+        Ok(agent) => {
+            doorbell::clean_up(&agent, &closed.row, &handlers::steps::end_cause(&step)).await
+        }
+        Err(err) => warn!(task_id = %step.task_id, error = %err, "agent unavailable at the end; nothing to clean up there"),
+    }
     Ok(step)
 }
 
 pub async fn park(deps: &'static Deps, input: ParkInput) -> Result<Value, Error> {
-    handlers::steps::park(&deps.store, &deps.bell, &input.task_id, &input.token).await?;
-    Ok(json!({"parked": input.task_id}))
+    let stored = handlers::steps::park(
+        &deps.store,
+        &deps.bell,
+        &input.task_id,
+        input.park,
+        &input.token,
+    )
+    .await?;
+    Ok(json!({"parked": stored}))
 }
 
 pub async fn follow(deps: &'static Deps, input: ParkInput) -> Result<Value, Error> {
-    let queue = deps.queue()?;
     let spec = deps.spec(&input.agent);
     let interval = spec.map_or(crate::config::DEFAULT_FOLLOW_INTERVAL, |s| {
         s.follow_interval
@@ -285,18 +322,99 @@ pub async fn follow(deps: &'static Deps, input: ParkInput) -> Result<Value, Erro
         interval,
         heartbeat: deps.follow_heartbeat,
     };
-    let agent = deps.connect(&input.agent).await?;
-    let end = handlers::follow(
-        &deps.store,
+    // Reading the card can take a slow agent's whole timeout: heartbeat meanwhile.
+    let connected = handlers::follow::with_heartbeats(
         &deps.bell,
-        queue,
-        &agent,
-        &input.task_id,
         &input.token,
-        timing,
+        deps.follow_heartbeat,
+        deps.connect(&input.agent),
     )
-    .await?;
+    .await;
+    let end = match connected {
+        Ok(agent) => {
+            handlers::follow(
+                &deps.store,
+                &deps.bell,
+                &agent,
+                &input.task_id,
+                input.park,
+                &input.token,
+                timing,
+            )
+            .await?
+        }
+        Err(err) => {
+            warn!(task_id = %input.task_id, error = %err, "agent unavailable to follow; retrying later");
+            handlers::follow::follow_unavailable(
+                &deps.store,
+                &deps.bell,
+                &input.task_id,
+                input.park,
+                &input.token,
+            )
+            .await?
+        }
+    };
     Ok(json!({"follow": format!("{end:?}")}))
+}
+
+/// The outbox's delivery: DynamoDB Streams hands the notify function each new note, in
+/// the order written per stand-in; it sends them to the parent's FIFO queue in that
+/// order. A refused send reports that record as the batch's first failure, so the event
+/// source retries from it and nothing after it overtakes it.
+pub async fn serve_notify() -> Result<(), Error> {
+    let deps = deps().await?;
+    Box::pin(lambda_runtime::run(service_fn(
+        move |event: LambdaEvent<NoteStream>| notify(deps, event.payload),
+    )))
+    .await
+}
+
+/// The part of a DynamoDB Streams event the notify function reads.
+#[derive(Debug, Deserialize)]
+pub struct NoteStream {
+    #[serde(rename = "Records", default)]
+    records: Vec<NoteRecord>,
+}
+
+#[derive(Debug, Deserialize)]
+struct NoteRecord {
+    #[serde(rename = "eventName", default)]
+    event_name: String,
+    dynamodb: NoteRecordData,
+}
+
+#[derive(Debug, Deserialize)]
+struct NoteRecordData {
+    #[serde(rename = "SequenceNumber")]
+    sequence_number: String,
+    #[serde(rename = "NewImage", default)]
+    new_image: Option<Value>,
+}
+
+async fn notify(deps: &'static Deps, stream: NoteStream) -> Result<Value, Error> {
+    let queue = deps.queue()?;
+    // Only inserts are notes; the TTL's removals are not.
+    let inserts: Vec<&NoteRecord> = stream
+        .records
+        .iter()
+        .filter(|r| r.event_name == "INSERT")
+        .collect();
+    let mut notes = Vec::with_capacity(inserts.len());
+    for record in &inserts {
+        let body = record
+            .dynamodb
+            .new_image
+            .as_ref()
+            .and_then(|image| image["body"]["S"].as_str())
+            .ok_or("a note record without a body (is the stream's view NEW_IMAGE?)")?;
+        notes.push(serde_json::from_str::<crate::ports::ParentNote>(body)?);
+    }
+    let failures = match crate::domain::notify::deliver(queue, &notes).await {
+        None => vec![],
+        Some(i) => vec![json!({"itemIdentifier": inserts[i].dynamodb.sequence_number})],
+    };
+    Ok(json!({ "batchItemFailures": failures }))
 }
 
 /// The push receiver behind `POST /a2a/push/{task_id}`.
@@ -377,6 +495,13 @@ async fn control(deps: &'static Deps, request: Request) -> Result<Response<Body>
                 .to_owned();
             ring(deps, &id, WakeEvent::Cancel { reason }).await
         }
+        ("GET", Some(id)) if path.ends_with("/notes") => {
+            let after = request
+                .query_string_parameters()
+                .first("after")
+                .map(str::to_owned);
+            notes(deps, &id, after.as_deref()).await
+        }
         ("GET", Some(id)) => status(deps, &id).await,
         ("GET", None) if path.ends_with("/standins") => {
             let after = request
@@ -423,19 +548,28 @@ async fn start(deps: &'static Deps, body: &Value) -> Result<Response<Body>, Erro
     };
     let mut row = Row::new(&task_id, agent);
     row.created_at = Some(crate::clock::now_rfc3339());
-    match deps.store.create(&row).await {
-        Ok(_) => {}
+    let created = match deps.store.create(&row).await {
+        Ok(_) => true,
         Err(StoreError::AlreadyExists(_)) => {
-            let row = deps.store.get(&task_id).await?;
-            if row.is_some_and(|r| r.agent != agent) {
+            let existing = deps.store.get(&task_id).await?;
+            if existing.as_ref().is_some_and(|r| r.agent != agent) {
                 return reply(
                     409,
                     json!({"error": format!("stand-in {task_id} exists for another agent")}),
                 );
             }
+            if existing.as_ref().is_some_and(|r| r.closed) {
+                return reply(
+                    409,
+                    json!({"error": format!(
+                        "stand-in {task_id} has ended; its notes stay readable at GET /standins/{task_id}/notes. Start a new stand-in with another task_id"
+                    )}),
+                );
+            }
+            false
         }
         Err(err) => return Err(err.into()),
-    }
+    };
     let input = serde_json::to_string(&Step::start(&task_id, agent, message))?;
     let started = deps
         .sfn
@@ -454,6 +588,18 @@ async fn start(deps: &'static Deps, body: &Value) -> Result<Response<Body>, Erro
                 .as_service_error()
                 .is_some_and(|e| e.is_execution_already_exists()) =>
         {
+            if created {
+                // The row is new, yet the execution name is taken: an earlier stand-in of
+                // this id ended and its row expired while Step Functions keeps the name.
+                // Close the row just made, so the id answers "ended" from now on.
+                deps.store.close(&task_id, None).await?;
+                return reply(
+                    409,
+                    json!({"error": format!(
+                        "task_id {task_id} was used by an earlier stand-in that has ended; start a new stand-in with another task_id"
+                    )}),
+                );
+            }
             execution_arn(machine, &task_id, 0)
         }
         Err(err) => {
@@ -495,7 +641,7 @@ async fn status(deps: &'static Deps, task_id: &str) -> Result<Response<Body>, Er
         body["execution_arn"] = json!(arn);
         body["execution_status"] = json!(status);
     }
-    body["parked"] = json!(row.park_token.is_some());
+    body["parked"] = json!(row.is_parked());
     body["pending"] = json!({
         "cancel": row.pending.cancel.is_some(),
         "replies": row.pending.replies.len(),
@@ -545,6 +691,41 @@ async fn current_execution(deps: &Deps, task_id: &str) -> Option<(String, Option
         }
     }
     Some(found.unwrap_or_else(|| (arn_of(0), None)))
+}
+
+/// Notes per page of the note log.
+const NOTES_PAGE: u32 = 100;
+
+/// The note log: every note the stand-in wrote, in order, after `after` (a `seq`), so a
+/// parent that lost messages can catch up. `next` is the `after` of the following page.
+async fn notes(
+    deps: &'static Deps,
+    task_id: &str,
+    after: Option<&str>,
+) -> Result<Response<Body>, Error> {
+    let after = match after.map(str::parse::<u64>) {
+        None => 0,
+        Some(Ok(n)) => n,
+        Some(Err(_)) => {
+            return reply(
+                400,
+                json!({"error": "after must be a note number (a whole number, 0 or more)"}),
+            );
+        }
+    };
+    if deps.store.get(task_id).await?.is_none()
+        && deps.store.notes(task_id, 0, 1).await?.is_empty()
+    {
+        return reply(404, json!({"error": format!("no stand-in {task_id}")}));
+    }
+    let notes = deps.store.notes(task_id, after, NOTES_PAGE).await?;
+    let next = (notes.len() == NOTES_PAGE as usize)
+        .then(|| notes.last().map(|n| n.seq))
+        .flatten();
+    reply(
+        200,
+        json!({"task_id": task_id, "notes": notes, "next": next}),
+    )
 }
 
 /// One page of stand-ins (50 per page; `next` names where the following page starts).

@@ -10,10 +10,10 @@ use crate::a2a::{
     A2aError, EventStream, Message, StreamResponse, Task, TaskPushNotificationConfig,
 };
 use crate::domain::remote::RemoteOut;
-use crate::domain::row::{Guard, Row, WakeEvent, Watch};
+use crate::domain::row::{Guard, Row, Taken, WakeEvent, Watch};
 use crate::ports::{
-    AgentPort, Applied, Doorbell, DoorbellError, Drained, ParentNote, ParentQueue, QueueError,
-    RowStore, StoreError,
+    AgentPort, Applied, Closed, Doorbell, DoorbellError, Drained, ParentNote, ParentQueue,
+    QueueError, RowStore, StoreError,
 };
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -24,6 +24,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 #[derive(Default)]
 pub struct MemoryStore {
     rows: Mutex<HashMap<String, Row>>,
+    /// The outbox: every note written with the row change that caused it.
+    notes: Mutex<Vec<ParentNote>>,
     /// Every successful write, for "nothing written" assertions.
     writes: Mutex<usize>,
 }
@@ -39,6 +41,19 @@ impl MemoryStore {
 
     pub fn snapshot(&self, task_id: &str) -> Option<Row> {
         lock(&self.rows).get(task_id).cloned()
+    }
+
+    /// Every note in the outbox, in the order written.
+    pub fn outbox(&self) -> Vec<ParentNote> {
+        lock(&self.notes).clone()
+    }
+
+    /// The note for `out` under the row's next number, written with the row change.
+    fn write_note(&self, row: &mut Row, out: &RemoteOut) -> u64 {
+        row.seq += 1;
+        row.last = Some(out.clone());
+        lock(&self.notes).push(ParentNote::of(row, out, row.seq));
+        row.seq
     }
 
     fn update<T>(
@@ -109,22 +124,49 @@ impl RowStore for MemoryStore {
         })
     }
 
-    async fn park(&self, task_id: &str, token: &str) -> Result<Row, StoreError> {
-        self.update(task_id, &Guard::Open, |row| {
-            row.park_token = Some(token.to_owned());
-            row.epoch += 1;
-            row.clone()
-        })
-    }
-
-    async fn drain(&self, task_id: &str) -> Result<Drained, StoreError> {
+    async fn park(&self, task_id: &str, park: u64, token: &str) -> Result<Row, StoreError> {
         let mut rows = lock(&self.rows);
         let row = rows
             .get_mut(task_id)
             .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        if !row.admits_park(park) {
+            return Err(StoreError::Refused(task_id.to_owned()));
+        }
+        row.park_token = Some(token.to_owned());
+        row.epoch = park;
+        *lock(&self.writes) += 1;
+        Ok(row.clone())
+    }
+
+    async fn wake(&self, task_id: &str, park: u64) -> Result<Row, StoreError> {
+        let mut rows = lock(&self.rows);
+        let row = rows
+            .get_mut(task_id)
+            .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        row.woken = row.woken.max(park);
+        *lock(&self.writes) += 1;
+        Ok(row.clone())
+    }
+
+    async fn drain(&self, task_id: &str, park: u64) -> Result<Drained, StoreError> {
+        let mut rows = lock(&self.rows);
+        let row = rows
+            .get_mut(task_id)
+            .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        row.woken = row.woken.max(park);
+        *lock(&self.writes) += 1;
+        if let Some(taken) = row.taken.as_ref().filter(|t| t.park == park) {
+            return Ok(Drained {
+                event: taken.event.clone(),
+                row: row.clone(),
+            });
+        }
         let event = row.pending.take_next();
         if event.is_some() {
-            *lock(&self.writes) += 1;
+            row.taken = Some(Taken {
+                park,
+                event: event.clone(),
+            });
         }
         Ok(Drained {
             event,
@@ -138,24 +180,24 @@ impl RowStore for MemoryStore {
         out: &RemoteOut,
         guard: &Guard,
     ) -> Result<Applied, StoreError> {
-        {
-            let rows = lock(&self.rows);
-            let row = rows
-                .get(task_id)
-                .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
-            if guard.admits(row)
-                && row
-                    .last
-                    .as_ref()
-                    .is_some_and(|last| !out.differs_from(last))
-            {
-                return Ok(Applied::Unchanged);
-            }
+        let mut rows = lock(&self.rows);
+        let row = rows
+            .get_mut(task_id)
+            .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        if !guard.admits(row) {
+            return Err(StoreError::Refused(task_id.to_owned()));
         }
-        self.update(task_id, guard, |row| {
-            row.last = Some(out.clone());
-            row.seq += 1;
-            Applied::Changed { seq: row.seq }
+        if row.last.as_ref().is_some_and(|last| !out.differs_from(last)) {
+            return Ok(Applied::Unchanged);
+        }
+        let seq = self.write_note(row, out);
+        if out.is_final {
+            row.closed = true;
+        }
+        *lock(&self.writes) += 1;
+        Ok(Applied::Changed {
+            seq,
+            row: Box::new(row.clone()),
         })
     }
 
@@ -181,22 +223,44 @@ impl RowStore for MemoryStore {
         })
     }
 
-    async fn close(&self, task_id: &str, new_note: bool) -> Result<(Row, u64), StoreError> {
+    async fn close(
+        &self,
+        task_id: &str,
+        final_note: Option<&RemoteOut>,
+    ) -> Result<Closed, StoreError> {
         let mut rows = lock(&self.rows);
         let row = rows
             .get_mut(task_id)
             .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
         if row.closed {
-            return Ok((row.clone(), row.seq));
+            return Ok(Closed {
+                row: row.clone(),
+                seq: None,
+            });
         }
         row.closed = true;
         row.park_token = None;
         row.pending = Default::default();
-        if new_note {
-            row.seq += 1;
-        }
+        let seq = final_note.map(|out| self.write_note(row, out));
         *lock(&self.writes) += 1;
-        Ok((row.clone(), row.seq))
+        Ok(Closed {
+            row: row.clone(),
+            seq,
+        })
+    }
+
+    async fn notes(
+        &self,
+        task_id: &str,
+        after: u64,
+        limit: u32,
+    ) -> Result<Vec<ParentNote>, StoreError> {
+        Ok(lock(&self.notes)
+            .iter()
+            .filter(|n| n.task_id == task_id && n.seq > after)
+            .take(limit as usize)
+            .cloned()
+            .collect())
     }
 }
 
@@ -241,11 +305,17 @@ impl Doorbell for MemoryDoorbell {
 #[derive(Default)]
 pub struct MemoryQueue {
     notes: Mutex<Vec<ParentNote>>,
+    refusals: Mutex<u32>,
 }
 
 impl MemoryQueue {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The next `times` sends fail, as an unavailable queue's would.
+    pub fn refuse(&self, times: u32) {
+        *lock(&self.refusals) = times;
     }
 
     pub fn notes(&self) -> Vec<ParentNote> {
@@ -255,6 +325,13 @@ impl MemoryQueue {
 
 impl ParentQueue for MemoryQueue {
     async fn send(&self, note: &ParentNote) -> Result<(), QueueError> {
+        {
+            let mut refusals = lock(&self.refusals);
+            if *refusals > 0 {
+                *refusals -= 1;
+                return Err(QueueError("refused on purpose".into()));
+            }
+        }
         let mut notes = lock(&self.notes);
         // FIFO deduplication: the same (task, seq) is delivered once.
         if !notes

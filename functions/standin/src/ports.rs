@@ -25,8 +25,9 @@ pub enum StoreError {
 /// What `apply` did with a remote state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Applied {
-    /// The row moved; the note for the parent carries this sequence number.
-    Changed { seq: u64 },
+    /// The row moved and the parent's note is in the outbox under `seq`, written in the
+    /// same transaction; `row` is the row after the write (a final state closed it).
+    Changed { seq: u64, row: Box<Row> },
     /// Same (state, text) as the row already had.
     Unchanged,
 }
@@ -38,8 +39,17 @@ pub struct Drained {
     pub row: Row,
 }
 
-/// Every method is one atomic, conditional write (one DynamoDB UpdateItem) returning
-/// the item as it stands after the write.
+/// What a close did: the row as closed, and the number of the final note it wrote (None
+/// when the row was already closed: a final state, or an earlier run of the same end,
+/// told the parent already).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Closed {
+    pub row: Row,
+    pub seq: Option<u64>,
+}
+
+/// Every method is one atomic, conditional write (one DynamoDB UpdateItem, or one
+/// transaction with the note it records) and returns the item as it stands after it.
 pub trait RowStore: Send + Sync {
     /// Creates the row; `AlreadyExists` when a row with that id is there.
     fn create(&self, row: &Row) -> impl Future<Output = Result<Row, StoreError>> + Send;
@@ -58,16 +68,29 @@ pub trait RowStore: Send + Sync {
         event: &WakeEvent,
         guard: &Guard,
     ) -> impl Future<Output = Result<Row, StoreError>> + Send;
-    /// Stores a park token and starts a new epoch (refused on a closed row).
+    /// Stores the token of park number `park` and makes it the epoch, only if that park
+    /// is newer than every park stored or woken (`Row::admits_park`); `Refused` otherwise
+    /// (a late or repeated invoke of an old park), and on a closed row.
     fn park(
         &self,
         task_id: &str,
+        park: u64,
         token: &str,
     ) -> impl Future<Output = Result<Row, StoreError>> + Send;
-    /// Removes and returns the next pending event by priority.
-    fn drain(&self, task_id: &str) -> impl Future<Output = Result<Drained, StoreError>> + Send;
-    /// Moves `last` to `out` and takes the next note sequence number, if (state, text)
-    /// differs; refused when the guard fails.
+    /// Ends park `park` (marks it woken, which closes the watchers' fence) without taking
+    /// an event: the roll leaves every pending event for its successor.
+    fn wake(&self, task_id: &str, park: u64)
+    -> impl Future<Output = Result<Row, StoreError>> + Send;
+    /// Ends park `park` and takes the next pending event by priority. Idempotent per park:
+    /// a retried drain of the same park returns the event the first one took.
+    fn drain(
+        &self,
+        task_id: &str,
+        park: u64,
+    ) -> impl Future<Output = Result<Drained, StoreError>> + Send;
+    /// If (state, text) differs from `last`: moves `last` to `out`, takes the next note
+    /// number and writes the parent's note to the outbox, all in one transaction; a final
+    /// state also closes the row in it. Refused when the guard fails.
     fn apply(
         &self,
         task_id: &str,
@@ -86,15 +109,21 @@ pub trait RowStore: Send + Sync {
         task_id: &str,
         watch: &Watch,
     ) -> impl Future<Output = Result<Row, StoreError>> + Send;
-    /// Sets `closed` and drops the park token and pending events. With `new_note` it takes
-    /// one more note sequence number for the final note; without, the final note reuses
-    /// the number the final state took when it was applied. Returns the row as closed and
-    /// the final note's number; idempotent (a second close returns the same number).
+    /// Closes the row (drops the park token and pending events) and, with `final_note`,
+    /// makes it `last` and writes its note under the next number in the same transaction.
+    /// On a row already closed it changes nothing (`Closed::seq` is None).
     fn close(
         &self,
         task_id: &str,
-        new_note: bool,
-    ) -> impl Future<Output = Result<(Row, u64), StoreError>> + Send;
+        final_note: Option<&RemoteOut>,
+    ) -> impl Future<Output = Result<Closed, StoreError>> + Send;
+    /// The stand-in's notes with a number above `after`, in order, at most `limit`.
+    fn notes(
+        &self,
+        task_id: &str,
+        after: u64,
+        limit: u32,
+    ) -> impl Future<Output = Result<Vec<ParentNote>, StoreError>> + Send;
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -113,7 +142,7 @@ pub trait Doorbell: Send + Sync {
     -> impl Future<Output = Result<(), DoorbellError>> + Send;
 }
 
-/// A note for the parent (SQS FIFO: grouped by `task_id`, deduplicated by `seq`).
+/// A note for the parent (SQS FIFO: grouped by `task_id`, deduplicated by `task_id:seq`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ParentNote {
     pub task_id: String,
@@ -128,10 +157,27 @@ pub struct ParentNote {
     pub at: String,
 }
 
+impl ParentNote {
+    /// The note that tells the parent the row moved to `out`, under number `seq`.
+    pub fn of(row: &Row, out: &RemoteOut, seq: u64) -> Self {
+        Self {
+            task_id: row.task_id.clone(),
+            remote_task_id: out.remote_task_id.clone(),
+            agent: row.agent.clone(),
+            state: out.state.as_str().to_owned(),
+            text: out.text.clone(),
+            is_final: out.is_final,
+            seq,
+            at: crate::clock::now_rfc3339(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("parent queue unavailable: {0}")]
 pub struct QueueError(pub String);
 
+/// Where the outbox delivers notes (the notify function is its only caller).
 pub trait ParentQueue: Send + Sync {
     fn send(&self, note: &ParentNote) -> impl Future<Output = Result<(), QueueError>> + Send;
 }

@@ -22,6 +22,7 @@ from localstack.services.lambda_.invocation.runtime_executor import (
     RuntimeExecutor,
 )
 
+from standin_localstack.invoke_faults import fault_for
 from standin_localstack.runtime_api import Invocation, RuntimeApi, deadline_ms, error_body
 
 LOG = logging.getLogger(__name__)
@@ -95,6 +96,11 @@ class HostRuntimeExecutor(RuntimeExecutor):
             )
         env = {k: os.environ[k] for k in PASS_THROUGH if k in os.environ}
         env.update(self.env)
+        # Tests may put a fault proxy between the functions and LocalStack, as a network
+        # between a function and the AWS endpoints would be.
+        proxy = os.environ.get("STANDIN_AWS_PROXY")
+        if proxy:
+            env["AWS_ENDPOINT_URL"] = proxy
         env["AWS_LAMBDA_RUNTIME_API"] = self.api.address
         env["LAMBDA_TASK_ROOT"] = str(root)
         self.api.connect()
@@ -146,6 +152,22 @@ class HostRuntimeExecutor(RuntimeExecutor):
     # Invocations
 
     def invoke(self, payload: dict[str, str]) -> InvocationResult:
+        fault = fault_for(self.function_version.id.function_name, payload.get("payload") or "")
+        if fault is not None and fault.action == "drop":
+            # Delivered nowhere: the function never runs, as with an event Lambda lost.
+            return InvocationResult(
+                request_id=payload["invoke-id"], payload=b"null", is_error=False, logs=""
+            )
+        if fault is not None and fault.action == "delay":
+            time.sleep(fault.seconds)
+        result = self._invoke(payload)
+        if fault is not None and fault.action == "twice":
+            # The same event delivered again (Lambda's at-least-once delivery).
+            again = dict(payload, **{"invoke-id": f"{payload['invoke-id']}-again"})
+            self._invoke(again)
+        return result
+
+    def _invoke(self, payload: dict[str, str]) -> InvocationResult:
         request_id = payload["invoke-id"]
         timeout_s = float(self.env.get("AWS_LAMBDA_FUNCTION_TIMEOUT", "3"))
         mark = self.logs.mark()

@@ -6,6 +6,7 @@ import stat
 import sys
 import tempfile
 import threading
+import time
 import unittest
 from pathlib import Path
 from types import SimpleNamespace
@@ -21,10 +22,14 @@ def function_version(code_dir: Path):
     code = SimpleNamespace(
         get_unzipped_code_location=lambda: code_dir, prepare_for_execution=lambda: None
     )
-    return SimpleNamespace(config=SimpleNamespace(code=code))
+    return SimpleNamespace(
+        config=SimpleNamespace(code=code), id=SimpleNamespace(function_name="stack-ParkFunction-X")
+    )
 
 
-class ExecutorTest(unittest.TestCase):
+class ExecutorCase(unittest.TestCase):
+    """Starts executors on the fake bootstrap; stops them after each test."""
+
     def setUp(self):
         self.dir = Path(tempfile.mkdtemp())
         bootstrap = self.dir / "bootstrap"
@@ -48,6 +53,8 @@ class ExecutorTest(unittest.TestCase):
     def invoke(self, executor, event, request_id="req-1"):
         return executor.invoke({"invoke-id": request_id, "invoked-function-arn": "arn:fn", "payload": json.dumps(event), "trace-id": "Root=1"})
 
+
+class ExecutorTest(ExecutorCase):
     def test_prepare_makes_bootstrap_executable_and_invoke_returns_the_response(self):
         executor = self.start()
         self.assertTrue((self.dir / "bootstrap").stat().st_mode & stat.S_IXUSR)
@@ -130,6 +137,51 @@ class ExecutorTest(unittest.TestCase):
         self.started.remove(executor)
         with self.assertRaises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+class InvokeFaultTest(ExecutorCase):
+    """Rules in STANDIN_INVOKE_FAULTS: Lambda's delivery late, twice, or never."""
+
+    def setUp(self):
+        super().setUp()
+        self.faults = Path(tempfile.mkdtemp())
+        os.environ["STANDIN_INVOKE_FAULTS"] = str(self.faults)
+
+    def tearDown(self):
+        del os.environ["STANDIN_INVOKE_FAULTS"]
+        super().tearDown()
+
+    def rule(self, name, **rule):
+        (self.faults / f"{name}.json").write_text(json.dumps(rule))
+
+    def test_a_dropped_invocation_never_runs_and_only_once(self):
+        executor = self.start()
+        self.rule("drop-1", function="ParkFunction", match="task-7", action="drop", times=1)
+        dropped = self.invoke(executor, {"task_id": "task-7"}, "a")
+        self.assertNotIn("handling", dropped.logs)
+        self.assertNotIn("handling", executor.get_logs())
+        again = self.invoke(executor, {"task_id": "task-7"}, "b")
+        self.assertIn("handling", again.logs, "the rule was used up")
+
+    def test_a_delayed_invocation_runs_late(self):
+        executor = self.start()
+        self.rule("late", function="ParkFunction", match="task-8", action="delay", seconds=1.5, times=1)
+        started = time.monotonic()
+        result = self.invoke(executor, {"task_id": "task-8"})
+        self.assertGreaterEqual(time.monotonic() - started, 1.5)
+        self.assertIn("handling", result.logs)
+
+    def test_a_doubled_invocation_runs_twice(self):
+        executor = self.start()
+        self.rule("twice", function="ParkFunction", match="task-9", action="twice", times=1)
+        self.invoke(executor, {"task_id": "task-9"})
+        self.assertEqual(executor.get_logs().count("handling {'task_id': 'task-9'}"), 2)
+
+    def test_rules_for_other_functions_or_payloads_change_nothing(self):
+        executor = self.start()
+        self.rule("other", function="WakeFunction", match="task-7", action="drop", times=5)
+        self.rule("elsewhere", function="ParkFunction", match="task-1", action="drop", times=5)
+        self.assertIn("handling", self.invoke(executor, {"task_id": "task-7"}).logs)
 
 
 if __name__ == "__main__":

@@ -6,30 +6,47 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::error::SdkError;
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue, ReturnValuesOnConditionCheckFailure};
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{
+    AttributeValue, Put, ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
+    Update,
+};
 use serde::Serialize;
 
 use crate::domain::remote::RemoteOut;
-use crate::domain::row::{FollowReport, Guard, PushClaim, Row, WakeEvent, Watch};
-use crate::ports::{Applied, Drained, RowStore, StoreError};
+use crate::domain::row::{FollowReport, Guard, PushClaim, Row, Taken, WakeEvent, Watch};
+use crate::ports::{Applied, Closed, Drained, ParentNote, RowStore, StoreError};
 
 type Item = HashMap<String, AttributeValue>;
 
 /// Closed rows expire this long after the close (the table's TTL attribute `expires_at`).
 pub const CLOSED_ROW_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
-const DRAIN_ATTEMPTS: usize = 5;
+/// Notes stay readable (the note log) this long after they were written.
+pub const NOTE_TTL: Duration = Duration::from_secs(14 * 24 * 3600);
+/// Attempts of a read-then-write that races other writers (a drain, an apply, a close).
+const RACE_ATTEMPTS: usize = 5;
 
 #[derive(Clone)]
 pub struct DynamoRowStore {
     client: Client,
     table: String,
+    notes_table: String,
+}
+
+fn expires_in(ttl: Duration) -> AttributeValue {
+    let at = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        + ttl;
+    AttributeValue::N(at.as_secs().to_string())
 }
 
 impl DynamoRowStore {
-    pub fn new(client: Client, table: impl Into<String>) -> Self {
+    pub fn new(client: Client, table: impl Into<String>, notes_table: impl Into<String>) -> Self {
         Self {
             client,
             table: table.into(),
+            notes_table: notes_table.into(),
         }
     }
 
@@ -95,10 +112,11 @@ impl Expr {
                     self.val("rid", AttributeValue::S(remote_task_id.clone())),
                 )
             }
-            Guard::Epoch(epoch) => format!(
-                "{open} AND epoch = {}",
-                self.val("epoch", AttributeValue::N(epoch.to_string()))
-            ),
+            Guard::Epoch(epoch) => {
+                let e = self.val("epoch", AttributeValue::N(epoch.to_string()));
+                let w = self.name("woken");
+                format!("{open} AND epoch = {e} AND (attribute_not_exists({w}) OR {w} < {e})")
+            }
         }
     }
 }
@@ -275,52 +293,81 @@ impl RowStore for DynamoRowStore {
         .await
     }
 
-    async fn park(&self, task_id: &str, token: &str) -> Result<Row, StoreError> {
-        self.update(task_id, &Guard::Open, |e| {
-            let t = e.val("token", AttributeValue::S(token.to_owned()));
-            let one = e.val("one", AttributeValue::N("1".into()));
-            Ok(format!("SET park_token = {t}, epoch = epoch + {one}"))
-        })
-        .await
+    async fn park(&self, task_id: &str, park: u64, token: &str) -> Result<Row, StoreError> {
+        let mut expr = Expr::default();
+        let t = expr.val("token", AttributeValue::S(token.to_owned()));
+        let n = expr.val("park", AttributeValue::N(park.to_string()));
+        let woken = expr.name("woken");
+        let update = format!("SET park_token = {t}, epoch = {n}");
+        let newest = format!("epoch < {n} AND (attribute_not_exists({woken}) OR {woken} < {n})");
+        let condition = format!("{} AND {newest}", expr.guard(&Guard::Open));
+        self.send_update(task_id, update, condition, expr).await
     }
 
-    async fn drain(&self, task_id: &str) -> Result<Drained, StoreError> {
-        for _ in 0..DRAIN_ATTEMPTS {
-            let row = self
+    async fn wake(&self, task_id: &str, park: u64) -> Result<Row, StoreError> {
+        let mut expr = Expr::default();
+        let n = expr.val("park", AttributeValue::N(park.to_string()));
+        let woken = expr.name("woken");
+        let update = format!("SET {woken} = {n}");
+        let condition =
+            format!("attribute_exists(task_id) AND (attribute_not_exists({woken}) OR {woken} < {n})");
+        match self.send_update(task_id, update, condition, expr).await {
+            // Already woken (a retried wake): the row as it stands.
+            Err(StoreError::Refused(_)) => self
                 .get(task_id)
                 .await?
-                .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+                .ok_or_else(|| StoreError::NotFound(task_id.to_owned())),
+            other => other,
+        }
+    }
+
+    async fn drain(&self, task_id: &str, park: u64) -> Result<Drained, StoreError> {
+        let mut row = self.wake(task_id, park).await?;
+        for _ in 0..RACE_ATTEMPTS {
+            if row.closed {
+                return Ok(Drained { event: None, row });
+            }
+            if let Some(taken) = row.taken.as_ref().filter(|t| t.park == park) {
+                return Ok(Drained {
+                    event: taken.event.clone(),
+                    row,
+                });
+            }
             let mut pending = row.pending.clone();
             let Some(event) = pending.take_next() else {
                 return Ok(Drained { event: None, row });
             };
-            // Remove exactly what was read: a concurrent ring may add, never lose.
+            // Remove exactly what was read: a concurrent ring may add, never lose. What
+            // was taken is kept with the park's number for a retried wake.
             let mut expr = Expr::default();
             let p = expr.name("pending");
-            let (update, condition) = match &event {
+            let taken_name = expr.name("taken");
+            let taken = expr.val(
+                "taken",
+                value(&Taken {
+                    park,
+                    event: Some(event.clone()),
+                })?,
+            );
+            let (remove, condition) = match &event {
                 WakeEvent::Cancel { .. } => (
-                    format!("REMOVE {p}.cancel"),
+                    format!("{p}.cancel"),
                     format!("attribute_exists({p}.cancel)"),
                 ),
                 WakeEvent::Reply { text } => {
                     let first = expr.val("first", AttributeValue::S(text.clone()));
-                    (
-                        format!("REMOVE {p}.replies[0]"),
-                        format!("{p}.replies[0] = {first}"),
-                    )
+                    (format!("{p}.replies[0]"), format!("{p}.replies[0] = {first}"))
                 }
                 WakeEvent::Push { .. } => {
                     let claim = expr.val("claim", value(&row.pending.push)?);
-                    (format!("REMOVE {p}.push"), format!("{p}.push = {claim}"))
+                    (format!("{p}.push"), format!("{p}.push = {claim}"))
                 }
                 WakeEvent::Follow { .. } => {
                     let report = expr.val("report", value(&row.pending.follow)?);
-                    (
-                        format!("REMOVE {p}.follow"),
-                        format!("{p}.follow = {report}"),
-                    )
+                    (format!("{p}.follow"), format!("{p}.follow = {report}"))
                 }
             };
+            let update = format!("SET {taken_name} = {taken} REMOVE {remove}");
             match self.send_update(task_id, update, condition, expr).await {
                 Ok(row) => {
                     return Ok(Drained {
@@ -328,7 +375,12 @@ impl RowStore for DynamoRowStore {
                         row,
                     });
                 }
-                Err(StoreError::Refused(_)) => continue,
+                Err(StoreError::Refused(_)) => {
+                    row = self
+                        .get(task_id)
+                        .await?
+                        .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+                }
                 Err(err) => return Err(err),
             }
         }
@@ -343,35 +395,53 @@ impl RowStore for DynamoRowStore {
         out: &RemoteOut,
         guard: &Guard,
     ) -> Result<Applied, StoreError> {
-        let mut expr = Expr::default();
-        let last = expr.name("last");
-        let state = expr.name("state");
-        let text = expr.name("text");
-        let v_out = expr.val("out", value(out)?);
-        let v_state = expr.val("state", AttributeValue::S(out.state.as_str().to_owned()));
-        let v_text = expr.val("text", AttributeValue::S(out.text.clone()));
-        let one = expr.val("one", AttributeValue::N("1".into()));
-        let update = format!("SET {last} = {v_out}, seq = seq + {one}");
-        let differs = format!(
-            "(attribute_not_exists({last}) OR {last}.{state} <> {v_state} OR {last}.{text} <> {v_text})"
-        );
-        let condition = format!("{} AND {differs}", expr.guard(guard));
-        match self.send_update(task_id, update, condition, expr).await {
-            Ok(row) => Ok(Applied::Changed { seq: row.seq }),
-            Err(StoreError::Refused(_)) => {
-                // Tell "same state" from "guard failed" on the row as it stands.
-                let row = self
-                    .get(task_id)
-                    .await?
-                    .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
-                if guard.admits(&row) {
-                    Ok(Applied::Unchanged)
-                } else {
-                    Err(StoreError::Refused(task_id.to_owned()))
-                }
+        for _ in 0..RACE_ATTEMPTS {
+            let row = self
+                .get(task_id)
+                .await?
+                .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+            if !guard.admits(&row) {
+                return Err(StoreError::Refused(task_id.to_owned()));
             }
-            Err(err) => Err(err),
+            if row.last.as_ref().is_some_and(|last| !out.differs_from(last)) {
+                return Ok(Applied::Unchanged);
+            }
+            let seq = row.seq + 1;
+            let mut expr = Expr::default();
+            let last = expr.name("last");
+            let v_out = expr.val("out", value(out)?);
+            let mut update = format!("SET {last} = {v_out}");
+            if out.is_final {
+                // The final state closes the row in the same write as its note; the park
+                // token stays so the follow that applied it can still ring its park.
+                let c = expr.name("closed");
+                let t = expr.val("true", AttributeValue::Bool(true));
+                let ttl = expr.val("ttl", expires_in(CLOSED_ROW_TTL));
+                update.push_str(&format!(", {c} = {t}, expires_at = {ttl}"));
+            }
+            let condition = expr.guard(guard);
+            let note = ParentNote::of(&row, out, seq);
+            match self
+                .write_with_note(task_id, &row, update, condition, expr, &note)
+                .await?
+            {
+                true => {
+                    let mut moved = row;
+                    moved.last = Some(out.clone());
+                    moved.seq = seq;
+                    moved.closed |= out.is_final;
+                    return Ok(Applied::Changed {
+                        seq,
+                        row: Box::new(moved),
+                    });
+                }
+                // Another writer moved the row between the read and the write: read again.
+                false => continue,
+            }
         }
+        Err(StoreError::Backend(format!(
+            "apply to {task_id} kept racing; try again"
+        )))
     }
 
     async fn set_remote(
@@ -402,37 +472,155 @@ impl RowStore for DynamoRowStore {
         .await
     }
 
-    async fn close(&self, task_id: &str, new_note: bool) -> Result<(Row, u64), StoreError> {
-        let expires = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default()
-            + CLOSED_ROW_TTL;
-        let result = self
-            .update(task_id, &Guard::Open, |e| {
-                let c = e.name("closed");
-                let p = e.name("pending");
-                let t = e.val("true", AttributeValue::Bool(true));
-                let one = e.val("one", AttributeValue::N(u64::from(new_note).to_string()));
-                let empty = e.val("empty", AttributeValue::M(HashMap::new()));
-                let ttl = e.val("ttl", AttributeValue::N(expires.as_secs().to_string()));
-                Ok(format!("SET {c} = {t}, seq = seq + {one}, {p} = {empty}, expires_at = {ttl} REMOVE park_token"))
+    async fn close(
+        &self,
+        task_id: &str,
+        final_note: Option<&RemoteOut>,
+    ) -> Result<Closed, StoreError> {
+        for _ in 0..RACE_ATTEMPTS {
+            let row = self
+                .get(task_id)
+                .await?
+                .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+            if row.closed {
+                return Ok(Closed { row, seq: None });
+            }
+            let mut expr = Expr::default();
+            let c = expr.name("closed");
+            let p = expr.name("pending");
+            let t = expr.val("true", AttributeValue::Bool(true));
+            let empty = expr.val("empty", AttributeValue::M(HashMap::new()));
+            let ttl = expr.val("ttl", expires_in(CLOSED_ROW_TTL));
+            let mut set = format!("{c} = {t}, {p} = {empty}, expires_at = {ttl}");
+            let condition = expr.guard(&Guard::Open);
+            let mut closed = row.clone();
+            closed.closed = true;
+            closed.park_token = None;
+            closed.pending = Default::default();
+            let written = match final_note {
+                None => {
+                    let update = format!("SET {set} REMOVE park_token");
+                    match self.send_update(task_id, update, condition, expr).await {
+                        Ok(row) => return Ok(Closed { row, seq: None }),
+                        Err(StoreError::Refused(_)) => false,
+                        Err(err) => return Err(err),
+                    }
+                }
+                Some(out) => {
+                    let seq = row.seq + 1;
+                    let last = expr.name("last");
+                    let v_out = expr.val("out", value(out)?);
+                    set.push_str(&format!(", {last} = {v_out}"));
+                    let update = format!("SET {set} REMOVE park_token");
+                    let note = ParentNote::of(&row, out, seq);
+                    closed.last = Some(out.clone());
+                    closed.seq = seq;
+                    self.write_with_note(task_id, &row, update, condition, expr, &note)
+                        .await?
+                }
+            };
+            if written {
+                let seq = final_note.map(|_| closed.seq);
+                return Ok(Closed { row: closed, seq });
+            }
+        }
+        Err(StoreError::Backend(format!(
+            "close of {task_id} kept racing; try again"
+        )))
+    }
+
+    async fn notes(
+        &self,
+        task_id: &str,
+        after: u64,
+        limit: u32,
+    ) -> Result<Vec<ParentNote>, StoreError> {
+        let out = self
+            .client
+            .query()
+            .table_name(&self.notes_table)
+            .key_condition_expression("task_id = :id AND seq > :after")
+            .expression_attribute_values(":id", AttributeValue::S(task_id.to_owned()))
+            .expression_attribute_values(":after", AttributeValue::N(after.to_string()))
+            .limit(i32::try_from(limit).unwrap_or(i32::MAX))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| backend(&e))?;
+        out.items()
+            .iter()
+            .map(|item| {
+                let body = item
+                    .get("body")
+                    .and_then(|v| v.as_s().ok())
+                    .ok_or_else(|| StoreError::Backend("a note without a body".into()))?;
+                serde_json::from_str(body)
+                    .map_err(|e| StoreError::Backend(format!("decode note: {e}")))
             })
+            .collect()
+    }
+}
+
+impl DynamoRowStore {
+    /// One transaction: the row's update under its condition plus "nobody took this
+    /// number" (`seq` unchanged since the read), and the note put under that number.
+    /// False when the row's condition failed (a race: the caller reads again).
+    async fn write_with_note(
+        &self,
+        task_id: &str,
+        read: &Row,
+        update: String,
+        condition: String,
+        mut expr: Expr,
+        note: &ParentNote,
+    ) -> Result<bool, StoreError> {
+        let seen = expr.val("seen", AttributeValue::N(read.seq.to_string()));
+        let next = expr.val("next", AttributeValue::N(note.seq.to_string()));
+        let update = update.replacen("SET ", &format!("SET seq = {next}, "), 1);
+        let condition = format!("{condition} AND seq = {seen}");
+        let (k, v) = Self::key(task_id);
+        let row_update = Update::builder()
+            .table_name(&self.table)
+            .key(k, v)
+            .update_expression(update)
+            .condition_expression(condition)
+            .set_expression_attribute_names(Some(expr.names))
+            .set_expression_attribute_values(Some(expr.values))
+            .build()
+            .map_err(|e| StoreError::Backend(format!("build update: {e}")))?;
+        let body = serde_json::to_string(note)
+            .map_err(|e| StoreError::Backend(format!("encode note: {e}")))?;
+        let item = HashMap::from([
+            ("task_id".to_owned(), AttributeValue::S(note.task_id.clone())),
+            ("seq".to_owned(), AttributeValue::N(note.seq.to_string())),
+            ("body".to_owned(), AttributeValue::S(body)),
+            ("expires_at".to_owned(), expires_in(NOTE_TTL)),
+        ]);
+        let note_put = Put::builder()
+            .table_name(&self.notes_table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(seq)")
+            .build()
+            .map_err(|e| StoreError::Backend(format!("build put: {e}")))?;
+        let result = self
+            .client
+            .transact_write_items()
+            .transact_items(TransactWriteItem::builder().update(row_update).build())
+            .transact_items(TransactWriteItem::builder().put(note_put).build())
+            .send()
             .await;
         match result {
-            Ok(row) => {
-                let seq = row.seq;
-                Ok((row, seq))
-            }
-            // Already closed: the end is idempotent and reuses the sequence number it took.
-            Err(StoreError::Refused(_)) => {
-                let row = self
-                    .get(task_id)
-                    .await?
-                    .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
-                let seq = row.seq;
-                Ok((row, seq))
-            }
-            Err(err) => Err(err),
+            Ok(_) => Ok(true),
+            Err(err) => match err.as_service_error() {
+                Some(TransactWriteItemsError::TransactionCanceledException(e))
+                    if e.cancellation_reasons().iter().any(|r| {
+                        r.code() == Some("ConditionalCheckFailed")
+                    }) =>
+                {
+                    Ok(false)
+                }
+                _ => Err(backend(&err)),
+            },
         }
     }
 }

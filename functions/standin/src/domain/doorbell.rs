@@ -1,4 +1,4 @@
-//! The doorbell protocol (ARCHITECTURE.md §3): ring, park, drain, the epoch fence, and
+//! The doorbell protocol (README, "Architecture"): ring, park, drain, the fences, and
 //! close first. Every step is one conditional write on the row, then at most one ring.
 
 use tracing::{info, warn};
@@ -6,11 +6,7 @@ use tracing::{info, warn};
 use super::remote::RemoteOut;
 use super::row::{FollowOutcome, Guard, Row, WakeEvent, WatchMode};
 use crate::a2a::{A2aError, TaskState};
-use crate::clock::now_rfc3339;
-use crate::ports::{
-    AgentPort, Applied, Doorbell, DoorbellError, Drained, ParentNote, ParentQueue, RowStore,
-    StoreError,
-};
+use crate::ports::{AgentPort, Applied, Closed, Doorbell, DoorbellError, Drained, RowStore, StoreError};
 
 /// Records the event (never on a closed row), then rings the stored park token if any.
 /// A refused or failed ring is ignored: the event is on the row and the next park sees it.
@@ -35,69 +31,57 @@ async fn ring_token<D: Doorbell>(bell: &D, task_id: &str, token: &str) {
     }
 }
 
-/// Stores the new park token (a new epoch); if an event is already pending, rings itself
-/// so nothing recorded between the last wake and this park is lost.
+/// Stores the token of park number `park`; if an event is already pending, rings itself
+/// so nothing recorded between the last wake and this park is lost. A late or repeated
+/// invoke of an older park is refused by the store and changes nothing (`Ok(None)`).
 pub async fn park<S: RowStore, D: Doorbell>(
     store: &S,
     bell: &D,
     task_id: &str,
+    park: u64,
     token: &str,
-) -> Result<Row, StoreError> {
-    let row = store.park(task_id, token).await?;
+) -> Result<Option<Row>, StoreError> {
+    let row = match store.park(task_id, park, token).await {
+        Ok(row) => row,
+        Err(StoreError::Refused(_)) => {
+            info!(task_id, park, "park refused: not the newest park, or the row is closed");
+            return Ok(None);
+        }
+        Err(err) => return Err(err),
+    };
     if !row.pending.is_empty() {
         ring_token(bell, task_id, token).await;
     }
-    Ok(row)
+    Ok(Some(row))
 }
 
-/// Takes the next pending event by priority; the others stay for the next park.
-pub async fn drain<S: RowStore>(store: &S, task_id: &str) -> Result<Drained, StoreError> {
-    store.drain(task_id).await
-}
-
-/// Apply: if (state, scrubbed text) differs from the row, move the row and tell the
-/// parent. Final states are not sent here: the end's note carries them, once.
-/// Returns whether the row changed.
-pub async fn apply<S: RowStore, Q: ParentQueue>(
+/// Ends park `park` and takes the next pending event by priority; the others stay for
+/// the next park.
+pub async fn drain<S: RowStore>(
     store: &S,
-    queue: &Q,
-    row: &Row,
+    task_id: &str,
+    park: u64,
+) -> Result<Drained, StoreError> {
+    store.drain(task_id, park).await
+}
+
+/// Apply: if (state, scrubbed text) differs from the row, move the row and record the
+/// parent's note in the same transaction (the outbox delivers it). A final state closes
+/// the row in that write, so it outranks any reply or cancel that comes later.
+pub async fn apply<S: RowStore>(
+    store: &S,
+    task_id: &str,
     out: &RemoteOut,
     guard: &Guard,
-) -> Result<bool, StoreError> {
-    match store.apply(&row.task_id, out, guard).await? {
-        Applied::Unchanged => Ok(false),
-        Applied::Changed { seq } => {
-            if !out.is_final {
-                tell_parent(queue, row, out, seq).await;
-            }
-            Ok(true)
-        }
-    }
-}
-
-async fn tell_parent<Q: ParentQueue>(queue: &Q, row: &Row, out: &RemoteOut, seq: u64) {
-    let note = ParentNote {
-        task_id: row.task_id.clone(),
-        remote_task_id: out.remote_task_id.clone(),
-        agent: row.agent.clone(),
-        state: out.state.as_str().to_owned(),
-        text: out.text.clone(),
-        is_final: out.is_final,
-        seq,
-        at: now_rfc3339(),
-    };
-    if let Err(err) = queue.send(&note).await {
-        warn!(task_id = %row.task_id, seq, error = %err, "parent note not sent");
-    }
+) -> Result<Applied, StoreError> {
+    store.apply(task_id, out, guard).await
 }
 
 /// A follow's report, fenced on its park's epoch: a late follow from an earlier park
 /// changes nothing and rings nothing.
-pub async fn follow_report<S: RowStore, D: Doorbell, Q: ParentQueue>(
+pub async fn follow_report<S: RowStore, D: Doorbell>(
     store: &S,
     bell: &D,
-    queue: &Q,
     row: &Row,
     epoch: u64,
     change: Option<&RemoteOut>,
@@ -105,15 +89,18 @@ pub async fn follow_report<S: RowStore, D: Doorbell, Q: ParentQueue>(
 ) -> Result<FollowOutcome, StoreError> {
     let guard = Guard::Epoch(epoch);
     let outcome = match change {
-        Some(out) => {
-            if apply(store, queue, row, out, &guard).await? {
-                FollowOutcome::Changed {
-                    is_final: out.is_final,
+        Some(out) => match apply(store, &row.task_id, out, &guard).await? {
+            Applied::Changed { row: applied, .. } if out.is_final => {
+                // The final state closed the row: nothing can be recorded on it any more,
+                // so ring the park directly; its wake finds the row closed and ends.
+                if let Some(token) = &applied.park_token {
+                    ring_token(bell, &row.task_id, token).await;
                 }
-            } else {
-                FollowOutcome::Unchanged
+                return Ok(FollowOutcome::Changed { is_final: true });
             }
-        }
+            Applied::Changed { .. } => FollowOutcome::Changed { is_final: false },
+            Applied::Unchanged => FollowOutcome::Unchanged,
+        },
         None => outcome_without_change,
     };
     ring(
@@ -127,9 +114,9 @@ pub async fn follow_report<S: RowStore, D: Doorbell, Q: ParentQueue>(
     Ok(outcome)
 }
 
-/// A follow stops once its park is over: closed, re-parked, or an event is waiting.
+/// A follow stops once its park is over: closed, re-parked, woken, or an event waits.
 pub fn follow_should_stop(row: &Row, epoch: u64) -> bool {
-    row.closed || row.epoch != epoch || !row.pending.is_empty()
+    !Guard::Epoch(epoch).admits(row) || !row.pending.is_empty()
 }
 
 /// Why a stand-in ends.
@@ -150,61 +137,73 @@ pub enum EndCause {
 /// How many times the end tries to delete the push config.
 pub const DELETE_ATTEMPTS: u32 = 2;
 
-/// Close first: `closed` is set before anything else, so every push from then on is
-/// refused; then the push config is deleted (errors logged and swallowed), the remote
-/// task cancelled if the parent cancelled, and the parent told, once.
-pub async fn end<S: RowStore, A: AgentPort, Q: ParentQueue>(
+/// The final note a cause writes, when the row is not closed yet. A final state applied
+/// earlier closed the row itself and told the parent under its own number.
+fn final_out(row: &Row, cause: &EndCause) -> RemoteOut {
+    let remote_task_id = row.remote_task_id.clone().unwrap_or_default();
+    let (state, text) = match cause {
+        EndCause::Final => match row.last.as_ref().filter(|l| l.is_final) {
+            Some(last) => (last.state, last.text.clone()),
+            None => (
+                TaskState::Failed,
+                "the stand-in ended without a final state".to_owned(),
+            ),
+        },
+        EndCause::Cancelled { reason } => (TaskState::Canceled, super::scrub::scrub(reason)),
+        EndCause::Failed { reason } => (TaskState::Failed, super::scrub::scrub(reason)),
+    };
+    RemoteOut {
+        remote_task_id,
+        state,
+        text,
+        is_final: true,
+    }
+}
+
+/// Close first, and tell the parent in the same write: `closed` is set together with the
+/// final note (unless a final state already closed the row and told the parent), so every
+/// push from then on is refused and the note is in the outbox before anything slow.
+/// Returns the row as closed; `clean_up` then deletes the push config and cancels the
+/// remote task.
+pub async fn close<S: RowStore>(
     store: &S,
-    agent: Option<&A>,
-    queue: &Q,
     task_id: &str,
     cause: &EndCause,
-) -> Result<ParentNote, StoreError> {
-    // A final state already took its note number when it was applied (unsent): reuse it.
-    let final_applied = matches!(cause, EndCause::Final)
-        && store
-            .get(task_id)
-            .await?
-            .is_some_and(|r| r.last.as_ref().is_some_and(|l| l.is_final));
-    let (row, seq) = store.close(task_id, !final_applied).await?;
+) -> Result<Closed, StoreError> {
+    let row = store
+        .get(task_id)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+    if row.closed {
+        return Ok(Closed { row, seq: None });
+    }
+    let out = final_out(&row, cause);
+    store.close(task_id, Some(&out)).await
+}
+
+/// After the close: delete the push config (errors logged and swallowed) and, when the
+/// parent's cancel is what ended the stand-in, cancel the remote task. Both are
+/// idempotent, so a retried end repeats them harmlessly.
+pub async fn clean_up<A: AgentPort>(agent: &A, row: &Row, cause: &EndCause) {
+    let task_id = row.task_id.as_str();
     let remote_id = row.remote_task_id.clone().unwrap_or_default();
-    if let (Some(agent), Some(watch)) = (agent, &row.watch)
+    if let Some(watch) = &row.watch
         && watch.mode == WatchMode::Push
         && let Some(config_id) = &watch.config_id
     {
         delete_push_config(agent, task_id, &remote_id, config_id).await;
     }
-    if let (Some(agent), EndCause::Cancelled { .. }) = (agent, cause)
+    let cancelled_by_parent = row
+        .last
+        .as_ref()
+        .is_some_and(|l| l.is_final && l.state == TaskState::Canceled);
+    if matches!(cause, EndCause::Cancelled { .. })
+        && cancelled_by_parent
         && !remote_id.is_empty()
-        && !row.last.as_ref().is_some_and(|l| l.is_final)
         && let Err(err) = agent.cancel_task(&remote_id).await
     {
-        info!(task_id, error = %err, "remote cancel failed; the stand-in ends anyway");
+        info!(task_id, error = %err, "remote cancel failed; the stand-in has ended anyway");
     }
-    let (state, text) = match cause {
-        EndCause::Final => row
-            .last
-            .as_ref()
-            .map_or((TaskState::Unspecified, String::new()), |l| {
-                (l.state, l.text.clone())
-            }),
-        EndCause::Cancelled { reason } => (TaskState::Canceled, super::scrub::scrub(reason)),
-        EndCause::Failed { reason } => (TaskState::Failed, super::scrub::scrub(reason)),
-    };
-    let note = ParentNote {
-        task_id: task_id.to_owned(),
-        remote_task_id: remote_id,
-        agent: row.agent.clone(),
-        state: state.as_str().to_owned(),
-        text,
-        is_final: true,
-        seq,
-        at: now_rfc3339(),
-    };
-    if let Err(err) = queue.send(&note).await {
-        warn!(task_id, seq, error = %err, "final parent note not sent");
-    }
-    Ok(note)
 }
 
 async fn delete_push_config<A: AgentPort>(

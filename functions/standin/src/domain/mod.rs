@@ -1,6 +1,7 @@
 //! The stand-in's rules, free of AWS types.
 
 pub mod doorbell;
+pub mod notify;
 pub mod push;
 pub mod receiver;
 pub mod remote;

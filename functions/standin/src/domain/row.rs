@@ -166,9 +166,19 @@ pub struct Row {
     pub last: Option<RemoteOut>,
     #[serde(default)]
     pub closed: bool,
-    /// Bumped by every park; watchers' writes are fenced on it.
+    /// The number of the newest park that stored its token (the execution numbers its
+    /// parks); a park whose number is not newer changes nothing, and watchers' writes are
+    /// fenced on it.
     #[serde(default)]
     pub epoch: u64,
+    /// The number of the newest park whose wake has run: once `woken == epoch` the park is
+    /// over, and neither a late park invoke nor an old watcher can write under it.
+    #[serde(default)]
+    pub woken: u64,
+    /// What the wake of park `taken.park` drained, so a retried wake takes the same event
+    /// instead of a second one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taken: Option<Taken>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub park_token: Option<String>,
     #[serde(default)]
@@ -192,6 +202,8 @@ impl Row {
             last: None,
             closed: false,
             epoch: 0,
+            woken: 0,
+            taken: None,
             park_token: None,
             pending: Pending::default(),
             seq: 0,
@@ -202,6 +214,25 @@ impl Row {
     pub fn mode(&self) -> WatchMode {
         self.watch.as_ref().map_or(WatchMode::Off, |w| w.mode)
     }
+
+    /// Whether a park is live now: its token stored, its wake not yet run.
+    pub fn is_parked(&self) -> bool {
+        !self.closed && self.park_token.is_some() && self.epoch > self.woken
+    }
+
+    /// Whether park `park` may store its token: it is newer than every park stored and
+    /// every park woken (a late or repeated invoke of an old park is not).
+    pub fn admits_park(&self, park: u64) -> bool {
+        !self.closed && park > self.epoch && park > self.woken
+    }
+}
+
+/// The event one wake took from the row (None: nothing was pending).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Taken {
+    pub park: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<WakeEvent>,
 }
 
 /// The conditions a write to the row carries, so a concurrent close or park wins.
@@ -214,7 +245,7 @@ pub enum Guard {
         digest: TokenDigest,
         remote_task_id: String,
     },
-    /// Open and still at this park's epoch (a watcher's write).
+    /// Open, at this park's epoch, and that park not yet woken (a watcher's write).
     Epoch(u64),
 }
 
@@ -241,7 +272,7 @@ impl Guard {
                     && digest_ok
                     && row.remote_task_id.as_deref() == Some(remote_task_id.as_str())
             }
-            Self::Epoch(epoch) => row.epoch == *epoch,
+            Self::Epoch(epoch) => row.epoch == *epoch && row.woken < *epoch,
         }
     }
 }

@@ -14,6 +14,29 @@ pub const PUSH_RECHECKS_SECS: [u64; 3] = [1, 2, 4];
 pub const FOLLOW_RETRY_SECS: u64 = 5;
 /// Longest a follow holds SubscribeToTask open before handing back.
 pub const FOLLOW_WINDOW_SECS: u64 = 600;
+/// A follow park's own timeout: the window plus a minute for the report (its heartbeat
+/// timeout catches a crashed follow much sooner).
+pub const FOLLOW_PARK_SECS: u64 = FOLLOW_WINDOW_SECS + 60;
+/// The default for how long a push or off park waits with nothing heard before the
+/// stand-in re-checks (push: GetTask) and parks again. A lost push (A2A senders do not
+/// retry) is heard within this; each re-check costs a handful of state transitions, so
+/// an hour keeps an idle stand-in near free (see the README's cost model).
+pub const IDLE_RECHECK_SECS: u64 = 3600;
+
+/// The timings the decisions need that a deployment may set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pacing {
+    /// How long a push or off park waits before re-checking (`IDLE_RECHECK_SECS`).
+    pub idle_recheck_secs: u64,
+}
+
+impl Default for Pacing {
+    fn default() -> Self {
+        Self {
+            idle_recheck_secs: IDLE_RECHECK_SECS,
+        }
+    }
+}
 
 /// Where the push-triggered recheck sequence stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,6 +55,10 @@ pub struct Cursor {
     pub recheck: Option<Recheck>,
     #[serde(default)]
     pub follow_retry: bool,
+    /// The number of the newest park this stand-in decided on (across rolls): each park
+    /// stores its token only if its number is the newest the row has seen.
+    #[serde(default)]
+    pub parks: u64,
 }
 
 impl Cursor {
@@ -67,34 +94,55 @@ pub enum Next {
     Fetch {
         push_triggered: bool,
     },
-    /// Park: the follow function when `follow`, else the park function; `timeout_secs`
-    /// ends it on time when no ring comes.
+    /// Park number `park`: the follow function when `follow`, else the park function.
+    /// Every park ends on time when no ring comes: `timeout_secs` (a follow's is its
+    /// window plus a minute).
     Park {
         follow: bool,
-        timeout_secs: Option<u64>,
+        timeout_secs: u64,
+        park: u64,
     },
     /// Past the history bound: start the successor and succeed.
     Roll,
 }
 
-/// The park that fits the cursor: a recheck wait, a follow retry, a follow, or a plain park.
-pub fn park_for(cursor: &Cursor, mode: WatchMode) -> Next {
+/// The next park that fits the cursor, numbered: a recheck wait, a follow retry, a
+/// follow, or an idle park that re-checks after `pacing.idle_recheck_secs`.
+pub fn park_for(cursor: &mut Cursor, mode: WatchMode, pacing: Pacing) -> Next {
+    cursor.parks += 1;
+    let park = cursor.parks;
     if let Some(r) = cursor.recheck.filter(|r| r.waits > 0) {
         let i = usize::from(r.waits - 1).min(PUSH_RECHECKS_SECS.len() - 1);
         return Next::Park {
             follow: false,
-            timeout_secs: Some(PUSH_RECHECKS_SECS[i]),
+            timeout_secs: PUSH_RECHECKS_SECS[i],
+            park,
         };
     }
     if cursor.follow_retry {
         return Next::Park {
             follow: false,
-            timeout_secs: Some(FOLLOW_RETRY_SECS),
+            timeout_secs: FOLLOW_RETRY_SECS,
+            park,
         };
     }
+    let follow = mode == WatchMode::Follow;
     Next::Park {
-        follow: mode == WatchMode::Follow,
-        timeout_secs: None,
+        follow,
+        timeout_secs: if follow {
+            FOLLOW_PARK_SECS
+        } else {
+            pacing.idle_recheck_secs.max(1)
+        },
+        park,
+    }
+}
+
+/// The number of the park a wake ends, from the decision that led to it.
+pub fn park_number(next: Option<&Next>) -> Option<u64> {
+    match next {
+        Some(Next::Park { park, .. }) => Some(*park),
+        _ => None,
     }
 }
 
@@ -111,6 +159,7 @@ pub fn after_wake(
     mode: WatchMode,
     woke: Woke,
     event: Option<WakeEvent>,
+    pacing: Pacing,
 ) -> Next {
     match event {
         Some(WakeEvent::Cancel { reason }) => {
@@ -130,35 +179,42 @@ pub fn after_wake(
             }
         }
         // A push recorded before the watch changed (cannot pass the guard now): ignore.
-        Some(WakeEvent::Push { .. }) => park_for(cursor, mode),
+        Some(WakeEvent::Push { .. }) => park_for(cursor, mode, pacing),
         Some(WakeEvent::Follow { outcome, .. }) => match outcome {
             FollowOutcome::Changed { is_final: true } => Next::End(EndCause::Final),
             FollowOutcome::Changed { is_final: false } | FollowOutcome::WindowOver => {
-                park_for(cursor, mode)
+                park_for(cursor, mode, pacing)
             }
             FollowOutcome::Unchanged | FollowOutcome::Failed => {
                 cursor.follow_retry = true;
-                park_for(cursor, mode)
+                park_for(cursor, mode, pacing)
             }
             // The follow function turned the watch off on the row.
-            FollowOutcome::Gone => park_for(cursor, WatchMode::Off),
+            FollowOutcome::Gone => park_for(cursor, WatchMode::Off, pacing),
         },
         None => match woke {
             Woke::TimedOut if cursor.recheck.is_some_and(|r| r.waits > 0) => Next::Fetch {
                 push_triggered: true,
             },
-            Woke::TimedOut => {
-                // A follow retry has waited its time; a follow that stopped heartbeating
-                // (crashed) is simply followed again.
+            Woke::TimedOut if cursor.follow_retry => {
+                // A follow retry has waited its time: follow again.
                 cursor.follow_retry = false;
-                park_for(cursor, mode)
+                park_for(cursor, mode, pacing)
             }
+            // An idle push park ran its time with nothing heard: a push may have been lost
+            // (senders do not retry), so look for ourselves.
+            Woke::TimedOut if mode == WatchMode::Push => Next::Fetch {
+                push_triggered: false,
+            },
+            // Off re-parks (a park whose invoke never ran is replaced this way); a follow
+            // that stopped heartbeating (crashed) is simply followed again.
+            Woke::TimedOut => park_for(cursor, mode, pacing),
             // Rung with nothing pending: an earlier drain took it. Park as before.
-            Woke::Rung => park_for(cursor, mode),
+            Woke::Rung => park_for(cursor, mode, pacing),
             // The follow function failed outright: wait FOLLOW_RETRY, then follow again.
             Woke::Failed => {
                 cursor.follow_retry = mode == WatchMode::Follow;
-                park_for(cursor, mode)
+                park_for(cursor, mode, pacing)
             }
         },
     }
@@ -166,7 +222,12 @@ pub fn after_wake(
 
 /// After a fetch: `fetched` is `None` when GetTask failed (fail closed: the row keeps its
 /// last state, and a disagreeing push still gets its rechecks).
-pub fn after_fetch(cursor: &mut Cursor, mode: WatchMode, fetched: Option<&RemoteOut>) -> Next {
+pub fn after_fetch(
+    cursor: &mut Cursor,
+    mode: WatchMode,
+    fetched: Option<&RemoteOut>,
+    pacing: Pacing,
+) -> Next {
     if fetched.is_some_and(|out| out.is_final) {
         cursor.recheck = None;
         return Next::End(EndCause::Final);
@@ -176,31 +237,36 @@ pub fn after_fetch(cursor: &mut Cursor, mode: WatchMode, fetched: Option<&Remote
         let left = usize::from(r.waits) < PUSH_RECHECKS_SECS.len();
         if r.claimed.is_some() && !agrees && left {
             r.waits += 1;
-            return park_for(cursor, mode);
+            return park_for(cursor, mode, pacing);
         }
         cursor.recheck = None;
     }
-    park_for(cursor, mode)
+    park_for(cursor, mode, pacing)
 }
 
 /// After a turn: end when final, choose the watch the first time, else park.
-pub fn after_turn(cursor: &mut Cursor, out: &RemoteOut, watch: Option<WatchMode>) -> Next {
+pub fn after_turn(
+    cursor: &mut Cursor,
+    out: &RemoteOut,
+    watch: Option<WatchMode>,
+    pacing: Pacing,
+) -> Next {
     if out.is_final {
         return Next::End(EndCause::Final);
     }
     match watch {
         None => Next::Register,
-        Some(mode) => park_for(cursor, mode),
+        Some(mode) => park_for(cursor, mode, pacing),
     }
 }
 
 /// After registration: push reconciles once with GetTask (a change may have happened
 /// before the config existed); follow and off park.
-pub fn after_register(cursor: &mut Cursor, mode: WatchMode) -> Next {
+pub fn after_register(cursor: &mut Cursor, mode: WatchMode, pacing: Pacing) -> Next {
     match mode {
         WatchMode::Push => Next::Fetch {
             push_triggered: false,
         },
-        _ => park_for(cursor, mode),
+        _ => park_for(cursor, mode, pacing),
     }
 }

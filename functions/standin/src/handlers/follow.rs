@@ -13,7 +13,7 @@ use crate::a2a::A2aError;
 use crate::domain::doorbell::{self, follow_should_stop};
 use crate::domain::remote::{RemoteOut, from_event, from_task};
 use crate::domain::row::{FollowOutcome, Row, Watch};
-use crate::ports::{AgentPort, Doorbell, DoorbellError, ParentQueue, RowStore};
+use crate::ports::{AgentPort, Doorbell, DoorbellError, RowStore};
 
 #[derive(Debug, Clone, Copy)]
 pub struct FollowTiming {
@@ -35,10 +35,9 @@ pub enum FollowEnd {
     Fenced,
 }
 
-struct Follower<'a, S, D, Q, A> {
+struct Follower<'a, S, D, A> {
     store: &'a S,
     bell: &'a D,
-    queue: &'a Q,
     agent: &'a A,
     token: &'a str,
     row: Row,
@@ -46,16 +45,61 @@ struct Follower<'a, S, D, Q, A> {
     next_beat: Instant,
 }
 
-pub async fn follow<S: RowStore, D: Doorbell, Q: ParentQueue, A: AgentPort>(
+/// Heartbeats the park every `every` while `work` runs (a card read, before there is a
+/// follower): a slow agent must not look like a crashed follow.
+pub async fn with_heartbeats<D: Doorbell, T>(
+    bell: &D,
+    token: &str,
+    every: Duration,
+    work: impl std::future::Future<Output = T>,
+) -> T {
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            out = &mut work => return out,
+            () = tokio::time::sleep(every) => {
+                if let Err(err) = bell.heartbeat(token).await {
+                    info!(error = %err, "heartbeat while waiting for the agent failed");
+                }
+            }
+        }
+    }
+}
+
+/// The follow park when the agent cannot be reached to follow it: store the token (if
+/// this park is the newest) and report a failed follow, so the stand-in retries after
+/// FOLLOW_RETRY instead of waiting for a heartbeat timeout.
+pub async fn follow_unavailable<S: RowStore, D: Doorbell>(
     store: &S,
     bell: &D,
-    queue: &Q,
+    task_id: &str,
+    park: u64,
+    token: &str,
+) -> Result<FollowEnd, StepError> {
+    let Some(row) = doorbell::park(store, bell, task_id, park, token).await? else {
+        return Ok(FollowEnd::Fenced);
+    };
+    match doorbell::follow_report(store, bell, &row, row.epoch, None, FollowOutcome::Failed).await
+    {
+        Ok(outcome) => Ok(FollowEnd::Reported(outcome)),
+        Err(crate::ports::StoreError::Refused(_)) => Ok(FollowEnd::Fenced),
+        Err(err) => Err(err.into()),
+    }
+}
+
+pub async fn follow<S: RowStore, D: Doorbell, A: AgentPort>(
+    store: &S,
+    bell: &D,
     agent: &A,
     task_id: &str,
+    park: u64,
     token: &str,
     timing: FollowTiming,
 ) -> Result<FollowEnd, StepError> {
-    let row = doorbell::park(store, bell, task_id, token).await?;
+    let Some(row) = doorbell::park(store, bell, task_id, park, token).await? else {
+        // A late or repeated invoke of an older park: a newer one is in charge.
+        return Ok(FollowEnd::Fenced);
+    };
     if !row.pending.is_empty() {
         return Ok(FollowEnd::ParkOver);
     }
@@ -66,7 +110,6 @@ pub async fn follow<S: RowStore, D: Doorbell, Q: ParentQueue, A: AgentPort>(
     let mut f = Follower {
         store,
         bell,
-        queue,
         agent,
         token,
         next_beat: Instant::now() + timing.heartbeat,
@@ -95,7 +138,7 @@ enum Step {
     Stop(FollowEnd),
 }
 
-impl<S: RowStore, D: Doorbell, Q: ParentQueue, A: AgentPort> Follower<'_, S, D, Q, A> {
+impl<S: RowStore, D: Doorbell, A: AgentPort> Follower<'_, S, D, A> {
     fn known(&self) -> Option<&RemoteOut> {
         self.row.last.as_ref()
     }
@@ -107,7 +150,11 @@ impl<S: RowStore, D: Doorbell, Q: ParentQueue, A: AgentPort> Follower<'_, S, D, 
     /// One subscription: the first change ends the follow; an end or error of the stream
     /// means pause and subscribe again.
     async fn subscribe_once(&mut self, remote: &str, deadline: Instant) -> Result<Step, StepError> {
-        let mut stream = match self.agent.subscribe_to_task(remote).await {
+        let agent = self.agent;
+        let Some(opened) = self.beating(agent.subscribe_to_task(remote)).await? else {
+            return Ok(Step::Stop(FollowEnd::ParkOver));
+        };
+        let mut stream = match opened {
             Ok(stream) => stream,
             Err(err) => return self.on_error(remote, err).await,
         };
@@ -140,7 +187,11 @@ impl<S: RowStore, D: Doorbell, Q: ParentQueue, A: AgentPort> Follower<'_, S, D, 
     async fn on_error(&mut self, remote: &str, err: A2aError) -> Result<Step, StepError> {
         if err.is_terminal_task() {
             // The task is finished; GetTask says how.
-            return match self.agent.get_task(remote).await {
+            let agent = self.agent;
+            let Some(fetched) = self.beating(agent.get_task(remote)).await? else {
+                return Ok(Step::Stop(FollowEnd::ParkOver));
+            };
+            return match fetched {
                 Ok(task) => {
                     let known_text = self.known().map_or(String::new(), |k| k.text.clone());
                     let out = from_task(&task, &known_text);
@@ -172,6 +223,25 @@ impl<S: RowStore, D: Doorbell, Q: ParentQueue, A: AgentPort> Follower<'_, S, D, 
         }
         warn!(task_id = %self.row.task_id, error = %err, "follow stream failed; subscribing again");
         Ok(Step::Continue)
+    }
+
+    /// Runs `work` (opening a stream, GetTask), heartbeating while it takes long; None
+    /// when the park ended meanwhile.
+    async fn beating<T>(
+        &mut self,
+        work: impl std::future::Future<Output = T>,
+    ) -> Result<Option<T>, StepError> {
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                out = &mut work => return Ok(Some(out)),
+                () = tokio::time::sleep_until(self.next_beat) => {
+                    if !self.beat().await? {
+                        return Ok(None);
+                    }
+                }
+            }
+        }
     }
 
     /// Sleeps `for_how_long`, heartbeating; false when the park is over.
@@ -206,7 +276,6 @@ impl<S: RowStore, D: Doorbell, Q: ParentQueue, A: AgentPort> Follower<'_, S, D, 
         let result = doorbell::follow_report(
             self.store,
             self.bell,
-            self.queue,
             &self.row,
             self.row.epoch,
             change,

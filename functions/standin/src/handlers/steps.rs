@@ -12,9 +12,9 @@ use crate::config::AgentSpec;
 use crate::domain::doorbell::{self, EndCause};
 use crate::domain::remote::{RemoteOut, TurnReader, from_task};
 use crate::domain::row::{Guard, WatchMode};
-use crate::domain::wake::{self, Cursor, Next, Woke};
+use crate::domain::wake::{self, Cursor, Next, Pacing, Woke};
 use crate::domain::watch::{plan_watch, register};
-use crate::ports::{AgentPort, Doorbell, ParentNote, ParentQueue, RowStore, StoreError};
+use crate::ports::{AgentPort, Closed, Doorbell, RowStore, StoreError};
 
 /// GetTask attempts when no push triggered the fetch (a push-triggered one has the rechecks).
 pub const FETCH_ATTEMPTS: u32 = 3;
@@ -102,13 +102,16 @@ async fn load_row<S: RowStore>(
 }
 
 /// The turn: send the message (first turn, or the parent's reply), read to an interrupted
-/// or final state, apply. An agent that cannot be reached ends the stand-in as failed.
-pub async fn turn<S: RowStore, A: AgentPort, Q: ParentQueue>(
+/// or final state, apply. A follow-up the agent refuses (-32004 for a task that already
+/// ended, task not found, a stream that breaks before its first event) may still have
+/// moved the task, so GetTask decides; only an agent that cannot be reached at all (or a
+/// first turn that fails) ends the stand-in as failed.
+pub async fn turn<S: RowStore, A: AgentPort>(
     store: &S,
     agent: &A,
-    queue: &Q,
     mut step: Step,
     window: Duration,
+    pacing: Pacing,
 ) -> Result<Step, StepError> {
     let text = match step.next.take() {
         Some(Next::Turn { reply }) => reply,
@@ -119,14 +122,25 @@ pub async fn turn<S: RowStore, A: AgentPort, Q: ParentQueue>(
     let message = Message::user_text(text, follow_up);
     let (out, context) = match send_turn(agent, &message, window).await {
         Ok(Some(result)) => result,
-        Ok(None) => {
-            let reason = "the agent answered without a task state".to_owned();
-            return Ok(step.then(Next::End(EndCause::Failed { reason })));
-        }
-        Err(err) => {
-            warn!(task_id = %step.task_id, error = %err, "turn failed");
-            let reason = format!("turn failed: {err}");
-            return Ok(step.then(Next::End(EndCause::Failed { reason })));
+        refused => {
+            let why = match refused {
+                Err(err) => format!("turn failed: {err}"),
+                _ => "the agent answered without a task state".to_owned(),
+            };
+            warn!(task_id = %step.task_id, reason = %why, "turn refused; asking GetTask");
+            let Some(remote) = row.remote_task_id.as_deref() else {
+                return Ok(step.then(Next::End(EndCause::Failed { reason: why })));
+            };
+            match agent.get_task(remote).await {
+                Ok(task) => {
+                    let known = row.last.as_ref().map_or("", |l| l.text.as_str());
+                    (from_task(&task, known), None)
+                }
+                Err(err) => {
+                    let reason = format!("{why}; GetTask failed too: {err}");
+                    return Ok(step.then(Next::End(EndCause::Failed { reason })));
+                }
+            }
         }
     };
     if row.remote_task_id.is_none() {
@@ -134,8 +148,13 @@ pub async fn turn<S: RowStore, A: AgentPort, Q: ParentQueue>(
             .set_remote(&step.task_id, &out.remote_task_id, context.as_deref())
             .await?;
     }
-    doorbell::apply(store, queue, &row, &out, &Guard::Open).await?;
-    let next = wake::after_turn(&mut step.cursor, &out, row.watch.as_ref().map(|w| w.mode));
+    doorbell::apply(store, &step.task_id, &out, &Guard::Open).await?;
+    let next = wake::after_turn(
+        &mut step.cursor,
+        &out,
+        row.watch.as_ref().map(|w| w.mode),
+        pacing,
+    );
     Ok(step.then(next))
 }
 
@@ -176,6 +195,7 @@ pub async fn register_watch<S: RowStore, A: AgentPort>(
     spec: Option<&AgentSpec>,
     push_base_url: Option<&str>,
     mut step: Step,
+    pacing: Pacing,
 ) -> Result<Step, StepError> {
     let row = load_row(store, &step.task_id).await?;
     let remote = row
@@ -190,16 +210,16 @@ pub async fn register_watch<S: RowStore, A: AgentPort>(
     let watch = register(agent, plan, &step.task_id, &remote, push_base_url).await;
     info!(task_id = %step.task_id, mode = ?watch.mode, "watch chosen");
     store.set_watch(&step.task_id, &watch).await?;
-    let next = wake::after_register(&mut step.cursor, watch.mode);
+    let next = wake::after_register(&mut step.cursor, watch.mode, pacing);
     Ok(step.then(next))
 }
 
 /// GetTask and apply. A failure keeps the row's last state (fail closed).
-pub async fn fetch<S: RowStore, A: AgentPort, Q: ParentQueue>(
+pub async fn fetch<S: RowStore, A: AgentPort>(
     store: &S,
     agent: &A,
-    queue: &Q,
     mut step: Step,
+    pacing: Pacing,
 ) -> Result<Step, StepError> {
     let push_triggered = matches!(
         step.next,
@@ -230,33 +250,39 @@ pub async fn fetch<S: RowStore, A: AgentPort, Q: ParentQueue>(
         }
     }
     if let Some(out) = &fetched {
-        doorbell::apply(store, queue, &row, out, &Guard::Open).await?;
+        doorbell::apply(store, &step.task_id, out, &Guard::Open).await?;
     }
-    let next = wake::after_fetch(&mut step.cursor, row.mode(), fetched.as_ref());
+    let next = wake::after_fetch(&mut step.cursor, row.mode(), fetched.as_ref(), pacing);
     Ok(step.then(next))
 }
 
-/// The park step for push and off: store the token; ring itself if an event waits.
+/// The park step for push and off: store the token if this park is the newest; ring
+/// itself if an event waits. A late or repeated invoke changes nothing.
 pub async fn park<S: RowStore, D: Doorbell>(
     store: &S,
     bell: &D,
     task_id: &str,
+    park: u64,
     token: &str,
-) -> Result<(), StepError> {
-    doorbell::park(store, bell, task_id, token).await?;
-    Ok(())
+) -> Result<bool, StepError> {
+    Ok(doorbell::park(store, bell, task_id, park, token)
+        .await?
+        .is_some())
 }
 
-/// After a park: count the cycle (roll past the bound), drain one event, decide.
+/// After a park: count the cycle (roll past the bound), end the park, drain one event,
+/// decide. A row closed by a final state (a follow applied it) ends the stand-in.
 pub async fn wake_up<S: RowStore>(
     store: &S,
     mut step: Step,
     history_bound: u32,
+    pacing: Pacing,
 ) -> Result<Step, StepError> {
+    let park = wake::park_number(step.next.as_ref()).unwrap_or(step.cursor.parks);
     if wake::count_cycle(&mut step.cursor, history_bound) {
         // Nothing is drained: pending events wait on the row for the successor's park.
-        let row = load_row(store, &step.task_id).await?;
-        let input = successor(&step, row.mode());
+        let row = store.wake(&step.task_id, park).await?;
+        let input = successor(&step, row.mode(), pacing);
         step.successor = Some(Successor {
             name: execution_name(&step.task_id, input.generation),
             input: Box::new(input),
@@ -264,20 +290,30 @@ pub async fn wake_up<S: RowStore>(
         return Ok(step.then(Next::Roll));
     }
     let woke = step.park.map_or(Woke::Rung, |p| p.woke);
-    let drained = store.drain(&step.task_id).await?;
-    let next = wake::after_wake(&mut step.cursor, drained.row.mode(), woke, drained.event);
+    let drained = store.drain(&step.task_id, park).await?;
+    if drained.row.closed {
+        return Ok(step.then(Next::End(EndCause::Final)));
+    }
+    let next = wake::after_wake(
+        &mut step.cursor,
+        drained.row.mode(),
+        woke,
+        drained.event,
+        pacing,
+    );
     Ok(step.then(next))
 }
 
-/// The successor's input after a roll: same stand-in, fresh cycle count, same timers,
-/// starting with the park its watch needs.
-pub fn successor(step: &Step, mode: WatchMode) -> Step {
-    let cursor = step.cursor.rolled();
+/// The successor's input after a roll: same stand-in, fresh cycle count, same timers and
+/// park numbers, starting with the park its watch needs.
+pub fn successor(step: &Step, mode: WatchMode, pacing: Pacing) -> Step {
+    let mut cursor = step.cursor.rolled();
+    let next = wake::park_for(&mut cursor, mode, pacing);
     Step {
         task_id: step.task_id.clone(),
         agent: step.agent.clone(),
         message: None,
-        next: Some(wake::park_for(&cursor, mode)),
+        next: Some(next),
         cursor,
         park: None,
         generation: step.generation + 1,
@@ -295,19 +331,18 @@ pub fn execution_name(task_id: &str, generation: u32) -> String {
     }
 }
 
-/// The end: close first, delete the push config, cancel the remote task on a cancel, and
-/// tell the parent once.
-pub async fn finish<S: RowStore, A: AgentPort, Q: ParentQueue>(
-    store: &S,
-    agent: Option<&A>,
-    queue: &Q,
-    step: &Step,
-) -> Result<ParentNote, StepError> {
-    let cause = match &step.next {
+/// Why the end runs (a missing cause is a routing fault: said, not hidden).
+pub fn end_cause(step: &Step) -> EndCause {
+    match &step.next {
         Some(Next::End(cause)) => cause.clone(),
         _ => EndCause::Failed {
             reason: "ended without a cause".into(),
         },
-    };
-    Ok(doorbell::end(store, agent, queue, &step.task_id, &cause).await?)
+    }
+}
+
+/// The end's first half: close, with the final note in the same write. The caller then
+/// cleans up at the agent (`doorbell::clean_up`), after the parent has been told.
+pub async fn close<S: RowStore>(store: &S, step: &Step) -> Result<Closed, StepError> {
+    Ok(doorbell::close(store, &step.task_id, &end_cause(step)).await?)
 }
