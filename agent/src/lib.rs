@@ -40,6 +40,8 @@ pub struct Behaviour {
     pub fail_deletes: bool,
     /// A turn's events go to its own stream only, not to open subscriptions.
     pub quiet_turns: bool,
+    /// DeleteTaskPushNotificationConfig answers only after this long (a slow agent).
+    pub slow_deletes: Option<Duration>,
 }
 
 impl Default for Behaviour {
@@ -50,6 +52,7 @@ impl Default for Behaviour {
             drop_subscriptions_after: None,
             fail_deletes: false,
             quiet_turns: false,
+            slow_deletes: None,
         }
     }
 }
@@ -111,6 +114,8 @@ struct Inner {
     calls: Vec<String>,
     pushes_sent: Vec<(String, u16)>,
     deletes: Vec<String>,
+    /// Deletes that have answered (a slow delete is in `deletes` from its start).
+    deletes_answered: usize,
     responder: Option<Responder>,
     changes: Vec<ChangeRecord>,
 }
@@ -260,6 +265,11 @@ impl TestAgent {
 
     pub fn deletes(&self) -> Vec<String> {
         lock(&self.inner).deletes.clone()
+    }
+
+    /// How many DeleteTaskPushNotificationConfig calls have been answered so far.
+    pub fn deletes_answered(&self) -> usize {
+        lock(&self.inner).deletes_answered
     }
 
     pub fn pushes_sent(&self) -> Vec<(String, u16)> {
@@ -550,8 +560,16 @@ async fn rpc(State(agent): State<TestAgent>, headers: HeaderMap, body: Bytes) ->
         "DeleteTaskPushNotificationConfig" => {
             let task = params["taskId"].as_str().unwrap_or_default().to_owned();
             let config = params["id"].as_str().unwrap_or_default().to_owned();
+            let slow = {
+                let mut inner = lock(&agent.inner);
+                inner.deletes.push(format!("{task}/{config}"));
+                inner.behaviour.slow_deletes
+            };
+            if let Some(delay) = slow {
+                tokio::time::sleep(delay).await;
+            }
             let mut inner = lock(&agent.inner);
-            inner.deletes.push(format!("{task}/{config}"));
+            inner.deletes_answered += 1;
             if inner.behaviour.fail_deletes {
                 return rpc_error(&id, -32603, "delete failed on purpose");
             }

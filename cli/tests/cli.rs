@@ -228,7 +228,11 @@ async fn a_stand_in_driven_from_the_cli_start_to_end() {
     let run = standin(&endpoint, &["notes", &task_id, "--after", "1"]).await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
-    assert!(run.stdout.contains("Painted blue") && run.stdout.contains("(final)"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("Painted blue") && run.stdout.contains("(final)"),
+        "{}",
+        run.stdout
+    );
 
     let run = standin(&endpoint, &["reply", &task_id, "Green"]).await;
     assert_one_line_error(&run, &format!("stand-in \"{task_id}\" has ended"));

@@ -140,7 +140,11 @@ impl Stack {
     /// The stand-in's note log (the control API), every note after `after`.
     pub async fn note_log(&self, task_id: &str, after: u64) -> Vec<Value> {
         let (status, body) = self
-            .control("GET", &format!("/standins/{task_id}/notes?after={after}"), None)
+            .control(
+                "GET",
+                &format!("/standins/{task_id}/notes?after={after}"),
+                None,
+            )
             .await;
         assert_eq!(status, 200, "{body}");
         body["notes"].as_array().cloned().unwrap_or_default()
@@ -255,7 +259,14 @@ pub mod faults {
     /// The next `times` invocations of the function whose name holds `function`, with
     /// `matching` in their payload, are delivered late (`delay`), twice (`twice`) or
     /// never (`drop`).
-    pub fn invoke(name: &str, function: &str, matching: &str, action: &str, seconds: u64, times: u32) {
+    pub fn invoke(
+        name: &str,
+        function: &str,
+        matching: &str,
+        action: &str,
+        seconds: u64,
+        times: u32,
+    ) {
         let folder = std::env::var("STANDIN_INVOKE_FAULTS")
             .expect("STANDIN_INVOKE_FAULTS is not set: run these tests with `make test`");
         let rule = json!({"function": function, "match": matching, "action": action, "seconds": seconds, "times": times});

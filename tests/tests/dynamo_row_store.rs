@@ -1,5 +1,6 @@
 //! The DynamoDB row store against DynamoDB (LocalStack's DynamoDB Local): the same
-//! doorbell rules the in-memory store is tested for, on the real conditional writes.
+//! doorbell rules the in-memory store is tested for, on the real conditional writes and
+//! the transactions that write a row change together with its note.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
@@ -9,46 +10,62 @@ use aws_sdk_dynamodb::types::{
 use standin::a2a::TaskState;
 use standin::adapters::dynamo::DynamoRowStore;
 use standin::domain::push::PushToken;
-use standin::domain::remote::remote_out;
+use standin::domain::remote::{RemoteOut, remote_out};
 use standin::domain::row::{
-    FollowOutcome, FollowReport, Guard, PushClaim, Row, WakeEvent, Watch, WatchMode,
+    FollowOutcome, FollowReport, Guard, PushClaim, Row, Taken, WakeEvent, Watch, WatchMode,
 };
 use standin::ports::{Applied, RowStore, StoreError};
 
+fn attribute(name: &str, kind: ScalarAttributeType) -> AttributeDefinition {
+    AttributeDefinition::builder()
+        .attribute_name(name)
+        .attribute_type(kind)
+        .build()
+        .unwrap()
+}
+
+fn key(name: &str, kind: KeyType) -> KeySchemaElement {
+    KeySchemaElement::builder()
+        .attribute_name(name)
+        .key_type(kind)
+        .build()
+        .unwrap()
+}
+
+/// A fresh row table (HASH task_id) and notes table (HASH task_id, RANGE seq), as the
+/// template makes them.
 async fn store() -> DynamoRowStore {
     std::env::var("AWS_ENDPOINT_URL")
         .expect("AWS_ENDPOINT_URL is not set: run these tests with `make test`");
     let config = aws_config::load_from_env().await;
     let client = aws_sdk_dynamodb::Client::new(&config);
-    let table = format!(
-        "rows-{}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    );
+    let suffix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let table = format!("rows-{suffix}");
+    let notes_table = format!("notes-{suffix}");
     client
         .create_table()
         .table_name(&table)
         .billing_mode(BillingMode::PayPerRequest)
-        .attribute_definitions(
-            AttributeDefinition::builder()
-                .attribute_name("task_id")
-                .attribute_type(ScalarAttributeType::S)
-                .build()
-                .unwrap(),
-        )
-        .key_schema(
-            KeySchemaElement::builder()
-                .attribute_name("task_id")
-                .key_type(KeyType::Hash)
-                .build()
-                .unwrap(),
-        )
+        .attribute_definitions(attribute("task_id", ScalarAttributeType::S))
+        .key_schema(key("task_id", KeyType::Hash))
         .send()
         .await
         .expect("table created");
-    DynamoRowStore::new(client, table)
+    client
+        .create_table()
+        .table_name(&notes_table)
+        .billing_mode(BillingMode::PayPerRequest)
+        .attribute_definitions(attribute("task_id", ScalarAttributeType::S))
+        .attribute_definitions(attribute("seq", ScalarAttributeType::N))
+        .key_schema(key("task_id", KeyType::Hash))
+        .key_schema(key("seq", KeyType::Range))
+        .send()
+        .await
+        .expect("notes table created");
+    DynamoRowStore::new(client, table, notes_table)
 }
 
 const ID: &str = "local/1?#";
@@ -75,6 +92,25 @@ async fn push_row(store: &DynamoRowStore) -> PushToken {
     token
 }
 
+fn working(text: &str) -> RemoteOut {
+    remote_out(REMOTE, TaskState::Working, None, text)
+}
+
+fn reply(text: &str) -> WakeEvent {
+    WakeEvent::Reply { text: text.into() }
+}
+
+/// (seq, state, is_final) of every note of the stand-in, read back from the note log.
+async fn notes(store: &DynamoRowStore) -> Vec<(u64, String, bool)> {
+    store
+        .notes(ID, 0, 100)
+        .await
+        .expect("notes")
+        .into_iter()
+        .map(|n| (n.seq, n.state, n.is_final))
+        .collect()
+}
+
 #[tokio::test]
 async fn rows_round_trip_and_parks_start_epochs() {
     let store = store().await;
@@ -88,17 +124,61 @@ async fn rows_round_trip_and_parks_start_epochs() {
         ),
         (Some(REMOTE), Some("ctx-1"), WatchMode::Push)
     );
-    assert_eq!(store.park(ID, "t1").await.expect("park").epoch, 1);
-    let second = store.park(ID, "t2").await.expect("park");
+    assert_eq!(store.park(ID, 1, "t1").await.expect("park").epoch, 1);
+    let second = store.park(ID, 2, "t2").await.expect("park");
     assert_eq!(
         (second.epoch, second.park_token.as_deref()),
         (2, Some("t2"))
     );
+    assert!(second.is_parked());
     assert_eq!(store.get("nobody").await.expect("get"), None);
     assert_eq!(
-        store.park("nobody", "t").await,
+        store.park("nobody", 1, "t").await,
         Err(StoreError::NotFound("nobody".into()))
     );
+}
+
+#[tokio::test]
+async fn a_late_or_repeated_park_is_refused_and_changes_nothing() {
+    let store = store().await;
+    push_row(&store).await;
+    store.park(ID, 2, "t2").await.expect("park");
+    let before = store.get(ID).await.unwrap().unwrap();
+    assert_eq!(
+        store.park(ID, 1, "late").await,
+        Err(StoreError::Refused(ID.into())),
+        "a lower number"
+    );
+    assert_eq!(
+        store.park(ID, 2, "again").await,
+        Err(StoreError::Refused(ID.into())),
+        "the same number"
+    );
+    assert_eq!(store.get(ID).await.unwrap().unwrap(), before);
+    assert_eq!(
+        (before.epoch, before.park_token.as_deref()),
+        (2, Some("t2"))
+    );
+    // A park whose wake already ran (it timed out before its invoke) is refused too.
+    let woken = store.wake(ID, 3).await.expect("woken");
+    assert_eq!((woken.epoch, woken.woken), (2, 3));
+    assert!(!woken.is_parked());
+    assert_eq!(
+        store.park(ID, 3, "t3").await,
+        Err(StoreError::Refused(ID.into()))
+    );
+    // A retried wake of the same park changes nothing and is not an error.
+    assert_eq!(store.wake(ID, 3).await.expect("again").woken, 3);
+    assert_eq!(
+        store.wake(ID, 2).await.expect("older").woken,
+        3,
+        "woken never goes back"
+    );
+    let row = store
+        .park(ID, 4, "t4")
+        .await
+        .expect("the next number parks");
+    assert_eq!((row.epoch, row.park_token.as_deref()), (4, Some("t4")));
 }
 
 #[tokio::test]
@@ -111,12 +191,8 @@ async fn drain_takes_by_priority_and_leaves_the_rest() {
             outcome: FollowOutcome::Changed { is_final: false },
         },
         WakeEvent::Push { claimed: None },
-        WakeEvent::Reply {
-            text: "first".into(),
-        },
-        WakeEvent::Reply {
-            text: "second".into(),
-        },
+        reply("first"),
+        reply("second"),
         WakeEvent::Cancel {
             reason: "stop".into(),
         },
@@ -140,9 +216,12 @@ async fn drain_takes_by_priority_and_leaves_the_rest() {
             outcome: FollowOutcome::Changed { is_final: false }
         })
     );
+    // One event per park: each wake drains under its own park's number.
     let mut order = Vec::new();
-    while let Some(e) = store.drain(ID).await.expect("drain").event {
+    let mut park = 1;
+    while let Some(e) = store.drain(ID, park).await.expect("drain").event {
         order.push(e);
+        park += 1;
     }
     assert_eq!(
         order,
@@ -150,12 +229,8 @@ async fn drain_takes_by_priority_and_leaves_the_rest() {
             WakeEvent::Cancel {
                 reason: "stop".into()
             },
-            WakeEvent::Reply {
-                text: "first".into()
-            },
-            WakeEvent::Reply {
-                text: "second".into()
-            },
+            reply("first"),
+            reply("second"),
             WakeEvent::Push { claimed: None },
             WakeEvent::Follow {
                 epoch: 3,
@@ -163,6 +238,38 @@ async fn drain_takes_by_priority_and_leaves_the_rest() {
             },
         ]
     );
+}
+
+#[tokio::test]
+async fn drain_is_idempotent_per_park() {
+    let store = store().await;
+    push_row(&store).await;
+    store.park(ID, 1, "t1").await.unwrap();
+    for text in ["one", "two"] {
+        store.record(ID, &reply(text), &Guard::Open).await.unwrap();
+    }
+    let first = store.drain(ID, 1).await.expect("drain");
+    assert_eq!(first.event, Some(reply("one")));
+    assert_eq!(
+        first.row.taken,
+        Some(Taken {
+            park: 1,
+            event: Some(reply("one"))
+        })
+    );
+    assert_eq!(first.row.woken, 1);
+    let retried = store.drain(ID, 1).await.expect("retried");
+    assert_eq!(retried.event, Some(reply("one")), "the same event again");
+    assert_eq!(retried.row.pending.replies, ["two"], "the next one stays");
+    store.park(ID, 2, "t2").await.unwrap();
+    let next = store.drain(ID, 2).await.expect("next park");
+    assert_eq!(next.event, Some(reply("two")));
+    assert!(next.row.pending.is_empty());
+    assert_eq!(
+        store.drain(ID, 2).await.expect("retried").event,
+        Some(reply("two"))
+    );
+    assert_eq!(store.drain(ID, 3).await.expect("empty").event, None);
 }
 
 #[tokio::test]
@@ -195,8 +302,8 @@ async fn guards_hold_in_the_write_itself() {
             .await,
         Err(StoreError::Refused(ID.into()))
     );
-    let parked = store.park(ID, "t").await.unwrap();
-    let reply = WakeEvent::Reply { text: "x".into() };
+    let parked = store.park(ID, 1, "t").await.unwrap();
+    let reply = reply("x");
     assert!(
         store
             .record(ID, &reply, &Guard::Epoch(parked.epoch))
@@ -216,54 +323,174 @@ async fn guards_hold_in_the_write_itself() {
 }
 
 #[tokio::test]
-async fn apply_changes_once_and_is_fenced() {
+async fn the_watchers_fence_closes_at_the_wake() {
+    // A follow of park 1 reports after park 1's wake ran: same epoch, but the park is
+    // over, so neither its event nor its state lands (Guard::Epoch admits only while
+    // woken < epoch).
     let store = store().await;
     push_row(&store).await;
-    let working = remote_out(REMOTE, TaskState::Working, None, "building");
+    store.set_watch(ID, &Watch::follow()).await.unwrap();
+    store.park(ID, 1, "t1").await.unwrap();
+    store.drain(ID, 1).await.expect("drained");
+    let before = store.get(ID).await.unwrap().unwrap();
+    let report = WakeEvent::Follow {
+        epoch: 1,
+        outcome: FollowOutcome::WindowOver,
+    };
     assert_eq!(
-        store.apply(ID, &working, &Guard::Open).await,
-        Ok(Applied::Changed { seq: 1 })
+        store.record(ID, &report, &Guard::Epoch(1)).await,
+        Err(StoreError::Refused(ID.into())),
+        "a follow report after the wake"
     );
     assert_eq!(
-        store.apply(ID, &working, &Guard::Open).await,
+        store.apply(ID, &working("late"), &Guard::Epoch(1)).await,
+        Err(StoreError::Refused(ID.into())),
+        "a follow's apply after the wake"
+    );
+    assert_eq!(store.get(ID).await.unwrap().unwrap(), before);
+    assert!(notes(&store).await.is_empty(), "no note");
+    // The same holds after a roll's wake (no drain).
+    store.park(ID, 2, "t2").await.unwrap();
+    store.wake(ID, 2).await.unwrap();
+    assert_eq!(
+        store.record(ID, &report, &Guard::Epoch(2)).await,
+        Err(StoreError::Refused(ID.into()))
+    );
+}
+
+#[tokio::test]
+async fn apply_changes_once_notes_each_change_and_is_fenced() {
+    let store = store().await;
+    push_row(&store).await;
+    let building = working("building");
+    assert!(matches!(
+        store.apply(ID, &building, &Guard::Open).await,
+        Ok(Applied::Changed { seq: 1, .. })
+    ));
+    assert_eq!(
+        store.apply(ID, &building, &Guard::Open).await,
         Ok(Applied::Unchanged)
     );
     let asked = remote_out(REMOTE, TaskState::InputRequired, None, "colour?");
-    let epoch = store.park(ID, "t").await.unwrap().epoch;
+    let epoch = store.park(ID, 1, "t").await.unwrap().epoch;
     assert_eq!(
         store.apply(ID, &asked, &Guard::Epoch(epoch - 1)).await,
         Err(StoreError::Refused(ID.into()))
     );
+    let Ok(Applied::Changed { seq, row }) = store.apply(ID, &asked, &Guard::Epoch(epoch)).await
+    else {
+        panic!("the current epoch applies");
+    };
+    assert_eq!((seq, row.seq), (2, 2));
+    assert!(!row.closed);
+    let stored = store.get(ID).await.unwrap().unwrap();
+    assert_eq!((stored.last, stored.seq), (Some(asked), 2));
     assert_eq!(
-        store.apply(ID, &asked, &Guard::Epoch(epoch)).await,
-        Ok(Applied::Changed { seq: 2 })
+        notes(&store).await,
+        [
+            (1, "TASK_STATE_WORKING".into(), false),
+            (2, "TASK_STATE_INPUT_REQUIRED".into(), false),
+        ],
+        "one note per change, written with it"
     );
-    assert_eq!(store.get(ID).await.unwrap().unwrap().last, Some(asked));
+    let note = store.notes(ID, 1, 1).await.unwrap().remove(0);
+    assert_eq!(
+        (
+            note.task_id.as_str(),
+            note.remote_task_id.as_str(),
+            note.agent.as_str(),
+            note.text.as_str()
+        ),
+        (ID, REMOTE, "agent-a", "colour?"),
+        "the note's body round-trips"
+    );
 }
 
 #[tokio::test]
-async fn close_is_first_final_and_idempotent() {
+async fn a_final_state_closes_the_row_with_its_note() {
     let store = store().await;
     let token = push_row(&store).await;
-    store.park(ID, "t").await.unwrap();
+    store.park(ID, 1, "t1").await.unwrap();
     store
-        .record(
-            ID,
-            &WakeEvent::Reply {
-                text: "late".into(),
-            },
-            &Guard::Open,
-        )
+        .apply(ID, &working("building"), &Guard::Open)
         .await
         .unwrap();
-    let (row, seq) = store.close(ID, true).await.expect("closed");
-    assert!(row.closed && row.park_token.is_none() && row.pending.is_empty());
-    assert_eq!(seq, 1);
+    let done = remote_out(REMOTE, TaskState::Completed, None, "ready");
+    let Ok(Applied::Changed { seq, row }) = store.apply(ID, &done, &Guard::Open).await else {
+        panic!("a final state is a change");
+    };
+    assert_eq!(seq, 2);
+    assert!(row.closed);
+    assert_eq!(row.park_token.as_deref(), Some("t1"), "kept for the ring");
+    let stored = store.get(ID).await.unwrap().unwrap();
+    assert!(stored.closed && !stored.is_parked());
+    assert_eq!(stored.last, Some(done));
+    // Everything later is refused.
+    for late in [
+        reply("too late"),
+        WakeEvent::Cancel {
+            reason: "stop".into(),
+        },
+    ] {
+        assert_eq!(
+            store.record(ID, &late, &Guard::Open).await,
+            Err(StoreError::Refused(ID.into())),
+            "{late:?}"
+        );
+    }
     assert_eq!(
-        store.close(ID, false).await.expect("again").1,
-        seq,
-        "a second end reuses the sequence number"
+        store
+            .record(
+                ID,
+                &WakeEvent::Push { claimed: None },
+                &Guard::Push {
+                    digest: token.digest(),
+                    remote_task_id: REMOTE.into(),
+                }
+            )
+            .await,
+        Err(StoreError::Refused(ID.into()))
     );
+    assert_eq!(
+        store.apply(ID, &working("after"), &Guard::Open).await,
+        Err(StoreError::Refused(ID.into()))
+    );
+    // The end of a cancel that came too late writes nothing.
+    let canceled = remote_out(REMOTE, TaskState::Canceled, None, "stop");
+    let closed = store.close(ID, Some(&canceled)).await.expect("close");
+    assert_eq!(closed.seq, None);
+    assert_eq!(closed.row.last.map(|l| l.state), Some(TaskState::Completed));
+    assert_eq!(
+        notes(&store).await,
+        [
+            (1, "TASK_STATE_WORKING".into(), false),
+            (2, "TASK_STATE_COMPLETED".into(), true),
+        ],
+        "1..n without gaps, the final one last, no second final note"
+    );
+}
+
+#[tokio::test]
+async fn close_is_first_final_and_writes_its_note_once() {
+    let store = store().await;
+    let token = push_row(&store).await;
+    store.park(ID, 1, "t").await.unwrap();
+    store
+        .record(ID, &reply("late"), &Guard::Open)
+        .await
+        .unwrap();
+    let failed = remote_out(REMOTE, TaskState::Failed, None, "a step failed");
+    let closed = store.close(ID, Some(&failed)).await.expect("closed");
+    let row = &closed.row;
+    assert!(row.closed && row.park_token.is_none() && row.pending.is_empty());
+    assert_eq!(closed.seq, Some(1));
+    assert_eq!(row.last, Some(failed.clone()));
+    let again = store.close(ID, Some(&failed)).await.expect("again");
+    assert_eq!(again.seq, None, "a second close writes nothing");
+    assert_eq!(notes(&store).await, [(1, "TASK_STATE_FAILED".into(), true)]);
+    let stored = store.get(ID).await.unwrap().unwrap();
+    assert!(stored.closed && stored.park_token.is_none() && stored.pending.is_empty());
+    assert_eq!(stored.seq, 1);
     let push = Guard::Push {
         digest: token.digest(),
         remote_task_id: REMOTE.into(),
@@ -275,7 +502,7 @@ async fn close_is_first_final_and_idempotent() {
         Err(StoreError::Refused(ID.into()))
     );
     assert_eq!(
-        store.park(ID, "t2").await,
+        store.park(ID, 2, "t2").await,
         Err(StoreError::Refused(ID.into()))
     );
     let raw = store.get(ID).await.unwrap().unwrap();
@@ -285,6 +512,65 @@ async fn close_is_first_final_and_idempotent() {
             .contains(token.expose()),
         "only the digest is stored"
     );
+}
+
+#[tokio::test]
+async fn close_without_a_note_writes_none() {
+    let store = store().await;
+    push_row(&store).await;
+    store.park(ID, 1, "t").await.unwrap();
+    let closed = store.close(ID, None).await.expect("closed");
+    assert_eq!(closed.seq, None);
+    assert!(closed.row.closed && closed.row.park_token.is_none());
+    assert!(notes(&store).await.is_empty());
+    assert_eq!(
+        store.close("nobody", None).await.map(|c| c.seq),
+        Err(StoreError::NotFound("nobody".into()))
+    );
+}
+
+#[tokio::test]
+async fn the_note_log_reads_after_a_number_up_to_a_limit() {
+    let store = store().await;
+    push_row(&store).await;
+    store.create(&Row::new("other", "agent-a")).await.unwrap();
+    for text in ["a", "b", "c", "d"] {
+        store.apply(ID, &working(text), &Guard::Open).await.unwrap();
+    }
+    store
+        .apply("other", &working("x"), &Guard::Open)
+        .await
+        .unwrap();
+    let read = |after, limit| {
+        let store = store.clone();
+        async move {
+            store
+                .notes(ID, after, limit)
+                .await
+                .expect("notes")
+                .into_iter()
+                .map(|n| (n.seq, n.text))
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(
+        read(0, 100).await,
+        [
+            (1, "a".into()),
+            (2, "b".into()),
+            (3, "c".into()),
+            (4, "d".into())
+        ]
+    );
+    assert_eq!(read(1, 2).await, [(2, "b".into()), (3, "c".into())]);
+    assert_eq!(read(3, 10).await, [(4, "d".into())]);
+    assert!(read(4, 10).await.is_empty());
+    assert_eq!(
+        store.notes("other", 0, 10).await.unwrap().len(),
+        1,
+        "each stand-in's own notes"
+    );
+    assert!(store.notes("nobody", 0, 10).await.unwrap().is_empty());
 }
 
 #[tokio::test]

@@ -302,6 +302,11 @@ async fn cancel_scenario(persona: &str, port: u16, watch: &str, behaviour: Behav
         .await;
     assert_eq!(status, 202, "{body}");
     let notes = stack.wait_notes(&id, 2, SOON).await;
+    assert_eq!(
+        agent.deletes_answered(),
+        0,
+        "the final note comes first, before the agent is asked to delete or cancel"
+    );
     stack.wait_execution(&id, "SUCCEEDED", SOON).await;
     assert_eq!(
         states(&notes),
@@ -341,8 +346,10 @@ async fn cancel_scenario(persona: &str, port: u16, watch: &str, behaviour: Behav
 
 #[tokio::test]
 async fn cancel_while_parked_on_push_with_a_failing_delete() {
+    // Each delete takes 8 s and fails: the parent must hear the end before any of that.
     let behaviour = Behaviour {
         fail_deletes: true,
+        slow_deletes: Some(Duration::from_secs(8)),
         ..Behaviour::default()
     };
     let agent = cancel_scenario("cancel", 27108, "push", behaviour).await;
@@ -582,7 +589,10 @@ async fn the_push_token_appears_nowhere_but_as_its_digest() {
         note_items.push(item.unwrap());
     }
     let notes_table = format!("{note_items:?}");
-    assert!(notes_table.contains(&id), "the outbox holds this stand-in's notes");
+    assert!(
+        notes_table.contains(&id),
+        "the outbox holds this stand-in's notes"
+    );
 
     // Every execution's whole history, with its data.
     let sfn = aws_sdk_sfn::Client::new(&stack.config);

@@ -21,8 +21,8 @@ use crate::adapters::sqs::SqsParentQueue;
 use crate::config::{AgentSpec, AgentsConfig, ConfigError};
 use crate::domain::doorbell;
 use crate::domain::receiver;
-use crate::domain::row::{Guard, Row, WakeEvent};
 use crate::domain::row::WatchMode;
+use crate::domain::row::{Guard, Row, WakeEvent};
 use crate::domain::wake::{FOLLOW_WINDOW_SECS, IDLE_RECHECK_SECS, Next, Pacing};
 use crate::handlers::{self, FollowTiming, Step};
 use crate::ports::{RowStore, StoreError};
@@ -211,14 +211,12 @@ where
 
 pub async fn turn(deps: &'static Deps, step: Step) -> Result<Step, Error> {
     match deps.connect(&step.agent).await {
-        Ok(agent) => Ok(handlers::steps::turn(
-            &deps.store,
-            &agent,
-            step,
-            deps.turn_window,
-            deps.pacing,
-        )
-        .await?),
+        Ok(agent) => {
+            Ok(
+                handlers::steps::turn(&deps.store, &agent, step, deps.turn_window, deps.pacing)
+                    .await?,
+            )
+        }
         Err(err) => {
             warn!(task_id = %step.task_id, error = %err, "agent unavailable for the turn");
             let mut step = step;
@@ -295,7 +293,9 @@ pub async fn end(deps: &'static Deps, step: Step) -> Result<Step, Error> {
         Ok(agent) => {
             doorbell::clean_up(&agent, &closed.row, &handlers::steps::end_cause(&step)).await
         }
-        Err(err) => warn!(task_id = %step.task_id, error = %err, "agent unavailable at the end; nothing to clean up there"),
+        Err(err) => {
+            warn!(task_id = %step.task_id, error = %err, "agent unavailable at the end; nothing to clean up there")
+        }
     }
     Ok(step)
 }
@@ -713,8 +713,7 @@ async fn notes(
             );
         }
     };
-    if deps.store.get(task_id).await?.is_none()
-        && deps.store.notes(task_id, 0, 1).await?.is_empty()
+    if deps.store.get(task_id).await?.is_none() && deps.store.notes(task_id, 0, 1).await?.is_empty()
     {
         return reply(404, json!({"error": format!("no stand-in {task_id}")}));
     }

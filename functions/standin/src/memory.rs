@@ -187,7 +187,11 @@ impl RowStore for MemoryStore {
         if !guard.admits(row) {
             return Err(StoreError::Refused(task_id.to_owned()));
         }
-        if row.last.as_ref().is_some_and(|last| !out.differs_from(last)) {
+        if row
+            .last
+            .as_ref()
+            .is_some_and(|last| !out.differs_from(last))
+        {
             return Ok(Applied::Unchanged);
         }
         let seq = self.write_note(row, out);
@@ -359,6 +363,7 @@ pub struct FakeAgent {
     streams: Mutex<Vec<StreamScript>>,
     calls: Mutex<Vec<String>>,
     configs: Mutex<Vec<TaskPushNotificationConfig>>,
+    slowness: Mutex<Option<std::time::Duration>>,
 }
 
 impl FakeAgent {
@@ -385,6 +390,18 @@ impl FakeAgent {
 
     pub fn fail_deletes(&self, times: u32) {
         *lock(&self.delete_failures) = times;
+    }
+
+    /// SubscribeToTask and GetTask answer only after this long (a slow agent).
+    pub fn answer_slowly(&self, delay: std::time::Duration) {
+        *lock(&self.slowness) = Some(delay);
+    }
+
+    async fn dawdle(&self) {
+        let delay = *lock(&self.slowness);
+        if let Some(delay) = delay {
+            tokio::time::sleep(delay).await;
+        }
     }
 
     /// Each SubscribeToTask / SendStreamingMessage takes the next script.
@@ -438,6 +455,7 @@ impl AgentPort for FakeAgent {
 
     async fn get_task(&self, id: &str) -> Result<Task, A2aError> {
         self.log(format!("GetTask:{id}"));
+        self.dawdle().await;
         {
             let mut failures = lock(&self.get_failures);
             if !failures.is_empty() {
@@ -452,6 +470,7 @@ impl AgentPort for FakeAgent {
 
     async fn subscribe_to_task(&self, id: &str) -> Result<EventStream, A2aError> {
         self.log(format!("SubscribeToTask:{id}"));
+        self.dawdle().await;
         self.next_stream()
     }
 

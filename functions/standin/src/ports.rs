@@ -79,8 +79,11 @@ pub trait RowStore: Send + Sync {
     ) -> impl Future<Output = Result<Row, StoreError>> + Send;
     /// Ends park `park` (marks it woken, which closes the watchers' fence) without taking
     /// an event: the roll leaves every pending event for its successor.
-    fn wake(&self, task_id: &str, park: u64)
-    -> impl Future<Output = Result<Row, StoreError>> + Send;
+    fn wake(
+        &self,
+        task_id: &str,
+        park: u64,
+    ) -> impl Future<Output = Result<Row, StoreError>> + Send;
     /// Ends park `park` and takes the next pending event by priority. Idempotent per park:
     /// a retried drain of the same park returns the event the first one took.
     fn drain(

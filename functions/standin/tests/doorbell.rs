@@ -1,16 +1,23 @@
 //! ARCHITECTURE.md §3, one test (or more) per rule, with the races run step by step
-//! against the in-memory store (each store call is atomic, like one UpdateItem).
+//! against the in-memory store (each store call is atomic, like one UpdateItem or one
+//! transaction with the note it records).
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
 use standin::a2a::{A2aError, EventStream, Message, Task, TaskPushNotificationConfig, TaskState};
 use standin::domain::doorbell::{self, EndCause, follow_should_stop};
+use standin::domain::notify;
 use standin::domain::push::PushToken;
 use standin::domain::receiver;
 use standin::domain::remote::{RemoteOut, remote_out};
-use standin::domain::row::{FollowOutcome, FollowReport, Guard, Row, WakeEvent, Watch, WatchMode};
+use standin::domain::row::{
+    FollowOutcome, FollowReport, Guard, Row, Taken, WakeEvent, Watch, WatchMode,
+};
 use standin::memory::{FakeAgent, MemoryDoorbell, MemoryQueue, MemoryStore};
-use standin::ports::{AgentPort, DoorbellError, RowStore, StoreError};
+use standin::ports::{
+    AgentPort, Applied, Closed, DoorbellError, ParentNote, ParentQueue, QueueError, RowStore,
+    StoreError,
+};
 
 use std::sync::Arc;
 
@@ -40,13 +47,30 @@ fn reply(text: &str) -> WakeEvent {
     WakeEvent::Reply { text: text.into() }
 }
 
+/// Parks park number `park`, which must be the newest.
+async fn park(store: &MemoryStore, bell: &MemoryDoorbell, park: u64, token: &str) -> Row {
+    doorbell::park(store, bell, ID, park, token)
+        .await
+        .expect("parked")
+        .expect("the newest park stores its token")
+}
+
+/// (seq, state, is_final) of every note in the outbox.
+fn outbox(store: &MemoryStore) -> Vec<(u64, String, bool)> {
+    store
+        .outbox()
+        .into_iter()
+        .map(|n| (n.seq, n.state, n.is_final))
+        .collect()
+}
+
 // Rule 1: ring = record (never on a closed row), then SendTaskSuccess with the stored token.
 
 #[tokio::test]
 async fn ring_records_then_rings_the_stored_token() {
     let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
     open_row(&store, WatchMode::Off).await;
-    store.park(ID, "tok-1").await.expect("parked");
+    store.park(ID, 1, "tok-1").await.expect("parked");
     let row = doorbell::ring(&store, &bell, ID, &reply("blue"), &Guard::Open)
         .await
         .expect("rung");
@@ -69,8 +93,8 @@ async fn ring_without_a_park_token_only_records() {
 async fn ring_on_a_closed_row_records_nothing_and_rings_nothing() {
     let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
     open_row(&store, WatchMode::Off).await;
-    store.park(ID, "tok-1").await.expect("parked");
-    store.close(ID, true).await.expect("closed");
+    store.park(ID, 1, "tok-1").await.expect("parked");
+    store.close(ID, None).await.expect("closed");
     let writes = store.writes();
     let err = doorbell::ring(&store, &bell, ID, &reply("late"), &Guard::Open)
         .await
@@ -88,50 +112,120 @@ async fn a_failed_or_refused_ring_is_harmless_and_the_next_park_sees_the_event()
     ] {
         let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
         open_row(&store, WatchMode::Off).await;
-        store.park(ID, "tok-1").await.expect("parked");
+        store.park(ID, 1, "tok-1").await.expect("parked");
         bell.fail_with(Some(failure.clone()));
         doorbell::ring(&store, &bell, ID, &reply("blue"), &Guard::Open)
             .await
             .expect("a failed ring is not an error");
         bell.fail_with(None);
-        doorbell::park(&store, &bell, ID, "tok-2")
-            .await
-            .expect("parked");
+        park(&store, &bell, 2, "tok-2").await;
         assert_eq!(
             bell.rings(),
             ["tok-1", "tok-2"],
             "{failure:?}: the new park rang itself"
         );
-        let drained = doorbell::drain(&store, ID).await.expect("drained");
+        let drained = doorbell::drain(&store, ID, 2).await.expect("drained");
         assert_eq!(drained.event, Some(reply("blue")));
     }
 }
 
-// Rule 2: park = store the token (new epoch); ring yourself if anything is pending.
+// Rule 2: park = store the token (its number becomes the epoch); ring yourself if
+// anything is pending. Only the newest park stores its token.
 
 #[tokio::test]
 async fn park_with_nothing_pending_waits_and_starts_a_new_epoch() {
     let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
     open_row(&store, WatchMode::Off).await;
-    let first = doorbell::park(&store, &bell, ID, "tok-1")
-        .await
-        .expect("parked");
-    let second = doorbell::park(&store, &bell, ID, "tok-2")
-        .await
-        .expect("parked");
+    let first = park(&store, &bell, 1, "tok-1").await;
+    let second = park(&store, &bell, 2, "tok-2").await;
     assert_eq!((first.epoch, second.epoch), (1, 2));
     assert_eq!(second.park_token.as_deref(), Some("tok-2"));
     assert!(bell.rings().is_empty());
+    assert!(second.is_parked());
+}
+
+#[tokio::test]
+async fn a_park_takes_its_own_number_as_the_epoch_even_past_a_gap() {
+    // A park whose invoke never ran (its number skipped) leaves no trace: the next one
+    // is still newer.
+    let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
+    open_row(&store, WatchMode::Off).await;
+    park(&store, &bell, 1, "tok-1").await;
+    assert_eq!(park(&store, &bell, 5, "tok-5").await.epoch, 5);
+}
+
+#[tokio::test]
+async fn a_late_or_repeated_park_invoke_is_refused_and_changes_nothing() {
+    let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
+    open_row(&store, WatchMode::Off).await;
+    park(&store, &bell, 2, "tok-2").await;
+    // An event waits, so a park that stored its token would ring itself at once.
+    store
+        .record(ID, &reply("blue"), &Guard::Open)
+        .await
+        .expect("recorded");
+    let before = store.snapshot(ID).expect("row");
+    let writes = store.writes();
+    for (number, token, why) in [
+        (1, "tok-late", "a late invoke of an older park"),
+        (2, "tok-again", "a repeated invoke of the same park"),
+    ] {
+        assert_eq!(
+            doorbell::park(&store, &bell, ID, number, token).await,
+            Ok(None),
+            "{why}"
+        );
+        assert_eq!(
+            store.park(ID, number, token).await,
+            Err(StoreError::Refused(ID.into())),
+            "{why}"
+        );
+        assert_eq!(store.snapshot(ID).expect("row"), before, "{why}");
+    }
+    assert_eq!(store.writes(), writes, "nothing written");
+    assert!(bell.rings().is_empty(), "a refused park rings nothing");
+    assert_eq!(before.park_token.as_deref(), Some("tok-2"));
+    assert_eq!(before.epoch, 2);
+}
+
+#[tokio::test]
+async fn a_park_whose_wake_already_ran_is_refused() {
+    // The park timed out before its invoke ran; the wake ended it. Its late invoke must
+    // not store a token nobody waits on (nor reopen the watchers' fence).
+    let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
+    open_row(&store, WatchMode::Off).await;
+    park(&store, &bell, 1, "tok-1").await;
+    let woken = store.wake(ID, 2).await.expect("woken");
+    assert_eq!((woken.epoch, woken.woken), (1, 2));
+    assert!(!woken.is_parked(), "park 1 is over once a later wake ran");
+    assert_eq!(
+        doorbell::park(&store, &bell, ID, 2, "tok-2").await,
+        Ok(None)
+    );
+    let row = store.snapshot(ID).expect("row");
+    assert_eq!(
+        (row.epoch, row.park_token.as_deref()),
+        (1, Some("tok-1")),
+        "the refused park changed nothing"
+    );
+    // A drain ends a park the same way.
+    store.drain(ID, 3).await.expect("drained");
+    assert_eq!(
+        store.park(ID, 3, "tok-3").await,
+        Err(StoreError::Refused(ID.into()))
+    );
+    // The next number parks.
+    assert_eq!(park(&store, &bell, 4, "tok-4").await.epoch, 4);
 }
 
 #[tokio::test]
 async fn race_ring_between_drain_and_park_is_not_lost() {
     let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
     open_row(&store, WatchMode::Off).await;
-    store.park(ID, "tok-1").await.expect("parked");
+    store.park(ID, 1, "tok-1").await.expect("parked");
     // The wake drains an empty row...
     assert_eq!(
-        doorbell::drain(&store, ID).await.expect("drained").event,
+        doorbell::drain(&store, ID, 1).await.expect("drained").event,
         None
     );
     // ...a reply lands now and rings the old, consumed token...
@@ -139,28 +233,30 @@ async fn race_ring_between_drain_and_park_is_not_lost() {
         .await
         .expect("recorded");
     // ...and the next park sees it and rings itself at once.
-    doorbell::park(&store, &bell, ID, "tok-2")
-        .await
-        .expect("parked");
+    park(&store, &bell, 2, "tok-2").await;
     assert_eq!(bell.rings(), ["tok-1", "tok-2"]);
     assert_eq!(
-        doorbell::drain(&store, ID).await.expect("drained").event,
+        doorbell::drain(&store, ID, 2).await.expect("drained").event,
         Some(reply("blue"))
     );
 }
 
 #[tokio::test]
 async fn park_on_a_closed_row_is_refused() {
+    // Changed rule: a refused park is no longer an error but `Ok(None)` (the park step
+    // treats it like a late invoke); the store still says Refused.
     let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
     open_row(&store, WatchMode::Off).await;
-    store.close(ID, true).await.expect("closed");
-    let err = doorbell::park(&store, &bell, ID, "tok")
-        .await
-        .expect_err("closed");
-    assert_eq!(err, StoreError::Refused(ID.into()));
+    store.close(ID, None).await.expect("closed");
+    assert_eq!(doorbell::park(&store, &bell, ID, 1, "tok").await, Ok(None));
+    assert_eq!(
+        store.park(ID, 1, "tok").await,
+        Err(StoreError::Refused(ID.into()))
+    );
+    assert_eq!(store.snapshot(ID).expect("row").park_token, None);
 }
 
-// Rule 3: drain takes by priority; one reply per turn; the rest stay.
+// Rule 3: drain takes by priority; one reply per turn; the rest stay. One event per park.
 
 #[tokio::test]
 async fn drain_priority_is_cancel_reply_push_follow() {
@@ -183,9 +279,16 @@ async fn drain_priority_is_cancel_reply_push_follow() {
     for e in &events {
         store.record(ID, e, &Guard::Open).await.expect("recorded");
     }
+    // Each wake ends its own park: one event per park number.
     let mut order = Vec::new();
-    while let Some(e) = doorbell::drain(&store, ID).await.expect("drained").event {
+    let mut number = 1;
+    while let Some(e) = doorbell::drain(&store, ID, number)
+        .await
+        .expect("drained")
+        .event
+    {
         order.push(e);
+        number += 1;
     }
     assert_eq!(
         order,
@@ -211,23 +314,21 @@ async fn drain_priority_is_cancel_reply_push_follow() {
 async fn race_ring_during_a_drain_stays_for_the_next_park() {
     let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
     open_row(&store, WatchMode::Off).await;
-    store.park(ID, "tok-1").await.expect("parked");
+    store.park(ID, 1, "tok-1").await.expect("parked");
     store
         .record(ID, &reply("one"), &Guard::Open)
         .await
         .expect("recorded");
-    let drained = doorbell::drain(&store, ID).await.expect("drained");
+    let drained = doorbell::drain(&store, ID, 1).await.expect("drained");
     assert_eq!(drained.event, Some(reply("one")));
     // A second reply arrives while the wake works on the first.
     doorbell::ring(&store, &bell, ID, &reply("two"), &Guard::Open)
         .await
         .expect("recorded");
-    doorbell::park(&store, &bell, ID, "tok-2")
-        .await
-        .expect("parked");
+    park(&store, &bell, 2, "tok-2").await;
     assert_eq!(bell.rings().last().map(String::as_str), Some("tok-2"));
     assert_eq!(
-        doorbell::drain(&store, ID).await.expect("drained").event,
+        doorbell::drain(&store, ID, 2).await.expect("drained").event,
         Some(reply("two"))
     );
 }
@@ -242,7 +343,7 @@ async fn a_newer_push_replaces_the_older_claim() {
             .await
             .expect("recorded");
     }
-    let drained = doorbell::drain(&store, ID).await.expect("drained");
+    let drained = doorbell::drain(&store, ID, 1).await.expect("drained");
     assert_eq!(
         drained.event,
         Some(WakeEvent::Push {
@@ -250,12 +351,51 @@ async fn a_newer_push_replaces_the_older_claim() {
         })
     );
     assert_eq!(
-        doorbell::drain(&store, ID).await.expect("drained").event,
+        doorbell::drain(&store, ID, 2).await.expect("drained").event,
         None
     );
 }
 
-// Rule 4: the fence. A late follow from an earlier park changes nothing.
+#[tokio::test]
+async fn a_retried_drain_of_the_same_park_returns_the_same_event() {
+    let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
+    open_row(&store, WatchMode::Off).await;
+    park(&store, &bell, 1, "tok-1").await;
+    for text in ["one", "two"] {
+        store
+            .record(ID, &reply(text), &Guard::Open)
+            .await
+            .expect("recorded");
+    }
+    let first = doorbell::drain(&store, ID, 1).await.expect("drained");
+    assert_eq!(first.event, Some(reply("one")));
+    assert_eq!(
+        first.row.taken,
+        Some(Taken {
+            park: 1,
+            event: Some(reply("one"))
+        })
+    );
+    // The wake's Lambda is retried (its answer was lost): same park, same event...
+    let retried = doorbell::drain(&store, ID, 1).await.expect("drained");
+    assert_eq!(retried.event, Some(reply("one")));
+    // ...and the next event is still pending, untouched by the retry.
+    assert_eq!(retried.row.pending.replies, ["two"]);
+    assert_eq!(retried.row.woken, 1);
+    // The next park's wake takes the next event.
+    park(&store, &bell, 2, "tok-2").await;
+    let next = doorbell::drain(&store, ID, 2).await.expect("drained");
+    assert_eq!(next.event, Some(reply("two")));
+    assert!(next.row.pending.is_empty());
+    assert_eq!(
+        doorbell::drain(&store, ID, 2).await.expect("again").event,
+        Some(reply("two")),
+        "that one is idempotent too"
+    );
+}
+
+// Rule 4: the fence. A late follow from an earlier park changes nothing, and a park's
+// watchers can write nothing once its wake has run.
 
 fn working(text: &str) -> RemoteOut {
     remote_out(REMOTE, TaskState::Working, None, text)
@@ -263,24 +403,15 @@ fn working(text: &str) -> RemoteOut {
 
 #[tokio::test]
 async fn race_late_follow_from_an_old_epoch_is_fenced_out() {
-    let (store, bell, queue) = (
-        MemoryStore::new(),
-        MemoryDoorbell::new(),
-        MemoryQueue::new(),
-    );
+    let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
     open_row(&store, WatchMode::Follow).await;
-    let old = doorbell::park(&store, &bell, ID, "tok-1")
-        .await
-        .expect("parked");
+    let old = park(&store, &bell, 1, "tok-1").await;
     // A reply woke the stand-in; it turned and parked again before the old follow ended.
-    let new = doorbell::park(&store, &bell, ID, "tok-2")
-        .await
-        .expect("parked");
+    let new = park(&store, &bell, 2, "tok-2").await;
     let before = store.snapshot(ID).expect("row");
     let err = doorbell::follow_report(
         &store,
         &bell,
-        &queue,
         &old,
         old.epoch,
         Some(&working("stale")),
@@ -290,12 +421,11 @@ async fn race_late_follow_from_an_old_epoch_is_fenced_out() {
     .expect_err("fenced");
     assert_eq!(err, StoreError::Refused(ID.into()));
     assert_eq!(store.snapshot(ID).expect("row"), before, "nothing written");
-    assert!(queue.notes().is_empty() && bell.rings().is_empty());
-    // The current follow's report goes through: applied, told, recorded, rung.
+    assert!(store.outbox().is_empty() && bell.rings().is_empty());
+    // The current follow's report goes through: applied, noted, recorded, rung.
     doorbell::follow_report(
         &store,
         &bell,
-        &queue,
         &new,
         new.epoch,
         Some(&working("fresh")),
@@ -305,7 +435,7 @@ async fn race_late_follow_from_an_old_epoch_is_fenced_out() {
     .expect("current epoch");
     let row = store.snapshot(ID).expect("row");
     assert_eq!(row.last.as_ref().map(|l| l.text.as_str()), Some("fresh"));
-    assert_eq!(queue.notes().len(), 1);
+    assert_eq!(outbox(&store), [(1, "TASK_STATE_WORKING".into(), false)]);
     assert_eq!(bell.rings(), ["tok-2"]);
     assert_eq!(
         row.pending.follow,
@@ -317,21 +447,68 @@ async fn race_late_follow_from_an_old_epoch_is_fenced_out() {
 }
 
 #[tokio::test]
+async fn the_watchers_fence_closes_at_the_wake() {
+    // The park timed out (or was rung) and its wake drained; the follow of that park is
+    // still running and reports late. Same epoch, but the park is over: nothing lands.
+    for end_park in ["drain", "wake"] {
+        let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
+        open_row(&store, WatchMode::Follow).await;
+        let parked = park(&store, &bell, 1, "tok-1").await;
+        assert!(Guard::Epoch(1).admits(&parked));
+        match end_park {
+            "drain" => {
+                store.drain(ID, 1).await.expect("drained");
+            }
+            _ => {
+                store.wake(ID, 1).await.expect("woken");
+            }
+        }
+        let before = store.snapshot(ID).expect("row");
+        assert!(!Guard::Epoch(1).admits(&before), "{end_park}");
+        assert!(
+            follow_should_stop(&before, 1),
+            "{end_park}: the follow stops"
+        );
+        let writes = store.writes();
+        assert_eq!(
+            doorbell::follow_report(
+                &store,
+                &bell,
+                &parked,
+                1,
+                Some(&working("late")),
+                FollowOutcome::WindowOver,
+            )
+            .await,
+            Err(StoreError::Refused(ID.into())),
+            "{end_park}: a change"
+        );
+        assert_eq!(
+            doorbell::follow_report(&store, &bell, &parked, 1, None, FollowOutcome::Failed).await,
+            Err(StoreError::Refused(ID.into())),
+            "{end_park}: a report without a change"
+        );
+        assert_eq!(
+            doorbell::apply(&store, ID, &working("late"), &Guard::Epoch(1)).await,
+            Err(StoreError::Refused(ID.into())),
+            "{end_park}: a plain apply"
+        );
+        assert_eq!(store.snapshot(ID).expect("row"), before, "{end_park}");
+        assert_eq!(store.writes(), writes, "{end_park}");
+        assert!(store.outbox().is_empty(), "{end_park}: no note");
+        assert!(bell.rings().is_empty(), "{end_park}: no ring");
+    }
+}
+
+#[tokio::test]
 async fn a_follow_that_finds_nothing_new_reports_unchanged() {
-    let (store, bell, queue) = (
-        MemoryStore::new(),
-        MemoryDoorbell::new(),
-        MemoryQueue::new(),
-    );
+    let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
     open_row(&store, WatchMode::Follow).await;
-    let row = doorbell::park(&store, &bell, ID, "tok-1")
-        .await
-        .expect("parked");
+    let row = park(&store, &bell, 1, "tok-1").await;
     let same = remote_out(REMOTE, TaskState::InputRequired, None, "What colour?");
     doorbell::follow_report(
         &store,
         &bell,
-        &queue,
         &row,
         row.epoch,
         Some(&same),
@@ -339,7 +516,7 @@ async fn a_follow_that_finds_nothing_new_reports_unchanged() {
     )
     .await
     .expect("reported");
-    assert!(queue.notes().is_empty());
+    assert!(store.outbox().is_empty());
     assert_eq!(
         store.snapshot(ID).expect("row").pending.follow,
         Some(FollowReport {
@@ -350,46 +527,77 @@ async fn a_follow_that_finds_nothing_new_reports_unchanged() {
 }
 
 #[tokio::test]
+async fn a_follow_that_applies_a_final_state_rings_its_park_directly() {
+    let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
+    open_row(&store, WatchMode::Follow).await;
+    let row = park(&store, &bell, 1, "tok-1").await;
+    let done = remote_out(REMOTE, TaskState::Completed, None, "done");
+    let outcome = doorbell::follow_report(
+        &store,
+        &bell,
+        &row,
+        row.epoch,
+        Some(&done),
+        FollowOutcome::WindowOver,
+    )
+    .await
+    .expect("reported");
+    assert_eq!(outcome, FollowOutcome::Changed { is_final: true });
+    let after = store.snapshot(ID).expect("row");
+    assert!(after.closed, "the final state closed the row");
+    assert!(
+        after.pending.follow.is_none(),
+        "nothing can be recorded on a closed row"
+    );
+    assert_eq!(bell.rings(), ["tok-1"], "so the park is rung directly");
+    assert_eq!(outbox(&store), [(1, "TASK_STATE_COMPLETED".into(), true)]);
+}
+
+#[tokio::test]
 async fn a_follow_stops_when_its_park_is_over() {
     let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
     open_row(&store, WatchMode::Follow).await;
-    let row = doorbell::park(&store, &bell, ID, "tok-1")
-        .await
-        .expect("parked");
+    let row = park(&store, &bell, 1, "tok-1").await;
     assert!(!follow_should_stop(&row, row.epoch));
     let rung = doorbell::ring(&store, &bell, ID, &reply("blue"), &Guard::Open)
         .await
         .expect("rung");
     assert!(follow_should_stop(&rung, row.epoch), "a reply is waiting");
-    let reparked = store.park(ID, "tok-2").await.expect("parked");
+    let reparked = store.park(ID, 2, "tok-2").await.expect("parked");
     assert!(follow_should_stop(&reparked, row.epoch), "a newer park");
-    let (closed, _) = store.close(ID, true).await.expect("closed");
+    let Closed { row: closed, .. } = store.close(ID, None).await.expect("closed");
     assert!(follow_should_stop(&closed, closed.epoch), "closed");
 }
 
-// Apply: every change reaches the parent once, in order; final states only via the end.
+// Apply: every change reaches the outbox once, in order, in the same write as the row.
 
 #[tokio::test]
-async fn apply_tells_each_change_once_in_order() {
-    let (store, queue) = (MemoryStore::new(), MemoryQueue::new());
+async fn apply_notes_each_change_once_in_order() {
+    let store = MemoryStore::new();
     open_row(&store, WatchMode::Push).await;
-    let row = store.snapshot(ID).expect("row");
     let steps = [
         working("a"),
         working("a"),
         working("b"),
         remote_out(REMOTE, TaskState::InputRequired, None, "again?"),
     ];
-    let mut changed = Vec::new();
+    let mut seqs = Vec::new();
     for out in &steps {
-        changed.push(
-            doorbell::apply(&store, &queue, &row, out, &Guard::Open)
+        seqs.push(
+            match doorbell::apply(&store, ID, out, &Guard::Open)
                 .await
-                .expect("applied"),
+                .expect("applied")
+            {
+                Applied::Changed { seq, row } => {
+                    assert_eq!((row.seq, row.last.as_ref()), (seq, Some(out)));
+                    Some(seq)
+                }
+                Applied::Unchanged => None,
+            },
         );
     }
-    assert_eq!(changed, [true, false, true, true]);
-    let notes = queue.notes();
+    assert_eq!(seqs, [Some(1), None, Some(2), Some(3)]);
+    let notes = store.outbox();
     assert_eq!(notes.iter().map(|n| n.seq).collect::<Vec<_>>(), [1, 2, 3]);
     assert_eq!(
         notes.iter().map(|n| n.text.as_str()).collect::<Vec<_>>(),
@@ -400,15 +608,105 @@ async fn apply_tells_each_change_once_in_order() {
             .iter()
             .all(|n| !n.is_final && n.remote_task_id == REMOTE && n.agent == "agent-a")
     );
+    assert!(!store.snapshot(ID).expect("row").closed);
 }
 
-// Rule 5: close first.
+#[tokio::test]
+async fn a_refused_apply_writes_no_note() {
+    let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
+    open_row(&store, WatchMode::Follow).await;
+    park(&store, &bell, 2, "tok-2").await;
+    assert_eq!(
+        doorbell::apply(&store, ID, &working("stale"), &Guard::Epoch(1)).await,
+        Err(StoreError::Refused(ID.into()))
+    );
+    assert!(store.outbox().is_empty());
+    assert_eq!(store.snapshot(ID).expect("row").seq, 0, "no number taken");
+}
 
-/// An agent that looks at the row when the end deletes its push config.
+#[tokio::test]
+async fn a_final_state_is_noted_and_closes_the_row_in_its_apply() {
+    let (store, bell, agent) = (
+        MemoryStore::new(),
+        MemoryDoorbell::new(),
+        FakeAgent::new(true),
+    );
+    open_row(&store, WatchMode::Push).await;
+    park(&store, &bell, 1, "tok-1").await;
+    doorbell::apply(&store, ID, &working("building"), &Guard::Open)
+        .await
+        .expect("applied");
+    let done = remote_out(REMOTE, TaskState::Completed, None, "ready");
+    let Applied::Changed { seq, row } = doorbell::apply(&store, ID, &done, &Guard::Open)
+        .await
+        .expect("applied")
+    else {
+        panic!("a final state is a change");
+    };
+    assert_eq!(seq, 2);
+    assert!(row.closed, "closed in the same write as its note");
+    assert_eq!(
+        row.park_token.as_deref(),
+        Some("tok-1"),
+        "the park token stays so the applier can ring it"
+    );
+    // Anything later is refused: a reply, a cancel, another state.
+    for late in [
+        reply("too late"),
+        WakeEvent::Cancel {
+            reason: "parent gave up".into(),
+        },
+    ] {
+        assert_eq!(
+            doorbell::ring(&store, &bell, ID, &late, &Guard::Open).await,
+            Err(StoreError::Refused(ID.into())),
+            "{late:?}"
+        );
+    }
+    assert_eq!(
+        doorbell::apply(&store, ID, &working("after"), &Guard::Open).await,
+        Err(StoreError::Refused(ID.into()))
+    );
+    assert!(bell.rings().is_empty());
+    // The end that a cancel would have caused: the final already applied wins, so it
+    // writes no second note and does not cancel the remote task.
+    let cause = EndCause::Cancelled {
+        reason: "parent gave up".into(),
+    };
+    let closed = doorbell::close(&store, ID, &cause).await.expect("closed");
+    assert_eq!(closed.seq, None, "no second note");
+    assert_eq!(
+        closed.row.last.as_ref().map(|l| l.state),
+        Some(TaskState::Completed)
+    );
+    doorbell::clean_up(&agent, &closed.row, &cause).await;
+    assert_eq!(
+        agent.count("CancelTask"),
+        0,
+        "the remote task is not cancelled"
+    );
+    assert_eq!(
+        agent.calls(),
+        ["DeleteTaskPushNotificationConfig:remote-1/standin-local-1"]
+    );
+    assert_eq!(
+        outbox(&store),
+        [
+            (1, "TASK_STATE_WORKING".into(), false),
+            (2, "TASK_STATE_COMPLETED".into(), true),
+        ],
+        "numbers run 1..n without gaps, the final one last"
+    );
+}
+
+// Rule 5: close first, with the final note in the same write.
+
+/// An agent that looks at the store when the end reaches it: whether the row is closed
+/// at each push-config delete, and whether the final note is written at the cancel.
 struct WatchingAgent {
     inner: FakeAgent,
     store: Arc<MemoryStore>,
-    closed_at_delete: std::sync::Mutex<Vec<bool>>,
+    observed: std::sync::Mutex<Vec<bool>>,
 }
 
 impl AgentPort for WatchingAgent {
@@ -435,10 +733,12 @@ impl AgentPort for WatchingAgent {
     }
     async fn delete_push_config(&self, task_id: &str, config_id: &str) -> Result<(), A2aError> {
         let closed = self.store.snapshot(ID).is_some_and(|r| r.closed);
-        self.closed_at_delete.lock().expect("lock").push(closed);
+        self.observed.lock().expect("lock").push(closed);
         self.inner.delete_push_config(task_id, config_id).await
     }
     async fn cancel_task(&self, id: &str) -> Result<Task, A2aError> {
+        let noted = self.store.outbox().iter().any(|n| n.is_final);
+        self.observed.lock().expect("lock").push(noted);
         self.inner.cancel_task(id).await
     }
 }
@@ -446,31 +746,34 @@ impl AgentPort for WatchingAgent {
 #[tokio::test]
 async fn end_closes_before_deleting_the_push_config_and_a_failing_delete_does_not_stop_it() {
     let store = Arc::new(MemoryStore::new());
-    let queue = MemoryQueue::new();
     let token = open_row(&store, WatchMode::Push).await;
     let agent = WatchingAgent {
         inner: FakeAgent::new(true),
         store: store.clone(),
-        closed_at_delete: Default::default(),
+        observed: Default::default(),
     };
     agent.inner.fail_deletes(5);
     let cause = EndCause::Cancelled {
         reason: "no longer needed".into(),
     };
-    let note = doorbell::end(store.as_ref(), Some(&agent), &queue, ID, &cause)
+    // The end is now two calls: close (with the note) then the clean-up at the agent.
+    let closed = doorbell::close(store.as_ref(), ID, &cause)
         .await
-        .expect("ended");
+        .expect("closed");
+    doorbell::clean_up(&agent, &closed.row, &cause).await;
     assert_eq!(
-        *agent.closed_at_delete.lock().expect("lock"),
-        [true, true],
-        "closed first; two attempts"
+        *agent.observed.lock().expect("lock"),
+        [true, true, true],
+        "closed first; two delete attempts; the parent's note written before the cancel"
     );
     assert_eq!(agent.inner.count("CancelTask"), 1);
+    assert_eq!(closed.seq, Some(1));
+    let notes = store.outbox();
+    assert_eq!(notes.len(), 1);
     assert_eq!(
-        (note.state.as_str(), note.is_final),
-        ("TASK_STATE_CANCELED", true)
+        (notes[0].state.as_str(), notes[0].is_final, notes[0].seq),
+        ("TASK_STATE_CANCELED", true, 1)
     );
-    assert_eq!(queue.notes(), [note]);
     // From now on every push is refused, and nothing is written.
     let writes = store.writes();
     let mut headers = http::HeaderMap::new();
@@ -489,46 +792,61 @@ async fn end_closes_before_deleting_the_push_config_and_a_failing_delete_does_no
 }
 
 #[tokio::test]
-async fn end_on_a_final_state_sends_the_final_note_once_and_cancels_nothing() {
-    let (store, queue, agent) = (MemoryStore::new(), MemoryQueue::new(), FakeAgent::new(true));
+async fn end_on_a_final_state_notes_it_once_and_cancels_nothing() {
+    // Changed rule: the final note is written when the final state is applied, under its
+    // own number (it used to be held back and sent by the end); the end adds nothing.
+    let (store, agent) = (MemoryStore::new(), FakeAgent::new(true));
     open_row(&store, WatchMode::Push).await;
-    let row = store.snapshot(ID).expect("row");
     let done = remote_out(
         REMOTE,
         TaskState::Completed,
         None,
         "Your blue widget is ready.",
     );
-    doorbell::apply(&store, &queue, &row, &done, &Guard::Open)
+    doorbell::apply(&store, ID, &done, &Guard::Open)
         .await
         .expect("applied");
-    assert!(queue.notes().is_empty(), "final states go out with the end");
-    let note = doorbell::end(&store, Some(&agent), &queue, ID, &EndCause::Final)
+    let notes = store.outbox();
+    assert_eq!(notes.len(), 1, "the final note is in the outbox at once");
+    assert_eq!(
+        (
+            notes[0].state.as_str(),
+            notes[0].text.as_str(),
+            notes[0].is_final,
+            notes[0].seq
+        ),
+        (
+            "TASK_STATE_COMPLETED",
+            "Your blue widget is ready.",
+            true,
+            1
+        )
+    );
+    let closed = doorbell::close(&store, ID, &EndCause::Final)
         .await
-        .expect("ended");
-    assert_eq!(
-        (note.state.as_str(), note.text.as_str(), note.is_final),
-        ("TASK_STATE_COMPLETED", "Your blue widget is ready.", true)
-    );
-    assert_eq!(
-        note.seq, 1,
-        "the number the final state took when applied: no gap"
-    );
+        .expect("closed");
+    assert_eq!(closed.seq, None);
+    doorbell::clean_up(&agent, &closed.row, &EndCause::Final).await;
     assert_eq!(
         agent.calls(),
         ["DeleteTaskPushNotificationConfig:remote-1/standin-local-1"]
     );
-    assert_eq!(queue.notes().len(), 1);
+    assert_eq!(store.outbox(), notes, "no second note");
 }
 
 #[tokio::test]
 async fn end_in_follow_or_off_mode_deletes_nothing() {
     for mode in [WatchMode::Follow, WatchMode::Off] {
-        let (store, queue, agent) = (MemoryStore::new(), MemoryQueue::new(), FakeAgent::new(true));
+        let (store, agent) = (MemoryStore::new(), FakeAgent::new(true));
         open_row(&store, mode).await;
-        doorbell::end(&store, Some(&agent), &queue, ID, &EndCause::Final)
+        let done = remote_out(REMOTE, TaskState::Completed, None, "done");
+        doorbell::apply(&store, ID, &done, &Guard::Open)
             .await
-            .expect("ended");
+            .expect("applied");
+        let closed = doorbell::close(&store, ID, &EndCause::Final)
+            .await
+            .expect("closed");
+        doorbell::clean_up(&agent, &closed.row, &EndCause::Final).await;
         assert_eq!(
             agent.count("DeleteTaskPushNotificationConfig"),
             0,
@@ -536,6 +854,218 @@ async fn end_in_follow_or_off_mode_deletes_nothing() {
         );
         assert!(store.snapshot(ID).expect("row").closed);
     }
+}
+
+#[tokio::test]
+async fn close_writes_a_canceled_or_failed_note_once() {
+    let causes = [
+        (
+            EndCause::Cancelled {
+                reason: "parent gave up".into(),
+            },
+            "TASK_STATE_CANCELED",
+            "parent gave up",
+        ),
+        (
+            EndCause::Failed {
+                reason: "a step failed".into(),
+            },
+            "TASK_STATE_FAILED",
+            "a step failed",
+        ),
+    ];
+    for (cause, state, text) in causes {
+        let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
+        open_row(&store, WatchMode::Off).await;
+        park(&store, &bell, 1, "tok-1").await;
+        store
+            .record(ID, &reply("unread"), &Guard::Open)
+            .await
+            .expect("recorded");
+        doorbell::apply(&store, ID, &working("busy"), &Guard::Open)
+            .await
+            .expect("applied");
+        let first = doorbell::close(&store, ID, &cause).await.expect("closed");
+        assert_eq!(first.seq, Some(2), "{state}: the next number");
+        let row = &first.row;
+        assert!(row.closed && row.park_token.is_none() && row.pending.is_empty());
+        assert_eq!(
+            row.last
+                .as_ref()
+                .map(|l| (l.state.as_str(), l.text.as_str(), l.is_final)),
+            Some((state, text, true)),
+            "{state}: the note's state is the row's last"
+        );
+        let writes = store.writes();
+        let again = doorbell::close(&store, ID, &cause).await.expect("again");
+        assert_eq!(again.seq, None, "{state}: a second close writes nothing");
+        assert_eq!(again.row, first.row);
+        assert_eq!(store.writes(), writes);
+        let store_again = store
+            .close(ID, Some(&working("ignored")))
+            .await
+            .expect("again");
+        assert_eq!(store_again.seq, None, "{state}: the store's close too");
+        let notes = store.outbox();
+        assert_eq!(
+            notes
+                .iter()
+                .map(|n| (n.seq, n.state.as_str(), n.is_final))
+                .collect::<Vec<_>>(),
+            [(1, "TASK_STATE_WORKING", false), (2, state, true)],
+            "{state}"
+        );
+        assert_eq!(notes[1].text, text);
+        assert_eq!(notes[1].remote_task_id, REMOTE);
+    }
+}
+
+#[tokio::test]
+async fn a_close_reason_is_scrubbed_before_it_is_noted() {
+    let store = MemoryStore::new();
+    open_row(&store, WatchMode::Off).await;
+    let secret = "Bearer Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MEFCQ0RFRkdISUpL";
+    let cause = EndCause::Failed {
+        reason: format!("agent said {secret}"),
+    };
+    doorbell::close(&store, ID, &cause).await.expect("closed");
+    let notes = store.outbox();
+    assert_eq!(notes.len(), 1);
+    assert!(!notes[0].text.contains(secret), "{}", notes[0].text);
+}
+
+#[tokio::test]
+async fn a_store_close_without_a_note_writes_none() {
+    let store = MemoryStore::new();
+    open_row(&store, WatchMode::Off).await;
+    let closed = store.close(ID, None).await.expect("closed");
+    assert_eq!(closed.seq, None);
+    assert!(closed.row.closed);
+    assert!(store.outbox().is_empty());
+}
+
+#[tokio::test]
+async fn the_note_log_reads_after_a_number_up_to_a_limit() {
+    let store = MemoryStore::new();
+    open_row(&store, WatchMode::Off).await;
+    store
+        .create(&Row::new("other", "agent-a"))
+        .await
+        .expect("created");
+    for text in ["a", "b", "c"] {
+        doorbell::apply(&store, ID, &working(text), &Guard::Open)
+            .await
+            .expect("applied");
+    }
+    doorbell::apply(&store, "other", &working("x"), &Guard::Open)
+        .await
+        .expect("applied");
+    let texts = |notes: Vec<ParentNote>| {
+        notes
+            .into_iter()
+            .map(|n| (n.seq, n.text))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        texts(store.notes(ID, 0, 100).await.expect("notes")),
+        [(1, "a".into()), (2, "b".into()), (3, "c".into())]
+    );
+    assert_eq!(
+        texts(store.notes(ID, 1, 1).await.expect("notes")),
+        [(2, "b".into())]
+    );
+    assert!(store.notes(ID, 3, 10).await.expect("notes").is_empty());
+    assert!(
+        store
+            .notes("nobody", 0, 10)
+            .await
+            .expect("notes")
+            .is_empty()
+    );
+}
+
+// The outbox's delivery: in order, stopping at the first refusal.
+
+fn note(seq: u64) -> ParentNote {
+    let row = Row::new(ID, "agent-a");
+    ParentNote::of(&row, &working(&format!("step {seq}")), seq)
+}
+
+/// A queue that refuses its `nth` send (counting from 1) and passes the others on.
+struct RefuseNth<'a> {
+    queue: &'a MemoryQueue,
+    nth: u32,
+    sends: std::sync::Mutex<u32>,
+}
+
+impl ParentQueue for RefuseNth<'_> {
+    async fn send(&self, n: &ParentNote) -> Result<(), QueueError> {
+        let sent = {
+            let mut sends = self.sends.lock().expect("lock");
+            *sends += 1;
+            *sends
+        };
+        if sent == self.nth {
+            self.queue.refuse(1);
+        }
+        self.queue.send(n).await
+    }
+}
+
+fn seqs(queue: &MemoryQueue) -> Vec<u64> {
+    queue.notes().iter().map(|n| n.seq).collect()
+}
+
+#[tokio::test]
+async fn deliver_stops_at_the_first_refusal_and_returns_its_index() {
+    let notes: Vec<ParentNote> = (1..=4).map(note).collect();
+    let queue = MemoryQueue::new();
+    let third = RefuseNth {
+        queue: &queue,
+        nth: 3,
+        sends: Default::default(),
+    };
+    assert_eq!(notify::deliver(&third, &notes).await, Some(2));
+    assert_eq!(
+        *third.sends.lock().expect("lock"),
+        3,
+        "nothing tried after it"
+    );
+    assert_eq!(
+        seqs(&queue),
+        [1, 2],
+        "nothing after the refused note overtook it"
+    );
+    // Refused at once: nothing delivered, index 0.
+    let queue = MemoryQueue::new();
+    queue.refuse(1);
+    assert_eq!(notify::deliver(&queue, &notes).await, Some(0));
+    assert!(queue.notes().is_empty());
+    // Nothing refused: None.
+    assert_eq!(notify::deliver(&queue, &notes).await, None);
+    assert_eq!(seqs(&queue), [1, 2, 3, 4]);
+}
+
+#[tokio::test]
+async fn delivering_again_after_a_refusal_delivers_each_note_once_in_order() {
+    let notes: Vec<ParentNote> = (1..=4).map(note).collect();
+    let queue = MemoryQueue::new();
+    let third = RefuseNth {
+        queue: &queue,
+        nth: 3,
+        sends: Default::default(),
+    };
+    assert_eq!(notify::deliver(&third, &notes).await, Some(2));
+    // The event source retries the batch (from its start, or from the refused note):
+    // the queue deduplicates by task_id and seq, so each reaches the parent once.
+    assert_eq!(notify::deliver(&queue, &notes).await, None);
+    assert_eq!(notify::deliver(&queue, &notes[2..]).await, None);
+    assert_eq!(seqs(&queue), [1, 2, 3, 4]);
+    // Another stand-in's note under the same number is not a duplicate.
+    let mut other = note(1);
+    other.task_id = "other".into();
+    assert_eq!(notify::deliver(&queue, &[other]).await, None);
+    assert_eq!(queue.notes().len(), 5);
 }
 
 #[tokio::test]
@@ -548,24 +1078,22 @@ async fn race_push_after_close_is_refused_even_past_the_read() {
         }
         async fn get(&self, id: &str) -> Result<Option<Row>, StoreError> {
             let row = self.0.get(id).await;
-            self.0.close(id, true).await?;
+            self.0.close(id, None).await?;
             row
         }
         async fn record(&self, id: &str, e: &WakeEvent, g: &Guard) -> Result<Row, StoreError> {
             self.0.record(id, e, g).await
         }
-        async fn park(&self, id: &str, t: &str) -> Result<Row, StoreError> {
-            self.0.park(id, t).await
+        async fn park(&self, id: &str, p: u64, t: &str) -> Result<Row, StoreError> {
+            self.0.park(id, p, t).await
         }
-        async fn drain(&self, id: &str) -> Result<standin::ports::Drained, StoreError> {
-            self.0.drain(id).await
+        async fn wake(&self, id: &str, p: u64) -> Result<Row, StoreError> {
+            self.0.wake(id, p).await
         }
-        async fn apply(
-            &self,
-            id: &str,
-            o: &RemoteOut,
-            g: &Guard,
-        ) -> Result<standin::ports::Applied, StoreError> {
+        async fn drain(&self, id: &str, p: u64) -> Result<standin::ports::Drained, StoreError> {
+            self.0.drain(id, p).await
+        }
+        async fn apply(&self, id: &str, o: &RemoteOut, g: &Guard) -> Result<Applied, StoreError> {
             self.0.apply(id, o, g).await
         }
         async fn set_remote(&self, id: &str, r: &str, c: Option<&str>) -> Result<Row, StoreError> {
@@ -574,8 +1102,16 @@ async fn race_push_after_close_is_refused_even_past_the_read() {
         async fn set_watch(&self, id: &str, w: &Watch) -> Result<Row, StoreError> {
             self.0.set_watch(id, w).await
         }
-        async fn close(&self, id: &str, n: bool) -> Result<(Row, u64), StoreError> {
+        async fn close(&self, id: &str, n: Option<&RemoteOut>) -> Result<Closed, StoreError> {
             self.0.close(id, n).await
+        }
+        async fn notes(
+            &self,
+            id: &str,
+            after: u64,
+            limit: u32,
+        ) -> Result<Vec<ParentNote>, StoreError> {
+            self.0.notes(id, after, limit).await
         }
         async fn list(
             &self,
@@ -587,7 +1123,7 @@ async fn race_push_after_close_is_refused_even_past_the_read() {
     }
     let store = ClosingStore(MemoryStore::new());
     let token = open_row(&store.0, WatchMode::Push).await;
-    store.0.park(ID, "tok-1").await.expect("parked");
+    store.0.park(ID, 1, "tok-1").await.expect("parked");
     let bell = MemoryDoorbell::new();
     let mut headers = http::HeaderMap::new();
     headers.insert(

@@ -35,7 +35,10 @@ async fn world() -> World {
         });
         row.last = Some(remote_out(remote, TaskState::InputRequired, None, "q"));
         store.create(&row).await.expect("created");
-        store.park(id, &format!("park-{id}")).await.expect("parked");
+        store
+            .park(id, 1, &format!("park-{id}"))
+            .await
+            .expect("parked");
     }
     World {
         store,
@@ -152,7 +155,7 @@ async fn abuse_4_ended_unknown_or_non_push_stand_ins_and_one_answer_for_all() {
         .await
         .expect("follow");
     answers.push(send(&w, A, &good, &body).await);
-    w.store.close(A, true).await.expect("closed");
+    w.store.close(A, None).await.expect("closed");
     let writes = w.store.writes();
     answers.push(send(&w, A, &good, &body).await);
     assert_eq!(w.store.writes(), writes);
@@ -388,7 +391,7 @@ proptest! {
                 _ => A,
             };
             match row_state {
-                RowState::Closed => { w.store.close(A, true).await.expect("closed"); }
+                RowState::Closed => { w.store.close(A, None).await.expect("closed"); }
                 RowState::Follow => { w.store.set_watch(A, &Watch::follow()).await.expect("follow"); }
                 _ => {}
             }

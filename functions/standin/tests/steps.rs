@@ -12,11 +12,13 @@ use standin::a2a::{
 use standin::config::{AgentSpec, Updates};
 use standin::domain::doorbell::{self, EndCause};
 use standin::domain::receiver;
-use standin::domain::row::{Guard, Row, WakeEvent, WatchMode};
-use standin::domain::wake::{Next, Woke};
+use standin::domain::row::{FollowOutcome, Guard, Row, WakeEvent, WatchMode};
+use standin::domain::wake::{
+    FOLLOW_PARK_SECS, FOLLOW_RETRY_SECS, IDLE_RECHECK_SECS, Next, Pacing, Woke,
+};
 use standin::handlers::{self, FollowEnd, FollowTiming, ParkOutcome, Step};
-use standin::memory::{FakeAgent, MemoryDoorbell, MemoryQueue, MemoryStore};
-use standin::ports::RowStore;
+use standin::memory::{FakeAgent, MemoryDoorbell, MemoryStore, StreamScript};
+use standin::ports::{Closed, RowStore, StoreError};
 
 const ID: &str = "sub-1";
 const REMOTE: &str = "r-1";
@@ -72,10 +74,43 @@ fn spec(updates: Updates) -> AgentSpec {
     }
 }
 
+const PACING: Pacing = Pacing {
+    idle_recheck_secs: IDLE_RECHECK_SECS,
+};
+
+/// (follow, timeout_secs) of a plain idle park and of a follow park.
+const PLAIN: (bool, u64) = (false, IDLE_RECHECK_SECS);
+const FOLLOW: (bool, u64) = (true, FOLLOW_PARK_SECS);
+
+/// The shape of the park a step decided on: (follow, timeout_secs).
+fn park_shape(step: &Step) -> (bool, u64) {
+    match step.next {
+        Some(Next::Park {
+            follow,
+            timeout_secs,
+            ..
+        }) => (follow, timeout_secs),
+        ref other => panic!("expected a park, got {other:?}"),
+    }
+}
+
+/// The number of the park a step decided on.
+fn park_no(step: &Step) -> u64 {
+    match step.next {
+        Some(Next::Park { park, .. }) => park,
+        ref other => panic!("expected a park, got {other:?}"),
+    }
+}
+
+const TIMING: FollowTiming = FollowTiming {
+    window: Duration::from_secs(30),
+    interval: Duration::from_millis(10),
+    heartbeat: Duration::from_secs(10),
+};
+
 struct World {
     store: MemoryStore,
     bell: MemoryDoorbell,
-    queue: MemoryQueue,
     agent: FakeAgent,
 }
 
@@ -84,7 +119,6 @@ impl World {
         let w = Self {
             store: MemoryStore::new(),
             bell: MemoryDoorbell::new(),
-            queue: MemoryQueue::new(),
             agent: FakeAgent::new(push),
         };
         w.store.create(&Row::new(ID, "widgets")).await.unwrap();
@@ -99,9 +133,9 @@ impl World {
                     step = handlers::steps::turn(
                         &self.store,
                         &self.agent,
-                        &self.queue,
                         step,
                         Duration::from_secs(5),
+                        PACING,
                     )
                     .await
                     .unwrap();
@@ -113,12 +147,13 @@ impl World {
                         Some(spec),
                         Some(BASE),
                         step,
+                        PACING,
                     )
                     .await
                     .unwrap();
                 }
                 Some(Next::Fetch { .. }) => {
-                    step = handlers::steps::fetch(&self.store, &self.agent, &self.queue, step)
+                    step = handlers::steps::fetch(&self.store, &self.agent, step, PACING)
                         .await
                         .unwrap();
                 }
@@ -129,19 +164,76 @@ impl World {
 
     async fn wake(&self, mut step: Step, woke: Woke, spec: &AgentSpec) -> Step {
         step.park = Some(ParkOutcome { woke });
-        let step = handlers::steps::wake_up(&self.store, step, 100)
+        let step = handlers::steps::wake_up(&self.store, step, 100, PACING)
             .await
             .unwrap();
         self.run(step, spec).await
     }
 
+    /// The park function for the park `step` decided on: true when it stored its token.
+    async fn park(&self, step: &Step, token: &str) -> bool {
+        handlers::steps::park(&self.store, &self.bell, ID, park_no(step), token)
+            .await
+            .unwrap()
+    }
+
+    /// The follow function for the park `step` decided on.
+    async fn follow(&self, step: &Step, token: &str) -> FollowEnd {
+        handlers::follow(
+            &self.store,
+            &self.bell,
+            &self.agent,
+            ID,
+            park_no(step),
+            token,
+            TIMING,
+        )
+        .await
+        .unwrap()
+    }
+
+    /// The end as the End function runs it: close with the final note, then clean up.
+    async fn end(&self, step: &Step) -> Closed {
+        let closed = handlers::steps::close(&self.store, step).await.unwrap();
+        doorbell::clean_up(&self.agent, &closed.row, &handlers::steps::end_cause(step)).await;
+        closed
+    }
+
+    async fn ring(&self, event: WakeEvent) {
+        doorbell::ring(&self.store, &self.bell, ID, &event, &Guard::Open)
+            .await
+            .unwrap();
+    }
+
+    /// (seq, state, is_final) of every note in the outbox.
     fn notes(&self) -> Vec<(u64, String, bool)> {
-        self.queue
-            .notes()
+        self.store
+            .outbox()
             .into_iter()
             .map(|n| (n.seq, n.state, n.is_final))
             .collect()
     }
+}
+
+fn reply(text: &str) -> WakeEvent {
+    WakeEvent::Reply { text: text.into() }
+}
+
+/// A first turn that ends INPUT_REQUIRED "q", on a stand-in whose watch is `spec`'s.
+async fn first_turn(w: &World, spec: &AgentSpec) -> Step {
+    w.agent.script_stream(Ok(vec![
+        Ok(first_event()),
+        Ok(update(TaskState::InputRequired, "q")),
+    ]));
+    w.agent.set_task(task(TaskState::InputRequired, "q"));
+    w.run(Step::start(ID, "widgets", "go"), spec).await
+}
+
+fn push_headers(w: &World) -> HeaderMap {
+    let token = w.agent.configs()[0].token.clone().unwrap();
+    let mut headers = HeaderMap::new();
+    headers.insert("x-a2a-notification-token", token.parse().unwrap());
+    headers
 }
 
 #[tokio::test]
@@ -157,13 +249,8 @@ async fn push_watch_from_first_turn_to_completion() {
     let step = w
         .run(Step::start(ID, "widgets", "Build me a widget"), &spec)
         .await;
-    assert_eq!(
-        step.next,
-        Some(Next::Park {
-            follow: false,
-            timeout_secs: None
-        })
-    );
+    assert_eq!(park_shape(&step), PLAIN);
+    assert_eq!(park_no(&step), 1);
     let row = w.store.snapshot(ID).unwrap();
     assert_eq!(
         (
@@ -178,16 +265,12 @@ async fn push_watch_from_first_turn_to_completion() {
         1,
         "push reconciles once after registering"
     );
-    handlers::steps::park(&w.store, &w.bell, ID, "park-1")
-        .await
-        .unwrap();
+    assert!(w.park(&step, "park-1").await);
 
     // The agent moves on and pushes; the receiver rings; the stand-in fetches.
     w.agent
         .set_task(task(TaskState::Working, "Building a blue widget"));
-    let token = w.agent.configs()[0].token.clone().unwrap();
-    let mut headers = HeaderMap::new();
-    headers.insert("x-a2a-notification-token", token.parse().unwrap());
+    let headers = push_headers(&w);
     let body =
         serde_json::to_vec(&update(TaskState::Working, "forged text is never used")).unwrap();
     assert_eq!(
@@ -198,30 +281,12 @@ async fn push_watch_from_first_turn_to_completion() {
     );
     assert_eq!(w.bell.rings(), ["park-1"]);
     let step = w.wake(step, Woke::Rung, &spec).await;
-    assert_eq!(
-        step.next,
-        Some(Next::Park {
-            follow: false,
-            timeout_secs: None
-        }),
-        "fetch agreed with the claim"
-    );
-    handlers::steps::park(&w.store, &w.bell, ID, "park-2")
-        .await
-        .unwrap();
+    assert_eq!(park_shape(&step), PLAIN, "fetch agreed with the claim");
+    assert_eq!(park_no(&step), 2);
+    assert!(w.park(&step, "park-2").await);
 
     // The parent replies; the turn runs to completion; the end closes and deletes.
-    doorbell::ring(
-        &w.store,
-        &w.bell,
-        ID,
-        &WakeEvent::Reply {
-            text: "blue".into(),
-        },
-        &Guard::Open,
-    )
-    .await
-    .unwrap();
+    w.ring(reply("blue")).await;
     w.agent.script_stream(Ok(vec![
         Ok(update(TaskState::Working, "on it")),
         Ok(update(TaskState::Completed, "Your widget is ready")),
@@ -234,11 +299,17 @@ async fn push_watch_from_first_turn_to_completion() {
             .iter()
             .any(|c| c == "SendStreamingMessage:blue")
     );
-    let note = handlers::steps::finish(&w.store, Some(&w.agent), &w.queue, &step)
-        .await
-        .unwrap();
+    // Changed rule: the final note was written when the turn applied COMPLETED (under
+    // its own number); the end finds the row closed and writes nothing more.
+    assert!(
+        w.store.snapshot(ID).unwrap().closed,
+        "closed by the final state"
+    );
+    let closed = w.end(&step).await;
+    assert_eq!(closed.seq, None);
+    let last = w.store.outbox().pop().unwrap();
     assert_eq!(
-        (note.state.as_str(), note.text.as_str()),
+        (last.state.as_str(), last.text.as_str()),
         ("TASK_STATE_COMPLETED", "Your widget is ready")
     );
     assert_eq!(
@@ -251,6 +322,7 @@ async fn push_watch_from_first_turn_to_completion() {
         "every change once, in order, no gaps"
     );
     assert_eq!(w.agent.count("DeleteTaskPushNotificationConfig"), 1);
+    assert_eq!(w.agent.count("CancelTask"), 0);
     assert_eq!(
         receiver::receive(&w.store, &w.bell, ID, &headers, &body)
             .await
@@ -264,18 +336,9 @@ async fn push_watch_from_first_turn_to_completion() {
 async fn a_push_before_get_task_agrees_is_found_by_a_recheck() {
     let w = World::new(true).await;
     let spec = spec(Updates::Auto);
-    w.agent.script_stream(Ok(vec![
-        Ok(first_event()),
-        Ok(update(TaskState::InputRequired, "q")),
-    ]));
-    w.agent.set_task(task(TaskState::InputRequired, "q"));
-    let step = w.run(Step::start(ID, "widgets", "go"), &spec).await;
-    handlers::steps::park(&w.store, &w.bell, ID, "p1")
-        .await
-        .unwrap();
-    let token = w.agent.configs()[0].token.clone().unwrap();
-    let mut headers = HeaderMap::new();
-    headers.insert("x-a2a-notification-token", token.parse().unwrap());
+    let step = first_turn(&w, &spec).await;
+    assert!(w.park(&step, "p1").await);
+    let headers = push_headers(&w);
     let body = serde_json::to_vec(&update(TaskState::Canceled, "")).unwrap();
     assert_eq!(
         receiver::receive(&w.store, &w.bell, ID, &headers, &body)
@@ -285,13 +348,8 @@ async fn a_push_before_get_task_agrees_is_found_by_a_recheck() {
     );
     // GetTask still says INPUT_REQUIRED: wait 1 s and look again.
     let step = w.wake(step, Woke::Rung, &spec).await;
-    assert_eq!(
-        step.next,
-        Some(Next::Park {
-            follow: false,
-            timeout_secs: Some(1)
-        })
-    );
+    assert_eq!(park_shape(&step), (false, 1));
+    assert_eq!(park_no(&step), 2);
     w.agent
         .set_task(task(TaskState::Canceled, "cancelled by the agent"));
     let step = w.wake(step, Woke::TimedOut, &spec).await;
@@ -312,14 +370,7 @@ async fn follow_watch_hears_a_change_through_subscribe() {
         Ok(update(TaskState::InputRequired, "q")),
     ]));
     let step = w.run(Step::start(ID, "widgets", "go"), &spec).await;
-    assert_eq!(
-        step.next,
-        Some(Next::Park {
-            follow: true,
-            timeout_secs: None
-        }),
-        "no push on the card: follow"
-    );
+    assert_eq!(park_shape(&step), FOLLOW, "no push on the card: follow");
     // The first subscription ends unchanged; the second shows a change.
     w.agent.script_stream(Ok(vec![Ok(StreamResponse {
         task: Some(task(TaskState::InputRequired, "q")),
@@ -327,18 +378,11 @@ async fn follow_watch_hears_a_change_through_subscribe() {
     })]));
     w.agent
         .script_stream(Ok(vec![Ok(update(TaskState::Working, "working now"))]));
-    let timing = FollowTiming {
-        window: Duration::from_secs(30),
-        interval: Duration::from_millis(10),
-        heartbeat: Duration::from_secs(10),
-    };
-    let end = handlers::follow(&w.store, &w.bell, &w.queue, &w.agent, ID, "f1", timing)
-        .await
-        .unwrap();
+    let end = w.follow(&step, "f1").await;
     assert!(
         matches!(
             end,
-            FollowEnd::Reported(standin::domain::row::FollowOutcome::Changed { is_final: false })
+            FollowEnd::Reported(FollowOutcome::Changed { is_final: false })
         ),
         "{end:?}"
     );
@@ -348,14 +392,10 @@ async fn follow_watch_hears_a_change_through_subscribe() {
         "re-subscribed after an unchanged end"
     );
     assert_eq!(w.bell.rings(), ["f1"]);
+    let first = park_no(&step);
     let step = w.wake(step, Woke::Rung, &spec).await;
-    assert_eq!(
-        step.next,
-        Some(Next::Park {
-            follow: true,
-            timeout_secs: None
-        })
-    );
+    assert_eq!(park_shape(&step), FOLLOW);
+    assert_eq!(park_no(&step), first + 1);
     assert_eq!(
         w.notes().last().map(|n| n.1.clone()),
         Some("TASK_STATE_WORKING".into())
@@ -366,80 +406,48 @@ async fn follow_watch_hears_a_change_through_subscribe() {
 async fn a_terminal_subscribe_fetches_and_a_gone_task_turns_the_watch_off() {
     let w = World::new(false).await;
     let spec = spec(Updates::Follow);
-    w.agent.script_stream(Ok(vec![
-        Ok(first_event()),
-        Ok(update(TaskState::InputRequired, "q")),
-    ]));
-    let step = w.run(Step::start(ID, "widgets", "go"), &spec).await;
-    let timing = FollowTiming {
-        window: Duration::from_secs(30),
-        interval: Duration::from_millis(10),
-        heartbeat: Duration::from_secs(10),
-    };
+    let step = first_turn(&w, &spec).await;
     w.agent
         .script_stream(Err(A2aError::UnsupportedOperation("terminal".into())));
     w.agent.set_task(task(TaskState::Completed, "done"));
-    handlers::follow(&w.store, &w.bell, &w.queue, &w.agent, ID, "f1", timing)
-        .await
-        .unwrap();
+    assert_eq!(
+        w.follow(&step, "f1").await,
+        FollowEnd::Reported(FollowOutcome::Changed { is_final: true })
+    );
+    // The final state closed the row in its apply; the follow rang its park directly and
+    // the wake ends on the closed row.
+    assert!(w.store.snapshot(ID).unwrap().closed);
+    assert_eq!(w.bell.rings(), ["f1"]);
     let step = w.wake(step, Woke::Rung, &spec).await;
     assert_eq!(step.next, Some(Next::End(EndCause::Final)));
+    assert_eq!(
+        w.notes().last().cloned(),
+        Some((2, "TASK_STATE_COMPLETED".into(), true))
+    );
 
     let w = World::new(false).await;
-    w.agent.script_stream(Ok(vec![
-        Ok(first_event()),
-        Ok(update(TaskState::InputRequired, "q")),
-    ]));
-    let step = w.run(Step::start(ID, "widgets", "go"), &spec).await;
+    let step = first_turn(&w, &spec).await;
     w.agent
         .script_stream(Err(A2aError::TaskNotFound("gone".into())));
-    handlers::follow(&w.store, &w.bell, &w.queue, &w.agent, ID, "f1", timing)
-        .await
-        .unwrap();
+    w.follow(&step, "f1").await;
     assert_eq!(w.store.snapshot(ID).unwrap().mode(), WatchMode::Off);
     let step = w.wake(step, Woke::Rung, &spec).await;
-    assert_eq!(
-        step.next,
-        Some(Next::Park {
-            follow: false,
-            timeout_secs: None
-        })
-    );
+    assert_eq!(park_shape(&step), PLAIN);
 }
 
 #[tokio::test]
 async fn off_watch_and_a_cancel_while_parked() {
     let w = World::new(true).await;
     let spec = spec(Updates::Off);
-    w.agent.script_stream(Ok(vec![
-        Ok(first_event()),
-        Ok(update(TaskState::InputRequired, "q")),
-    ]));
-    w.agent.set_task(task(TaskState::InputRequired, "q"));
-    let step = w.run(Step::start(ID, "widgets", "go"), &spec).await;
-    assert_eq!(
-        step.next,
-        Some(Next::Park {
-            follow: false,
-            timeout_secs: None
-        })
-    );
+    let step = first_turn(&w, &spec).await;
+    assert_eq!(park_shape(&step), PLAIN);
     assert_eq!(w.store.snapshot(ID).unwrap().mode(), WatchMode::Off);
     assert!(w.agent.configs().is_empty());
-    handlers::steps::park(&w.store, &w.bell, ID, "p1")
-        .await
-        .unwrap();
-    doorbell::ring(
-        &w.store,
-        &w.bell,
-        ID,
-        &WakeEvent::Cancel {
-            reason: "not needed".into(),
-        },
-        &Guard::Open,
-    )
-    .await
-    .unwrap();
+    assert!(w.park(&step, "p1").await);
+    w.ring(WakeEvent::Cancel {
+        reason: "not needed".into(),
+    })
+    .await;
     let step = w.wake(step, Woke::Rung, &spec).await;
     assert_eq!(
         step.next,
@@ -447,14 +455,19 @@ async fn off_watch_and_a_cancel_while_parked() {
             reason: "not needed".into()
         }))
     );
-    let note = handlers::steps::finish(&w.store, Some(&w.agent), &w.queue, &step)
-        .await
-        .unwrap();
+    let closed = w.end(&step).await;
+    assert_eq!(closed.seq, Some(2));
+    let note = w.store.outbox().pop().unwrap();
     assert_eq!(
-        (note.state.as_str(), note.is_final),
-        ("TASK_STATE_CANCELED", true)
+        (note.state.as_str(), note.text.as_str(), note.is_final),
+        ("TASK_STATE_CANCELED", "not needed", true)
     );
     assert_eq!(w.agent.count("CancelTask"), 1);
+    // A retried end (the End function is retried) writes no second note; cancelling
+    // again is harmless.
+    let again = w.end(&step).await;
+    assert_eq!(again.seq, None);
+    assert_eq!(w.store.outbox().len(), 2);
 }
 
 #[tokio::test]
@@ -470,46 +483,588 @@ async fn a_turn_that_cannot_reach_the_agent_ends_as_failed() {
         "{:?}",
         step.next
     );
+    assert_eq!(
+        w.agent.count("GetTask"),
+        0,
+        "a first turn has no remote task to ask about"
+    );
+    let closed = w.end(&step).await;
+    assert_eq!(closed.seq, Some(1));
+    assert_eq!(w.notes(), [(1, "TASK_STATE_FAILED".into(), true)]);
+}
+
+#[tokio::test]
+async fn a_first_turn_without_a_task_state_ends_as_failed() {
+    let w = World::new(true).await;
+    w.agent.script_stream(Ok(vec![]));
+    let step = w
+        .run(Step::start(ID, "widgets", "go"), &spec(Updates::Auto))
+        .await;
+    assert!(
+        matches!(step.next, Some(Next::End(EndCause::Failed { .. }))),
+        "{:?}",
+        step.next
+    );
+    assert_eq!(w.agent.count("GetTask"), 0);
+}
+
+// The truth at the end: a refused follow-up asks GetTask before anything ends.
+
+#[tokio::test]
+async fn a_follow_up_refused_as_finished_ends_with_what_get_task_shows() {
+    let w = World::new(true).await;
+    let spec = spec(Updates::Off);
+    let step = first_turn(&w, &spec).await;
+    assert!(w.park(&step, "p1").await);
+    w.ring(reply("blue")).await;
+    // The task completed before the reply reached it: the agent refuses the message as
+    // sent to a terminal task (-32004), and GetTask shows how it ended.
+    w.agent.script_stream(Err(A2aError::UnsupportedOperation(
+        "task is in a terminal state".into(),
+    )));
+    w.agent
+        .set_task(task(TaskState::Completed, "Finished before your reply"));
+    let step = w.wake(step, Woke::Rung, &spec).await;
+    assert_eq!(step.next, Some(Next::End(EndCause::Final)));
+    assert!(
+        w.agent
+            .calls()
+            .iter()
+            .any(|c| c == "SendStreamingMessage:blue")
+    );
+    assert_eq!(
+        w.agent.calls().last().map(String::as_str),
+        Some("GetTask:r-1")
+    );
+    let closed = w.end(&step).await;
+    assert_eq!(closed.seq, None, "the final state already told the parent");
+    assert_eq!(
+        w.notes(),
+        [
+            (1, "TASK_STATE_INPUT_REQUIRED".into(), false),
+            (2, "TASK_STATE_COMPLETED".into(), true),
+        ],
+        "COMPLETED, not FAILED"
+    );
+    assert_eq!(
+        w.store.outbox()[1].text,
+        "Finished before your reply",
+        "the agent's own words"
+    );
+    assert_eq!(w.agent.count("CancelTask"), 0);
+}
+
+#[tokio::test]
+async fn a_follow_up_that_breaks_before_its_first_event_parks_on_what_get_task_shows() {
+    let refusals: Vec<(&str, StreamScript)> = vec![
+        (
+            "a stream that errors before its first event",
+            Ok(vec![Err(A2aError::Transport("stream broke".into()))]),
+        ),
+        ("a stream with no task state", Ok(vec![])),
+        (
+            "task not found",
+            Err(A2aError::TaskNotFound("unknown".into())),
+        ),
+    ];
+    for (why, script) in refusals {
+        let w = World::new(true).await;
+        let spec = spec(Updates::Off);
+        let step = first_turn(&w, &spec).await;
+        assert!(w.park(&step, "p1").await);
+        w.ring(reply("blue")).await;
+        w.agent.script_stream(script);
+        w.agent.set_task(task(TaskState::Working, "on it"));
+        let step = w.wake(step, Woke::Rung, &spec).await;
+        assert_eq!(park_shape(&step), PLAIN, "{why}");
+        assert_eq!(park_no(&step), 2, "{why}");
+        assert_eq!(
+            w.notes(),
+            [
+                (1, "TASK_STATE_INPUT_REQUIRED".into(), false),
+                (2, "TASK_STATE_WORKING".into(), false),
+            ],
+            "{why}: GetTask's state applied"
+        );
+        assert!(!w.store.snapshot(ID).unwrap().closed, "{why}");
+    }
+}
+
+#[tokio::test]
+async fn a_follow_up_refused_while_get_task_fails_too_ends_as_failed() {
+    let w = World::new(true).await;
+    let spec = spec(Updates::Off);
+    let step = first_turn(&w, &spec).await;
+    assert!(w.park(&step, "p1").await);
+    w.ring(reply("blue")).await;
+    w.agent
+        .script_stream(Err(A2aError::UnsupportedOperation("terminal".into())));
+    w.agent
+        .fail_gets(vec![A2aError::Transport("connection failed".into())]);
+    let step = w.wake(step, Woke::Rung, &spec).await;
+    let Some(Next::End(EndCause::Failed { reason })) = &step.next else {
+        panic!("expected a failed end, got {:?}", step.next);
+    };
+    assert!(reason.contains("GetTask failed too"), "{reason}");
+    let closed = w.end(&step).await;
+    assert_eq!(closed.seq, Some(2));
+    assert_eq!(
+        w.notes().last().cloned(),
+        Some((2, "TASK_STATE_FAILED".into(), true))
+    );
+    assert_eq!(w.agent.count("CancelTask"), 0, "a failure cancels nothing");
+}
+
+// A final state a follow applied wins over anything recorded or decided after it.
+
+#[tokio::test]
+async fn a_final_state_applied_by_a_follow_wins_over_a_pending_reply() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Follow);
+    let step = first_turn(&w, &spec).await;
+    let parked = doorbell::park(&w.store, &w.bell, ID, park_no(&step), "f1")
+        .await
+        .unwrap()
+        .unwrap();
+    // The parent's reply lands, and before the wake runs the follow applies COMPLETED.
+    w.ring(reply("blue")).await;
+    let done = standin::domain::remote::remote_out(REMOTE, TaskState::Completed, None, "done");
+    doorbell::follow_report(
+        &w.store,
+        &w.bell,
+        &parked,
+        parked.epoch,
+        Some(&done),
+        FollowOutcome::WindowOver,
+    )
+    .await
+    .unwrap();
+    let step = w.wake(step, Woke::Rung, &spec).await;
+    assert_eq!(
+        step.next,
+        Some(Next::End(EndCause::Final)),
+        "the closed row ends the stand-in; the reply is not sent"
+    );
+    assert_eq!(
+        w.agent.count("SendStreamingMessage"),
+        1,
+        "only the first turn"
+    );
+    let closed = w.end(&step).await;
+    assert_eq!(closed.seq, None);
+    assert_eq!(
+        w.notes(),
+        [
+            (1, "TASK_STATE_INPUT_REQUIRED".into(), false),
+            (2, "TASK_STATE_COMPLETED".into(), true),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_cancel_decided_before_a_final_state_writes_no_second_note() {
+    // The wake took the parent's cancel, and a final state reached the row before the
+    // end's close (applied here directly: the rule is the store's, whoever applies it).
+    // The final applied first wins: the end writes no CANCELED note and does not cancel
+    // the remote task.
+    let w = World::new(true).await;
+    let spec = spec(Updates::Off);
+    let step = first_turn(&w, &spec).await;
+    assert!(w.park(&step, "p1").await);
+    w.ring(WakeEvent::Cancel {
+        reason: "stop".into(),
+    })
+    .await;
+    let step = w.wake(step, Woke::Rung, &spec).await;
+    assert!(matches!(
+        step.next,
+        Some(Next::End(EndCause::Cancelled { .. }))
+    ));
+    let done = standin::domain::remote::remote_out(REMOTE, TaskState::Completed, None, "done");
+    doorbell::apply(&w.store, ID, &done, &Guard::Open)
+        .await
+        .unwrap();
+    let closed = w.end(&step).await;
+    assert_eq!(closed.seq, None);
+    assert_eq!(w.agent.count("CancelTask"), 0);
+    assert_eq!(
+        w.notes(),
+        [
+            (1, "TASK_STATE_INPUT_REQUIRED".into(), false),
+            (2, "TASK_STATE_COMPLETED".into(), true),
+        ]
+    );
+}
+
+// Fenced parks through the steps.
+
+#[tokio::test]
+async fn the_park_step_stores_only_the_newest_park() {
+    let w = World::new(true).await;
+    let spec = spec(Updates::Off);
+    let step = first_turn(&w, &spec).await;
+    assert_eq!(park_no(&step), 1);
+    assert!(w.park(&step, "p1").await);
+    let writes = w.store.writes();
+    for (number, token) in [(1, "p1-again"), (0, "p0")] {
+        assert!(
+            !handlers::steps::park(&w.store, &w.bell, ID, number, token)
+                .await
+                .unwrap(),
+            "park {number}"
+        );
+    }
+    assert_eq!(w.store.writes(), writes);
+    let row = w.store.snapshot(ID).unwrap();
+    assert_eq!((row.epoch, row.park_token.as_deref()), (1, Some("p1")));
+}
+
+#[tokio::test]
+async fn a_late_park_invoke_after_its_wake_changes_nothing() {
+    // Park 1's invoke is delayed past the park's timeout: the wake ran, the stand-in
+    // parked again (2) and then the old invoke arrives.
+    let w = World::new(true).await;
+    let spec = spec(Updates::Off);
+    let step = first_turn(&w, &spec).await;
+    let first = step.clone();
+    let step = w.wake(step, Woke::TimedOut, &spec).await;
+    assert_eq!((park_shape(&step), park_no(&step)), (PLAIN, 2));
+    assert!(!w.park(&first, "p1-late").await, "its wake already ran");
+    assert!(w.park(&step, "p2").await);
+    assert!(
+        !w.park(&first, "p1-later").await,
+        "older than the stored park"
+    );
+    let row = w.store.snapshot(ID).unwrap();
+    assert_eq!((row.epoch, row.park_token.as_deref()), (2, Some("p2")));
+}
+
+#[tokio::test]
+async fn a_late_follow_invoke_is_fenced_and_subscribes_to_nothing() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Follow);
+    let step = first_turn(&w, &spec).await;
+    let first = step.clone();
+    // Its invoke never ran in time: the heartbeat timeout woke the stand-in.
+    let step = w.wake(step, Woke::TimedOut, &spec).await;
+    assert_eq!((park_shape(&step), park_no(&step)), (FOLLOW, 2));
+    assert_eq!(w.follow(&first, "f1-late").await, FollowEnd::Fenced);
+    assert_eq!(w.agent.count("SubscribeToTask"), 0);
+    assert!(w.bell.rings().is_empty());
+    assert_eq!(w.store.snapshot(ID).unwrap().park_token, None);
+    // The current park follows.
+    w.agent
+        .script_stream(Ok(vec![Ok(update(TaskState::Working, "now"))]));
+    assert_eq!(
+        w.follow(&step, "f2").await,
+        FollowEnd::Reported(FollowOutcome::Changed { is_final: false })
+    );
+    assert_eq!(w.bell.rings(), ["f2"]);
+}
+
+#[tokio::test]
+async fn a_follow_that_outlives_its_park_is_fenced_at_the_wake() {
+    // The follow is still subscribed when its park times out and the wake runs: what it
+    // hears afterwards lands nowhere (no note, no event) and the next follow is not
+    // woken by it.
+    let w = World::new(false).await;
+    let spec = spec(Updates::Follow);
+    let step = first_turn(&w, &spec).await;
+    let parked = doorbell::park(&w.store, &w.bell, ID, park_no(&step), "f1")
+        .await
+        .unwrap()
+        .unwrap();
+    let step = w.wake(step, Woke::TimedOut, &spec).await;
+    assert_eq!(park_no(&step), 2);
+    let late = standin::domain::remote::remote_out(REMOTE, TaskState::Working, None, "late");
+    assert_eq!(
+        doorbell::follow_report(
+            &w.store,
+            &w.bell,
+            &parked,
+            parked.epoch,
+            Some(&late),
+            FollowOutcome::WindowOver,
+        )
+        .await,
+        Err(StoreError::Refused(ID.into()))
+    );
+    assert_eq!(w.notes().len(), 1, "only the first turn's note");
+    assert!(w.store.snapshot(ID).unwrap().pending.is_empty());
+}
+
+#[tokio::test]
+async fn a_follow_without_an_agent_reports_a_failure_and_retries_later() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Follow);
+    let step = first_turn(&w, &spec).await;
+    let end = handlers::follow::follow_unavailable(&w.store, &w.bell, ID, park_no(&step), "f1")
+        .await
+        .unwrap();
+    assert_eq!(end, FollowEnd::Reported(FollowOutcome::Failed));
+    assert_eq!(
+        w.bell.rings(),
+        ["f1"],
+        "the park ends now, not at its timeout"
+    );
+    let first = step.clone();
+    let step = w.wake(step, Woke::Rung, &spec).await;
+    assert_eq!(park_shape(&step), (false, FOLLOW_RETRY_SECS));
+    assert_eq!(
+        handlers::follow::follow_unavailable(&w.store, &w.bell, ID, park_no(&first), "f1-again")
+            .await
+            .unwrap(),
+        FollowEnd::Fenced,
+        "a repeated invoke of the same park"
+    );
+}
+
+#[tokio::test]
+async fn heartbeats_run_while_the_agent_is_slow() {
+    let bell = MemoryDoorbell::new();
+    let answer = handlers::follow::with_heartbeats(&bell, "f1", Duration::from_millis(20), async {
+        tokio::time::sleep(Duration::from_millis(110)).await;
+        42
+    })
+    .await;
+    assert_eq!(answer, 42);
+    let beats = bell.heartbeats();
+    assert!(beats.len() >= 2, "{beats:?}");
+    assert!(beats.iter().all(|t| t == "f1"));
+    assert!(bell.rings().is_empty());
+}
+
+// The wake: idempotent per park, and idle parks re-check on time.
+
+#[tokio::test]
+async fn a_retried_wake_decides_the_same_and_leaves_the_next_event() {
+    let w = World::new(true).await;
+    let spec = spec(Updates::Off);
+    let mut step = first_turn(&w, &spec).await;
+    assert!(w.park(&step, "p1").await);
+    w.ring(reply("one")).await;
+    w.ring(reply("two")).await;
+    step.park = Some(ParkOutcome { woke: Woke::Rung });
+    let first = handlers::steps::wake_up(&w.store, step.clone(), 100, PACING)
+        .await
+        .unwrap();
+    let retried = handlers::steps::wake_up(&w.store, step, 100, PACING)
+        .await
+        .unwrap();
+    assert_eq!(
+        first.next,
+        Some(Next::Turn {
+            reply: "one".into()
+        })
+    );
+    assert_eq!(retried, first, "the retry decides exactly the same");
+    assert_eq!(w.store.snapshot(ID).unwrap().pending.replies, ["two"]);
+}
+
+#[tokio::test]
+async fn an_idle_push_park_that_times_out_fetches_and_hears_a_lost_push() {
+    let w = World::new(true).await;
+    let spec = spec(Updates::Auto);
+    let step = first_turn(&w, &spec).await;
+    assert_eq!((park_shape(&step), park_no(&step)), (PLAIN, 1));
+    assert!(w.park(&step, "p1").await);
+    let gets = w.agent.count("GetTask");
+    // The agent moved on, but its push never arrived.
+    w.agent.set_task(task(TaskState::Working, "moved on"));
+    let step = w.wake(step, Woke::TimedOut, &spec).await;
+    assert_eq!(w.agent.count("GetTask"), gets + 1, "looked for itself");
+    assert_eq!((park_shape(&step), park_no(&step)), (PLAIN, 2));
+    assert_eq!(
+        w.notes().last().cloned(),
+        Some((2, "TASK_STATE_WORKING".into(), false))
+    );
+}
+
+#[tokio::test]
+async fn an_idle_off_park_that_times_out_parks_again_under_a_new_number() {
+    let w = World::new(true).await;
+    let spec = spec(Updates::Off);
+    let step = first_turn(&w, &spec).await;
+    assert!(w.park(&step, "p1").await);
+    let gets = w.agent.count("GetTask");
+    let step = w.wake(step, Woke::TimedOut, &spec).await;
+    assert_eq!((park_shape(&step), park_no(&step)), (PLAIN, 2));
+    assert_eq!(w.agent.count("GetTask"), gets, "off asks nothing");
+    assert!(w.park(&step, "p2").await);
+}
+
+#[tokio::test]
+async fn the_pacing_sets_the_idle_timeout() {
+    let w = World::new(true).await;
+    let spec = spec(Updates::Off);
+    w.agent.script_stream(Ok(vec![
+        Ok(first_event()),
+        Ok(update(TaskState::InputRequired, "q")),
+    ]));
+    let pacing = Pacing {
+        idle_recheck_secs: 90,
+    };
+    let step = handlers::steps::turn(
+        &w.store,
+        &w.agent,
+        Step::start(ID, "widgets", "go"),
+        Duration::from_secs(5),
+        pacing,
+    )
+    .await
+    .unwrap();
+    let step = handlers::steps::register_watch(&w.store, &w.agent, Some(&spec), None, step, pacing)
+        .await
+        .unwrap();
+    assert_eq!(park_shape(&step), (false, 90));
 }
 
 #[tokio::test]
 async fn rolling_keeps_pending_events_for_the_successor() {
     let w = World::new(false).await;
     let spec = spec(Updates::Follow);
-    w.agent.script_stream(Ok(vec![
-        Ok(first_event()),
-        Ok(update(TaskState::InputRequired, "q")),
-    ]));
-    let mut step = w.run(Step::start(ID, "widgets", "go"), &spec).await;
-    doorbell::ring(
-        &w.store,
-        &w.bell,
-        ID,
-        &WakeEvent::Reply {
-            text: "kept".into(),
-        },
-        &Guard::Open,
-    )
-    .await
-    .unwrap();
+    let mut step = first_turn(&w, &spec).await;
+    let last = park_no(&step);
+    w.ring(reply("kept")).await;
     step.park = Some(ParkOutcome { woke: Woke::Rung });
     step.cursor.cycles = 5;
-    let rolled = handlers::steps::wake_up(&w.store, step, 5).await.unwrap();
+    let rolled = handlers::steps::wake_up(&w.store, step, 5, PACING)
+        .await
+        .unwrap();
     assert_eq!(rolled.next, Some(Next::Roll));
     let successor = rolled.successor.expect("successor");
     assert_eq!(successor.name, format!("{ID}__1"));
     assert_eq!(
-        successor.input.next,
-        Some(Next::Park {
-            follow: true,
-            timeout_secs: None
-        }),
+        park_shape(&successor.input),
+        FOLLOW,
         "the successor follows too"
     );
     assert_eq!(successor.input.cursor.cycles, 0);
+    let row = w.store.snapshot(ID).unwrap();
     assert_eq!(
-        w.store.snapshot(ID).unwrap().pending.replies,
+        row.pending.replies,
         ["kept"],
         "nothing drained before the roll"
+    );
+    assert_eq!(row.woken, last, "the roll ended the predecessor's park");
+    // The successor's park numbers go on from the predecessor's.
+    let next = park_no(&successor.input);
+    assert!(next > last, "{next} > {last}");
+    let parked = doorbell::park(&w.store, &w.bell, ID, last, "old")
+        .await
+        .unwrap();
+    assert_eq!(parked, None, "the predecessor's park is over");
+    let parked = doorbell::park(&w.store, &w.bell, ID, next, "new")
+        .await
+        .unwrap()
+        .expect("the successor's park is the newest");
+    assert_eq!(parked.epoch, next);
+    assert_eq!(
+        w.bell.rings(),
+        ["new"],
+        "and it rings itself for the kept reply"
+    );
+    let step = w.wake(*successor.input, Woke::Rung, &spec).await;
+    assert!(
+        w.agent
+            .calls()
+            .iter()
+            .any(|c| c == "SendStreamingMessage:kept"),
+        "{:?}",
+        step.next
+    );
+}
+
+// Retries and slow agents.
+
+#[tokio::test]
+async fn a_retried_fetch_after_it_applied_a_final_state_ends_final() {
+    // The Fetch state retries a function error; if the first attempt applied a final
+    // state (and closed the row) before failing, the retry must end the stand-in, not
+    // fail it.
+    let w = World::new(true).await;
+    let spec = spec(Updates::Auto);
+    let step = first_turn(&w, &spec).await;
+    assert!(w.park(&step, "p1").await);
+    w.agent.set_task(task(TaskState::Completed, "done"));
+    let mut woken = step.clone();
+    woken.park = Some(ParkOutcome {
+        woke: Woke::TimedOut,
+    });
+    let fetch_step = handlers::steps::wake_up(&w.store, woken, 100, PACING)
+        .await
+        .unwrap();
+    assert!(matches!(fetch_step.next, Some(Next::Fetch { .. })));
+    let first = handlers::steps::fetch(&w.store, &w.agent, fetch_step.clone(), PACING)
+        .await
+        .unwrap();
+    let retried = handlers::steps::fetch(&w.store, &w.agent, fetch_step, PACING)
+        .await
+        .unwrap();
+    assert_eq!(first.next, Some(Next::End(EndCause::Final)));
+    assert_eq!(retried.next, Some(Next::End(EndCause::Final)));
+    assert_eq!(
+        w.notes().last().cloned(),
+        Some((2, "TASK_STATE_COMPLETED".into(), true)),
+        "told once"
+    );
+    assert_eq!(w.notes().len(), 2);
+}
+
+#[tokio::test]
+async fn a_follow_without_an_agent_leaves_no_stale_report_when_an_event_waits() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Follow);
+    let step = first_turn(&w, &spec).await;
+    w.ring(reply("blue")).await;
+    let end = handlers::follow::follow_unavailable(&w.store, &w.bell, ID, park_no(&step), "f1")
+        .await
+        .unwrap();
+    assert_eq!(
+        end,
+        FollowEnd::ParkOver,
+        "the park rang itself for the reply"
+    );
+    let row = w.store.snapshot(ID).unwrap();
+    assert_eq!(
+        row.pending.follow, None,
+        "no failure report outlives the reply"
+    );
+    assert_eq!(row.pending.replies, ["blue"]);
+}
+
+#[tokio::test]
+async fn the_follow_heartbeats_while_the_agent_is_slow_to_open_the_stream() {
+    // SubscribeToTask answers only after several heartbeat periods (on AWS: beyond the
+    // park's 30 s heartbeat timeout): the follow must keep the park alive meanwhile.
+    let w = World::new(false).await;
+    let spec = spec(Updates::Follow);
+    let step = first_turn(&w, &spec).await;
+    w.agent.answer_slowly(Duration::from_millis(350));
+    w.agent
+        .script_stream(Ok(vec![Ok(update(TaskState::Working, "now"))]));
+    let timing = FollowTiming {
+        heartbeat: Duration::from_millis(100),
+        ..TIMING
+    };
+    let end = handlers::follow(
+        &w.store,
+        &w.bell,
+        &w.agent,
+        ID,
+        park_no(&step),
+        "f1",
+        timing,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        end,
+        FollowEnd::Reported(FollowOutcome::Changed { is_final: false })
+    );
+    let beats = w.bell.heartbeats();
+    assert!(
+        beats.len() >= 3,
+        "a heartbeat every period while the stream opened: {beats:?}"
     );
 }

@@ -8,6 +8,10 @@ use standin::domain::remote::{RemoteOut, remote_out};
 use standin::domain::row::{FollowOutcome, WakeEvent, WatchMode};
 use standin::domain::wake::*;
 
+const PACING: Pacing = Pacing {
+    idle_recheck_secs: IDLE_RECHECK_SECS,
+};
+
 fn out(state: TaskState) -> RemoteOut {
     remote_out("r", state, None, "")
 }
@@ -18,26 +22,77 @@ fn push(claimed: TaskState) -> Option<WakeEvent> {
     })
 }
 
+/// The park's shape with its number left out (`park: 0`); the numbers are checked by
+/// `numbered` and by their own tests.
 const PLAIN_PARK: Next = Next::Park {
     follow: false,
-    timeout_secs: None,
+    timeout_secs: IDLE_RECHECK_SECS,
+    park: 0,
 };
 const FOLLOW_PARK: Next = Next::Park {
     follow: true,
-    timeout_secs: None,
+    timeout_secs: FOLLOW_PARK_SECS,
+    park: 0,
 };
 
 fn timed_park(secs: u64) -> Next {
     Next::Park {
         follow: false,
-        timeout_secs: Some(secs),
+        timeout_secs: secs,
+        park: 0,
     }
+}
+
+/// Every park a decision returns carries the cursor's newest number; returns the
+/// decision with the number blanked so the tests compare shapes.
+fn numbered(c: &Cursor, next: Next) -> Next {
+    match next {
+        Next::Park {
+            follow,
+            timeout_secs,
+            park,
+        } => {
+            assert_eq!(park, c.parks, "a park carries the newest number");
+            assert!(park > 0, "park numbers start at 1");
+            Next::Park {
+                follow,
+                timeout_secs,
+                park: 0,
+            }
+        }
+        other => other,
+    }
+}
+
+fn wake(c: &mut Cursor, mode: WatchMode, woke: Woke, event: Option<WakeEvent>) -> Next {
+    let next = after_wake(c, mode, woke, event, PACING);
+    numbered(c, next)
+}
+
+fn fetched(c: &mut Cursor, mode: WatchMode, fetched: Option<&RemoteOut>) -> Next {
+    let next = after_fetch(c, mode, fetched, PACING);
+    numbered(c, next)
+}
+
+fn registered(c: &mut Cursor, mode: WatchMode) -> Next {
+    let next = after_register(c, mode, PACING);
+    numbered(c, next)
+}
+
+fn turned(c: &mut Cursor, out: &RemoteOut, watch: Option<WatchMode>) -> Next {
+    let next = after_turn(c, out, watch, PACING);
+    numbered(c, next)
+}
+
+fn parked(c: &mut Cursor, mode: WatchMode) -> Next {
+    let next = park_for(c, mode, PACING);
+    numbered(c, next)
 }
 
 #[test]
 fn cancel_ends_and_reply_turns() {
     let mut c = Cursor::default();
-    let next = after_wake(
+    let next = wake(
         &mut c,
         WatchMode::Push,
         Woke::Rung,
@@ -51,7 +106,7 @@ fn cancel_ends_and_reply_turns() {
             reason: "stop".into()
         })
     );
-    let next = after_wake(
+    let next = wake(
         &mut c,
         WatchMode::Push,
         Woke::Rung,
@@ -65,6 +120,7 @@ fn cancel_ends_and_reply_turns() {
             reply: "blue".into()
         }
     );
+    assert_eq!(c.parks, 0, "no park was decided");
 }
 
 /// Drives a forged push against an agent whose GetTask never agrees: the pattern is
@@ -72,7 +128,7 @@ fn cancel_ends_and_reply_turns() {
 #[test]
 fn a_disagreeing_push_gets_three_rechecks_and_no_more() {
     let mut c = Cursor::default();
-    let mut next = after_wake(
+    let mut next = wake(
         &mut c,
         WatchMode::Push,
         Woke::Rung,
@@ -86,7 +142,7 @@ fn a_disagreeing_push_gets_three_rechecks_and_no_more() {
                 push_triggered: true,
             } => {
                 fetches += 1;
-                next = after_fetch(
+                next = fetched(
                     &mut c,
                     WatchMode::Push,
                     Some(&out(TaskState::InputRequired)),
@@ -94,10 +150,11 @@ fn a_disagreeing_push_gets_three_rechecks_and_no_more() {
             }
             Next::Park {
                 follow: false,
-                timeout_secs: Some(s),
-            } => {
+                timeout_secs: s,
+                ..
+            } if s < IDLE_RECHECK_SECS => {
                 waits.push(s);
-                next = after_wake(&mut c, WatchMode::Push, Woke::TimedOut, None);
+                next = wake(&mut c, WatchMode::Push, Woke::TimedOut, None);
             }
             other => {
                 assert_eq!(other, PLAIN_PARK);
@@ -112,14 +169,14 @@ fn a_disagreeing_push_gets_three_rechecks_and_no_more() {
 #[test]
 fn agreement_stops_the_rechecks() {
     let mut c = Cursor::default();
-    after_wake(
+    wake(
         &mut c,
         WatchMode::Push,
         Woke::Rung,
         push(TaskState::Working),
     );
     assert_eq!(
-        after_fetch(&mut c, WatchMode::Push, Some(&out(TaskState::Working))),
+        fetched(&mut c, WatchMode::Push, Some(&out(TaskState::Working))),
         PLAIN_PARK
     );
     assert_eq!(c.recheck, None);
@@ -128,25 +185,25 @@ fn agreement_stops_the_rechecks() {
 #[test]
 fn a_new_push_during_rechecks_restarts_them() {
     let mut c = Cursor::default();
-    after_wake(
+    wake(
         &mut c,
         WatchMode::Push,
         Woke::Rung,
         push(TaskState::Canceled),
     );
-    after_fetch(
+    fetched(
         &mut c,
         WatchMode::Push,
         Some(&out(TaskState::InputRequired)),
     );
     assert_eq!(
-        after_wake(&mut c, WatchMode::Push, Woke::TimedOut, None),
+        wake(&mut c, WatchMode::Push, Woke::TimedOut, None),
         Next::Fetch {
             push_triggered: true
         }
     );
     assert_eq!(
-        after_fetch(
+        fetched(
             &mut c,
             WatchMode::Push,
             Some(&out(TaskState::InputRequired))
@@ -155,7 +212,7 @@ fn a_new_push_during_rechecks_restarts_them() {
     );
     // A push rings during the 2 s wait: back to the start of the sequence.
     assert_eq!(
-        after_wake(
+        wake(
             &mut c,
             WatchMode::Push,
             Woke::Rung,
@@ -166,7 +223,7 @@ fn a_new_push_during_rechecks_restarts_them() {
         }
     );
     assert_eq!(
-        after_fetch(
+        fetched(
             &mut c,
             WatchMode::Push,
             Some(&out(TaskState::InputRequired))
@@ -178,14 +235,14 @@ fn a_new_push_during_rechecks_restarts_them() {
 #[test]
 fn the_seeds_canceled_race_is_found_by_a_recheck() {
     let mut c = Cursor::default();
-    after_wake(
+    wake(
         &mut c,
         WatchMode::Push,
         Woke::Rung,
         push(TaskState::Canceled),
     );
     assert_eq!(
-        after_fetch(
+        fetched(
             &mut c,
             WatchMode::Push,
             Some(&out(TaskState::InputRequired))
@@ -193,13 +250,13 @@ fn the_seeds_canceled_race_is_found_by_a_recheck() {
         timed_park(1)
     );
     assert_eq!(
-        after_wake(&mut c, WatchMode::Push, Woke::TimedOut, None),
+        wake(&mut c, WatchMode::Push, Woke::TimedOut, None),
         Next::Fetch {
             push_triggered: true
         }
     );
     assert_eq!(
-        after_fetch(&mut c, WatchMode::Push, Some(&out(TaskState::Canceled))),
+        fetched(&mut c, WatchMode::Push, Some(&out(TaskState::Canceled))),
         Next::End(EndCause::Final)
     );
 }
@@ -207,14 +264,14 @@ fn the_seeds_canceled_race_is_found_by_a_recheck() {
 #[test]
 fn a_failed_fetch_keeps_the_rechecks_going_and_a_reply_clears_them() {
     let mut c = Cursor::default();
-    after_wake(
+    wake(
         &mut c,
         WatchMode::Push,
         Woke::Rung,
         push(TaskState::Working),
     );
-    assert_eq!(after_fetch(&mut c, WatchMode::Push, None), timed_park(1));
-    let next = after_wake(
+    assert_eq!(fetched(&mut c, WatchMode::Push, None), timed_park(1));
+    let next = wake(
         &mut c,
         WatchMode::Push,
         Woke::Rung,
@@ -222,24 +279,24 @@ fn a_failed_fetch_keeps_the_rechecks_going_and_a_reply_clears_them() {
     );
     assert_eq!(next, Next::Turn { reply: "x".into() });
     assert_eq!(c.recheck, None);
-    assert_eq!(park_for(&c, WatchMode::Push), PLAIN_PARK);
+    assert_eq!(parked(&mut c, WatchMode::Push), PLAIN_PARK);
 }
 
 #[test]
 fn a_reconcile_fetch_without_a_claim_does_not_recheck() {
     let mut c = Cursor::default();
     assert_eq!(
-        after_register(&mut c, WatchMode::Push),
+        registered(&mut c, WatchMode::Push),
         Next::Fetch {
             push_triggered: false
         }
     );
     assert_eq!(
-        after_fetch(&mut c, WatchMode::Push, Some(&out(TaskState::Working))),
+        fetched(&mut c, WatchMode::Push, Some(&out(TaskState::Working))),
         PLAIN_PARK
     );
-    assert_eq!(after_register(&mut c, WatchMode::Follow), FOLLOW_PARK);
-    assert_eq!(after_register(&mut c, WatchMode::Off), PLAIN_PARK);
+    assert_eq!(registered(&mut c, WatchMode::Follow), FOLLOW_PARK);
+    assert_eq!(registered(&mut c, WatchMode::Off), PLAIN_PARK);
 }
 
 #[test]
@@ -247,7 +304,7 @@ fn follow_outcomes() {
     let follow = |outcome| Some(WakeEvent::Follow { epoch: 1, outcome });
     let mut c = Cursor::default();
     assert_eq!(
-        after_wake(
+        wake(
             &mut c,
             WatchMode::Follow,
             Woke::Rung,
@@ -256,7 +313,7 @@ fn follow_outcomes() {
         Next::End(EndCause::Final)
     );
     assert_eq!(
-        after_wake(
+        wake(
             &mut c,
             WatchMode::Follow,
             Woke::Rung,
@@ -265,7 +322,7 @@ fn follow_outcomes() {
         FOLLOW_PARK
     );
     assert_eq!(
-        after_wake(
+        wake(
             &mut c,
             WatchMode::Follow,
             Woke::Rung,
@@ -275,7 +332,7 @@ fn follow_outcomes() {
     );
     // A failed follow waits FOLLOW_RETRY in a plain park, then follows again.
     assert_eq!(
-        after_wake(
+        wake(
             &mut c,
             WatchMode::Follow,
             Woke::Rung,
@@ -284,11 +341,11 @@ fn follow_outcomes() {
         timed_park(FOLLOW_RETRY_SECS)
     );
     assert_eq!(
-        after_wake(&mut c, WatchMode::Follow, Woke::TimedOut, None),
+        wake(&mut c, WatchMode::Follow, Woke::TimedOut, None),
         FOLLOW_PARK
     );
     assert_eq!(
-        after_wake(
+        wake(
             &mut c,
             WatchMode::Follow,
             Woke::Rung,
@@ -297,16 +354,16 @@ fn follow_outcomes() {
         timed_park(FOLLOW_RETRY_SECS)
     );
     // A reply during the retry wait turns, and the retry is forgotten.
-    after_wake(
+    wake(
         &mut c,
         WatchMode::Follow,
         Woke::Rung,
         Some(WakeEvent::Reply { text: "y".into() }),
     );
-    assert_eq!(park_for(&c, WatchMode::Follow), FOLLOW_PARK);
+    assert_eq!(parked(&mut c, WatchMode::Follow), FOLLOW_PARK);
     // The agent is gone: the watch is off from now on.
     assert_eq!(
-        after_wake(
+        wake(
             &mut c,
             WatchMode::Follow,
             Woke::Rung,
@@ -320,7 +377,7 @@ fn follow_outcomes() {
 fn a_killed_follow_times_out_and_is_followed_again() {
     let mut c = Cursor::default();
     assert_eq!(
-        after_wake(&mut c, WatchMode::Follow, Woke::TimedOut, None),
+        wake(&mut c, WatchMode::Follow, Woke::TimedOut, None),
         FOLLOW_PARK
     );
 }
@@ -329,39 +386,33 @@ fn a_killed_follow_times_out_and_is_followed_again() {
 fn a_failed_follow_task_waits_the_retry_before_following_again() {
     let mut c = Cursor::default();
     assert_eq!(
-        after_wake(&mut c, WatchMode::Follow, Woke::Failed, None),
+        wake(&mut c, WatchMode::Follow, Woke::Failed, None),
         timed_park(FOLLOW_RETRY_SECS)
     );
     assert_eq!(
-        after_wake(&mut c, WatchMode::Follow, Woke::TimedOut, None),
+        wake(&mut c, WatchMode::Follow, Woke::TimedOut, None),
         FOLLOW_PARK
     );
-    assert_eq!(
-        after_wake(&mut c, WatchMode::Off, Woke::Failed, None),
-        PLAIN_PARK
-    );
+    assert_eq!(wake(&mut c, WatchMode::Off, Woke::Failed, None), PLAIN_PARK);
 }
 
 #[test]
 fn a_ring_with_nothing_pending_parks_as_before() {
     let mut c = Cursor::default();
-    assert_eq!(
-        after_wake(&mut c, WatchMode::Off, Woke::Rung, None),
-        PLAIN_PARK
-    );
-    after_wake(
+    assert_eq!(wake(&mut c, WatchMode::Off, Woke::Rung, None), PLAIN_PARK);
+    wake(
         &mut c,
         WatchMode::Push,
         Woke::Rung,
         push(TaskState::Working),
     );
-    after_fetch(
+    fetched(
         &mut c,
         WatchMode::Push,
         Some(&out(TaskState::InputRequired)),
     );
     assert_eq!(
-        after_wake(&mut c, WatchMode::Push, Woke::Rung, None),
+        wake(&mut c, WatchMode::Push, Woke::Rung, None),
         timed_park(1)
     );
 }
@@ -370,7 +421,7 @@ fn a_ring_with_nothing_pending_parks_as_before() {
 fn a_stale_push_for_a_non_push_watch_is_ignored() {
     let mut c = Cursor::default();
     assert_eq!(
-        after_wake(
+        wake(
             &mut c,
             WatchMode::Follow,
             Woke::Rung,
@@ -385,15 +436,15 @@ fn a_stale_push_for_a_non_push_watch_is_ignored() {
 fn turns_end_register_or_park() {
     let mut c = Cursor::default();
     assert_eq!(
-        after_turn(&mut c, &out(TaskState::Completed), None),
+        turned(&mut c, &out(TaskState::Completed), None),
         Next::End(EndCause::Final)
     );
     assert_eq!(
-        after_turn(&mut c, &out(TaskState::InputRequired), None),
+        turned(&mut c, &out(TaskState::InputRequired), None),
         Next::Register
     );
     assert_eq!(
-        after_turn(&mut c, &out(TaskState::Working), Some(WatchMode::Follow)),
+        turned(&mut c, &out(TaskState::Working), Some(WatchMode::Follow)),
         FOLLOW_PARK
     );
     let awaiting = remote_out(
@@ -403,7 +454,7 @@ fn turns_end_register_or_park() {
         "",
     );
     assert_eq!(
-        after_turn(&mut c, &awaiting, Some(WatchMode::Push)),
+        turned(&mut c, &awaiting, Some(WatchMode::Push)),
         Next::End(EndCause::Final)
     );
 }
@@ -419,25 +470,177 @@ fn rolls_past_the_bound_and_the_successor_keeps_its_timers() {
         waits: 2,
     });
     c.follow_retry = true;
+    c.parks = 7;
     let successor = c.rolled();
     assert_eq!(successor.cycles, 0);
     assert_eq!(
         (successor.recheck, successor.follow_retry),
         (c.recheck, true)
     );
+    assert_eq!(successor.parks, 7, "park numbers carry across the roll");
 }
 
 #[test]
 fn next_steps_serialise_for_the_state_machine() {
+    // The park's number and its (always finite) timeout are what the state machine
+    // reads as $.next.park and $.next.timeout_secs.
     let json = serde_json::to_value(Next::Park {
         follow: true,
-        timeout_secs: None,
+        timeout_secs: FOLLOW_PARK_SECS,
+        park: 4,
     })
     .expect("json");
     assert_eq!(
         json,
-        serde_json::json!({"step": "park", "follow": true, "timeout_secs": null})
+        serde_json::json!({"step": "park", "follow": true, "timeout_secs": FOLLOW_PARK_SECS, "park": 4})
     );
     let json = serde_json::to_value(Next::End(EndCause::Final)).expect("json");
     assert_eq!(json, serde_json::json!({"step": "end", "cause": "final"}));
+}
+
+// Every park has a finite timeout, and the idle ones re-check.
+
+#[test]
+fn an_idle_push_park_that_times_out_fetches_for_itself() {
+    let mut c = Cursor::default();
+    assert_eq!(parked(&mut c, WatchMode::Push), PLAIN_PARK);
+    assert_eq!(
+        wake(&mut c, WatchMode::Push, Woke::TimedOut, None),
+        Next::Fetch {
+            push_triggered: false
+        },
+        "a lost push is heard within the idle re-check"
+    );
+    assert_eq!(c.recheck, None, "no claim to recheck against");
+    assert_eq!(
+        fetched(&mut c, WatchMode::Push, Some(&out(TaskState::Working))),
+        PLAIN_PARK,
+        "and parks idle again"
+    );
+}
+
+#[test]
+fn an_idle_off_park_that_times_out_parks_again_under_a_new_number() {
+    let pacing = Pacing {
+        idle_recheck_secs: 120,
+    };
+    let mut c = Cursor::default();
+    let first = park_for(&mut c, WatchMode::Off, pacing);
+    let again = after_wake(&mut c, WatchMode::Off, Woke::TimedOut, None, pacing);
+    assert_eq!(
+        (first, again),
+        (
+            Next::Park {
+                follow: false,
+                timeout_secs: 120,
+                park: 1
+            },
+            Next::Park {
+                follow: false,
+                timeout_secs: 120,
+                park: 2
+            }
+        ),
+        "the deployment's idle re-check, and a newer number than the park that timed out"
+    );
+}
+
+#[test]
+fn a_follow_park_times_out_after_its_window_and_a_minute() {
+    assert_eq!(FOLLOW_PARK_SECS, FOLLOW_WINDOW_SECS + 60);
+    let mut c = Cursor::default();
+    // The idle pacing does not touch a follow park's own timeout.
+    let next = park_for(
+        &mut c,
+        WatchMode::Follow,
+        Pacing {
+            idle_recheck_secs: 5,
+        },
+    );
+    assert_eq!(
+        next,
+        Next::Park {
+            follow: true,
+            timeout_secs: FOLLOW_PARK_SECS,
+            park: 1
+        }
+    );
+}
+
+#[test]
+fn every_park_has_a_finite_timeout_even_with_a_zero_pacing() {
+    let pacing = Pacing {
+        idle_recheck_secs: 0,
+    };
+    let mut c = Cursor::default();
+    let mut parks = Vec::new();
+    for mode in [WatchMode::Push, WatchMode::Follow, WatchMode::Off] {
+        parks.push(park_for(&mut c, mode, pacing));
+        for woke in [Woke::Rung, Woke::TimedOut, Woke::Failed] {
+            parks.push(after_wake(&mut c, mode, woke, None, pacing));
+        }
+        for outcome in [
+            FollowOutcome::Unchanged,
+            FollowOutcome::WindowOver,
+            FollowOutcome::Failed,
+            FollowOutcome::Gone,
+        ] {
+            parks.push(after_wake(
+                &mut c,
+                mode,
+                Woke::Rung,
+                Some(WakeEvent::Follow { epoch: 1, outcome }),
+                pacing,
+            ));
+        }
+        parks.push(after_register(&mut c, mode, pacing));
+        parks.push(after_fetch(&mut c, mode, None, pacing));
+    }
+    let mut seen = 0;
+    for next in parks {
+        if let Next::Park { timeout_secs, .. } = next {
+            seen += 1;
+            assert!(
+                (1..=FOLLOW_PARK_SECS.max(IDLE_RECHECK_SECS)).contains(&timeout_secs),
+                "{next:?}"
+            );
+        }
+    }
+    assert!(seen > 10, "the sweep decided parks ({seen})");
+}
+
+#[test]
+fn park_numbers_strictly_increase_and_carry_across_a_roll() {
+    let mut c = Cursor::default();
+    let mut numbers = Vec::new();
+    let mut take = |next: Next| {
+        if let Next::Park { park, .. } = next {
+            numbers.push(park);
+        }
+    };
+    take(after_register(&mut c, WatchMode::Follow, PACING));
+    take(after_wake(
+        &mut c,
+        WatchMode::Follow,
+        Woke::Failed,
+        None,
+        PACING,
+    ));
+    take(after_wake(
+        &mut c,
+        WatchMode::Follow,
+        Woke::TimedOut,
+        None,
+        PACING,
+    ));
+    let mut rolled = c.rolled();
+    take(park_for(&mut rolled, WatchMode::Follow, PACING));
+    take(after_wake(
+        &mut rolled,
+        WatchMode::Follow,
+        Woke::Rung,
+        None,
+        PACING,
+    ));
+    assert_eq!(numbers, [1, 2, 3, 4, 5]);
 }

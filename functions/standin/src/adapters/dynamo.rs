@@ -309,8 +309,9 @@ impl RowStore for DynamoRowStore {
         let n = expr.val("park", AttributeValue::N(park.to_string()));
         let woken = expr.name("woken");
         let update = format!("SET {woken} = {n}");
-        let condition =
-            format!("attribute_exists(task_id) AND (attribute_not_exists({woken}) OR {woken} < {n})");
+        let condition = format!(
+            "attribute_exists(task_id) AND (attribute_not_exists({woken}) OR {woken} < {n})"
+        );
         match self.send_update(task_id, update, condition, expr).await {
             // Already woken (a retried wake): the row as it stands.
             Err(StoreError::Refused(_)) => self
@@ -356,7 +357,10 @@ impl RowStore for DynamoRowStore {
                 ),
                 WakeEvent::Reply { text } => {
                     let first = expr.val("first", AttributeValue::S(text.clone()));
-                    (format!("{p}.replies[0]"), format!("{p}.replies[0] = {first}"))
+                    (
+                        format!("{p}.replies[0]"),
+                        format!("{p}.replies[0] = {first}"),
+                    )
                 }
                 WakeEvent::Push { .. } => {
                     let claim = expr.val("claim", value(&row.pending.push)?);
@@ -403,7 +407,11 @@ impl RowStore for DynamoRowStore {
             if !guard.admits(&row) {
                 return Err(StoreError::Refused(task_id.to_owned()));
             }
-            if row.last.as_ref().is_some_and(|last| !out.differs_from(last)) {
+            if row
+                .last
+                .as_ref()
+                .is_some_and(|last| !out.differs_from(last))
+            {
                 return Ok(Applied::Unchanged);
             }
             let seq = row.seq + 1;
@@ -591,7 +599,10 @@ impl DynamoRowStore {
         let body = serde_json::to_string(note)
             .map_err(|e| StoreError::Backend(format!("encode note: {e}")))?;
         let item = HashMap::from([
-            ("task_id".to_owned(), AttributeValue::S(note.task_id.clone())),
+            (
+                "task_id".to_owned(),
+                AttributeValue::S(note.task_id.clone()),
+            ),
             ("seq".to_owned(), AttributeValue::N(note.seq.to_string())),
             ("body".to_owned(), AttributeValue::S(body)),
             ("expires_at".to_owned(), expires_in(NOTE_TTL)),
@@ -613,9 +624,9 @@ impl DynamoRowStore {
             Ok(_) => Ok(true),
             Err(err) => match err.as_service_error() {
                 Some(TransactWriteItemsError::TransactionCanceledException(e))
-                    if e.cancellation_reasons().iter().any(|r| {
-                        r.code() == Some("ConditionalCheckFailed")
-                    }) =>
+                    if e.cancellation_reasons()
+                        .iter()
+                        .any(|r| r.code() == Some("ConditionalCheckFailed")) =>
                 {
                     Ok(false)
                 }

@@ -6,7 +6,9 @@ use tracing::{info, warn};
 use super::remote::RemoteOut;
 use super::row::{FollowOutcome, Guard, Row, WakeEvent, WatchMode};
 use crate::a2a::{A2aError, TaskState};
-use crate::ports::{AgentPort, Applied, Closed, Doorbell, DoorbellError, Drained, RowStore, StoreError};
+use crate::ports::{
+    AgentPort, Applied, Closed, Doorbell, DoorbellError, Drained, RowStore, StoreError,
+};
 
 /// Records the event (never on a closed row), then rings the stored park token if any.
 /// A refused or failed ring is ignored: the event is on the row and the next park sees it.
@@ -44,7 +46,10 @@ pub async fn park<S: RowStore, D: Doorbell>(
     let row = match store.park(task_id, park, token).await {
         Ok(row) => row,
         Err(StoreError::Refused(_)) => {
-            info!(task_id, park, "park refused: not the newest park, or the row is closed");
+            info!(
+                task_id,
+                park, "park refused: not the newest park, or the row is closed"
+            );
             return Ok(None);
         }
         Err(err) => return Err(err),

@@ -79,8 +79,11 @@ pub async fn follow_unavailable<S: RowStore, D: Doorbell>(
     let Some(row) = doorbell::park(store, bell, task_id, park, token).await? else {
         return Ok(FollowEnd::Fenced);
     };
-    match doorbell::follow_report(store, bell, &row, row.epoch, None, FollowOutcome::Failed).await
-    {
+    if !row.pending.is_empty() {
+        // The park rang itself for a waiting event; a failure report would outlive it.
+        return Ok(FollowEnd::ParkOver);
+    }
+    match doorbell::follow_report(store, bell, &row, row.epoch, None, FollowOutcome::Failed).await {
         Ok(outcome) => Ok(FollowEnd::Reported(outcome)),
         Err(crate::ports::StoreError::Refused(_)) => Ok(FollowEnd::Fenced),
         Err(err) => Err(err.into()),

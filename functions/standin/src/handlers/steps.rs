@@ -148,7 +148,9 @@ pub async fn turn<S: RowStore, A: AgentPort>(
             .set_remote(&step.task_id, &out.remote_task_id, context.as_deref())
             .await?;
     }
-    doorbell::apply(store, &step.task_id, &out, &Guard::Open).await?;
+    if apply_open(store, &step.task_id, &out).await? == Outcome::AlreadyFinal {
+        return Ok(step.then(Next::End(EndCause::Final)));
+    }
     let next = wake::after_turn(
         &mut step.cursor,
         &out,
@@ -156,6 +158,27 @@ pub async fn turn<S: RowStore, A: AgentPort>(
         pacing,
     );
     Ok(step.then(next))
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Outcome {
+    Applied,
+    /// The row was already closed by a final state (a retry of a step that applied it):
+    /// the stand-in ends, and the parent has been told.
+    AlreadyFinal,
+}
+
+/// A step's apply (turn, fetch): refused only on a closed row, which a final state closed.
+async fn apply_open<S: RowStore>(
+    store: &S,
+    task_id: &str,
+    out: &RemoteOut,
+) -> Result<Outcome, StepError> {
+    match doorbell::apply(store, task_id, out, &Guard::Open).await {
+        Ok(_) => Ok(Outcome::Applied),
+        Err(StoreError::Refused(_)) => Ok(Outcome::AlreadyFinal),
+        Err(err) => Err(err.into()),
+    }
 }
 
 async fn send_turn<A: AgentPort>(
@@ -249,8 +272,10 @@ pub async fn fetch<S: RowStore, A: AgentPort>(
             }
         }
     }
-    if let Some(out) = &fetched {
-        doorbell::apply(store, &step.task_id, out, &Guard::Open).await?;
+    if let Some(out) = &fetched
+        && apply_open(store, &step.task_id, out).await? == Outcome::AlreadyFinal
+    {
+        return Ok(step.then(Next::End(EndCause::Final)));
     }
     let next = wake::after_fetch(&mut step.cursor, row.mode(), fetched.as_ref(), pacing);
     Ok(step.then(next))
