@@ -24,7 +24,6 @@ const SOON: Duration = Duration::from_secs(60);
 const INPUT_REQUIRED: &str = "TASK_STATE_INPUT_REQUIRED";
 const WORKING: &str = "TASK_STATE_WORKING";
 const COMPLETED: &str = "TASK_STATE_COMPLETED";
-const CANCELED: &str = "TASK_STATE_CANCELED";
 
 fn states(notes: &[Value]) -> Vec<(u64, String, bool)> {
     notes
