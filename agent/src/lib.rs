@@ -42,6 +42,19 @@ pub struct Behaviour {
     pub quiet_turns: bool,
     /// DeleteTaskPushNotificationConfig answers only after this long (a slow agent).
     pub slow_deletes: Option<Duration>,
+    /// The card says `capabilities.streaming` (false: SendStreamingMessage and
+    /// SubscribeToTask are refused with -32004, as an SDK does).
+    pub streaming: bool,
+    /// The card's interface URL (default: this agent's own).
+    pub interface_url: Option<String>,
+    /// Pads the card's description to this many bytes (a card too large to read).
+    pub card_padding: usize,
+    /// These JSON-RPC methods answer `307` to this URL instead of being served.
+    pub redirect: Option<(Vec<String>, String)>,
+    /// SendStreamingMessage answers a stream whose one data line never ends.
+    pub endless_stream: bool,
+    /// The next turns answer this JSON-RPC error message (-32603) instead of a stream.
+    pub turn_error: Option<String>,
 }
 
 impl Default for Behaviour {
@@ -53,6 +66,12 @@ impl Default for Behaviour {
             fail_deletes: false,
             quiet_turns: false,
             slow_deletes: None,
+            streaming: true,
+            interface_url: None,
+            card_padding: 0,
+            redirect: None,
+            endless_stream: false,
+            turn_error: None,
         }
     }
 }
@@ -186,6 +205,11 @@ impl TestAgent {
             .with_state(agent.clone());
         tokio::spawn(async move { axum::serve(listener, app).await });
         Ok(agent)
+    }
+
+    /// Changes how the agent behaves from now on.
+    pub fn set_behaviour(&self, change: impl FnOnce(&mut Behaviour)) {
+        change(&mut lock(&self.inner).behaviour);
     }
 
     /// Answers every turn that has no script queued.
@@ -394,13 +418,21 @@ async fn changes(State(agent): State<TestAgent>) -> Response {
 }
 
 async fn card(State(agent): State<TestAgent>) -> Response {
-    let push = lock(&agent.inner).behaviour.push_capable;
+    let behaviour = lock(&agent.inner).behaviour.clone();
+    let push = behaviour.push_capable;
+    let interface = behaviour
+        .interface_url
+        .unwrap_or_else(|| format!("{}/", agent.url));
+    let description = format!(
+        "Scriptable A2A agent for the end-to-end tests{}",
+        " ".repeat(behaviour.card_padding)
+    );
     let body = json!({
         "name": "Stand-in test agent",
-        "description": "Scriptable A2A agent for the end-to-end tests",
-        "supportedInterfaces": [{"url": format!("{}/", agent.url), "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+        "description": description,
+        "supportedInterfaces": [{"url": interface, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
         "version": "0.0.1",
-        "capabilities": {"streaming": true, "pushNotifications": push},
+        "capabilities": {"streaming": behaviour.streaming, "pushNotifications": push},
         "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"], "skills": []
     });
     (
@@ -502,8 +534,28 @@ async fn rpc(State(agent): State<TestAgent>, headers: HeaderMap, body: Bytes) ->
         return rpc_error(&id, -32009, "A2A-Version 1.0 required");
     }
     let params = &request["params"];
+    let behaviour = lock(&agent.inner).behaviour.clone();
+    if let Some((methods, to)) = &behaviour.redirect
+        && methods.contains(&method)
+    {
+        return Response::builder()
+            .status(StatusCode::TEMPORARY_REDIRECT)
+            .header(header::LOCATION, to.as_str())
+            .body(Body::empty())
+            .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response());
+    }
+    let streams = matches!(method.as_str(), "SendStreamingMessage" | "SubscribeToTask");
+    if streams && !behaviour.streaming {
+        return rpc_error(&id, -32004, "Streaming is not supported by this agent");
+    }
     match method.as_str() {
         "SendStreamingMessage" | "SendMessage" => {
+            if let Some(message) = behaviour.turn_error {
+                return rpc_error(&id, -32603, &message);
+            }
+            if method == "SendStreamingMessage" && behaviour.endless_stream {
+                return endless_line();
+            }
             send(&agent, id, params, method == "SendStreamingMessage").await
         }
         "GetTask" => match agent.snapshot(params["id"].as_str().unwrap_or_default(), true) {
@@ -592,6 +644,21 @@ async fn rpc(State(agent): State<TestAgent>, headers: HeaderMap, body: Bytes) ->
         }
         _ => rpc_error(&id, -32601, "Method not found"),
     }
+}
+
+/// An SSE stream whose one `data:` line never ends (64 KiB of `x` at a time, forever).
+fn endless_line() -> Response {
+    let head =
+        futures_util::stream::once(async { Ok::<_, Infallible>(Bytes::from_static(b"data: \"")) });
+    let chunk = Bytes::from(vec![b'x'; 64 * 1024]);
+    let tail = futures_util::stream::repeat_with(move || Ok::<_, Infallible>(chunk.clone()));
+    Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "text/event-stream; charset=utf-8")
+        .body(Body::from_stream(futures_util::StreamExt::chain(
+            head, tail,
+        )))
+        .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }
 
 async fn send(agent: &TestAgent, id: Value, params: &Value, streaming: bool) -> Response {

@@ -2,7 +2,7 @@
 asks a question (INPUT_REQUIRED), then works for a while and completes. The end-to-end
 tests run the stand-in against it.
 
-    python server.py --port 27110 [--no-push] [--work-seconds 15]
+    python server.py --port 27110 [--no-push] [--no-streaming] [--work-seconds 15]
 """
 
 import argparse
@@ -53,6 +53,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--no-push", action="store_true")
+    parser.add_argument("--no-streaming", action="store_true", help="the card says streaming: false")
     parser.add_argument("--work-seconds", type=float, default=15.0)
     args = parser.parse_args()
     base = f"http://127.0.0.1:{args.port}"
@@ -61,7 +62,7 @@ def main():
         description="Asks one question, then works and completes.",
         supported_interfaces=[AgentInterface(url=f"{base}/", protocol_binding="JSONRPC", protocol_version="1.0")],
         version="0.0.1",
-        capabilities=AgentCapabilities(streaming=True, push_notifications=not args.no_push),
+        capabilities=AgentCapabilities(streaming=not args.no_streaming, push_notifications=not args.no_push),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[AgentSkill(id="widget", name="Build widget", description="Builds a widget", tags=["demo"])],

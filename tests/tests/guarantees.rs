@@ -2,7 +2,7 @@
 //! faults that broke them: every change once, in order, with `seq` 1..n (SQS refusing
 //! sends for a while); no stand-in left hanging (park invokes delivered late, twice or
 //! never; a terminal push that never arrives); the truth at the end (a reply or a cancel
-//! racing a remote completion). Faults are injected between the functions and LocalStack
+//! racing a remote completion, applied or not yet heard). Faults are injected between the functions and LocalStack
 //! (the fault proxy) and in Lambda's delivery of invocations (the local executor), never
 //! in the product's code.
 
@@ -90,10 +90,18 @@ async fn reply(stack: &Stack, id: &str, text: &str) -> u16 {
 async fn sqs_refusing_sends_for_a_while_loses_no_note_and_reorders_none() {
     let stack = Stack::load(&STACK).await;
     let (agent, id, remote) = parked(&stack, "outbox", 27118, "push").await;
-    // For 12 s every SendMessage carrying this stand-in's notes is refused (500), past
-    // the SDK's own retries: the changes made meanwhile must wait, then arrive in order.
+    // For 12 s SQS refuses (500, past the SDK's own retries) this stand-in's note 2 only:
+    // notes 3 and 4 are written meanwhile and SQS would take them, but they must wait
+    // behind note 2 and arrive after it, in order.
     let rule = unique("sqs-down");
-    faults::refuse(&rule, "AmazonSQS.SendMessage", &[&id], 500, 12).await;
+    faults::refuse(
+        &rule,
+        "AmazonSQS.SendMessage",
+        &[&id, r#"\"seq\":2,"#],
+        500,
+        12,
+    )
+    .await;
     agent
         .change(&remote, WORKING, "Cutting the parts", false)
         .await;
@@ -135,21 +143,21 @@ async fn sqs_refusing_sends_for_a_while_loses_no_note_and_reorders_none() {
     assert_eq!(states(&stack.note_log(&id, 2).await), states(&notes[2..]));
 }
 
-/// A recheck park (1 s) whose invoke arrives 10 s late, after the stand-in has moved on
+/// A recheck park (1 s) whose invoke arrives 14 s late, after the stand-in has moved on
 /// to its idle park: it must not replace the live park's token.
 #[tokio::test]
 async fn a_park_invoke_delivered_late_or_twice_leaves_no_stand_in_hanging() {
     let stack = Stack::load(&STACK).await;
     let (agent, id, remote) = parked(&stack, "late-park", 27119, "push").await;
     // The push claims WORKING while GetTask still says INPUT_REQUIRED: the stand-in
-    // rechecks after 1 s, 2 s, 4 s. The first recheck park's invoke is 10 s late; the
+    // rechecks after 1 s, 2 s, 4 s. The first recheck park's invoke is 14 s late; the
     // next one is delivered twice.
-    faults::invoke(&unique("late"), "ParkFunction", &id, "delay", 10, 1);
+    faults::invoke(&unique("late"), "ParkFunction", &id, "delay", 14, 1);
     agent.change(&remote, WORKING, "Building", true).await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     faults::invoke(&unique("twice"), "ParkFunction", &id, "twice", 0, 1);
-    // The rechecks end in about 8 s; the late invoke lands at about 10 s, on the idle park.
-    tokio::time::sleep(Duration::from_secs(11)).await;
+    // The rechecks end in about 8 s; the late invoke lands at about 14 s, on the idle park.
+    tokio::time::sleep(Duration::from_secs(15)).await;
     wait_parked(&stack, &id, "push").await;
     agent.catch_up(&remote);
     agent.script_turn(&[(COMPLETED, "Blue it is")]);
@@ -357,4 +365,64 @@ async fn starting_an_ended_stand_in_again_is_refused_with_what_to_do() {
         error.contains("has ended") && error.contains("another task_id"),
         "{error}"
     );
+}
+
+#[tokio::test]
+async fn a_cancel_racing_a_completion_not_yet_heard_reports_the_completion() {
+    let stack = Stack::load(&STACK).await;
+    let (agent, id, remote) = parked(&stack, "cancel-unheard", 27136, "push").await;
+    // The agent finishes; its push is lost. The parent, not knowing, cancels: the remote
+    // cancel's answer (-32002, the task has ended) makes the stand-in ask GetTask.
+    agent.change_and_lose_the_push(&remote, COMPLETED, "Finished before the cancel");
+    let (status, _) = stack
+        .control(
+            "POST",
+            &format!("/standins/{id}/cancel"),
+            Some(json!({"reason": "stop"})),
+        )
+        .await;
+    assert_eq!(status, 202);
+    let notes = stack.wait_notes(&id, 2, SOON).await;
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+    assert_eq!(
+        states(&notes),
+        [
+            (1, INPUT_REQUIRED.into(), false),
+            (2, COMPLETED.into(), true)
+        ]
+    );
+    assert_eq!(notes[1]["text"], "Finished before the cancel");
+    assert_eq!(agent.count("CancelTask"), 1, "the remote was asked");
+}
+
+#[tokio::test]
+async fn starting_an_id_whose_row_expired_while_its_execution_name_is_kept_is_refused() {
+    let stack = Stack::load(&STACK).await;
+    let id = unique("nowhere-expired");
+    let body = json!({"agent": "nowhere", "message": "anyone there?", "task_id": id});
+    let (status, _) = stack.control("POST", "/standins", Some(body.clone())).await;
+    assert_eq!(status, 200);
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+    // The table's TTL removes a closed row after a week; Step Functions keeps the name.
+    aws_sdk_dynamodb::Client::new(&stack.config)
+        .delete_item()
+        .table_name(stack.out("TableName"))
+        .key(
+            "task_id",
+            aws_sdk_dynamodb::types::AttributeValue::S(id.clone()),
+        )
+        .send()
+        .await
+        .unwrap();
+    let (status, answer) = stack.control("POST", "/standins", Some(body.clone())).await;
+    assert_eq!(status, 409, "{answer}");
+    assert!(
+        answer["error"]
+            .as_str()
+            .unwrap()
+            .contains("another task_id"),
+        "{answer}"
+    );
+    let (status, _) = stack.control("POST", "/standins", Some(body)).await;
+    assert_eq!(status, 409, "and from then on");
 }

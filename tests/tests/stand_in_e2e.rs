@@ -728,7 +728,10 @@ async fn a_reply_while_following_stops_the_follow_within_one_heartbeat() {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    agent.script_turn(&[(INPUT_REQUIRED, "Which size?")]);
+    // The reply's turn passes through WORKING: an old follow that could still apply
+    // would tell the parent that WORKING, which the turn (folding to its last state) does
+    // not.
+    agent.script_turn(&[(WORKING, "Sizing it"), (INPUT_REQUIRED, "Which size?")]);
     reply(&stack, &id, "blue").await;
     stack.wait_notes(&id, 2, SOON).await;
     let replied = std::time::Instant::now();

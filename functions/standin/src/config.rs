@@ -28,6 +28,9 @@ pub struct AgentSpec {
     pub follow_interval: Duration,
     /// Sent as `X-Participant-Id` on every task-scoped call.
     pub participant: Option<String>,
+    /// Origins (`scheme://host[:port]`) the card's interface may point at besides the
+    /// configured URL's own.
+    pub allowed_origins: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -49,13 +52,14 @@ fn err(field: impl Into<String>, problem: impl Into<String>) -> ConfigError {
     }
 }
 
-const AGENT_FIELDS: [&str; 6] = [
+const AGENT_FIELDS: [&str; 7] = [
     "id",
     "url",
     "version",
     "updates",
     "follow_interval",
     "participant",
+    "allowed_origins",
 ];
 
 impl AgentsConfig {
@@ -166,7 +170,43 @@ fn parse_agent(at: &str, value: &Value) -> Result<AgentSpec, ConfigError> {
         updates,
         follow_interval,
         participant: optional_string(obj, at, "participant")?,
+        allowed_origins: allowed_origins(obj, at)?,
     })
+}
+
+/// `allowed_origins`: a list of bare origins (no path, query or fragment).
+fn allowed_origins(obj: &Map<String, Value>, at: &str) -> Result<Vec<String>, ConfigError> {
+    let field = format!("{at}.allowed_origins");
+    let Some(value) = obj.get("allowed_origins") else {
+        return Ok(Vec::new());
+    };
+    let list = value
+        .as_array()
+        .ok_or_else(|| err(&field, format!("must be a list of origins, got {value}")))?;
+    list.iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let here = format!("{field}[{i}]");
+            let text = v
+                .as_str()
+                .ok_or_else(|| err(&here, format!("must be a string, got {v}")))?;
+            let url =
+                reqwest::Url::parse(text).map_err(|e| err(&here, format!("not a URL: {e}")))?;
+            let bare = matches!(url.scheme(), "http" | "https")
+                && url.host_str().is_some()
+                && url.path() == "/"
+                && url.query().is_none()
+                && url.fragment().is_none()
+                && !text.trim_end_matches('/').ends_with(':');
+            if !bare {
+                return Err(err(
+                    &here,
+                    format!("must be an origin like https://agents.example.com:8443, got {text:?}"),
+                ));
+            }
+            Ok(url.origin().ascii_serialization())
+        })
+        .collect()
 }
 
 fn required_string(obj: &Map<String, Value>, at: &str, key: &str) -> Result<String, ConfigError> {
@@ -214,6 +254,37 @@ mod tests {
             (Updates::Auto, DEFAULT_FOLLOW_INTERVAL)
         );
         assert!(cfg.agent("c").is_none());
+    }
+
+    #[test]
+    fn allowed_origins_are_bare_origins_and_strict() {
+        let cfg = AgentsConfig::parse(
+            r#"{"agents":[{"id":"a","url":"https://a.example","allowed_origins":["https://rpc.a.example:8443","http://other.example/"]}]}"#,
+        )
+        .expect("valid");
+        assert_eq!(
+            cfg.agent("a").map(|a| a.allowed_origins.clone()),
+            Some(vec![
+                "https://rpc.a.example:8443".to_owned(),
+                "http://other.example".to_owned()
+            ])
+        );
+        for bad in [
+            r#""https://x.example""#,
+            r#"["https://x.example/path"]"#,
+            r#"["ftp://x.example"]"#,
+            r#"["https://x.example?q=1"]"#,
+            r#"[42]"#,
+        ] {
+            let doc = format!(
+                r#"{{"agents":[{{"id":"a","url":"https://a.example","allowed_origins":{bad}}}]}}"#
+            );
+            let field = field_of(&doc);
+            assert!(
+                field.starts_with("agents[0].allowed_origins"),
+                "{bad}: {field}"
+            );
+        }
     }
 
     #[test]

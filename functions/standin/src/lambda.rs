@@ -23,6 +23,7 @@ use crate::domain::doorbell;
 use crate::domain::receiver;
 use crate::domain::row::WatchMode;
 use crate::domain::row::{Guard, Row, WakeEvent};
+use crate::domain::scrub::{MAX_REASON_BYTES, MAX_REPLY_BYTES};
 use crate::domain::wake::{FOLLOW_WINDOW_SECS, IDLE_RECHECK_SECS, Next, Pacing};
 use crate::handlers::{self, FollowTiming, Step};
 use crate::ports::{RowStore, StoreError};
@@ -138,6 +139,12 @@ impl Deps {
             None => {
                 let (card, url) = fetch_card(&self.http, &spec.url, Timeouts::default()).await?;
                 let resolved = ResolvedAgent::from_card(&card, &url)?;
+                crate::a2a::reach::check_interface(
+                    &spec.url,
+                    &spec.allowed_origins,
+                    &resolved.endpoint,
+                )
+                .await?;
                 if let Ok(mut cards) = self.cards.lock() {
                     cards.insert(agent.to_owned(), resolved.clone());
                 }
@@ -210,23 +217,29 @@ where
 }
 
 pub async fn turn(deps: &'static Deps, step: Step) -> Result<Step, Error> {
-    match deps.connect(&step.agent).await {
-        Ok(agent) => {
-            Ok(
-                handlers::steps::turn(&deps.store, &agent, step, deps.turn_window, deps.pacing)
-                    .await?,
-            )
-        }
+    let agent = match deps.connect(&step.agent).await {
+        Ok(agent) => agent,
         Err(err) => {
             warn!(task_id = %step.task_id, error = %err, "agent unavailable for the turn");
-            let mut step = step;
-            step.message = None;
-            step.next = Some(Next::End(doorbell::EndCause::Failed {
-                reason: format!("agent unavailable: {err}"),
-            }));
-            Ok(step)
+            return Ok(ended(step, format!("agent unavailable: {err}")));
         }
+    };
+    if step.message.is_some()
+        && let Some(spec) = deps.spec(&step.agent)
+        && let Some(reason) =
+            crate::domain::watch::misconfigured(&spec.id, spec.updates, agent.agent().streaming)
+    {
+        warn!(task_id = %step.task_id, %reason, "stand-in not started");
+        return Ok(ended(step, reason));
     }
+    Ok(handlers::steps::turn(&deps.store, &agent, step, deps.turn_window, deps.pacing).await?)
+}
+
+/// The step ends the stand-in as failed, for `reason` (scrubbed and bounded).
+fn ended(mut step: Step, reason: String) -> Step {
+    step.message = None;
+    step.next = Some(Next::End(doorbell::EndCause::failed(&reason)));
+    step
 }
 
 pub async fn register(deps: &'static Deps, step: Step) -> Result<Step, Error> {
@@ -285,18 +298,18 @@ pub async fn wake(deps: &'static Deps, step: Step) -> Result<Step, Error> {
     Ok(handlers::steps::wake_up(&deps.store, step, deps.history_bound, deps.pacing).await?)
 }
 
-/// Close (with the final note, in one write) before anything at the agent: the card
-/// read, the config delete and the remote cancel come after the parent was told.
+/// Close and tell the parent before anything slow at the agent: the card is read only
+/// when the end needs the agent (a cancel's remote answer, a push config to delete).
 pub async fn end(deps: &'static Deps, step: Step) -> Result<Step, Error> {
-    let closed = handlers::steps::close(&deps.store, &step).await?;
-    match deps.connect(&step.agent).await {
-        Ok(agent) => {
-            doorbell::clean_up(&agent, &closed.row, &handlers::steps::end_cause(&step)).await
-        }
-        Err(err) => {
-            warn!(task_id = %step.task_id, error = %err, "agent unavailable at the end; nothing to clean up there")
-        }
-    }
+    let connect = || async {
+        deps.connect(&step.agent)
+            .await
+            .map_err(
+                |err| warn!(task_id = %step.task_id, error = %err, "agent unavailable at the end"),
+            )
+            .ok()
+    };
+    handlers::steps::end(&deps.store, &step, connect).await?;
     Ok(step)
 }
 
@@ -401,18 +414,30 @@ async fn notify(deps: &'static Deps, stream: NoteStream) -> Result<Value, Error>
         .filter(|r| r.event_name == "INSERT")
         .collect();
     let mut notes = Vec::with_capacity(inserts.len());
+    let mut records = Vec::with_capacity(inserts.len());
     for record in &inserts {
-        let body = record
+        let note = record
             .dynamodb
             .new_image
             .as_ref()
             .and_then(|image| image["body"]["S"].as_str())
-            .ok_or("a note record without a body (is the stream's view NEW_IMAGE?)")?;
-        notes.push(serde_json::from_str::<crate::ports::ParentNote>(body)?);
+            .and_then(|body| serde_json::from_str::<crate::ports::ParentNote>(body).ok());
+        match note {
+            Some(note) => {
+                notes.push(note);
+                records.push(*record);
+            }
+            // Not a note this function wrote: holding the shard for it would hold every
+            // stand-in's notes behind it. Said loudly; the note log keeps what there is.
+            None => tracing::error!(
+                sequence_number = %record.dynamodb.sequence_number,
+                "a notes-table record that is not a note; skipped"
+            ),
+        }
     }
     let failures = match crate::domain::notify::deliver(queue, &notes).await {
         None => vec![],
-        Some(i) => vec![json!({"itemIdentifier": inserts[i].dynamodb.sequence_number})],
+        Some(i) => vec![json!({"itemIdentifier": records[i].dynamodb.sequence_number})],
     };
     Ok(json!({ "batchItemFailures": failures }))
 }
@@ -479,6 +504,12 @@ async fn control(deps: &'static Deps, request: Request) -> Result<Response<Body>
             let Some(text) = body["text"].as_str().filter(|t| !t.is_empty()) else {
                 return reply(400, json!({"error": "body.text is required"}));
             };
+            if text.len() > MAX_REPLY_BYTES {
+                return reply(
+                    400,
+                    json!({"error": format!("body.text is {} bytes; the limit is {MAX_REPLY_BYTES}", text.len())}),
+                );
+            }
             ring(
                 deps,
                 &id,
@@ -493,9 +524,15 @@ async fn control(deps: &'static Deps, request: Request) -> Result<Response<Body>
                 .as_str()
                 .unwrap_or("cancelled by the parent")
                 .to_owned();
+            if reason.len() > MAX_REASON_BYTES {
+                return reply(
+                    400,
+                    json!({"error": format!("body.reason is {} bytes; the limit is {MAX_REASON_BYTES}", reason.len())}),
+                );
+            }
             ring(deps, &id, WakeEvent::Cancel { reason }).await
         }
-        ("GET", Some(id)) if path.ends_with("/notes") => {
+        ("GET", Some(id)) if path.ends_with(&format!("/{id}/notes")) => {
             let after = request
                 .query_string_parameters()
                 .first("after")
@@ -528,6 +565,12 @@ async fn start(deps: &'static Deps, body: &Value) -> Result<Response<Body>, Erro
     let Some(message) = body["message"].as_str().filter(|m| !m.is_empty()) else {
         return reply(400, json!({"error": "body.message is required"}));
     };
+    if message.len() > MAX_REPLY_BYTES {
+        return reply(
+            400,
+            json!({"error": format!("body.message is {} bytes; the limit is {MAX_REPLY_BYTES}", message.len())}),
+        );
+    }
     let task_id = match body["task_id"].as_str() {
         Some(id) if valid_task_id(id) => id.to_owned(),
         Some(_) => {
@@ -588,10 +631,20 @@ async fn start(deps: &'static Deps, body: &Value) -> Result<Response<Body>, Erro
                 .as_service_error()
                 .is_some_and(|e| e.is_execution_already_exists()) =>
         {
-            if created {
-                // The row is new, yet the execution name is taken: an earlier stand-in of
-                // this id ended and its row expired while Step Functions keeps the name.
-                // Close the row just made, so the id answers "ended" from now on.
+            let arn = execution_arn(machine, &task_id, 0);
+            let running = deps
+                .sfn
+                .describe_execution()
+                .execution_arn(&arn)
+                .send()
+                .await
+                .is_ok_and(|d| d.status() == &aws_sdk_sfn::types::ExecutionStatus::Running);
+            if created && !running {
+                // The row is new, yet the execution name is taken by one that is not
+                // running: an earlier stand-in of this id ended and its row expired while
+                // Step Functions keeps the name. Close the row just made, so the id
+                // answers "ended" from now on. (A running one is a concurrent start of
+                // this same stand-in.)
                 deps.store.close(&task_id, None).await?;
                 return reply(
                     409,
@@ -600,7 +653,7 @@ async fn start(deps: &'static Deps, body: &Value) -> Result<Response<Body>, Erro
                     )}),
                 );
             }
-            execution_arn(machine, &task_id, 0)
+            arn
         }
         Err(err) => {
             return Err(aws_sdk_sfn::error::DisplayErrorContext(&err)

@@ -7,7 +7,8 @@ use std::sync::{Mutex, MutexGuard};
 use futures_util::StreamExt;
 
 use crate::a2a::{
-    A2aError, EventStream, Message, StreamResponse, Task, TaskPushNotificationConfig,
+    A2aError, EventStream, Message, SendMessageResult, StreamResponse, Task,
+    TaskPushNotificationConfig,
 };
 use crate::domain::remote::RemoteOut;
 use crate::domain::row::{Guard, Row, Taken, WakeEvent, Watch};
@@ -236,7 +237,8 @@ impl RowStore for MemoryStore {
         let row = rows
             .get_mut(task_id)
             .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
-        if row.closed {
+        let told = row.last.as_ref().is_some_and(|l| l.is_final);
+        if told || (row.closed && final_note.is_none()) {
             return Ok(Closed {
                 row: row.clone(),
                 seq: None,
@@ -364,6 +366,7 @@ pub struct FakeAgent {
     calls: Mutex<Vec<String>>,
     configs: Mutex<Vec<TaskPushNotificationConfig>>,
     slowness: Mutex<Option<std::time::Duration>>,
+    sends: Mutex<Vec<Result<SendMessageResult, A2aError>>>,
 }
 
 impl FakeAgent {
@@ -390,6 +393,11 @@ impl FakeAgent {
 
     pub fn fail_deletes(&self, times: u32) {
         *lock(&self.delete_failures) = times;
+    }
+
+    /// Each SendMessage (the turn of an agent that cannot stream) takes the next answer.
+    pub fn script_send(&self, answer: Result<SendMessageResult, A2aError>) {
+        lock(&self.sends).push(answer);
     }
 
     /// SubscribeToTask and GetTask answer only after this long (a slow agent).
@@ -451,6 +459,19 @@ impl AgentPort for FakeAgent {
     async fn send_streaming_message(&self, message: &Message) -> Result<EventStream, A2aError> {
         self.log(format!("SendStreamingMessage:{}", message.text()));
         self.next_stream()
+    }
+
+    async fn send_message(
+        &self,
+        message: &Message,
+        _within: std::time::Duration,
+    ) -> Result<SendMessageResult, A2aError> {
+        self.log(format!("SendMessage:{}", message.text()));
+        let mut sends = lock(&self.sends);
+        if sends.is_empty() {
+            return Err(A2aError::Transport("no SendMessage answer scripted".into()));
+        }
+        sends.remove(0)
     }
 
     async fn get_task(&self, id: &str) -> Result<Task, A2aError> {

@@ -5,7 +5,9 @@ use std::future::Future;
 
 use serde::{Deserialize, Serialize};
 
-use crate::a2a::{A2aError, EventStream, Message, Task, TaskPushNotificationConfig};
+use crate::a2a::{
+    A2aError, EventStream, Message, SendMessageResult, Task, TaskPushNotificationConfig,
+};
 use crate::domain::remote::RemoteOut;
 use crate::domain::row::{Guard, Row, WakeEvent, Watch};
 
@@ -48,8 +50,8 @@ pub struct Closed {
     pub seq: Option<u64>,
 }
 
-/// Every method is one atomic, conditional write (one DynamoDB UpdateItem, or one
-/// transaction with the note it records) and returns the item as it stands after it.
+/// Every write is atomic and conditional (one DynamoDB UpdateItem, or one transaction with
+/// the note it records; the drain is two such writes) and returns the item after it.
 pub trait RowStore: Send + Sync {
     /// Creates the row; `AlreadyExists` when a row with that id is there.
     fn create(&self, row: &Row) -> impl Future<Output = Result<Row, StoreError>> + Send;
@@ -113,8 +115,9 @@ pub trait RowStore: Send + Sync {
         watch: &Watch,
     ) -> impl Future<Output = Result<Row, StoreError>> + Send;
     /// Closes the row (drops the park token and pending events) and, with `final_note`,
-    /// makes it `last` and writes its note under the next number in the same transaction.
-    /// On a row already closed it changes nothing (`Closed::seq` is None).
+    /// makes it `last` and writes its note under the next number in the same transaction
+    /// (also on a row closed earlier without one). Once a final state is `last` it changes
+    /// nothing (`Closed::seq` is None): the parent is told once.
     fn close(
         &self,
         task_id: &str,
@@ -193,6 +196,13 @@ pub trait AgentPort: Send + Sync {
         &self,
         message: &Message,
     ) -> impl Future<Output = Result<EventStream, A2aError>> + Send;
+    /// SendMessage, blocking until an interrupted or terminal state, within `within`
+    /// (for agents whose card says they cannot stream).
+    fn send_message(
+        &self,
+        message: &Message,
+        within: std::time::Duration,
+    ) -> impl Future<Output = Result<SendMessageResult, A2aError>> + Send;
     fn get_task(&self, remote_task_id: &str)
     -> impl Future<Output = Result<Task, A2aError>> + Send;
     fn subscribe_to_task(
@@ -214,6 +224,44 @@ pub trait AgentPort: Send + Sync {
     ) -> impl Future<Output = Result<Task, A2aError>> + Send;
 }
 
+/// A borrowed agent is an agent (the end takes its agent from a connector).
+impl<T: AgentPort> AgentPort for &T {
+    fn push_supported(&self) -> bool {
+        (**self).push_supported()
+    }
+    fn streaming_supported(&self) -> bool {
+        (**self).streaming_supported()
+    }
+    async fn send_streaming_message(&self, message: &Message) -> Result<EventStream, A2aError> {
+        (**self).send_streaming_message(message).await
+    }
+    async fn send_message(
+        &self,
+        message: &Message,
+        within: std::time::Duration,
+    ) -> Result<SendMessageResult, A2aError> {
+        (**self).send_message(message, within).await
+    }
+    async fn get_task(&self, id: &str) -> Result<Task, A2aError> {
+        (**self).get_task(id).await
+    }
+    async fn subscribe_to_task(&self, id: &str) -> Result<EventStream, A2aError> {
+        (**self).subscribe_to_task(id).await
+    }
+    async fn create_push_config(
+        &self,
+        config: &TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, A2aError> {
+        (**self).create_push_config(config).await
+    }
+    async fn delete_push_config(&self, task_id: &str, config_id: &str) -> Result<(), A2aError> {
+        (**self).delete_push_config(task_id, config_id).await
+    }
+    async fn cancel_task(&self, id: &str) -> Result<Task, A2aError> {
+        (**self).cancel_task(id).await
+    }
+}
+
 impl AgentPort for crate::a2a::A2aClient {
     fn push_supported(&self) -> bool {
         self.agent().push_notifications
@@ -223,6 +271,13 @@ impl AgentPort for crate::a2a::A2aClient {
     }
     async fn send_streaming_message(&self, message: &Message) -> Result<EventStream, A2aError> {
         crate::a2a::A2aClient::send_streaming_message(self, message).await
+    }
+    async fn send_message(
+        &self,
+        message: &Message,
+        within: std::time::Duration,
+    ) -> Result<SendMessageResult, A2aError> {
+        self.send_message_within(message, within).await
     }
     async fn get_task(&self, id: &str) -> Result<Task, A2aError> {
         crate::a2a::A2aClient::get_task(self, id).await

@@ -4,7 +4,9 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
-use standin::a2a::{A2aError, EventStream, Message, Task, TaskPushNotificationConfig, TaskState};
+use standin::a2a::{
+    A2aError, EventStream, Message, SendMessageResult, Task, TaskPushNotificationConfig, TaskState,
+};
 use standin::domain::doorbell::{self, EndCause, follow_should_stop};
 use standin::domain::notify;
 use standin::domain::push::PushToken;
@@ -673,13 +675,12 @@ async fn a_final_state_is_noted_and_closes_the_row_in_its_apply() {
     let cause = EndCause::Cancelled {
         reason: "parent gave up".into(),
     };
-    let closed = doorbell::close(&store, ID, &cause).await.expect("closed");
+    let closed = end(&store, Some(&agent), &cause).await;
     assert_eq!(closed.seq, None, "no second note");
     assert_eq!(
         closed.row.last.as_ref().map(|l| l.state),
         Some(TaskState::Completed)
     );
-    doorbell::clean_up(&agent, &closed.row, &cause).await;
     assert_eq!(
         agent.count("CancelTask"),
         0,
@@ -701,6 +702,13 @@ async fn a_final_state_is_noted_and_closes_the_row_in_its_apply() {
 
 // Rule 5: close first, with the final note in the same write.
 
+/// The end as the End function runs it, with `agent` as what its connector finds.
+async fn end<A: AgentPort>(store: &MemoryStore, agent: Option<&A>, cause: &EndCause) -> Closed {
+    doorbell::end(store, ID, cause, || async move { agent })
+        .await
+        .expect("ended")
+}
+
 /// An agent that looks at the store when the end reaches it: whether the row is closed
 /// at each push-config delete, and whether the final note is written at the cancel.
 struct WatchingAgent {
@@ -718,6 +726,13 @@ impl AgentPort for WatchingAgent {
     }
     async fn send_streaming_message(&self, m: &Message) -> Result<EventStream, A2aError> {
         self.inner.send_streaming_message(m).await
+    }
+    async fn send_message(
+        &self,
+        m: &Message,
+        within: std::time::Duration,
+    ) -> Result<SendMessageResult, A2aError> {
+        self.inner.send_message(m, within).await
     }
     async fn get_task(&self, id: &str) -> Result<Task, A2aError> {
         self.inner.get_task(id).await
@@ -737,8 +752,9 @@ impl AgentPort for WatchingAgent {
         self.inner.delete_push_config(task_id, config_id).await
     }
     async fn cancel_task(&self, id: &str) -> Result<Task, A2aError> {
+        let closed = self.store.snapshot(ID).is_some_and(|r| r.closed);
         let noted = self.store.outbox().iter().any(|n| n.is_final);
-        self.observed.lock().expect("lock").push(noted);
+        self.observed.lock().expect("lock").extend([closed, noted]);
         self.inner.cancel_task(id).await
     }
 }
@@ -756,15 +772,12 @@ async fn end_closes_before_deleting_the_push_config_and_a_failing_delete_does_no
     let cause = EndCause::Cancelled {
         reason: "no longer needed".into(),
     };
-    // The end is now two calls: close (with the note) then the clean-up at the agent.
-    let closed = doorbell::close(store.as_ref(), ID, &cause)
-        .await
-        .expect("closed");
-    doorbell::clean_up(&agent, &closed.row, &cause).await;
+    let closed = end(store.as_ref(), Some(&agent), &cause).await;
     assert_eq!(
         *agent.observed.lock().expect("lock"),
-        [true, true, true],
-        "closed first; two delete attempts; the parent's note written before the cancel"
+        [true, false, true, true],
+        "closed first; the remote asked before the note (its answer is the truth); \
+         then two delete attempts, after the note"
     );
     assert_eq!(agent.inner.count("CancelTask"), 1);
     assert_eq!(closed.seq, Some(1));
@@ -822,11 +835,8 @@ async fn end_on_a_final_state_notes_it_once_and_cancels_nothing() {
             1
         )
     );
-    let closed = doorbell::close(&store, ID, &EndCause::Final)
-        .await
-        .expect("closed");
+    let closed = end(&store, Some(&agent), &EndCause::Final).await;
     assert_eq!(closed.seq, None);
-    doorbell::clean_up(&agent, &closed.row, &EndCause::Final).await;
     assert_eq!(
         agent.calls(),
         ["DeleteTaskPushNotificationConfig:remote-1/standin-local-1"]
@@ -843,10 +853,7 @@ async fn end_in_follow_or_off_mode_deletes_nothing() {
         doorbell::apply(&store, ID, &done, &Guard::Open)
             .await
             .expect("applied");
-        let closed = doorbell::close(&store, ID, &EndCause::Final)
-            .await
-            .expect("closed");
-        doorbell::clean_up(&agent, &closed.row, &EndCause::Final).await;
+        end(&store, Some(&agent), &EndCause::Final).await;
         assert_eq!(
             agent.count("DeleteTaskPushNotificationConfig"),
             0,
@@ -885,7 +892,7 @@ async fn close_writes_a_canceled_or_failed_note_once() {
         doorbell::apply(&store, ID, &working("busy"), &Guard::Open)
             .await
             .expect("applied");
-        let first = doorbell::close(&store, ID, &cause).await.expect("closed");
+        let first = end::<FakeAgent>(&store, None, &cause).await;
         assert_eq!(first.seq, Some(2), "{state}: the next number");
         let row = &first.row;
         assert!(row.closed && row.park_token.is_none() && row.pending.is_empty());
@@ -897,7 +904,7 @@ async fn close_writes_a_canceled_or_failed_note_once() {
             "{state}: the note's state is the row's last"
         );
         let writes = store.writes();
-        let again = doorbell::close(&store, ID, &cause).await.expect("again");
+        let again = end::<FakeAgent>(&store, None, &cause).await;
         assert_eq!(again.seq, None, "{state}: a second close writes nothing");
         assert_eq!(again.row, first.row);
         assert_eq!(store.writes(), writes);
@@ -928,7 +935,7 @@ async fn a_close_reason_is_scrubbed_before_it_is_noted() {
     let cause = EndCause::Failed {
         reason: format!("agent said {secret}"),
     };
-    doorbell::close(&store, ID, &cause).await.expect("closed");
+    end::<FakeAgent>(&store, None, &cause).await;
     let notes = store.outbox();
     assert_eq!(notes.len(), 1);
     assert!(!notes[0].text.contains(secret), "{}", notes[0].text);

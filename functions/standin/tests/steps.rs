@@ -71,6 +71,7 @@ fn spec(updates: Updates) -> AgentSpec {
         updates,
         follow_interval: Duration::from_secs(1),
         participant: None,
+        allowed_origins: Vec::new(),
     }
 }
 
@@ -192,11 +193,13 @@ impl World {
         .unwrap()
     }
 
-    /// The end as the End function runs it: close with the final note, then clean up.
+    /// The end as the End function runs it: close, tell the parent, clean up.
     async fn end(&self, step: &Step) -> Closed {
-        let closed = handlers::steps::close(&self.store, step).await.unwrap();
-        doorbell::clean_up(&self.agent, &closed.row, &handlers::steps::end_cause(step)).await;
-        closed
+        let agent = &self.agent;
+        handlers::steps::end(&self.store, step, || async move { Some(agent) })
+            .await
+            .unwrap()
+            .unwrap()
     }
 
     async fn ring(&self, event: WakeEvent) {
@@ -1067,4 +1070,62 @@ async fn the_follow_heartbeats_while_the_agent_is_slow_to_open_the_stream() {
         beats.len() >= 3,
         "a heartbeat every period while the stream opened: {beats:?}"
     );
+}
+
+// The truth at the end, when the parent's cancel or reply races the remote task.
+
+#[tokio::test]
+async fn a_cancel_whose_remote_task_had_already_completed_reports_the_completion() {
+    // The agent finished while the cancel was on its way and nothing told the stand-in
+    // (its push was lost): the remote cancel's answer is the truth.
+    let w = World::new(true).await;
+    let spec = spec(Updates::Auto);
+    let step = first_turn(&w, &spec).await;
+    assert!(w.park(&step, "p1").await);
+    w.agent
+        .set_task(task(TaskState::Completed, "finished first"));
+    w.ring(WakeEvent::Cancel {
+        reason: "no longer needed".into(),
+    })
+    .await;
+    let step = w.wake(step, Woke::Rung, &spec).await;
+    assert!(matches!(
+        step.next,
+        Some(Next::End(EndCause::Cancelled { .. }))
+    ));
+    let closed = w.end(&step).await;
+    assert_eq!(closed.seq, Some(2));
+    assert_eq!(
+        w.notes(),
+        [
+            (1, "TASK_STATE_INPUT_REQUIRED".into(), false),
+            (2, "TASK_STATE_COMPLETED".into(), true)
+        ]
+    );
+    assert_eq!(w.store.outbox()[1].text, "finished first");
+    assert_eq!(w.agent.count("CancelTask"), 1);
+    // A retried end writes nothing more.
+    assert_eq!(w.end(&step).await.seq, None);
+    assert_eq!(w.notes().len(), 2);
+}
+
+#[tokio::test]
+async fn a_reply_the_agent_refuses_while_it_still_waits_for_input_ends_the_stand_in() {
+    // Nothing moved (GetTask shows the same question): parking would leave the parent
+    // and the agent waiting on each other, so the parent is told.
+    let w = World::new(false).await;
+    let spec = spec(Updates::Off);
+    let step = first_turn(&w, &spec).await;
+    w.agent.script_stream(Err(A2aError::Rpc {
+        code: -32602,
+        message: "invalid params".into(),
+    }));
+    w.ring(reply("blue")).await;
+    let step = w.wake(step, Woke::Rung, &spec).await;
+    match &step.next {
+        Some(Next::End(EndCause::Failed { reason })) => {
+            assert!(reason.contains("did not take the reply"), "{reason}");
+        }
+        other => panic!("expected a failure, got {other:?}"),
+    }
 }

@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::error::A2aError;
+use super::limits::{MAX_CARD_BYTES, MAX_EVENT_BYTES, MAX_RESPONSE_BYTES, MAX_STREAM_BYTES, Skim};
 use super::sse::{SseDecoder, SseEvent};
 use super::types::{
     AgentCard, Message, SendMessageResult, StreamResponse, Task, TaskPushNotificationConfig,
@@ -107,20 +108,63 @@ impl ResolvedAgent {
     }
 }
 
-/// The card URL for an agent's base URL.
+/// The card URL for an agent's base URL, under its path as the SDK builds it
+/// (`https://host/agents/x` reads `https://host/agents/x/.well-known/agent-card.json`).
 pub fn card_url(base_url: &str) -> Result<Url, A2aError> {
-    let base = Url::parse(base_url)
+    let mut base = Url::parse(base_url)
         .map_err(|e| A2aError::Card(format!("agent url {base_url:?} is not a URL: {e}")))?;
-    base.join(CARD_PATH)
+    if !base.path().ends_with('/') {
+        let path = format!("{}/", base.path());
+        base.set_path(&path);
+    }
+    base.join(CARD_PATH.trim_start_matches('/'))
         .map_err(|e| A2aError::Card(format!("cannot build the card URL: {e}")))
 }
 
 /// Builds the HTTP client once per process (it costs ~2 ms: keep it out of handlers).
+/// Redirects are never followed: a 307/308 would re-send a POST (the push token at
+/// registration, the parent's reply) to wherever the agent points.
 pub fn http_client() -> Result<reqwest::Client, A2aError> {
     reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(10))
+        .redirect(reqwest::redirect::Policy::none())
         .build()
         .map_err(|e| A2aError::Transport(format!("cannot build the HTTP client: {e}")))
+}
+
+/// Reads a body whole; None past `limit` bytes (checked on Content-Length first, then
+/// as it arrives, so nothing beyond the limit is held).
+async fn read_capped(
+    mut response: reqwest::Response,
+    limit: usize,
+) -> Result<Option<Vec<u8>>, reqwest::Error> {
+    if response.content_length().is_some_and(|n| n > limit as u64) {
+        return Ok(None);
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if body.len() + chunk.len() > limit {
+            return Ok(None);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(body))
+}
+
+/// Reads a JSON body through `Skim`: what the stand-in never reads is dropped as it
+/// arrives; past `limit` kept bytes the answer is refused without reading further.
+async fn read_skimmed(
+    mut response: reqwest::Response,
+    limit: usize,
+) -> Result<Option<Vec<u8>>, reqwest::Error> {
+    let mut skim = Skim::new(limit);
+    while let Some(chunk) = response.chunk().await? {
+        skim.push(&chunk);
+        if skim.is_over() {
+            return Ok(None);
+        }
+    }
+    Ok(skim.finish())
 }
 
 pub async fn fetch_card(
@@ -140,9 +184,14 @@ pub async fn fetch_card(
     if !status.is_success() {
         return Err(A2aError::Card(format!("{url} answered HTTP {status}")));
     }
-    let card = response
-        .json::<AgentCard>()
+    let body = read_capped(response, MAX_CARD_BYTES)
         .await
+        .map_err(|e| timeout_or("GetAgentCard", timeouts.call, e))?
+        .ok_or(A2aError::TooLarge {
+            what: "the card",
+            limit: MAX_CARD_BYTES,
+        })?;
+    let card = serde_json::from_slice::<AgentCard>(&body)
         .map_err(|e| A2aError::Card(format!("{url} is not an agent card: {e}")))?;
     Ok((card, url))
 }
@@ -210,6 +259,24 @@ impl A2aClient {
             params["configuration"] = json!({ "returnImmediately": true });
         }
         let call = Call::new("SendMessage", params, Method::POST, &["message:send"]);
+        let value: Value = self.unary(call).await?;
+        parse_send_result(value)
+    }
+
+    /// A turn for an agent that cannot stream: SendMessage, blocking until an interrupted
+    /// or terminal state, for at most `within`.
+    pub async fn send_message_within(
+        &self,
+        message: &Message,
+        within: Duration,
+    ) -> Result<SendMessageResult, A2aError> {
+        let mut call = Call::new(
+            "SendMessage",
+            json!({ "message": message }),
+            Method::POST,
+            &["message:send"],
+        );
+        call.timeout = Some(within);
         let value: Value = self.unary(call).await?;
         parse_send_result(value)
     }
@@ -333,7 +400,7 @@ impl A2aClient {
     }
 
     async fn unary<T: DeserializeOwned>(&self, call: Call) -> Result<T, A2aError> {
-        let timeout = self.timeouts.call;
+        let timeout = call.timeout.unwrap_or(self.timeouts.call);
         let response = self
             .request(&call)?
             .timeout(timeout)
@@ -341,10 +408,13 @@ impl A2aClient {
             .await
             .map_err(|e| timeout_or(call.method, timeout, e))?;
         let status = response.status();
-        let body = response
-            .bytes()
+        let body = read_skimmed(response, MAX_RESPONSE_BYTES)
             .await
-            .map_err(|e| timeout_or(call.method, timeout, e))?;
+            .map_err(|e| timeout_or(call.method, timeout, e))?
+            .ok_or(A2aError::TooLarge {
+                what: "an answer",
+                limit: MAX_RESPONSE_BYTES,
+            })?;
         let value = parse_json_or_status(&body, status.as_u16())?;
         let result = match self.agent.binding {
             Binding::JsonRpc => jsonrpc_result(value)?,
@@ -373,13 +443,17 @@ impl A2aClient {
             .is_some_and(|v| v.starts_with("text/event-stream"));
         if !is_sse {
             // Errors found before the stream starts come back as plain JSON.
-            let body = tokio::time::timeout(timeout, response.bytes())
+            let body = tokio::time::timeout(timeout, read_skimmed(response, MAX_RESPONSE_BYTES))
                 .await
                 .map_err(|_| A2aError::Timeout {
                     operation: call.method,
                     seconds: timeout.as_secs(),
                 })?
-                .map_err(|e| timeout_or(call.method, timeout, e))?;
+                .map_err(|e| timeout_or(call.method, timeout, e))?
+                .ok_or(A2aError::TooLarge {
+                    what: "an answer",
+                    limit: MAX_RESPONSE_BYTES,
+                })?;
             let value = parse_json_or_status(&body, status)?;
             return Err(match value.get("error") {
                 Some(error) => A2aError::from_error_object(error),
@@ -406,6 +480,8 @@ struct Call {
     rest_path: Vec<String>,
     rest_query: Option<(&'static str, &'static str)>,
     rest_body: Option<Value>,
+    /// Longer than the client's call timeout: a blocking SendMessage waits for the agent.
+    timeout: Option<Duration>,
 }
 
 impl Call {
@@ -417,6 +493,7 @@ impl Call {
             rest_method,
             rest_path: rest_path.iter().map(|s| (*s).to_owned()).collect(),
             rest_query: None,
+            timeout: None,
         }
     }
 }
@@ -468,6 +545,12 @@ fn parse_send_result(value: Value) -> Result<SendMessageResult, A2aError> {
 
 /// Decodes one SSE event into a stream item (or the error it carries).
 pub fn decode_event(event: &SseEvent, binding: Binding) -> Result<StreamResponse, A2aError> {
+    if event.oversized {
+        return Err(A2aError::TooLarge {
+            what: "a stream event",
+            limit: MAX_EVENT_BYTES,
+        });
+    }
     let value: Value = serde_json::from_str(&event.data)
         .map_err(|_| A2aError::InvalidResponse("stream event is not JSON".into()))?;
     if event.event == "error" {
@@ -493,6 +576,8 @@ struct StreamState {
     binding: Binding,
     idle: Duration,
     done: bool,
+    /// Bytes read so far, skimmed ones included (bounded by `MAX_STREAM_BYTES`).
+    read: usize,
 }
 
 fn event_stream(response: reqwest::Response, binding: Binding, idle: Duration) -> EventStream {
@@ -503,6 +588,7 @@ fn event_stream(response: reqwest::Response, binding: Binding, idle: Duration) -
         binding,
         idle,
         done: false,
+        read: 0,
     };
     futures_util::stream::unfold(state, |mut s| async move {
         loop {
@@ -527,7 +613,18 @@ fn event_stream(response: reqwest::Response, binding: Binding, idle: Duration) -
                     };
                     return Some((Err(err), s));
                 }
-                Ok(Some(Ok(chunk))) => s.pending.extend(s.decoder.push(&chunk)),
+                Ok(Some(Ok(chunk))) => {
+                    s.read += chunk.len();
+                    if s.read > MAX_STREAM_BYTES {
+                        s.done = true;
+                        let err = A2aError::TooLarge {
+                            what: "a stream",
+                            limit: MAX_STREAM_BYTES,
+                        };
+                        return Some((Err(err), s));
+                    }
+                    s.pending.extend(s.decoder.push(&chunk));
+                }
                 Ok(Some(Err(e))) => {
                     s.done = true;
                     return Some((Err(e.into()), s));
@@ -540,4 +637,33 @@ fn event_stream(response: reqwest::Response, binding: Binding, idle: Duration) -
         }
     })
     .boxed()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_card_url_keeps_the_agent_urls_path() {
+        for (base, card) in [
+            (
+                "https://host/agents/x",
+                "https://host/agents/x/.well-known/agent-card.json",
+            ),
+            (
+                "https://host/agents/x/",
+                "https://host/agents/x/.well-known/agent-card.json",
+            ),
+            (
+                "http://127.0.0.1:9000",
+                "http://127.0.0.1:9000/.well-known/agent-card.json",
+            ),
+        ] {
+            assert_eq!(
+                card_url(base).map(|u| u.to_string()),
+                Ok(card.to_owned()),
+                "{base}"
+            );
+        }
+    }
 }

@@ -29,6 +29,14 @@ pub enum A2aError {
     InvalidResponse(String),
     #[error("agent card unusable: {0}")]
     Card(String),
+    /// An answer past one of the read limits (`a2a::limits`): not kept, and an agent error
+    /// like any other.
+    #[error("{what} from the agent is over the {limit}-byte limit")]
+    TooLarge { what: &'static str, limit: usize },
+    /// Where the stand-in may not connect: another origin than the configured one, a
+    /// private address, a redirect.
+    #[error("agent location refused: {0}")]
+    Refused(String),
 }
 
 impl A2aError {
@@ -49,11 +57,12 @@ impl A2aError {
 
     /// Maps an error object by its code first, then by its `reason` detail (REST).
     pub(crate) fn from_error_object(error: &Value) -> Self {
-        let message = error
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
+        let message = super::limits::bounded_message(
+            error
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or_default(),
+        );
         let code = error.get("code").and_then(Value::as_i64);
         let by_code = match code {
             Some(-32001) => Some(Self::TaskNotFound(message.clone())),

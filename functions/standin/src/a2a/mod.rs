@@ -2,6 +2,8 @@
 
 pub mod client;
 pub mod error;
+pub mod limits;
+pub mod reach;
 pub mod sse;
 pub mod types;
 

@@ -1,5 +1,6 @@
-//! The row store on DynamoDB: every port method is one conditional UpdateItem (the drain
-//! reads first, then removes exactly what it read, conditionally, and retries on a race).
+//! The row store on DynamoDB: each port method is one conditional UpdateItem, or one
+//! transaction of the row's update and the note it causes (apply, close). The drain marks
+//! the park woken, then removes exactly what it read, conditionally, and retries on a race.
 
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -159,10 +160,25 @@ impl DynamoRowStore {
         for (k, v) in expr.values {
             call = call.expression_attribute_values(k, v);
         }
-        match call.send().await {
-            Ok(out) => row_of(out.attributes.unwrap_or_default()),
-            Err(err) => Err(self.refusal(task_id, &err)),
+        // An UpdateItem that meets an apply's transaction on the same row is refused with
+        // TransactionConflictException; it changed nothing, so it is tried again.
+        for attempt in 1..=RACE_ATTEMPTS {
+            match call.clone().send().await {
+                Ok(out) => return row_of(out.attributes.unwrap_or_default()),
+                Err(err)
+                    if attempt < RACE_ATTEMPTS
+                        && err
+                            .as_service_error()
+                            .is_some_and(|e| e.is_transaction_conflict_exception()) =>
+                {
+                    tokio::time::sleep(Duration::from_millis(20 * attempt as u64)).await;
+                }
+                Err(err) => return Err(self.refusal(task_id, &err)),
+            }
         }
+        Err(StoreError::Backend(format!(
+            "update of {task_id} kept conflicting"
+        )))
     }
 
     fn refusal<R: std::fmt::Debug>(
@@ -490,7 +506,8 @@ impl RowStore for DynamoRowStore {
                 .get(task_id)
                 .await?
                 .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
-            if row.closed {
+            let told = row.last.as_ref().is_some_and(|l| l.is_final);
+            if told || (row.closed && final_note.is_none()) {
                 return Ok(Closed { row, seq: None });
             }
             let mut expr = Expr::default();
@@ -500,7 +517,12 @@ impl RowStore for DynamoRowStore {
             let empty = expr.val("empty", AttributeValue::M(HashMap::new()));
             let ttl = expr.val("ttl", expires_in(CLOSED_ROW_TTL));
             let mut set = format!("{c} = {t}, {p} = {empty}, expires_at = {ttl}");
-            let condition = expr.guard(&Guard::Open);
+            // Closing needs an open row; the final note may follow a close without one
+            // (a cancel waits for the remote's answer), guarded by `seq` as every note is.
+            let condition = match final_note {
+                None => expr.guard(&Guard::Open),
+                Some(_) => "attribute_exists(task_id)".to_owned(),
+            };
             let mut closed = row.clone();
             closed.closed = true;
             closed.park_token = None;
@@ -623,10 +645,15 @@ impl DynamoRowStore {
         match result {
             Ok(_) => Ok(true),
             Err(err) => match err.as_service_error() {
+                // A failed condition or a concurrent write to the row (a push, a ring)
+                // is a race: the caller reads again and retries.
                 Some(TransactWriteItemsError::TransactionCanceledException(e))
-                    if e.cancellation_reasons()
-                        .iter()
-                        .any(|r| r.code() == Some("ConditionalCheckFailed")) =>
+                    if e.cancellation_reasons().iter().any(|r| {
+                        matches!(
+                            r.code(),
+                            Some("ConditionalCheckFailed" | "TransactionConflict")
+                        )
+                    }) =>
                 {
                     Ok(false)
                 }

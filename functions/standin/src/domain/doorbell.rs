@@ -1,6 +1,8 @@
 //! The doorbell protocol (README, "Architecture"): ring, park, drain, the fences, and
 //! close first. Every step is one conditional write on the row, then at most one ring.
 
+use std::future::Future;
+
 use tracing::{info, warn};
 
 use super::remote::RemoteOut;
@@ -139,6 +141,16 @@ pub enum EndCause {
     },
 }
 
+impl EndCause {
+    /// A failure whose reason goes into the execution's state and the parent's note:
+    /// scrubbed and bounded first, whatever an agent put into it.
+    pub fn failed(reason: &str) -> Self {
+        Self::Failed {
+            reason: super::scrub::scrub(reason),
+        }
+    }
+}
+
 /// How many times the end tries to delete the push config.
 pub const DELETE_ATTEMPTS: u32 = 2;
 
@@ -165,49 +177,114 @@ fn final_out(row: &Row, cause: &EndCause) -> RemoteOut {
     }
 }
 
-/// Close first, and tell the parent in the same write: `closed` is set together with the
-/// final note (unless a final state already closed the row and told the parent), so every
-/// push from then on is refused and the note is in the outbox before anything slow.
-/// Returns the row as closed; `clean_up` then deletes the push config and cancels the
-/// remote task.
-pub async fn close<S: RowStore>(
+/// The end, in order. Close first: from the close on, every push is refused and a reply
+/// or cancel gets 409. Tell the parent: one final note, written in the same transaction
+/// as the close, unless a final state already closed the row and told the parent (it
+/// wins over a later cancel). For the parent's cancel the note waits for one call: the
+/// remote cancel, whose answer is the truth (a task that finished first reports how it
+/// finished, not CANCELED). Then clean up: delete the push config (errors logged and
+/// swallowed). `connect` reads the agent card only when the end needs the agent.
+/// Idempotent: a retried end writes no second note.
+pub async fn end<S, A, C, F>(
     store: &S,
     task_id: &str,
     cause: &EndCause,
-) -> Result<Closed, StoreError> {
+    connect: C,
+) -> Result<Closed, StoreError>
+where
+    S: RowStore,
+    A: AgentPort,
+    C: FnOnce() -> F,
+    F: Future<Output = Option<A>>,
+{
     let row = store
         .get(task_id)
         .await?
         .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
-    if row.closed {
-        return Ok(Closed { row, seq: None });
+    let told = row.last.as_ref().is_some_and(|l| l.is_final);
+    let wants_agent =
+        has_push_config(&row) || (!told && matches!(cause, EndCause::Cancelled { .. }));
+    let closed = match cause {
+        _ if told => Closed { row, seq: None },
+        EndCause::Cancelled { reason } => {
+            let closing = if row.closed {
+                row
+            } else {
+                store.close(task_id, None).await?.row
+            };
+            let agent = if wants_agent { connect().await } else { None };
+            let truth = match (&agent, closing.remote_task_id.as_deref()) {
+                (Some(agent), Some(remote)) => cancel_remote(agent, task_id, remote, reason).await,
+                _ => cancelled(&closing, reason),
+            };
+            let closed = store.close(task_id, Some(&truth)).await?;
+            if let Some(agent) = &agent {
+                clean_up(agent, &closed.row).await;
+            }
+            return Ok(closed);
+        }
+        _ => store.close(task_id, Some(&final_out(&row, cause))).await?,
+    };
+    if wants_agent && let Some(agent) = connect().await {
+        clean_up(&agent, &closed.row).await;
     }
-    let out = final_out(&row, cause);
-    store.close(task_id, Some(&out)).await
+    Ok(closed)
 }
 
-/// After the close: delete the push config (errors logged and swallowed) and, when the
-/// parent's cancel is what ended the stand-in, cancel the remote task. Both are
-/// idempotent, so a retried end repeats them harmlessly.
-pub async fn clean_up<A: AgentPort>(agent: &A, row: &Row, cause: &EndCause) {
-    let task_id = row.task_id.as_str();
-    let remote_id = row.remote_task_id.clone().unwrap_or_default();
+fn has_push_config(row: &Row) -> bool {
+    row.watch
+        .as_ref()
+        .is_some_and(|w| w.mode == WatchMode::Push && w.config_id.is_some())
+}
+
+fn cancelled(row: &Row, reason: &str) -> RemoteOut {
+    final_out(
+        row,
+        &EndCause::Cancelled {
+            reason: reason.to_owned(),
+        },
+    )
+}
+
+/// Asks the remote task to cancel; its answer decides the final note. A task that had
+/// already finished (CancelTask refuses it, or answers it finished) reports its own final
+/// state; anything else, an agent that cannot be reached included, is the parent's
+/// CANCELED with its reason.
+async fn cancel_remote<A: AgentPort>(
+    agent: &A,
+    task_id: &str,
+    remote: &str,
+    reason: &str,
+) -> RemoteOut {
+    let parent_cancel = RemoteOut {
+        remote_task_id: remote.to_owned(),
+        state: TaskState::Canceled,
+        text: super::scrub::scrub(reason),
+        is_final: true,
+    };
+    let task = match agent.cancel_task(remote).await {
+        Ok(task) => Some(task),
+        Err(A2aError::TaskNotCancelable(_)) => agent.get_task(remote).await.ok(),
+        Err(err) => {
+            info!(task_id, error = %err, "remote cancel failed; the parent's cancel stands");
+            None
+        }
+    };
+    match task.map(|t| super::remote::from_task(&t, "")) {
+        Some(out) if out.is_final && out.state != TaskState::Canceled => out,
+        _ => parent_cancel,
+    }
+}
+
+/// After the close and the note: delete the push config (two attempts, errors logged and
+/// swallowed; a later push is refused anyway). Idempotent.
+pub async fn clean_up<A: AgentPort>(agent: &A, row: &Row) {
     if let Some(watch) = &row.watch
         && watch.mode == WatchMode::Push
         && let Some(config_id) = &watch.config_id
     {
-        delete_push_config(agent, task_id, &remote_id, config_id).await;
-    }
-    let cancelled_by_parent = row
-        .last
-        .as_ref()
-        .is_some_and(|l| l.is_final && l.state == TaskState::Canceled);
-    if matches!(cause, EndCause::Cancelled { .. })
-        && cancelled_by_parent
-        && !remote_id.is_empty()
-        && let Err(err) = agent.cancel_task(&remote_id).await
-    {
-        info!(task_id, error = %err, "remote cancel failed; the stand-in has ended anyway");
+        let remote_id = row.remote_task_id.clone().unwrap_or_default();
+        delete_push_config(agent, &row.task_id, &remote_id, config_id).await;
     }
 }
 

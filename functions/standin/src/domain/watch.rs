@@ -31,6 +31,25 @@ pub fn plan_watch(
     }
 }
 
+/// An agent that cannot stream cannot be followed: `updates = "follow"` on it is a
+/// configuration error, said before the first turn rather than found as a loop later.
+pub fn misconfigured(agent_id: &str, updates: Updates, streaming: bool) -> Option<String> {
+    (updates == Updates::Follow && !streaming).then(|| {
+        format!(
+            "configuration: agent {agent_id:?} has updates = \"follow\", but its card says it cannot stream (capabilities.streaming is false); set updates to \"auto\" or \"off\""
+        )
+    })
+}
+
+/// Without streaming there is nothing to follow: a watch that would follow is off
+/// (replies and cancels still wake the stand-in).
+pub fn fit_to_streaming(watch: Watch, streaming: bool) -> Watch {
+    if watch.mode == WatchMode::Follow && !streaming {
+        return Watch::off();
+    }
+    watch
+}
+
 /// Our own config id: one per stand-in, so a re-registration replaces, never adds.
 pub fn config_id(local_task_id: &str) -> String {
     format!("standin-{local_task_id}")
@@ -109,5 +128,7 @@ fn error_kind(err: &crate::a2a::A2aError) -> &'static str {
         E::Timeout { .. } => "timeout",
         E::InvalidResponse(_) => "invalid_response",
         E::Card(_) => "card",
+        E::TooLarge { .. } => "too_large",
+        E::Refused(_) => "refused",
     }
 }

@@ -7,13 +7,13 @@ use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
 use tracing::{info, warn};
 
-use crate::a2a::{A2aError, Message};
+use crate::a2a::{A2aError, Message, SendMessageResult};
 use crate::config::AgentSpec;
 use crate::domain::doorbell::{self, EndCause};
 use crate::domain::remote::{RemoteOut, TurnReader, from_task};
 use crate::domain::row::{Guard, WatchMode};
 use crate::domain::wake::{self, Cursor, Next, Pacing, Woke};
-use crate::domain::watch::{plan_watch, register};
+use crate::domain::watch::{fit_to_streaming, plan_watch, register};
 use crate::ports::{AgentPort, Closed, Doorbell, RowStore, StoreError};
 
 /// GetTask attempts when no push triggered the fetch (a push-triggered one has the rechecks).
@@ -120,7 +120,12 @@ pub async fn turn<S: RowStore, A: AgentPort>(
     let row = load_row(store, &step.task_id).await?;
     let follow_up = row.remote_task_id.as_deref().zip(row.context_id.as_deref());
     let message = Message::user_text(text, follow_up);
-    let (out, context) = match send_turn(agent, &message, window).await {
+    let sent = if agent.streaming_supported() {
+        send_turn(agent, &message, window).await
+    } else {
+        send_blocking(agent, &message, window).await
+    };
+    let (out, context) = match sent {
         Ok(Some(result)) => result,
         refused => {
             let why = match refused {
@@ -129,16 +134,28 @@ pub async fn turn<S: RowStore, A: AgentPort>(
             };
             warn!(task_id = %step.task_id, reason = %why, "turn refused; asking GetTask");
             let Some(remote) = row.remote_task_id.as_deref() else {
-                return Ok(step.then(Next::End(EndCause::Failed { reason: why })));
+                return Ok(step.then(Next::End(EndCause::failed(&why))));
             };
             match agent.get_task(remote).await {
                 Ok(task) => {
                     let known = row.last.as_ref().map_or("", |l| l.text.as_str());
-                    (from_task(&task, known), None)
+                    let out = from_task(&task, known);
+                    // Nothing moved and the agent still waits for input: the reply was not
+                    // taken, and parking would leave parent and agent waiting on each other.
+                    if out.state.is_interrupted()
+                        && row
+                            .last
+                            .as_ref()
+                            .is_some_and(|last| !out.differs_from(last))
+                    {
+                        let reason = format!("the agent did not take the reply ({why})");
+                        return Ok(step.then(Next::End(EndCause::failed(&reason))));
+                    }
+                    (out, None)
                 }
                 Err(err) => {
                     let reason = format!("{why}; GetTask failed too: {err}");
-                    return Ok(step.then(Next::End(EndCause::Failed { reason })));
+                    return Ok(step.then(Next::End(EndCause::failed(&reason))));
                 }
             }
         }
@@ -178,6 +195,22 @@ async fn apply_open<S: RowStore>(
         Ok(_) => Ok(Outcome::Applied),
         Err(StoreError::Refused(_)) => Ok(Outcome::AlreadyFinal),
         Err(err) => Err(err.into()),
+    }
+}
+
+/// The turn of an agent whose card says it cannot stream: one SendMessage that blocks
+/// until an interrupted or final state, within the window.
+async fn send_blocking<A: AgentPort>(
+    agent: &A,
+    message: &Message,
+    window: Duration,
+) -> Result<Option<(RemoteOut, Option<String>)>, A2aError> {
+    match agent.send_message(message, window).await? {
+        SendMessageResult::Task(task) => {
+            let context = Some(task.context_id.clone()).filter(|c| !c.is_empty());
+            Ok(Some((from_task(&task, ""), context)))
+        }
+        SendMessageResult::Message(_) => Ok(None),
     }
 }
 
@@ -230,7 +263,10 @@ pub async fn register_watch<S: RowStore, A: AgentPort>(
         agent.push_supported(),
         push_base_url,
     );
-    let watch = register(agent, plan, &step.task_id, &remote, push_base_url).await;
+    let watch = fit_to_streaming(
+        register(agent, plan, &step.task_id, &remote, push_base_url).await,
+        agent.streaming_supported(),
+    );
     info!(task_id = %step.task_id, mode = ?watch.mode, "watch chosen");
     store.set_watch(&step.task_id, &watch).await?;
     let next = wake::after_register(&mut step.cursor, watch.mode, pacing);
@@ -366,8 +402,26 @@ pub fn end_cause(step: &Step) -> EndCause {
     }
 }
 
-/// The end's first half: close, with the final note in the same write. The caller then
-/// cleans up at the agent (`doorbell::clean_up`), after the parent has been told.
-pub async fn close<S: RowStore>(store: &S, step: &Step) -> Result<Closed, StepError> {
-    Ok(doorbell::close(store, &step.task_id, &end_cause(step)).await?)
+/// The end: close, tell the parent, clean up (see `doorbell::end`). `connect` reads the
+/// agent card, only when the end needs the agent. A row that is gone (it expired) has
+/// nothing left to close: the end is done.
+pub async fn end<S, A, C, F>(
+    store: &S,
+    step: &Step,
+    connect: C,
+) -> Result<Option<Closed>, StepError>
+where
+    S: RowStore,
+    A: AgentPort,
+    C: FnOnce() -> F,
+    F: std::future::Future<Output = Option<A>>,
+{
+    match doorbell::end(store, &step.task_id, &end_cause(step), connect).await {
+        Ok(closed) => Ok(Some(closed)),
+        Err(StoreError::NotFound(_)) => {
+            warn!(task_id = %step.task_id, "no row to close; the stand-in has ended");
+            Ok(None)
+        }
+        Err(err) => Err(err.into()),
+    }
 }

@@ -1,0 +1,356 @@
+//! Agents that are huge, misplaced, non-streaming or hostile, end to end on LocalStack:
+//! every read is bounded, the stand-in connects only where it was told, an agent that
+//! cannot stream is still heard, and no text can outgrow the execution's state. Each
+//! stand-in ends or carries on as documented, with a final note, and no function dies.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use standin_integration::agent::{Behaviour, TestAgent};
+use standin_integration::stack::{Stack, unique};
+
+const STACK: &str = "standin";
+const SOON: Duration = Duration::from_secs(60);
+
+const INPUT_REQUIRED: &str = "TASK_STATE_INPUT_REQUIRED";
+const WORKING: &str = "TASK_STATE_WORKING";
+const COMPLETED: &str = "TASK_STATE_COMPLETED";
+const FAILED: &str = "TASK_STATE_FAILED";
+const CANCELED: &str = "TASK_STATE_CANCELED";
+
+fn states(notes: &[Value]) -> Vec<(u64, String, bool)> {
+    notes
+        .iter()
+        .map(|n| {
+            (
+                n["seq"].as_u64().unwrap(),
+                n["state"].as_str().unwrap().to_owned(),
+                n["final"].as_bool().unwrap(),
+            )
+        })
+        .collect()
+}
+
+async fn start(stack: &Stack, persona: &str) -> String {
+    let id = unique(persona);
+    let (status, body) = stack
+        .control(
+            "POST",
+            "/standins",
+            Some(json!({"agent": persona, "message": "Please build me a widget", "task_id": id})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    id
+}
+
+async fn wait_parked(stack: &Stack, id: &str, watch: &str) {
+    let deadline = std::time::Instant::now() + SOON;
+    loop {
+        let row = stack.row_status(id).await;
+        if row["watch"] == watch && row["parked"] == true {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "{id}: {row}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+/// The stand-in ended with exactly one note, FAILED, whose text holds `cause`.
+async fn failed_with(stack: &Stack, id: &str, cause: &str) -> Value {
+    let notes = stack.wait_notes(id, 1, SOON).await;
+    stack.wait_execution(id, "SUCCEEDED", SOON).await;
+    assert_eq!(states(&notes), [(1, FAILED.into(), true)], "{notes:#?}");
+    let text = notes[0]["text"].as_str().unwrap();
+    assert!(text.contains(cause), "{text}");
+    notes[0].clone()
+}
+
+async fn artifact_scenario(persona: &str, port: u16, watch: &str) {
+    let stack = Stack::load(STACK).await;
+    let agent = TestAgent::start(port, Behaviour::default()).await;
+    agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
+    let id = start(&stack, persona).await;
+    stack.wait_notes(&id, 1, SOON).await;
+    wait_parked(&stack, &id, watch).await;
+    let remote = agent.task_ids().pop().unwrap();
+    // 10 MB in one artifact: streamed to subscribers, pushed (refused: 413), and inline in
+    // every GetTask from now on. The stand-in never needs it.
+    agent
+        .add_artifact(&remote, "huge.txt", &"a".repeat(10 * 1024 * 1024))
+        .await;
+    agent
+        .change(&remote, WORKING, "Still building", false)
+        .await;
+    stack.wait_notes(&id, 2, SOON).await;
+    agent.change(&remote, COMPLETED, "Done", false).await;
+    let notes = stack.wait_notes(&id, 3, SOON).await;
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+    assert_eq!(
+        states(&notes),
+        [
+            (1, INPUT_REQUIRED.into(), false),
+            (2, WORKING.into(), false),
+            (3, COMPLETED.into(), true)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_ten_megabyte_artifact_is_read_through_by_get_task() {
+    artifact_scenario("artifact", 27125, "push").await;
+}
+
+#[tokio::test]
+async fn a_ten_megabyte_artifact_is_read_through_by_a_follow() {
+    artifact_scenario("artifact-follow", 27134, "follow").await;
+}
+
+#[tokio::test]
+async fn a_ten_megabyte_card_is_refused_and_the_parent_is_told() {
+    let stack = Stack::load(STACK).await;
+    let _agent = TestAgent::start(
+        27126,
+        Behaviour {
+            card_padding: 10 * 1024 * 1024,
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    let id = start(&stack, "bigcard").await;
+    failed_with(
+        &stack,
+        &id,
+        "the card from the agent is over the 262144-byte limit",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn an_endless_stream_line_ends_the_turn_not_the_function() {
+    let stack = Stack::load(STACK).await;
+    let _agent = TestAgent::start(
+        27127,
+        Behaviour {
+            endless_stream: true,
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    let id = start(&stack, "endless").await;
+    // The turn window (10 s on the test stack) or the stream's byte limit ends it first.
+    let note = stack.wait_notes(&id, 1, SOON).await[0].clone();
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+    assert_eq!(
+        (note["state"].as_str(), note["final"].as_bool()),
+        (Some(FAILED), Some(true))
+    );
+}
+
+#[tokio::test]
+async fn a_card_pointing_at_another_origin_is_refused() {
+    let stack = Stack::load(STACK).await;
+    let victim = TestAgent::start(27129, Behaviour::default()).await;
+    let _agent = TestAgent::start(
+        27128,
+        Behaviour {
+            interface_url: Some(victim.url.clone() + "/"),
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    let id = start(&stack, "elsewhere").await;
+    failed_with(&stack, &id, "allowed_origins").await;
+    assert!(
+        victim.calls().is_empty(),
+        "nothing reached the other origin: {:?}",
+        victim.calls()
+    );
+}
+
+#[tokio::test]
+async fn a_redirect_to_another_origin_is_not_followed_and_the_token_stays_home() {
+    let stack = Stack::load(STACK).await;
+    let victim = TestAgent::start(27135, Behaviour::default()).await;
+    // The registration (which carries the push token) is answered with a 307 elsewhere.
+    let agent = TestAgent::start(
+        27130,
+        Behaviour {
+            redirect: Some((
+                vec!["CreateTaskPushNotificationConfig".into()],
+                victim.url.clone() + "/",
+            )),
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
+    let id = start(&stack, "redirect").await;
+    stack.wait_notes(&id, 1, SOON).await;
+    // Registration failed (a 307 is an error, not a way elsewhere): the stand-in follows.
+    wait_parked(&stack, &id, "follow").await;
+    assert!(
+        victim.calls().is_empty(),
+        "the token went nowhere else: {:?}",
+        victim.calls()
+    );
+    let remote = agent.task_ids().pop().unwrap();
+    agent.change(&remote, COMPLETED, "Done", false).await;
+    let notes = stack.wait_notes(&id, 2, SOON).await;
+    assert_eq!(states(&notes)[1], (2, COMPLETED.into(), true));
+}
+
+#[tokio::test]
+async fn an_agent_that_cannot_stream_is_heard_by_push() {
+    let stack = Stack::load(STACK).await;
+    let agent = TestAgent::start(
+        27131,
+        Behaviour {
+            streaming: false,
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
+    let id = start(&stack, "unary").await;
+    stack.wait_notes(&id, 1, SOON).await;
+    wait_parked(&stack, &id, "push").await;
+    let remote = agent.task_ids().pop().unwrap();
+    agent.change(&remote, WORKING, "Thinking", false).await;
+    stack.wait_notes(&id, 2, SOON).await;
+    wait_parked(&stack, &id, "push").await;
+    agent.script_turn(&[(COMPLETED, "A blue widget")]);
+    let (status, body) = stack
+        .control(
+            "POST",
+            &format!("/standins/{id}/reply"),
+            Some(json!({"text": "blue"})),
+        )
+        .await;
+    assert_eq!(status, 202, "{body}");
+    let notes = stack.wait_notes(&id, 3, SOON).await;
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+    assert_eq!(
+        states(&notes),
+        [
+            (1, INPUT_REQUIRED.into(), false),
+            (2, WORKING.into(), false),
+            (3, COMPLETED.into(), true)
+        ]
+    );
+    assert_eq!(
+        agent.count("SendStreamingMessage") + agent.count("SubscribeToTask"),
+        0
+    );
+    assert_eq!(agent.count("SendMessage"), 2);
+}
+
+#[tokio::test]
+async fn following_an_agent_that_cannot_stream_is_a_configuration_error_at_start() {
+    let stack = Stack::load(STACK).await;
+    let agent = TestAgent::start(
+        27132,
+        Behaviour {
+            streaming: false,
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    let id = start(&stack, "unary-follow").await;
+    failed_with(&stack, &id, "configuration").await;
+    assert!(
+        agent.calls().is_empty(),
+        "nothing was sent: {:?}",
+        agent.calls()
+    );
+}
+
+/// The official a2a-sdk server with streaming switched off: SendMessage blocks past the
+/// turn window (its work takes 15 s), so the turn asks GetTask and push hears the rest.
+#[tokio::test]
+async fn interop_with_the_official_sdk_server_without_streaming() {
+    let stack = Stack::load(STACK).await;
+    let id = start(&stack, "sdk-unary").await;
+    let notes = stack.wait_notes(&id, 1, SOON).await;
+    assert_eq!(notes[0]["state"], INPUT_REQUIRED, "{notes:#?}");
+    wait_parked(&stack, &id, "push").await;
+    let (status, _) = stack
+        .control(
+            "POST",
+            &format!("/standins/{id}/reply"),
+            Some(json!({"text": "teal"})),
+        )
+        .await;
+    assert_eq!(status, 202);
+    let deadline = std::time::Instant::now() + SOON;
+    while !stack.notes(&id).iter().any(|n| n["final"] == true) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{:#?}",
+            stack.notes(&id)
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let notes = stack.notes(&id);
+    let last = notes.last().unwrap();
+    assert_eq!(
+        (last["state"].as_str(), last["text"].as_str()),
+        (Some(COMPLETED), Some("Your teal widget is ready."))
+    );
+    let seqs: Vec<u64> = notes.iter().map(|n| n["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, (1..=notes.len() as u64).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn oversized_texts_are_refused_or_bounded_and_every_stand_in_still_ends_with_a_note() {
+    let stack = Stack::load(STACK).await;
+    let agent = TestAgent::start(27133, Behaviour::default()).await;
+    agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
+    let id = start(&stack, "oversized").await;
+    stack.wait_notes(&id, 1, SOON).await;
+    let huge = "r".repeat(300 * 1024);
+    let (status, body) = stack
+        .control(
+            "POST",
+            &format!("/standins/{id}/reply"),
+            Some(json!({"text": huge})),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["error"].as_str().unwrap().contains("limit is 32768"),
+        "{body}"
+    );
+    let (status, body) = stack
+        .control(
+            "POST",
+            &format!("/standins/{id}/cancel"),
+            Some(json!({"reason": huge})),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    let (status, _) = stack
+        .control(
+            "POST",
+            &format!("/standins/{id}/cancel"),
+            Some(json!({"reason": "enough"})),
+        )
+        .await;
+    assert_eq!(status, 202);
+    let notes = stack.wait_notes(&id, 2, SOON).await;
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+    assert_eq!(states(&notes)[1], (2, CANCELED.into(), true));
+
+    // A first turn answered with a 300 KB error message: the reason is bounded before it
+    // enters the execution's state, and the parent is told.
+    agent.set_behaviour(|b| b.turn_error = Some(format!("boom {}", "e".repeat(300 * 1024))));
+    let id = start(&stack, "oversized").await;
+    let note = failed_with(&stack, &id, "boom").await;
+    assert!(
+        note["text"].as_str().unwrap().len() <= 4096 + 32,
+        "{}",
+        note["text"].as_str().unwrap().len()
+    );
+}
