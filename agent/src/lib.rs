@@ -55,6 +55,8 @@ pub struct Behaviour {
     pub endless_stream: bool,
     /// The next turns answer this JSON-RPC error message (-32603) instead of a stream.
     pub turn_error: Option<String>,
+    /// CreateTaskPushNotificationConfig answers only after this long.
+    pub slow_push_registration: Option<Duration>,
 }
 
 impl Default for Behaviour {
@@ -72,6 +74,7 @@ impl Default for Behaviour {
             redirect: None,
             endless_stream: false,
             turn_error: None,
+            slow_push_registration: None,
         }
     }
 }
@@ -586,7 +589,9 @@ async fn rpc(State(agent): State<TestAgent>, headers: HeaderMap, body: Bytes) ->
             )
         }
         "CreateTaskPushNotificationConfig" => {
-            let behaviour = lock(&agent.inner).behaviour.clone();
+            if let Some(delay) = behaviour.slow_push_registration {
+                tokio::time::sleep(delay).await;
+            }
             if !behaviour.push_capable {
                 return rpc_error(&id, -32003, "Push notifications not supported");
             }

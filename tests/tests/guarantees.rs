@@ -426,3 +426,64 @@ async fn starting_an_id_whose_row_expired_while_its_execution_name_is_kept_is_re
     let (status, _) = stack.control("POST", "/standins", Some(body)).await;
     assert_eq!(status, 409, "and from then on");
 }
+
+#[tokio::test]
+async fn a_registration_slower_than_the_a2a_timeout_falls_back_to_follow() {
+    let stack = Stack::load(&STACK).await;
+    // CreateTaskPushNotificationConfig answers after 35 s, past the client's 30 s call
+    // timeout: the register function must outlive it and fall back to follow.
+    let agent = TestAgent::start(
+        27137,
+        Behaviour {
+            slow_push_registration: Some(Duration::from_secs(35)),
+            ..Behaviour::default()
+        },
+    )
+    .await;
+    agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
+    let id = unique("slow-register");
+    let (status, body) = stack
+        .control(
+            "POST",
+            "/standins",
+            Some(json!({"agent": "slow-register", "message": "Please build me a widget", "task_id": id})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    stack.wait_notes(&id, 1, SOON).await;
+    wait_parked(&stack, &id, "follow").await;
+    let remote = agent.task_ids().pop().unwrap();
+    agent.change(&remote, COMPLETED, "Done", false).await;
+    let notes = stack.wait_notes(&id, 2, SOON).await;
+    assert_eq!(
+        states(&notes),
+        [
+            (1, INPUT_REQUIRED.into(), false),
+            (2, COMPLETED.into(), true)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_row_store_outage_during_a_fetch_is_retried_not_fatal() {
+    let stack = Stack::load(&STACK).await;
+    let (agent, id, remote) = parked(&stack, "fetch-hiccup", 27138, "push").await;
+    // The fetch's write of WORKING (with its note) fails for 8 s, past the SDK's retries.
+    let rule = unique("ddb-fetch-down");
+    faults::refuse(
+        &rule,
+        "DynamoDB_20120810.TransactWriteItems",
+        &[&id, "TASK_STATE_WORKING"],
+        500,
+        8,
+    )
+    .await;
+    agent.change(&remote, WORKING, "Building", false).await;
+    let notes = stack.wait_notes(&id, 2, SOON).await;
+    assert!(faults::refused(&rule).await > 0, "the fault was exercised");
+    assert_eq!(states(&notes)[1], (2, WORKING.into(), false));
+    wait_parked(&stack, &id, "push").await;
+    agent.change(&remote, COMPLETED, "Done", false).await;
+    let notes = stack.wait_notes(&id, 3, SOON).await;
+    assert_eq!(states(&notes)[2], (3, COMPLETED.into(), true));
+}
