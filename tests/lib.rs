@@ -6,3 +6,6 @@ pub use standin_agent as agent;
 
 #[path = "src/stack.rs"]
 pub mod stack;
+
+#[path = "src/e2e.rs"]
+pub mod e2e;

@@ -10,8 +10,11 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use standin_integration::agent::{Behaviour, TestAgent};
+use standin_integration::e2e::{
+    COMPLETED, INPUT_REQUIRED, SOON, WORKING, reply, start_as, states, wait_final, wait_parked,
+};
 use standin_integration::stack::{Stack, faults, unique};
 
 /// The stack under test (`STANDIN_E2E_STACK`, default `standin`): another name runs
@@ -19,25 +22,6 @@ use standin_integration::stack::{Stack, faults, unique};
 static STACK: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     std::env::var("STANDIN_E2E_STACK").unwrap_or_else(|_| "standin".to_owned())
 });
-const SOON: Duration = Duration::from_secs(60);
-
-const INPUT_REQUIRED: &str = "TASK_STATE_INPUT_REQUIRED";
-const WORKING: &str = "TASK_STATE_WORKING";
-const COMPLETED: &str = "TASK_STATE_COMPLETED";
-
-fn states(notes: &[Value]) -> Vec<(u64, String, bool)> {
-    notes
-        .iter()
-        .map(|n| {
-            (
-                n["seq"].as_u64().unwrap(),
-                n["state"].as_str().unwrap().to_owned(),
-                n["final"].as_bool().unwrap(),
-            )
-        })
-        .collect()
-}
-
 /// Starts a stand-in on `persona` whose first turn asks a question; waits until it is
 /// parked on `watch`; returns the agent, the stand-in's id and the remote task's id.
 async fn parked(
@@ -49,41 +33,11 @@ async fn parked(
     let agent = TestAgent::start(port, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
     let id = unique(persona);
-    let (status, body) = stack
-        .control(
-            "POST",
-            "/standins",
-            Some(json!({"agent": persona, "message": "Please build me a widget", "task_id": id})),
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
+    start_as(stack, persona, &id).await;
     stack.wait_notes(&id, 1, SOON).await;
     wait_parked(stack, &id, watch).await;
     let remote = agent.task_ids().pop().unwrap();
     (agent, id, remote)
-}
-
-async fn wait_parked(stack: &Stack, id: &str, watch: &str) {
-    let deadline = std::time::Instant::now() + SOON;
-    loop {
-        let row = stack.row_status(id).await;
-        if row["watch"] == watch && row["parked"] == true {
-            return;
-        }
-        assert!(std::time::Instant::now() < deadline, "{id}: {row}");
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
-}
-
-async fn reply(stack: &Stack, id: &str, text: &str) -> u16 {
-    stack
-        .control(
-            "POST",
-            &format!("/standins/{id}/reply"),
-            Some(json!({"text": text})),
-        )
-        .await
-        .0
 }
 
 #[tokio::test]
@@ -165,15 +119,7 @@ async fn a_park_invoke_delivered_late_or_twice_leaves_no_stand_in_hanging() {
     // would wait for the idle re-check (20 s on the test stack; an hour by default).
     let replied = std::time::Instant::now();
     assert_eq!(reply(&stack, &id, "blue").await, 202);
-    let deadline = std::time::Instant::now() + SOON;
-    while !stack.notes(&id).iter().any(|n| n["final"] == true) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{:#?}",
-            stack.notes(&id)
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    wait_final(&stack, &id).await;
     assert!(
         replied.elapsed() < Duration::from_secs(8),
         "the reply rang the live park, not a dead token: {:?}",
@@ -327,14 +273,7 @@ async fn a_row_store_hiccup_during_registration_is_retried_not_fatal() {
         8,
     )
     .await;
-    let (status, body) = stack
-        .control(
-            "POST",
-            "/standins",
-            Some(json!({"agent": "hiccup", "message": "Please build me a widget", "task_id": id})),
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
+    start_as(&stack, "hiccup", &id).await;
     stack.wait_notes(&id, 1, SOON).await;
     wait_parked(&stack, &id, "push").await;
     assert!(faults::refused(&rule).await > 0, "the fault was exercised");
@@ -442,14 +381,7 @@ async fn a_registration_slower_than_the_a2a_timeout_falls_back_to_follow() {
     .await;
     agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
     let id = unique("slow-register");
-    let (status, body) = stack
-        .control(
-            "POST",
-            "/standins",
-            Some(json!({"agent": "slow-register", "message": "Please build me a widget", "task_id": id})),
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
+    start_as(&stack, "slow-register", &id).await;
     stack.wait_notes(&id, 1, SOON).await;
     wait_parked(&stack, &id, "follow").await;
     let remote = agent.task_ids().pop().unwrap();

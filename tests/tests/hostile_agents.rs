@@ -5,59 +5,15 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 use standin_integration::agent::{Behaviour, TestAgent};
-use standin_integration::stack::{Stack, unique};
+use standin_integration::e2e::{
+    CANCELED, COMPLETED, FAILED, INPUT_REQUIRED, SOON, WORKING, reply, start, states, wait_final,
+    wait_parked,
+};
+use standin_integration::stack::Stack;
 
 const STACK: &str = "standin";
-const SOON: Duration = Duration::from_secs(60);
-
-const INPUT_REQUIRED: &str = "TASK_STATE_INPUT_REQUIRED";
-const WORKING: &str = "TASK_STATE_WORKING";
-const COMPLETED: &str = "TASK_STATE_COMPLETED";
-const FAILED: &str = "TASK_STATE_FAILED";
-const CANCELED: &str = "TASK_STATE_CANCELED";
-
-fn states(notes: &[Value]) -> Vec<(u64, String, bool)> {
-    notes
-        .iter()
-        .map(|n| {
-            (
-                n["seq"].as_u64().unwrap(),
-                n["state"].as_str().unwrap().to_owned(),
-                n["final"].as_bool().unwrap(),
-            )
-        })
-        .collect()
-}
-
-async fn start(stack: &Stack, persona: &str) -> String {
-    let id = unique(persona);
-    let (status, body) = stack
-        .control(
-            "POST",
-            "/standins",
-            Some(json!({"agent": persona, "message": "Please build me a widget", "task_id": id})),
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
-    id
-}
-
-async fn wait_parked(stack: &Stack, id: &str, watch: &str) {
-    let deadline = std::time::Instant::now() + SOON;
-    loop {
-        let row = stack.row_status(id).await;
-        if row["watch"] == watch && row["parked"] == true {
-            return;
-        }
-        assert!(std::time::Instant::now() < deadline, "{id}: {row}");
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
-}
-
 /// The stand-in ended with exactly one note, FAILED, whose text holds `cause`.
 async fn failed_with(stack: &Stack, id: &str, cause: &str) -> Value {
     let notes = stack.wait_notes(id, 1, SOON).await;
@@ -222,14 +178,7 @@ async fn an_agent_that_cannot_stream_is_heard_by_push() {
     stack.wait_notes(&id, 2, SOON).await;
     wait_parked(&stack, &id, "push").await;
     agent.script_turn(&[(COMPLETED, "A blue widget")]);
-    let (status, body) = stack
-        .control(
-            "POST",
-            &format!("/standins/{id}/reply"),
-            Some(json!({"text": "blue"})),
-        )
-        .await;
-    assert_eq!(status, 202, "{body}");
+    assert_eq!(reply(&stack, &id, "blue").await, 202);
     let notes = stack.wait_notes(&id, 3, SOON).await;
     stack.wait_execution(&id, "SUCCEEDED", SOON).await;
     assert_eq!(
@@ -276,24 +225,8 @@ async fn interop_with_the_official_sdk_server_without_streaming() {
     let notes = stack.wait_notes(&id, 1, SOON).await;
     assert_eq!(notes[0]["state"], INPUT_REQUIRED, "{notes:#?}");
     wait_parked(&stack, &id, "push").await;
-    let (status, _) = stack
-        .control(
-            "POST",
-            &format!("/standins/{id}/reply"),
-            Some(json!({"text": "teal"})),
-        )
-        .await;
-    assert_eq!(status, 202);
-    let deadline = std::time::Instant::now() + SOON;
-    while !stack.notes(&id).iter().any(|n| n["final"] == true) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{:#?}",
-            stack.notes(&id)
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    let notes = stack.notes(&id);
+    assert_eq!(reply(&stack, &id, "teal").await, 202);
+    let notes = wait_final(&stack, &id).await;
     let last = notes.last().unwrap();
     assert_eq!(
         (last["state"].as_str(), last["text"].as_str()),

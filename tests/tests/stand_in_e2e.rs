@@ -8,62 +8,14 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use standin_integration::agent::{Behaviour, TestAgent};
+use standin_integration::e2e::{
+    CANCELED, COMPLETED, INPUT_REQUIRED, SOON, WORKING, start_as, states, wait_parked,
+};
 use standin_integration::stack::{Stack, unique};
 
 const STACK: &str = "standin";
-const SOON: Duration = Duration::from_secs(60);
-
-const INPUT_REQUIRED: &str = "TASK_STATE_INPUT_REQUIRED";
-const WORKING: &str = "TASK_STATE_WORKING";
-const COMPLETED: &str = "TASK_STATE_COMPLETED";
-const CANCELED: &str = "TASK_STATE_CANCELED";
-
-async fn start(stack: &Stack, agent: &str, id: &str) {
-    let (status, body) = stack
-        .control(
-            "POST",
-            "/standins",
-            Some(json!({"agent": agent, "message": "Please build me a widget", "task_id": id})),
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
-    assert_eq!(body["task_id"], id);
-}
-
-fn states(notes: &[Value]) -> Vec<(u64, String, bool)> {
-    notes
-        .iter()
-        .map(|n| {
-            (
-                n["seq"].as_u64().unwrap(),
-                n["state"].as_str().unwrap().to_owned(),
-                n["final"].as_bool().unwrap(),
-            )
-        })
-        .collect()
-}
-
-async fn wait_watch(stack: &Stack, id: &str, watch: &str) {
-    let deadline = std::time::Instant::now() + SOON;
-    loop {
-        let row = stack.row_status(id).await;
-        if row["watch"] == watch && row["parked"] == true {
-            return;
-        }
-        assert!(std::time::Instant::now() < deadline, "{id}: {row}");
-        tokio::time::sleep(Duration::from_millis(300)).await;
-    }
-}
-
 async fn reply(stack: &Stack, id: &str, text: &str) {
-    let (status, body) = stack
-        .control(
-            "POST",
-            &format!("/standins/{id}/reply"),
-            Some(json!({"text": text})),
-        )
-        .await;
-    assert_eq!(status, 202, "{body}");
+    assert_eq!(standin_integration::e2e::reply(stack, id, text).await, 202);
 }
 
 #[tokio::test]
@@ -72,9 +24,9 @@ async fn push_watch_hears_changes_replies_turn_and_completion_deletes_the_config
     let agent = TestAgent::start(27101, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "What colour should the widget be?")]);
     let id = unique("push");
-    start(&stack, "push", &id).await;
+    start_as(&stack, "push", &id).await;
     stack.wait_notes(&id, 1, SOON).await;
-    wait_watch(&stack, &id, "push").await;
+    wait_parked(&stack, &id, "push").await;
     let remote = agent.task_ids().pop().unwrap();
     assert_eq!(
         agent.configs(&remote).len(),
@@ -88,7 +40,7 @@ async fn push_watch_hears_changes_replies_turn_and_completion_deletes_the_config
         .await;
     stack.wait_notes(&id, 2, SOON).await;
     assert_eq!(agent.pushes_sent().last().map(|p| p.1), Some(204));
-    wait_watch(&stack, &id, "push").await;
+    wait_parked(&stack, &id, "push").await;
 
     // Duplicate and stale pushes: each is only a doorbell; GetTask still says WORKING.
     let duplicate = agent.status_update(&remote, WORKING, "Building a blue widget");
@@ -107,7 +59,7 @@ async fn push_watch_hears_changes_replies_turn_and_completion_deletes_the_config
         2,
         "no note for a duplicate or stale push"
     );
-    wait_watch(&stack, &id, "push").await;
+    wait_parked(&stack, &id, "push").await;
 
     agent.script_turn(&[(WORKING, "on it"), (COMPLETED, "Your blue widget is ready")]);
     reply(&stack, &id, "blue").await;
@@ -163,9 +115,9 @@ async fn a_push_that_runs_ahead_of_get_task_is_found_by_the_rechecks() {
     let agent = TestAgent::start(27107, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "Which size?")]);
     let id = unique("recheck");
-    start(&stack, "recheck", &id).await;
+    start_as(&stack, "recheck", &id).await;
     stack.wait_notes(&id, 1, SOON).await;
-    wait_watch(&stack, &id, "push").await;
+    wait_parked(&stack, &id, "push").await;
     let remote = agent.task_ids().pop().unwrap();
     let gets_before = agent.count("GetTask");
     // The push says CANCELED; GetTask still says INPUT_REQUIRED for a while (the seed's race).
@@ -189,9 +141,9 @@ async fn follow_scenario(persona: &str, port: u16, behaviour: Behaviour, pause_b
     let agent = TestAgent::start(port, behaviour).await;
     agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
     let id = unique(persona);
-    start(&stack, persona, &id).await;
+    start_as(&stack, persona, &id).await;
     stack.wait_notes(&id, 1, SOON).await;
-    wait_watch(&stack, &id, "follow").await;
+    wait_parked(&stack, &id, "follow").await;
     let remote = agent.task_ids().pop().unwrap();
     tokio::time::sleep(pause_between).await;
     agent.change(&remote, WORKING, "Building", false).await;
@@ -264,9 +216,9 @@ async fn off_hears_nothing_between_turns_but_replies_wake_it() {
     let agent = TestAgent::start(27104, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
     let id = unique("off");
-    start(&stack, "off", &id).await;
+    start_as(&stack, "off", &id).await;
     stack.wait_notes(&id, 1, SOON).await;
-    wait_watch(&stack, &id, "off").await;
+    wait_parked(&stack, &id, "off").await;
     let remote = agent.task_ids().pop().unwrap();
     agent
         .change(&remote, WORKING, "working quietly", false)
@@ -287,9 +239,9 @@ async fn cancel_scenario(persona: &str, port: u16, watch: &str, behaviour: Behav
     let agent = TestAgent::start(port, behaviour).await;
     agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
     let id = unique(persona);
-    start(&stack, persona, &id).await;
+    start_as(&stack, persona, &id).await;
     stack.wait_notes(&id, 1, SOON).await;
-    wait_watch(&stack, &id, watch).await;
+    wait_parked(&stack, &id, watch).await;
     let remote = agent.task_ids().pop().unwrap();
     let config = agent.configs(&remote).pop();
     assert_eq!(config.is_some(), watch == "push");
@@ -449,12 +401,12 @@ async fn a_long_lived_follow_rolls_into_a_successor_without_losing_a_change() {
     let agent = TestAgent::start(27106, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "step 0")]);
     let id = unique("roll");
-    start(&stack, "roll", &id).await;
+    start_as(&stack, "roll", &id).await;
     stack.wait_notes(&id, 1, SOON).await;
     let remote = agent.task_ids().pop().unwrap();
     // The stack's history bound is 8 cycles: ten changes force at least one roll.
     for i in 1..=10 {
-        wait_watch(&stack, &id, "follow").await;
+        wait_parked(&stack, &id, "follow").await;
         let state = if i % 2 == 0 { INPUT_REQUIRED } else { WORKING };
         agent
             .change(&remote, state, &format!("step {i}"), false)
@@ -527,9 +479,9 @@ async fn the_push_token_appears_nowhere_but_as_its_digest() {
     let agent = TestAgent::start(27109, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
     let id = unique("scan");
-    start(&stack, "scan", &id).await;
+    start_as(&stack, "scan", &id).await;
     stack.wait_notes(&id, 1, SOON).await;
-    wait_watch(&stack, &id, "push").await;
+    wait_parked(&stack, &id, "push").await;
     let remote = agent.task_ids().pop().unwrap();
     let token = agent.configs(&remote).pop().unwrap().token;
     assert_eq!(token.len(), 43);
@@ -674,7 +626,7 @@ async fn the_push_token_appears_nowhere_but_as_its_digest() {
 async fn sdk_scenario(persona: &str, watch: &str) {
     let stack = Stack::load(STACK).await;
     let id = unique(persona);
-    start(&stack, persona, &id).await;
+    start_as(&stack, persona, &id).await;
     let notes = stack.wait_notes(&id, 1, SOON).await;
     assert_eq!(
         (notes[0]["state"].as_str(), notes[0]["text"].as_str()),
@@ -683,7 +635,7 @@ async fn sdk_scenario(persona: &str, watch: &str) {
             Some("What colour should the widget be?")
         )
     );
-    wait_watch(&stack, &id, watch).await;
+    wait_parked(&stack, &id, watch).await;
     reply(&stack, &id, "teal").await;
     let notes = stack.wait_notes(&id, 3, SOON).await;
     stack.wait_execution(&id, "SUCCEEDED", SOON).await;
@@ -718,7 +670,7 @@ async fn a_reply_while_following_stops_the_follow_within_one_heartbeat() {
     let agent = TestAgent::start(27115, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
     let id = unique("follow-reply");
-    start(&stack, "follow-reply", &id).await;
+    start_as(&stack, "follow-reply", &id).await;
     stack.wait_notes(&id, 1, SOON).await;
     let deadline = std::time::Instant::now() + SOON;
     while agent.open_subscriptions() == 0 {
@@ -770,9 +722,9 @@ async fn a_new_push_during_the_rechecks_restarts_them() {
     let agent = TestAgent::start(27116, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "Which size?")]);
     let id = unique("restart");
-    start(&stack, "restart", &id).await;
+    start_as(&stack, "restart", &id).await;
     stack.wait_notes(&id, 1, SOON).await;
-    wait_watch(&stack, &id, "push").await;
+    wait_parked(&stack, &id, "push").await;
     let remote = agent.task_ids().pop().unwrap();
     let before = agent.count("GetTask");
     // A push claims CANCELED; GetTask keeps saying INPUT_REQUIRED. One push alone costs at

@@ -1,0 +1,90 @@
+//! What the end-to-end tests share: the states they expect, and the steps every
+//! scenario takes (start a stand-in, wait until it is parked, reply, read its notes).
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::stack::{Stack, unique};
+
+/// How long a test waits for anything the stand-in should do at once.
+pub const SOON: Duration = Duration::from_secs(60);
+
+pub const INPUT_REQUIRED: &str = "TASK_STATE_INPUT_REQUIRED";
+pub const WORKING: &str = "TASK_STATE_WORKING";
+pub const COMPLETED: &str = "TASK_STATE_COMPLETED";
+pub const CANCELED: &str = "TASK_STATE_CANCELED";
+pub const FAILED: &str = "TASK_STATE_FAILED";
+
+/// (seq, state, final) of each note, to compare a whole conversation at once.
+pub fn states(notes: &[Value]) -> Vec<(u64, String, bool)> {
+    notes
+        .iter()
+        .map(|n| {
+            (
+                n["seq"].as_u64().unwrap(),
+                n["state"].as_str().unwrap().to_owned(),
+                n["final"].as_bool().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Starts a stand-in on `persona` (an agent of `tests/agents.json`) under `id`.
+pub async fn start_as(stack: &Stack, persona: &str, id: &str) {
+    let (status, body) = stack
+        .control(
+            "POST",
+            "/standins",
+            Some(json!({"agent": persona, "message": "Please build me a widget", "task_id": id})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["task_id"], id);
+}
+
+/// Starts a stand-in on `persona` under a new id, and returns the id.
+pub async fn start(stack: &Stack, persona: &str) -> String {
+    let id = unique(persona);
+    start_as(stack, persona, &id).await;
+    id
+}
+
+/// Waits until the stand-in watches by `watch` and a park is live (its token stored, its
+/// wake not yet run).
+pub async fn wait_parked(stack: &Stack, id: &str, watch: &str) {
+    let deadline = std::time::Instant::now() + SOON;
+    loop {
+        let row = stack.row_status(id).await;
+        if row["watch"] == watch && row["parked"] == true {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "{id}: {row}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+/// The parent's reply; the control API's status.
+pub async fn reply(stack: &Stack, id: &str, text: &str) -> u16 {
+    stack
+        .control(
+            "POST",
+            &format!("/standins/{id}/reply"),
+            Some(json!({"text": text})),
+        )
+        .await
+        .0
+}
+
+/// Waits until the parent has the stand-in's final note; returns every note.
+pub async fn wait_final(stack: &Stack, id: &str) -> Vec<Value> {
+    let deadline = std::time::Instant::now() + SOON;
+    loop {
+        let notes = stack.notes(id);
+        if notes.iter().any(|n| n["final"] == true) {
+            return notes;
+        }
+        assert!(std::time::Instant::now() < deadline, "{notes:#?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
