@@ -632,13 +632,23 @@ async fn start(deps: &'static Deps, body: &Value) -> Result<Response<Body>, Erro
                 .is_some_and(|e| e.is_execution_already_exists()) =>
         {
             let arn = execution_arn(machine, &task_id, 0);
-            let running = deps
+            let running = match deps
                 .sfn
                 .describe_execution()
                 .execution_arn(&arn)
                 .send()
                 .await
-                .is_ok_and(|d| d.status() == &aws_sdk_sfn::types::ExecutionStatus::Running);
+            {
+                Ok(d) => d.status() == &aws_sdk_sfn::types::ExecutionStatus::Running,
+                // Unknown is not "ended": closing a row on a guess could end a live one.
+                Err(err) => {
+                    warn!(task_id, error = %aws_sdk_sfn::error::DisplayErrorContext(&err), "cannot describe the execution");
+                    return reply(
+                        503,
+                        json!({"error": "Step Functions could not be asked about this stand-in; try the start again"}),
+                    );
+                }
+            };
             if created && !running {
                 // The row is new, yet the execution name is taken by one that is not
                 // running: an earlier stand-in of this id ended and its row expired while

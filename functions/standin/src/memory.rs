@@ -461,11 +461,7 @@ impl AgentPort for FakeAgent {
         self.next_stream()
     }
 
-    async fn send_message(
-        &self,
-        message: &Message,
-        _within: std::time::Duration,
-    ) -> Result<SendMessageResult, A2aError> {
+    async fn send_message(&self, message: &Message) -> Result<SendMessageResult, A2aError> {
         self.log(format!("SendMessage:{}", message.text()));
         let mut sends = lock(&self.sends);
         if sends.is_empty() {

@@ -196,12 +196,11 @@ pub trait AgentPort: Send + Sync {
         &self,
         message: &Message,
     ) -> impl Future<Output = Result<EventStream, A2aError>> + Send;
-    /// SendMessage, blocking until an interrupted or terminal state, within `within`
-    /// (for agents whose card says they cannot stream).
+    /// SendMessage with `returnImmediately` (for agents whose card says they cannot
+    /// stream): the task as it stands at once; the turn then asks GetTask.
     fn send_message(
         &self,
         message: &Message,
-        within: std::time::Duration,
     ) -> impl Future<Output = Result<SendMessageResult, A2aError>> + Send;
     fn get_task(&self, remote_task_id: &str)
     -> impl Future<Output = Result<Task, A2aError>> + Send;
@@ -235,12 +234,8 @@ impl<T: AgentPort> AgentPort for &T {
     async fn send_streaming_message(&self, message: &Message) -> Result<EventStream, A2aError> {
         (**self).send_streaming_message(message).await
     }
-    async fn send_message(
-        &self,
-        message: &Message,
-        within: std::time::Duration,
-    ) -> Result<SendMessageResult, A2aError> {
-        (**self).send_message(message, within).await
+    async fn send_message(&self, message: &Message) -> Result<SendMessageResult, A2aError> {
+        (**self).send_message(message).await
     }
     async fn get_task(&self, id: &str) -> Result<Task, A2aError> {
         (**self).get_task(id).await
@@ -272,12 +267,8 @@ impl AgentPort for crate::a2a::A2aClient {
     async fn send_streaming_message(&self, message: &Message) -> Result<EventStream, A2aError> {
         crate::a2a::A2aClient::send_streaming_message(self, message).await
     }
-    async fn send_message(
-        &self,
-        message: &Message,
-        within: std::time::Duration,
-    ) -> Result<SendMessageResult, A2aError> {
-        self.send_message_within(message, within).await
+    async fn send_message(&self, message: &Message) -> Result<SendMessageResult, A2aError> {
+        crate::a2a::A2aClient::send_message(self, message, true).await
     }
     async fn get_task(&self, id: &str) -> Result<Task, A2aError> {
         crate::a2a::A2aClient::get_task(self, id).await

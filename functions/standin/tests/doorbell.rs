@@ -727,12 +727,8 @@ impl AgentPort for WatchingAgent {
     async fn send_streaming_message(&self, m: &Message) -> Result<EventStream, A2aError> {
         self.inner.send_streaming_message(m).await
     }
-    async fn send_message(
-        &self,
-        m: &Message,
-        within: std::time::Duration,
-    ) -> Result<SendMessageResult, A2aError> {
-        self.inner.send_message(m, within).await
+    async fn send_message(&self, m: &Message) -> Result<SendMessageResult, A2aError> {
+        self.inner.send_message(m).await
     }
     async fn get_task(&self, id: &str) -> Result<Task, A2aError> {
         self.inner.get_task(id).await

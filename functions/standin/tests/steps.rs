@@ -1129,3 +1129,121 @@ async fn a_reply_the_agent_refuses_while_it_still_waits_for_input_ends_the_stand
         other => panic!("expected a failure, got {other:?}"),
     }
 }
+
+// Agents that cannot stream.
+
+#[tokio::test]
+async fn an_agent_that_cannot_stream_takes_turns_by_send_message_and_get_task() {
+    let mut w = World::new(true).await;
+    w.agent.streaming = false;
+    let spec = spec(Updates::Auto);
+    // SendMessage answers at once with WORKING; GetTask then shows the question.
+    w.agent
+        .script_send(Ok(standin::a2a::SendMessageResult::Task(task(
+            TaskState::Working,
+            "thinking",
+        ))));
+    w.agent
+        .set_task(task(TaskState::InputRequired, "Which colour?"));
+    let step = w.run(Step::start(ID, "widgets", "go"), &spec).await;
+    assert_eq!(w.agent.count("SendStreamingMessage"), 0);
+    assert_eq!(w.agent.count("SendMessage"), 1);
+    assert!(w.agent.count("GetTask") >= 1, "followed by GetTask");
+    assert_eq!(
+        w.notes(),
+        [(1, "TASK_STATE_INPUT_REQUIRED".into(), false)],
+        "the turn ends where GetTask found the task waiting"
+    );
+    assert!(matches!(step.next, Some(Next::Park { follow: false, .. })));
+    assert_eq!(
+        w.store.snapshot(ID).unwrap().mode(),
+        WatchMode::Push,
+        "heard by push"
+    );
+}
+
+#[tokio::test]
+async fn without_streaming_or_push_the_watch_is_off_and_follow_is_refused() {
+    use standin::domain::watch::{fit_to_streaming, misconfigured};
+    assert_eq!(
+        fit_to_streaming(standin::domain::row::Watch::follow(), false).mode,
+        WatchMode::Off
+    );
+    assert_eq!(
+        fit_to_streaming(standin::domain::row::Watch::follow(), true).mode,
+        WatchMode::Follow
+    );
+    let reason = misconfigured("w", Updates::Follow, false).unwrap();
+    assert!(
+        reason.contains("configuration") && reason.contains("streaming"),
+        "{reason}"
+    );
+    assert_eq!(misconfigured("w", Updates::Auto, false), None);
+    assert_eq!(misconfigured("w", Updates::Follow, true), None);
+
+    // A follow park on such an agent (its watch chosen without the card) turns it off.
+    let mut w = World::new(false).await;
+    let spec = spec(Updates::Follow);
+    let step = first_turn(&w, &spec).await;
+    w.agent.streaming = false;
+    assert_eq!(
+        w.follow(&step, "f1").await,
+        FollowEnd::Reported(FollowOutcome::Gone)
+    );
+    assert_eq!(w.agent.count("SubscribeToTask"), 0);
+    assert_eq!(w.store.snapshot(ID).unwrap().mode(), WatchMode::Off);
+}
+
+#[tokio::test]
+async fn a_reply_refused_by_a_passing_error_is_sent_once_more() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Off);
+    let step = first_turn(&w, &spec).await;
+    w.agent.script_stream(Err(A2aError::Http { status: 503 }));
+    w.agent
+        .script_stream(Ok(vec![Ok(update(TaskState::Completed, "done"))]));
+    w.ring(reply("blue")).await;
+    let step = w.wake(step, Woke::Rung, &spec).await;
+    assert_eq!(step.next, Some(Next::End(EndCause::Final)));
+    assert_eq!(
+        w.agent.count("SendStreamingMessage"),
+        3,
+        "first turn, refused, again"
+    );
+    assert_eq!(
+        w.notes().last().cloned(),
+        Some((2, "TASK_STATE_COMPLETED".into(), true))
+    );
+}
+
+#[tokio::test]
+async fn a_reply_that_timed_out_may_have_been_taken_so_the_stand_in_parks() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Off);
+    let step = first_turn(&w, &spec).await;
+    w.agent.script_stream(Err(A2aError::Timeout {
+        operation: "SendStreamingMessage",
+        seconds: 30,
+    }));
+    w.ring(reply("blue")).await;
+    let step = w.wake(step, Woke::Rung, &spec).await;
+    assert!(
+        matches!(step.next, Some(Next::Park { .. })),
+        "{:?}",
+        step.next
+    );
+    assert_eq!(w.agent.count("SendStreamingMessage"), 2, "not sent twice");
+}
+
+#[test]
+fn a_failure_reason_is_scrubbed_and_bounded_before_it_enters_the_state() {
+    let reason = format!(
+        "Bearer Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MEFCQ0RFRkdISUpL {}",
+        "x".repeat(300 * 1024)
+    );
+    let EndCause::Failed { reason } = EndCause::failed(&reason) else {
+        panic!("a failure")
+    };
+    assert!(reason.len() <= 4096 + 32, "{}", reason.len());
+    assert!(!reason.contains("Zm9vYmFy"));
+}

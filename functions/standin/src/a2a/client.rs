@@ -12,7 +12,9 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::error::A2aError;
-use super::limits::{MAX_CARD_BYTES, MAX_EVENT_BYTES, MAX_RESPONSE_BYTES, MAX_STREAM_BYTES, Skim};
+use super::limits::{
+    MAX_CARD_BYTES, MAX_EVENT_BYTES, MAX_RESPONSE_BYTES, MAX_STREAM_BYTES, Skim, bounded_message,
+};
 use super::sse::{SseDecoder, SseEvent};
 use super::types::{
     AgentCard, Message, SendMessageResult, StreamResponse, Task, TaskPushNotificationConfig,
@@ -191,8 +193,9 @@ pub async fn fetch_card(
             what: "the card",
             limit: MAX_CARD_BYTES,
         })?;
-    let card = serde_json::from_slice::<AgentCard>(&body)
-        .map_err(|e| A2aError::Card(format!("{url} is not an agent card: {e}")))?;
+    let card = serde_json::from_slice::<AgentCard>(&body).map_err(|e| {
+        A2aError::Card(bounded_message(&format!("{url} is not an agent card: {e}")))
+    })?;
     Ok((card, url))
 }
 
@@ -259,24 +262,6 @@ impl A2aClient {
             params["configuration"] = json!({ "returnImmediately": true });
         }
         let call = Call::new("SendMessage", params, Method::POST, &["message:send"]);
-        let value: Value = self.unary(call).await?;
-        parse_send_result(value)
-    }
-
-    /// A turn for an agent that cannot stream: SendMessage, blocking until an interrupted
-    /// or terminal state, for at most `within`.
-    pub async fn send_message_within(
-        &self,
-        message: &Message,
-        within: Duration,
-    ) -> Result<SendMessageResult, A2aError> {
-        let mut call = Call::new(
-            "SendMessage",
-            json!({ "message": message }),
-            Method::POST,
-            &["message:send"],
-        );
-        call.timeout = Some(within);
         let value: Value = self.unary(call).await?;
         parse_send_result(value)
     }
@@ -400,7 +385,7 @@ impl A2aClient {
     }
 
     async fn unary<T: DeserializeOwned>(&self, call: Call) -> Result<T, A2aError> {
-        let timeout = call.timeout.unwrap_or(self.timeouts.call);
+        let timeout = self.timeouts.call;
         let response = self
             .request(&call)?
             .timeout(timeout)
@@ -421,8 +406,7 @@ impl A2aClient {
             Binding::HttpJson if status.is_success() => value,
             Binding::HttpJson => return Err(rest_error(&value, status.as_u16())),
         };
-        serde_json::from_value(result)
-            .map_err(|e| A2aError::InvalidResponse(format!("{} result: {e}", call.method)))
+        serde_json::from_value(result).map_err(|e| invalid(&format!("{} result", call.method), e))
     }
 
     async fn stream(&self, call: Call) -> Result<EventStream, A2aError> {
@@ -480,8 +464,6 @@ struct Call {
     rest_path: Vec<String>,
     rest_query: Option<(&'static str, &'static str)>,
     rest_body: Option<Value>,
-    /// Longer than the client's call timeout: a blocking SendMessage waits for the agent.
-    timeout: Option<Duration>,
 }
 
 impl Call {
@@ -493,9 +475,14 @@ impl Call {
             rest_method,
             rest_path: rest_path.iter().map(|s| (*s).to_owned()).collect(),
             rest_query: None,
-            timeout: None,
         }
     }
+}
+
+/// An answer that does not parse. The parser's message quotes the agent's text, so it is
+/// scrubbed and cut like any remote text before it can reach a log or a reason.
+fn invalid(what: &str, err: impl std::fmt::Display) -> A2aError {
+    A2aError::InvalidResponse(bounded_message(&format!("{what}: {err}")))
 }
 
 fn timeout_or(operation: &'static str, timeout: Duration, err: reqwest::Error) -> A2aError {
@@ -539,8 +526,7 @@ fn rest_error(value: &Value, status: u16) -> A2aError {
 }
 
 fn parse_send_result(value: Value) -> Result<SendMessageResult, A2aError> {
-    serde_json::from_value(value)
-        .map_err(|e| A2aError::InvalidResponse(format!("SendMessage result: {e}")))
+    serde_json::from_value(value).map_err(|e| invalid("SendMessage result", e))
 }
 
 /// Decodes one SSE event into a stream item (or the error it carries).
@@ -566,7 +552,7 @@ pub fn decode_event(event: &SseEvent, binding: Binding) -> Result<StreamResponse
             None => value,
         },
     };
-    serde_json::from_value(item).map_err(|e| A2aError::InvalidResponse(format!("stream item: {e}")))
+    serde_json::from_value(item).map_err(|e| invalid("stream item", e))
 }
 
 struct StreamState {

@@ -236,10 +236,12 @@ impl Skim {
     }
 }
 
-/// Cuts an agent's error message to `MAX_ERROR_MESSAGE_BYTES` (on a character boundary).
+/// An agent's error text as the stand-in keeps it: scrubbed (an agent may echo our token)
+/// and cut to `MAX_ERROR_MESSAGE_BYTES` (on a character boundary).
 pub fn bounded_message(message: &str) -> String {
+    let message = crate::domain::scrub::scrub(message);
     if message.len() <= MAX_ERROR_MESSAGE_BYTES {
-        return message.to_owned();
+        return message;
     }
     let mut end = MAX_ERROR_MESSAGE_BYTES;
     while !message.is_char_boundary(end) {
@@ -345,6 +347,12 @@ mod tests {
             .unwrap_or_default(),
             r#"{"historyLength":0,"artifactsCount":2,"xhistory":1}"#,
         );
+    }
+
+    #[test]
+    fn error_messages_are_scrubbed_too() {
+        let echoed = "bad token Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MEFCQ0RFRkdISUpL";
+        assert!(!bounded_message(echoed).contains("Zm9vYmFy"));
     }
 
     #[test]

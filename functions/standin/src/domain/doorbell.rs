@@ -270,7 +270,7 @@ async fn cancel_remote<A: AgentPort>(
             None
         }
     };
-    match task.map(|t| super::remote::from_task(&t, "")) {
+    match task.map(|t| super::remote::from_task(&t, "").about(remote)) {
         Some(out) if out.is_final && out.state != TaskState::Canceled => out,
         _ => parent_cancel,
     }

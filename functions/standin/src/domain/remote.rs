@@ -32,6 +32,19 @@ impl RemoteOut {
     }
 }
 
+/// Longest task or context id the stand-in keeps (the SDKs use UUIDs): a longer one is an
+/// agent error, never stored.
+pub const MAX_ID_BYTES: usize = 256;
+
+impl RemoteOut {
+    /// The state as an answer about `remote`, the task the stand-in asked about: an agent
+    /// cannot rename the task (or grow its id into the row) by answering with another id.
+    pub fn about(mut self, remote: &str) -> Self {
+        remote.clone_into(&mut self.remote_task_id);
+        self
+    }
+}
+
 pub fn remote_out(
     remote_task_id: &str,
     state: TaskState,

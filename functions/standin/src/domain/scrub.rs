@@ -19,8 +19,22 @@ const SECRET_RUN_NO_DIGIT_MIN: usize = 40;
 const SECRET_KEYS: [&str; 6] = ["token", "secret", "password", "api_key", "apikey", "bearer"];
 
 /// Scrubs secrets, then bounds the size; the result is what gets compared and stored.
+/// Only the first `2 × MAX_TEXT_BYTES` are looked at: the rest would be cut anyway, and
+/// the redaction's cost must not grow with what an agent chooses to send.
 pub fn scrub(text: &str) -> String {
-    bound(&redact_key_values(&redact_secret_runs(text)))
+    let head = &text[..floor_char_boundary(text, 2 * MAX_TEXT_BYTES)];
+    bound(&redact_key_values(&redact_secret_runs(head)))
+}
+
+fn floor_char_boundary(text: &str, at: usize) -> usize {
+    if at >= text.len() {
+        return text.len();
+    }
+    let mut end = at;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    end
 }
 
 fn is_secret_char(c: char) -> bool {
@@ -120,6 +134,20 @@ pub fn bound(text: &str) -> String {
 mod tests {
     use super::*;
     use crate::domain::push::PushToken;
+
+    #[test]
+    fn a_megabyte_of_key_words_is_scrubbed_quickly_and_bounded() {
+        // Every "token" is a key with no value: the redaction walks them one by one.
+        let text = "token".repeat(200_000);
+        let started = std::time::Instant::now();
+        let out = scrub(&text);
+        assert!(out.len() <= MAX_TEXT_BYTES + TRUNCATED.len());
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
+        );
+    }
 
     #[test]
     fn a_token_without_a_digit_is_redacted_too() {

@@ -106,6 +106,26 @@ pub async fn follow<S: RowStore, D: Doorbell, A: AgentPort>(
     if !row.pending.is_empty() {
         return Ok(FollowEnd::ParkOver);
     }
+    if !agent.streaming_supported() {
+        // Its card says it cannot stream (the watch was chosen without the card): there
+        // is nothing to follow, so the watch turns off rather than loop on refusals.
+        info!(task_id, "the agent cannot stream; the watch turns off");
+        store.set_watch(task_id, &Watch::off()).await?;
+        return match doorbell::follow_report(
+            store,
+            bell,
+            &row,
+            row.epoch,
+            None,
+            FollowOutcome::Gone,
+        )
+        .await
+        {
+            Ok(outcome) => Ok(FollowEnd::Reported(outcome)),
+            Err(crate::ports::StoreError::Refused(_)) => Ok(FollowEnd::Fenced),
+            Err(err) => Err(err.into()),
+        };
+    }
     let remote = row
         .remote_task_id
         .clone()
@@ -176,7 +196,10 @@ impl<S: RowStore, D: Doorbell, A: AgentPort> Follower<'_, S, D, A> {
                 Ok(Some(Err(err))) => return self.on_error(remote, err).await,
                 Ok(Some(Ok(event))) => {
                     let known_text = self.known().map_or(String::new(), |k| k.text.clone());
-                    if let Some(out) = from_event(&event, &known_text).filter(|o| self.changed(o)) {
+                    if let Some(out) = from_event(&event, &known_text)
+                        .map(|o| o.about(remote))
+                        .filter(|o| self.changed(o))
+                    {
                         return self
                             .report(Some(&out), FollowOutcome::WindowOver)
                             .await
@@ -197,7 +220,7 @@ impl<S: RowStore, D: Doorbell, A: AgentPort> Follower<'_, S, D, A> {
             return match fetched {
                 Ok(task) => {
                     let known_text = self.known().map_or(String::new(), |k| k.text.clone());
-                    let out = from_task(&task, &known_text);
+                    let out = from_task(&task, &known_text).about(remote);
                     if self.changed(&out) {
                         self.report(Some(&out), FollowOutcome::WindowOver)
                             .await

@@ -10,7 +10,7 @@ use tracing::{info, warn};
 use crate::a2a::{A2aError, Message, SendMessageResult};
 use crate::config::AgentSpec;
 use crate::domain::doorbell::{self, EndCause};
-use crate::domain::remote::{RemoteOut, TurnReader, from_task};
+use crate::domain::remote::{MAX_ID_BYTES, RemoteOut, TurnReader, from_task};
 use crate::domain::row::{Guard, WatchMode};
 use crate::domain::wake::{self, Cursor, Next, Pacing, Woke};
 use crate::domain::watch::{fit_to_streaming, plan_watch, register};
@@ -120,14 +120,19 @@ pub async fn turn<S: RowStore, A: AgentPort>(
     let row = load_row(store, &step.task_id).await?;
     let follow_up = row.remote_task_id.as_deref().zip(row.context_id.as_deref());
     let message = Message::user_text(text, follow_up);
-    let sent = if agent.streaming_supported() {
-        send_turn(agent, &message, window).await
-    } else {
-        send_blocking(agent, &message, window).await
-    };
+    let mut sent = send(agent, &message, window).await;
+    if row.remote_task_id.is_some()
+        && matches!(&sent, Err(err) if err.is_retryable() && !matches!(err, A2aError::Timeout { .. }))
+    {
+        // Refused before the agent took it (connection, 5xx, 429): once more.
+        tokio::time::sleep(RESEND_AFTER).await;
+        sent = send(agent, &message, window).await;
+    }
     let (out, context) = match sent {
         Ok(Some(result)) => result,
         refused => {
+            // A timeout may have delivered the reply all the same: the watch will tell.
+            let maybe_taken = matches!(&refused, Err(A2aError::Timeout { .. }));
             let why = match refused {
                 Err(err) => format!("turn failed: {err}"),
                 _ => "the agent answered without a task state".to_owned(),
@@ -139,10 +144,11 @@ pub async fn turn<S: RowStore, A: AgentPort>(
             match agent.get_task(remote).await {
                 Ok(task) => {
                     let known = row.last.as_ref().map_or("", |l| l.text.as_str());
-                    let out = from_task(&task, known);
+                    let out = from_task(&task, known).about(remote);
                     // Nothing moved and the agent still waits for input: the reply was not
                     // taken, and parking would leave parent and agent waiting on each other.
                     if out.state.is_interrupted()
+                        && !maybe_taken
                         && row
                             .last
                             .as_ref()
@@ -160,11 +166,23 @@ pub async fn turn<S: RowStore, A: AgentPort>(
             }
         }
     };
-    if row.remote_task_id.is_none() {
-        store
-            .set_remote(&step.task_id, &out.remote_task_id, context.as_deref())
-            .await?;
-    }
+    let out = match row.remote_task_id.as_deref() {
+        Some(remote) => out.about(remote),
+        None => {
+            let too_long = out.remote_task_id.len() > MAX_ID_BYTES
+                || context.as_ref().is_some_and(|c| c.len() > MAX_ID_BYTES);
+            if too_long || out.remote_task_id.is_empty() {
+                let reason = format!(
+                    "the agent's task or context id is empty or over the {MAX_ID_BYTES}-byte limit"
+                );
+                return Ok(step.then(Next::End(EndCause::failed(&reason))));
+            }
+            store
+                .set_remote(&step.task_id, &out.remote_task_id, context.as_deref())
+                .await?;
+            out
+        }
+    };
     if apply_open(store, &step.task_id, &out).await? == Outcome::AlreadyFinal {
         return Ok(step.then(Next::End(EndCause::Final)));
     }
@@ -198,21 +216,54 @@ async fn apply_open<S: RowStore>(
     }
 }
 
-/// The turn of an agent whose card says it cannot stream: one SendMessage that blocks
-/// until an interrupted or final state, within the window.
-async fn send_blocking<A: AgentPort>(
+/// How long a refused follow-up waits before it is sent once more.
+const RESEND_AFTER: Duration = Duration::from_secs(2);
+
+async fn send<A: AgentPort>(
     agent: &A,
     message: &Message,
     window: Duration,
 ) -> Result<Option<(RemoteOut, Option<String>)>, A2aError> {
-    match agent.send_message(message, window).await? {
-        SendMessageResult::Task(task) => {
-            let context = Some(task.context_id.clone()).filter(|c| !c.is_empty());
-            Ok(Some((from_task(&task, ""), context)))
-        }
-        SendMessageResult::Message(_) => Ok(None),
+    if agent.streaming_supported() {
+        send_turn(agent, message, window).await
+    } else {
+        send_unary(agent, message, window).await
     }
 }
+
+/// The turn of an agent whose card says it cannot stream: SendMessage answers at once
+/// (`returnImmediately`); GetTask then follows the task, waiting 1 s, 2 s, 4 s, … (at
+/// most 8 s) between asks, to an interrupted or final state or the end of the window.
+/// So a first turn longer than the window still learns its task and hands it to the watch.
+async fn send_unary<A: AgentPort>(
+    agent: &A,
+    message: &Message,
+    window: Duration,
+) -> Result<Option<(RemoteOut, Option<String>)>, A2aError> {
+    let deadline = tokio::time::Instant::now() + window;
+    let task = match agent.send_message(message).await? {
+        SendMessageResult::Task(task) => task,
+        SendMessageResult::Message(_) => return Ok(None),
+    };
+    let context = Some(task.context_id.clone()).filter(|c| !c.is_empty());
+    let mut out = from_task(&task, "");
+    let mut wait = Duration::from_secs(1);
+    while !(out.is_final || out.state.is_interrupted())
+        && tokio::time::Instant::now() + wait < deadline
+    {
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(UNARY_POLL_MAX);
+        match agent.get_task(&task.id).await {
+            Ok(now) => out = from_task(&now, &out.text).about(&task.id),
+            Err(err) if err.is_retryable() => continue,
+            Err(_) => break,
+        }
+    }
+    Ok(Some((out, context)))
+}
+
+/// The longest wait between GetTask calls while a non-streaming turn runs.
+const UNARY_POLL_MAX: Duration = Duration::from_secs(8);
 
 async fn send_turn<A: AgentPort>(
     agent: &A,
@@ -297,7 +348,7 @@ pub async fn fetch<S: RowStore, A: AgentPort>(
         match agent.get_task(&remote).await {
             Ok(task) => {
                 let known = row.last.as_ref().map_or("", |l| l.text.as_str());
-                fetched = Some(from_task(&task, known));
+                fetched = Some(from_task(&task, known).about(&remote));
                 break;
             }
             Err(err) => {
