@@ -88,3 +88,28 @@ pub async fn wait_final(stack: &Stack, id: &str) -> Vec<Value> {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// Every step function the execution ran returned: none died (a crash, a timeout, an
+/// out-of-memory shows in the history as a failed Lambda task). Parks that time out are
+/// normal (`TaskTimedOut`) and not counted.
+pub async fn assert_no_step_died(stack: &Stack, execution: &str) {
+    let sfn = aws_sdk_sfn::Client::new(&stack.config);
+    let mut events = sfn
+        .get_execution_history()
+        .execution_arn(stack.execution_arn(execution))
+        .into_paginator()
+        .items()
+        .send();
+    while let Some(event) = events.next().await {
+        let event = event.unwrap();
+        let kind = event.r#type().as_str().to_owned();
+        assert!(
+            !matches!(
+                kind.as_str(),
+                "LambdaFunctionFailed" | "LambdaFunctionTimedOut" | "TaskFailed" | "TaskTimedOut"
+            ),
+            "{execution}: {kind} {:?}",
+            event.task_failed_event_details()
+        );
+    }
+}

@@ -8,8 +8,8 @@
 use serde_json::{Value, json};
 use standin_integration::agent::{Behaviour, TestAgent};
 use standin_integration::e2e::{
-    CANCELED, COMPLETED, FAILED, INPUT_REQUIRED, SOON, WORKING, reply, start, states, wait_final,
-    wait_parked,
+    CANCELED, COMPLETED, FAILED, INPUT_REQUIRED, SOON, WORKING, assert_no_step_died, reply, start,
+    states, wait_final, wait_parked,
 };
 use standin_integration::stack::Stack;
 
@@ -52,6 +52,7 @@ async fn artifact_scenario(persona: &str, port: u16, watch: &str) {
             (3, COMPLETED.into(), true)
         ]
     );
+    assert_no_step_died(&stack, &id).await;
 }
 
 #[tokio::test]
@@ -103,6 +104,7 @@ async fn an_endless_stream_line_ends_the_turn_not_the_function() {
         "a stream from the agent is over the 67108864-byte limit",
     )
     .await;
+    assert_no_step_died(&stack, &id).await;
 }
 
 #[tokio::test]
