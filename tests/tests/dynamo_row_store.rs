@@ -604,3 +604,26 @@ async fn list_pages_through_every_row_once() {
         "7 rows at 3 a page take at least 3 pages, took {pages}"
     );
 }
+
+#[tokio::test]
+async fn replies_queue_up_to_the_bound_in_the_write_itself() {
+    let store = store().await;
+    push_row(&store).await;
+    let reply = |t: &str| WakeEvent::Reply { text: t.into() };
+    for i in 0..standin::domain::row::MAX_QUEUED_REPLIES {
+        store
+            .record(ID, &reply(&format!("r{i}")), &Guard::Open)
+            .await
+            .expect("queued");
+    }
+    assert_eq!(
+        store.record(ID, &reply("one too many"), &Guard::Open).await,
+        Err(StoreError::RepliesFull(ID.into()))
+    );
+    store.park(ID, 1, "t").await.expect("parked");
+    store.drain(ID, 1).await.expect("drained");
+    store
+        .record(ID, &reply("room again"), &Guard::Open)
+        .await
+        .expect("queued");
+}

@@ -691,6 +691,10 @@ async fn ring(
             409,
             json!({"error": format!("stand-in {task_id} has ended")}),
         ),
+        Err(err @ StoreError::RepliesFull(_)) => reply(
+            429,
+            json!({"error": format!("{err}; send more once it has taken them")}),
+        ),
         Err(err) => Err(err.into()),
     }
 }

@@ -11,7 +11,7 @@ use crate::a2a::{
     TaskPushNotificationConfig,
 };
 use crate::domain::remote::RemoteOut;
-use crate::domain::row::{Guard, Row, Taken, WakeEvent, Watch};
+use crate::domain::row::{Guard, MAX_QUEUED_REPLIES, Row, Taken, WakeEvent, Watch};
 use crate::ports::{
     AgentPort, Applied, Closed, Doorbell, DoorbellError, Drained, ParentNote, ParentQueue,
     QueueError, RowStore, StoreError,
@@ -119,6 +119,13 @@ impl RowStore for MemoryStore {
         event: &WakeEvent,
         guard: &Guard,
     ) -> Result<Row, StoreError> {
+        if matches!(event, WakeEvent::Reply { .. })
+            && let Some(row) = self.snapshot(task_id)
+            && guard.admits(&row)
+            && row.pending.replies.len() >= MAX_QUEUED_REPLIES
+        {
+            return Err(StoreError::RepliesFull(task_id.to_owned()));
+        }
         self.update(task_id, guard, |row| {
             row.pending.record(event);
             row.clone()

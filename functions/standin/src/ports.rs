@@ -22,6 +22,9 @@ pub enum StoreError {
     Refused(String),
     #[error("row store unavailable: {0}")]
     Backend(String),
+    /// As many replies as a row holds already wait for the stand-in to take them.
+    #[error("stand-in {0} has {max} replies waiting already", max = crate::domain::row::MAX_QUEUED_REPLIES)]
+    RepliesFull(String),
 }
 
 /// What `apply` did with a remote state.

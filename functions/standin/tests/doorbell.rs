@@ -1172,3 +1172,23 @@ async fn memory_store_lists_in_pages_without_repeats() {
     );
     assert_eq!(next, None);
 }
+
+#[tokio::test]
+async fn replies_queue_up_to_the_bound_and_then_are_refused_until_one_is_taken() {
+    let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
+    open_row(&store, WatchMode::Off).await;
+    park(&store, &bell, 1, "tok-1").await;
+    for i in 0..standin::domain::row::MAX_QUEUED_REPLIES {
+        doorbell::ring(&store, &bell, ID, &reply(&format!("r{i}")), &Guard::Open)
+            .await
+            .expect("queued");
+    }
+    assert_eq!(
+        doorbell::ring(&store, &bell, ID, &reply("one too many"), &Guard::Open).await,
+        Err(StoreError::RepliesFull(ID.into()))
+    );
+    store.drain(ID, 1).await.expect("drained");
+    doorbell::ring(&store, &bell, ID, &reply("now there is room"), &Guard::Open)
+        .await
+        .expect("queued");
+}

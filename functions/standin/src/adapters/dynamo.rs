@@ -15,7 +15,9 @@ use aws_sdk_dynamodb::types::{
 use serde::Serialize;
 
 use crate::domain::remote::RemoteOut;
-use crate::domain::row::{FollowReport, Guard, PushClaim, Row, Taken, WakeEvent, Watch};
+use crate::domain::row::{
+    FollowReport, Guard, MAX_QUEUED_REPLIES, PushClaim, Row, Taken, WakeEvent, Watch,
+};
 use crate::ports::{Applied, Closed, Drained, ParentNote, RowStore, StoreError};
 
 type Item = HashMap<String, AttributeValue>;
@@ -273,6 +275,9 @@ impl RowStore for DynamoRowStore {
         event: &WakeEvent,
         guard: &Guard,
     ) -> Result<Row, StoreError> {
+        if let WakeEvent::Reply { text } = event {
+            return self.record_reply(task_id, text, guard).await;
+        }
         self.update(task_id, guard, |e| {
             let p = e.name("pending");
             Ok(match event {
@@ -592,6 +597,42 @@ impl RowStore for DynamoRowStore {
 }
 
 impl DynamoRowStore {
+    /// A reply joins the queue, unless `MAX_QUEUED_REPLIES` wait already.
+    async fn record_reply(
+        &self,
+        task_id: &str,
+        text: &str,
+        guard: &Guard,
+    ) -> Result<Row, StoreError> {
+        let mut expr = Expr::default();
+        let p = expr.name("pending");
+        let one = expr.val(
+            "one",
+            AttributeValue::L(vec![AttributeValue::S(text.to_owned())]),
+        );
+        let empty = expr.val("empty", AttributeValue::L(vec![]));
+        let max = expr.val("max", AttributeValue::N(MAX_QUEUED_REPLIES.to_string()));
+        let update =
+            format!("SET {p}.replies = list_append(if_not_exists({p}.replies, {empty}), {one})");
+        let condition = format!(
+            "{} AND (attribute_not_exists({p}.replies) OR size({p}.replies) < {max})",
+            expr.guard(guard)
+        );
+        match self.send_update(task_id, update, condition, expr).await {
+            Err(StoreError::Refused(_)) => {
+                let full = self.get(task_id).await?.is_some_and(|row| {
+                    guard.admits(&row) && row.pending.replies.len() >= MAX_QUEUED_REPLIES
+                });
+                Err(if full {
+                    StoreError::RepliesFull(task_id.to_owned())
+                } else {
+                    StoreError::Refused(task_id.to_owned())
+                })
+            }
+            other => other,
+        }
+    }
+
     /// One transaction: the row's update under its condition plus "nobody took this
     /// number" (`seq` unchanged since the read), and the note put under that number.
     /// False when the row's condition failed (a race: the caller reads again).

@@ -92,6 +92,10 @@ pub struct FollowReport {
     pub outcome: FollowOutcome,
 }
 
+/// How many replies may wait on a row at once: each may be 32 KiB, and a DynamoDB item
+/// holds 400 KB.
+pub const MAX_QUEUED_REPLIES: usize = 8;
+
 /// The pending wake events, one slot per kind; replies queue.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pending {
