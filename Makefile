@@ -1,5 +1,5 @@
 # The quickstart's commands, plus the lint the CI runs.
-.PHONY: demo up down test lint
+.PHONY: demo up down test lint soak
 
 # The whole demo on LocalStack, started and stopped.
 demo:
@@ -15,6 +15,10 @@ down:
 
 test:
 	@bash scripts/test
+
+# Hundreds of stand-ins under faults, judged by an oracle (SOAK_ARGS: see scripts/soak --help).
+soak:
+	@bash scripts/soak $(SOAK_ARGS)
 
 lint:
 	@bash scripts/lint

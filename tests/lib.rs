@@ -9,3 +9,6 @@ pub mod stack;
 
 #[path = "src/e2e.rs"]
 pub mod e2e;
+
+#[path = "src/soak/mod.rs"]
+pub mod soak;

@@ -140,6 +140,8 @@ struct Inner {
     deletes_answered: usize,
     responder: Option<Responder>,
     changes: Vec<ChangeRecord>,
+    /// Every push token ever registered (configs are deleted when a stand-in ends).
+    tokens: Vec<String>,
 }
 
 impl Inner {
@@ -288,6 +290,11 @@ impl TestAgent {
             .get(task)
             .cloned()
             .unwrap_or_default()
+    }
+
+    /// Every push token registered with this agent, deleted configs' included.
+    pub fn tokens_registered(&self) -> Vec<String> {
+        lock(&self.inner).tokens.clone()
     }
 
     pub fn deletes(&self) -> Vec<String> {
@@ -608,6 +615,7 @@ async fn rpc(State(agent): State<TestAgent>, headers: HeaderMap, body: Bytes) ->
                 token: params["token"].as_str().unwrap_or_default().to_owned(),
             };
             let mut inner = lock(&agent.inner);
+            inner.tokens.push(config.token.clone());
             let list = inner.configs.entry(task).or_default();
             list.retain(|c| c.id != config.id);
             list.push(config);

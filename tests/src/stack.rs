@@ -61,14 +61,26 @@ impl Stack {
     }
 
     pub async fn control(&self, method: &str, path: &str, body: Option<Value>) -> (u16, Value) {
+        self.try_control(method, path, body)
+            .await
+            .expect("control API reachable")
+    }
+
+    /// A control API call; Err when no answer came (the connection failed or closed).
+    pub async fn try_control(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<(u16, Value), reqwest::Error> {
         let url = self.api_url("ControlApiId", path);
         let request = match method {
             "GET" => self.http.get(url),
             _ => self.http.post(url).json(&body.unwrap_or(Value::Null)),
         };
-        let response = request.send().await.expect("control API reachable");
+        let response = request.send().await?;
         let status = response.status().as_u16();
-        (status, response.json().await.unwrap_or(Value::Null))
+        Ok((status, response.json().await.unwrap_or(Value::Null)))
     }
 
     pub fn execution_arn(&self, name: &str) -> String {
@@ -113,6 +125,15 @@ impl Stack {
 
     /// The notes the parent got for this stand-in so far.
     pub fn notes(&self, task_id: &str) -> Vec<Value> {
+        self.notes_received(task_id)
+            .into_iter()
+            .map(|(note, _)| note)
+            .collect()
+    }
+
+    /// The notes the parent got for this stand-in so far, each with when it was received
+    /// (milliseconds since the Unix epoch).
+    pub fn notes_received(&self, task_id: &str) -> Vec<(Value, u64)> {
         collector(&self.config, self.out("ParentQueueUrl"))
             .lock()
             .unwrap()
@@ -157,12 +178,18 @@ impl Stack {
             .unwrap()
             .values()
             .flatten()
-            .map(|v| v.to_string())
+            .map(|(v, _)| v.to_string())
             .collect()
     }
 }
 
-type Notes = Arc<Mutex<HashMap<String, Vec<Value>>>>;
+type Notes = Arc<Mutex<HashMap<String, Vec<(Value, u64)>>>>;
+
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
 
 /// One thread (with its own runtime) drains the parent queue for the whole test binary.
 fn collector(config: &aws_config::SdkConfig, queue_url: &str) -> Notes {
@@ -190,17 +217,27 @@ fn collector(config: &aws_config::SdkConfig, queue_url: &str) -> Notes {
                             tokio::time::sleep(Duration::from_millis(500)).await;
                             continue;
                         };
-                        for m in got.messages() {
+                        let received = now_ms();
+                        let mut deletes = sqs.delete_message_batch().queue_url(&queue_url);
+                        for (i, m) in got.messages().iter().enumerate() {
                             let body: Value = serde_json::from_str(m.body().unwrap_or("null"))
                                 .unwrap_or(Value::Null);
                             let task = body["task_id"].as_str().unwrap_or_default().to_owned();
-                            sink.lock().unwrap().entry(task).or_default().push(body);
-                            let _ = sqs
-                                .delete_message()
-                                .queue_url(&queue_url)
-                                .receipt_handle(m.receipt_handle().unwrap_or_default())
-                                .send()
-                                .await;
+                            sink.lock()
+                                .unwrap()
+                                .entry(task)
+                                .or_default()
+                                .push((body, received));
+                            deletes = deletes.entries(
+                                aws_sdk_sqs::types::DeleteMessageBatchRequestEntry::builder()
+                                    .id(i.to_string())
+                                    .receipt_handle(m.receipt_handle().unwrap_or_default())
+                                    .build()
+                                    .unwrap(),
+                            );
+                        }
+                        if !got.messages().is_empty() {
+                            let _ = deletes.send().await;
                         }
                     }
                 });
@@ -234,6 +271,20 @@ pub mod faults {
     /// X-Amz-Target such as `AmazonSQS.SendMessage`) whose body holds all of `matching`.
     pub async fn refuse(id: &str, target: &str, matching: &[&str], status: u16, seconds: u64) {
         let rule = json!({"id": id, "target": target, "match": matching, "status": status, "seconds": seconds});
+        let response = reqwest::Client::new()
+            .post(format!("{}/__faults/rules", proxy()))
+            .json(&rule)
+            .send()
+            .await
+            .expect("fault proxy reachable");
+        assert!(response.status().is_success());
+    }
+
+    /// The next call of `target` whose body holds all of `matching` is carried out by
+    /// LocalStack, but its answer never reaches the function (the connection drops): the
+    /// SDK retries a call that already happened.
+    pub async fn lose_answer_once(id: &str, target: &str, matching: &[&str]) {
+        let rule = json!({"id": id, "target": target, "match": matching, "action": "lose_answer", "times": 1, "seconds": 120});
         let response = reqwest::Client::new()
             .post(format!("{}/__faults/rules", proxy()))
             .json(&rule)

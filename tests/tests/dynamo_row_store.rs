@@ -97,7 +97,7 @@ fn working(text: &str) -> RemoteOut {
 }
 
 fn reply(text: &str) -> WakeEvent {
-    WakeEvent::Reply { text: text.into() }
+    WakeEvent::reply(text)
 }
 
 /// (seq, state, is_final) of every note of the stand-in, read back from the note log.
@@ -609,7 +609,7 @@ async fn list_pages_through_every_row_once() {
 async fn replies_queue_up_to_the_bound_in_the_write_itself() {
     let store = store().await;
     push_row(&store).await;
-    let reply = |t: &str| WakeEvent::Reply { text: t.into() };
+    let reply = |t: &str| WakeEvent::reply(t);
     for i in 0..standin::domain::row::MAX_QUEUED_REPLIES {
         store
             .record(ID, &reply(&format!("r{i}")), &Guard::Open)
@@ -626,4 +626,33 @@ async fn replies_queue_up_to_the_bound_in_the_write_itself() {
         .record(ID, &reply("room again"), &Guard::Open)
         .await
         .expect("queued");
+}
+
+#[tokio::test]
+async fn a_named_reply_is_queued_once_in_the_write_itself() {
+    let store = store().await;
+    push_row(&store).await;
+    let named = |text: &str, id: &str| WakeEvent::Reply {
+        text: text.into(),
+        id: Some(id.into()),
+    };
+    for _ in 0..3 {
+        store
+            .record(ID, &named("blue", "r1"), &Guard::Open)
+            .await
+            .expect("accepted");
+    }
+    let row = store
+        .record(ID, &named("green", "r2"), &Guard::Open)
+        .await
+        .expect("accepted");
+    assert_eq!(row.pending.replies, ["blue", "green"]);
+    assert_eq!(row.reply_ids, ["r1", "r2"]);
+    store.park(ID, 1, "t").await.expect("parked");
+    store.drain(ID, 1).await.expect("drained");
+    let row = store
+        .record(ID, &named("blue", "r1"), &Guard::Open)
+        .await
+        .expect("a retry after its turn is accepted, not queued");
+    assert_eq!(row.pending.replies, ["green"]);
 }

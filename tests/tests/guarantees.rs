@@ -419,3 +419,52 @@ async fn a_row_store_outage_during_a_fetch_is_retried_not_fatal() {
     let notes = stack.wait_notes(&id, 3, SOON).await;
     assert_eq!(states(&notes)[2], (3, COMPLETED.into(), true));
 }
+
+/// A reply reaches the agent once, however often it was sent: the parent's own retry
+/// (same `reply_id`), and the SDK's retry of a write whose answer was lost on the way
+/// back (the write had happened).
+#[tokio::test]
+async fn a_reply_sent_twice_or_retried_after_a_lost_answer_reaches_the_agent_once() {
+    let stack = Stack::load(&STACK).await;
+    // A soak persona: the agents document is at its size limit, and the soak's test
+    // binary, the only other user of this port, never runs at the same time.
+    let (agent, id, _remote) = parked(&stack, "soak-push-a", 27150, "push").await;
+    agent.script_turn(&[(INPUT_REQUIRED, "And the size?")]);
+    agent.script_turn(&[(COMPLETED, "Done")]);
+    let mut turns = agent.turns_done();
+    let path = format!("/standins/{id}/reply");
+    for _ in 0..2 {
+        let (status, body) = stack
+            .control(
+                "POST",
+                &path,
+                Some(json!({"text": "blue", "reply_id": "r1"})),
+            )
+            .await;
+        assert_eq!(status, 202, "{body}");
+    }
+    let notes = stack.wait_notes(&id, 2, SOON).await;
+    assert_eq!(notes[1]["text"], "And the size?");
+    wait_parked(&stack, &id, "push").await;
+    // The row store's answer to the reply's write is lost once; the SDK writes again.
+    let rule = unique("lost-answer");
+    faults::lose_answer_once(&rule, "DynamoDB_20120810.UpdateItem", &[&id, "large"]).await;
+    let (status, body) = stack
+        .control("POST", &path, Some(json!({"text": "large"})))
+        .await;
+    assert_eq!(status, 202, "{body}");
+    assert_eq!(faults::refused(&rule).await, 1, "the answer was lost once");
+    let notes = wait_final(&stack, &id).await;
+    assert_eq!(notes.last().unwrap()["state"], COMPLETED);
+    // Wait out any duplicate turn, then count what the agent was asked.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let mut asked = Vec::new();
+    while let Ok(turn) = turns.try_recv() {
+        asked.push(turn.text);
+    }
+    assert_eq!(
+        asked,
+        ["blue", "large"],
+        "each reply reached the agent once"
+    );
+}

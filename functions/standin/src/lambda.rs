@@ -510,11 +510,30 @@ async fn control(deps: &'static Deps, request: Request) -> Result<Response<Body>
                     json!({"error": format!("body.text is {} bytes; the limit is {MAX_REPLY_BYTES}", text.len())}),
                 );
             }
+            // The parent names its reply so that sending it again is harmless; unnamed,
+            // it gets a name here, which makes the store's own retries harmless.
+            let reply_id = match body.get("reply_id") {
+                None | Some(Value::Null) => new_reply_id(),
+                Some(Value::String(given))
+                    if !given.is_empty()
+                        && given.len() <= MAX_REPLY_ID_BYTES
+                        && given.bytes().all(|b| b.is_ascii_graphic()) =>
+                {
+                    given.clone()
+                }
+                Some(_) => {
+                    return reply(
+                        400,
+                        json!({"error": format!("body.reply_id must be 1 to {MAX_REPLY_ID_BYTES} printable ASCII characters without spaces")}),
+                    );
+                }
+            };
             ring(
                 deps,
                 &id,
                 WakeEvent::Reply {
                     text: text.to_owned(),
+                    id: Some(reply_id),
                 },
             )
             .await
@@ -577,14 +596,7 @@ async fn start(deps: &'static Deps, body: &Value) -> Result<Response<Body>, Erro
             let error = r#"task_id must be 1-64 characters of [A-Za-z0-9_-], without "__" (kept for rolled executions)"#;
             return reply(400, json!({ "error": error }));
         }
-        None => {
-            let mut bytes = [0u8; 12];
-            rand::Rng::fill_bytes(&mut rand::rng(), &mut bytes);
-            format!(
-                "si-{}",
-                bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
-            )
-        }
+        None => format!("si-{}", random_hex()),
     };
     let Some(machine) = deps.state_machine_arn.as_deref() else {
         return Err("STATE_MACHINE_ARN is not set".into());
@@ -675,6 +687,19 @@ async fn start(deps: &'static Deps, body: &Value) -> Result<Response<Body>, Erro
         200,
         json!({"task_id": task_id, "execution_arn": execution_arn}),
     )
+}
+
+/// How long the parent's name for a reply may be.
+const MAX_REPLY_ID_BYTES: usize = 128;
+
+fn random_hex() -> String {
+    let mut bytes = [0u8; 12];
+    rand::Rng::fill_bytes(&mut rand::rng(), &mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn new_reply_id() -> String {
+    format!("r-{}", random_hex())
 }
 
 async fn ring(

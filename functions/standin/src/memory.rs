@@ -119,15 +119,23 @@ impl RowStore for MemoryStore {
         event: &WakeEvent,
         guard: &Guard,
     ) -> Result<Row, StoreError> {
-        if matches!(event, WakeEvent::Reply { .. })
-            && let Some(row) = self.snapshot(task_id)
+        if let Some(row) = self.snapshot(task_id)
             && guard.admits(&row)
-            && row.pending.replies.len() >= MAX_QUEUED_REPLIES
         {
-            return Err(StoreError::RepliesFull(task_id.to_owned()));
+            if row.has_reply(event) {
+                return Ok(row);
+            }
+            if matches!(event, WakeEvent::Reply { .. })
+                && row.pending.replies.len() >= MAX_QUEUED_REPLIES
+            {
+                return Err(StoreError::RepliesFull(task_id.to_owned()));
+            }
         }
         self.update(task_id, guard, |row| {
             row.pending.record(event);
+            if let WakeEvent::Reply { id: Some(id), .. } = event {
+                row.reply_ids.push(id.clone());
+            }
             row.clone()
         })
     }

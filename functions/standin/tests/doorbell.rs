@@ -46,7 +46,7 @@ async fn open_row(store: &MemoryStore, mode: WatchMode) -> PushToken {
 }
 
 fn reply(text: &str) -> WakeEvent {
-    WakeEvent::Reply { text: text.into() }
+    WakeEvent::reply(text)
 }
 
 /// Parks park number `park`, which must be the newest.
@@ -78,6 +78,33 @@ async fn ring_records_then_rings_the_stored_token() {
         .expect("rung");
     assert_eq!(row.pending.replies, ["blue"]);
     assert_eq!(bell.rings(), ["tok-1"]);
+}
+
+#[tokio::test]
+async fn a_named_reply_is_queued_once_however_often_it_rings() {
+    let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
+    open_row(&store, WatchMode::Off).await;
+    let named = |text: &str, id: &str| WakeEvent::Reply {
+        text: text.into(),
+        id: Some(id.into()),
+    };
+    for _ in 0..3 {
+        doorbell::ring(&store, &bell, ID, &named("blue", "r1"), &Guard::Open)
+            .await
+            .expect("accepted");
+    }
+    doorbell::ring(&store, &bell, ID, &named("blue", "r2"), &Guard::Open)
+        .await
+        .expect("accepted");
+    let row = store.snapshot(ID).expect("row");
+    assert_eq!(row.pending.replies, ["blue", "blue"], "r1 once, r2 once");
+    // Taken for its turn, r1 is still known: a late retry is not queued again.
+    store.park(ID, 1, "tok-1").await.expect("parked");
+    store.drain(ID, 1).await.expect("drained");
+    doorbell::ring(&store, &bell, ID, &named("blue", "r1"), &Guard::Open)
+        .await
+        .expect("accepted");
+    assert_eq!(store.snapshot(ID).expect("row").pending.replies, ["blue"]);
 }
 
 #[tokio::test]

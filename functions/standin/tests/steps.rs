@@ -219,7 +219,7 @@ impl World {
 }
 
 fn reply(text: &str) -> WakeEvent {
-    WakeEvent::Reply { text: text.into() }
+    WakeEvent::reply(text)
 }
 
 /// A first turn that ends INPUT_REQUIRED "q", on a stand-in whose watch is `spec`'s.

@@ -110,9 +110,7 @@ fn cancel_ends_and_reply_turns() {
         &mut c,
         WatchMode::Push,
         Woke::Rung,
-        Some(WakeEvent::Reply {
-            text: "blue".into(),
-        }),
+        Some(WakeEvent::reply("blue")),
     );
     assert_eq!(
         next,
@@ -275,7 +273,7 @@ fn a_failed_fetch_keeps_the_rechecks_going_and_a_reply_clears_them() {
         &mut c,
         WatchMode::Push,
         Woke::Rung,
-        Some(WakeEvent::Reply { text: "x".into() }),
+        Some(WakeEvent::reply("x")),
     );
     assert_eq!(next, Next::Turn { reply: "x".into() });
     assert_eq!(c.recheck, None);
@@ -358,7 +356,7 @@ fn follow_outcomes() {
         &mut c,
         WatchMode::Follow,
         Woke::Rung,
-        Some(WakeEvent::Reply { text: "y".into() }),
+        Some(WakeEvent::reply("y")),
     );
     assert_eq!(parked(&mut c, WatchMode::Follow), FOLLOW_PARK);
     // The agent is gone: the watch is off from now on.

@@ -28,6 +28,9 @@ from standin_localstack.runtime_api import Invocation, RuntimeApi, deadline_ms, 
 LOG = logging.getLogger(__name__)
 STOP_GRACE_S = 2.0
 POLL_S = 0.02
+# How often a waiting invocation checks that its process still lives (a follow waits for
+# minutes; hundreds of them polling every POLL_S kept a core busy).
+AWAIT_POLL_S = 0.25
 # Inherited from LocalStack's own environment; everything else comes from the function.
 PASS_THROUGH = ("PATH", "LANG", "HOME", "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR")
 
@@ -202,7 +205,7 @@ class HostRuntimeExecutor(RuntimeExecutor):
             self._spawn()
 
     def _await(self, invocation: Invocation, deadline: float) -> tuple[bytes, bool]:
-        while not invocation.done.wait(POLL_S):
+        while not invocation.done.wait(AWAIT_POLL_S):
             with self._lock:
                 code = None if self.process is None else self.process.poll()
             if code is not None:

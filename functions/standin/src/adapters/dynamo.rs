@@ -75,7 +75,7 @@ where
 }
 
 /// A condition expression with its names and values, built from a guard.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Expr {
     names: HashMap<String, String>,
     values: Item,
@@ -275,8 +275,8 @@ impl RowStore for DynamoRowStore {
         event: &WakeEvent,
         guard: &Guard,
     ) -> Result<Row, StoreError> {
-        if let WakeEvent::Reply { text } = event {
-            return self.record_reply(task_id, text, guard).await;
+        if let WakeEvent::Reply { text, id } = event {
+            return self.record_reply(task_id, text, id.as_deref(), guard).await;
         }
         self.update(task_id, guard, |e| {
             let p = e.name("pending");
@@ -285,7 +285,7 @@ impl RowStore for DynamoRowStore {
                     let v = e.val("reason", AttributeValue::S(reason.clone()));
                     format!("SET {p}.cancel = if_not_exists({p}.cancel, {v})")
                 }
-                WakeEvent::Reply { text } => {
+                WakeEvent::Reply { text, .. } => {
                     let one = e.val(
                         "one",
                         AttributeValue::L(vec![AttributeValue::S(text.clone())]),
@@ -376,7 +376,7 @@ impl RowStore for DynamoRowStore {
                     format!("{p}.cancel"),
                     format!("attribute_exists({p}.cancel)"),
                 ),
-                WakeEvent::Reply { text } => {
+                WakeEvent::Reply { text, .. } => {
                     let first = expr.val("first", AttributeValue::S(text.clone()));
                     (
                         format!("{p}.replies[0]"),
@@ -597,11 +597,14 @@ impl RowStore for DynamoRowStore {
 }
 
 impl DynamoRowStore {
-    /// A reply joins the queue, unless `MAX_QUEUED_REPLIES` wait already.
+    /// A reply joins the queue, unless `MAX_QUEUED_REPLIES` wait already, or unless the
+    /// row has queued a reply of the same id (then it answers as if it queued it now: a
+    /// retry, by the parent or by the SDK after an answer was lost, is queued once).
     async fn record_reply(
         &self,
         task_id: &str,
         text: &str,
+        id: Option<&str>,
         guard: &Guard,
     ) -> Result<Row, StoreError> {
         let mut expr = Expr::default();
@@ -612,22 +615,53 @@ impl DynamoRowStore {
         );
         let empty = expr.val("empty", AttributeValue::L(vec![]));
         let max = expr.val("max", AttributeValue::N(MAX_QUEUED_REPLIES.to_string()));
-        let update =
+        let mut update =
             format!("SET {p}.replies = list_append(if_not_exists({p}.replies, {empty}), {one})");
-        let condition = format!(
+        let mut condition = format!(
             "{} AND (attribute_not_exists({p}.replies) OR size({p}.replies) < {max})",
             expr.guard(guard)
         );
-        match self.send_update(task_id, update, condition, expr).await {
+        if let Some(id) = id {
+            let ids = expr.name("reply_ids");
+            let named = expr.val(
+                "rids",
+                AttributeValue::L(vec![AttributeValue::S(id.to_owned())]),
+            );
+            let rid = expr.val("rid", AttributeValue::S(id.to_owned()));
+            update.push_str(&format!(
+                ", {ids} = list_append(if_not_exists({ids}, {empty}), {named})"
+            ));
+            condition.push_str(&format!(" AND NOT contains({ids}, {rid})"));
+        }
+        // A named reply is idempotent, so a write whose answer never came (the SDK does
+        // not retry a request that may have been carried out) is sent again.
+        let mut attempt = 0;
+        let outcome = loop {
+            attempt += 1;
+            let sent = self
+                .send_update(task_id, update.clone(), condition.clone(), expr.clone())
+                .await;
+            match sent {
+                Err(StoreError::Backend(_)) if id.is_some() && attempt < 3 => {
+                    tokio::time::sleep(std::time::Duration::from_millis(100 * attempt)).await;
+                }
+                other => break other,
+            }
+        };
+        match outcome {
             Err(StoreError::Refused(_)) => {
-                let full = self.get(task_id).await?.is_some_and(|row| {
-                    guard.admits(&row) && row.pending.replies.len() >= MAX_QUEUED_REPLIES
-                });
-                Err(if full {
-                    StoreError::RepliesFull(task_id.to_owned())
-                } else {
-                    StoreError::Refused(task_id.to_owned())
-                })
+                let row = self.get(task_id).await?.filter(|row| guard.admits(row));
+                let event = WakeEvent::Reply {
+                    text: text.to_owned(),
+                    id: id.map(str::to_owned),
+                };
+                match row {
+                    Some(row) if row.has_reply(&event) => Ok(row),
+                    Some(row) if row.pending.replies.len() >= MAX_QUEUED_REPLIES => {
+                        Err(StoreError::RepliesFull(task_id.to_owned()))
+                    }
+                    _ => Err(StoreError::Refused(task_id.to_owned())),
+                }
             }
             other => other,
         }

@@ -67,6 +67,10 @@ pub enum WakeEvent {
     },
     Reply {
         text: String,
+        /// The parent's name for this reply: a reply whose id the row has seen is not
+        /// queued again (a retried request, or an SDK retry after a lost answer).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
     },
     /// A doorbell: the claimed state is a hint for rechecks, never applied.
     Push {
@@ -76,6 +80,16 @@ pub enum WakeEvent {
         epoch: u64,
         outcome: FollowOutcome,
     },
+}
+
+impl WakeEvent {
+    /// A reply the parent did not name.
+    pub fn reply(text: impl Into<String>) -> Self {
+        WakeEvent::Reply {
+            text: text.into(),
+            id: None,
+        }
+    }
 }
 
 /// A pending doorbell: the state the push claimed (a hint for rechecks, never applied).
@@ -124,7 +138,7 @@ impl Pending {
             WakeEvent::Cancel { reason } => {
                 self.cancel.get_or_insert_with(|| reason.clone());
             }
-            WakeEvent::Reply { text } => self.replies.push(text.clone()),
+            WakeEvent::Reply { text, .. } => self.replies.push(text.clone()),
             WakeEvent::Push { claimed } => self.push = Some(PushClaim { claimed: *claimed }),
             WakeEvent::Follow { epoch, outcome } => {
                 self.follow = Some(FollowReport {
@@ -142,9 +156,7 @@ impl Pending {
             return Some(WakeEvent::Cancel { reason });
         }
         if !self.replies.is_empty() {
-            return Some(WakeEvent::Reply {
-                text: self.replies.remove(0),
-            });
+            return Some(WakeEvent::reply(self.replies.remove(0)));
         }
         if let Some(PushClaim { claimed }) = self.push.take() {
             return Some(WakeEvent::Push { claimed });
@@ -190,6 +202,10 @@ pub struct Row {
     /// The last sequence number used for a parent note.
     #[serde(default)]
     pub seq: u64,
+    /// The ids of every reply the row has queued, so that a reply sent twice is queued
+    /// once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reply_ids: Vec<String>,
     /// RFC 3339, UTC; set by the control API's start (rows from before it have none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
@@ -211,8 +227,14 @@ impl Row {
             park_token: None,
             pending: Pending::default(),
             seq: 0,
+            reply_ids: Vec::new(),
             created_at: None,
         }
+    }
+
+    /// Whether this reply was queued already (the parent named it, and the row has it).
+    pub fn has_reply(&self, event: &WakeEvent) -> bool {
+        matches!(event, WakeEvent::Reply { id: Some(id), .. } if self.reply_ids.contains(id))
     }
 
     pub fn mode(&self) -> WatchMode {

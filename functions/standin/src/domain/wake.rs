@@ -166,7 +166,7 @@ pub fn after_wake(
             cursor.recheck = None;
             Next::End(EndCause::Cancelled { reason })
         }
-        Some(WakeEvent::Reply { text }) => {
+        Some(WakeEvent::Reply { text, .. }) => {
             cursor.recheck = None;
             cursor.follow_retry = false;
             Next::Turn { reply: text }

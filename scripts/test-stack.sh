@@ -1,0 +1,38 @@
+# The test stack and the fault tools around it, shared by scripts/test and scripts/soak.
+# Sourced after env.sh; the caller stops what it started (FAULT_PROXY_PID).
+
+# Faults are injected where they happen in production: a proxy between the functions and
+# the AWS endpoints (LocalStack's executor points the functions at it), and rules for the
+# local Lambda service's delivery of invocations (late, twice, never). Observers talk to
+# LocalStack directly.
+export STANDIN_FAULT_PROXY="http://127.0.0.1:4599" STANDIN_AWS_PROXY="http://127.0.0.1:4599"
+export STANDIN_INVOKE_FAULTS="$STANDIN_CACHE/test-invoke-faults"
+FAULT_PROXY_PID=""
+
+start_fault_proxy() {
+  local log=$1
+  rm -rf "$STANDIN_INVOKE_FAULTS" && mkdir -p "$STANDIN_INVOKE_FAULTS"
+  "$STANDIN_CACHE/venv-localstack/bin/python" "$STANDIN_ROOT/localstack/fault_proxy.py" \
+    --port 4599 --upstream http://127.0.0.1:4566 >"$log" 2>&1 &
+  FAULT_PROXY_PID=$!
+  for _ in $(seq 1 50); do
+    curl -fsS --max-time 1 "$STANDIN_FAULT_PROXY/__faults/stats" >/dev/null 2>&1 && return 0
+    kill -0 "$FAULT_PROXY_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  cat "$log" >&2
+  echo "the fault proxy did not start on 127.0.0.1:4599 (is the port taken?)" >&2
+  return 1
+}
+
+# The stand-in as the tests run it: the test agents' personas (tests/agents.json), a
+# small history bound so that a long follow rolls over, a short turn window so that the
+# SDK agent's work (15 s) is heard by the watch, not by the turn, and a short idle
+# re-check (20 s) so that a lost push or a park that never ran is recovered within a test.
+deploy_test_stack() {
+  local name=$1 agents
+  agents=$(python3 -c 'import json; print(json.dumps(json.dumps(json.load(open("tests/agents.json")), separators=(",", ":"))))')
+  bash "$STANDIN_ROOT/localstack/deploy" template.yaml "$name" \
+    --parameter-overrides Endpoint=localstack HistoryBound=8 TurnWindowSecs=10 IdleRecheckSecs=20 \
+    "Agents=$agents" >/dev/null
+}

@@ -1,0 +1,537 @@
+//! The soak: hundreds of stand-ins at once against misbehaving agents, with faults between
+//! the functions and AWS, judged by an oracle and summed up in a report.
+//!
+//! `run` drives one soak against a deployed stack (the test stack, whose agents include the
+//! soak personas of [`plan::PERSONAS`]); `scripts/soak` (make soak) and a reduced test in
+//! `make test` call it.
+
+pub mod observe;
+pub mod oracle;
+pub mod plan;
+pub mod report;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tokio::sync::{Semaphore, mpsc};
+
+use crate::agent::{Behaviour, TestAgent};
+use crate::stack::{Stack, now_ms};
+use plan::{Delivery, Ending, Habit, Plan, Step, Watch};
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The deployed stack to drive.
+    pub stack: String,
+    /// How many stand-ins in all.
+    pub standins: usize,
+    /// How many run at once.
+    pub concurrency: usize,
+    /// No new stand-in starts after this long.
+    pub duration: Duration,
+    /// The pause before each change an agent makes between turns.
+    pub gap: (Duration, Duration),
+    pub seed: u64,
+    /// A fault profile for the fault proxy (None: no faults between functions and AWS).
+    pub profile: Option<PathBuf>,
+    /// Kill one running follow process this often.
+    pub kill_follow_every: Option<Duration>,
+    /// How long a stand-in may take to hear a change or to end once its agent is done.
+    pub patience: Duration,
+    /// Where the report goes (soak-report.json, soak-latency.svg).
+    pub out: PathBuf,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            stack: "standin".into(),
+            standins: 100,
+            concurrency: 100,
+            duration: Duration::from_secs(300),
+            gap: (Duration::from_secs(2), Duration::from_secs(12)),
+            seed: 1,
+            profile: None,
+            kill_follow_every: Some(Duration::from_secs(60)),
+            patience: Duration::from_secs(300),
+            out: PathBuf::from("soak-out"),
+        }
+    }
+}
+
+/// What happened to one stand-in, as the soak's orchestrator saw it.
+#[derive(Clone, Debug, Default)]
+pub struct Run {
+    pub started_ms: u64,
+    pub remote: Option<String>,
+    /// What went wrong on the soak's side of the conversation (a change never heard).
+    pub problems: Vec<String>,
+    /// Control API calls that had to be retried (5xx or 429).
+    pub control_retries: u64,
+    pub deliveries: Vec<Delivery>,
+}
+
+/// Where each stand-in's driver hears that its agent answered turn `k` (of remote task).
+type Routes = Arc<Mutex<HashMap<String, mpsc::UnboundedSender<(usize, String)>>>>;
+
+/// Counts of what the agents did, for the report.
+#[derive(Default)]
+struct Tally {
+    turns: HashMap<(String, usize), u32>,
+}
+
+pub struct Soak {
+    pub options: Options,
+    pub stack: Stack,
+    agents: HashMap<&'static str, TestAgent>,
+    plans: Arc<Mutex<HashMap<String, Plan>>>,
+    routes: Routes,
+    tally: Arc<Mutex<Tally>>,
+}
+
+fn behaviour(habit: Habit, watch: Watch) -> Behaviour {
+    let mut b = Behaviour::default();
+    match habit {
+        Habit::Polite => {}
+        Habit::Slow => {
+            b.slow_push_registration = Some(Duration::from_secs(2));
+            b.slow_deletes = Some(Duration::from_secs(2));
+        }
+        Habit::RefusesPush => b.refuse_push_registration = true,
+        Habit::DropsStreams => b.drop_subscriptions_after = Some(Duration::from_secs(4)),
+    }
+    if watch == Watch::Off {
+        b.push_capable = false;
+    }
+    b
+}
+
+impl Soak {
+    /// Starts the soak's agents on their ports and loads the stack.
+    pub async fn prepare(options: Options) -> Result<Self, String> {
+        let stack = Stack::load(&options.stack).await;
+        let plans: Arc<Mutex<HashMap<String, Plan>>> = Arc::default();
+        let routes: Routes = Arc::default();
+        let tally: Arc<Mutex<Tally>> = Arc::default();
+        let mut agents = HashMap::new();
+        for persona in plan::PERSONAS {
+            let agent = TestAgent::try_start(persona.port, behaviour(persona.habit, persona.watch))
+                .await
+                .map_err(|e| {
+                    format!(
+                        "the soak agent {} on 127.0.0.1:{}: {e}",
+                        persona.name, persona.port
+                    )
+                })?;
+            let known = plans.clone();
+            agent.respond_with(Arc::new(move |_task, _turn, text| {
+                let Some((id, k)) = plan::parse_turn_text(text) else {
+                    return vec![(plan::COMPLETED.into(), "not a soak turn".into())];
+                };
+                let plans = known.lock().unwrap_or_else(|p| p.into_inner());
+                match plans.get(&id).and_then(|p| p.turns.get(k)) {
+                    Some(turn) => turn.clone(),
+                    None => vec![(plan::WORKING.into(), format!("{id} unplanned turn {k}"))],
+                }
+            }));
+            let mut done = agent.turns_done();
+            let (routes, tally) = (routes.clone(), tally.clone());
+            tokio::spawn(async move {
+                while let Ok(turn) = done.recv().await {
+                    let Some((id, k)) = plan::parse_turn_text(&turn.text) else {
+                        continue;
+                    };
+                    *tally
+                        .lock()
+                        .unwrap()
+                        .turns
+                        .entry((id.clone(), k))
+                        .or_default() += 1;
+                    if let Some(route) = routes.lock().unwrap().get(&id) {
+                        let _ = route.send((k, turn.task.clone()));
+                    }
+                }
+            });
+            agents.insert(persona.name, agent);
+        }
+        Ok(Self {
+            options,
+            stack,
+            agents,
+            plans,
+            routes,
+            tally,
+        })
+    }
+
+    /// Runs the soak and judges it; the report says whether every promise held.
+    pub async fn run(self) -> Result<report::Report, String> {
+        let soak = Arc::new(self);
+        let options = soak.options.clone();
+        let began = Instant::now();
+        let began_ms = now_ms();
+        let baseline = observe::dead_letters(&soak.stack).await;
+        let windows = match &options.profile {
+            Some(path) => observe::load_profile(path).await?,
+            None => Vec::new(),
+        };
+        let proxy_before = observe::proxy_stats().await;
+        let sampler = observe::Sampler::start(options.stack.clone());
+        let killer = options.kill_follow_every.map(|every| {
+            let stack = options.stack.clone();
+            tokio::spawn(async move { observe::kill_follows(&stack, every).await })
+        });
+        // Ids differ from run to run: an ended stand-in's id can't be started again.
+        let tag = format!("soak-{}", began_ms / 1000 % 1_000_000);
+        let progress = {
+            let soak = soak.clone();
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(Duration::from_secs(30)).await;
+                    let ids: Vec<String> = soak.plans.lock().unwrap().keys().cloned().collect();
+                    let (mut ended, mut notes) = (0, 0);
+                    for id in &ids {
+                        let got = soak.stack.notes(id);
+                        notes += got.len();
+                        ended += usize::from(got.iter().any(|n| n["final"] == true));
+                    }
+                    eprintln!(
+                        "  {:>4} s: {} stand-ins started, {} ended, {} notes received",
+                        began.elapsed().as_secs(),
+                        ids.len(),
+                        ended,
+                        notes
+                    );
+                }
+            })
+        };
+        let slots = Arc::new(Semaphore::new(options.concurrency));
+        let mut handles = Vec::new();
+        for index in 0..options.standins {
+            if began.elapsed() > options.duration {
+                break;
+            }
+            let permit = slots
+                .clone()
+                .acquire_owned()
+                .await
+                .map_err(|e| e.to_string())?;
+            let plan = plan::plan(&tag, options.seed, index, options.gap);
+            let (tx, rx) = mpsc::unbounded_channel();
+            soak.routes.lock().unwrap().insert(plan.id.clone(), tx);
+            soak.plans
+                .lock()
+                .unwrap()
+                .insert(plan.id.clone(), plan.clone());
+            let soak = soak.clone();
+            handles.push(tokio::spawn(async move {
+                let run = soak.converse(&plan, rx).await;
+                drop(permit);
+                (plan, run)
+            }));
+        }
+        let mut runs = Vec::new();
+        for handle in handles {
+            runs.push(
+                handle
+                    .await
+                    .map_err(|e| format!("a stand-in's driver panicked: {e}"))?,
+            );
+        }
+        let driven_ms = now_ms();
+        progress.abort();
+        eprintln!("  all stand-ins done; reading executions, queues, logs and tables");
+        if let Some(killer) = killer {
+            killer.abort();
+        }
+        let kills = observe::KILLS.load(std::sync::atomic::Ordering::SeqCst);
+        let memory = sampler.stop().await;
+        let proxy = observe::proxy_delta(&proxy_before, &observe::proxy_stats().await);
+        let ids: Vec<String> = runs.iter().map(|(p, _)| p.id.clone()).collect();
+        let executions = observe::executions(&soak.stack, &ids, options.patience).await;
+        let dead_letters = observe::dead_letters(&soak.stack).await;
+        let tokens: Vec<String> = soak
+            .agents
+            .values()
+            .flat_map(TestAgent::tokens_registered)
+            .collect();
+        let leaks =
+            observe::token_leaks(&soak.stack, &options.stack, &tokens, &ids, began_ms).await;
+        let changes = soak.changes_by_remote();
+        let turns = std::mem::take(&mut soak.tally.lock().unwrap().turns);
+        let mut judged = Vec::new();
+        for (plan, run) in runs {
+            let received: Vec<oracle::Received> = soak
+                .stack
+                .notes_received(&plan.id)
+                .into_iter()
+                .map(|(n, at)| oracle::Received {
+                    seq: n["seq"].as_u64().unwrap_or(0),
+                    state: n["state"].as_str().unwrap_or_default().to_owned(),
+                    text: n["text"].as_str().unwrap_or_default().to_owned(),
+                    is_final: n["final"].as_bool().unwrap_or(false),
+                    received_ms: at,
+                    written_ms: n["at"].as_str().and_then(oracle::epoch_ms),
+                })
+                .collect();
+            let log = run
+                .remote
+                .as_ref()
+                .and_then(|r| changes.get(r))
+                .cloned()
+                .unwrap_or_default();
+            let mut verdict = oracle::judge(&log, &received);
+            verdict.violations.extend(run.problems.iter().cloned());
+            for k in 0..plan.turns.len() {
+                let times = turns.get(&(plan.id.clone(), k)).copied().unwrap_or(0);
+                if times > 1 {
+                    verdict.violations.push(format!(
+                        "the parent's message for turn {k} reached the agent {times} times"
+                    ));
+                }
+            }
+            if let Some(e) = executions.get(&plan.id) {
+                verdict.violations.extend(e.problems.iter().cloned());
+            }
+            judged.push(report::Judged {
+                plan,
+                run,
+                verdict,
+                received,
+            });
+        }
+        Ok(report::Report::build(report::Inputs {
+            options,
+            began_ms,
+            driven_ms,
+            judged,
+            windows,
+            proxy,
+            kills,
+            memory,
+            executions,
+            dead_letters: observe::delta(&baseline, &dead_letters),
+            leaks,
+        }))
+    }
+
+    fn changes_by_remote(&self) -> HashMap<String, Vec<oracle::Change>> {
+        let mut all: HashMap<String, Vec<oracle::Change>> = HashMap::new();
+        for agent in self.agents.values() {
+            for c in agent.changes() {
+                all.entry(c.task).or_default().push(oracle::Change {
+                    state: c.state,
+                    text: c.text,
+                    at_ms: c.at_ms as u64,
+                });
+            }
+        }
+        all
+    }
+
+    /// One stand-in's conversation, as its parent and its remote agent hold it.
+    async fn converse(
+        &self,
+        plan: &Plan,
+        mut turns: mpsc::UnboundedReceiver<(usize, String)>,
+    ) -> Run {
+        let mut run = Run {
+            started_ms: now_ms(),
+            ..Run::default()
+        };
+        let patience = self.options.patience;
+        let agent = &self.agents[plan.persona.name];
+        let body = json!({"agent": plan.persona.name, "message": plan::turn_text(&plan.id, 0), "task_id": plan.id});
+        if !self.control(&mut run, "/standins", body, 200).await {
+            return run;
+        }
+        let mut last: (String, String) = (String::new(), String::new());
+        for (k, segment) in plan.segments.iter().enumerate() {
+            let remote = loop {
+                match tokio::time::timeout(patience, turns.recv()).await {
+                    Ok(Some((turn, remote))) if turn == k => break remote,
+                    Ok(Some(_)) => continue,
+                    _ => {
+                        run.problems
+                            .push(format!("turn {k} never reached the agent"));
+                        return run;
+                    }
+                }
+            };
+            run.remote = Some(remote.clone());
+            if let Some(end) = plan.turns[k].last() {
+                last = end.clone();
+            }
+            for (pause, step) in &segment.steps {
+                tokio::time::sleep(*pause).await;
+                let (state, text, delivery) = match step {
+                    Step::Progress { text, delivery } => (plan::WORKING, text, *delivery),
+                    Step::Ask { text, delivery } => (plan::INPUT_REQUIRED, text, *delivery),
+                    Step::End {
+                        ending,
+                        text,
+                        delivery,
+                    } => (ending.state(), text, *delivery),
+                };
+                run.deliveries.push(delivery);
+                deliver(agent, &remote, (state, text), &last, delivery).await;
+                last = (state.to_owned(), text.clone());
+            }
+            match (&plan.questions[k], plan.ending) {
+                (Some(question), _) => {
+                    if !self.heard(&plan.id, plan::INPUT_REQUIRED, question).await {
+                        run.problems
+                            .push(format!("the question {question:?} was never heard"));
+                        return run;
+                    }
+                    // Named, so that a retry after a lost answer is queued once.
+                    let body = json!({"text": plan::turn_text(&plan.id, k + 1), "reply_id": format!("a{}", k + 1)});
+                    if !self
+                        .control(&mut run, &format!("/standins/{}/reply", plan.id), body, 202)
+                        .await
+                    {
+                        return run;
+                    }
+                }
+                (None, Ending::ParentCancel) => {
+                    // Cancel once the last change is heard, or while it is on its way.
+                    let _ = tokio::time::timeout(
+                        Duration::from_secs(5),
+                        self.heard(&plan.id, &last.0, &last.1),
+                    )
+                    .await;
+                    let path = format!("/standins/{}/cancel", plan.id);
+                    if !self
+                        .control(
+                            &mut run,
+                            &path,
+                            json!({"reason": "the soak's parent changed its mind"}),
+                            202,
+                        )
+                        .await
+                    {
+                        return run;
+                    }
+                }
+                (None, _) => {}
+            }
+        }
+        let deadline = Instant::now() + patience;
+        while !self
+            .stack
+            .notes(&plan.id)
+            .iter()
+            .any(|n| n["final"] == true)
+        {
+            if Instant::now() > deadline {
+                run.problems.push(format!(
+                    "no final note within {patience:?} of the agent's end"
+                ));
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        run
+    }
+
+    /// Whether the parent got a note of this state and text within the patience.
+    async fn heard(&self, id: &str, state: &str, text: &str) -> bool {
+        let deadline = Instant::now() + self.options.patience;
+        while Instant::now() < deadline {
+            if self
+                .stack
+                .notes(id)
+                .iter()
+                .any(|n| n["state"] == state && n["text"] == text)
+            {
+                return true;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        false
+    }
+
+    /// A control API call as a careful parent makes it: retried on 5xx, 429 and no answer
+    /// at all, with backoff; any other answer than `expected` is a problem of the stand-in.
+    async fn control(&self, run: &mut Run, path: &str, body: Value, expected: u16) -> bool {
+        let mut wait = Duration::from_millis(500);
+        for _ in 0..12 {
+            let Ok((status, answer)) = self
+                .stack
+                .try_control("POST", path, Some(body.clone()))
+                .await
+            else {
+                // No answer: the call may or may not have been taken; a parent retries.
+                run.control_retries += 1;
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(8));
+                continue;
+            };
+            if status == expected {
+                return true;
+            }
+            if status == 429 || status >= 500 {
+                run.control_retries += 1;
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(Duration::from_secs(8));
+                continue;
+            }
+            run.problems
+                .push(format!("POST {path} answered {status}: {answer}"));
+            return false;
+        }
+        run.problems.push(format!("POST {path} kept failing"));
+        false
+    }
+}
+
+/// The agent makes a change and delivers its push the way `delivery` says.
+async fn deliver(
+    agent: &TestAgent,
+    remote: &str,
+    change: (&str, &String),
+    previous: &(String, String),
+    delivery: Delivery,
+) {
+    let (state, text) = change;
+    match delivery {
+        Delivery::Normal => agent.change(remote, state, text, false).await,
+        Delivery::Duplicate => {
+            agent.change(remote, state, text, false).await;
+            agent
+                .push(remote, &agent.status_update(remote, state, text))
+                .await;
+        }
+        Delivery::Stale => {
+            agent.change(remote, state, text, false).await;
+            if !previous.0.is_empty() {
+                agent
+                    .push(
+                        remote,
+                        &agent.status_update(remote, &previous.0, &previous.1),
+                    )
+                    .await;
+            }
+        }
+        Delivery::OutOfOrder => {
+            let before = format!("{text} (before)");
+            agent.change_and_lose_the_push(remote, plan::WORKING, &before);
+            agent.change(remote, state, text, false).await;
+            agent
+                .push(remote, &agent.status_update(remote, plan::WORKING, &before))
+                .await;
+        }
+        Delivery::PushFirst => {
+            agent.change(remote, state, text, true).await;
+            let (agent, remote) = (agent.clone(), remote.to_owned());
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(1500)).await;
+                agent.catch_up(&remote);
+            });
+        }
+        Delivery::Lost => agent.change_and_lose_the_push(remote, state, text),
+    }
+}

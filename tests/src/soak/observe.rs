@@ -1,0 +1,430 @@
+//! What the soak watches besides the conversations: the fault proxy, the dead-letter
+//! queues, the executions, memory, the follow processes it kills, and every place a push
+//! token could leak to. The observers talk to LocalStack directly, never through the proxy.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::stack::{Stack, now_ms};
+
+fn proxy() -> Option<String> {
+    std::env::var("STANDIN_FAULT_PROXY")
+        .ok()
+        .filter(|p| !p.is_empty())
+}
+
+/// A fault window of the profile, in wall-clock milliseconds.
+#[derive(Clone, Debug)]
+pub struct Window {
+    pub from_ms: u64,
+    pub to_ms: u64,
+    pub rules: Value,
+}
+
+/// Loads a fault profile into the proxy (its clock starts now); its windows.
+pub async fn load_profile(path: &Path) -> Result<Vec<Window>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("fault profile {}: {e}", path.display()))?;
+    let profile: Value = serde_json::from_str(&text)
+        .map_err(|e| format!("fault profile {}: not JSON: {e}", path.display()))?;
+    let proxy =
+        proxy().ok_or("a fault profile needs the fault proxy: STANDIN_FAULT_PROXY is not set")?;
+    let now = now_ms();
+    let answer = reqwest::Client::new()
+        .post(format!("{proxy}/__faults/profile"))
+        .json(&profile)
+        .send()
+        .await
+        .map_err(|e| format!("the fault proxy at {proxy}: {e}"))?;
+    if !answer.status().is_success() {
+        let status = answer.status();
+        let body = answer.text().await.unwrap_or_default();
+        return Err(format!(
+            "the fault proxy refused the profile {}: {status} {body}",
+            path.display()
+        ));
+    }
+    Ok(profile["windows"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|w| {
+            let start = (w["start"].as_f64().unwrap_or(0.0) * 1000.0) as u64;
+            let seconds = (w["seconds"].as_f64().unwrap_or(60.0) * 1000.0) as u64;
+            Window {
+                from_ms: now + start,
+                to_ms: now + start + seconds,
+                rules: w["rules"].clone(),
+            }
+        })
+        .collect())
+}
+
+pub async fn proxy_stats() -> Value {
+    let Some(proxy) = proxy() else {
+        return json!({});
+    };
+    match reqwest::Client::new()
+        .get(format!("{proxy}/__faults/stats"))
+        .send()
+        .await
+    {
+        Ok(r) => r.json().await.unwrap_or(json!({})),
+        Err(_) => json!({}),
+    }
+}
+
+/// What the proxy did between two snapshots: calls forwarded, faults per kind.
+pub fn proxy_delta(before: &Value, after: &Value) -> Value {
+    let n = |v: &Value, path: &[&str]| path.iter().fold(v, |v, k| &v[k]).as_u64().unwrap_or(0);
+    let mut kinds = serde_json::Map::new();
+    for kind in ["error", "throttle", "delay", "drop", "lose_answer"] {
+        let taken = n(after, &["by_action", kind]).saturating_sub(n(before, &["by_action", kind]));
+        kinds.insert(kind.into(), json!(taken));
+    }
+    json!({
+        "forwarded": n(after, &["forwarded"]).saturating_sub(n(before, &["forwarded"])),
+        "faults": kinds,
+    })
+}
+
+/// Messages in the queues that must stay empty: the parent's DLQ and undelivered notes.
+/// Invoke failures (a follow killed, a park lost) are expected and counted, not judged.
+pub async fn dead_letters(stack: &Stack) -> HashMap<String, i64> {
+    let sqs = aws_sdk_sqs::Client::new(&stack.config);
+    let mut counts = HashMap::new();
+    for key in [
+        "ParentDeadLetterQueueUrl",
+        "NotesUndeliveredQueueUrl",
+        "InvokeFailuresQueueUrl",
+    ] {
+        let answer = sqs
+            .get_queue_attributes()
+            .queue_url(stack.out(key))
+            .attribute_names(aws_sdk_sqs::types::QueueAttributeName::All)
+            .send()
+            .await;
+        let count = answer.ok().map_or(-1, |a| {
+            let get = |name: aws_sdk_sqs::types::QueueAttributeName| {
+                a.attributes()
+                    .and_then(|m| m.get(&name))
+                    .and_then(|v| v.parse::<i64>().ok())
+                    .unwrap_or(0)
+            };
+            get(aws_sdk_sqs::types::QueueAttributeName::ApproximateNumberOfMessages)
+                + get(aws_sdk_sqs::types::QueueAttributeName::ApproximateNumberOfMessagesNotVisible)
+        });
+        counts.insert(key.trim_end_matches("QueueUrl").to_owned(), count);
+    }
+    counts
+}
+
+pub fn delta(before: &HashMap<String, i64>, after: &HashMap<String, i64>) -> HashMap<String, i64> {
+    after
+        .iter()
+        .map(|(k, v)| (k.clone(), v - before.get(k).copied().unwrap_or(0)))
+        .collect()
+}
+
+/// Resident memory (MiB) at its peak: LocalStack's own processes (DynamoDB Local's JVM
+/// included) and the function processes, summed over each kind.
+#[derive(Clone, Debug, Default)]
+pub struct Memory {
+    pub localstack_peak_mib: f64,
+    pub functions_peak_mib: f64,
+    pub function_process_peak_mib: f64,
+    pub function_processes_peak: usize,
+}
+
+pub struct Sampler {
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<Memory>,
+}
+
+fn rss_mib(pid: &str) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<f64>().ok())
+        })
+        .map_or(0.0, |kb| kb / 1024.0)
+}
+
+/// (is a function of `stack`, is one of LocalStack's processes) for a process.
+fn classify(environ: &[u8], stack: &str) -> (bool, bool) {
+    let function = format!("AWS_LAMBDA_FUNCTION_NAME={stack}-");
+    let mut is_function = false;
+    let mut is_localstack = false;
+    for kv in environ.split(|b| *b == 0) {
+        is_function |= kv.starts_with(function.as_bytes());
+        is_localstack |= kv.starts_with(b"STANDIN_LS_RUN=");
+    }
+    (is_function, is_localstack && !is_function)
+}
+
+impl Sampler {
+    pub fn start(stack: String) -> Self {
+        let (stop, mut stopped) = tokio::sync::oneshot::channel();
+        let task = tokio::spawn(async move {
+            let mut memory = Memory::default();
+            loop {
+                let (mut ls, mut functions, mut count) = (0.0, 0.0, 0usize);
+                for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+                    let pid = entry.file_name().to_string_lossy().into_owned();
+                    if !pid.bytes().all(|b| b.is_ascii_digit()) {
+                        continue;
+                    }
+                    let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+                        continue;
+                    };
+                    match classify(&environ, &stack) {
+                        (true, _) => {
+                            let rss = rss_mib(&pid);
+                            functions += rss;
+                            count += 1;
+                            memory.function_process_peak_mib =
+                                memory.function_process_peak_mib.max(rss);
+                        }
+                        (false, true) => ls += rss_mib(&pid),
+                        _ => {}
+                    }
+                }
+                memory.localstack_peak_mib = memory.localstack_peak_mib.max(ls);
+                memory.functions_peak_mib = memory.functions_peak_mib.max(functions);
+                memory.function_processes_peak = memory.function_processes_peak.max(count);
+                tokio::select! {
+                    _ = &mut stopped => return memory,
+                    () = tokio::time::sleep(Duration::from_secs(2)) => {}
+                }
+            }
+        });
+        Self { stop, task }
+    }
+
+    pub async fn stop(self) -> Memory {
+        let _ = self.stop.send(());
+        self.task.await.unwrap_or_default()
+    }
+}
+
+pub static KILLS: AtomicU64 = AtomicU64::new(0);
+
+/// Every `every`, kills one running follow process of the stack (they are LocalStack's
+/// children, started for this run: ours to stop).
+pub async fn kill_follows(stack: &str, every: Duration) {
+    let follow = format!("AWS_LAMBDA_FUNCTION_NAME={stack}-FollowFunction-");
+    loop {
+        tokio::time::sleep(every).await;
+        let victim = std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .find_map(|entry| {
+                let pid = entry.file_name().to_string_lossy().parse::<i32>().ok()?;
+                let environ = std::fs::read(entry.path().join("environ")).ok()?;
+                environ
+                    .split(|b| *b == 0)
+                    .any(|kv| kv.starts_with(follow.as_bytes()))
+                    .then_some(pid)
+            });
+        if let Some(pid) = victim {
+            let killed = std::process::Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status()
+                .is_ok_and(|s| s.success());
+            if killed {
+                KILLS.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+/// Each stand-in's executions (the first and any it rolled into).
+#[derive(Clone, Debug, Default)]
+pub struct Executions {
+    pub statuses: Vec<String>,
+    /// State entries over all its executions.
+    pub transitions: u64,
+    /// Lambda steps that failed or timed out and were retried by the state machine.
+    pub step_retries: u64,
+    pub problems: Vec<String>,
+}
+
+/// Waits (up to `patience`) for every stand-in's executions to end, then reads their
+/// histories.
+pub async fn executions(
+    stack: &Stack,
+    ids: &[String],
+    patience: Duration,
+) -> HashMap<String, Executions> {
+    let sfn = aws_sdk_sfn::Client::new(&stack.config);
+    let deadline = std::time::Instant::now() + patience;
+    let wanted: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
+    let owner = |name: &str| -> Option<String> {
+        let id = name.split("__").next().unwrap_or(name);
+        wanted.contains(id).then(|| id.to_owned())
+    };
+    let list = || async {
+        let mut all: Vec<(String, String, String)> = Vec::new();
+        let mut pages = sfn
+            .list_executions()
+            .state_machine_arn(stack.out("StateMachineArn"))
+            .into_paginator()
+            .items()
+            .send();
+        while let Some(item) = pages.next().await {
+            let Ok(e) = item else { break };
+            if let Some(id) = owner(e.name()) {
+                all.push((
+                    id,
+                    e.execution_arn().to_owned(),
+                    e.status().as_str().to_owned(),
+                ));
+            }
+        }
+        all
+    };
+    let mut listed = list().await;
+    while listed.iter().any(|(_, _, s)| s == "RUNNING") && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        listed = list().await;
+    }
+    let mut out: HashMap<String, Executions> = HashMap::new();
+    for (id, arn, status) in listed {
+        let entry = out.entry(id).or_default();
+        if status != "SUCCEEDED" {
+            entry.problems.push(format!("execution {arn} is {status}"));
+        }
+        entry.statuses.push(status);
+        let mut events = sfn
+            .get_execution_history()
+            .execution_arn(&arn)
+            .into_paginator()
+            .items()
+            .send();
+        while let Some(event) = events.next().await {
+            let Ok(event) = event else { break };
+            let kind = event.r#type().as_str();
+            if kind.ends_with("StateEntered") {
+                entry.transitions += 1;
+            }
+            if matches!(
+                kind,
+                "LambdaFunctionFailed" | "LambdaFunctionTimedOut" | "TaskFailed"
+            ) {
+                entry.step_retries += 1;
+            }
+        }
+    }
+    for id in ids {
+        let entry = out.entry(id.clone()).or_default();
+        if entry.statuses.is_empty() {
+            entry.problems.push("no execution".into());
+        }
+    }
+    out
+}
+
+/// Where any registered push token shows up in the clear: the tables, the soak's
+/// execution histories (with their data), the functions' logs since `since_ms`, and the
+/// notes the parent got. Each finding names the place.
+pub async fn token_leaks(
+    stack: &Stack,
+    name: &str,
+    tokens: &[String],
+    ids: &[String],
+    since_ms: u64,
+) -> Vec<String> {
+    let mut places: Vec<(String, String)> = Vec::new();
+    let db = aws_sdk_dynamodb::Client::new(&stack.config);
+    for table in ["TableName", "NotesTableName"] {
+        let mut text = String::new();
+        let mut pages = db
+            .scan()
+            .table_name(stack.out(table))
+            .into_paginator()
+            .items()
+            .send();
+        while let Some(item) = pages.next().await {
+            if let Ok(item) = item {
+                text.push_str(&format!("{item:?}"));
+            }
+        }
+        places.push((format!("the {table}"), text));
+    }
+    let sfn = aws_sdk_sfn::Client::new(&stack.config);
+    let mut history = String::new();
+    let wanted: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
+    let mut executions = sfn
+        .list_executions()
+        .state_machine_arn(stack.out("StateMachineArn"))
+        .into_paginator()
+        .items()
+        .send();
+    while let Some(e) = executions.next().await {
+        let Ok(e) = e else { break };
+        if !wanted.contains(e.name().split("__").next().unwrap_or_default()) {
+            continue;
+        }
+        let mut events = sfn
+            .get_execution_history()
+            .execution_arn(e.execution_arn())
+            .include_execution_data(true)
+            .into_paginator()
+            .items()
+            .send();
+        while let Some(event) = events.next().await {
+            if let Ok(event) = event {
+                history.push_str(&format!("{event:?}"));
+            }
+        }
+    }
+    places.push(("execution histories".into(), history));
+    let logs = aws_sdk_cloudwatchlogs::Client::new(&stack.config);
+    let mut log_text = String::new();
+    let mut groups = logs
+        .describe_log_groups()
+        .log_group_name_prefix(format!("/aws/lambda/{name}-"))
+        .into_paginator()
+        .items()
+        .send();
+    while let Some(group) = groups.next().await {
+        let Ok(group) = group else { break };
+        let mut pages = logs
+            .filter_log_events()
+            .log_group_name(group.log_group_name().unwrap_or_default())
+            .start_time(since_ms as i64)
+            .into_paginator()
+            .send();
+        while let Some(page) = pages.next().await {
+            let Ok(page) = page else { break };
+            for e in page.events() {
+                log_text.push_str(e.message().unwrap_or_default());
+                log_text.push('\n');
+            }
+        }
+    }
+    places.push(("logs".into(), log_text));
+    places.push(("parent notes".into(), stack.all_note_bodies().join("\n")));
+    let mut leaks = Vec::new();
+    for (place, text) in &places {
+        let found = tokens
+            .iter()
+            .filter(|t| !t.is_empty() && text.contains(t.as_str()))
+            .count();
+        if found > 0 {
+            leaks.push(format!("{found} push token(s) in {place}"));
+        }
+    }
+    if places.iter().all(|(_, t)| t.is_empty()) {
+        leaks.push("nothing to scan: the token scan read no table, history or log".into());
+    }
+    leaks
+}

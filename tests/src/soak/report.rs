@@ -1,0 +1,429 @@
+//! The soak's report: load, latency per watch, faults and what they led to, memory, and
+//! the oracle's findings; as JSON, a picture (SVG) and a short text summary.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+use serde_json::{Value, json};
+
+use super::observe::{Executions, Memory, Window};
+use super::oracle::{Received, Verdict};
+use super::plan::{Delivery, Plan, Watch};
+use super::{Options, Run};
+
+pub struct Judged {
+    pub plan: Plan,
+    pub run: Run,
+    pub verdict: Verdict,
+    pub received: Vec<Received>,
+}
+
+pub struct Inputs {
+    pub options: Options,
+    pub began_ms: u64,
+    pub driven_ms: u64,
+    pub judged: Vec<Judged>,
+    pub windows: Vec<Window>,
+    pub proxy: Value,
+    pub kills: u64,
+    pub memory: Memory,
+    pub executions: HashMap<String, Executions>,
+    pub dead_letters: HashMap<String, i64>,
+    pub leaks: Vec<String>,
+}
+
+pub struct Report {
+    pub json: Value,
+    pub svg: String,
+    pub violations: Vec<String>,
+}
+
+/// The `q`th quantile (0..=1) of sorted values, by nearest rank.
+pub fn quantile(sorted: &[u64], q: f64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+fn spread(mut values: Vec<u64>) -> Value {
+    values.sort_unstable();
+    json!({
+        "count": values.len(),
+        "p50": quantile(&values, 0.5),
+        "p95": quantile(&values, 0.95),
+        "p99": quantile(&values, 0.99),
+        "max": values.last().copied().unwrap_or(0),
+    })
+}
+
+fn per_minute(times: &[u64], from: u64) -> Vec<u64> {
+    let mut buckets: Vec<u64> = Vec::new();
+    for t in times {
+        let minute = (t.saturating_sub(from) / 60_000) as usize;
+        if buckets.len() <= minute {
+            buckets.resize(minute + 1, 0);
+        }
+        buckets[minute] += 1;
+    }
+    buckets
+}
+
+impl Report {
+    pub fn build(input: Inputs) -> Self {
+        let began = input.began_ms;
+        let mut violations = Vec::new();
+        let mut latency: BTreeMap<Watch, Vec<u64>> = BTreeMap::new();
+        let mut outbox: Vec<u64> = Vec::new();
+        let mut points: Vec<(u64, u64, Watch)> = Vec::new();
+        let (mut notes, mut duplicates, mut coalesced, mut control_retries) = (0, 0, 0, 0);
+        let mut deliveries: BTreeMap<Delivery, u64> = BTreeMap::new();
+        let mut endings: BTreeMap<&str, u64> = BTreeMap::new();
+        let mut starts = Vec::new();
+        let mut ends = Vec::new();
+        let mut intervals = Vec::new();
+        for j in &input.judged {
+            let watch = j.plan.persona.watch;
+            for v in &j.verdict.violations {
+                violations.push(format!("{} ({}): {v}", j.plan.id, j.plan.persona.name));
+            }
+            for (at, ms) in &j.verdict.heard_ms {
+                latency.entry(watch).or_default().push(*ms);
+                points.push((at.saturating_sub(began), *ms, watch));
+            }
+            outbox.extend(
+                j.received
+                    .iter()
+                    .filter_map(|n| Some(n.received_ms.saturating_sub(n.written_ms?))),
+            );
+            notes += j.received.len() - j.verdict.duplicates;
+            duplicates += j.verdict.duplicates;
+            coalesced += j.verdict.coalesced;
+            control_retries += j.run.control_retries;
+            for d in &j.run.deliveries {
+                *deliveries.entry(*d).or_default() += 1;
+            }
+            *endings.entry(j.plan.ending.name()).or_default() += 1;
+            starts.push(j.run.started_ms);
+            if let Some(end) = j
+                .received
+                .iter()
+                .filter(|n| n.is_final)
+                .map(|n| n.received_ms)
+                .min()
+            {
+                ends.push(end);
+                intervals.push((j.run.started_ms, end));
+            }
+        }
+        for (queue, count) in &input.dead_letters {
+            if queue != "InvokeFailures" && *count != 0 {
+                violations.push(format!("{count} new message(s) in {queue}"));
+            }
+        }
+        violations.extend(input.leaks.iter().cloned());
+        let mut peak_concurrent = 0;
+        for (s, _) in &intervals {
+            peak_concurrent =
+                peak_concurrent.max(intervals.iter().filter(|(a, b)| a <= s && s < b).count());
+        }
+        let last_end = ends
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(input.driven_ms)
+            .max(input.driven_ms);
+        let seconds = (last_end.saturating_sub(began) as f64 / 1000.0).max(1.0);
+        let transitions: Vec<u64> = input.executions.values().map(|e| e.transitions).collect();
+        let total_transitions: u64 = transitions.iter().sum();
+        let step_retries: u64 = input.executions.values().map(|e| e.step_retries).sum();
+        let succeeded = input
+            .executions
+            .values()
+            .filter(|e| !e.statuses.is_empty() && e.problems.is_empty())
+            .count();
+        let windows: Vec<Value> = input
+            .windows
+            .iter()
+            .map(|w| json!({"from_s": w.from_ms.saturating_sub(began) / 1000, "to_s": w.to_ms.saturating_sub(began) / 1000, "rules": w.rules}))
+            .collect();
+        let json = json!({
+            "passed": violations.is_empty(),
+            "violations": violations.iter().take(200).collect::<Vec<_>>(),
+            "run": {
+                "stack": input.options.stack,
+                "seed": input.options.seed,
+                "standins": input.judged.len(),
+                "concurrency": input.options.concurrency,
+                "gap_ms": [input.options.gap.0.as_millis() as u64, input.options.gap.1.as_millis() as u64],
+                "profile": input.options.profile.as_ref().map(|p| p.display().to_string()),
+                "seconds": seconds.round(),
+            },
+            "load": {
+                "started_per_minute": per_minute(&starts, began),
+                "ended_per_minute": per_minute(&ends, began),
+                "peak_concurrent": peak_concurrent,
+                "notes": notes,
+                "notes_per_second": (notes as f64 / seconds * 100.0).round() / 100.0,
+                "duplicate_notes_received": duplicates,
+                "coalesced_changes": coalesced,
+            },
+            "heard_latency_ms": latency.iter().map(|(w, v)| (w.name().to_owned(), spread(v.clone()))).collect::<serde_json::Map<_, _>>(),
+            "outbox_latency_ms": spread(outbox),
+            "faults": {
+                "fault_windows": windows,
+                "aws_calls_forwarded": input.proxy["forwarded"],
+                "aws_faults": input.proxy["faults"],
+                "agent_deliveries": deliveries.iter().map(|(d, n)| (d.name().to_owned(), json!(n))).collect::<serde_json::Map<_, _>>(),
+                "endings": endings,
+                "follow_processes_killed": input.kills,
+            },
+            "outcomes": {
+                "stand_ins_ended_truthfully": input.judged.iter().filter(|j| j.verdict.violations.is_empty()).count(),
+                "executions_succeeded": succeeded,
+                "step_retries": step_retries,
+                "control_api_retries": control_retries,
+                "queues": input.dead_letters,
+                "token_leaks": input.leaks,
+            },
+            "state_transitions": {
+                "per_stand_in": spread(transitions),
+                "per_note": if notes == 0 { 0.0 } else { (total_transitions as f64 / notes as f64 * 10.0).round() / 10.0 },
+            },
+            "memory_peak_mib": {
+                "localstack": input.memory.localstack_peak_mib.round(),
+                "functions_total": input.memory.functions_peak_mib.round(),
+                "one_function_process": input.memory.function_process_peak_mib.round(),
+                "function_processes": input.memory.function_processes_peak,
+            },
+        });
+        let svg = picture(&points, &input.windows, began, seconds);
+        Self {
+            json,
+            svg,
+            violations,
+        }
+    }
+
+    pub fn passed(&self) -> bool {
+        self.violations.is_empty()
+    }
+
+    /// A few lines for the terminal.
+    pub fn summary(&self) -> String {
+        let j = &self.json;
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "soak: {} stand-ins (peak {} at once) in {} s, {} notes ({}/s), {} coalesced, {} duplicates received",
+            j["run"]["standins"],
+            j["load"]["peak_concurrent"],
+            j["run"]["seconds"],
+            j["load"]["notes"],
+            j["load"]["notes_per_second"],
+            j["load"]["coalesced_changes"],
+            j["load"]["duplicate_notes_received"]
+        );
+        for (watch, s) in j["heard_latency_ms"].as_object().into_iter().flatten() {
+            let _ = writeln!(
+                out,
+                "  heard latency {watch:>6}: p50 {} ms, p95 {} ms, p99 {} ms, max {} ms ({} notes)",
+                s["p50"], s["p95"], s["p99"], s["max"], s["count"]
+            );
+        }
+        let o = &j["outbox_latency_ms"];
+        let _ = writeln!(
+            out,
+            "  of which the outbox (note written to the parent's queue): p50 {} ms, p95 {} ms, max {} ms",
+            o["p50"], o["p95"], o["max"]
+        );
+        let _ = writeln!(
+            out,
+            "  faults: AWS {} of {} forwarded calls; agent deliveries {}; follow processes killed {}",
+            j["faults"]["aws_faults"],
+            j["faults"]["aws_calls_forwarded"],
+            j["faults"]["agent_deliveries"],
+            j["faults"]["follow_processes_killed"]
+        );
+        let _ = writeln!(
+            out,
+            "  outcomes: {} of {} ended truthfully, {} executions succeeded, {} step retries, {} control API retries, queues {}",
+            j["outcomes"]["stand_ins_ended_truthfully"],
+            j["run"]["standins"],
+            j["outcomes"]["executions_succeeded"],
+            j["outcomes"]["step_retries"],
+            j["outcomes"]["control_api_retries"],
+            j["outcomes"]["queues"]
+        );
+        let _ = writeln!(
+            out,
+            "  transitions per stand-in {}, memory peak {}",
+            j["state_transitions"]["per_stand_in"], j["memory_peak_mib"]
+        );
+        if self.passed() {
+            let _ = writeln!(out, "oracle: PASSED");
+        } else {
+            let _ = writeln!(
+                out,
+                "oracle: FAILED, {} violation(s):",
+                self.violations.len()
+            );
+            for v in self.violations.iter().take(30) {
+                let _ = writeln!(out, "  - {v}");
+            }
+        }
+        out
+    }
+}
+
+/// Heard latency over the run (one dot per note, by watch), fault windows shaded.
+fn picture(points: &[(u64, u64, Watch)], windows: &[Window], began: u64, seconds: f64) -> String {
+    let (w, h, left, right, top, bottom) = (900.0, 420.0, 70.0, 20.0, 40.0, 50.0);
+    let (pw, ph) = (w - left - right, h - top - bottom);
+    let mut sorted: Vec<u64> = points.iter().map(|p| p.1).collect();
+    sorted.sort_unstable();
+    let ceiling = (quantile(&sorted, 0.99) as f64 * 1.2).max(1000.0);
+    let step = [
+        250.0, 500.0, 1000.0, 2000.0, 5000.0, 10_000.0, 20_000.0, 60_000.0,
+    ]
+    .into_iter()
+    .find(|s| ceiling / s <= 6.0)
+    .unwrap_or(120_000.0);
+    let ymax = (ceiling / step).ceil() * step;
+    let x = |s: f64| left + pw * (s / seconds).min(1.0);
+    let y = |ms: f64| top + ph * (1.0 - (ms / ymax).min(1.0));
+    let mut svg = String::new();
+    let _ = write!(
+        svg,
+        r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/><text x="{left}" y="22" font-size="14">Heard latency during the soak (agent's change to the parent's queue), fault windows shaded</text>"##
+    );
+    for win in windows {
+        let (a, b) = (
+            win.from_ms.saturating_sub(began) as f64 / 1000.0,
+            win.to_ms.saturating_sub(began) as f64 / 1000.0,
+        );
+        let _ = write!(
+            svg,
+            r##"<rect x="{:.1}" y="{top}" width="{:.1}" height="{ph}" fill="#f4c7c3" opacity="0.6"/><text x="{:.1}" y="{:.1}" fill="#a33">faults</text>"##,
+            x(a),
+            (x(b) - x(a)).max(1.0),
+            x(a) + 4.0,
+            top + 14.0
+        );
+    }
+    let mut tick = 0.0;
+    while tick <= ymax {
+        let _ = write!(
+            svg,
+            r##"<line x1="{left}" x2="{:.1}" y1="{:.1}" y2="{:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+            left + pw,
+            y(tick),
+            y(tick),
+            left - 6.0,
+            y(tick) + 4.0,
+            if step >= 1000.0 {
+                format!("{} s", tick / 1000.0)
+            } else {
+                format!("{tick} ms")
+            }
+        );
+        tick += step;
+    }
+    let xstep = if seconds > 600.0 {
+        120.0
+    } else if seconds > 240.0 {
+        60.0
+    } else {
+        30.0
+    };
+    let mut t = 0.0;
+    while t <= seconds {
+        let _ = write!(
+            svg,
+            r##"<text x="{:.1}" y="{:.1}" text-anchor="middle">{t}</text>"##,
+            x(t),
+            top + ph + 18.0
+        );
+        t += xstep;
+    }
+    let _ = write!(
+        svg,
+        r##"<text x="{:.1}" y="{:.1}" text-anchor="middle">seconds since the soak began</text><rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#888"/>"##,
+        left + pw / 2.0,
+        h - 10.0
+    );
+    let colour = |watch: Watch| match watch {
+        Watch::Push => "#1f77b4",
+        Watch::Follow => "#2ca02c",
+        Watch::Off => "#ff7f0e",
+    };
+    for (at, ms, watch) in points {
+        let _ = write!(
+            svg,
+            r##"<circle cx="{:.1}" cy="{:.1}" r="2" fill="{}" opacity="0.55"/>"##,
+            x(*at as f64 / 1000.0),
+            y(*ms as f64),
+            colour(*watch)
+        );
+    }
+    for (i, watch) in [Watch::Push, Watch::Follow, Watch::Off]
+        .into_iter()
+        .enumerate()
+    {
+        let lx = left + pw - 220.0 + i as f64 * 75.0;
+        let _ = write!(
+            svg,
+            r##"<circle cx="{lx}" cy="{:.1}" r="5" fill="{}"/><text x="{:.1}" y="{:.1}">{}</text>"##,
+            top - 8.0,
+            colour(watch),
+            lx + 8.0,
+            top - 4.0,
+            watch.name()
+        );
+    }
+    svg.push_str("</svg>\n");
+    svg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_by_nearest_rank() {
+        let v: Vec<u64> = (1..=100).collect();
+        assert_eq!(
+            (quantile(&v, 0.5), quantile(&v, 0.95), quantile(&v, 0.99)),
+            (50, 95, 99)
+        );
+        assert_eq!(quantile(&[], 0.5), 0);
+        assert_eq!(quantile(&[7], 0.99), 7);
+    }
+
+    #[test]
+    fn per_minute_buckets_from_the_start() {
+        assert_eq!(
+            per_minute(&[1_000, 59_000, 61_000, 185_000], 0),
+            vec![2, 1, 0, 1]
+        );
+    }
+
+    #[test]
+    fn the_picture_marks_fault_windows_and_every_note() {
+        let windows = vec![Window {
+            from_ms: 10_000,
+            to_ms: 40_000,
+            rules: json!([]),
+        }];
+        let svg = picture(
+            &[(5_000, 300, Watch::Push), (20_000, 900, Watch::Follow)],
+            &windows,
+            0,
+            60.0,
+        );
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"));
+        assert_eq!(svg.matches(">faults<").count(), 1);
+        assert_eq!(svg.matches("r=\"2\"").count(), 2);
+    }
+}
