@@ -30,7 +30,9 @@ Control:
     POST   /__faults/rules     a rule
     POST   /__faults/profile   a profile (its rules are named w<window>.<rule>)
     DELETE /__faults/rules/<id>
-    GET    /__faults/stats     {"<rule id>": <calls taken>, "forwarded": n,
+    DELETE /__faults/rules     every rule
+    GET    /__faults/stats     {"<rule id>": <calls taken>, "forwarded": <calls that
+                                reached LocalStack, delayed and lost answers included>,
                                 "by_action": {"error": n, ...}}
 It listens on loopback only."""
 
@@ -92,6 +94,10 @@ class Faults:
         with self._lock:
             self._rules.pop(rule_id, None)
 
+    def clear(self) -> None:
+        with self._lock:
+            self._rules.clear()
+
     def pick(self, target: str, body: bytes) -> dict | None:
         now = time.monotonic()
         text = body.decode(errors="replace")
@@ -112,6 +118,8 @@ class Faults:
                     continue
                 self.stats[rule_id] += 1
                 self.by_action[rule["action"]] += 1
+                if rule["action"] in ("delay", "lose_answer"):
+                    self.stats["forwarded"] += 1
                 return rule
             self.stats["forwarded"] += 1
         return None
@@ -167,7 +175,10 @@ def make_handler(faults: Faults, upstream: urllib.parse.SplitResult):
             except (ValueError, KeyError, TypeError) as e:
                 self._json(400, {"error": str(e)})
                 return True
-            if self.command == "DELETE" and self.path.startswith("/__faults/rules/"):
+            if self.command == "DELETE" and self.path == "/__faults/rules":
+                faults.clear()
+                self._json(200, {"ok": True})
+            elif self.command == "DELETE" and self.path.startswith("/__faults/rules/"):
                 faults.remove(self.path.rsplit("/", 1)[-1])
                 self._json(200, {"ok": True})
             elif self.command == "GET" and self.path == "/__faults/stats":

@@ -46,6 +46,18 @@ class LogBuffer:
         with self._lock:
             self._lines.append(line.rstrip("\n"))
 
+    def settle(self, quiet_s: float = 0.005, limit_s: float = 0.1) -> None:
+        """Waits until no line has arrived for `quiet_s` (at most `limit_s`): what a
+        function printed just before it answered may still be on its way from the pipe."""
+        deadline = time.monotonic() + limit_s
+        seen = self.mark()
+        while time.monotonic() < deadline:
+            time.sleep(quiet_s)
+            now = self.mark()
+            if now == seen:
+                return
+            seen = now
+
     def mark(self) -> int:
         with self._lock:
             return len(self._lines)
@@ -188,6 +200,7 @@ class HostRuntimeExecutor(RuntimeExecutor):
         self.api.submit(invocation)
         result, is_error = self._await(invocation, started + timeout_s)
         elapsed_ms = (time.monotonic() - started) * 1000
+        self.logs.settle()
         self.logs.append(f"END RequestId: {request_id}")
         self.logs.append(
             f"REPORT RequestId: {request_id}\tDuration: {elapsed_ms:.2f} ms\t"

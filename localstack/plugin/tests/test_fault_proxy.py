@@ -92,6 +92,15 @@ class FaultProxyCase(unittest.TestCase):
         self.faults.add({"id": "once", "target": "*", "action": "error", "times": 1})
         self.assertEqual([self.call()[0] for _ in range(3)], [500, 200, 200])
 
+    def test_clearing_removes_every_rule(self):
+        self.faults.load_profile({"windows": [{"start": 0, "seconds": 60, "rules": [{"target": "*", "action": "error"}]}]})
+        self.assertEqual(self.call()[0], 500)
+        conn = http.client.HTTPConnection("127.0.0.1", self.proxy.server_address[1], timeout=5)
+        conn.request("DELETE", "/__faults/rules")
+        self.assertEqual(conn.getresponse().status, 200)
+        conn.close()
+        self.assertEqual(self.call()[0], 200)
+
     def test_delay_forwards_late(self):
         self.faults.add({"id": "slow", "target": "*", "action": "delay", "ms": 300})
         began = time.monotonic()

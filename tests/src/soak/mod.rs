@@ -66,12 +66,16 @@ impl Default for Options {
 #[derive(Clone, Debug, Default)]
 pub struct Run {
     pub started_ms: u64,
+    /// When the driver was done with it (heard its end, or gave up).
+    pub ended_ms: u64,
     pub remote: Option<String>,
     /// What went wrong on the soak's side of the conversation (a change never heard).
     pub problems: Vec<String>,
     /// Control API calls that had to be retried (5xx or 429).
     pub control_retries: u64,
     pub deliveries: Vec<Delivery>,
+    /// The parent cancelled it (the control API took the cancel).
+    pub cancelled: bool,
 }
 
 /// Where each stand-in's driver hears that its agent answered turn `k` (of remote task).
@@ -140,7 +144,18 @@ impl Soak {
             let mut done = agent.turns_done();
             let (routes, tally) = (routes.clone(), tally.clone());
             tokio::spawn(async move {
-                while let Ok(turn) = done.recv().await {
+                loop {
+                    let turn = match done.recv().await {
+                        Ok(turn) => turn,
+                        // Missing a turn would hang its driver: count what was missed.
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                            eprintln!(
+                                "soak: {n} turn reports were missed (the driver is overloaded)"
+                            );
+                            continue;
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+                    };
                     let Some((id, k)) = plan::parse_turn_text(&turn.text) else {
                         continue;
                     };
@@ -174,6 +189,7 @@ impl Soak {
         let began = Instant::now();
         let began_ms = now_ms();
         let baseline = observe::dead_letters(&soak.stack).await;
+        observe::clear_faults().await;
         let windows = match &options.profile {
             Some(path) => observe::load_profile(path).await?,
             None => Vec::new(),
@@ -228,7 +244,8 @@ impl Soak {
                 .insert(plan.id.clone(), plan.clone());
             let soak = soak.clone();
             handles.push(tokio::spawn(async move {
-                let run = soak.converse(&plan, rx).await;
+                let mut run = soak.converse(&plan, rx).await;
+                run.ended_ms = now_ms();
                 drop(permit);
                 (plan, run)
             }));
@@ -243,6 +260,7 @@ impl Soak {
         }
         let driven_ms = now_ms();
         progress.abort();
+        observe::clear_faults().await;
         eprintln!("  all stand-ins done; reading executions, queues, logs and tables");
         if let Some(killer) = killer {
             killer.abort();
@@ -283,13 +301,20 @@ impl Soak {
                 .and_then(|r| changes.get(r))
                 .cloned()
                 .unwrap_or_default();
-            let mut verdict = oracle::judge(&log, &received);
+            let mut verdict = oracle::judge(&log, &received, run.cancelled);
             verdict.violations.extend(run.problems.iter().cloned());
-            for k in 0..plan.turns.len() {
-                let times = turns.get(&(plan.id.clone(), k)).copied().unwrap_or(0);
-                if times > 1 {
+            for ((id, k), times) in &turns {
+                if id != &plan.id {
+                    continue;
+                }
+                if *times > 1 {
                     verdict.violations.push(format!(
                         "the parent's message for turn {k} reached the agent {times} times"
+                    ));
+                }
+                if *k >= plan.turns.len() {
+                    verdict.violations.push(format!(
+                        "the agent was asked for turn {k}, which the parent never sent"
                     ));
                 }
             }
@@ -415,6 +440,7 @@ impl Soak {
                     {
                         return run;
                     }
+                    run.cancelled = true;
                 }
                 (None, _) => {}
             }
@@ -471,6 +497,10 @@ impl Soak {
                 continue;
             };
             if status == expected {
+                return true;
+            }
+            // A cancel whose first answer was lost may have ended the stand-in already.
+            if status == 409 && path.ends_with("/cancel") && run.control_retries > 0 {
                 return true;
             }
             if status == 429 || status >= 500 {

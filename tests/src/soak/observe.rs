@@ -64,6 +64,16 @@ pub async fn load_profile(path: &Path) -> Result<Vec<Window>, String> {
         .collect())
 }
 
+/// Removes every fault rule (the soak's windows must not outlive it).
+pub async fn clear_faults() {
+    if let Some(proxy) = proxy() {
+        let _ = reqwest::Client::new()
+            .delete(format!("{proxy}/__faults/rules"))
+            .send()
+            .await;
+    }
+}
+
 pub async fn proxy_stats() -> Value {
     let Some(proxy) = proxy() else {
         return json!({});
@@ -157,13 +167,16 @@ fn rss_mib(pid: &str) -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
-/// (is a function of `stack`, is one of LocalStack's processes) for a process.
+/// (is a function of `stack`, is one of LocalStack's processes) for a process. The
+/// stack's functions are named `<stack>-<LogicalId>-<suffix>`, and logical ids start
+/// with a capital: `standin-smoke-…` is another stack's.
 fn classify(environ: &[u8], stack: &str) -> (bool, bool) {
     let function = format!("AWS_LAMBDA_FUNCTION_NAME={stack}-");
     let mut is_function = false;
     let mut is_localstack = false;
     for kv in environ.split(|b| *b == 0) {
-        is_function |= kv.starts_with(function.as_bytes());
+        is_function |= kv.starts_with(function.as_bytes())
+            && kv.get(function.len()).is_some_and(u8::is_ascii_uppercase);
         is_localstack |= kv.starts_with(b"STANDIN_LS_RUN=");
     }
     (is_function, is_localstack && !is_function)
@@ -343,6 +356,7 @@ pub async fn token_leaks(
     since_ms: u64,
 ) -> Vec<String> {
     let mut places: Vec<(String, String)> = Vec::new();
+    let mut unread: Vec<String> = Vec::new();
     let db = aws_sdk_dynamodb::Client::new(&stack.config);
     for table in ["TableName", "NotesTableName"] {
         let mut text = String::new();
@@ -381,8 +395,9 @@ pub async fn token_leaks(
             .items()
             .send();
         while let Some(event) = events.next().await {
-            if let Ok(event) = event {
-                history.push_str(&format!("{event:?}"));
+            match event {
+                Ok(event) => history.push_str(&format!("{event:?}")),
+                Err(e) => unread.push(format!("a history could not be read: {e}")),
             }
         }
     }
@@ -413,7 +428,7 @@ pub async fn token_leaks(
     }
     places.push(("logs".into(), log_text));
     places.push(("parent notes".into(), stack.all_note_bodies().join("\n")));
-    let mut leaks = Vec::new();
+    let mut leaks = unread;
     for (place, text) in &places {
         let found = tokens
             .iter()
@@ -423,8 +438,12 @@ pub async fn token_leaks(
             leaks.push(format!("{found} push token(s) in {place}"));
         }
     }
-    if places.iter().all(|(_, t)| t.is_empty()) {
-        leaks.push("nothing to scan: the token scan read no table, history or log".into());
+    for (place, text) in &places {
+        if text.is_empty() && place != "parent notes" {
+            leaks.push(format!(
+                "nothing to scan in {place}: the token scan read nothing there"
+            ));
+        }
     }
     leaks
 }

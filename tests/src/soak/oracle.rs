@@ -57,8 +57,17 @@ fn matches(note: &Received, change: &Change) -> bool {
     note.state == change.state && (note.text == change.text || change.text.is_empty())
 }
 
-/// Judges one stand-in: `changes` is the agent's log for its task, `received` the notes.
-pub fn judge(changes: &[Change], received: &[Received]) -> Verdict {
+const TERMINAL: [&str; 4] = [
+    "TASK_STATE_COMPLETED",
+    "TASK_STATE_FAILED",
+    "TASK_STATE_CANCELED",
+    "TASK_STATE_REJECTED",
+];
+
+/// Judges one stand-in: `changes` is the agent's log for its task, `received` the notes;
+/// `parent_cancelled` when the parent cancelled it (a final CANCELED is then the truth
+/// even if the cancel never reached an agent whose task was still open).
+pub fn judge(changes: &[Change], received: &[Received], parent_cancelled: bool) -> Verdict {
     let mut verdict = Verdict::default();
     let mut firsts: Vec<&Received> = Vec::new();
     for note in received {
@@ -88,8 +97,22 @@ pub fn judge(changes: &[Change], received: &[Received]) -> Verdict {
             break;
         }
     }
+    // The parent's cancel ends the stand-in CANCELED even when the agent never heard it
+    // (its task still open): that final note is the parent's truth, not an agent state.
+    let cancel_unheard = parent_cancelled
+        && firsts
+            .last()
+            .is_some_and(|n| n.is_final && n.state == "TASK_STATE_CANCELED")
+        && changes
+            .last()
+            .is_none_or(|c| !TERMINAL.contains(&c.state.as_str()));
+    let told = if cancel_unheard {
+        &firsts[..firsts.len() - 1]
+    } else {
+        &firsts[..]
+    };
     let mut next = 0usize;
-    for note in &firsts {
+    for note in told {
         match changes[next.min(changes.len())..]
             .iter()
             .position(|c| matches(note, c))
@@ -119,7 +142,7 @@ pub fn judge(changes: &[Change], received: &[Received]) -> Verdict {
                     last.seq
                 ));
             }
-            if !matches(last, truth) {
+            if !matches(last, truth) && !cancel_unheard {
                 verdict.violations.push(format!(
                     "the final note says {} {:?}, the agent ended {} {:?}",
                     last.state, last.text, truth.state, truth.text
@@ -192,7 +215,7 @@ mod tests {
             note(4, "TASK_STATE_WORKING", "t1", false, 410),
             note(5, "TASK_STATE_COMPLETED", "done", true, 900),
         ];
-        let v = judge(&log(), &notes);
+        let v = judge(&log(), &notes, false);
         assert_eq!(v.violations, Vec::<String>::new());
         assert_eq!(
             v.heard_ms,
@@ -208,7 +231,7 @@ mod tests {
             note(2, "TASK_STATE_INPUT_REQUIRED", "q1", false, 390),
             note(3, "TASK_STATE_COMPLETED", "done", true, 900),
         ];
-        let v = judge(&log(), &notes);
+        let v = judge(&log(), &notes, false);
         assert_eq!(v.violations, Vec::<String>::new());
         assert_eq!((v.coalesced, v.duplicates), (2, 1));
     }
@@ -219,33 +242,59 @@ mod tests {
             note(1, "TASK_STATE_WORKING", "t0", false, 150),
             note(3, "TASK_STATE_COMPLETED", "done", true, 900),
         ];
-        assert!(judge(&log(), &gap).violations[0].contains("seq 3"));
+        assert!(judge(&log(), &gap, false).violations[0].contains("seq 3"));
         let reordered = vec![
             note(2, "TASK_STATE_WORKING", "p0", false, 260),
             note(1, "TASK_STATE_WORKING", "t0", false, 270),
             note(3, "TASK_STATE_COMPLETED", "done", true, 900),
         ];
-        assert!(!judge(&log(), &reordered).violations.is_empty());
+        assert!(!judge(&log(), &reordered, false).violations.is_empty());
         let backwards = vec![
             note(1, "TASK_STATE_WORKING", "p0", false, 260),
             note(2, "TASK_STATE_WORKING", "t0", false, 270),
             note(3, "TASK_STATE_COMPLETED", "done", true, 900),
         ];
-        assert!(judge(&log(), &backwards).violations[0].contains("never had"));
+        assert!(judge(&log(), &backwards, false).violations[0].contains("never had"));
         let wrong_end = vec![note(1, "TASK_STATE_FAILED", "turn failed", true, 900)];
-        let v = judge(&log(), &wrong_end);
+        let v = judge(&log(), &wrong_end, false);
         assert!(v.violations.iter().any(|m| m.contains("never had")));
         assert!(v.violations.iter().any(|m| m.contains("the agent ended")));
         let unfinished = vec![note(1, "TASK_STATE_WORKING", "t0", false, 150)];
         assert_eq!(
-            judge(&log(), &unfinished).violations,
+            judge(&log(), &unfinished, false).violations,
             vec!["no final note".to_owned()]
         );
         let twice = vec![
             note(1, "TASK_STATE_WORKING", "t0", false, 150),
             note(1, "TASK_STATE_COMPLETED", "done", true, 900),
         ];
-        assert!(judge(&log(), &twice).violations[0].contains("different content"));
+        assert!(judge(&log(), &twice, false).violations[0].contains("different content"));
+    }
+
+    #[test]
+    fn a_parent_cancel_that_never_reached_the_agent_is_truthful_only_while_the_task_was_open() {
+        let open = vec![change("TASK_STATE_WORKING", "t0", 1)];
+        let notes = vec![
+            note(1, "TASK_STATE_WORKING", "t0", false, 5),
+            note(2, "TASK_STATE_CANCELED", "cancelled by the parent", true, 9),
+        ];
+        assert_eq!(judge(&open, &notes, true).violations, Vec::<String>::new());
+        assert!(
+            judge(&open, &notes, false)
+                .violations
+                .iter()
+                .any(|m| m.contains("the agent ended"))
+        );
+        let done = vec![
+            change("TASK_STATE_WORKING", "t0", 1),
+            change("TASK_STATE_COMPLETED", "done", 2),
+        ];
+        assert!(
+            judge(&done, &notes, true)
+                .violations
+                .iter()
+                .any(|m| m.contains("the agent ended"))
+        );
     }
 
     #[test]
@@ -258,6 +307,9 @@ mod tests {
             note(1, "TASK_STATE_WORKING", "t0", false, 5),
             note(2, "TASK_STATE_CANCELED", "canceled by the parent", true, 9),
         ];
-        assert_eq!(judge(&changes, &notes).violations, Vec::<String>::new());
+        assert_eq!(
+            judge(&changes, &notes, true).violations,
+            Vec::<String>::new()
+        );
     }
 }

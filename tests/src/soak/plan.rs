@@ -125,7 +125,7 @@ pub enum Delivery {
     Stale,
     /// A second change follows at once; its push arrives before the first's.
     OutOfOrder,
-    /// Pushed before GetTask shows it; GetTask catches up 1–3 s later.
+    /// Pushed before GetTask shows it; GetTask catches up 1.5 s later.
     PushFirst,
     /// Never pushed (A2A senders do not retry).
     Lost,

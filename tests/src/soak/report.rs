@@ -118,7 +118,9 @@ impl Report {
             }
         }
         for (queue, count) in &input.dead_letters {
-            if queue != "InvokeFailures" && *count != 0 {
+            if *count < -1 || (*count == -1 && queue != "InvokeFailures") {
+                violations.push(format!("the {queue} queue could not be read"));
+            } else if queue != "InvokeFailures" && *count != 0 {
                 violations.push(format!("{count} new message(s) in {queue}"));
             }
         }
