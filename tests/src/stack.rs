@@ -171,6 +171,82 @@ impl Stack {
         body["notes"].as_array().cloned().unwrap_or_default()
     }
 
+    /// Every item of the table named by stack output `table`, as debug text.
+    pub async fn table_text(&self, table: &str) -> Result<String, String> {
+        let db = aws_sdk_dynamodb::Client::new(&self.config);
+        let mut pages = db
+            .scan()
+            .table_name(self.out(table))
+            .into_paginator()
+            .items()
+            .send();
+        let mut text = String::new();
+        while let Some(item) = pages.next().await {
+            let item = item.map_err(|e| format!("the {table} could not be read: {e}"))?;
+            text.push_str(&format!("{item:?}"));
+        }
+        Ok(text)
+    }
+
+    /// The whole history, with its data, of every execution whose name `keep` accepts.
+    pub async fn history_text(&self, keep: impl Fn(&str) -> bool) -> Result<String, String> {
+        let sfn = aws_sdk_sfn::Client::new(&self.config);
+        let mut executions = sfn
+            .list_executions()
+            .state_machine_arn(self.out("StateMachineArn"))
+            .into_paginator()
+            .items()
+            .send();
+        let mut text = String::new();
+        while let Some(e) = executions.next().await {
+            let e = e.map_err(|e| format!("the executions could not be listed: {e}"))?;
+            if !keep(e.name()) {
+                continue;
+            }
+            let mut events = sfn
+                .get_execution_history()
+                .execution_arn(e.execution_arn())
+                .include_execution_data(true)
+                .into_paginator()
+                .items()
+                .send();
+            while let Some(event) = events.next().await {
+                let event = event.map_err(|e| format!("a history could not be read: {e}"))?;
+                text.push_str(&format!("{event:?}"));
+            }
+        }
+        Ok(text)
+    }
+
+    /// Every log line of the log groups starting with `prefix`, since `since_ms` if given.
+    pub async fn log_text(&self, prefix: &str, since_ms: Option<u64>) -> Result<String, String> {
+        let logs = aws_sdk_cloudwatchlogs::Client::new(&self.config);
+        let mut groups = logs
+            .describe_log_groups()
+            .log_group_name_prefix(prefix)
+            .into_paginator()
+            .items()
+            .send();
+        let mut text = String::new();
+        while let Some(group) = groups.next().await {
+            let group = group.map_err(|e| format!("the log groups could not be listed: {e}"))?;
+            let mut pages = logs
+                .filter_log_events()
+                .log_group_name(group.log_group_name().unwrap_or_default())
+                .set_start_time(since_ms.map(|ms| ms as i64))
+                .into_paginator()
+                .send();
+            while let Some(page) = pages.next().await {
+                let page = page.map_err(|e| format!("the logs could not be read: {e}"))?;
+                for e in page.events() {
+                    text.push_str(e.message().unwrap_or_default());
+                    text.push('\n');
+                }
+            }
+        }
+        Ok(text)
+    }
+
     /// Every message body the parent queue delivered, for the token scan.
     pub fn all_note_bodies(&self) -> Vec<String> {
         collector(&self.config, self.out("ParentQueueUrl"))

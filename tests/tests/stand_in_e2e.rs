@@ -530,67 +530,15 @@ async fn the_push_token_appears_nowhere_but_as_its_digest() {
         })
         .collect();
     assert!(!digests.is_empty());
-    let mut note_items = Vec::new();
-    let mut pages = db
-        .scan()
-        .table_name(stack.out("NotesTableName"))
-        .into_paginator()
-        .items()
-        .send();
-    while let Some(item) = pages.next().await {
-        note_items.push(item.unwrap());
-    }
-    let notes_table = format!("{note_items:?}");
+    let notes_table = stack.table_text("NotesTableName").await.unwrap();
     assert!(
         notes_table.contains(&id),
         "the outbox holds this stand-in's notes"
     );
 
-    // Every execution's whole history, with its data.
-    let sfn = aws_sdk_sfn::Client::new(&stack.config);
-    let mut executions = sfn
-        .list_executions()
-        .state_machine_arn(stack.out("StateMachineArn"))
-        .into_paginator()
-        .items()
-        .send();
-    let mut history = String::new();
-    while let Some(e) = executions.next().await {
-        let e = e.unwrap();
-        let mut events = sfn
-            .get_execution_history()
-            .execution_arn(e.execution_arn())
-            .include_execution_data(true)
-            .into_paginator()
-            .items()
-            .send();
-        while let Some(event) = events.next().await {
-            history.push_str(&format!("{:?}", event.unwrap()));
-        }
-    }
-    // Every function's logs, every page.
-    let logs = aws_sdk_cloudwatchlogs::Client::new(&stack.config);
-    let mut groups = logs
-        .describe_log_groups()
-        .log_group_name_prefix("/aws/lambda/standin-")
-        .into_paginator()
-        .items()
-        .send();
-    let mut log_text = String::new();
-    while let Some(group) = groups.next().await {
-        let group = group.unwrap();
-        let mut pages = logs
-            .filter_log_events()
-            .log_group_name(group.log_group_name().unwrap())
-            .into_paginator()
-            .send();
-        while let Some(page) = pages.next().await {
-            for e in page.unwrap().events() {
-                log_text.push_str(e.message().unwrap_or_default());
-                log_text.push('\n');
-            }
-        }
-    }
+    // Every execution's whole history, with its data; every function's logs.
+    let history = stack.history_text(|_| true).await.unwrap();
+    let log_text = stack.log_text("/aws/lambda/standin-", None).await.unwrap();
     assert!(!log_text.is_empty() && !history.is_empty());
     let queue_text = notes
         .iter()

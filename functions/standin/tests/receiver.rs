@@ -1,4 +1,4 @@
-//! The push receiver: the refusal order of ARCHITECTURE.md §5 and abuse cases 1–6.
+//! The push receiver: its refusal order (README, "Architecture") and the abuse cases it refuses.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 

@@ -355,78 +355,34 @@ pub async fn token_leaks(
     ids: &[String],
     since_ms: u64,
 ) -> Vec<String> {
+    let wanted: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
+    let reads = [
+        ("the TableName", stack.table_text("TableName").await),
+        (
+            "the NotesTableName",
+            stack.table_text("NotesTableName").await,
+        ),
+        (
+            "execution histories",
+            stack
+                .history_text(|n| wanted.contains(n.split("__").next().unwrap_or_default()))
+                .await,
+        ),
+        (
+            "logs",
+            stack
+                .log_text(&format!("/aws/lambda/{name}-"), Some(since_ms))
+                .await,
+        ),
+    ];
     let mut places: Vec<(String, String)> = Vec::new();
     let mut unread: Vec<String> = Vec::new();
-    let db = aws_sdk_dynamodb::Client::new(&stack.config);
-    for table in ["TableName", "NotesTableName"] {
-        let mut text = String::new();
-        let mut pages = db
-            .scan()
-            .table_name(stack.out(table))
-            .into_paginator()
-            .items()
-            .send();
-        while let Some(item) = pages.next().await {
-            if let Ok(item) = item {
-                text.push_str(&format!("{item:?}"));
-            }
-        }
-        places.push((format!("the {table}"), text));
-    }
-    let sfn = aws_sdk_sfn::Client::new(&stack.config);
-    let mut history = String::new();
-    let wanted: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
-    let mut executions = sfn
-        .list_executions()
-        .state_machine_arn(stack.out("StateMachineArn"))
-        .into_paginator()
-        .items()
-        .send();
-    while let Some(e) = executions.next().await {
-        let Ok(e) = e else { break };
-        if !wanted.contains(e.name().split("__").next().unwrap_or_default()) {
-            continue;
-        }
-        let mut events = sfn
-            .get_execution_history()
-            .execution_arn(e.execution_arn())
-            .include_execution_data(true)
-            .into_paginator()
-            .items()
-            .send();
-        while let Some(event) = events.next().await {
-            match event {
-                Ok(event) => history.push_str(&format!("{event:?}")),
-                Err(e) => unread.push(format!("a history could not be read: {e}")),
-            }
+    for (place, read) in reads {
+        match read {
+            Ok(text) => places.push((place.to_owned(), text)),
+            Err(e) => unread.push(e),
         }
     }
-    places.push(("execution histories".into(), history));
-    let logs = aws_sdk_cloudwatchlogs::Client::new(&stack.config);
-    let mut log_text = String::new();
-    let mut groups = logs
-        .describe_log_groups()
-        .log_group_name_prefix(format!("/aws/lambda/{name}-"))
-        .into_paginator()
-        .items()
-        .send();
-    while let Some(group) = groups.next().await {
-        let Ok(group) = group else { break };
-        let mut pages = logs
-            .filter_log_events()
-            .log_group_name(group.log_group_name().unwrap_or_default())
-            .start_time(since_ms as i64)
-            .into_paginator()
-            .send();
-        while let Some(page) = pages.next().await {
-            let Ok(page) = page else { break };
-            for e in page.events() {
-                log_text.push_str(e.message().unwrap_or_default());
-                log_text.push('\n');
-            }
-        }
-    }
-    places.push(("logs".into(), log_text));
     places.push(("parent notes".into(), stack.all_note_bodies().join("\n")));
     let mut leaks = unread;
     for (place, text) in &places {

@@ -1,4 +1,4 @@
-//! A2A 1.0 as the official SDK speaks it (see docs/a2a.md for the choices).
+//! A2A 1.0 as the official SDK speaks it (the choices are in docs/decisions.md).
 
 pub mod client;
 pub mod error;
