@@ -343,31 +343,28 @@ pub mod faults {
             .expect("STANDIN_FAULT_PROXY is not set: run these tests with `make test`")
     }
 
-    /// For `seconds`, the proxy answers `status` to every call of `target` (an
-    /// X-Amz-Target such as `AmazonSQS.SendMessage`) whose body holds all of `matching`.
-    pub async fn refuse(id: &str, target: &str, matching: &[&str], status: u16, seconds: u64) {
-        let rule = json!({"id": id, "target": target, "match": matching, "status": status, "seconds": seconds});
+    /// Adds one rule (see `localstack/fault_proxy.py` for its fields).
+    pub async fn add(rule: Value) {
         let response = reqwest::Client::new()
             .post(format!("{}/__faults/rules", proxy()))
             .json(&rule)
             .send()
             .await
             .expect("fault proxy reachable");
-        assert!(response.status().is_success());
+        assert!(response.status().is_success(), "rule taken: {rule}");
+    }
+
+    /// For `seconds`, the proxy answers `status` to every call of `target` (an
+    /// X-Amz-Target such as `AmazonSQS.SendMessage`) whose body holds all of `matching`.
+    pub async fn refuse(id: &str, target: &str, matching: &[&str], status: u16, seconds: u64) {
+        add(json!({"id": id, "target": target, "match": matching, "status": status, "seconds": seconds})).await;
     }
 
     /// The next call of `target` whose body holds all of `matching` is carried out by
     /// LocalStack, but its answer never reaches the function (the connection drops): the
     /// SDK retries a call that already happened.
     pub async fn lose_answer_once(id: &str, target: &str, matching: &[&str]) {
-        let rule = json!({"id": id, "target": target, "match": matching, "action": "lose_answer", "times": 1, "seconds": 120});
-        let response = reqwest::Client::new()
-            .post(format!("{}/__faults/rules", proxy()))
-            .json(&rule)
-            .send()
-            .await
-            .expect("fault proxy reachable");
-        assert!(response.status().is_success());
+        add(json!({"id": id, "target": target, "match": matching, "action": "lose_answer", "times": 1, "seconds": 120})).await;
     }
 
     /// How many calls the proxy refused under rule `id`.

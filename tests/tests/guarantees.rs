@@ -10,6 +10,7 @@
 
 use std::time::Duration;
 
+use aws_sdk_dynamodb::types::AttributeValue;
 use serde_json::json;
 use standin_integration::agent::{Behaviour, TestAgent};
 use standin_integration::e2e::{
@@ -48,14 +49,7 @@ async fn sqs_refusing_sends_for_a_while_loses_no_note_and_reorders_none() {
     // notes 3 and 4 are written meanwhile and SQS would take them, but they must wait
     // behind note 2 and arrive after it, in order.
     let rule = unique("sqs-down");
-    faults::refuse(
-        &rule,
-        "AmazonSQS.SendMessage",
-        &[&id, r#"\"seq\":2,"#],
-        500,
-        12,
-    )
-    .await;
+    faults::refuse(&rule, "AmazonSQS.*", &[&id, r#"\"seq\":2,"#], 500, 12).await;
     agent
         .change(&remote, WORKING, "Cutting the parts", false)
         .await;
@@ -95,6 +89,78 @@ async fn sqs_refusing_sends_for_a_while_loses_no_note_and_reorders_none() {
     let log = stack.note_log(&id, 0).await;
     assert_eq!(states(&log), states(&notes));
     assert_eq!(states(&stack.note_log(&id, 2).await), states(&notes[2..]));
+}
+
+/// A backlog the notify function cannot send within one invocation (SQS answers every
+/// call a second late): 100 notes written at once, one stand-in's 34 among 22 others'
+/// three each. Sent one by one, a batch outlived its 30 s timeout on every retry and
+/// nothing after its first 28 notes ever arrived; now each round carries every
+/// stand-in's next note and an invocation hands back what it could not send in time.
+#[tokio::test]
+async fn a_backlog_larger_than_one_invocation_can_send_arrives_whole_in_order_once() {
+    let stack = Stack::load(&STACK).await;
+    let run = unique("backlog");
+    let rule = unique("sqs-slow");
+    faults::add(json!({"id": rule, "target": "AmazonSQS.*", "match": [&run],
+        "action": "delay", "ms": 1000, "seconds": 240}))
+    .await;
+    let long = format!("{run}-long");
+    let short: Vec<String> = (0..22).map(|i| format!("{run}-s{i}")).collect();
+    let mut writes = vec![];
+    for seq in 1..=34 {
+        writes.push((long.clone(), seq));
+        if seq <= 3 {
+            writes.extend(short.iter().map(|s| (s.clone(), seq)));
+        }
+    }
+    assert_eq!(
+        writes.len(),
+        100,
+        "one transaction, so one batch from the stream"
+    );
+    let dynamo = aws_sdk_dynamodb::Client::new(&stack.config);
+    let mut transaction = dynamo.transact_write_items();
+    for (task_id, seq) in &writes {
+        let note = json!({"task_id": task_id, "remote_task_id": "r", "agent": "a",
+            "state": WORKING, "text": format!("step {seq}"), "final": false, "seq": seq,
+            "at": "2026-12-01T00:00:00.000Z"});
+        let put = aws_sdk_dynamodb::types::Put::builder()
+            .table_name(stack.out("NotesTableName"))
+            .item("task_id", AttributeValue::S(task_id.clone()))
+            .item("seq", AttributeValue::N(seq.to_string()))
+            .item("body", AttributeValue::S(note.to_string()))
+            .build()
+            .unwrap();
+        transaction = transaction.transact_items(
+            aws_sdk_dynamodb::types::TransactWriteItem::builder()
+                .put(put)
+                .build(),
+        );
+    }
+    transaction.send().await.expect("notes written");
+
+    let within = Duration::from_secs(150);
+    stack.wait_notes(&long, 34, within).await;
+    for short in &short {
+        stack.wait_notes(short, 3, within).await;
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let seqs = |task_id: &str| -> Vec<u64> {
+        let notes = stack.notes(task_id);
+        notes.iter().map(|n| n["seq"].as_u64().unwrap()).collect()
+    };
+    assert_eq!(
+        seqs(&long),
+        (1..=34).collect::<Vec<_>>(),
+        "the long backlog in order, once"
+    );
+    for short in &short {
+        assert_eq!(seqs(short), [1, 2, 3], "{short}: in order, once");
+    }
+    assert!(
+        faults::refused(&rule).await > 0,
+        "the slow answers were exercised"
+    );
 }
 
 /// A recheck park (1 s) whose invoke arrives 14 s late, after the stand-in has moved on

@@ -2,6 +2,13 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// Milliseconds since the epoch, as Lambda gives an invocation's deadline.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
 pub fn now_rfc3339() -> String {
     let since = SystemTime::now()
         .duration_since(UNIX_EPOCH)

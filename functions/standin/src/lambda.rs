@@ -378,7 +378,10 @@ pub async fn follow(deps: &'static Deps, input: ParkInput) -> Result<Value, Erro
 pub async fn serve_notify() -> Result<(), Error> {
     let deps = deps().await?;
     Box::pin(lambda_runtime::run(service_fn(
-        move |event: LambdaEvent<NoteStream>| notify(deps, event.payload),
+        move |event: LambdaEvent<NoteStream>| {
+            let stop_at = stop_before(event.context.deadline, NOTIFY_MARGIN);
+            notify(deps, event.payload, stop_at)
+        },
     )))
     .await
 }
@@ -405,7 +408,20 @@ struct NoteRecordData {
     new_image: Option<Value>,
 }
 
-async fn notify(deps: &'static Deps, stream: NoteStream) -> Result<Value, Error> {
+/// Time kept back from the function's deadline to answer with what was sent.
+const NOTIFY_MARGIN: Duration = Duration::from_secs(3);
+
+/// The instant `margin` before the invocation's deadline (epoch milliseconds).
+fn stop_before(deadline_ms: u64, margin: Duration) -> tokio::time::Instant {
+    let left = Duration::from_millis(deadline_ms.saturating_sub(crate::clock::now_ms()));
+    tokio::time::Instant::now() + left.saturating_sub(margin)
+}
+
+async fn notify(
+    deps: &'static Deps,
+    stream: NoteStream,
+    stop_at: tokio::time::Instant,
+) -> Result<Value, Error> {
     let queue = deps.queue()?;
     // Only inserts are notes; the TTL's removals are not.
     let inserts: Vec<&NoteRecord> = stream
@@ -435,7 +451,7 @@ async fn notify(deps: &'static Deps, stream: NoteStream) -> Result<Value, Error>
             ),
         }
     }
-    let failures = match crate::domain::notify::deliver(queue, &notes).await {
+    let failures = match crate::domain::notify::deliver(queue, &notes, stop_at).await {
         None => vec![],
         Some(i) => vec![json!({"itemIdentifier": records[i].dynamodb.sequence_number})],
     };

@@ -189,6 +189,21 @@ pub struct QueueError(pub String);
 /// Where the outbox delivers notes (the notify function is its only caller).
 pub trait ParentQueue: Send + Sync {
     fn send(&self, note: &ParentNote) -> impl Future<Output = Result<(), QueueError>> + Send;
+
+    /// Sends one note each of distinct stand-ins (so no order among them); one answer
+    /// per note, in the same order. A queue that can carry many in one call does.
+    fn send_each(
+        &self,
+        notes: &[&ParentNote],
+    ) -> impl Future<Output = Vec<Result<(), QueueError>>> + Send {
+        async move {
+            let mut answers = Vec::with_capacity(notes.len());
+            for note in notes {
+                answers.push(self.send(note).await);
+            }
+            answers
+        }
+    }
 }
 
 /// The remote agent, as the stand-in's functions use it.

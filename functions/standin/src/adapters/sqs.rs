@@ -1,7 +1,11 @@
 //! The parent queue on SQS FIFO: grouped by stand-in (order), deduplicated by its
 //! sequence number (exactly once within the deduplication window).
 
+use std::collections::{HashMap, HashSet};
+
 use aws_sdk_sqs::Client;
+use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
+use futures_util::future::join_all;
 
 use crate::ports::{ParentNote, ParentQueue, QueueError};
 
@@ -20,6 +24,11 @@ impl SqsParentQueue {
     }
 }
 
+/// SendMessageBatch takes at most 10 entries and 256 KiB in all; a note is at most a
+/// few dozen KiB (its text is bounded), so a batch is cut at 10 or at this many bytes.
+const BATCH_ENTRIES: usize = 10;
+const BATCH_BYTES: usize = 200 * 1024;
+
 impl ParentQueue for SqsParentQueue {
     async fn send(&self, note: &ParentNote) -> Result<(), QueueError> {
         let body = serde_json::to_string(note).map_err(|e| QueueError(e.to_string()))?;
@@ -27,11 +36,112 @@ impl ParentQueue for SqsParentQueue {
             .send_message()
             .queue_url(&self.queue_url)
             .message_group_id(&note.task_id)
-            .message_deduplication_id(format!("{}:{}", note.task_id, note.seq))
+            .message_deduplication_id(dedup_id(note))
             .message_body(body)
             .send()
             .await
             .map(|_| ())
             .map_err(|e| QueueError(aws_sdk_sqs::error::DisplayErrorContext(&e).to_string()))
     }
+
+    async fn send_each(&self, notes: &[&ParentNote]) -> Vec<Result<(), QueueError>> {
+        let mut answers: Vec<Result<(), QueueError>> = vec![Ok(()); notes.len()];
+        let mut batches: Vec<Vec<(usize, String)>> = vec![];
+        let mut bytes = 0;
+        for (i, note) in notes.iter().enumerate() {
+            let body = match serde_json::to_string(note) {
+                Ok(body) => body,
+                Err(e) => {
+                    answers[i] = Err(QueueError(e.to_string()));
+                    continue;
+                }
+            };
+            let full = batches
+                .last()
+                .is_none_or(|b| b.len() == BATCH_ENTRIES || bytes + body.len() > BATCH_BYTES);
+            if full {
+                batches.push(vec![]);
+                bytes = 0;
+            }
+            bytes += body.len();
+            if let Some(batch) = batches.last_mut() {
+                batch.push((i, body));
+            }
+        }
+        let sent = join_all(batches.into_iter().map(|b| self.send_batch(notes, b))).await;
+        for (i, answer) in sent.into_iter().flatten() {
+            answers[i] = answer;
+        }
+        answers
+    }
+}
+
+impl SqsParentQueue {
+    /// One SendMessageBatch; an answer per entry (a refused call refuses them all).
+    async fn send_batch(
+        &self,
+        notes: &[&ParentNote],
+        batch: Vec<(usize, String)>,
+    ) -> Vec<(usize, Result<(), QueueError>)> {
+        let indexes: Vec<usize> = batch.iter().map(|(i, _)| *i).collect();
+        let entries = batch.into_iter().map(|(i, body)| {
+            SendMessageBatchRequestEntry::builder()
+                .id(i.to_string())
+                .message_group_id(&notes[i].task_id)
+                .message_deduplication_id(dedup_id(notes[i]))
+                .message_body(body)
+                .build()
+        });
+        let entries: Result<Vec<_>, _> = entries.collect();
+        let sent = match entries {
+            Ok(entries) => {
+                self.client
+                    .send_message_batch()
+                    .queue_url(&self.queue_url)
+                    .set_entries(Some(entries))
+                    .send()
+                    .await
+            }
+            Err(e) => {
+                let err = QueueError(format!("build batch: {e}"));
+                return indexes.into_iter().map(|i| (i, Err(err.clone()))).collect();
+            }
+        };
+        match sent {
+            Ok(out) => {
+                let taken: HashSet<&str> = out.successful().iter().map(|s| s.id()).collect();
+                let refused: HashMap<&str, String> = out
+                    .failed()
+                    .iter()
+                    .map(|f| {
+                        let why = format!("{}: {}", f.code(), f.message().unwrap_or_default());
+                        (f.id(), why)
+                    })
+                    .collect();
+                indexes
+                    .into_iter()
+                    .map(|i| {
+                        let id = i.to_string();
+                        if taken.contains(id.as_str()) {
+                            return (i, Ok(()));
+                        }
+                        let why = refused.get(id.as_str()).cloned();
+                        (
+                            i,
+                            Err(QueueError(why.unwrap_or_else(|| "no answer for it".into()))),
+                        )
+                    })
+                    .collect()
+            }
+            Err(e) => {
+                let err = QueueError(aws_sdk_sqs::error::DisplayErrorContext(&e).to_string());
+                indexes.into_iter().map(|i| (i, Err(err.clone()))).collect()
+            }
+        }
+    }
+}
+
+/// FIFO deduplication: the same note sent again within five minutes is taken once.
+fn dedup_id(note: &ParentNote) -> String {
+    format!("{}:{}", note.task_id, note.seq)
 }

@@ -1,20 +1,81 @@
-//! The outbox's delivery: notes go to the parent queue in the order they were written.
-//! A note the queue refuses stops the batch there, so the ones after it wait (order
-//! before speed); the event source retries from the refused note until the queue takes
-//! it. The queue deduplicates by `task_id:seq`, so a note delivered twice is seen once.
+//! The outbox's delivery: notes go to the parent queue in the order they were written,
+//! per stand-in. A batch from the stream holds many stand-ins' notes; each stand-in is a
+//! lane, and every round sends the next note of every lane at once (one queue call
+//! carries many stand-ins), so a backlog drains in as many rounds as the longest lane,
+//! not in as many calls as there are notes. A note the queue refuses stops its lane (the
+//! ones after it wait: order before speed) and no other. The event source retries from
+//! the earliest note not taken; the queue deduplicates by `task_id:seq`, so notes sent
+//! again from other lanes are seen once.
 
+use std::collections::{HashMap, VecDeque};
+
+use tokio::time::Instant;
 use tracing::warn;
 
 use crate::ports::{ParentNote, ParentQueue};
 
-/// Sends the notes in order; returns the index of the first one the queue refused (it
-/// and everything after it must be retried), or None when all were taken.
-pub async fn deliver<Q: ParentQueue>(queue: &Q, notes: &[ParentNote]) -> Option<usize> {
-    for (i, note) in notes.iter().enumerate() {
-        if let Err(err) = queue.send(note).await {
-            warn!(task_id = %note.task_id, seq = note.seq, error = %err, "note not delivered yet; it will be retried in order");
-            return Some(i);
+/// Sends the notes, in order per stand-in, until `stop_at`; returns the index of the
+/// earliest note not taken (it and everything after it must be retried), or None when
+/// all were taken. Stopping before the function's own deadline turns a backlog larger
+/// than one invocation can send into progress: the retry starts where this one ended,
+/// instead of timing out and starting the whole batch over.
+pub async fn deliver<Q: ParentQueue>(
+    queue: &Q,
+    notes: &[ParentNote],
+    stop_at: Instant,
+) -> Option<usize> {
+    let mut lanes = lanes(notes);
+    let mut earliest_unsent: Option<usize> = None;
+    let mut stop = |index: usize| {
+        earliest_unsent = Some(earliest_unsent.map_or(index, |e| e.min(index)));
+    };
+    loop {
+        let heads: Vec<usize> = lanes
+            .iter()
+            .filter_map(|lane| lane.front().copied())
+            .collect();
+        if heads.is_empty() {
+            break;
+        }
+        let round: Vec<&ParentNote> = heads.iter().map(|&i| &notes[i]).collect();
+        let Ok(answers) = tokio::time::timeout_at(stop_at, queue.send_each(&round)).await else {
+            // Out of time mid-round: whether those were taken is unknown, so they count
+            // as not taken; sent twice, they are deduplicated.
+            warn!(
+                unsent = lanes.iter().map(VecDeque::len).sum::<usize>(),
+                "out of time; the rest of the batch is retried"
+            );
+            heads.iter().for_each(|&i| stop(i));
+            break;
+        };
+        for (lane, answer) in lanes.iter_mut().filter(|l| !l.is_empty()).zip(answers) {
+            match answer {
+                Ok(()) => {
+                    lane.pop_front();
+                }
+                Err(err) => {
+                    let note = &notes[lane[0]];
+                    warn!(task_id = %note.task_id, seq = note.seq, error = %err,
+                        "note not delivered yet; it will be retried in order");
+                    stop(lane[0]);
+                    lane.clear();
+                }
+            }
         }
     }
-    None
+    earliest_unsent
+}
+
+/// The notes' indexes per stand-in, each lane in write order.
+fn lanes(notes: &[ParentNote]) -> Vec<VecDeque<usize>> {
+    let mut by_task: HashMap<&str, usize> = HashMap::new();
+    let mut lanes: Vec<VecDeque<usize>> = Vec::new();
+    for (i, note) in notes.iter().enumerate() {
+        let lane = *by_task.entry(&note.task_id).or_insert_with(|| {
+            lanes.push(VecDeque::new());
+            lanes.len() - 1
+        });
+        lanes[lane].push_back(i);
+    }
+    lanes
 }
