@@ -102,6 +102,27 @@ impl Stack {
         Some(d.status().as_str().to_owned())
     }
 
+    /// The names of the states the execution entered, in order.
+    pub async fn states_entered(&self, name: &str) -> Vec<String> {
+        let sfn = aws_sdk_sfn::Client::new(&self.config);
+        let mut events = sfn
+            .get_execution_history()
+            .execution_arn(self.execution_arn(name))
+            .into_paginator()
+            .items()
+            .send();
+        let mut names = vec![];
+        while let Some(event) = events.next().await {
+            let event = event.expect("execution history readable");
+            if event.r#type().as_str().ends_with("StateEntered")
+                && let Some(entered) = event.state_entered_event_details()
+            {
+                names.push(entered.name().to_owned());
+            }
+        }
+        names
+    }
+
     pub async fn wait_execution(&self, name: &str, status: &str, within: Duration) {
         let deadline = Instant::now() + within;
         loop {

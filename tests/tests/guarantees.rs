@@ -486,6 +486,42 @@ async fn a_row_store_outage_during_a_fetch_is_retried_not_fatal() {
     assert_eq!(states(&notes)[2], (3, COMPLETED.into(), true));
 }
 
+/// The turn's write after the agent took the reply is throttled three times in a row,
+/// every attempt the SDK makes by default. A turn's message cannot be sent twice, so Step
+/// Functions does not retry a failed turn; the soak saw such turns end their stand-in
+/// FAILED. The functions' own calls now ride the throttling out.
+#[tokio::test]
+async fn a_turn_whose_write_is_throttled_three_times_in_a_row_still_applies() {
+    let stack = Stack::load(&STACK).await;
+    // A soak persona (the agents document is at its size limit); the soak runs alone.
+    let (agent, id, remote) = parked(&stack, "soak-push-b", 27151, "push").await;
+    agent.script_turn(&[(INPUT_REQUIRED, "Which size?")]);
+    let rule = unique("ddb-throttled");
+    faults::add(
+        json!({"id": rule, "target": "DynamoDB_20120810.TransactWriteItems",
+        "match": [&id, "Which size?"], "action": "throttle", "times": 3, "seconds": 120}),
+    )
+    .await;
+    assert_eq!(reply(&stack, &id, "blue").await, 202);
+    let notes = stack.wait_notes(&id, 2, SOON).await;
+    assert_eq!(
+        faults::refused(&rule).await,
+        3,
+        "every default attempt was throttled"
+    );
+    assert_eq!(
+        states(&notes)[1],
+        (2, INPUT_REQUIRED.into(), false),
+        "{notes:#?}"
+    );
+    assert_eq!(notes[1]["text"], "Which size?");
+    wait_parked(&stack, &id, "push").await;
+    agent.change(&remote, COMPLETED, "Done", false).await;
+    let notes = stack.wait_notes(&id, 3, SOON).await;
+    assert_eq!(states(&notes)[2], (3, COMPLETED.into(), true));
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+}
+
 /// A reply reaches the agent once, however often it was sent: the parent's own retry
 /// (same `reply_id`), and the SDK's retry of a write whose answer was lost on the way
 /// back (the write had happened).

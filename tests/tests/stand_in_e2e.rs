@@ -41,6 +41,15 @@ async fn push_watch_hears_changes_replies_turn_and_completion_deletes_the_config
     stack.wait_notes(&id, 2, SOON).await;
     assert_eq!(agent.pushes_sent().last().map(|p| p.1), Some(204));
     wait_parked(&stack, &id, "push").await;
+    // The push-heard change costs three state entries after the park: the wake drains,
+    // fetches, applies and decides in one invocation; one Choice routes to the next park.
+    assert_eq!(
+        stack.states_entered(&id).await,
+        [
+            "Route", "Turn", "Route", "Register", "Route", "Park", "Wake", "Route", "Park"
+        ],
+        "first turn, registration (with its reconciling GetTask), park; then one push heard"
+    );
 
     // Duplicate and stale pushes: each is only a doorbell; GetTask still says WORKING.
     let duplicate = agent.status_update(&remote, WORKING, "Building a blue widget");

@@ -77,9 +77,24 @@ fn positive(name: &str, value: u64) -> Result<u64, ConfigError> {
     Ok(value)
 }
 
+/// AWS calls ride out throttling and short outages on their own. The SDK's default of
+/// three attempts lost turns under the soak: a turn's message cannot be sent twice, so
+/// Step Functions does not retry a turn whose row-store write failed after the send, and
+/// with DynamoDB throttling a fifth of the calls for a minute, three throttles in a row
+/// came up. Eight attempts with backoff up to 4 s span about ten seconds.
+fn aws_retries() -> aws_config::retry::RetryConfig {
+    aws_config::retry::RetryConfig::standard()
+        .with_max_attempts(8)
+        .with_initial_backoff(Duration::from_millis(100))
+        .with_max_backoff(Duration::from_secs(4))
+}
+
 impl Deps {
     pub async fn from_env() -> Result<Self, ConfigError> {
-        let config = aws_config::load_from_env().await;
+        let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .retry_config(aws_retries())
+            .load()
+            .await;
         let agents =
             AgentsConfig::parse(&env_opt("AGENTS").unwrap_or_else(|| r#"{"agents":[]}"#.into()))
                 .map_err(|e| ConfigError {
@@ -242,18 +257,22 @@ fn ended(mut step: Step, reason: String) -> Step {
     step
 }
 
+/// Chooses the watch; push then reconciles with GetTask in the same invocation.
 pub async fn register(deps: &'static Deps, step: Step) -> Result<Step, Error> {
     let spec = deps.spec(&step.agent);
     match deps.connect(&step.agent).await {
-        Ok(agent) => Ok(handlers::steps::register_watch(
-            &deps.store,
-            &agent,
-            spec,
-            deps.push_base_url.as_deref(),
-            step,
-            deps.pacing,
-        )
-        .await?),
+        Ok(agent) => {
+            let step = handlers::steps::register_watch(
+                &deps.store,
+                &agent,
+                spec,
+                deps.push_base_url.as_deref(),
+                step,
+                deps.pacing,
+            )
+            .await?;
+            fetch_if_decided(deps, step).await
+        }
         Err(err) => {
             // No card now: following needs none up front and retries on its own.
             warn!(task_id = %step.task_id, error = %err, "card unavailable at registration; following");
@@ -271,7 +290,7 @@ pub async fn register(deps: &'static Deps, step: Step) -> Result<Step, Error> {
     }
 }
 
-pub async fn fetch(deps: &'static Deps, step: Step) -> Result<Step, Error> {
+async fn fetch(deps: &'static Deps, step: Step) -> Result<Step, Error> {
     match deps.connect(&step.agent).await {
         Ok(agent) => Ok(handlers::steps::fetch(&deps.store, &agent, step, deps.pacing).await?),
         Err(err) => {
@@ -294,8 +313,20 @@ pub async fn fetch(deps: &'static Deps, step: Step) -> Result<Step, Error> {
     }
 }
 
+/// Drains one event and decides; a push heard (or an idle push park that ran its time)
+/// is fetched in the same invocation, so a push-heard change costs one invocation after
+/// the park. A retried wake drains the same event again (the drain is idempotent per
+/// park), so nothing is lost when the fetch's write fails and the whole step is retried.
 pub async fn wake(deps: &'static Deps, step: Step) -> Result<Step, Error> {
-    Ok(handlers::steps::wake_up(&deps.store, step, deps.history_bound, deps.pacing).await?)
+    let step = handlers::steps::wake_up(&deps.store, step, deps.history_bound, deps.pacing).await?;
+    fetch_if_decided(deps, step).await
+}
+
+async fn fetch_if_decided(deps: &'static Deps, step: Step) -> Result<Step, Error> {
+    match step.next {
+        Some(Next::Fetch { .. }) => fetch(deps, step).await,
+        _ => Ok(step),
+    }
 }
 
 /// Close and tell the parent before anything slow at the agent: the card is read only
