@@ -1,5 +1,5 @@
 # The quickstart's commands, plus the lint the CI runs.
-.PHONY: demo up down test lint soak
+.PHONY: demo up down test lint soak bench
 
 # The whole demo on LocalStack, started and stopped.
 demo:
@@ -19,6 +19,10 @@ test:
 # Hundreds of stand-ins under faults, judged by an oracle (SOAK_ARGS: see scripts/soak --help).
 soak:
 	@bash scripts/soak $(SOAK_ARGS)
+
+# Push against follow against the floor; costs; cold starts; the receiver's CPU.
+bench:
+	@bash scripts/bench
 
 lint:
 	@bash scripts/lint

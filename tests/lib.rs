@@ -12,3 +12,6 @@ pub mod e2e;
 
 #[path = "src/soak/mod.rs"]
 pub mod soak;
+
+#[path = "src/bench/mod.rs"]
+pub mod bench;

@@ -77,22 +77,39 @@ fn positive(name: &str, value: u64) -> Result<u64, ConfigError> {
     Ok(value)
 }
 
-/// AWS calls ride out throttling and short outages on their own. The SDK's default of
-/// three attempts lost turns under the soak: a turn's message cannot be sent twice, so
-/// Step Functions does not retry a turn whose row-store write failed after the send, and
-/// with DynamoDB throttling a fifth of the calls for a minute, three throttles in a row
-/// came up. Eight attempts with backoff up to 4 s span about ten seconds.
-fn aws_retries() -> aws_config::retry::RetryConfig {
-    aws_config::retry::RetryConfig::standard()
-        .with_max_attempts(8)
-        .with_initial_backoff(Duration::from_millis(100))
-        .with_max_backoff(Duration::from_secs(4))
+/// How hard a function's AWS calls retry before its step sees the error.
+#[derive(Debug, Clone, Copy)]
+pub enum Retries {
+    /// The steps, the follow and notify ride out throttling and short outages on their
+    /// own. The SDK's default of three attempts lost turns under the soak: a turn's
+    /// message cannot be sent twice, so Step Functions does not retry a turn whose
+    /// row-store write failed after the send, and with DynamoDB throttling a fifth of
+    /// the calls for a minute, three throttles in a row came up. Eight attempts with
+    /// backoff up to 4 s span about ten seconds.
+    Patient,
+    /// The push and control APIs answer within API Gateway's 29 s and the push
+    /// function's 10 s: three attempts with backoff up to a second, then a 503 the
+    /// caller can retry.
+    Prompt,
+}
+
+impl Retries {
+    fn config(self) -> aws_config::retry::RetryConfig {
+        let (attempts, max_backoff) = match self {
+            Self::Patient => (8, Duration::from_secs(4)),
+            Self::Prompt => (3, Duration::from_secs(1)),
+        };
+        aws_config::retry::RetryConfig::standard()
+            .with_max_attempts(attempts)
+            .with_initial_backoff(Duration::from_millis(100))
+            .with_max_backoff(max_backoff)
+    }
 }
 
 impl Deps {
-    pub async fn from_env() -> Result<Self, ConfigError> {
+    pub async fn from_env(retries: Retries) -> Result<Self, ConfigError> {
         let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
-            .retry_config(aws_retries())
+            .retry_config(retries.config())
             .load()
             .await;
         let agents =
@@ -186,8 +203,12 @@ pub fn init_logs() {
 }
 
 async fn deps() -> Result<&'static Deps, Error> {
+    deps_with(Retries::Patient).await
+}
+
+async fn deps_with(retries: Retries) -> Result<&'static Deps, Error> {
     init_logs();
-    let deps = Deps::from_env()
+    let deps = Deps::from_env(retries)
         .await
         .map_err(|e| format!("configuration: {e}"))?;
     Ok(Box::leak(Box::new(deps)))
@@ -290,7 +311,7 @@ pub async fn register(deps: &'static Deps, step: Step) -> Result<Step, Error> {
     }
 }
 
-async fn fetch(deps: &'static Deps, step: Step) -> Result<Step, Error> {
+pub async fn fetch(deps: &'static Deps, step: Step) -> Result<Step, Error> {
     match deps.connect(&step.agent).await {
         Ok(agent) => Ok(handlers::steps::fetch(&deps.store, &agent, step, deps.pacing).await?),
         Err(err) => {
@@ -491,7 +512,7 @@ async fn notify(
 
 /// The push receiver behind `POST /a2a/push/{task_id}`.
 pub async fn serve_push() -> Result<(), Error> {
-    let deps = deps().await?;
+    let deps = deps_with(Retries::Prompt).await?;
     Box::pin(lambda_http::run(service_fn(move |request: Request| {
         Box::pin(push(deps, request)) as BoxFuture<'static, Result<Response<Body>, Error>>
     })))
@@ -517,7 +538,7 @@ async fn push(deps: &'static Deps, request: Request) -> Result<Response<Body>, E
 
 /// The parent's control API: start, reply, cancel, status, list.
 pub async fn serve_control() -> Result<(), Error> {
-    let deps = deps().await?;
+    let deps = deps_with(Retries::Prompt).await?;
     Box::pin(lambda_http::run(service_fn(move |request: Request| {
         Box::pin(control(deps, request)) as BoxFuture<'static, Result<Response<Body>, Error>>
     })))

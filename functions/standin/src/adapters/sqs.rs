@@ -26,12 +26,12 @@ impl SqsParentQueue {
 
 /// SendMessageBatch takes at most 10 entries and 256 KiB in all; a note is at most a
 /// few dozen KiB (its text is bounded), so a batch is cut at 10 or at this many bytes.
-const BATCH_ENTRIES: usize = 10;
-const BATCH_BYTES: usize = 200 * 1024;
+pub const BATCH_ENTRIES: usize = 10;
+pub const BATCH_BYTES: usize = 200 * 1024;
 
 impl ParentQueue for SqsParentQueue {
     async fn send(&self, note: &ParentNote) -> Result<(), QueueError> {
-        let body = serde_json::to_string(note).map_err(|e| QueueError(e.to_string()))?;
+        let body = message_body(note)?;
         self.client
             .send_message()
             .queue_url(&self.queue_url)
@@ -46,34 +46,57 @@ impl ParentQueue for SqsParentQueue {
 
     async fn send_each(&self, notes: &[&ParentNote]) -> Vec<Result<(), QueueError>> {
         let mut answers: Vec<Result<(), QueueError>> = vec![Ok(()); notes.len()];
-        let mut batches: Vec<Vec<(usize, String)>> = vec![];
-        let mut bytes = 0;
+        let mut bodies = Vec::with_capacity(notes.len());
         for (i, note) in notes.iter().enumerate() {
-            let body = match serde_json::to_string(note) {
-                Ok(body) => body,
-                Err(e) => {
-                    answers[i] = Err(QueueError(e.to_string()));
-                    continue;
-                }
-            };
-            let full = batches
-                .last()
-                .is_none_or(|b| b.len() == BATCH_ENTRIES || bytes + body.len() > BATCH_BYTES);
-            if full {
-                batches.push(vec![]);
-                bytes = 0;
-            }
-            bytes += body.len();
-            if let Some(batch) = batches.last_mut() {
-                batch.push((i, body));
+            match message_body(note) {
+                Ok(body) => bodies.push((i, body)),
+                Err(e) => answers[i] = Err(e),
             }
         }
-        let sent = join_all(batches.into_iter().map(|b| self.send_batch(notes, b))).await;
+        let sent = join_all(
+            batches(bodies)
+                .into_iter()
+                .map(|b| self.send_batch(notes, b)),
+        )
+        .await;
         for (i, answer) in sent.into_iter().flatten() {
             answers[i] = answer;
         }
         answers
     }
+}
+
+/// The note as SQS takes it. SQS refuses U+FFFE and U+FFFF in a body, and JSON carries
+/// them as written; an agent's text holding one would be refused on every retry and
+/// hold its stand-in's notes for a day. Escaped, the parent reads the same text.
+pub fn message_body(note: &ParentNote) -> Result<String, QueueError> {
+    let body = serde_json::to_string(note).map_err(|e| QueueError(e.to_string()))?;
+    if !body.contains(['\u{FFFE}', '\u{FFFF}']) {
+        return Ok(body);
+    }
+    Ok(body
+        .replace('\u{FFFE}', "\\ufffe")
+        .replace('\u{FFFF}', "\\uffff"))
+}
+
+/// Bodies cut into SendMessageBatch calls: at most 10 entries and `BATCH_BYTES` each.
+pub fn batches(bodies: Vec<(usize, String)>) -> Vec<Vec<(usize, String)>> {
+    let mut batches: Vec<Vec<(usize, String)>> = vec![];
+    let mut bytes = 0;
+    for (i, body) in bodies {
+        let full = batches
+            .last()
+            .is_none_or(|b| b.len() == BATCH_ENTRIES || bytes + body.len() > BATCH_BYTES);
+        if full {
+            batches.push(vec![]);
+            bytes = 0;
+        }
+        bytes += body.len();
+        if let Some(batch) = batches.last_mut() {
+            batch.push((i, body));
+        }
+    }
+    batches
 }
 
 impl SqsParentQueue {
@@ -144,4 +167,61 @@ impl SqsParentQueue {
 /// FIFO deduplication: the same note sent again within five minutes is taken once.
 fn dedup_id(note: &ParentNote) -> String {
     format!("{}:{}", note.task_id, note.seq)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bodies(sizes: &[usize]) -> Vec<(usize, String)> {
+        sizes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (i, "x".repeat(*n)))
+            .collect()
+    }
+
+    #[test]
+    fn batches_hold_ten_entries_at_most_in_order() {
+        let cut = batches(bodies(&[10; 23]));
+        let sizes: Vec<usize> = cut.iter().map(Vec::len).collect();
+        assert_eq!(sizes, [10, 10, 3]);
+        let order: Vec<usize> = cut.iter().flatten().map(|(i, _)| *i).collect();
+        assert_eq!(
+            order,
+            (0..23).collect::<Vec<_>>(),
+            "every entry once, ids kept"
+        );
+        assert!(batches(vec![]).is_empty());
+    }
+
+    #[test]
+    fn batches_stay_under_the_byte_bound() {
+        let big = BATCH_BYTES / 3;
+        let cut = batches(bodies(&[big, big, big, big, 10]));
+        let sizes: Vec<usize> = cut.iter().map(Vec::len).collect();
+        assert_eq!(sizes, [3, 2], "a fourth big body would pass the bound");
+        for batch in &cut {
+            assert!(batch.iter().map(|(_, b)| b.len()).sum::<usize>() <= BATCH_BYTES);
+        }
+    }
+
+    #[test]
+    fn a_body_sqs_refuses_is_escaped_and_reads_back_the_same() {
+        let note = ParentNote {
+            task_id: "t".into(),
+            remote_task_id: "r".into(),
+            agent: "a".into(),
+            state: "TASK_STATE_WORKING".into(),
+            text: "odd \u{FFFE} and \u{FFFF} ok é".into(),
+            is_final: false,
+            seq: 1,
+            at: "2026-12-01T00:00:00.000Z".into(),
+        };
+        let body = message_body(&note).expect("body");
+        assert!(!body.contains(['\u{FFFE}', '\u{FFFF}']), "{body}");
+        assert!(body.contains('é'), "other text is left as it is");
+        let back: ParentNote = serde_json::from_str(&body).expect("still JSON");
+        assert_eq!(back, note);
+    }
 }

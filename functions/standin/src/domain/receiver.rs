@@ -8,7 +8,7 @@ use tracing::info;
 
 use super::doorbell::ring;
 use super::push::TokenDigest;
-use super::remote::from_event;
+use super::remote::claimed_state;
 use super::row::{Guard, Row, WakeEvent, WatchMode};
 use crate::a2a::{StreamResponse, TaskState};
 use crate::ports::{Doorbell, RowStore, StoreError};
@@ -147,7 +147,7 @@ pub fn precheck(headers: &HeaderMap, body: &[u8]) -> Result<CheckedPush, Refusal
         .remote_task_id()
         .ok_or(Refusal::BadBody("no_task_id"))?
         .to_owned();
-    let claimed = from_event(&event, "").map(|out| out.state);
+    let claimed = claimed_state(&event);
     Ok(CheckedPush {
         digest: TokenDigest::of(token),
         remote_task_id,

@@ -108,6 +108,37 @@ pub fn from_event(event: &StreamResponse, known_text: &str) -> Option<RemoteOut>
     Some(remote_out(&update.task_id, update.status.state, sub, &text))
 }
 
+/// The state an event claims, as `from_event` reads it, without its text: the push
+/// receiver needs only the claim, and gathering and scrubbing a 60 KB message to drop it
+/// was most of the receiver's work.
+pub fn claimed_state(event: &StreamResponse) -> Option<TaskState> {
+    let (state, sub) = match (&event.task, &event.status_update) {
+        (Some(task), _) => (
+            task.status.state,
+            sub_state(&[
+                task.status
+                    .message
+                    .as_ref()
+                    .and_then(|m| m.metadata.as_ref()),
+                task.metadata.as_ref(),
+            ]),
+        ),
+        (None, Some(update)) => (
+            update.status.state,
+            sub_state(&[
+                update.metadata.as_ref(),
+                update
+                    .status
+                    .message
+                    .as_ref()
+                    .and_then(|m| m.metadata.as_ref()),
+            ]),
+        ),
+        (None, None) => return None,
+    };
+    Some(remote_out("", state, sub, "").state)
+}
+
 /// Reader 1: a turn's stream, folded to where it stopped. Returns `None` when the stream
 /// named no task state at all (an agent that answered with a bare message).
 #[derive(Debug, Default)]
@@ -240,6 +271,40 @@ mod tests {
         };
         let out = from_event(&event, "").expect("status update maps");
         assert_eq!((out.state, out.is_final), (TaskState::Completed, true));
+        assert_eq!(
+            claimed_state(&event),
+            Some(TaskState::Completed),
+            "the claim reads the same"
+        );
+    }
+
+    #[test]
+    fn the_claim_is_the_state_the_full_reader_gives() {
+        let mut with_task = StreamResponse::default();
+        let mut t = task(TaskState::InputRequired, Some("bye"));
+        with_task.task = Some(t.clone());
+        assert_eq!(
+            claimed_state(&with_task),
+            from_event(&with_task, "").map(|o| o.state)
+        );
+        t.metadata = Some(json!({"subState": AWAITING_NEXT_MESSAGE}));
+        with_task.task = Some(t);
+        assert_eq!(claimed_state(&with_task), Some(TaskState::Completed));
+        let update = StreamResponse {
+            status_update: Some(TaskStatusUpdateEvent {
+                task_id: "r1".into(),
+                context_id: "c1".into(),
+                status: status(TaskState::Working, Some(&"x".repeat(60_000))),
+                metadata: None,
+            }),
+            ..StreamResponse::default()
+        };
+        assert_eq!(claimed_state(&update), Some(TaskState::Working));
+        assert_eq!(
+            claimed_state(&StreamResponse::default()),
+            None,
+            "no task state, no claim"
+        );
     }
 
     #[test]

@@ -1,0 +1,230 @@
+//! Heard latency, one change at a time: the agent's change (or the floor's push) to the
+//! note at the parent queue. Each change waits until the stand-in is parked again, so every
+//! note is one change heard from a park, never a coalesced burst.
+
+use std::time::Duration;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use serde_json::{Value, json};
+
+use crate::agent::{Behaviour, TestAgent};
+use crate::e2e::{COMPLETED, INPUT_REQUIRED, SOON, WORKING, start_as, wait_parked};
+use crate::stack::{Stack, now_ms, unique};
+
+/// One watch's measurements: WORKING notes and final notes, in milliseconds, and the
+/// stand-ins (execution names) that made them.
+#[derive(Debug, Default, Clone)]
+pub struct Heard {
+    pub working_ms: Vec<u64>,
+    pub final_ms: Vec<u64>,
+    pub standins: Vec<String>,
+    /// Per stand-in, from just before its first WORKING change to its last WORKING note
+    /// and the park after it: only heard changes happen in these windows.
+    pub windows: Vec<(u64, u64)>,
+    /// The row reads the benchmark itself made in those windows (to tell parked), which
+    /// the request counts leave out.
+    pub own_row_reads: u64,
+}
+
+/// Changes per stand-in before its final one: a final note ends a stand-in, so finals
+/// need stand-ins of their own.
+pub const CHANGES_PER_STANDIN: usize = 5;
+
+/// `changes` WORKING changes (and one final per five) heard through `persona`'s watch.
+pub async fn stand_in(
+    stack: &Stack,
+    persona: &str,
+    port: u16,
+    watch: &str,
+    changes: usize,
+) -> Result<Heard, String> {
+    let agent = TestAgent::try_start(port, Behaviour::default())
+        .await
+        .map_err(|e| format!("the {persona} agent on 127.0.0.1:{port}: {e}"))?;
+    let mut heard = Heard::default();
+    let rows = aws_sdk_dynamodb::Client::new(&stack.config);
+    let table = stack.out("TableName").to_owned();
+    let mut used_remotes: Vec<String> = vec![];
+    let mut left = changes;
+    while left > 0 {
+        let batch = left.min(CHANGES_PER_STANDIN);
+        left -= batch;
+        agent.script_turn(&[(INPUT_REQUIRED, "Which colour?")]);
+        let id = unique(&format!("bench-{watch}"));
+        start_as(stack, persona, &id).await;
+        stack.wait_notes(&id, 1, SOON).await;
+        wait_parked(stack, &id, watch).await;
+        let remote = agent
+            .task_ids()
+            .into_iter()
+            .find(|t| !used_remotes.contains(t))
+            .ok_or("the agent has no task for the new stand-in")?;
+        used_remotes.push(remote.clone());
+        let window_from = now_ms();
+        let mut window_to = window_from;
+        for k in 1..=batch + 1 {
+            let last = k == batch + 1;
+            let (state, text) = if last {
+                (COMPLETED, "Done".to_owned())
+            } else {
+                (WORKING, format!("step {k}"))
+            };
+            let changed = now_ms();
+            agent.change(&remote, state, &text, false).await;
+            stack.wait_notes(&id, k + 1, SOON).await;
+            let received = stack
+                .notes_received(&id)
+                .into_iter()
+                .find(|(n, _)| n["seq"] == json!(k as u64 + 1))
+                .map(|(_, at)| at)
+                .ok_or("the note was counted but not found")?;
+            let ms = received.saturating_sub(changed);
+            if last {
+                heard.final_ms.push(ms);
+            } else {
+                heard.working_ms.push(ms);
+                heard.own_row_reads += wait_row_parked(&rows, &table, &id).await?;
+                window_to = now_ms();
+            }
+        }
+        heard.windows.push((window_from, window_to));
+        stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+        heard.standins.push(id);
+    }
+    Ok(heard)
+}
+
+/// Waits until the row shows the stand-in parked (a token stored by the newest park, not
+/// woken, not closed), reading DynamoDB directly so that no function runs for it;
+/// returns how many reads it took.
+async fn wait_row_parked(
+    rows: &aws_sdk_dynamodb::Client,
+    table: &str,
+    id: &str,
+) -> Result<u64, String> {
+    let deadline = std::time::Instant::now() + SOON;
+    let mut reads = 0;
+    loop {
+        reads += 1;
+        let item = rows
+            .get_item()
+            .table_name(table)
+            .key("task_id", AttributeValue::S(id.to_owned()))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| format!("the row of {id} could not be read: {e}"))?;
+        if let Some(row) = item.item() {
+            let n = |k: &str| {
+                row.get(k)
+                    .and_then(|v| v.as_n().ok())
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(0)
+            };
+            let closed = row
+                .get("closed")
+                .and_then(|v| v.as_bool().ok())
+                .copied()
+                .unwrap_or(false);
+            if !closed && row.contains_key("park_token") && n("epoch") > n("woken") {
+                return Ok(reads);
+            }
+        }
+        if std::time::Instant::now() > deadline {
+            return Err(format!("{id} did not park again within {SOON:?}"));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The floor stack: `changes` pushes, each waiting for its note and the next park.
+pub async fn floor(stack: &Stack, changes: usize) -> Result<Heard, String> {
+    let sfn = aws_sdk_sfn::Client::new(&stack.config);
+    let db = aws_sdk_dynamodb::Client::new(&stack.config);
+    let sqs = aws_sdk_sqs::Client::new(&stack.config);
+    let id = unique("floor");
+    let mut heard = Heard::default();
+    sfn.start_execution()
+        .state_machine_arn(stack.out("StateMachineArn"))
+        .name(&id)
+        .input(json!({"id": id}).to_string())
+        .send()
+        .await
+        .map_err(|e| format!("the floor execution did not start: {e}"))?;
+    let token = |db: aws_sdk_dynamodb::Client, table: String, id: String| async move {
+        db.get_item()
+            .table_name(table)
+            .key("id", AttributeValue::S(id))
+            .consistent_read(true)
+            .send()
+            .await
+            .ok()
+            .and_then(|o| o.item()?.get("token")?.as_s().ok().cloned())
+    };
+    let table = stack.out("TableName").to_owned();
+    let queue = stack.out("QueueUrl").to_owned();
+    let mut parked = None;
+    for seq in 1..=changes as u64 {
+        // Parked: a token other than the one the last push used.
+        let deadline = std::time::Instant::now() + SOON;
+        loop {
+            let now = token(db.clone(), table.clone(), id.clone()).await;
+            if now.is_some() && now != parked {
+                parked = now;
+                break;
+            }
+            if std::time::Instant::now() > deadline {
+                return Err(format!("the floor did not park again before push {seq}"));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let pushed = now_ms();
+        let status = stack
+            .http
+            .post(stack.api_url("ApiId", &format!("/floor/{id}")))
+            .json(&json!({"seq": seq, "text": format!("step {seq}")}))
+            .send()
+            .await
+            .map_err(|e| format!("the floor push failed: {e}"))?
+            .status();
+        if !status.is_success() {
+            return Err(format!("the floor push answered {status}"));
+        }
+        let deadline = std::time::Instant::now() + SOON;
+        'note: loop {
+            if std::time::Instant::now() > deadline {
+                return Err(format!("the floor's note {seq} did not arrive"));
+            }
+            let got = sqs
+                .receive_message()
+                .queue_url(&queue)
+                .max_number_of_messages(10)
+                .wait_time_seconds(1)
+                .send()
+                .await
+                .map_err(|e| format!("the floor queue could not be read: {e}"))?;
+            let received = now_ms();
+            for m in got.messages() {
+                let _ = sqs
+                    .delete_message()
+                    .queue_url(&queue)
+                    .receipt_handle(m.receipt_handle().unwrap_or_default())
+                    .send()
+                    .await;
+                let note: Value =
+                    serde_json::from_str(m.body().unwrap_or("null")).unwrap_or_default();
+                if note["task_id"] == json!(id) && note["seq"] == json!(seq) {
+                    heard.working_ms.push(received.saturating_sub(pushed));
+                    break 'note;
+                }
+            }
+        }
+    }
+    let _ = sfn
+        .stop_execution()
+        .execution_arn(stack.execution_arn(&id))
+        .send()
+        .await;
+    heard.standins.push(id);
+    Ok(heard)
+}

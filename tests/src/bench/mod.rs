@@ -1,0 +1,365 @@
+//! `make bench`: push against follow against the floor, in one run on LocalStack; what a
+//! heard change and an idle hour cost; cold starts against Python; the push receiver's
+//! CPU against its floor. Writes `results.json` and `latency.svg`, prints a table.
+
+pub mod cold;
+pub mod cost;
+pub mod latency;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::stack::Stack;
+use latency::Heard;
+
+pub struct Options {
+    pub stack: String,
+    pub floor_stack: String,
+    /// WORKING changes heard per watch (and one final per five).
+    pub changes: usize,
+    pub cold_runs: usize,
+    /// The deployed functions' binaries (`<dir>/<Function>/bootstrap`).
+    pub binaries: PathBuf,
+    pub python: PathBuf,
+    /// Where criterion wrote the receiver benchmark (`<target>/criterion`).
+    pub criterion: PathBuf,
+    pub localstack_log: PathBuf,
+    pub out: PathBuf,
+}
+
+/// The soak personas' agents: the benchmark runs alone, never beside the soak.
+const PUSH: (&str, u16) = ("soak-push-a", 27150);
+const FOLLOW: (&str, u16) = ("soak-follow-a", 27153);
+
+pub struct Results {
+    pub json: Value,
+    pub svg: String,
+    pub table: String,
+}
+
+pub async fn run(o: &Options) -> Result<Results, String> {
+    let stack = Stack::load(&o.stack).await;
+    let floor_stack = Stack::load(&o.floor_stack).await;
+    eprintln!("  push: {} changes", o.changes);
+    let push = latency::stand_in(&stack, PUSH.0, PUSH.1, "push", o.changes).await?;
+    eprintln!("  follow: {} changes", o.changes);
+    let follow = latency::stand_in(&stack, FOLLOW.0, FOLLOW.1, "follow", o.changes).await?;
+    eprintln!("  floor: {} pushes", o.changes);
+    let floor = latency::floor(&floor_stack, o.changes).await?;
+    // Lambda writes REPORT lines when an invocation ends; give the last ones a moment.
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+
+    eprintln!("  cost: histories, REPORT lines, request log");
+    let log = std::fs::read_to_string(&o.localstack_log)
+        .map_err(|e| format!("{}: {e}", o.localstack_log.display()))?;
+    let prefix = format!("/aws/lambda/{}-", o.stack);
+    let mut watches = serde_json::Map::new();
+    for (name, heard, park) in [("push", &push, "Park"), ("follow", &follow, "Follow")] {
+        let histories = cost::state_entries(&stack, &heard.standins).await;
+        let runs = cost::per_change(&histories, park);
+        let working_runs: Vec<&Vec<String>> = runs
+            .iter()
+            .filter(|r| r.last().is_some_and(|l| l == park))
+            .collect();
+        let changes = heard.working_ms.len().max(1) as f64;
+        let entries = working_runs.iter().map(|r| r.len()).sum::<usize>() as f64 / changes;
+        // Only the windows of WORKING changes count: starting and ending a stand-in are
+        // not a heard change's cost, and the benchmark's own row reads are taken out.
+        let mut calls: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+        let mut requests: BTreeMap<String, u64> = BTreeMap::new();
+        for (from, to) in &heard.windows {
+            for (f, (n, ms)) in cost::invocations(&stack, &prefix, *from, *to).await? {
+                let e = calls.entry(f).or_default();
+                e.0 += n;
+                e.1 += ms;
+            }
+            for (op, n) in cost::requests(&log, *from, *to) {
+                *requests.entry(op).or_default() += n;
+            }
+        }
+        if let Some(reads) = requests.get_mut("dynamodb.GetItem") {
+            *reads = reads.saturating_sub(heard.own_row_reads);
+        }
+        let invocations: u64 = calls.values().map(|(n, _)| n).sum();
+        let billed: u64 = calls.values().map(|(_, ms)| ms).sum();
+        let per_request: BTreeMap<String, f64> = requests
+            .iter()
+            .map(|(k, v)| (k.clone(), *v as f64 / changes))
+            .collect();
+        watches.insert(name.into(), json!({
+            "heard_ms": spread_json(&heard.working_ms),
+            "final_ms": spread_json(&heard.final_ms),
+            // From one park's end to the next park, per WORKING change.
+            "state_entries_per_change": entries,
+            "state_entries_example": working_runs.first().map(|r| r.join(" → ")),
+            "per_change": {
+                "lambda": calls.iter().map(|(f, (n, ms))| (f.clone(), json!({"invocations": *n as f64 / changes, "billed_ms": *ms as f64 / changes}))).collect::<serde_json::Map<_, _>>(),
+                "lambda_invocations": invocations as f64 / changes,
+                "lambda_billed_ms": billed as f64 / changes,
+                "aws_requests": per_request,
+                "dollars": cost::dollars(entries, invocations as f64 / changes, billed as f64 / changes, &per_request),
+            },
+        }));
+    }
+    let floor_runs = cost::per_change(
+        &cost::state_entries(&floor_stack, &floor.standins).await,
+        "Park",
+    );
+    watches.insert("floor".into(), json!({
+        "heard_ms": spread_json(&floor.working_ms),
+        "state_entries_per_change": floor_runs.iter().map(Vec::len).sum::<usize>() as f64 / floor.working_ms.len().max(1) as f64,
+        "state_entries_example": floor_runs.first().map(|r| r.join(" → ")),
+    }));
+
+    eprintln!("  cold starts: {} runs per function", o.cold_runs);
+    let mut cold = serde_json::Map::new();
+    let functions = [
+        "TurnFunction",
+        "RegisterFunction",
+        "WakeFunction",
+        "EndFunction",
+        "ParkFunction",
+        "FollowFunction",
+        "PushFunction",
+        "ControlFunction",
+        "NotifyFunction",
+    ];
+    for function in functions {
+        let binary = o.binaries.join(function).join("bootstrap");
+        let runs = cold::measure(&binary, &[], o.cold_runs).await?;
+        cold.insert(
+            function.trim_end_matches("Function").to_lowercase(),
+            json!(cold::median(&runs)),
+        );
+    }
+    let python = cold::measure(&o.python, &["-c", cold::PYTHON_FUNCTION], o.cold_runs).await?;
+    let python_ms = cold::median(&python);
+
+    let receiver = receiver_results(&o.criterion);
+    let json = json!({
+        "machine": machine(),
+        "changes_per_watch": o.changes,
+        "watches": watches,
+        "idle_hour": idle_hour(),
+        "cold_start_ms": {"functions": cold, "python_equivalent": python_ms},
+        "receiver_ns": receiver,
+        "prices": cost::PRICES.iter().map(|(n, p, what)| json!({"name": n, "usd": p, "what": what})).collect::<Vec<_>>(),
+    });
+    let svg = svg(&[("floor", &floor), ("push", &push), ("follow", &follow)]);
+    let table = table(&json);
+    Ok(Results { json, svg, table })
+}
+
+fn spread_json(values: &[u64]) -> Value {
+    let mut v = values.to_vec();
+    v.sort_unstable();
+    let q = |p: f64| {
+        v.get(((v.len() as f64 - 1.0) * p).round() as usize)
+            .copied()
+    };
+    json!({"count": v.len(), "p50": q(0.5), "p95": q(0.95), "max": v.last()})
+}
+
+/// An idle hour parked, from the deployed defaults: push and off re-check once an hour
+/// (TimedOut, Wake, Route, Park; a wake with GetTask and a park invocation); follow
+/// holds SubscribeToTask open in windows of ten minutes (Follow, Wake, Route per window,
+/// and the follow function running the whole hour).
+fn idle_hour() -> Value {
+    let push_transitions = 4.0;
+    let follow_windows = 3600.0 / crate::bench::FOLLOW_WINDOW_SECS;
+    let follow_transitions = 3.0 * follow_windows;
+    let gb_s = |secs: f64| secs * 0.125 * cost::price("lambda_gb_second");
+    let push = push_transitions * cost::price("state_transition")
+        + 2.0 * cost::price("lambda_request")
+        + gb_s(0.1)
+        + 3.0 * cost::price("dynamodb_write")
+        + cost::price("dynamodb_read");
+    let follow = follow_transitions * cost::price("state_transition")
+        + 2.0 * follow_windows * cost::price("lambda_request")
+        + gb_s(3600.0)
+        + follow_windows * 2.0 * cost::price("dynamodb_write");
+    json!({
+        "push": {"state_transitions": push_transitions, "dollars": push,
+                 "dollars_per_1000_standins_a_day": push * 24.0 * 1000.0},
+        "follow": {"state_transitions": follow_transitions, "dollars": follow,
+                   "dollars_per_1000_standins_a_day": follow * 24.0 * 1000.0},
+    })
+}
+
+const FOLLOW_WINDOW_SECS: f64 = 600.0;
+
+/// Median nanoseconds per push from criterion's estimates, receiver and floor, per body.
+fn receiver_results(criterion: &Path) -> Value {
+    let read = |what: &str, body: &str| -> Option<f64> {
+        let path = criterion
+            .join("push")
+            .join(what)
+            .join(body)
+            .join("new/estimates.json");
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+        v["median"]["point_estimate"].as_f64()
+    };
+    let mut out = serde_json::Map::new();
+    for body in ["small", "60KB"] {
+        let (r, f) = (read("receiver", body), read("floor", body));
+        out.insert(
+            body.into(),
+            json!({"receiver": r, "floor": f,
+            "ratio": r.zip(f).map(|(r, f)| r / f)}),
+        );
+    }
+    Value::Object(out)
+}
+
+fn machine() -> Value {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|c| {
+        c.lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split(':').nth(1))
+            .map(|s| s.trim().to_owned())
+    });
+    json!({"cpu": cpu, "cores": std::thread::available_parallelism().map(|n| n.get()).ok()})
+}
+
+fn ratio(a: &Value, b: &Value) -> String {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(a), Some(b)) if b > 0.0 => format!("{:.2}×", a / b),
+        _ => "–".into(),
+    }
+}
+
+fn table(j: &Value) -> String {
+    let w = &j["watches"];
+    let f = &w["floor"]["heard_ms"];
+    let mut t = String::new();
+    t.push_str("| watch | heard p50 | p95 | max | p50 / floor | p95 / floor | final p50 | state entries per change | invocations per change | $ per change |\n|---|---|---|---|---|---|---|---|---|---|\n");
+    for name in ["floor", "push", "follow"] {
+        let x = &w[name];
+        let h = &x["heard_ms"];
+        t.push_str(&format!(
+            "| {name} | {} ms | {} ms | {} ms | {} | {} | {} | {} | {} | {} |\n",
+            h["p50"],
+            h["p95"],
+            h["max"],
+            ratio(&h["p50"], &f["p50"]),
+            ratio(&h["p95"], &f["p95"]),
+            x["final_ms"]["p50"]
+                .as_u64()
+                .map_or("–".into(), |v| format!("{v} ms")),
+            match (
+                x["state_entries_per_change"].as_f64(),
+                x["state_entries_example"].as_str()
+            ) {
+                (Some(n), Some(e)) => format!("{n:.1} ({e})"),
+                (Some(n), None) => format!("{n:.1}"),
+                _ => "–".into(),
+            },
+            x["per_change"]["lambda_invocations"]
+                .as_f64()
+                .map_or("–".into(), |v| format!("{v:.1}")),
+            x["per_change"]["dollars"]["total"]
+                .as_f64()
+                .map_or("–".into(), |v| format!("${v:.7}")),
+        ));
+    }
+    let c = &j["cold_start_ms"];
+    let fastest_slowest = c["functions"].as_object().map(|o| {
+        let v: Vec<f64> = o.values().filter_map(Value::as_f64).collect();
+        (
+            v.iter().copied().fold(f64::MAX, f64::min),
+            v.iter().copied().fold(0.0, f64::max),
+        )
+    });
+    if let (Some((lo, hi)), Some(py)) = (fastest_slowest, c["python_equivalent"].as_f64()) {
+        t.push_str(&format!("\ncold start: functions {lo:.1}–{hi:.1} ms (median each), Python equivalent {py:.1} ms ({:.0}× the slowest)\n", py / hi));
+    }
+    for body in ["small", "60KB"] {
+        let r = &j["receiver_ns"][body];
+        if let (Some(rv), Some(fv)) = (r["receiver"].as_f64(), r["floor"].as_f64()) {
+            t.push_str(&format!(
+                "receiver CPU per push ({body}): {:.1} µs, floor {:.1} µs ({:.2}×)\n",
+                rv / 1000.0,
+                fv / 1000.0,
+                rv / fv
+            ));
+        }
+    }
+    for name in ["push", "follow"] {
+        let i = &j["idle_hour"][name];
+        t.push_str(&format!("idle hour parked on {name}: {} state transitions, ${:.6} (${:.2} per 1,000 stand-ins a day)\n",
+            i["state_transitions"], i["dollars"].as_f64().unwrap_or(0.0), i["dollars_per_1000_standins_a_day"].as_f64().unwrap_or(0.0)));
+    }
+    t
+}
+
+/// Latency distributions per watch, as sorted curves (share of changes heard within x ms).
+fn svg(series: &[(&str, &Heard)]) -> String {
+    let (w, h, left, bottom) = (720.0, 360.0, 60.0, 40.0);
+    let max = series
+        .iter()
+        .flat_map(|(_, s)| s.working_ms.iter())
+        .copied()
+        .max()
+        .unwrap_or(1)
+        .max(1) as f64;
+    let colours = ["#555555", "#1f77b4", "#ff7f0e"];
+    let mut out = format!(
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/>"#
+    );
+    out.push_str(&format!(r#"<text x="{left}" y="16">heard latency: share of changes heard within x ms (WORKING notes)</text>"#));
+    let (pw, ph) = (w - left - 20.0, h - bottom - 30.0);
+    out.push_str(&format!(
+        r#"<line x1="{left}" y1="{}" x2="{}" y2="{}" stroke="black"/>"#,
+        h - bottom,
+        left + pw,
+        h - bottom
+    ));
+    out.push_str(&format!(
+        r#"<line x1="{left}" y1="30" x2="{left}" y2="{}" stroke="black"/>"#,
+        h - bottom
+    ));
+    for i in 0..=4 {
+        let x = left + pw * i as f64 / 4.0;
+        out.push_str(&format!(
+            r#"<text x="{x}" y="{}" text-anchor="middle">{:.0} ms</text>"#,
+            h - bottom + 16.0,
+            max * i as f64 / 4.0
+        ));
+        let y = h - bottom - ph * i as f64 / 4.0;
+        out.push_str(&format!(
+            r#"<text x="{}" y="{y}" text-anchor="end">{}%</text>"#,
+            left - 4.0,
+            i * 25
+        ));
+    }
+    for (k, (name, s)) in series.iter().enumerate() {
+        let mut v = s.working_ms.clone();
+        v.sort_unstable();
+        let n = v.len().max(1) as f64;
+        let points: Vec<String> = v
+            .iter()
+            .enumerate()
+            .map(|(i, ms)| {
+                format!(
+                    "{:.1},{:.1}",
+                    left + pw * *ms as f64 / max,
+                    h - bottom - ph * (i as f64 + 1.0) / n
+                )
+            })
+            .collect();
+        let colour = colours[k % colours.len()];
+        out.push_str(&format!(
+            r#"<polyline fill="none" stroke="{colour}" stroke-width="2" points="{}"/>"#,
+            points.join(" ")
+        ));
+        out.push_str(&format!(
+            r#"<text x="{}" y="{}" fill="{colour}">{name}</text>"#,
+            left + pw - 60.0,
+            50.0 + 16.0 * k as f64
+        ));
+    }
+    out.push_str("</svg>\n");
+    out
+}

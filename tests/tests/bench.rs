@@ -1,0 +1,92 @@
+//! The benchmark, reduced, so it cannot rot: a few changes per watch, a few cold starts,
+//! the receiver's criterion results from `scripts/test`'s quick run. What it asserts is
+//! what the benchmark counts, not how fast anything was (timing goals live in
+//! `make bench`): every change heard and timed in every watch, the push path's state
+//! entries per heard change, the cost and cold-start figures present.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
+
+use std::path::PathBuf;
+
+use standin_integration::bench::{Options, run};
+
+fn cache(path: &str) -> PathBuf {
+    PathBuf::from(std::env::var("STANDIN_CACHE").expect("STANDIN_CACHE is set by scripts/env.sh"))
+        .join(path)
+}
+
+#[tokio::test]
+async fn the_benchmark_measures_every_watch_the_floor_costs_and_cold_starts() {
+    let target = PathBuf::from(
+        std::env::var("CARGO_TARGET_DIR").expect("CARGO_TARGET_DIR is set by scripts/env.sh"),
+    );
+    let options = Options {
+        stack: "standin".into(),
+        floor_stack: "standin-floor".into(),
+        changes: 5,
+        cold_runs: 2,
+        binaries: cache("sam-build/standin"),
+        python: cache("venv-tools/bin/python"),
+        criterion: target.join("criterion"),
+        localstack_log: cache("localstack-run/localstack.log"),
+        out: cache("bench-test"),
+    };
+    let results = run(&options).await.expect("the benchmark ran");
+    let j = &results.json;
+    for watch in ["push", "follow", "floor"] {
+        assert_eq!(
+            j["watches"][watch]["heard_ms"]["count"], 5,
+            "{watch}: every change timed: {j:#}"
+        );
+    }
+    assert_eq!(
+        j["watches"]["push"]["final_ms"]["count"], 1,
+        "one stand-in, one final note"
+    );
+    assert_eq!(
+        j["watches"]["push"]["state_entries_per_change"], 3.0,
+        "a push-heard change is Wake, Route, Park: {}",
+        j["watches"]["push"]["state_entries_example"]
+    );
+    assert_eq!(
+        j["watches"]["floor"]["state_entries_per_change"], 2.0,
+        "the floor is Note, Park"
+    );
+    assert_eq!(
+        j["watches"]["follow"]["state_entries_per_change"], 3.0,
+        "a follow-heard change ends the follow: Wake, Route, Follow: {}",
+        j["watches"]["follow"]["state_entries_example"]
+    );
+    for watch in ["push", "follow"] {
+        let per_change = &j["watches"][watch]["per_change"];
+        assert!(
+            per_change["lambda_invocations"].as_f64().unwrap() > 0.0,
+            "{watch}: {per_change:#}"
+        );
+        assert!(
+            per_change["dollars"]["total"].as_f64().unwrap() > 0.0,
+            "{watch}: {per_change:#}"
+        );
+        assert!(
+            per_change["aws_requests"]["dynamodb.TransactWriteItems"]
+                .as_f64()
+                .unwrap()
+                > 0.0,
+            "{watch}: {per_change:#}"
+        );
+    }
+    let functions = j["cold_start_ms"]["functions"].as_object().unwrap();
+    assert_eq!(functions.len(), 9, "every function started: {functions:?}");
+    assert!(j["cold_start_ms"]["python_equivalent"].as_f64().is_some());
+    for body in ["small", "60KB"] {
+        assert!(
+            j["receiver_ns"][body]["ratio"].as_f64().is_some(),
+            "criterion's results for {body}: {j:#}"
+        );
+    }
+    assert!(
+        results.svg.contains("<polyline"),
+        "the picture has its curves"
+    );
+    assert!(results.table.contains("| push |"), "{}", results.table);
+}
