@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::scrub::scrub;
-use crate::a2a::{StreamResponse, Task, TaskState, TaskStatus};
+use crate::a2a::{StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent};
 
 /// The sub-state with which an agent says "done; further messages start anew".
 pub const AWAITING_NEXT_MESSAGE: &str = "awaiting-next-message";
@@ -77,17 +77,33 @@ fn status_text(status: &TaskStatus) -> Option<String> {
     status.message.as_ref().map(|m| m.text())
 }
 
-/// Reader 2: a Task from GetTask. A task with no status message keeps the known text.
-pub fn from_task(task: &Task, known_text: &str) -> RemoteOut {
-    let text = status_text(&task.status).unwrap_or_else(|| known_text.to_owned());
-    let sub = sub_state(&[
+/// A task's sub-state: on its status message, else on the task.
+fn task_sub_state(task: &Task) -> Option<&str> {
+    sub_state(&[
         task.status
             .message
             .as_ref()
             .and_then(|m| m.metadata.as_ref()),
         task.metadata.as_ref(),
-    ]);
-    remote_out(&task.id, task.status.state, sub, &text)
+    ])
+}
+
+/// A status update's sub-state: on the update, else on its status message.
+fn update_sub_state(update: &TaskStatusUpdateEvent) -> Option<&str> {
+    sub_state(&[
+        update.metadata.as_ref(),
+        update
+            .status
+            .message
+            .as_ref()
+            .and_then(|m| m.metadata.as_ref()),
+    ])
+}
+
+/// Reader 2: a Task from GetTask. A task with no status message keeps the known text.
+pub fn from_task(task: &Task, known_text: &str) -> RemoteOut {
+    let text = status_text(&task.status).unwrap_or_else(|| known_text.to_owned());
+    remote_out(&task.id, task.status.state, task_sub_state(task), &text)
 }
 
 /// Reader 3: one streamed event. Artifacts and messages carry no task state.
@@ -97,15 +113,12 @@ pub fn from_event(event: &StreamResponse, known_text: &str) -> Option<RemoteOut>
     }
     let update = event.status_update.as_ref()?;
     let text = status_text(&update.status).unwrap_or_else(|| known_text.to_owned());
-    let sub = sub_state(&[
-        update.metadata.as_ref(),
-        update
-            .status
-            .message
-            .as_ref()
-            .and_then(|m| m.metadata.as_ref()),
-    ]);
-    Some(remote_out(&update.task_id, update.status.state, sub, &text))
+    Some(remote_out(
+        &update.task_id,
+        update.status.state,
+        update_sub_state(update),
+        &text,
+    ))
 }
 
 /// The state an event claims, as `from_event` reads it, without its text: the push
@@ -113,27 +126,8 @@ pub fn from_event(event: &StreamResponse, known_text: &str) -> Option<RemoteOut>
 /// was most of the receiver's work.
 pub fn claimed_state(event: &StreamResponse) -> Option<TaskState> {
     let (state, sub) = match (&event.task, &event.status_update) {
-        (Some(task), _) => (
-            task.status.state,
-            sub_state(&[
-                task.status
-                    .message
-                    .as_ref()
-                    .and_then(|m| m.metadata.as_ref()),
-                task.metadata.as_ref(),
-            ]),
-        ),
-        (None, Some(update)) => (
-            update.status.state,
-            sub_state(&[
-                update.metadata.as_ref(),
-                update
-                    .status
-                    .message
-                    .as_ref()
-                    .and_then(|m| m.metadata.as_ref()),
-            ]),
-        ),
+        (Some(task), _) => (task.status.state, task_sub_state(task)),
+        (None, Some(update)) => (update.status.state, update_sub_state(update)),
         (None, None) => return None,
     };
     Some(remote_out("", state, sub, "").state)
@@ -189,7 +183,7 @@ impl TurnReader {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::a2a::{Message, Part, TaskStatusUpdateEvent};
+    use crate::a2a::{Message, Part};
     use serde_json::json;
 
     fn status(state: TaskState, text: Option<&str>) -> TaskStatus {
