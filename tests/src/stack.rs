@@ -102,6 +102,36 @@ impl Stack {
         Some(d.status().as_str().to_owned())
     }
 
+    /// When each visit to `state` began and ended (epoch ms), in order, from the history.
+    pub async fn state_visits(&self, name: &str, state: &str) -> Result<Vec<(u64, u64)>, String> {
+        let sfn = aws_sdk_sfn::Client::new(&self.config);
+        let mut events = sfn
+            .get_execution_history()
+            .execution_arn(self.execution_arn(name))
+            .into_paginator()
+            .items()
+            .send();
+        let mut visits = vec![];
+        let mut entered = None;
+        while let Some(event) = events.next().await {
+            let event = event.map_err(|e| format!("the history of {name}: {e}"))?;
+            let at = event.timestamp().to_millis().unwrap_or(0).max(0) as u64;
+            if event
+                .state_entered_event_details()
+                .is_some_and(|d| d.name() == state)
+            {
+                entered = Some(at);
+            } else if event
+                .state_exited_event_details()
+                .is_some_and(|d| d.name() == state)
+                && let Some(from) = entered.take()
+            {
+                visits.push((from, at));
+            }
+        }
+        Ok(visits)
+    }
+
     /// The names of the states the execution entered, in order.
     pub async fn states_entered(&self, name: &str) -> Vec<String> {
         let sfn = aws_sdk_sfn::Client::new(&self.config);
@@ -155,6 +185,14 @@ impl Stack {
     /// The notes the parent got for this stand-in so far, each with when it was received
     /// (milliseconds since the Unix epoch).
     pub fn notes_received(&self, task_id: &str) -> Vec<(Value, u64)> {
+        self.notes_timed(task_id)
+            .into_iter()
+            .map(|n| (n.note, n.received_ms))
+            .collect()
+    }
+
+    /// The stand-in's notes as the parent received them, with when SQS took each.
+    pub fn notes_timed(&self, task_id: &str) -> Vec<Received> {
         collector(&self.config, self.out("ParentQueueUrl"))
             .lock()
             .unwrap()
@@ -275,12 +313,30 @@ impl Stack {
             .unwrap()
             .values()
             .flatten()
-            .map(|(v, _)| v.to_string())
+            .map(|r| r.note.to_string())
             .collect()
     }
 }
 
-type Notes = Arc<Mutex<HashMap<String, Vec<(Value, u64)>>>>;
+/// A note at the parent: the note, when the collector received it and when SQS took it
+/// (its `SentTimestamp`), in epoch milliseconds.
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub note: Value,
+    pub received_ms: u64,
+    pub sent_ms: Option<u64>,
+}
+
+type Notes = Arc<Mutex<HashMap<String, Vec<Received>>>>;
+
+/// The `SentTimestamp` SQS stamped on a message, when it was asked for.
+pub fn sent_ms(message: &aws_sdk_sqs::types::Message) -> Option<u64> {
+    message
+        .attributes()?
+        .get(&aws_sdk_sqs::types::MessageSystemAttributeName::SentTimestamp)?
+        .parse()
+        .ok()
+}
 
 pub fn now_ms() -> u64 {
     std::time::SystemTime::now()
@@ -306,6 +362,9 @@ fn collector(config: &aws_config::SdkConfig, queue_url: &str) -> Notes {
                         let Ok(got) = sqs
                             .receive_message()
                             .queue_url(&queue_url)
+                            .message_system_attribute_names(
+                                aws_sdk_sqs::types::MessageSystemAttributeName::SentTimestamp,
+                            )
                             .max_number_of_messages(10)
                             .wait_time_seconds(1)
                             .send()
@@ -324,7 +383,11 @@ fn collector(config: &aws_config::SdkConfig, queue_url: &str) -> Notes {
                                 .unwrap()
                                 .entry(task)
                                 .or_default()
-                                .push((body, received));
+                                .push(Received {
+                                    sent_ms: sent_ms(m),
+                                    note: body,
+                                    received_ms: received,
+                                });
                             deletes = deletes.entries(
                                 aws_sdk_sqs::types::DeleteMessageBatchRequestEntry::builder()
                                     .id(i.to_string())

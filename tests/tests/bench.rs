@@ -75,6 +75,30 @@ async fn the_benchmark_measures_every_watch_the_floor_costs_and_cold_starts() {
             "{watch}: {per_change:#}"
         );
     }
+    // Where the time goes: every point on the way timed, in the order the change passes
+    // them; a follow answers no push.
+    for (watch, step) in [("push", "Wake"), ("follow", "Wake"), ("floor", "Note")] {
+        let path = &j["watches"][watch]["path_ms"];
+        assert_eq!(path["step"], step, "{watch}: {path:#}");
+        let at = |k: &str| {
+            path[k]
+                .as_i64()
+                .unwrap_or_else(|| panic!("{watch}.{k}: {path:#}"))
+        };
+        assert!(
+            at("step_entered") <= at("step_done") && at("step_done") <= at("parent_has_it"),
+            "{watch}: {path:#}"
+        );
+        assert!(
+            at("sqs_took_the_note") <= at("parent_has_it"),
+            "{watch}: {path:#}"
+        );
+        assert_eq!(
+            path["push_answered"].is_null(),
+            watch == "follow",
+            "{watch}: {path:#}"
+        );
+    }
     let functions = j["cold_start_ms"]["functions"].as_object().unwrap();
     assert_eq!(functions.len(), 9, "every function started: {functions:?}");
     assert!(j["cold_start_ms"]["python_equivalent"].as_f64().is_some());

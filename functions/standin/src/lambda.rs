@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tracing::warn;
 
-use crate::a2a::client::{Timeouts, fetch_card, http_client};
+use crate::a2a::client::{Timeouts, fetch_card};
 use crate::a2a::{A2aClient, A2aError, ResolvedAgent};
 use crate::adapters::dynamo::DynamoRowStore;
 use crate::adapters::sfn::SfnDoorbell;
@@ -108,6 +108,7 @@ impl Retries {
 
 impl Deps {
     pub async fn from_env(retries: Retries) -> Result<Self, ConfigError> {
+        let roots = crate::tls::Roots::from_env()?;
         let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
             .retry_config(retries.config())
             .load()
@@ -119,10 +120,7 @@ impl Deps {
                     problem: e.problem,
                 })?;
         let sfn = aws_sdk_sfn::Client::new(&config);
-        let http = http_client().map_err(|e| ConfigError {
-            field: "http client".into(),
-            problem: e.to_string(),
-        })?;
+        let http = roots.agent_http_client()?;
         Ok(Self {
             store: DynamoRowStore::new(
                 aws_sdk_dynamodb::Client::new(&config),

@@ -13,3 +13,4 @@ pub mod handlers;
 pub mod lambda;
 pub mod memory;
 pub mod ports;
+pub mod tls;

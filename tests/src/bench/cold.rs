@@ -4,7 +4,7 @@
 //! initialisation (boto3 clients for DynamoDB, Step Functions and SQS, an HTTP client),
 //! each against a Runtime API stand-in on loopback that answers nothing.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -31,6 +31,25 @@ const ENV: &[(&str, &str)] = &[
     ),
     ("AGENTS", r#"{"agents":[]}"#),
 ];
+
+/// Every function, by its crate's name without `standin-`.
+pub const FUNCTIONS: [&str; 9] = [
+    "turn", "register", "wake", "end", "park", "follow", "push", "control", "notify",
+];
+
+/// A function's binary in cargo's release directory (`standin-wake`), else in a SAM
+/// build directory (`WakeFunction/bootstrap`).
+pub fn binary(dir: &Path, function: &str) -> PathBuf {
+    let cargo = dir.join(format!("standin-{function}"));
+    if cargo.exists() {
+        return cargo;
+    }
+    let mut sam = function.to_owned();
+    if let Some(first) = sam.get_mut(..1) {
+        first.make_ascii_uppercase();
+    }
+    dir.join(format!("{sam}Function")).join("bootstrap")
+}
 
 /// Milliseconds from spawn to the first Runtime API poll, `runs` times.
 pub async fn measure(program: &Path, args: &[&str], runs: usize) -> Result<Vec<f64>, String> {

@@ -11,10 +11,27 @@ use crate::agent::{Behaviour, TestAgent};
 use crate::e2e::{COMPLETED, INPUT_REQUIRED, SOON, WORKING, start_as, wait_parked};
 use crate::stack::{Stack, now_ms, unique};
 
+/// When one WORKING change passed each point on its way to the parent (epoch ms).
+#[derive(Debug, Clone, Default)]
+pub struct Marks {
+    /// The stand-in (execution name) that heard it.
+    pub standin: String,
+    /// The agent changed the task (the floor: the push was sent).
+    pub changed: u64,
+    /// The agent's push was answered (push and floor only; a follow has no push).
+    pub answered: Option<u64>,
+    /// SQS took the note (its `SentTimestamp`).
+    pub sent: Option<u64>,
+    /// The parent's consumer received the note.
+    pub received: u64,
+}
+
 /// One watch's measurements: WORKING notes and final notes, in milliseconds, and the
 /// stand-ins (execution names) that made them.
 #[derive(Debug, Default, Clone)]
 pub struct Heard {
+    /// Each WORKING change's way to the parent, for the breakdown of where the time goes.
+    pub marks: Vec<Marks>,
     pub working_ms: Vec<u64>,
     pub final_ms: Vec<u64>,
     pub standins: Vec<String>,
@@ -71,18 +88,25 @@ pub async fn stand_in(
             };
             let changed = now_ms();
             agent.change(&remote, state, &text, false).await;
+            let answered = (watch == "push").then(now_ms);
             stack.wait_notes(&id, k + 1, SOON).await;
-            let received = stack
-                .notes_received(&id)
+            let note = stack
+                .notes_timed(&id)
                 .into_iter()
-                .find(|(n, _)| n["seq"] == json!(k as u64 + 1))
-                .map(|(_, at)| at)
+                .find(|n| n.note["seq"] == json!(k as u64 + 1))
                 .ok_or("the note was counted but not found")?;
-            let ms = received.saturating_sub(changed);
+            let ms = note.received_ms.saturating_sub(changed);
             if last {
                 heard.final_ms.push(ms);
             } else {
                 heard.working_ms.push(ms);
+                heard.marks.push(Marks {
+                    standin: id.clone(),
+                    changed,
+                    answered,
+                    sent: note.sent_ms,
+                    received: note.received_ms,
+                });
                 heard.own_row_reads += wait_row_parked(&rows, &table, &id).await?;
                 window_to = now_ms();
             }
@@ -187,6 +211,7 @@ pub async fn floor(stack: &Stack, changes: usize) -> Result<Heard, String> {
             .await
             .map_err(|e| format!("the floor push failed: {e}"))?
             .status();
+        let answered = now_ms();
         if !status.is_success() {
             return Err(format!("the floor push answered {status}"));
         }
@@ -198,6 +223,9 @@ pub async fn floor(stack: &Stack, changes: usize) -> Result<Heard, String> {
             let got = sqs
                 .receive_message()
                 .queue_url(&queue)
+                .message_system_attribute_names(
+                    aws_sdk_sqs::types::MessageSystemAttributeName::SentTimestamp,
+                )
                 .max_number_of_messages(10)
                 .wait_time_seconds(1)
                 .send()
@@ -215,6 +243,13 @@ pub async fn floor(stack: &Stack, changes: usize) -> Result<Heard, String> {
                     serde_json::from_str(m.body().unwrap_or("null")).unwrap_or_default();
                 if note["task_id"] == json!(id) && note["seq"] == json!(seq) {
                     heard.working_ms.push(received.saturating_sub(pushed));
+                    heard.marks.push(Marks {
+                        standin: id.clone(),
+                        changed: pushed,
+                        answered: Some(answered),
+                        sent: crate::stack::sent_ms(m),
+                        received,
+                    });
                     break 'note;
                 }
             }

@@ -20,7 +20,8 @@ pub struct Options {
     /// WORKING changes heard per watch (and one final per five).
     pub changes: usize,
     pub cold_runs: usize,
-    /// The deployed functions' binaries (`<dir>/<Function>/bootstrap`).
+    /// The functions' binaries: cargo's release directory (`<dir>/standin-<name>`) or a
+    /// SAM build directory (`<dir>/<Name>Function/bootstrap`).
     pub binaries: PathBuf,
     pub python: PathBuf,
     /// Where criterion wrote the receiver benchmark (`<target>/criterion`).
@@ -90,6 +91,7 @@ pub async fn run(o: &Options) -> Result<Results, String> {
             .collect();
         watches.insert(name.into(), json!({
             "heard_ms": spread_json(&heard.working_ms),
+            "path_ms": path(&stack, heard, "Wake").await?,
             "final_ms": spread_json(&heard.final_ms),
             // From one park's end to the next park, per WORKING change.
             "state_entries_per_change": entries,
@@ -109,30 +111,17 @@ pub async fn run(o: &Options) -> Result<Results, String> {
     );
     watches.insert("floor".into(), json!({
         "heard_ms": spread_json(&floor.working_ms),
+        "path_ms": path(&floor_stack, &floor, "Note").await?,
         "state_entries_per_change": floor_runs.iter().map(Vec::len).sum::<usize>() as f64 / floor.working_ms.len().max(1) as f64,
         "state_entries_example": floor_runs.first().map(|r| r.join(" → ")),
     }));
 
     eprintln!("  cold starts: {} runs per function", o.cold_runs);
     let mut cold = serde_json::Map::new();
-    let functions = [
-        "TurnFunction",
-        "RegisterFunction",
-        "WakeFunction",
-        "EndFunction",
-        "ParkFunction",
-        "FollowFunction",
-        "PushFunction",
-        "ControlFunction",
-        "NotifyFunction",
-    ];
-    for function in functions {
-        let binary = o.binaries.join(function).join("bootstrap");
+    for function in cold::FUNCTIONS {
+        let binary = cold::binary(&o.binaries, function);
         let runs = cold::measure(&binary, &[], o.cold_runs).await?;
-        cold.insert(
-            function.trim_end_matches("Function").to_lowercase(),
-            json!(cold::median(&runs)),
-        );
+        cold.insert(function.into(), json!(cold::median(&runs)));
     }
     let python = cold::measure(&o.python, &["-c", cold::PYTHON_FUNCTION], o.cold_runs).await?;
     let python_ms = cold::median(&python);
@@ -150,6 +139,49 @@ pub async fn run(o: &Options) -> Result<Results, String> {
     let svg = svg(&[("floor", &floor), ("push", &push), ("follow", &follow)]);
     let table = table(&json);
     Ok(Results { json, svg, table })
+}
+
+/// Where a heard change's time goes: the median milliseconds from the change to each
+/// point on its way. `step` is the state that takes the change after the park ends (the
+/// stand-in's Wake, the floor's Note); its visit is the first one that began after the
+/// change. Points a watch does not pass (a follow answers no push) are null.
+async fn path(stack: &Stack, heard: &Heard, step: &str) -> Result<Value, String> {
+    let mut visits: BTreeMap<&str, Vec<(u64, u64)>> = BTreeMap::new();
+    for m in &heard.marks {
+        if !visits.contains_key(m.standin.as_str()) {
+            visits.insert(&m.standin, stack.state_visits(&m.standin, step).await?);
+        }
+    }
+    let since = |at: u64, changed: u64| at as i64 - changed as i64;
+    let (mut answered, mut entered, mut done, mut sent, mut received) =
+        (vec![], vec![], vec![], vec![], vec![]);
+    for m in &heard.marks {
+        let visit = visits[m.standin.as_str()]
+            .iter()
+            .find(|(from, _)| *from >= m.changed)
+            .ok_or_else(|| format!("{}: no {step} after the change at {}", m.standin, m.changed))?;
+        entered.push(since(visit.0, m.changed));
+        done.push(since(visit.1, m.changed));
+        received.push(since(m.received, m.changed));
+        if let Some(a) = m.answered {
+            answered.push(since(a, m.changed));
+        }
+        if let Some(s) = m.sent {
+            sent.push(since(s, m.changed));
+        }
+    }
+    let median = |mut v: Vec<i64>| -> Value {
+        v.sort_unstable();
+        v.get(v.len() / 2).map_or(Value::Null, |m| json!(m))
+    };
+    Ok(json!({
+        "step": step,
+        "push_answered": median(answered),
+        "step_entered": median(entered),
+        "step_done": median(done),
+        "sqs_took_the_note": median(sent),
+        "parent_has_it": median(received),
+    }))
 }
 
 fn spread_json(values: &[u64]) -> Value {
@@ -262,6 +294,20 @@ fn table(j: &Value) -> String {
             x["per_change"]["dollars"]["total"]
                 .as_f64()
                 .map_or("–".into(), |v| format!("${v:.7}")),
+        ));
+    }
+    t.push_str("\nwhere the time goes (median ms after the change):\n\n| watch | push answered | step entered | step done | SQS took the note | the parent has it |\n|---|---|---|---|---|---|\n");
+    for name in ["floor", "push", "follow"] {
+        let p = &w[name]["path_ms"];
+        let cell = |k: &str| p[k].as_i64().map_or("–".into(), |v| format!("{v}"));
+        t.push_str(&format!(
+            "| {name} ({}) | {} | {} | {} | {} | {} |\n",
+            p["step"].as_str().unwrap_or("?"),
+            cell("push_answered"),
+            cell("step_entered"),
+            cell("step_done"),
+            cell("sqs_took_the_note"),
+            cell("parent_has_it"),
         ));
     }
     let c = &j["cold_start_ms"];

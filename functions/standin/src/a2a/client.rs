@@ -123,14 +123,10 @@ pub fn card_url(base_url: &str) -> Result<Url, A2aError> {
         .map_err(|e| A2aError::Card(format!("cannot build the card URL: {e}")))
 }
 
-/// Builds the HTTP client once per process (it costs ~2 ms: keep it out of handlers).
-/// Redirects are never followed: a 307/308 would re-send a POST (the push token at
-/// registration, the parent's reply) to wherever the agent points.
+/// The agent client on the built-in roots (see [`crate::tls::Roots::agent_http_client`]).
 pub fn http_client() -> Result<reqwest::Client, A2aError> {
-    reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(10))
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
+    crate::tls::Roots::BuiltIn
+        .agent_http_client()
         .map_err(|e| A2aError::Transport(format!("cannot build the HTTP client: {e}")))
 }
 
