@@ -14,6 +14,28 @@ fn the_demo_runs_both_watches_and_reports_each_change_with_its_latency() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let summary_path =
         std::env::temp_dir().join(format!("standin-demo-{}.json", std::process::id()));
+    // A stale pid file, as a crash or a reboot leaves it: one pid is gone, the other now
+    // belongs to another process, which the demo must neither take for its agent nor stop. (Skipped when a
+    // `make up` left the demo's agents running: that file is not stale.)
+    let pids = std::path::PathBuf::from(std::env::var("STANDIN_CACHE").expect("STANDIN_CACHE"))
+        .join("demo-run/agents.pids");
+    let agents_running = std::fs::read_to_string(&pids).is_ok_and(|f| {
+        f.lines().any(|pid| {
+            std::fs::read(format!("/proc/{}/cmdline", pid.trim()))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("demo-agent"))
+        })
+    });
+    let mut bystander = (!agents_running).then(|| {
+        let child = Command::new("sleep")
+            .arg("600")
+            .spawn()
+            .expect("sleep starts");
+        let mut gone = Command::new("true").spawn().expect("true starts");
+        gone.wait().unwrap();
+        std::fs::create_dir_all(pids.parent().unwrap()).unwrap();
+        std::fs::write(&pids, format!("{}\n{}\n", child.id(), gone.id())).unwrap();
+        child
+    });
     let out = Command::new("bash")
         .arg(root.join("scripts/demo"))
         .args(["--ci", "--summary"])
@@ -26,6 +48,19 @@ fn the_demo_runs_both_watches_and_reports_each_change_with_its_latency() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    if let Some(bystander) = bystander.as_mut() {
+        let still_running = bystander.try_wait().unwrap().is_none();
+        let _ = bystander.kill();
+        let _ = bystander.wait();
+        assert!(
+            still_running,
+            "the demo stopped a process it did not start:\n{log}"
+        );
+        assert!(
+            log.contains("pid file is stale"),
+            "the demo says it found a stale pid file:\n{log}"
+        );
+    }
     assert!(out.status.success(), "scripts/demo failed:\n{log}");
     let summary: Value = serde_json::from_str(
         &std::fs::read_to_string(&summary_path).expect("the demo wrote its summary"),

@@ -375,6 +375,47 @@ async fn starting_twice_is_idempotent_and_an_unreachable_agent_fails_the_stand_i
     assert_eq!(stack.notes(&id).len(), 1, "one stand-in, one final note");
 }
 
+/// A decision the state machine does not route (a step newer than the deployed
+/// definition, or a misspelt one) ends the stand-in as failed and says which, instead of
+/// ending it quietly. The decision is handed to a fresh execution as its input, the way a
+/// step would return it.
+#[tokio::test]
+async fn an_unknown_step_ends_the_stand_in_as_failed_naming_the_step() {
+    let stack = Stack::load(STACK).await;
+    let id = unique("unknown-step");
+    let store = standin::adapters::dynamo::DynamoRowStore::new(
+        aws_sdk_dynamodb::Client::new(&stack.config),
+        stack.out("TableName").to_owned(),
+        stack.out("NotesTableName").to_owned(),
+    );
+    standin::ports::RowStore::create(&store, &standin::domain::row::Row::new(&id, "nowhere"))
+        .await
+        .unwrap();
+    aws_sdk_sfn::Client::new(&stack.config)
+        .start_execution()
+        .state_machine_arn(stack.out("StateMachineArn"))
+        .name(&id)
+        .input(
+            json!({"task_id": id, "agent": "nowhere", "next": {"step": "fly", "park": 3}})
+                .to_string(),
+        )
+        .send()
+        .await
+        .unwrap();
+    let notes = stack.wait_notes(&id, 1, SOON).await;
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+    assert_eq!(states(&notes), [(1, "TASK_STATE_FAILED".into(), true)]);
+    let text = notes[0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("does not know") && text.contains(r#""step":"fly""#),
+        "the note names the step: {text}"
+    );
+    assert_eq!(
+        stack.states_entered(&id).await,
+        ["Route", "UnknownStep", "End", "Done"]
+    );
+}
+
 #[tokio::test]
 async fn control_api_errors_are_clear() {
     let stack = Stack::load(STACK).await;

@@ -46,6 +46,14 @@ pub struct Deps {
     cards: std::sync::Mutex<std::collections::HashMap<String, ResolvedAgent>>,
 }
 
+/// Park/wake cycles before a roll, when `HISTORY_BOUND` is not set (the template's
+/// `HistoryBound` default).
+pub const DEFAULT_HISTORY_BOUND: u32 = 500;
+/// The longest a turn reads the agent's stream, when `TURN_WINDOW_SECS` is not set.
+pub const DEFAULT_TURN_WINDOW_SECS: u64 = 240;
+/// How often a follow heartbeats its park, when `FOLLOW_HEARTBEAT_SECS` is not set.
+pub const DEFAULT_FOLLOW_HEARTBEAT_SECS: u64 = 10;
+
 fn env(name: &str) -> Result<String, ConfigError> {
     std::env::var(name).map_err(|_| ConfigError {
         field: name.to_owned(),
@@ -134,15 +142,25 @@ impl Deps {
             agents,
             http,
             push_base_url: env_opt("PUSH_BASE_URL"),
-            history_bound: u32::try_from(env_num("HISTORY_BOUND", 500)?).unwrap_or(u32::MAX),
+            history_bound: u32::try_from(env_num(
+                "HISTORY_BOUND",
+                u64::from(DEFAULT_HISTORY_BOUND),
+            )?)
+            .unwrap_or(u32::MAX),
             pacing: Pacing {
                 idle_recheck_secs: positive(
                     "IDLE_RECHECK_SECS",
                     env_num("IDLE_RECHECK_SECS", IDLE_RECHECK_SECS)?,
                 )?,
             },
-            turn_window: Duration::from_secs(env_num("TURN_WINDOW_SECS", 240)?),
-            follow_heartbeat: Duration::from_secs(env_num("FOLLOW_HEARTBEAT_SECS", 10)?),
+            turn_window: Duration::from_secs(env_num(
+                "TURN_WINDOW_SECS",
+                DEFAULT_TURN_WINDOW_SECS,
+            )?),
+            follow_heartbeat: Duration::from_secs(env_num(
+                "FOLLOW_HEARTBEAT_SECS",
+                DEFAULT_FOLLOW_HEARTBEAT_SECS,
+            )?),
             state_machine_arn: env_opt("STATE_MACHINE_ARN"),
             cards: Default::default(),
         })

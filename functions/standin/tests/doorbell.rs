@@ -1,4 +1,4 @@
-//! The doorbell protocol (README, "Architecture"), one test (or more) per rule, with the
+//! The doorbell protocol (docs/architecture.md), one test (or more) per rule, with the
 //! races run step by step
 //! against the in-memory store (each store call is atomic, like one UpdateItem or one
 //! transaction with the note it records).

@@ -1,4 +1,4 @@
-//! The push receiver: its refusal order (README, "Architecture") and the abuse cases it refuses.
+//! The push receiver: its refusal order (docs/architecture.md) and the abuse cases it refuses.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 

@@ -86,11 +86,8 @@ const FOLLOW: (bool, u64) = (true, FOLLOW_PARK_SECS);
 /// The shape of the park a step decided on: (follow, timeout_secs).
 fn park_shape(step: &Step) -> (bool, u64) {
     match step.next {
-        Some(Next::Park {
-            follow,
-            timeout_secs,
-            ..
-        }) => (follow, timeout_secs),
+        Some(Next::Park { timeout_secs, .. }) => (false, timeout_secs),
+        Some(Next::Follow { .. }) => FOLLOW,
         ref other => panic!("expected a park, got {other:?}"),
     }
 }
@@ -98,7 +95,7 @@ fn park_shape(step: &Step) -> (bool, u64) {
 /// The number of the park a step decided on.
 fn park_no(step: &Step) -> u64 {
     match step.next {
-        Some(Next::Park { park, .. }) => park,
+        Some(Next::Park { park, .. } | Next::Follow { park }) => park,
         ref other => panic!("expected a park, got {other:?}"),
     }
 }
@@ -158,7 +155,9 @@ impl World {
                         .await
                         .unwrap();
                 }
-                Some(Next::Park { .. }) | Some(Next::End(_)) | Some(Next::Roll) => return step,
+                Some(Next::Park { .. } | Next::Follow { .. } | Next::End(_) | Next::Roll) => {
+                    return step;
+                }
             }
         }
     }
@@ -1154,7 +1153,7 @@ async fn an_agent_that_cannot_stream_takes_turns_by_send_message_and_get_task() 
         [(1, "TASK_STATE_INPUT_REQUIRED".into(), false)],
         "the turn ends where GetTask found the task waiting"
     );
-    assert!(matches!(step.next, Some(Next::Park { follow: false, .. })));
+    assert!(matches!(step.next, Some(Next::Park { .. })));
     assert_eq!(
         w.store.snapshot(ID).unwrap().mode(),
         WatchMode::Push,
@@ -1228,7 +1227,7 @@ async fn a_reply_that_timed_out_may_have_been_taken_so_the_stand_in_parks() {
     w.ring(reply("blue")).await;
     let step = w.wake(step, Woke::Rung, &spec).await;
     assert!(
-        matches!(step.next, Some(Next::Park { .. })),
+        matches!(step.next, Some(Next::Park { .. } | Next::Follow { .. })),
         "{:?}",
         step.next
     );

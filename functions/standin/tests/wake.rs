@@ -25,40 +25,36 @@ fn push(claimed: TaskState) -> Option<WakeEvent> {
 /// The park's shape with its number left out (`park: 0`); the numbers are checked by
 /// `numbered` and by their own tests.
 const PLAIN_PARK: Next = Next::Park {
-    follow: false,
+    park: 0,
     timeout_secs: IDLE_RECHECK_SECS,
-    park: 0,
 };
-const FOLLOW_PARK: Next = Next::Park {
-    follow: true,
-    timeout_secs: FOLLOW_PARK_SECS,
-    park: 0,
-};
+const FOLLOW_PARK: Next = Next::Follow { park: 0 };
 
 fn timed_park(secs: u64) -> Next {
     Next::Park {
-        follow: false,
-        timeout_secs: secs,
         park: 0,
+        timeout_secs: secs,
     }
 }
 
 /// Every park a decision returns carries the cursor's newest number; returns the
 /// decision with the number blanked so the tests compare shapes.
 fn numbered(c: &Cursor, next: Next) -> Next {
+    let check = |park: u64| {
+        assert_eq!(park, c.parks, "a park carries the newest number");
+        assert!(park > 0, "park numbers start at 1");
+    };
     match next {
-        Next::Park {
-            follow,
-            timeout_secs,
-            park,
-        } => {
-            assert_eq!(park, c.parks, "a park carries the newest number");
-            assert!(park > 0, "park numbers start at 1");
+        Next::Park { park, timeout_secs } => {
+            check(park);
             Next::Park {
-                follow,
-                timeout_secs,
                 park: 0,
+                timeout_secs,
             }
+        }
+        Next::Follow { park } => {
+            check(park);
+            Next::Follow { park: 0 }
         }
         other => other,
     }
@@ -147,9 +143,7 @@ fn a_disagreeing_push_gets_three_rechecks_and_no_more() {
                 );
             }
             Next::Park {
-                follow: false,
-                timeout_secs: s,
-                ..
+                timeout_secs: s, ..
             } if s < IDLE_RECHECK_SECS => {
                 waits.push(s);
                 next = wake(&mut c, WatchMode::Push, Woke::TimedOut, None);
@@ -481,17 +475,37 @@ fn rolls_past_the_bound_and_the_successor_keeps_its_timers() {
 #[test]
 fn next_steps_serialise_for_the_state_machine() {
     // The park's number and its (always finite) timeout are what the state machine
-    // reads as $.next.park and $.next.timeout_secs.
+    // reads as $.next.park and $.next.timeout_secs. Both kinds of park keep the flat form
+    // that executions started under earlier definitions route on.
+    let json = serde_json::to_value(Next::Follow { park: 4 }).expect("json");
+    let follow = serde_json::json!({"step": "park", "follow": true, "timeout_secs": FOLLOW_PARK_SECS, "park": 4});
+    assert_eq!(json, follow);
     let json = serde_json::to_value(Next::Park {
-        follow: true,
-        timeout_secs: FOLLOW_PARK_SECS,
-        park: 4,
+        park: 5,
+        timeout_secs: 2,
     })
     .expect("json");
-    assert_eq!(
-        json,
-        serde_json::json!({"step": "park", "follow": true, "timeout_secs": FOLLOW_PARK_SECS, "park": 4})
-    );
+    let park = serde_json::json!({"step": "park", "follow": false, "timeout_secs": 2, "park": 5});
+    assert_eq!(json, park);
+    for (wire, next) in [
+        (follow, Next::Follow { park: 4 }),
+        (
+            park,
+            Next::Park {
+                park: 5,
+                timeout_secs: 2,
+            },
+        ),
+        (
+            serde_json::json!({"step": "park", "timeout_secs": 7, "park": 6}),
+            Next::Park {
+                park: 6,
+                timeout_secs: 7,
+            },
+        ),
+    ] {
+        assert_eq!(serde_json::from_value::<Next>(wire).expect("decodes"), next);
+    }
     let json = serde_json::to_value(Next::End(EndCause::Final)).expect("json");
     assert_eq!(json, serde_json::json!({"step": "end", "cause": "final"}));
 }
@@ -529,14 +543,12 @@ fn an_idle_off_park_that_times_out_parks_again_under_a_new_number() {
         (first, again),
         (
             Next::Park {
-                follow: false,
+                park: 1,
                 timeout_secs: 120,
-                park: 1
             },
             Next::Park {
-                follow: false,
+                park: 2,
                 timeout_secs: 120,
-                park: 2
             }
         ),
         "the deployment's idle re-check, and a newer number than the park that timed out"
@@ -555,13 +567,11 @@ fn a_follow_park_times_out_after_its_window_and_a_minute() {
             idle_recheck_secs: 5,
         },
     );
+    assert_eq!(next, Next::Follow { park: 1 });
     assert_eq!(
-        next,
-        Next::Park {
-            follow: true,
-            timeout_secs: FOLLOW_PARK_SECS,
-            park: 1
-        }
+        serde_json::to_value(&next).expect("json")["timeout_secs"],
+        FOLLOW_PARK_SECS,
+        "the state machine reads the follow park's timeout"
     );
 }
 
@@ -612,7 +622,7 @@ fn park_numbers_strictly_increase_and_carry_across_a_roll() {
     let mut c = Cursor::default();
     let mut numbers = Vec::new();
     let mut take = |next: Next| {
-        if let Next::Park { park, .. } = next {
+        if let Next::Park { park, .. } | Next::Follow { park } = next {
             numbers.push(park);
         }
     };

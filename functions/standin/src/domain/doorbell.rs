@@ -1,4 +1,4 @@
-//! The doorbell protocol (README, "Architecture"): ring, park, drain, the fences, and
+//! The doorbell protocol (docs/architecture.md): ring, park, drain, the fences, and
 //! close first. Every step is one conditional write on the row, then at most one ring.
 
 use std::future::Future;

@@ -1,4 +1,4 @@
-//! The push receiver (README, "Architecture"): a doorbell check in a fixed order
+//! The push receiver (docs/architecture.md): a doorbell check in a fixed order
 //! (413 → 401 → 400 → 401 / 204). Nothing from the body is applied; a refusal writes
 //! nothing and rings nothing, and every 401 looks the same.
 

@@ -81,8 +81,10 @@ pub enum Woke {
     Failed,
 }
 
+/// What comes next, as a step returns it to the state machine (`$.next`), which routes on
+/// `step` alone (see `Route` in `statemachine/stand_in.asl.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "step")]
+#[serde(from = "WireNext", into = "WireNext")]
 pub enum Next {
     End(EndCause),
     Turn {
@@ -91,19 +93,90 @@ pub enum Next {
     /// Choose the watch once (after the first turn that leaves the task open).
     Register,
     /// GetTask and apply; one attempt when a push triggered it (the rechecks retry).
+    /// Done inside the wake or registration that decided it: never routed.
     Fetch {
         push_triggered: bool,
     },
-    /// Park number `park`: the follow function when `follow`, else the park function.
-    /// Every park ends on time when no ring comes: `timeout_secs` (a follow's is its
-    /// window plus a minute).
+    /// Park number `park` with the park function until rung, or until `timeout_secs`
+    /// pass with no ring (a recheck wait, a follow retry, the idle re-check).
     Park {
-        follow: bool,
+        park: u64,
         timeout_secs: u64,
+    },
+    /// Park number `park` with the follow function, which holds SubscribeToTask open for
+    /// a window; the park ends by `FOLLOW_PARK_SECS` at the latest.
+    Follow {
         park: u64,
     },
     /// Past the history bound: start the successor and succeed.
     Roll,
+}
+
+/// `Next` as the state machine reads it. Both kinds of park keep the flat form
+/// `{"step": "park", "follow": …, "timeout_secs": …, "park": …}` that definitions
+/// deployed before `Follow` had a variant of its own route on: an execution runs to its
+/// end under the definition it started with, while the functions it calls are replaced
+/// at once.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "step")]
+enum WireNext {
+    End(EndCause),
+    Turn {
+        reply: String,
+    },
+    Register,
+    Fetch {
+        push_triggered: bool,
+    },
+    Park {
+        #[serde(default)]
+        follow: bool,
+        timeout_secs: u64,
+        park: u64,
+    },
+    Roll,
+}
+
+impl From<WireNext> for Next {
+    fn from(wire: WireNext) -> Self {
+        match wire {
+            WireNext::End(cause) => Self::End(cause),
+            WireNext::Turn { reply } => Self::Turn { reply },
+            WireNext::Register => Self::Register,
+            WireNext::Fetch { push_triggered } => Self::Fetch { push_triggered },
+            WireNext::Park {
+                follow: true, park, ..
+            } => Self::Follow { park },
+            WireNext::Park {
+                follow: false,
+                timeout_secs,
+                park,
+            } => Self::Park { park, timeout_secs },
+            WireNext::Roll => Self::Roll,
+        }
+    }
+}
+
+impl From<Next> for WireNext {
+    fn from(next: Next) -> Self {
+        match next {
+            Next::End(cause) => Self::End(cause),
+            Next::Turn { reply } => Self::Turn { reply },
+            Next::Register => Self::Register,
+            Next::Fetch { push_triggered } => Self::Fetch { push_triggered },
+            Next::Park { park, timeout_secs } => Self::Park {
+                follow: false,
+                timeout_secs,
+                park,
+            },
+            Next::Follow { park } => Self::Park {
+                follow: true,
+                timeout_secs: FOLLOW_PARK_SECS,
+                park,
+            },
+            Next::Roll => Self::Roll,
+        }
+    }
 }
 
 /// The next park that fits the cursor, numbered: a recheck wait, a follow retry, a
@@ -114,34 +187,29 @@ pub fn park_for(cursor: &mut Cursor, mode: WatchMode, pacing: Pacing) -> Next {
     if let Some(r) = cursor.recheck.filter(|r| r.waits > 0) {
         let i = usize::from(r.waits - 1).min(PUSH_RECHECKS_SECS.len() - 1);
         return Next::Park {
-            follow: false,
-            timeout_secs: PUSH_RECHECKS_SECS[i],
             park,
+            timeout_secs: PUSH_RECHECKS_SECS[i],
         };
     }
     if cursor.follow_retry {
         return Next::Park {
-            follow: false,
-            timeout_secs: FOLLOW_RETRY_SECS,
             park,
+            timeout_secs: FOLLOW_RETRY_SECS,
         };
     }
-    let follow = mode == WatchMode::Follow;
+    if mode == WatchMode::Follow {
+        return Next::Follow { park };
+    }
     Next::Park {
-        follow,
-        timeout_secs: if follow {
-            FOLLOW_PARK_SECS
-        } else {
-            pacing.idle_recheck_secs.max(1)
-        },
         park,
+        timeout_secs: pacing.idle_recheck_secs.max(1),
     }
 }
 
 /// The number of the park a wake ends, from the decision that led to it.
 pub fn park_number(next: Option<&Next>) -> Option<u64> {
     match next {
-        Some(Next::Park { park, .. }) => Some(*park),
+        Some(Next::Park { park, .. } | Next::Follow { park }) => Some(*park),
         _ => None,
     }
 }

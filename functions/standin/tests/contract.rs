@@ -1,0 +1,370 @@
+//! The contract between the state machine (`statemachine/stand_in.asl.json`), the template
+//! and the Rust both of them drive. The steps decide, the ASL only routes, so every string
+//! the ASL routes on must be one `Next` writes, every literal it writes must decode into
+//! the type that reads it, every path it reads must be in what the steps return, and
+//! every timing must agree with the constant in Rust. Change any one of them alone and a
+//! test here fails.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+use standin::a2a::client::Timeouts;
+use standin::domain::doorbell::EndCause;
+use standin::domain::row::WatchMode;
+use standin::domain::wake::{
+    Cursor, FOLLOW_PARK_SECS, FOLLOW_WINDOW_SECS, IDLE_RECHECK_SECS, Next, Pacing, park_for,
+};
+use standin::handlers::steps::{FETCH_ATTEMPTS, ParkOutcome, Step, Successor};
+use standin::lambda::{
+    DEFAULT_FOLLOW_HEARTBEAT_SECS, DEFAULT_HISTORY_BOUND, DEFAULT_TURN_WINDOW_SECS,
+};
+
+const ASL: &str = include_str!("../../../statemachine/stand_in.asl.json");
+const TEMPLATE: &str = include_str!("../../../template.yaml");
+const ARCHITECTURE: &str = include_str!("../../../docs/architecture.md");
+
+fn asl() -> Value {
+    serde_json::from_str(ASL).expect("the ASL is JSON")
+}
+
+fn state(name: &str) -> Value {
+    asl()["States"][name].clone()
+}
+
+/// Every decision a step can return, one of each kind. The match makes a new kind of
+/// `Next` fail to compile here until it is added (and so checked against the ASL).
+fn every_next() -> Vec<Next> {
+    let all = vec![
+        Next::End(EndCause::Final),
+        Next::End(EndCause::failed("x")),
+        Next::End(EndCause::Cancelled { reason: "x".into() }),
+        Next::Turn { reply: "x".into() },
+        Next::Register,
+        Next::Fetch {
+            push_triggered: true,
+        },
+        Next::Park {
+            park: 1,
+            timeout_secs: 5,
+        },
+        Next::Follow { park: 1 },
+        Next::Roll,
+    ];
+    for next in &all {
+        match next {
+            Next::End(_)
+            | Next::Turn { .. }
+            | Next::Register
+            | Next::Fetch { .. }
+            | Next::Park { .. }
+            | Next::Follow { .. }
+            | Next::Roll => {}
+        }
+    }
+    all
+}
+
+/// The decisions that reach Route: a fetch is done inside the wake or the registration
+/// that decided it, never routed.
+fn routed_next() -> Vec<Next> {
+    every_next()
+        .into_iter()
+        .filter(|n| !matches!(n, Next::Fetch { .. }))
+        .collect()
+}
+
+fn tag(next: &Next) -> String {
+    serde_json::to_value(next).unwrap()["step"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// Evaluates Route's choices on a state, as Step Functions would: the state it goes to.
+fn route(input: &Value) -> String {
+    let route = state("Route");
+    for choice in route["Choices"].as_array().unwrap() {
+        if rule_holds(choice, input) {
+            return choice["Next"].as_str().unwrap().to_owned();
+        }
+    }
+    route["Default"].as_str().unwrap().to_owned()
+}
+
+fn rule_holds(rule: &Value, input: &Value) -> bool {
+    if let Some(all) = rule["And"].as_array() {
+        return all.iter().all(|r| rule_holds(r, input));
+    }
+    let at = path(input, rule["Variable"].as_str().expect("a Variable"));
+    if let Some(present) = rule["IsPresent"].as_bool() {
+        return at.is_some() == present;
+    }
+    if let Some(s) = rule["StringEquals"].as_str() {
+        return at.and_then(Value::as_str) == Some(s);
+    }
+    if let Some(b) = rule["BooleanEquals"].as_bool() {
+        return at.and_then(Value::as_bool) == Some(b);
+    }
+    panic!("Route uses a comparison this test does not know: {rule}");
+}
+
+/// A JSONPath of plain members (`$.next.step`) on a value.
+fn path<'a>(value: &'a Value, jsonpath: &str) -> Option<&'a Value> {
+    let mut at = value;
+    for member in jsonpath.strip_prefix("$.")?.split('.') {
+        at = at.get(member)?;
+    }
+    Some(at)
+}
+
+fn step_with(next: Next) -> Value {
+    let mut step = Step::start("t", "a", "m");
+    step.next = Some(next);
+    serde_json::to_value(step).unwrap()
+}
+
+#[test]
+fn route_sends_every_decision_to_the_state_that_carries_it_out() {
+    let expected = |next: &Next| match next {
+        Next::End(_) => "End",
+        Next::Turn { .. } => "Turn",
+        Next::Register => "Register",
+        Next::Park { .. } => "Park",
+        Next::Follow { .. } => "Follow",
+        Next::Roll => "Roll",
+        Next::Fetch { .. } => unreachable!("not routed"),
+    };
+    for next in routed_next() {
+        assert_eq!(
+            route(&step_with(next.clone())),
+            expected(&next),
+            "{next:?} as the ASL sees it: {}",
+            step_with(next.clone())["next"]
+        );
+    }
+    let first = serde_json::to_value(Step::start("t", "a", "m")).unwrap();
+    assert_eq!(route(&first), "Turn", "a new stand-in starts with its turn");
+}
+
+#[test]
+fn every_step_string_route_knows_is_one_a_step_returns() {
+    let tags: BTreeSet<String> = every_next().iter().map(tag).collect();
+    let mut seen = BTreeSet::new();
+    fn strings(rule: &Value, out: &mut BTreeSet<String>) {
+        if let Some(all) = rule["And"].as_array() {
+            all.iter().for_each(|r| strings(r, out));
+        } else if rule["Variable"] == "$.next.step" {
+            out.insert(rule["StringEquals"].as_str().unwrap().to_owned());
+        }
+    }
+    for choice in state("Route")["Choices"].as_array().unwrap() {
+        strings(choice, &mut seen);
+    }
+    let unknown: Vec<&String> = seen.difference(&tags).collect();
+    assert!(
+        unknown.is_empty(),
+        "Route routes on {unknown:?}, which no step returns (they return {tags:?})"
+    );
+}
+
+#[test]
+fn an_unknown_step_ends_the_stand_in_as_failed_naming_the_step() {
+    let input = json!({"task_id": "t", "agent": "a", "next": {"step": "fly", "park": 3}});
+    let unknown = route(&input);
+    assert_ne!(unknown, "End", "an unknown step must not end quietly");
+    let pass = state(&unknown);
+    assert_eq!(pass["Type"], "Pass");
+    assert_eq!(pass["ResultPath"], "$.next");
+    assert_eq!(pass["Next"], "End");
+    let params = &pass["Parameters"];
+    // The literal part decodes as the end's cause; the reason is built from the step.
+    let mut literal = params.clone();
+    let reason = literal
+        .as_object_mut()
+        .unwrap()
+        .remove("reason.$")
+        .expect("the reason is built from the input");
+    literal["reason"] = json!("x");
+    assert!(
+        matches!(
+            serde_json::from_value::<Next>(literal.clone()),
+            Ok(Next::End(EndCause::Failed { .. }))
+        ),
+        "{literal}"
+    );
+    let reason = reason.as_str().unwrap();
+    assert!(
+        reason.starts_with("States.Format(") && reason.contains("$.next"),
+        "the reason names the decision: {reason}"
+    );
+}
+
+#[test]
+fn the_literals_the_asl_writes_decode_into_the_types_that_read_them() {
+    let failed = state("StepFailed");
+    assert_eq!(failed["ResultPath"], "$.next");
+    assert!(
+        matches!(
+            serde_json::from_value::<Next>(failed["Result"].clone()),
+            Ok(Next::End(EndCause::Failed { .. }))
+        ),
+        "StepFailed's result is an end for failure: {}",
+        failed["Result"]
+    );
+    for name in ["TimedOut", "ParkFailed"] {
+        let pass = state(name);
+        assert_eq!(pass["ResultPath"], "$.park", "{name}");
+        serde_json::from_value::<ParkOutcome>(pass["Result"].clone()).unwrap_or_else(|e| {
+            panic!("{name}'s result {} is no ParkOutcome: {e}", pass["Result"])
+        });
+    }
+}
+
+#[test]
+fn what_the_parks_and_the_roll_read_is_in_what_the_steps_return() {
+    let mut cursor = Cursor::default();
+    for (watch, state_name) in [(WatchMode::Push, "Park"), (WatchMode::Follow, "Follow")] {
+        let next = park_for(&mut cursor, watch, Pacing::default());
+        let input = step_with(next);
+        let task = state(state_name);
+        for (key, from) in task["Parameters"]["Payload"].as_object().unwrap() {
+            let from = from.as_str().unwrap();
+            if from.starts_with("$$.") {
+                continue; // the context object: the task token
+            }
+            assert!(
+                path(&input, from).is_some(),
+                "{state_name} reads {key} from {from}, which {input} lacks"
+            );
+        }
+        if let Some(timeout) = task["TimeoutSecondsPath"].as_str() {
+            assert!(
+                path(&input, timeout).and_then(Value::as_u64).is_some(),
+                "{state_name}'s timeout {timeout} is not a number in {input}"
+            );
+        }
+    }
+    let mut rolled = serde_json::to_value({
+        let mut step = Step::start("t", "a", "m");
+        step.next = Some(Next::Roll);
+        step.successor = Some(Successor {
+            name: "t__1".into(),
+            input: Box::new(Step::start("t", "a", "m")),
+        });
+        step
+    })
+    .unwrap();
+    let roll = state("Roll");
+    for key in ["Name.$", "Input.$"] {
+        let from = roll["Parameters"][key].as_str().unwrap();
+        assert!(
+            path(&rolled, from).is_some(),
+            "Roll reads {from} from {rolled}"
+        );
+    }
+    rolled["successor"] = Value::Null;
+    assert!(path(&rolled, "$.successor.name").is_none());
+}
+
+/// One resource's (or parameter's) block of `template.yaml`: the lines indented under
+/// its name.
+fn resource(name: &str) -> String {
+    let lines: Vec<&str> = TEMPLATE.lines().collect();
+    let header = format!("  {name}:");
+    let start = lines
+        .iter()
+        .position(|l| *l == header)
+        .unwrap_or_else(|| panic!("no {name} in template.yaml"));
+    lines[start + 1..]
+        .iter()
+        .take_while(|l| l.trim().is_empty() || l.starts_with("   "))
+        .copied()
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The number after `key:` in a block of YAML.
+fn number(block: &str, key: &str) -> u64 {
+    block
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(&format!("{key}:")))
+        .unwrap_or_else(|| panic!("no {key} in\n{block}"))
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{key} is not a number: {e}"))
+}
+
+#[test]
+fn the_timings_in_the_asl_and_the_template_agree_with_the_rust() {
+    let follow = state("Follow");
+    assert_eq!(
+        follow["TimeoutSeconds"].as_u64(),
+        Some(FOLLOW_PARK_SECS),
+        "the Follow state's timeout is the follow window plus a minute"
+    );
+    let follow_fn = resource("FollowFunction");
+    assert_eq!(
+        number(&follow_fn, "Timeout"),
+        FOLLOW_PARK_SECS,
+        "the follow function lives as long as its park"
+    );
+    const { assert!(FOLLOW_PARK_SECS > FOLLOW_WINDOW_SECS) };
+    let heartbeat = number(&follow_fn, "FOLLOW_HEARTBEAT_SECS");
+    assert_eq!(heartbeat, DEFAULT_FOLLOW_HEARTBEAT_SECS);
+    let missed_after = follow["HeartbeatSeconds"].as_u64().unwrap();
+    assert!(
+        missed_after >= 3 * heartbeat,
+        "the Follow state tolerates two late heartbeats ({missed_after} s against beats every {heartbeat} s)"
+    );
+
+    let parameter = |name: &str| number(&resource(name), "Default");
+    assert_eq!(parameter("IdleRecheckSecs"), IDLE_RECHECK_SECS);
+    assert_eq!(parameter("HistoryBound"), u64::from(DEFAULT_HISTORY_BOUND));
+    assert_eq!(parameter("TurnWindowSecs"), DEFAULT_TURN_WINDOW_SECS);
+
+    // A function outlives what it waits for: the longest turn window plus a minute; the
+    // card read and every GetTask attempt of a registration or a wake.
+    let turn_window_max = number(&resource("TurnWindowSecs"), "MaxValue");
+    assert!(number(&resource("TurnFunction"), "Timeout") >= turn_window_max + 60);
+    let call = Timeouts::default().call.as_secs();
+    for name in ["RegisterFunction", "WakeFunction"] {
+        let timeout = number(&resource(name), "Timeout");
+        assert!(
+            timeout > call * (u64::from(FETCH_ATTEMPTS) + 1),
+            "{name}: {timeout} s cannot hold the card read and {FETCH_ATTEMPTS} GetTasks of {call} s"
+        );
+    }
+    assert_eq!(state("EndLater")["Seconds"], 60);
+    assert_eq!(state("RollLater")["Seconds"], 60);
+}
+
+#[test]
+fn the_architecture_diagram_names_every_state_of_the_machine() {
+    let states: BTreeSet<String> = asl()["States"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    let diagram = ARCHITECTURE
+        .split("```mermaid\nstateDiagram-v2\n")
+        .nth(1)
+        .and_then(|d| d.split("```").next())
+        .expect("docs/architecture.md has a stateDiagram-v2");
+    let mut drawn = BTreeSet::new();
+    for line in diagram.lines() {
+        let edge = line.split(':').next().unwrap_or_default();
+        for name in edge.split("-->") {
+            let name = name.trim();
+            if !name.is_empty() && name != "[*]" {
+                drawn.insert(name.to_owned());
+            }
+        }
+    }
+    assert_eq!(
+        drawn, states,
+        "docs/architecture.md's state diagram and the ASL"
+    );
+}
