@@ -16,17 +16,16 @@ use tracing::warn;
 use crate::a2a::client::{Timeouts, fetch_card};
 use crate::a2a::{A2aClient, A2aError, ResolvedAgent};
 use crate::adapters::dynamo::DynamoRowStore;
-use crate::adapters::sfn::SfnDoorbell;
+use crate::adapters::sfn::{SfnDoorbell, SfnExecutions};
 use crate::adapters::sqs::SqsParentQueue;
 use crate::config::{AgentSpec, AgentsConfig, ConfigError};
 use crate::domain::doorbell;
 use crate::domain::receiver;
 use crate::domain::row::WatchMode;
-use crate::domain::row::{Guard, Row, WakeEvent};
-use crate::domain::scrub::{MAX_REASON_BYTES, MAX_REPLY_BYTES};
 use crate::domain::wake::{FOLLOW_WINDOW_SECS, IDLE_RECHECK_SECS, Next, Pacing};
+use crate::handlers::control::{self, Control};
 use crate::handlers::{self, FollowTiming, Step};
-use crate::ports::{RowStore, StoreError};
+use crate::ports::RowStore;
 
 /// Everything a function needs, built once per process (clients cost milliseconds).
 pub struct Deps {
@@ -445,6 +444,8 @@ pub async fn follow(deps: &'static Deps, input: ParkInput) -> Result<Value, Erro
 /// source retries from it and nothing after it overtakes it.
 pub async fn serve_notify() -> Result<(), Error> {
     let deps = deps().await?;
+    // Checked at start: a notify function without its queue would hold every note.
+    deps.queue().map_err(|e| format!("configuration: {e}"))?;
     Box::pin(lambda_runtime::run(service_fn(
         move |event: LambdaEvent<NoteStream>| {
             let stop_at = stop_before(event.context.deadline, NOTIFY_MARGIN);
@@ -552,385 +553,53 @@ async fn push(deps: &'static Deps, request: Request) -> Result<Response<Body>, E
     Ok(response.body(Body::from(answer.body))?)
 }
 
-/// The parent's control API: start, reply, cancel, status, list.
+/// The parent's control API: start, reply, cancel, status, notes, list
+/// (`handlers::control` decides; this only carries HTTP).
 pub async fn serve_control() -> Result<(), Error> {
     let deps = deps_with(Retries::Prompt).await?;
+    let machine = deps
+        .state_machine_arn
+        .clone()
+        .ok_or("configuration: STATE_MACHINE_ARN: environment variable is not set")?;
+    let executions: &'static SfnExecutions =
+        Box::leak(Box::new(SfnExecutions::new(deps.sfn.clone(), machine)));
     Box::pin(lambda_http::run(service_fn(move |request: Request| {
-        Box::pin(control(deps, request)) as BoxFuture<'static, Result<Response<Body>, Error>>
+        Box::pin(control(deps, executions, request))
+            as BoxFuture<'static, Result<Response<Body>, Error>>
     })))
     .await
 }
 
-fn reply(status: u16, body: Value) -> Result<Response<Body>, Error> {
-    Ok(Response::builder()
-        .status(status)
-        .header("content-type", "application/json")
-        .body(Body::from(body.to_string()))?)
-}
-
-fn json_body(request: &Request) -> Value {
-    match request.body() {
+async fn control(
+    deps: &'static Deps,
+    executions: &'static SfnExecutions,
+    request: Request,
+) -> Result<Response<Body>, Error> {
+    let path = request.raw_http_path().trim_end_matches('/').to_owned();
+    let params = request.path_parameters();
+    let query = request.query_string_parameters();
+    let body = match request.body() {
         Body::Text(t) => serde_json::from_str(t).unwrap_or(Value::Null),
         Body::Binary(b) => serde_json::from_slice(b).unwrap_or(Value::Null),
         _ => Value::Null,
-    }
-}
-
-async fn control(deps: &'static Deps, request: Request) -> Result<Response<Body>, Error> {
-    let path = request.raw_http_path().trim_end_matches('/').to_owned();
-    let params = request.path_parameters();
-    let task_id = params.first("task_id").map(str::to_owned);
-    let body = json_body(&request);
-    let method = request.method().as_str().to_owned();
-    match (method.as_str(), task_id) {
-        ("POST", None) if path.ends_with("/standins") => start(deps, &body).await,
-        ("POST", Some(id)) if path.ends_with("/reply") => {
-            let Some(text) = body["text"].as_str().filter(|t| !t.is_empty()) else {
-                return reply(400, json!({"error": "body.text is required"}));
-            };
-            if text.len() > MAX_REPLY_BYTES {
-                return reply(
-                    400,
-                    json!({"error": format!("body.text is {} bytes; the limit is {MAX_REPLY_BYTES}", text.len())}),
-                );
-            }
-            // The parent names its reply so that sending it again is harmless; unnamed,
-            // it gets a name here, which makes the store's own retries harmless.
-            let reply_id = match body.get("reply_id") {
-                None | Some(Value::Null) => new_reply_id(),
-                Some(Value::String(given))
-                    if !given.is_empty()
-                        && given.len() <= MAX_REPLY_ID_BYTES
-                        && given.bytes().all(|b| b.is_ascii_graphic()) =>
-                {
-                    given.clone()
-                }
-                Some(_) => {
-                    return reply(
-                        400,
-                        json!({"error": format!("body.reply_id must be 1 to {MAX_REPLY_ID_BYTES} printable ASCII characters without spaces")}),
-                    );
-                }
-            };
-            ring(
-                deps,
-                &id,
-                WakeEvent::Reply {
-                    text: text.to_owned(),
-                    id: Some(reply_id),
-                },
-            )
-            .await
-        }
-        ("POST", Some(id)) if path.ends_with("/cancel") => {
-            let reason = body["reason"]
-                .as_str()
-                .unwrap_or("cancelled by the parent")
-                .to_owned();
-            if reason.len() > MAX_REASON_BYTES {
-                return reply(
-                    400,
-                    json!({"error": format!("body.reason is {} bytes; the limit is {MAX_REASON_BYTES}", reason.len())}),
-                );
-            }
-            ring(deps, &id, WakeEvent::Cancel { reason }).await
-        }
-        ("GET", Some(id)) if path.ends_with(&format!("/{id}/notes")) => {
-            let after = request
-                .query_string_parameters()
-                .first("after")
-                .map(str::to_owned);
-            notes(deps, &id, after.as_deref()).await
-        }
-        ("GET", Some(id)) => status(deps, &id).await,
-        ("GET", None) if path.ends_with("/standins") => {
-            let after = request
-                .query_string_parameters()
-                .first("after")
-                .map(str::to_owned);
-            list(deps, after.as_deref()).await
-        }
-        _ => reply(404, json!({"error": format!("no route {method} {path}")})),
-    }
-}
-
-async fn start(deps: &'static Deps, body: &Value) -> Result<Response<Body>, Error> {
-    let Some(agent) = body["agent"].as_str() else {
-        return reply(400, json!({"error": "body.agent is required"}));
     };
-    if deps.spec(agent).is_none() {
-        let known: Vec<&str> = deps.agents.agents.iter().map(|a| a.id.as_str()).collect();
-        return reply(
-            400,
-            json!({"error": format!("unknown agent {agent:?}"), "agents": known}),
-        );
+    let call = control::route(
+        request.method().as_str(),
+        &path,
+        params.first("task_id"),
+        query.first("after"),
+        &body,
+    );
+    let answer = Control {
+        store: &deps.store,
+        bell: &deps.bell,
+        executions,
+        agents: &deps.agents,
     }
-    let Some(message) = body["message"].as_str().filter(|m| !m.is_empty()) else {
-        return reply(400, json!({"error": "body.message is required"}));
-    };
-    if message.len() > MAX_REPLY_BYTES {
-        return reply(
-            400,
-            json!({"error": format!("body.message is {} bytes; the limit is {MAX_REPLY_BYTES}", message.len())}),
-        );
-    }
-    let task_id = match body["task_id"].as_str() {
-        Some(id) if valid_task_id(id) => id.to_owned(),
-        Some(_) => {
-            let error = r#"task_id must be 1-64 characters of [A-Za-z0-9_-], without "__" (kept for rolled executions)"#;
-            return reply(400, json!({ "error": error }));
-        }
-        None => format!("si-{}", random_hex()),
-    };
-    let Some(machine) = deps.state_machine_arn.as_deref() else {
-        return Err("STATE_MACHINE_ARN is not set".into());
-    };
-    let mut row = Row::new(&task_id, agent);
-    row.created_at = Some(crate::clock::now_rfc3339());
-    let created = match deps.store.create(&row).await {
-        Ok(_) => true,
-        Err(StoreError::AlreadyExists(_)) => {
-            let existing = deps.store.get(&task_id).await?;
-            if existing.as_ref().is_some_and(|r| r.agent != agent) {
-                return reply(
-                    409,
-                    json!({"error": format!("stand-in {task_id} exists for another agent")}),
-                );
-            }
-            if existing.as_ref().is_some_and(|r| r.closed) {
-                return reply(
-                    409,
-                    json!({"error": format!(
-                        "stand-in {task_id} has ended; its notes stay readable at GET /standins/{task_id}/notes. Start a new stand-in with another task_id"
-                    )}),
-                );
-            }
-            false
-        }
-        Err(err) => return Err(err.into()),
-    };
-    let input = serde_json::to_string(&Step::start(&task_id, agent, message))?;
-    let started = deps
-        .sfn
-        .start_execution()
-        .state_machine_arn(machine)
-        .name(&task_id)
-        .input(input)
-        .send()
-        .await;
-    let execution_arn = match started {
-        Ok(out) => out.execution_arn().to_owned(),
-        // Starting twice with the same input is idempotent on Step Functions; a different
-        // input under the same name is refused: it is the same stand-in either way.
-        Err(err)
-            if err
-                .as_service_error()
-                .is_some_and(|e| e.is_execution_already_exists()) =>
-        {
-            let arn = execution_arn(machine, &task_id, 0);
-            let running = match deps
-                .sfn
-                .describe_execution()
-                .execution_arn(&arn)
-                .send()
-                .await
-            {
-                Ok(d) => d.status() == &aws_sdk_sfn::types::ExecutionStatus::Running,
-                // Unknown is not "ended": closing a row on a guess could end a live one.
-                Err(err) => {
-                    warn!(task_id, error = %aws_sdk_sfn::error::DisplayErrorContext(&err), "cannot describe the execution");
-                    return reply(
-                        503,
-                        json!({"error": "Step Functions could not be asked about this stand-in; try the start again"}),
-                    );
-                }
-            };
-            if created && !running {
-                // The row is new, yet the execution name is taken by one that is not
-                // running: an earlier stand-in of this id ended and its row expired while
-                // Step Functions keeps the name. Close the row just made, so the id
-                // answers "ended" from now on. (A running one is a concurrent start of
-                // this same stand-in.)
-                deps.store.close(&task_id, None).await?;
-                return reply(
-                    409,
-                    json!({"error": format!(
-                        "task_id {task_id} was used by an earlier stand-in that has ended; start a new stand-in with another task_id"
-                    )}),
-                );
-            }
-            arn
-        }
-        Err(err) => {
-            return Err(aws_sdk_sfn::error::DisplayErrorContext(&err)
-                .to_string()
-                .into());
-        }
-    };
-    reply(
-        200,
-        json!({"task_id": task_id, "execution_arn": execution_arn}),
-    )
-}
-
-/// How long the parent's name for a reply may be.
-const MAX_REPLY_ID_BYTES: usize = 128;
-
-fn random_hex() -> String {
-    let mut bytes = [0u8; 12];
-    rand::Rng::fill_bytes(&mut rand::rng(), &mut bytes);
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn new_reply_id() -> String {
-    format!("r-{}", random_hex())
-}
-
-async fn ring(
-    deps: &'static Deps,
-    task_id: &str,
-    event: WakeEvent,
-) -> Result<Response<Body>, Error> {
-    match doorbell::ring(&deps.store, &deps.bell, task_id, &event, &Guard::Open).await {
-        Ok(_) => reply(202, json!({"task_id": task_id, "accepted": true})),
-        Err(StoreError::NotFound(_)) => {
-            reply(404, json!({"error": format!("no stand-in {task_id}")}))
-        }
-        Err(StoreError::Refused(_)) => reply(
-            409,
-            json!({"error": format!("stand-in {task_id} has ended")}),
-        ),
-        Err(err @ StoreError::RepliesFull(_)) => reply(
-            429,
-            json!({"error": format!("{err}; send more once it has taken them")}),
-        ),
-        Err(err) => Err(err.into()),
-    }
-}
-
-async fn status(deps: &'static Deps, task_id: &str) -> Result<Response<Body>, Error> {
-    let Some(row) = deps.store.get(task_id).await? else {
-        return reply(404, json!({"error": format!("no stand-in {task_id}")}));
-    };
-    let mut body = summary(&row);
-    if let Some((arn, status)) = current_execution(deps, &row.task_id).await {
-        body["execution_arn"] = json!(arn);
-        body["execution_status"] = json!(status);
-    }
-    body["parked"] = json!(row.is_parked());
-    body["pending"] = json!({
-        "cancel": row.pending.cancel.is_some(),
-        "replies": row.pending.replies.len(),
-        "push": row.pending.push.is_some(),
-    });
-    reply(200, body)
-}
-
-/// The ARN of a stand-in's execution in a generation (0 before any roll).
-fn execution_arn(state_machine_arn: &str, task_id: &str, generation: u32) -> String {
-    format!(
-        "{}:{}",
-        state_machine_arn.replace(":stateMachine:", ":execution:"),
-        handlers::steps::execution_name(task_id, generation)
-    )
-}
-
-/// The stand-in's newest execution and its status: a roll starts `{task_id}__1`, then
-/// `__2`, …, so the newest is the last name that exists. None without a state machine;
-/// the status is None when Step Functions can't be asked (the ARN is still right).
-async fn current_execution(deps: &Deps, task_id: &str) -> Option<(String, Option<String>)> {
-    let machine = deps.state_machine_arn.as_deref()?;
-    let arn_of = |generation| execution_arn(machine, task_id, generation);
-    let mut found: Option<(String, Option<String>)> = None;
-    // Bounded: each generation is hundreds of park/wake cycles.
-    for generation in 0..1000 {
-        let arn = arn_of(generation);
-        match deps
-            .sfn
-            .describe_execution()
-            .execution_arn(&arn)
-            .send()
-            .await
-        {
-            Ok(out) => found = Some((arn, Some(out.status().as_str().to_owned()))),
-            Err(err)
-                if err
-                    .as_service_error()
-                    .is_some_and(|e| e.is_execution_does_not_exist()) =>
-            {
-                break;
-            }
-            Err(err) => {
-                warn!(task_id, error = %aws_sdk_sfn::error::DisplayErrorContext(&err), "cannot describe the execution");
-                return Some(found.unwrap_or((arn, None)));
-            }
-        }
-    }
-    Some(found.unwrap_or_else(|| (arn_of(0), None)))
-}
-
-/// Notes per page of the note log.
-const NOTES_PAGE: u32 = 100;
-
-/// The note log: every note the stand-in wrote, in order, after `after` (a `seq`), so a
-/// parent that lost messages can catch up. `next` is the `after` of the following page.
-async fn notes(
-    deps: &'static Deps,
-    task_id: &str,
-    after: Option<&str>,
-) -> Result<Response<Body>, Error> {
-    let after = match after.map(str::parse::<u64>) {
-        None => 0,
-        Some(Ok(n)) => n,
-        Some(Err(_)) => {
-            return reply(
-                400,
-                json!({"error": "after must be a note number (a whole number, 0 or more)"}),
-            );
-        }
-    };
-    if deps.store.get(task_id).await?.is_none() && deps.store.notes(task_id, 0, 1).await?.is_empty()
-    {
-        return reply(404, json!({"error": format!("no stand-in {task_id}")}));
-    }
-    let notes = deps.store.notes(task_id, after, NOTES_PAGE).await?;
-    let next = (notes.len() == NOTES_PAGE as usize)
-        .then(|| notes.last().map(|n| n.seq))
-        .flatten();
-    reply(
-        200,
-        json!({"task_id": task_id, "notes": notes, "next": next}),
-    )
-}
-
-/// One page of stand-ins (50 per page; `next` names where the following page starts).
-async fn list(deps: &'static Deps, after: Option<&str>) -> Result<Response<Body>, Error> {
-    let (rows, next) = deps.store.list(after, 50).await?;
-    let standins: Vec<Value> = rows.iter().map(summary).collect();
-    reply(200, json!({"standins": standins, "next": next}))
-}
-
-/// What the parent may see of a row: never the park token or the token's digest.
-fn summary(row: &Row) -> Value {
-    json!({
-            "task_id": row.task_id,
-            "agent": row.agent,
-            "remote_task_id": row.remote_task_id,
-            "watch": row.watch.as_ref().map(|w| w.mode),
-            "state": row.last.as_ref().map(|l| l.state.as_str()),
-            "text": row.last.as_ref().map(|l| l.text.clone()),
-            "closed": row.closed,
-            "seq": row.seq,
-            "created_at": row.created_at,
-    })
-}
-
-/// A local id is an execution name too: letters, digits, `-`, `_`; `__` marks a roll.
-pub fn valid_task_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 64
-        && !id.contains("__")
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    .handle(call)
+    .await?;
+    Ok(Response::builder()
+        .status(answer.status)
+        .header("content-type", "application/json")
+        .body(Body::from(answer.body.to_string()))?)
 }

@@ -1,0 +1,494 @@
+//! The parent's control API over the ports: start, reply, cancel, status, notes, list.
+//! The Lambda glue turns an HTTP request into a [`Call`] and the [`Answer`] back into a
+//! response; everything a parent is told, and with which status, is decided here.
+
+use serde::Serialize;
+use serde_json::Value;
+use tracing::warn;
+
+use crate::config::AgentsConfig;
+use crate::domain::doorbell;
+use crate::domain::row::{Guard, Row, WakeEvent, WatchMode};
+use crate::domain::scrub::{MAX_REASON_BYTES, MAX_REPLY_BYTES};
+use crate::handlers::steps::{Step, execution_name};
+use crate::ports::{Doorbell, ExecutionError, Executions, ParentNote, RowStore, StoreError};
+
+/// What the parent asked for, as routed from method and path.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Call<'a> {
+    Start(&'a Value),
+    Reply {
+        task_id: &'a str,
+        body: &'a Value,
+    },
+    Cancel {
+        task_id: &'a str,
+        body: &'a Value,
+    },
+    Status {
+        task_id: &'a str,
+    },
+    Notes {
+        task_id: &'a str,
+        after: Option<&'a str>,
+    },
+    List {
+        after: Option<&'a str>,
+    },
+    NoRoute {
+        method: &'a str,
+        path: &'a str,
+    },
+}
+
+/// Routes a request: its method, its path (without a trailing `/`), the `{task_id}` path
+/// parameter when the route has one, the `after` query parameter and the JSON body.
+pub fn route<'a>(
+    method: &'a str,
+    path: &'a str,
+    task_id: Option<&'a str>,
+    after: Option<&'a str>,
+    body: &'a Value,
+) -> Call<'a> {
+    match (method, task_id) {
+        ("POST", None) if path.ends_with("/standins") => Call::Start(body),
+        ("POST", Some(task_id)) if path.ends_with("/reply") => Call::Reply { task_id, body },
+        ("POST", Some(task_id)) if path.ends_with("/cancel") => Call::Cancel { task_id, body },
+        ("GET", Some(task_id)) if path.ends_with(&format!("/{task_id}/notes")) => {
+            Call::Notes { task_id, after }
+        }
+        ("GET", Some(task_id)) => Call::Status { task_id },
+        ("GET", None) if path.ends_with("/standins") => Call::List { after },
+        _ => Call::NoRoute { method, path },
+    }
+}
+
+/// The HTTP answer: a status and a JSON body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    pub status: u16,
+    pub body: Value,
+}
+
+impl Answer {
+    fn of(status: u16, body: impl Serialize) -> Self {
+        Self {
+            status,
+            body: serde_json::to_value(body).unwrap_or(Value::Null),
+        }
+    }
+
+    fn error(status: u16, error: impl Into<String>) -> Self {
+        Self::of(
+            status,
+            ErrorBody {
+                error: error.into(),
+                agents: None,
+            },
+        )
+    }
+}
+
+/// What went wrong on our side (a 5xx): the caller may try again.
+#[derive(Debug, thiserror::Error)]
+pub enum ControlError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Executions(#[from] ExecutionError),
+    #[error("the step input could not be written: {0}")]
+    Input(#[from] serde_json::Error),
+}
+
+#[derive(Debug, Serialize)]
+pub struct ErrorBody {
+    pub error: String,
+    /// With an unknown agent: the agents this deployment knows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agents: Option<Vec<String>>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Started {
+    pub task_id: String,
+    pub execution_arn: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Accepted {
+    pub task_id: String,
+    pub accepted: bool,
+}
+
+/// What the parent may see of a row: never the park token or the token's digest.
+#[derive(Debug, Serialize)]
+pub struct Summary {
+    pub task_id: String,
+    pub agent: String,
+    pub remote_task_id: Option<String>,
+    pub watch: Option<WatchMode>,
+    pub state: Option<String>,
+    pub text: Option<String>,
+    pub closed: bool,
+    pub seq: u64,
+    pub created_at: Option<String>,
+}
+
+impl From<&Row> for Summary {
+    fn from(row: &Row) -> Self {
+        Self {
+            task_id: row.task_id.clone(),
+            agent: row.agent.clone(),
+            remote_task_id: row.remote_task_id.clone(),
+            watch: row.watch.as_ref().map(|w| w.mode),
+            state: row.last.as_ref().map(|l| l.state.as_str().to_owned()),
+            text: row.last.as_ref().map(|l| l.text.clone()),
+            closed: row.closed,
+            seq: row.seq,
+            created_at: row.created_at.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct Status {
+    #[serde(flatten)]
+    pub summary: Summary,
+    /// The newest execution of the stand-in (a roll starts `{task_id}__1`, …).
+    pub execution_arn: String,
+    /// None when Step Functions could not be asked.
+    pub execution_status: Option<String>,
+    pub parked: bool,
+    pub pending: Pending,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Pending {
+    pub cancel: bool,
+    pub replies: usize,
+    pub push: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct NotesPage {
+    pub task_id: String,
+    pub notes: Vec<ParentNote>,
+    /// The `after` of the following page; None on the last.
+    pub next: Option<u64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct ListPage {
+    pub standins: Vec<Summary>,
+    pub next: Option<String>,
+}
+
+/// How long the parent's name for a reply may be.
+pub const MAX_REPLY_ID_BYTES: usize = 128;
+/// Notes per page of the note log.
+pub const NOTES_PAGE: u32 = 100;
+/// Stand-ins per page of the list.
+pub const LIST_PAGE: u32 = 50;
+
+/// The control API over a row store, a doorbell and the executions.
+pub struct Control<'a, S, D, E> {
+    pub store: &'a S,
+    pub bell: &'a D,
+    pub executions: &'a E,
+    pub agents: &'a AgentsConfig,
+}
+
+impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
+    pub async fn handle(&self, call: Call<'_>) -> Result<Answer, ControlError> {
+        match call {
+            Call::Start(body) => self.start(body).await,
+            Call::Reply { task_id, body } => self.reply(task_id, body).await,
+            Call::Cancel { task_id, body } => self.cancel(task_id, body).await,
+            Call::Status { task_id } => self.status(task_id).await,
+            Call::Notes { task_id, after } => self.notes(task_id, after).await,
+            Call::List { after } => {
+                let (rows, next) = self.store.list(after, LIST_PAGE).await?;
+                let standins = rows.iter().map(Summary::from).collect();
+                Ok(Answer::of(200, ListPage { standins, next }))
+            }
+            Call::NoRoute { method, path } => {
+                Ok(Answer::error(404, format!("no route {method} {path}")))
+            }
+        }
+    }
+
+    async fn start(&self, body: &Value) -> Result<Answer, ControlError> {
+        let Some(agent) = body["agent"].as_str() else {
+            return Ok(Answer::error(400, "body.agent is required"));
+        };
+        if self.agents.agent(agent).is_none() {
+            let known = self.agents.agents.iter().map(|a| a.id.clone()).collect();
+            return Ok(Answer::of(
+                400,
+                ErrorBody {
+                    error: format!("unknown agent {agent:?}"),
+                    agents: Some(known),
+                },
+            ));
+        }
+        let Some(message) = body["message"].as_str().filter(|m| !m.is_empty()) else {
+            return Ok(Answer::error(400, "body.message is required"));
+        };
+        if message.len() > MAX_REPLY_BYTES {
+            return Ok(Answer::error(
+                400,
+                format!(
+                    "body.message is {} bytes; the limit is {MAX_REPLY_BYTES}",
+                    message.len()
+                ),
+            ));
+        }
+        let task_id = match body["task_id"].as_str() {
+            Some(id) if valid_task_id(id) => id.to_owned(),
+            Some(_) => {
+                return Ok(Answer::error(
+                    400,
+                    r#"task_id must be 1-64 characters of [A-Za-z0-9_-], without "__" (kept for rolled executions)"#,
+                ));
+            }
+            None => format!("si-{}", random_hex()),
+        };
+        let mut row = Row::new(&task_id, agent);
+        row.created_at = Some(crate::clock::now_rfc3339());
+        let created = match self.store.create(&row).await {
+            Ok(_) => true,
+            Err(StoreError::AlreadyExists(_)) => {
+                let existing = self.store.get(&task_id).await?;
+                if existing.as_ref().is_some_and(|r| r.agent != agent) {
+                    return Ok(Answer::error(
+                        409,
+                        format!("stand-in {task_id} exists for another agent"),
+                    ));
+                }
+                if existing.as_ref().is_some_and(|r| r.closed) {
+                    return Ok(Answer::error(
+                        409,
+                        format!(
+                            "stand-in {task_id} has ended; its notes stay readable at GET /standins/{task_id}/notes. Start a new stand-in with another task_id"
+                        ),
+                    ));
+                }
+                false
+            }
+            Err(err) => return Err(err.into()),
+        };
+        let input = serde_json::to_string(&Step::start(&task_id, agent, message))?;
+        let execution_arn = match self.executions.start(&task_id, &input).await {
+            Ok(arn) => arn,
+            // Starting twice with the same input is idempotent on Step Functions; a
+            // different input under the same name is refused: the same stand-in either way.
+            Err(ExecutionError::AlreadyExists(_)) => {
+                let arn = self.executions.arn(&task_id);
+                let running = match self.executions.status(&arn).await {
+                    Ok(status) => status == "RUNNING",
+                    // Unknown is not "ended": closing a row on a guess could end a live one.
+                    Err(err) => {
+                        warn!(task_id, error = %err, "cannot describe the execution");
+                        return Ok(Answer::error(
+                            503,
+                            "Step Functions could not be asked about this stand-in; try the start again",
+                        ));
+                    }
+                };
+                if created && !running {
+                    // The row is new, yet the execution name is taken by one that is not
+                    // running: an earlier stand-in of this id ended and its row expired
+                    // while Step Functions keeps the name. Close the row just made, so the
+                    // id answers "ended" from now on. (A running one is a concurrent start
+                    // of this same stand-in.)
+                    self.store.close(&task_id, None).await?;
+                    return Ok(Answer::error(
+                        409,
+                        format!(
+                            "task_id {task_id} was used by an earlier stand-in that has ended; start a new stand-in with another task_id"
+                        ),
+                    ));
+                }
+                arn
+            }
+            Err(err) => return Err(err.into()),
+        };
+        Ok(Answer::of(
+            200,
+            Started {
+                task_id,
+                execution_arn,
+            },
+        ))
+    }
+
+    async fn reply(&self, task_id: &str, body: &Value) -> Result<Answer, ControlError> {
+        let Some(text) = body["text"].as_str().filter(|t| !t.is_empty()) else {
+            return Ok(Answer::error(400, "body.text is required"));
+        };
+        if text.len() > MAX_REPLY_BYTES {
+            return Ok(Answer::error(
+                400,
+                format!(
+                    "body.text is {} bytes; the limit is {MAX_REPLY_BYTES}",
+                    text.len()
+                ),
+            ));
+        }
+        // The parent names its reply so that sending it again is harmless; unnamed, it
+        // gets a name here, which makes the store's own retries harmless.
+        let reply_id = match body.get("reply_id") {
+            None | Some(Value::Null) => format!("r-{}", random_hex()),
+            Some(Value::String(given))
+                if !given.is_empty()
+                    && given.len() <= MAX_REPLY_ID_BYTES
+                    && given.bytes().all(|b| b.is_ascii_graphic()) =>
+            {
+                given.clone()
+            }
+            Some(_) => {
+                return Ok(Answer::error(
+                    400,
+                    format!(
+                        "body.reply_id must be 1 to {MAX_REPLY_ID_BYTES} printable ASCII characters without spaces"
+                    ),
+                ));
+            }
+        };
+        let event = WakeEvent::Reply {
+            text: text.to_owned(),
+            id: Some(reply_id),
+        };
+        self.ring(task_id, event).await
+    }
+
+    async fn cancel(&self, task_id: &str, body: &Value) -> Result<Answer, ControlError> {
+        let reason = body["reason"]
+            .as_str()
+            .unwrap_or("cancelled by the parent")
+            .to_owned();
+        if reason.len() > MAX_REASON_BYTES {
+            return Ok(Answer::error(
+                400,
+                format!(
+                    "body.reason is {} bytes; the limit is {MAX_REASON_BYTES}",
+                    reason.len()
+                ),
+            ));
+        }
+        self.ring(task_id, WakeEvent::Cancel { reason }).await
+    }
+
+    async fn ring(&self, task_id: &str, event: WakeEvent) -> Result<Answer, ControlError> {
+        match doorbell::ring(self.store, self.bell, task_id, &event, &Guard::Open).await {
+            Ok(_) => Ok(Answer::of(
+                202,
+                Accepted {
+                    task_id: task_id.to_owned(),
+                    accepted: true,
+                },
+            )),
+            Err(StoreError::NotFound(_)) => {
+                Ok(Answer::error(404, format!("no stand-in {task_id}")))
+            }
+            Err(StoreError::Refused(_)) => {
+                Ok(Answer::error(409, format!("stand-in {task_id} has ended")))
+            }
+            Err(err @ StoreError::RepliesFull(_)) => Ok(Answer::error(
+                429,
+                format!("{err}; send more once it has taken them"),
+            )),
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    async fn status(&self, task_id: &str) -> Result<Answer, ControlError> {
+        let Some(row) = self.store.get(task_id).await? else {
+            return Ok(Answer::error(404, format!("no stand-in {task_id}")));
+        };
+        let (execution_arn, execution_status) = self.current_execution(task_id).await;
+        Ok(Answer::of(
+            200,
+            Status {
+                summary: Summary::from(&row),
+                execution_arn,
+                execution_status,
+                parked: row.is_parked(),
+                pending: Pending {
+                    cancel: row.pending.cancel.is_some(),
+                    replies: row.pending.replies.len(),
+                    push: row.pending.push.is_some(),
+                },
+            },
+        ))
+    }
+
+    /// The stand-in's newest execution and its status: a roll starts `{task_id}__1`,
+    /// then `__2`, …, so the newest is the last name that exists. The status is None
+    /// when Step Functions can't be asked (the ARN is still right).
+    async fn current_execution(&self, task_id: &str) -> (String, Option<String>) {
+        let arn_of = |generation| self.executions.arn(&execution_name(task_id, generation));
+        let mut found: Option<(String, Option<String>)> = None;
+        // Bounded: each generation is hundreds of park/wake cycles.
+        for generation in 0..1000 {
+            let arn = arn_of(generation);
+            match self.executions.status(&arn).await {
+                Ok(status) => found = Some((arn, Some(status))),
+                Err(ExecutionError::DoesNotExist(_)) => break,
+                Err(err) => {
+                    warn!(task_id, error = %err, "cannot describe the execution");
+                    return found.unwrap_or((arn, None));
+                }
+            }
+        }
+        found.unwrap_or_else(|| (arn_of(0), None))
+    }
+
+    /// The note log: every note the stand-in wrote, in order, after `after` (a `seq`),
+    /// so a parent that lost messages can catch up.
+    async fn notes(&self, task_id: &str, after: Option<&str>) -> Result<Answer, ControlError> {
+        let after = match after.map(str::parse::<u64>) {
+            None => 0,
+            Some(Ok(n)) => n,
+            Some(Err(_)) => {
+                return Ok(Answer::error(
+                    400,
+                    "after must be a note number (a whole number, 0 or more)",
+                ));
+            }
+        };
+        if self.store.get(task_id).await?.is_none()
+            && self.store.notes(task_id, 0, 1).await?.is_empty()
+        {
+            return Ok(Answer::error(404, format!("no stand-in {task_id}")));
+        }
+        let notes = self.store.notes(task_id, after, NOTES_PAGE).await?;
+        let next = (notes.len() == NOTES_PAGE as usize)
+            .then(|| notes.last().map(|n| n.seq))
+            .flatten();
+        Ok(Answer::of(
+            200,
+            NotesPage {
+                task_id: task_id.to_owned(),
+                notes,
+                next,
+            },
+        ))
+    }
+}
+
+/// A local id is an execution name too: letters, digits, `-`, `_`; `__` marks a roll.
+pub fn valid_task_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && !id.contains("__")
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+fn random_hex() -> String {
+    let mut bytes = [0u8; 12];
+    rand::Rng::fill_bytes(&mut rand::rng(), &mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

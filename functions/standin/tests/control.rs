@@ -1,0 +1,526 @@
+//! The parent's control API over the in-memory ports: routing, every refusal and its
+//! status, idempotent starts, an id whose execution outlived its row, replies named and
+//! unnamed, status across rolls, the note log's pages, and no secret in any answer.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
+
+use serde_json::{Value, json};
+use standin::a2a::TaskState;
+use standin::config::AgentsConfig;
+use standin::domain::push::PushToken;
+use standin::domain::remote::remote_out;
+use standin::domain::row::{Row, Watch, WatchMode};
+use standin::handlers::control::{Answer, Call, Control, NOTES_PAGE, route};
+use standin::memory::{MemoryDoorbell, MemoryExecutions, MemoryStore};
+use standin::ports::{ExecutionError, RowStore};
+
+struct World {
+    store: MemoryStore,
+    bell: MemoryDoorbell,
+    executions: MemoryExecutions,
+    agents: AgentsConfig,
+}
+
+impl World {
+    fn new() -> Self {
+        Self {
+            store: MemoryStore::new(),
+            bell: MemoryDoorbell::new(),
+            executions: MemoryExecutions::new(),
+            agents: AgentsConfig::parse(
+                r#"{"agents":[{"id":"writer","url":"http://127.0.0.1:9"},{"id":"critic","url":"http://127.0.0.1:9"}]}"#,
+            )
+            .unwrap(),
+        }
+    }
+
+    async fn call(&self, call: Call<'_>) -> Answer {
+        Control {
+            store: &self.store,
+            bell: &self.bell,
+            executions: &self.executions,
+            agents: &self.agents,
+        }
+        .handle(call)
+        .await
+        .expect("no backend failure")
+    }
+
+    async fn start(&self, body: Value) -> Answer {
+        self.call(Call::Start(&body)).await
+    }
+}
+
+fn error(answer: &Answer) -> &str {
+    answer.body["error"].as_str().unwrap_or_default()
+}
+
+#[test]
+fn requests_are_routed_by_method_path_and_parameter() {
+    let body = json!({});
+    assert_eq!(
+        route("POST", "/prod/standins", None, None, &body),
+        Call::Start(&body)
+    );
+    assert_eq!(
+        route("POST", "/standins/a/reply", Some("a"), None, &body),
+        Call::Reply {
+            task_id: "a",
+            body: &body
+        }
+    );
+    assert_eq!(
+        route("POST", "/standins/a/cancel", Some("a"), None, &body),
+        Call::Cancel {
+            task_id: "a",
+            body: &body
+        }
+    );
+    assert_eq!(
+        route("GET", "/standins/a/notes", Some("a"), Some("3"), &body),
+        Call::Notes {
+            task_id: "a",
+            after: Some("3")
+        }
+    );
+    assert_eq!(
+        route("GET", "/standins/notes", Some("notes"), None, &body),
+        Call::Status { task_id: "notes" },
+        "a stand-in may be called notes"
+    );
+    assert_eq!(
+        route("GET", "/standins", None, Some("x"), &body),
+        Call::List { after: Some("x") }
+    );
+    assert_eq!(
+        route("DELETE", "/standins/a", Some("a"), None, &body),
+        Call::NoRoute {
+            method: "DELETE",
+            path: "/standins/a"
+        }
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_route_is_a_404_naming_it() {
+    let w = World::new();
+    let answer = w
+        .call(Call::NoRoute {
+            method: "PUT",
+            path: "/x",
+        })
+        .await;
+    assert_eq!((answer.status, error(&answer)), (404, "no route PUT /x"));
+}
+
+#[tokio::test]
+async fn a_start_creates_the_row_and_the_execution_with_the_first_turn() {
+    let w = World::new();
+    let answer = w
+        .start(json!({"agent": "writer", "message": "Write it", "task_id": "job-1"}))
+        .await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(answer.body["task_id"], "job-1");
+    assert_eq!(answer.body["execution_arn"], w.executions.arn_of("job-1"));
+    let row = w.store.snapshot("job-1").expect("the row");
+    assert_eq!((row.agent.as_str(), row.closed), ("writer", false));
+    assert!(row.created_at.is_some());
+    let input: Value = serde_json::from_str(&w.executions.input_of("job-1").unwrap()).unwrap();
+    assert_eq!(input["message"], "Write it");
+    assert_eq!(input["agent"], "writer");
+}
+
+#[tokio::test]
+async fn a_start_without_an_id_gets_one() {
+    let w = World::new();
+    let answer = w
+        .start(json!({"agent": "writer", "message": "Write it"}))
+        .await;
+    assert_eq!(answer.status, 200);
+    let id = answer.body["task_id"].as_str().unwrap();
+    assert!(id.starts_with("si-") && id.len() == 27, "{id}");
+    assert!(w.store.snapshot(id).is_some());
+}
+
+#[tokio::test]
+async fn every_bad_start_is_a_400_saying_what_to_fix() {
+    let w = World::new();
+    let long = "x".repeat(32 * 1024 + 1);
+    let cases = [
+        (json!({"message": "m"}), "body.agent is required"),
+        (
+            json!({"agent": 7, "message": "m"}),
+            "body.agent is required",
+        ),
+        (json!({"agent": "writer"}), "body.message is required"),
+        (
+            json!({"agent": "writer", "message": ""}),
+            "body.message is required",
+        ),
+        (
+            json!({"agent": "writer", "message": long}),
+            "body.message is 32769 bytes; the limit is 32768",
+        ),
+        (
+            json!({"agent": "writer", "message": "m", "task_id": "a__1"}),
+            r#"task_id must be 1-64 characters of [A-Za-z0-9_-], without "__" (kept for rolled executions)"#,
+        ),
+        (
+            json!({"agent": "writer", "message": "m", "task_id": "a b"}),
+            r#"task_id must be 1-64 characters of [A-Za-z0-9_-], without "__" (kept for rolled executions)"#,
+        ),
+    ];
+    for (body, expected) in cases {
+        let answer = w.start(body.clone()).await;
+        assert_eq!((answer.status, error(&answer)), (400, expected), "{body}");
+    }
+    let unknown = w.start(json!({"agent": "painter", "message": "m"})).await;
+    assert_eq!(unknown.status, 400);
+    assert_eq!(error(&unknown), r#"unknown agent "painter""#);
+    assert_eq!(unknown.body["agents"], json!(["writer", "critic"]));
+    assert_eq!(w.executions.started(), 0, "nothing started");
+}
+
+#[tokio::test]
+async fn starting_the_same_stand_in_twice_answers_the_same_execution() {
+    let w = World::new();
+    let body = json!({"agent": "writer", "message": "Write it", "task_id": "twice"});
+    let first = w.start(body.clone()).await;
+    let second = w.start(body).await;
+    assert_eq!((first.status, second.status), (200, 200));
+    assert_eq!(first.body, second.body);
+    assert_eq!(w.executions.started(), 1);
+}
+
+#[tokio::test]
+async fn a_start_for_another_agent_or_an_ended_stand_in_is_a_409() {
+    let w = World::new();
+    w.start(json!({"agent": "writer", "message": "m", "task_id": "taken"}))
+        .await;
+    let other = w
+        .start(json!({"agent": "critic", "message": "m", "task_id": "taken"}))
+        .await;
+    assert_eq!(
+        (other.status, error(&other)),
+        (409, "stand-in taken exists for another agent")
+    );
+    w.store.close("taken", None).await.unwrap();
+    let again = w
+        .start(json!({"agent": "writer", "message": "m", "task_id": "taken"}))
+        .await;
+    assert_eq!(again.status, 409);
+    assert!(
+        error(&again).contains("has ended; its notes stay readable"),
+        "{}",
+        again.body
+    );
+}
+
+#[tokio::test]
+async fn an_id_whose_execution_outlived_its_row_is_refused_and_closed() {
+    let w = World::new();
+    // An earlier stand-in of this id ran and ended; its row expired since.
+    w.executions.add("old", "SUCCEEDED");
+    let answer = w
+        .start(json!({"agent": "writer", "message": "m", "task_id": "old"}))
+        .await;
+    assert_eq!(answer.status, 409, "{}", answer.body);
+    assert!(error(&answer).contains("was used by an earlier stand-in that has ended"));
+    assert!(
+        w.store.snapshot("old").unwrap().closed,
+        "the id answers ended from now on"
+    );
+}
+
+#[tokio::test]
+async fn a_start_step_functions_cannot_answer_about_is_a_503_and_closes_nothing() {
+    let w = World::new();
+    w.executions.add("busy", "RUNNING");
+    w.executions
+        .fail_status(Some(ExecutionError::Backend("throttled".into())));
+    let answer = w
+        .start(json!({"agent": "writer", "message": "m", "task_id": "busy"}))
+        .await;
+    assert_eq!(answer.status, 503, "{}", answer.body);
+    assert!(!w.store.snapshot("busy").unwrap().closed);
+}
+
+async fn parked_row(w: &World, id: &str) -> PushToken {
+    let token = PushToken::generate();
+    let mut row = Row::new(id, "writer");
+    row.remote_task_id = Some("remote-1".into());
+    row.watch = Some(Watch {
+        mode: WatchMode::Push,
+        config_id: Some("c".into()),
+        token_digest: Some(token.digest()),
+    });
+    row.last = Some(remote_out(
+        "remote-1",
+        TaskState::InputRequired,
+        None,
+        "Which colour?",
+    ));
+    w.store.create(&row).await.unwrap();
+    w.store.park(id, 1, "park-token-1").await.unwrap();
+    token
+}
+
+#[tokio::test]
+async fn a_reply_is_recorded_rung_and_accepted() {
+    let w = World::new();
+    parked_row(&w, "r").await;
+    let body = json!({"text": "blue", "reply_id": "parent-1"});
+    let answer = w
+        .call(Call::Reply {
+            task_id: "r",
+            body: &body,
+        })
+        .await;
+    assert_eq!(answer.status, 202);
+    assert_eq!(answer.body, json!({"task_id": "r", "accepted": true}));
+    assert_eq!(w.bell.rings(), ["park-token-1"]);
+    let row = w.store.snapshot("r").unwrap();
+    assert_eq!(row.pending.replies.len(), 1);
+    assert_eq!(row.reply_ids, ["parent-1"]);
+}
+
+#[tokio::test]
+async fn an_unnamed_reply_gets_a_name_so_the_stores_retries_are_harmless() {
+    let w = World::new();
+    parked_row(&w, "r").await;
+    let body = json!({"text": "blue"});
+    w.call(Call::Reply {
+        task_id: "r",
+        body: &body,
+    })
+    .await;
+    let row = w.store.snapshot("r").unwrap();
+    assert!(row.reply_ids[0].starts_with("r-"), "{:?}", row.reply_ids);
+}
+
+#[tokio::test]
+async fn every_bad_reply_or_cancel_is_refused_with_its_status() {
+    let w = World::new();
+    parked_row(&w, "r").await;
+    let long = "x".repeat(32 * 1024 + 1);
+    let reply_cases = [
+        (json!({}), 400, "body.text is required".to_owned()),
+        (json!({"text": ""}), 400, "body.text is required".to_owned()),
+        (
+            json!({"text": long}),
+            400,
+            "body.text is 32769 bytes; the limit is 32768".to_owned(),
+        ),
+        (
+            json!({"text": "t", "reply_id": "has space"}),
+            400,
+            "body.reply_id must be 1 to 128 printable ASCII characters without spaces".to_owned(),
+        ),
+        (
+            json!({"text": "t", "reply_id": 5}),
+            400,
+            "body.reply_id must be 1 to 128 printable ASCII characters without spaces".to_owned(),
+        ),
+    ];
+    for (body, status, expected) in reply_cases {
+        let answer = w
+            .call(Call::Reply {
+                task_id: "r",
+                body: &body,
+            })
+            .await;
+        assert_eq!(
+            (answer.status, error(&answer)),
+            (status, expected.as_str()),
+            "{body}"
+        );
+    }
+    let body = json!({"reason": "x".repeat(4097)});
+    let answer = w
+        .call(Call::Cancel {
+            task_id: "r",
+            body: &body,
+        })
+        .await;
+    assert_eq!(
+        (answer.status, error(&answer)),
+        (400, "body.reason is 4097 bytes; the limit is 4096")
+    );
+    let body = json!({"text": "t"});
+    let answer = w
+        .call(Call::Reply {
+            task_id: "nobody",
+            body: &body,
+        })
+        .await;
+    assert_eq!((answer.status, error(&answer)), (404, "no stand-in nobody"));
+    assert!(w.bell.rings().is_empty(), "nothing refused was rung");
+}
+
+#[tokio::test]
+async fn replies_past_the_queue_are_a_429_and_an_ended_stand_in_a_409() {
+    let w = World::new();
+    parked_row(&w, "r").await;
+    let mut statuses = vec![];
+    for i in 0..=standin::domain::row::MAX_QUEUED_REPLIES {
+        let body = json!({"text": format!("reply {i}")});
+        statuses.push(
+            w.call(Call::Reply {
+                task_id: "r",
+                body: &body,
+            })
+            .await
+            .status,
+        );
+    }
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 202).count(),
+        standin::domain::row::MAX_QUEUED_REPLIES
+    );
+    assert_eq!(statuses.last(), Some(&429));
+    w.store.close("r", None).await.unwrap();
+    let body = json!({});
+    let answer = w
+        .call(Call::Cancel {
+            task_id: "r",
+            body: &body,
+        })
+        .await;
+    assert_eq!(
+        (answer.status, error(&answer)),
+        (409, "stand-in r has ended")
+    );
+}
+
+#[tokio::test]
+async fn a_cancel_without_a_reason_says_the_parent_cancelled() {
+    let w = World::new();
+    parked_row(&w, "c").await;
+    let body = json!({});
+    let answer = w
+        .call(Call::Cancel {
+            task_id: "c",
+            body: &body,
+        })
+        .await;
+    assert_eq!(answer.status, 202);
+    let row = w.store.snapshot("c").unwrap();
+    assert_eq!(
+        row.pending.cancel.as_deref(),
+        Some("cancelled by the parent")
+    );
+}
+
+#[tokio::test]
+async fn status_shows_the_newest_execution_and_no_secret() {
+    let w = World::new();
+    let token = parked_row(&w, "s").await;
+    w.executions.add("s", "SUCCEEDED");
+    w.executions.add("s__1", "SUCCEEDED");
+    w.executions.add("s__2", "RUNNING");
+    let answer = w.call(Call::Status { task_id: "s" }).await;
+    assert_eq!(answer.status, 200);
+    let b = &answer.body;
+    assert_eq!(b["execution_arn"], w.executions.arn_of("s__2"));
+    assert_eq!(b["execution_status"], "RUNNING");
+    assert_eq!(b["parked"], true);
+    assert_eq!(b["watch"], "push");
+    assert_eq!(b["state"], "TASK_STATE_INPUT_REQUIRED");
+    assert_eq!(
+        b["pending"],
+        json!({"cancel": false, "replies": 0, "push": false})
+    );
+    let text = b.to_string();
+    for secret in [token.expose(), token.digest().as_str(), "park-token-1"] {
+        assert!(!text.contains(secret), "{text}");
+    }
+    let missing = w.call(Call::Status { task_id: "nobody" }).await;
+    assert_eq!(
+        (missing.status, error(&missing)),
+        (404, "no stand-in nobody")
+    );
+}
+
+#[tokio::test]
+async fn status_keeps_the_arn_when_step_functions_cannot_be_asked() {
+    let w = World::new();
+    parked_row(&w, "s").await;
+    w.executions
+        .fail_status(Some(ExecutionError::Backend("down".into())));
+    let answer = w.call(Call::Status { task_id: "s" }).await;
+    assert_eq!(answer.status, 200);
+    assert_eq!(answer.body["execution_arn"], w.executions.arn_of("s"));
+    assert_eq!(answer.body["execution_status"], Value::Null);
+}
+
+#[tokio::test]
+async fn the_note_log_pages_in_order_and_refuses_a_bad_after() {
+    let w = World::new();
+    parked_row(&w, "n").await;
+    for k in 0..(NOTES_PAGE + 5) {
+        let out = remote_out("remote-1", TaskState::Working, None, &format!("step {k}"));
+        w.store
+            .apply("n", &out, &standin::domain::row::Guard::Open)
+            .await
+            .unwrap();
+    }
+    let first = w
+        .call(Call::Notes {
+            task_id: "n",
+            after: None,
+        })
+        .await;
+    assert_eq!(first.status, 200);
+    let notes = first.body["notes"].as_array().unwrap();
+    assert_eq!(notes.len(), NOTES_PAGE as usize);
+    assert_eq!(first.body["next"], json!(NOTES_PAGE));
+    let after = NOTES_PAGE.to_string();
+    let second = w
+        .call(Call::Notes {
+            task_id: "n",
+            after: Some(&after),
+        })
+        .await;
+    let seqs: Vec<u64> = second.body["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["seq"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        seqs,
+        (u64::from(NOTES_PAGE) + 1..=u64::from(NOTES_PAGE) + 5).collect::<Vec<_>>()
+    );
+    assert_eq!(second.body["next"], Value::Null);
+    let bad = w
+        .call(Call::Notes {
+            task_id: "n",
+            after: Some("-1"),
+        })
+        .await;
+    assert_eq!(bad.status, 400);
+    let missing = w
+        .call(Call::Notes {
+            task_id: "nobody",
+            after: None,
+        })
+        .await;
+    assert_eq!(missing.status, 404);
+}
+
+#[tokio::test]
+async fn the_list_pages_through_the_stand_ins() {
+    let w = World::new();
+    for i in 0..55 {
+        w.store
+            .create(&Row::new(format!("l-{i:02}"), "writer"))
+            .await
+            .unwrap();
+    }
+    let first = w.call(Call::List { after: None }).await;
+    assert_eq!(first.body["standins"].as_array().unwrap().len(), 50);
+    let next = first.body["next"].as_str().unwrap().to_owned();
+    let second = w.call(Call::List { after: Some(&next) }).await;
+    assert_eq!(second.body["standins"].as_array().unwrap().len(), 5);
+    assert_eq!(second.body["next"], Value::Null);
+}
