@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # AWS settings that point every SDK, the AWS CLI and SAM at the local stack. Sourced.
 export AWS_ENDPOINT_URL="${AWS_ENDPOINT_URL:-http://127.0.0.1:4566}"
 export AWS_ACCESS_KEY_ID="${AWS_ACCESS_KEY_ID:-test}"

@@ -1,7 +1,9 @@
+# shellcheck shell=bash
 # Where the running LocalStack keeps its state. Sourced.
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/env.sh"
 LS_RUN="$STANDIN_CACHE/localstack-run"
 LS_PID_FILE="$LS_RUN/pid"
+# shellcheck disable=SC2034 # read by the scripts that source this file
 LS_LOGFILE="$LS_RUN/localstack.log"
 LS_PORT="${LOCALSTACK_PORT:-4566}"
 LS_URL="http://127.0.0.1:$LS_PORT"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared settings for the project's scripts. Sourced, not run.
 # Everything downloaded or built is cached outside the clone, so a second run (or a
 # second clone) reuses it and a fresh machine still works.

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The test stack and the fault tools around it, shared by scripts/test and scripts/soak.
 # Sourced after env.sh; the caller stops what it started (FAULT_PROXY_PID).
 

@@ -132,6 +132,26 @@ impl Stack {
         Ok(visits)
     }
 
+    /// `state_visits` over the stand-in's executions, rolled ones (`{name}__1`, …)
+    /// included, in order.
+    pub async fn state_visits_all(
+        &self,
+        name: &str,
+        state: &str,
+    ) -> Result<Vec<(u64, u64)>, String> {
+        let mut all = self.state_visits(name, state).await?;
+        for generation in 1.. {
+            match self
+                .state_visits(&format!("{name}__{generation}"), state)
+                .await
+            {
+                Ok(more) => all.extend(more),
+                Err(_) => break,
+            }
+        }
+        Ok(all)
+    }
+
     /// The names of the states the execution entered, in order.
     pub async fn states_entered(&self, name: &str) -> Vec<String> {
         let sfn = aws_sdk_sfn::Client::new(&self.config);

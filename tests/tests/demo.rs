@@ -25,6 +25,14 @@ fn the_demo_runs_both_watches_and_reports_each_change_with_its_latency() {
                 .is_ok_and(|c| String::from_utf8_lossy(&c).contains("demo-agent"))
         })
     });
+    /// Stopped however the test ends.
+    struct Bystander(std::process::Child);
+    impl Drop for Bystander {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
     let mut bystander = (!agents_running).then(|| {
         let child = Command::new("sleep")
             .arg("600")
@@ -34,7 +42,7 @@ fn the_demo_runs_both_watches_and_reports_each_change_with_its_latency() {
         gone.wait().unwrap();
         std::fs::create_dir_all(pids.parent().unwrap()).unwrap();
         std::fs::write(&pids, format!("{}\n{}\n", child.id(), gone.id())).unwrap();
-        child
+        Bystander(child)
     });
     let out = Command::new("bash")
         .arg(root.join("scripts/demo"))
@@ -49,9 +57,7 @@ fn the_demo_runs_both_watches_and_reports_each_change_with_its_latency() {
         String::from_utf8_lossy(&out.stderr)
     );
     if let Some(bystander) = bystander.as_mut() {
-        let still_running = bystander.try_wait().unwrap().is_none();
-        let _ = bystander.kill();
-        let _ = bystander.wait();
+        let still_running = bystander.0.try_wait().unwrap().is_none();
         assert!(
             still_running,
             "the demo stopped a process it did not start:\n{log}"

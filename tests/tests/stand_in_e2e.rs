@@ -139,7 +139,7 @@ async fn a_push_that_runs_ahead_of_get_task_is_found_by_the_rechecks() {
     wait_parked(&stack, &id, "push").await;
     let remote = agent.task_ids().pop().unwrap();
     let gets_before = agent.count("GetTask");
-    // The push says CANCELED; GetTask still says INPUT_REQUIRED for a while (the seed's race).
+    // The push says CANCELED; GetTask still says INPUT_REQUIRED for a while (a push that runs ahead of GetTask).
     agent
         .change(&remote, CANCELED, "stopped by the agent", true)
         .await;

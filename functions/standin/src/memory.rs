@@ -119,7 +119,9 @@ impl RowStore for MemoryStore {
         event: &WakeEvent,
         guard: &Guard,
     ) -> Result<Row, StoreError> {
-        if let Some(row) = self.snapshot(task_id)
+        // Only a reply needs the row before the write (already taken? queue full?).
+        if matches!(event, WakeEvent::Reply { .. })
+            && let Some(row) = self.snapshot(task_id)
             && guard.admits(&row)
         {
             if row.has_reply(event) {

@@ -97,15 +97,19 @@ fn rule_holds(rule: &Value, input: &Value) -> bool {
     if let Some(all) = rule["And"].as_array() {
         return all.iter().all(|r| rule_holds(r, input));
     }
-    let at = path(input, rule["Variable"].as_str().expect("a Variable"));
+    let variable = rule["Variable"].as_str().expect("a Variable");
+    let at = path(input, variable);
     if let Some(present) = rule["IsPresent"].as_bool() {
         return at.is_some() == present;
     }
+    // As on AWS: comparing a path that is not there fails the execution (States.Runtime,
+    // which no Catch on a Choice state can take), so Route must check for it first.
+    let at = at.unwrap_or_else(|| panic!("Route compares {variable}, which {input} lacks"));
     if let Some(s) = rule["StringEquals"].as_str() {
-        return at.and_then(Value::as_str) == Some(s);
+        return at.as_str() == Some(s);
     }
     if let Some(b) = rule["BooleanEquals"].as_bool() {
-        return at.and_then(Value::as_bool) == Some(b);
+        return at.as_bool() == Some(b);
     }
     panic!("Route uses a comparison this test does not know: {rule}");
 }
@@ -155,8 +159,10 @@ fn every_step_string_route_knows_is_one_a_step_returns() {
     fn strings(rule: &Value, out: &mut BTreeSet<String>) {
         if let Some(all) = rule["And"].as_array() {
             all.iter().for_each(|r| strings(r, out));
-        } else if rule["Variable"] == "$.next.step" {
-            out.insert(rule["StringEquals"].as_str().unwrap().to_owned());
+        } else if rule["Variable"] == "$.next.step"
+            && let Some(step) = rule["StringEquals"].as_str()
+        {
+            out.insert(step.to_owned());
         }
     }
     for choice in state("Route")["Choices"].as_array().unwrap() {
@@ -167,6 +173,26 @@ fn every_step_string_route_knows_is_one_a_step_returns() {
         unknown.is_empty(),
         "Route routes on {unknown:?}, which no step returns (they return {tags:?})"
     );
+}
+
+#[test]
+fn a_decision_route_cannot_read_goes_to_unknown_step_not_to_a_runtime_error() {
+    for next in [
+        json!({}),
+        json!("park"),
+        json!({"step": 7}),
+        json!({"step": "park"}),
+        json!({"park": 3}),
+    ] {
+        let input = json!({"task_id": "t", "agent": "a", "next": next});
+        let to = std::panic::catch_unwind(|| route(&input));
+        let expected = if next == json!({"step": "park"}) {
+            "Park"
+        } else {
+            "UnknownStep"
+        };
+        assert_eq!(to.ok().as_deref(), Some(expected), "{next}");
+    }
 }
 
 #[test]

@@ -225,7 +225,7 @@ fn a_new_push_during_rechecks_restarts_them() {
 }
 
 #[test]
-fn the_seeds_canceled_race_is_found_by_a_recheck() {
+fn a_canceled_push_ahead_of_get_task_is_found_by_a_recheck() {
     let mut c = Cursor::default();
     wake(
         &mut c,

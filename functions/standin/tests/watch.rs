@@ -1,4 +1,5 @@
-//! The watch choice (the seed's table with every fallback) and push registration.
+//! The watch choice (every combination of card, `updates` and registration outcome, with
+//! every fallback) and push registration.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 

@@ -11,9 +11,11 @@ use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpListener;
 
-/// The environment every function reads at start (values need only parse).
+/// The environment every function reads at start, as Lambda sets it (values need only
+/// parse).
 const ENV: &[(&str, &str)] = &[
     ("AWS_REGION", "us-east-1"),
+    ("AWS_DEFAULT_REGION", "us-east-1"),
     ("AWS_ACCESS_KEY_ID", "test"),
     ("AWS_SECRET_ACCESS_KEY", "test"),
     ("AWS_ENDPOINT_URL", "http://127.0.0.1:9"),
@@ -62,8 +64,12 @@ pub async fn measure(program: &Path, args: &[&str], runs: usize) -> Result<Vec<f
             .local_addr()
             .map_err(|e| format!("the Runtime API's port: {e}"))?;
         let started = Instant::now();
+        // Only the variables a function gets (and PATH): a host's SSL_CERT_FILE or
+        // AWS profile would change what the start does.
         let mut child = tokio::process::Command::new(program)
             .args(args)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .envs(ENV.iter().copied())
             .env("AWS_LAMBDA_RUNTIME_API", api.to_string())
             .stdin(Stdio::null())

@@ -88,7 +88,13 @@ pub async fn stand_in(
             };
             let changed = now_ms();
             agent.change(&remote, state, &text, false).await;
-            let answered = (watch == "push").then(now_ms);
+            // The agent's push answered (a 204): only then is the answer's time a mark.
+            let answered = (watch == "push").then(now_ms).filter(|_| {
+                agent
+                    .pushes_sent()
+                    .last()
+                    .is_some_and(|(_, status)| *status == 204)
+            });
             stack.wait_notes(&id, k + 1, SOON).await;
             let note = stack
                 .notes_timed(&id)

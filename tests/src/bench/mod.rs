@@ -20,6 +20,8 @@ pub struct Options {
     /// WORKING changes heard per watch (and one final per five).
     pub changes: usize,
     pub cold_runs: usize,
+    /// Cold starts measured earlier (`bench --cold-only`), on a quiet machine.
+    pub cold_from: Option<PathBuf>,
     /// The functions' binaries: cargo's release directory (`<dir>/standin-<name>`) or a
     /// SAM build directory (`<dir>/<Name>Function/bootstrap`).
     pub binaries: PathBuf,
@@ -57,7 +59,10 @@ pub async fn run(o: &Options) -> Result<Results, String> {
         .map_err(|e| format!("{}: {e}", o.localstack_log.display()))?;
     let prefix = format!("/aws/lambda/{}-", o.stack);
     let mut watches = serde_json::Map::new();
-    for (name, heard, park) in [("push", &push, "Park"), ("follow", &follow, "Follow")] {
+    for (name, heard, park, carrier) in [
+        ("push", &push, "Park", Carrier::After("Wake")),
+        ("follow", &follow, "Follow", Carrier::During("Follow")),
+    ] {
         let histories = cost::state_entries(&stack, &heard.standins).await;
         let runs = cost::per_change(&histories, park);
         let working_runs: Vec<&Vec<String>> = runs
@@ -91,7 +96,7 @@ pub async fn run(o: &Options) -> Result<Results, String> {
             .collect();
         watches.insert(name.into(), json!({
             "heard_ms": spread_json(&heard.working_ms),
-            "path_ms": path(&stack, heard, "Wake").await?,
+            "path_ms": path(&stack, heard, carrier).await?,
             "final_ms": spread_json(&heard.final_ms),
             // From one park's end to the next park, per WORKING change.
             "state_entries_per_change": entries,
@@ -111,28 +116,25 @@ pub async fn run(o: &Options) -> Result<Results, String> {
     );
     watches.insert("floor".into(), json!({
         "heard_ms": spread_json(&floor.working_ms),
-        "path_ms": path(&floor_stack, &floor, "Note").await?,
+        "path_ms": path(&floor_stack, &floor, Carrier::After("Note")).await?,
         "state_entries_per_change": floor_runs.iter().map(Vec::len).sum::<usize>() as f64 / floor.working_ms.len().max(1) as f64,
         "state_entries_example": floor_runs.first().map(|r| r.join(" → ")),
     }));
 
-    eprintln!("  cold starts: {} runs per function", o.cold_runs);
-    let mut cold = serde_json::Map::new();
-    for function in cold::FUNCTIONS {
-        let binary = cold::binary(&o.binaries, function);
-        let runs = cold::measure(&binary, &[], o.cold_runs).await?;
-        cold.insert(function.into(), json!(cold::median(&runs)));
-    }
-    let python = cold::measure(&o.python, &["-c", cold::PYTHON_FUNCTION], o.cold_runs).await?;
-    let python_ms = cold::median(&python);
-
+    let cold = match &o.cold_from {
+        Some(file) => std::fs::read_to_string(file)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .ok_or_else(|| format!("{}: no cold-start results", file.display()))?,
+        None => cold_starts(o).await?,
+    };
     let receiver = receiver_results(&o.criterion);
     let json = json!({
         "machine": machine(),
         "changes_per_watch": o.changes,
         "watches": watches,
         "idle_hour": idle_hour(),
-        "cold_start_ms": {"functions": cold, "python_equivalent": python_ms},
+        "cold_start_ms": cold,
         "receiver_ns": receiver,
         "prices": cost::PRICES.iter().map(|(n, p, what)| json!({"name": n, "usd": p, "what": what})).collect::<Vec<_>>(),
     });
@@ -141,33 +143,64 @@ pub async fn run(o: &Options) -> Result<Results, String> {
     Ok(Results { json, svg, table })
 }
 
+/// Which state of the path a change's note is written in, and so which visit of it
+/// carries the change.
+#[derive(Debug, Clone, Copy)]
+enum Carrier {
+    /// A state entered after the change, that writes the note before SQS has it: the
+    /// stand-in's Wake for a push, the floor's Note.
+    After(&'static str),
+    /// The state that is running when the change comes and writes the note itself: the
+    /// stand-in's Follow (the Wake after it only drains the follow's report).
+    During(&'static str),
+}
+
 /// Where a heard change's time goes: the median milliseconds from the change to each
-/// point on its way. `step` is the state that takes the change after the park ends (the
-/// stand-in's Wake, the floor's Note); its visit is the first one that began after the
-/// change. Points a watch does not pass (a follow answers no push) are null.
-async fn path(stack: &Stack, heard: &Heard, step: &str) -> Result<Value, String> {
+/// point on its way. A change whose carrying visit cannot be told apart (no SQS time, or
+/// no visit that fits) is left out and counted in `unmatched`. Points a watch does not
+/// pass (a follow answers no push; its Follow began before the change) are null.
+async fn path(stack: &Stack, heard: &Heard, carrier: Carrier) -> Result<Value, String> {
+    let state = match carrier {
+        Carrier::After(s) | Carrier::During(s) => s,
+    };
     let mut visits: BTreeMap<&str, Vec<(u64, u64)>> = BTreeMap::new();
     for m in &heard.marks {
         if !visits.contains_key(m.standin.as_str()) {
-            visits.insert(&m.standin, stack.state_visits(&m.standin, step).await?);
+            visits.insert(&m.standin, stack.state_visits_all(&m.standin, state).await?);
         }
     }
     let since = |at: u64, changed: u64| at as i64 - changed as i64;
     let (mut answered, mut entered, mut done, mut sent, mut received) =
         (vec![], vec![], vec![], vec![], vec![]);
+    let mut unmatched = 0;
     for m in &heard.marks {
-        let visit = visits[m.standin.as_str()]
-            .iter()
-            .find(|(from, _)| *from >= m.changed)
-            .ok_or_else(|| format!("{}: no {step} after the change at {}", m.standin, m.changed))?;
-        entered.push(since(visit.0, m.changed));
-        done.push(since(visit.1, m.changed));
+        let Some(sqs) = m.sent else {
+            unmatched += 1;
+            continue;
+        };
+        let mine = &visits[m.standin.as_str()];
+        // After: the last visit that began between the change and SQS taking the note.
+        // During: the visit that was running when the change came.
+        let visit = match carrier {
+            Carrier::After(_) => mine
+                .iter()
+                .rfind(|(from, _)| *from >= m.changed && *from <= sqs),
+            Carrier::During(_) => mine
+                .iter()
+                .find(|(from, to)| *from <= m.changed && m.changed <= *to),
+        };
+        let Some(&(from, to)) = visit else {
+            unmatched += 1;
+            continue;
+        };
+        if let Carrier::After(_) = carrier {
+            entered.push(since(from, m.changed));
+        }
+        done.push(since(to, m.changed));
+        sent.push(since(sqs, m.changed));
         received.push(since(m.received, m.changed));
         if let Some(a) = m.answered {
             answered.push(since(a, m.changed));
-        }
-        if let Some(s) = m.sent {
-            sent.push(since(s, m.changed));
         }
     }
     let median = |mut v: Vec<i64>| -> Value {
@@ -175,13 +208,28 @@ async fn path(stack: &Stack, heard: &Heard, step: &str) -> Result<Value, String>
         v.get(v.len() / 2).map_or(Value::Null, |m| json!(m))
     };
     Ok(json!({
-        "step": step,
+        "step": state,
+        "matched": heard.marks.len() - unmatched,
+        "unmatched": unmatched,
         "push_answered": median(answered),
         "step_entered": median(entered),
         "step_done": median(done),
         "sqs_took_the_note": median(sent),
         "parent_has_it": median(received),
     }))
+}
+
+/// Cold starts of every function and of the Python equivalent: medians in ms.
+pub async fn cold_starts(o: &Options) -> Result<Value, String> {
+    eprintln!("  cold starts: {} runs per function", o.cold_runs);
+    let mut functions = serde_json::Map::new();
+    for function in cold::FUNCTIONS {
+        let binary = cold::binary(&o.binaries, function);
+        let runs = cold::measure(&binary, &[], o.cold_runs).await?;
+        functions.insert(function.into(), json!(cold::median(&runs)));
+    }
+    let python = cold::measure(&o.python, &["-c", cold::PYTHON_FUNCTION], o.cold_runs).await?;
+    Ok(json!({"functions": functions, "python_equivalent": cold::median(&python)}))
 }
 
 fn spread_json(values: &[u64]) -> Value {
@@ -296,7 +344,7 @@ fn table(j: &Value) -> String {
                 .map_or("–".into(), |v| format!("${v:.7}")),
         ));
     }
-    t.push_str("\nwhere the time goes (median ms after the change):\n\n| watch | push answered | step entered | step done | SQS took the note | the parent has it |\n|---|---|---|---|---|---|\n");
+    t.push_str("\nwhere the time goes (median ms after the change; the step is the state that writes the note):\n\n| watch | push answered | step entered | step done | SQS took the note | the parent has it |\n|---|---|---|---|---|---|\n");
     for name in ["floor", "push", "follow"] {
         let p = &w[name]["path_ms"];
         let cell = |k: &str| p[k].as_i64().map_or("–".into(), |v| format!("{v}"));

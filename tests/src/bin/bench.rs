@@ -10,16 +10,23 @@ use standin_integration::bench::{self, Options};
 const USAGE: &str =
     "usage: bench --binaries DIR --python PATH --criterion DIR --localstack-log FILE
              [--stack NAME] [--floor-stack NAME] [--changes N] [--cold-runs N] [--out DIR]
+             [--cold-only FILE | --cold-from FILE]
   --changes N     WORKING changes heard per watch, one final per five (default 50)
   --cold-runs N   starts per function for the cold-start medians (default 20)
-  --out DIR       where results.json and latency.svg go (default bench)";
+  --out DIR       where results.json and latency.svg go (default bench)
+  --cold-only FILE  measure only the cold starts and write them to FILE (run it
+                  before LocalStack starts: a busy machine starts processes slower)
+  --cold-from FILE  take the cold starts from FILE instead of measuring them";
 
-fn parse(args: &[String]) -> Result<Options, String> {
+/// The options, and the file of `--cold-only` when only cold starts are wanted.
+fn parse(args: &[String]) -> Result<(Options, Option<PathBuf>), String> {
+    let mut cold_only = None;
     let mut o = Options {
         stack: "standin".into(),
         floor_stack: "standin-floor".into(),
         changes: 50,
         cold_runs: 20,
+        cold_from: None,
         binaries: PathBuf::new(),
         python: PathBuf::new(),
         criterion: PathBuf::new(),
@@ -48,14 +55,16 @@ fn parse(args: &[String]) -> Result<Options, String> {
             "--criterion" => o.criterion = PathBuf::from(value),
             "--localstack-log" => o.localstack_log = PathBuf::from(value),
             "--out" => o.out = PathBuf::from(value),
+            "--cold-from" => o.cold_from = Some(PathBuf::from(value)),
+            "--cold-only" => cold_only = Some(PathBuf::from(value)),
             other => return Err(format!("unknown option {other}")),
         }
     }
-    for (flag, path) in [
-        ("--binaries", &o.binaries),
-        ("--python", &o.python),
-        ("--localstack-log", &o.localstack_log),
-    ] {
+    let mut needed = vec![("--binaries", &o.binaries), ("--python", &o.python)];
+    if cold_only.is_none() {
+        needed.push(("--localstack-log", &o.localstack_log));
+    }
+    for (flag, path) in needed {
         if path.as_os_str().is_empty() || !path.exists() {
             return Err(format!(
                 "{flag}: {:?} does not exist",
@@ -63,14 +72,14 @@ fn parse(args: &[String]) -> Result<Options, String> {
             ));
         }
     }
-    Ok(o)
+    Ok((o, cold_only))
 }
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let options = match parse(&args) {
-        Ok(o) => o,
+    let (options, cold_only) = match parse(&args) {
+        Ok(parsed) => parsed,
         Err(e) if e.is_empty() => {
             println!("{USAGE}");
             return std::process::ExitCode::SUCCESS;
@@ -80,6 +89,19 @@ async fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
+    if let Some(file) = cold_only {
+        let written = match bench::cold_starts(&options).await {
+            Ok(cold) => std::fs::write(&file, cold.to_string()).map_err(|e| e.to_string()),
+            Err(e) => Err(e),
+        };
+        return match written {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("bench: {}: {e}", file.display());
+                std::process::ExitCode::FAILURE
+            }
+        };
+    }
     let results = match bench::run(&options).await {
         Ok(r) => r,
         Err(e) => {

@@ -123,9 +123,10 @@ pub fn card_url(base_url: &str) -> Result<Url, A2aError> {
         .map_err(|e| A2aError::Card(format!("cannot build the card URL: {e}")))
 }
 
-/// The agent client on the built-in roots (see [`crate::tls::Roots::agent_http_client`]).
+/// The agent client on the built-in roots alone (see [`crate::tls::Roots`]); the
+/// functions build theirs with `AGENT_CA_FILE` too.
 pub fn http_client() -> Result<reqwest::Client, A2aError> {
-    crate::tls::Roots::BuiltIn
+    crate::tls::Roots::built_in()
         .agent_http_client()
         .map_err(|e| A2aError::Transport(format!("cannot build the HTTP client: {e}")))
 }

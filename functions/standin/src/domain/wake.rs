@@ -8,7 +8,8 @@ use super::remote::RemoteOut;
 use super::row::{FollowOutcome, WakeEvent, WatchMode};
 use crate::a2a::TaskState;
 
-/// Waits between push-triggered fetches that disagree with the claimed state (seed R2.9).
+/// Waits between push-triggered fetches that disagree with the claimed state: an agent
+/// may push a change before its GetTask shows it.
 pub const PUSH_RECHECKS_SECS: [u64; 3] = [1, 2, 4];
 /// Pause before a new follow after one failed.
 pub const FOLLOW_RETRY_SECS: u64 = 5;

@@ -1,4 +1,5 @@
-//! The watch, chosen once per remote task (the seed's table, with every fallback).
+//! The watch, chosen once per remote task (push, follow or off, by the card, the agent's
+//! `updates` and how registration goes, with every fallback).
 
 use tracing::warn;
 
