@@ -102,8 +102,11 @@ impl Stack {
         Some(d.status().as_str().to_owned())
     }
 
-    /// When each visit to `state` began and ended (epoch ms), in order, from the history.
-    pub async fn state_visits(&self, name: &str, state: &str) -> Result<Vec<(u64, u64)>, String> {
+    /// The execution's history, every event in order.
+    pub async fn history(
+        &self,
+        name: &str,
+    ) -> Result<Vec<aws_sdk_sfn::types::HistoryEvent>, String> {
         let sfn = aws_sdk_sfn::Client::new(&self.config);
         let mut events = sfn
             .get_execution_history()
@@ -111,10 +114,18 @@ impl Stack {
             .into_paginator()
             .items()
             .send();
+        let mut all = vec![];
+        while let Some(event) = events.next().await {
+            all.push(event.map_err(|e| format!("the history of {name}: {e}"))?);
+        }
+        Ok(all)
+    }
+
+    /// When each visit to `state` began and ended (epoch ms), in order, from the history.
+    pub async fn state_visits(&self, name: &str, state: &str) -> Result<Vec<(u64, u64)>, String> {
         let mut visits = vec![];
         let mut entered = None;
-        while let Some(event) = events.next().await {
-            let event = event.map_err(|e| format!("the history of {name}: {e}"))?;
+        for event in self.history(name).await? {
             let at = event.timestamp().to_millis().unwrap_or(0).max(0) as u64;
             if event
                 .state_entered_event_details()
@@ -154,23 +165,14 @@ impl Stack {
 
     /// The names of the states the execution entered, in order.
     pub async fn states_entered(&self, name: &str) -> Vec<String> {
-        let sfn = aws_sdk_sfn::Client::new(&self.config);
-        let mut events = sfn
-            .get_execution_history()
-            .execution_arn(self.execution_arn(name))
-            .into_paginator()
-            .items()
-            .send();
-        let mut names = vec![];
-        while let Some(event) = events.next().await {
-            let event = event.expect("execution history readable");
-            if event.r#type().as_str().ends_with("StateEntered")
-                && let Some(entered) = event.state_entered_event_details()
-            {
-                names.push(entered.name().to_owned());
-            }
-        }
-        names
+        self.history(name)
+            .await
+            .expect("execution history readable")
+            .iter()
+            .filter(|e| e.r#type().as_str().ends_with("StateEntered"))
+            .filter_map(|e| e.state_entered_event_details())
+            .map(|d| d.name().to_owned())
+            .collect()
     }
 
     pub async fn wait_execution(&self, name: &str, status: &str, within: Duration) {
