@@ -7,5 +7,19 @@ export STANDIN_ROOT
 export STANDIN_CACHE="${STANDIN_CACHE:-$HOME/.cache/standin}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$STANDIN_CACHE/target}"
 mkdir -p "$STANDIN_CACHE"
+# CI builds each commit once: incremental state would only grow the cache.
+if [ "${CI:-}" = "true" ]; then export CARGO_INCREMENTAL=0; fi
+
+# Keeps the newest test and benchmark binary of each name in the shared target directory:
+# a build of changed code links new ones beside the old, tens of GB over a day of runs.
+prune_old_binaries() {
+  local dir="$CARGO_TARGET_DIR/debug/deps" file
+  [ -d "$dir" ] || return 0
+  find "$dir" -maxdepth 1 -type f -perm -u+x -regextype posix-extended \
+      -regex '.*/[^./]+-[0-9a-f]{16}' -printf '%T@ %f\n' \
+    | sort -rn \
+    | awk '{ name = $2; sub(/-[0-9a-f]+$/, "", name); if (seen[name]++) print $2 }' \
+    | while read -r file; do rm -f "$dir/$file"; done
+}
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }

@@ -116,7 +116,12 @@ impl Stack {
             .send();
         let mut all = vec![];
         while let Some(event) = events.next().await {
-            all.push(event.map_err(|e| format!("the history of {name}: {e}"))?);
+            all.push(event.map_err(|e| {
+                format!(
+                    "the history of {name}: {}",
+                    aws_sdk_sfn::error::DisplayErrorContext(&e)
+                )
+            })?);
         }
         Ok(all)
     }
@@ -157,7 +162,8 @@ impl Stack {
                 .await
             {
                 Ok(more) => all.extend(more),
-                Err(_) => break,
+                Err(e) if e.contains("ExecutionDoesNotExist") => break,
+                Err(e) => return Err(e),
             }
         }
         Ok(all)

@@ -597,7 +597,7 @@ async fn control(
         agents: &deps.agents,
     }
     .handle(call)
-    .await?;
+    .await;
     Ok(Response::builder()
         .status(answer.status)
         .header("content-type", "application/json")

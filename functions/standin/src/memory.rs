@@ -127,9 +127,7 @@ impl RowStore for MemoryStore {
             if row.has_reply(event) {
                 return Ok(row);
             }
-            if matches!(event, WakeEvent::Reply { .. })
-                && row.pending.replies.len() >= MAX_QUEUED_REPLIES
-            {
+            if row.pending.replies.len() >= MAX_QUEUED_REPLIES {
                 return Err(StoreError::RepliesFull(task_id.to_owned()));
             }
         }
@@ -554,6 +552,7 @@ pub struct MemoryExecutions {
     /// name → (input, status)
     executions: Mutex<BTreeMap<String, (String, String)>>,
     started: Mutex<usize>,
+    start_failure: Mutex<Option<ExecutionError>>,
     status_failure: Mutex<Option<ExecutionError>>,
 }
 
@@ -565,6 +564,11 @@ impl MemoryExecutions {
     /// An execution that exists already, as an earlier stand-in left it.
     pub fn add(&self, name: &str, status: &str) {
         lock(&self.executions).insert(name.to_owned(), (String::new(), status.to_owned()));
+    }
+
+    /// Every start fails with `error` (None: they start again).
+    pub fn fail_start(&self, error: Option<ExecutionError>) {
+        *lock(&self.start_failure) = error;
     }
 
     /// Every status call fails with `error` (None: they answer again).
@@ -594,6 +598,9 @@ impl Executions for MemoryExecutions {
     }
 
     async fn start(&self, name: &str, input: &str) -> Result<String, ExecutionError> {
+        if let Some(error) = lock(&self.start_failure).clone() {
+            return Err(error);
+        }
         let mut executions = lock(&self.executions);
         match executions.get(name) {
             Some((given, status)) if given == input && status == "RUNNING" => Ok(self.arn(name)),

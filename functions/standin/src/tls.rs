@@ -44,9 +44,10 @@ impl Roots {
         }
     }
 
-    /// The built-in set, plus the certificates of the PEM bundle at `path`. A file that
-    /// cannot be read, holds no certificate or holds one that cannot be a root is refused
-    /// here, so the cold start fails naming `AGENT_CA_FILE`.
+    /// The built-in set, plus the certificates of the PEM bundle at `path`, trusted for
+    /// every agent. A file that cannot be read, holds no certificate or holds data that
+    /// does not decode as one is refused here, so the cold start fails naming
+    /// `AGENT_CA_FILE`.
     pub fn with_file(path: &Path) -> Result<Self, ConfigError> {
         let shown = path.to_string_lossy();
         let pem = std::fs::read(path).map_err(|e| refused(format!("cannot read {shown}: {e}")))?;
@@ -109,6 +110,19 @@ mod tests {
     }
 
     #[test]
+    fn a_bundle_adds_its_certificates_to_the_built_in_set() {
+        let ca = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/tls/ca.pem"
+        ))
+        .expect("the test CA");
+        let path = bundle_file("ca.pem", &ca);
+        let with = Roots::with_file(&path).expect("a valid bundle");
+        let built_in = Roots::built_in().certificates().expect("built in").len();
+        assert_eq!(with.certificates().expect("all").len(), built_in + 1);
+    }
+
+    #[test]
     fn a_bundle_without_certificates_is_refused_naming_the_variable() {
         let path = bundle_file("empty.pem", b"not a certificate\n");
         let err = Roots::with_file(&path).expect_err("no certificate in it");
@@ -117,7 +131,7 @@ mod tests {
     }
 
     #[test]
-    fn a_certificate_that_cannot_be_a_root_is_refused_naming_the_variable() {
+    fn a_certificate_that_does_not_decode_is_refused_naming_the_variable() {
         let path = bundle_file(
             "garbage.pem",
             b"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",

@@ -43,7 +43,6 @@ impl World {
         }
         .handle(call)
         .await
-        .expect("no backend failure")
     }
 
     async fn start(&self, body: Value) -> Answer {
@@ -243,6 +242,64 @@ async fn a_start_step_functions_cannot_answer_about_is_a_503_and_closes_nothing(
         .await;
     assert_eq!(answer.status, 503, "{}", answer.body);
     assert!(!w.store.snapshot("busy").unwrap().closed);
+}
+
+#[tokio::test]
+async fn a_start_retried_after_a_503_for_an_ended_id_is_refused_not_answered_200() {
+    let w = World::new();
+    w.executions.add("again", "SUCCEEDED");
+    w.executions
+        .fail_status(Some(ExecutionError::Backend("throttled".into())));
+    let body = json!({"agent": "writer", "message": "m", "task_id": "again"});
+    assert_eq!(w.start(body.clone()).await.status, 503);
+    w.executions.fail_status(None);
+    let retry = w.start(body).await;
+    assert_eq!(retry.status, 409, "{}", retry.body);
+    assert!(
+        w.store.snapshot("again").unwrap().closed,
+        "nothing runs: the id has ended"
+    );
+}
+
+#[tokio::test]
+async fn starting_a_rolled_stand_in_again_answers_its_running_execution() {
+    let w = World::new();
+    let body = json!({"agent": "writer", "message": "m", "task_id": "rolled"});
+    assert_eq!(w.start(body.clone()).await.status, 200);
+    // It rolled: the first execution succeeded, its successor runs.
+    w.executions.add("rolled", "SUCCEEDED");
+    w.executions.add("rolled__1", "RUNNING");
+    let again = w.start(body).await;
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert_eq!(
+        again.body["execution_arn"],
+        w.executions.arn_of("rolled__1")
+    );
+}
+
+#[tokio::test]
+async fn a_failure_on_our_side_is_a_503_to_retry() {
+    let w = World::new();
+    w.executions.fail_start(Some(ExecutionError::Backend(
+        "Step Functions is down".into(),
+    )));
+    let answer = w
+        .start(json!({"agent": "writer", "message": "m", "task_id": "down"}))
+        .await;
+    assert_eq!(
+        (answer.status, error(&answer)),
+        (503, "Step Functions did not answer; try again")
+    );
+}
+
+#[tokio::test]
+async fn a_status_without_any_execution_names_the_first_and_no_status() {
+    let w = World::new();
+    parked_row(&w, "fresh").await;
+    let answer = w.call(Call::Status { task_id: "fresh" }).await;
+    assert_eq!(answer.status, 200);
+    assert_eq!(answer.body["execution_arn"], w.executions.arn_of("fresh"));
+    assert_eq!(answer.body["execution_status"], Value::Null);
 }
 
 async fn parked_row(w: &World, id: &str) -> PushToken {

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 use serde_json::Value;
-use tracing::warn;
+use tracing::{error, warn};
 
 use crate::config::AgentsConfig;
 use crate::domain::doorbell;
@@ -199,7 +199,24 @@ pub struct Control<'a, S, D, E> {
 }
 
 impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
-    pub async fn handle(&self, call: Call<'_>) -> Result<Answer, ControlError> {
+    /// The answer to a call. A failure on our side (the row store or Step Functions did
+    /// not answer) is a 503 the parent may retry, logged with its cause.
+    pub async fn handle(&self, call: Call<'_>) -> Answer {
+        match self.answer(call).await {
+            Ok(answer) => answer,
+            Err(err) => {
+                error!(error = %err, "control call failed");
+                let what = match err {
+                    ControlError::Store(_) => "the stand-ins' table did not answer",
+                    ControlError::Executions(_) => "Step Functions did not answer",
+                    ControlError::Input(_) => "the stand-in's input could not be written",
+                };
+                Answer::error(503, format!("{what}; try again"))
+            }
+        }
+    }
+
+    async fn answer(&self, call: Call<'_>) -> Result<Answer, ControlError> {
         match call {
             Call::Start(body) => self.start(body).await,
             Call::Reply { task_id, body } => self.reply(task_id, body).await,
@@ -255,8 +272,8 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         };
         let mut row = Row::new(&task_id, agent);
         row.created_at = Some(crate::clock::now_rfc3339());
-        let created = match self.store.create(&row).await {
-            Ok(_) => true,
+        match self.store.create(&row).await {
+            Ok(_) => {}
             Err(StoreError::AlreadyExists(_)) => {
                 let existing = self.store.get(&task_id).await?;
                 if existing.as_ref().is_some_and(|r| r.agent != agent) {
@@ -273,43 +290,39 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                         ),
                     ));
                 }
-                false
             }
             Err(err) => return Err(err.into()),
-        };
+        }
         let input = serde_json::to_string(&Step::start(&task_id, agent, message))?;
         let execution_arn = match self.executions.start(&task_id, &input).await {
             Ok(arn) => arn,
             // Starting twice with the same input is idempotent on Step Functions; a
-            // different input under the same name is refused: the same stand-in either way.
+            // different input under the same name is refused. Either way the answer is
+            // the stand-in's newest execution (a roll starts `__1`, …), if it runs.
             Err(ExecutionError::AlreadyExists(_)) => {
-                let arn = self.executions.arn(&task_id);
-                let running = match self.executions.status(&arn).await {
-                    Ok(status) => status == "RUNNING",
+                match self.current_execution(&task_id).await {
+                    (arn, Some(status)) if status == "RUNNING" => arn,
                     // Unknown is not "ended": closing a row on a guess could end a live one.
-                    Err(err) => {
-                        warn!(task_id, error = %err, "cannot describe the execution");
+                    (_, None) => {
                         return Ok(Answer::error(
                             503,
                             "Step Functions could not be asked about this stand-in; try the start again",
                         ));
                     }
-                };
-                if created && !running {
-                    // The row is new, yet the execution name is taken by one that is not
-                    // running: an earlier stand-in of this id ended and its row expired
-                    // while Step Functions keeps the name. Close the row just made, so the
-                    // id answers "ended" from now on. (A running one is a concurrent start
-                    // of this same stand-in.)
-                    self.store.close(&task_id, None).await?;
-                    return Ok(Answer::error(
-                        409,
-                        format!(
-                            "task_id {task_id} was used by an earlier stand-in that has ended; start a new stand-in with another task_id"
-                        ),
-                    ));
+                    // Nothing runs under the name: an earlier stand-in of this id ended and
+                    // its row expired while Step Functions keeps the name (or an earlier
+                    // start of this one was answered 503 and its execution has ended).
+                    // Close the row, so the id answers "ended" from now on.
+                    (_, Some(_)) => {
+                        self.store.close(&task_id, None).await?;
+                        return Ok(Answer::error(
+                            409,
+                            format!(
+                                "task_id {task_id} was used by an earlier stand-in that has ended; start a new stand-in with another task_id"
+                            ),
+                        ));
+                    }
                 }
-                arn
             }
             Err(err) => return Err(err.into()),
         };
