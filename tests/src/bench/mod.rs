@@ -150,8 +150,11 @@ enum Carrier {
     /// A state entered after the change, that writes the note before SQS has it: the
     /// stand-in's Wake for a push, the floor's Note.
     After(&'static str),
-    /// The state that is running when the change comes and writes the note itself: the
-    /// stand-in's Follow (the Wake after it only drains the follow's report).
+    /// The state that is running when the change comes, or the next one to run, and
+    /// writes the note itself: the stand-in's Follow (the Wake after it only drains the
+    /// follow's report). The row looks parked again from the follow's report until the
+    /// wake drains it, so a change may come between one Follow and the next; the next
+    /// one finds it.
     During(&'static str),
 }
 
@@ -187,7 +190,7 @@ async fn path(stack: &Stack, heard: &Heard, carrier: Carrier) -> Result<Value, S
                 .rfind(|(from, _)| *from >= m.changed && *from <= sqs),
             Carrier::During(_) => mine
                 .iter()
-                .find(|(from, to)| *from <= m.changed && m.changed <= *to),
+                .find(|(from, to)| *to >= m.changed && *from <= sqs),
         };
         let Some(&(from, to)) = visit else {
             unmatched += 1;
