@@ -1,0 +1,81 @@
+//! The notify function's event (a DynamoDB Streams batch of notes) and its delivery.
+
+use std::time::Duration;
+
+use lambda_runtime::Error;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::config::Deps;
+
+/// The part of a DynamoDB Streams event the notify function reads.
+#[derive(Debug, Deserialize)]
+pub struct NoteStream {
+    #[serde(rename = "Records", default)]
+    records: Vec<NoteRecord>,
+}
+
+#[derive(Debug, Deserialize)]
+struct NoteRecord {
+    #[serde(rename = "eventName", default)]
+    event_name: String,
+    dynamodb: NoteRecordData,
+}
+
+#[derive(Debug, Deserialize)]
+struct NoteRecordData {
+    #[serde(rename = "SequenceNumber")]
+    sequence_number: String,
+    #[serde(rename = "NewImage", default)]
+    new_image: Option<Value>,
+}
+
+/// Time kept back from the function's deadline to answer with what was sent.
+pub(super) const NOTIFY_MARGIN: Duration = Duration::from_secs(3);
+
+/// The instant `margin` before the invocation's deadline (epoch milliseconds).
+pub(super) fn stop_before(deadline_ms: u64, margin: Duration) -> tokio::time::Instant {
+    let left = Duration::from_millis(deadline_ms.saturating_sub(crate::clock::now_ms()));
+    tokio::time::Instant::now() + left.saturating_sub(margin)
+}
+
+pub(super) async fn notify(
+    deps: &'static Deps,
+    stream: NoteStream,
+    stop_at: tokio::time::Instant,
+) -> Result<Value, Error> {
+    let queue = deps.queue()?;
+    // Only inserts are notes; the TTL's removals are not.
+    let inserts: Vec<&NoteRecord> = stream
+        .records
+        .iter()
+        .filter(|r| r.event_name == "INSERT")
+        .collect();
+    let mut notes = Vec::with_capacity(inserts.len());
+    let mut records = Vec::with_capacity(inserts.len());
+    for record in &inserts {
+        let note = record
+            .dynamodb
+            .new_image
+            .as_ref()
+            .and_then(|image| image["body"]["S"].as_str())
+            .and_then(|body| serde_json::from_str::<crate::ports::ParentNote>(body).ok());
+        match note {
+            Some(note) => {
+                notes.push(note);
+                records.push(*record);
+            }
+            // Not a note this function wrote: holding the shard for it would hold every
+            // stand-in's notes behind it. Said loudly; the note log keeps what there is.
+            None => tracing::error!(
+                sequence_number = %record.dynamodb.sequence_number,
+                "a notes-table record that is not a note; skipped"
+            ),
+        }
+    }
+    let failures = match crate::domain::notify::deliver(queue, &notes, stop_at).await {
+        None => vec![],
+        Some(i) => vec![json!({"itemIdentifier": records[i].dynamodb.sequence_number})],
+    };
+    Ok(json!({ "batchItemFailures": failures }))
+}

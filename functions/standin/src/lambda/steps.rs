@@ -1,0 +1,198 @@
+//! The state machine's steps as Lambda handlers: each reads what it needs from `Deps`
+//! (the agent's card, the row store, the doorbell) and calls the step over the ports in
+//! `handlers`; when the agent cannot be reached, the fallback each step takes is here.
+
+use std::time::Duration;
+
+use lambda_runtime::Error;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tracing::warn;
+
+use super::config::Deps;
+use crate::domain::doorbell;
+use crate::domain::row::WatchMode;
+use crate::domain::wake::{FOLLOW_WINDOW_SECS, Next};
+use crate::handlers::{self, FollowTiming, Step};
+use crate::ports::RowStore;
+
+/// The input of a `.waitForTaskToken` park: the stand-in, the park's number and token.
+#[derive(Debug, Deserialize)]
+pub struct ParkInput {
+    pub task_id: String,
+    #[serde(default)]
+    pub agent: String,
+    pub park: u64,
+    pub token: String,
+}
+
+pub async fn turn(deps: &'static Deps, step: Step) -> Result<Step, Error> {
+    let agent = match deps.connect(&step.agent).await {
+        Ok(agent) => agent,
+        Err(err) => {
+            warn!(task_id = %step.task_id, error = %err, "agent unavailable for the turn");
+            return Ok(ended(step, format!("agent unavailable: {err}")));
+        }
+    };
+    if step.message.is_some()
+        && let Some(spec) = deps.spec(&step.agent)
+        && let Some(reason) =
+            crate::domain::watch::misconfigured(&spec.id, spec.updates, agent.agent().streaming)
+    {
+        warn!(task_id = %step.task_id, %reason, "stand-in not started");
+        return Ok(ended(step, reason));
+    }
+    Ok(handlers::steps::turn(&deps.store, &agent, step, deps.turn_window, deps.pacing).await?)
+}
+
+/// The step ends the stand-in as failed, for `reason` (scrubbed and bounded).
+fn ended(mut step: Step, reason: String) -> Step {
+    step.message = None;
+    step.next = Some(Next::End(doorbell::EndCause::failed(&reason)));
+    step
+}
+
+/// Chooses the watch; push then reconciles with GetTask in the same invocation.
+pub async fn register(deps: &'static Deps, step: Step) -> Result<Step, Error> {
+    let spec = deps.spec(&step.agent);
+    match deps.connect(&step.agent).await {
+        Ok(agent) => {
+            let step = handlers::steps::register_watch(
+                &deps.store,
+                &agent,
+                spec,
+                deps.push_base_url.as_deref(),
+                step,
+                deps.pacing,
+            )
+            .await?;
+            fetch_if_decided(deps, step).await
+        }
+        Err(err) => {
+            // No card now: following needs none up front and retries on its own.
+            warn!(task_id = %step.task_id, error = %err, "card unavailable at registration; following");
+            let mut step = step;
+            deps.store
+                .set_watch(&step.task_id, &crate::domain::row::Watch::follow())
+                .await?;
+            step.next = Some(crate::domain::wake::after_register(
+                &mut step.cursor,
+                WatchMode::Follow,
+                deps.pacing,
+            ));
+            Ok(step)
+        }
+    }
+}
+
+pub async fn fetch(deps: &'static Deps, step: Step) -> Result<Step, Error> {
+    match deps.connect(&step.agent).await {
+        Ok(agent) => Ok(handlers::steps::fetch(&deps.store, &agent, step, deps.pacing).await?),
+        Err(err) => {
+            warn!(task_id = %step.task_id, error = %err, "agent unavailable for GetTask; keeping the last state");
+            let mut step = step;
+            let mode = deps
+                .store
+                .get(&step.task_id)
+                .await?
+                .map_or(WatchMode::Off, |r| r.mode());
+            step.next = Some(crate::domain::wake::after_fetch(
+                &mut step.cursor,
+                mode,
+                None,
+                deps.pacing,
+            ));
+            step.park = None;
+            Ok(step)
+        }
+    }
+}
+
+/// Drains one event and decides; a push heard (or an idle push park that ran its time)
+/// is fetched in the same invocation, so a push-heard change costs one invocation after
+/// the park. A retried wake drains the same event again (the drain is idempotent per
+/// park), so nothing is lost when the fetch's write fails and the whole step is retried.
+pub async fn wake(deps: &'static Deps, step: Step) -> Result<Step, Error> {
+    let step = handlers::steps::wake_up(&deps.store, step, deps.history_bound, deps.pacing).await?;
+    fetch_if_decided(deps, step).await
+}
+
+async fn fetch_if_decided(deps: &'static Deps, step: Step) -> Result<Step, Error> {
+    match step.next {
+        Some(Next::Fetch { .. }) => fetch(deps, step).await,
+        _ => Ok(step),
+    }
+}
+
+/// Close and tell the parent before anything slow at the agent: the card is read only
+/// when the end needs the agent (a cancel's remote answer, a push config to delete).
+pub async fn end(deps: &'static Deps, step: Step) -> Result<Step, Error> {
+    let connect = || async {
+        deps.connect(&step.agent)
+            .await
+            .map_err(
+                |err| warn!(task_id = %step.task_id, error = %err, "agent unavailable at the end"),
+            )
+            .ok()
+    };
+    handlers::steps::end(&deps.store, &step, connect).await?;
+    Ok(step)
+}
+
+pub async fn park(deps: &'static Deps, input: ParkInput) -> Result<Value, Error> {
+    let stored = handlers::steps::park(
+        &deps.store,
+        &deps.bell,
+        &input.task_id,
+        input.park,
+        &input.token,
+    )
+    .await?;
+    Ok(json!({"parked": stored}))
+}
+
+pub async fn follow(deps: &'static Deps, input: ParkInput) -> Result<Value, Error> {
+    let spec = deps.spec(&input.agent);
+    let interval = spec.map_or(crate::config::DEFAULT_FOLLOW_INTERVAL, |s| {
+        s.follow_interval
+    });
+    let timing = FollowTiming {
+        window: Duration::from_secs(FOLLOW_WINDOW_SECS),
+        interval,
+        heartbeat: deps.follow_heartbeat,
+    };
+    // Reading the card can take a slow agent's whole timeout: heartbeat meanwhile.
+    let connected = handlers::follow::with_heartbeats(
+        &deps.bell,
+        &input.token,
+        deps.follow_heartbeat,
+        deps.connect(&input.agent),
+    )
+    .await;
+    let end = match connected {
+        Ok(agent) => {
+            handlers::follow(
+                &deps.store,
+                &deps.bell,
+                &agent,
+                &input.task_id,
+                input.park,
+                &input.token,
+                timing,
+            )
+            .await?
+        }
+        Err(err) => {
+            warn!(task_id = %input.task_id, error = %err, "agent unavailable to follow; retrying later");
+            handlers::follow::follow_unavailable(
+                &deps.store,
+                &deps.bell,
+                &input.task_id,
+                input.park,
+                &input.token,
+            )
+            .await?
+        }
+    };
+    Ok(json!({"follow": format!("{end:?}")}))
+}
