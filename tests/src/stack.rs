@@ -307,6 +307,23 @@ impl Stack {
 
     /// Every log line of the log groups starting with `prefix`, since `since_ms` if given.
     pub async fn log_text(&self, prefix: &str, since_ms: Option<u64>) -> Result<String, String> {
+        let mut text = String::new();
+        for (_, line) in self.log_events(prefix, since_ms, None, None).await? {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        Ok(text)
+    }
+
+    /// The log events (group name, message) of the log groups starting with `prefix`,
+    /// between two instants when given, matching `pattern` when given.
+    pub async fn log_events(
+        &self,
+        prefix: &str,
+        from_ms: Option<u64>,
+        to_ms: Option<u64>,
+        pattern: Option<&str>,
+    ) -> Result<Vec<(String, String)>, String> {
         let logs = aws_sdk_cloudwatchlogs::Client::new(&self.config);
         let mut groups = logs
             .describe_log_groups()
@@ -314,24 +331,27 @@ impl Stack {
             .into_paginator()
             .items()
             .send();
-        let mut text = String::new();
+        let mut events = vec![];
         while let Some(group) = groups.next().await {
             let group = group.map_err(|e| format!("the log groups could not be listed: {e}"))?;
+            let name = group.log_group_name().unwrap_or_default().to_owned();
             let mut pages = logs
                 .filter_log_events()
-                .log_group_name(group.log_group_name().unwrap_or_default())
-                .set_start_time(since_ms.map(|ms| ms as i64))
+                .log_group_name(&name)
+                .set_start_time(from_ms.map(|ms| ms as i64))
+                .set_end_time(to_ms.map(|ms| ms as i64))
+                .set_filter_pattern(pattern.map(str::to_owned))
                 .into_paginator()
                 .send();
             while let Some(page) = pages.next().await {
-                let page = page.map_err(|e| format!("the logs could not be read: {e}"))?;
+                let page =
+                    page.map_err(|e| format!("the logs of {name} could not be read: {e}"))?;
                 for e in page.events() {
-                    text.push_str(e.message().unwrap_or_default());
-                    text.push('\n');
+                    events.push((name.clone(), e.message().unwrap_or_default().to_owned()));
                 }
             }
         }
-        Ok(text)
+        Ok(events)
     }
 
     /// Every message body the parent queue delivered, for the token scan.
@@ -357,8 +377,48 @@ pub struct Received {
 
 type Notes = Arc<Mutex<HashMap<String, Vec<Received>>>>;
 
+/// One long poll (1 s) of a queue: each message's JSON body, when it arrived here and
+/// when SQS took it. What was received is deleted.
+pub async fn take_timed(
+    sqs: &aws_sdk_sqs::Client,
+    queue_url: &str,
+) -> Result<Vec<Received>, String> {
+    let got = sqs
+        .receive_message()
+        .queue_url(queue_url)
+        .message_system_attribute_names(
+            aws_sdk_sqs::types::MessageSystemAttributeName::SentTimestamp,
+        )
+        .max_number_of_messages(10)
+        .wait_time_seconds(1)
+        .send()
+        .await
+        .map_err(|e| format!("{queue_url} could not be read: {e}"))?;
+    let received_ms = now_ms();
+    let mut deletes = sqs.delete_message_batch().queue_url(queue_url);
+    let mut out = Vec::with_capacity(got.messages().len());
+    for (i, m) in got.messages().iter().enumerate() {
+        out.push(Received {
+            note: serde_json::from_str(m.body().unwrap_or("null")).unwrap_or(Value::Null),
+            received_ms,
+            sent_ms: sent_ms(m),
+        });
+        if let Ok(entry) = aws_sdk_sqs::types::DeleteMessageBatchRequestEntry::builder()
+            .id(i.to_string())
+            .receipt_handle(m.receipt_handle().unwrap_or_default())
+            .build()
+        {
+            deletes = deletes.entries(entry);
+        }
+    }
+    if !out.is_empty() {
+        let _ = deletes.send().await;
+    }
+    Ok(out)
+}
+
 /// The `SentTimestamp` SQS stamped on a message, when it was asked for.
-pub fn sent_ms(message: &aws_sdk_sqs::types::Message) -> Option<u64> {
+fn sent_ms(message: &aws_sdk_sqs::types::Message) -> Option<u64> {
     message
         .attributes()?
         .get(&aws_sdk_sqs::types::MessageSystemAttributeName::SentTimestamp)?
@@ -387,45 +447,14 @@ fn collector(config: &aws_config::SdkConfig, queue_url: &str) -> Notes {
                 rt.block_on(async move {
                     let sqs = aws_sdk_sqs::Client::new(&config);
                     loop {
-                        let Ok(got) = sqs
-                            .receive_message()
-                            .queue_url(&queue_url)
-                            .message_system_attribute_names(
-                                aws_sdk_sqs::types::MessageSystemAttributeName::SentTimestamp,
-                            )
-                            .max_number_of_messages(10)
-                            .wait_time_seconds(1)
-                            .send()
-                            .await
-                        else {
+                        let Ok(got) = take_timed(&sqs, &queue_url).await else {
                             tokio::time::sleep(Duration::from_millis(500)).await;
                             continue;
                         };
-                        let received = now_ms();
-                        let mut deletes = sqs.delete_message_batch().queue_url(&queue_url);
-                        for (i, m) in got.messages().iter().enumerate() {
-                            let body: Value = serde_json::from_str(m.body().unwrap_or("null"))
-                                .unwrap_or(Value::Null);
-                            let task = body["task_id"].as_str().unwrap_or_default().to_owned();
-                            sink.lock()
-                                .unwrap()
-                                .entry(task)
-                                .or_default()
-                                .push(Received {
-                                    sent_ms: sent_ms(m),
-                                    note: body,
-                                    received_ms: received,
-                                });
-                            deletes = deletes.entries(
-                                aws_sdk_sqs::types::DeleteMessageBatchRequestEntry::builder()
-                                    .id(i.to_string())
-                                    .receipt_handle(m.receipt_handle().unwrap_or_default())
-                                    .build()
-                                    .unwrap(),
-                            );
-                        }
-                        if !got.messages().is_empty() {
-                            let _ = deletes.send().await;
+                        let mut sink = sink.lock().unwrap();
+                        for received in got {
+                            let task = received.note["task_id"].as_str().unwrap_or_default();
+                            sink.entry(task.to_owned()).or_default().push(received);
                         }
                     }
                 });

@@ -88,19 +88,13 @@ pub async fn invocations(
     from_ms: u64,
     to_ms: u64,
 ) -> Result<BTreeMap<String, (u64, u64)>, String> {
-    let logs = aws_sdk_cloudwatchlogs::Client::new(&stack.config);
-    let mut groups = logs
-        .describe_log_groups()
-        .log_group_name_prefix(prefix)
-        .into_paginator()
-        .items()
-        .send();
     let mut out = BTreeMap::new();
-    while let Some(group) = groups.next().await {
-        let group = group.map_err(|e| format!("the log groups could not be listed: {e}"))?;
-        let name = group.log_group_name().unwrap_or_default().to_owned();
+    for (group, line) in stack
+        .log_events(prefix, Some(from_ms), Some(to_ms), Some("REPORT"))
+        .await?
+    {
         // `{prefix}WakeFunction-1a2b3c`, not another stack whose name starts the same.
-        let Some(function) = name
+        let Some(function) = group
             .strip_prefix(prefix)
             .and_then(|rest| rest.split_once('-'))
             .filter(|(kind, suffix)| kind.ends_with("Function") && !suffix.contains('-'))
@@ -108,23 +102,10 @@ pub async fn invocations(
         else {
             continue;
         };
-        let mut pages = logs
-            .filter_log_events()
-            .log_group_name(&name)
-            .start_time(from_ms as i64)
-            .end_time(to_ms as i64)
-            .filter_pattern("REPORT")
-            .into_paginator()
-            .send();
-        while let Some(page) = pages.next().await {
-            let page = page.map_err(|e| format!("the logs of {name} could not be read: {e}"))?;
-            for event in page.events() {
-                if let Some(billed) = billed_ms(event.message().unwrap_or_default()) {
-                    let entry = out.entry(function.clone()).or_insert((0, 0));
-                    entry.0 += 1;
-                    entry.1 += billed;
-                }
-            }
+        if let Some(billed) = billed_ms(&line) {
+            let entry = out.entry(function).or_insert((0, 0));
+            entry.0 += 1;
+            entry.1 += billed;
         }
     }
     Ok(out)

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::agent::{Behaviour, TestAgent};
 use crate::e2e::{COMPLETED, INPUT_REQUIRED, SOON, WORKING, start_as, wait_parked};
@@ -226,35 +226,17 @@ pub async fn floor(stack: &Stack, changes: usize) -> Result<Heard, String> {
             if std::time::Instant::now() > deadline {
                 return Err(format!("the floor's note {seq} did not arrive"));
             }
-            let got = sqs
-                .receive_message()
-                .queue_url(&queue)
-                .message_system_attribute_names(
-                    aws_sdk_sqs::types::MessageSystemAttributeName::SentTimestamp,
-                )
-                .max_number_of_messages(10)
-                .wait_time_seconds(1)
-                .send()
-                .await
-                .map_err(|e| format!("the floor queue could not be read: {e}"))?;
-            let received = now_ms();
-            for m in got.messages() {
-                let _ = sqs
-                    .delete_message()
-                    .queue_url(&queue)
-                    .receipt_handle(m.receipt_handle().unwrap_or_default())
-                    .send()
-                    .await;
-                let note: Value =
-                    serde_json::from_str(m.body().unwrap_or("null")).unwrap_or_default();
-                if note["task_id"] == json!(id) && note["seq"] == json!(seq) {
-                    heard.working_ms.push(received.saturating_sub(pushed));
+            for note in crate::stack::take_timed(&sqs, &queue).await? {
+                if note.note["task_id"] == json!(id) && note.note["seq"] == json!(seq) {
+                    heard
+                        .working_ms
+                        .push(note.received_ms.saturating_sub(pushed));
                     heard.marks.push(Marks {
                         standin: id.clone(),
                         changed: pushed,
                         answered: Some(answered),
-                        sent: crate::stack::sent_ms(m),
-                        received,
+                        sent: note.sent_ms,
+                        received: note.received_ms,
                     });
                     break 'note;
                 }
