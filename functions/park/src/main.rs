@@ -2,5 +2,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    standin::lambda::serve_park(standin::lambda::park).await
+    standin::lambda::serve_park().await
 }

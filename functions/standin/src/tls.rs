@@ -36,18 +36,21 @@ impl Roots {
         Self::default()
     }
 
-    /// The built-in set, plus `AGENT_CA_FILE`'s certificates when that variable is set.
-    pub fn from_env() -> Result<Self, ConfigError> {
-        match std::env::var_os(AGENT_CA_FILE).filter(|p| !p.is_empty()) {
-            None => Ok(Self::built_in()),
-            Some(path) => Self::with_file(Path::new(&path)),
+    /// The agent client for `AGENT_CA_FILE`'s value: the built-in set, plus the bundle's
+    /// certificates when one is named. Built once: a bundle whose certificates do not
+    /// load is refused here, so the cold start fails naming `AGENT_CA_FILE`.
+    pub fn agent_client(ca_file: Option<&Path>) -> Result<reqwest::Client, ConfigError> {
+        match ca_file {
+            None => Self::built_in().agent_http_client(),
+            Some(path) => Self::with_file(path)?
+                .agent_http_client()
+                .map_err(|e| refused(format!("{}: {}", path.to_string_lossy(), e.problem))),
         }
     }
 
     /// The built-in set, plus the certificates of the PEM bundle at `path`, trusted for
-    /// every agent. A file that cannot be read, holds no certificate or holds data that
-    /// does not decode as one is refused here, so the cold start fails naming
-    /// `AGENT_CA_FILE`.
+    /// every agent. A file that cannot be read, holds no certificate or is not PEM is
+    /// refused naming `AGENT_CA_FILE`.
     pub fn with_file(path: &Path) -> Result<Self, ConfigError> {
         let shown = path.to_string_lossy();
         let pem = std::fs::read(path).map_err(|e| refused(format!("cannot read {shown}: {e}")))?;
@@ -56,11 +59,7 @@ impl Roots {
         if extra.is_empty() {
             return Err(refused(format!("{shown} holds no PEM certificate")));
         }
-        let roots = Self { extra };
-        roots
-            .agent_http_client()
-            .map_err(|e| refused(format!("{shown}: {}", e.problem)))?;
-        Ok(roots)
+        Ok(Self { extra })
     }
 
     fn certificates(&self) -> Result<Vec<reqwest::Certificate>, ConfigError> {
@@ -136,7 +135,7 @@ mod tests {
             "garbage.pem",
             b"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
         );
-        let err = Roots::with_file(&path).expect_err("not a certificate");
+        let err = Roots::agent_client(Some(&path)).expect_err("not a certificate");
         assert_eq!(err.field, AGENT_CA_FILE, "{err}");
     }
 

@@ -13,7 +13,7 @@ use tokio::net::TcpListener;
 
 /// The environment every function reads at start, as Lambda sets it (values need only
 /// parse).
-const ENV: &[(&str, &str)] = &[
+pub const ENV: &[(&str, &str)] = &[
     ("AWS_REGION", "us-east-1"),
     ("AWS_DEFAULT_REGION", "us-east-1"),
     ("AWS_ACCESS_KEY_ID", "test"),

@@ -1,35 +1,12 @@
-//! Configuration from the environment, checked at start, and the AWS adapters and the
-//! agent client built from it once per process.
+//! Configuration from the environment, one type per kind of function, read and checked
+//! at start: a missing or malformed variable fails the cold start naming it. Each kind
+//! reads only what it uses, so a variable one kind needs cannot fail another's start.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
-use lambda_runtime::Error;
-
-use crate::a2a::client::{Timeouts, fetch_card};
-use crate::a2a::{A2aClient, A2aError, ResolvedAgent};
-use crate::adapters::dynamo::DynamoRowStore;
-use crate::adapters::sfn::SfnDoorbell;
-use crate::adapters::sqs::SqsParentQueue;
-use crate::config::{AgentSpec, AgentsConfig, ConfigError};
+use crate::config::{AgentsConfig, ConfigError};
 use crate::domain::wake::{IDLE_RECHECK_SECS, Pacing};
-
-/// Everything a function needs, built once per process (clients cost milliseconds).
-pub struct Deps {
-    pub store: DynamoRowStore,
-    pub bell: SfnDoorbell,
-    pub queue: Option<SqsParentQueue>,
-    pub sfn: aws_sdk_sfn::Client,
-    pub agents: AgentsConfig,
-    pub http: reqwest::Client,
-    pub push_base_url: Option<String>,
-    pub history_bound: u32,
-    pub pacing: Pacing,
-    pub turn_window: Duration,
-    pub follow_heartbeat: Duration,
-    pub state_machine_arn: Option<String>,
-    /// Agent cards read once per process: every step would otherwise fetch the card again.
-    cards: std::sync::Mutex<std::collections::HashMap<String, ResolvedAgent>>,
-}
 
 /// Park/wake cycles before a roll, when `HISTORY_BOUND` is not set (the template's
 /// `HistoryBound` default).
@@ -39,19 +16,41 @@ pub const DEFAULT_TURN_WINDOW_SECS: u64 = 240;
 /// How often a follow heartbeats its park, when `FOLLOW_HEARTBEAT_SECS` is not set.
 pub const DEFAULT_FOLLOW_HEARTBEAT_SECS: u64 = 10;
 
-fn env(name: &str) -> Result<String, ConfigError> {
-    std::env::var(name).map_err(|_| ConfigError {
+/// Where configuration is read from: the process environment in a function, a map in a
+/// test.
+pub trait Env {
+    fn var(&self, name: &str) -> Option<String>;
+}
+
+/// The process environment.
+pub struct ProcessEnv;
+
+impl Env for ProcessEnv {
+    fn var(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok()
+    }
+}
+
+impl Env for std::collections::HashMap<&str, &str> {
+    fn var(&self, name: &str) -> Option<String> {
+        self.get(name).map(|v| (*v).to_owned())
+    }
+}
+
+fn required(env: &impl Env, name: &str) -> Result<String, ConfigError> {
+    optional(env, name).ok_or_else(|| ConfigError {
         field: name.to_owned(),
         problem: "environment variable is not set".into(),
     })
 }
 
-fn env_opt(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+/// A blank value counts as unset: the template writes `""` for an unused parameter.
+fn optional(env: &impl Env, name: &str) -> Option<String> {
+    env.var(name).filter(|v| !v.trim().is_empty())
 }
 
-fn env_num(name: &str, default: u64) -> Result<u64, ConfigError> {
-    match env_opt(name) {
+fn number(env: &impl Env, name: &str, default: u64) -> Result<u64, ConfigError> {
+    match optional(env, name) {
         None => Ok(default),
         Some(v) => v.trim().parse().map_err(|_| ConfigError {
             field: name.to_owned(),
@@ -60,14 +59,113 @@ fn env_num(name: &str, default: u64) -> Result<u64, ConfigError> {
     }
 }
 
-fn positive(name: &str, value: u64) -> Result<u64, ConfigError> {
-    if value == 0 {
-        return Err(ConfigError {
+fn positive(env: &impl Env, name: &str, default: u64) -> Result<u64, ConfigError> {
+    match number(env, name, default)? {
+        0 => Err(ConfigError {
             field: name.to_owned(),
             problem: "must be at least 1".into(),
-        });
+        }),
+        value => Ok(value),
     }
-    Ok(value)
+}
+
+fn agents(env: &impl Env) -> Result<AgentsConfig, ConfigError> {
+    let document = optional(env, "AGENTS").unwrap_or_else(|| r#"{"agents":[]}"#.into());
+    AgentsConfig::parse(&document).map_err(|e| ConfigError {
+        field: format!("AGENTS: {}", e.field),
+        problem: e.problem,
+    })
+}
+
+/// The row table and the note log: every function but notify.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tables {
+    pub rows: String,
+    pub notes: String,
+}
+
+impl Tables {
+    pub fn read(env: &impl Env) -> Result<Self, ConfigError> {
+        Ok(Self {
+            rows: required(env, "TABLE_NAME")?,
+            notes: required(env, "NOTES_TABLE_NAME")?,
+        })
+    }
+}
+
+/// The state machine's steps (turn, register, get-task, wake, end, follow).
+#[derive(Debug, Clone)]
+pub struct StepSettings {
+    pub tables: Tables,
+    pub agents: AgentsConfig,
+    /// Without it, no push URL can be offered and every stand-in follows or polls.
+    pub push_base_url: Option<String>,
+    pub history_bound: u32,
+    pub pacing: Pacing,
+    pub turn_window: Duration,
+    pub follow_heartbeat: Duration,
+    pub agent_ca_file: Option<PathBuf>,
+}
+
+impl StepSettings {
+    pub fn read(env: &impl Env) -> Result<Self, ConfigError> {
+        let history_bound = number(env, "HISTORY_BOUND", u64::from(DEFAULT_HISTORY_BOUND))?;
+        Ok(Self {
+            tables: Tables::read(env)?,
+            agents: agents(env)?,
+            push_base_url: optional(env, "PUSH_BASE_URL"),
+            history_bound: u32::try_from(history_bound).map_err(|_| ConfigError {
+                field: "HISTORY_BOUND".into(),
+                problem: format!("must be at most {}, got {history_bound}", u32::MAX),
+            })?,
+            pacing: Pacing {
+                idle_recheck_secs: positive(env, "IDLE_RECHECK_SECS", IDLE_RECHECK_SECS)?,
+            },
+            turn_window: Duration::from_secs(positive(
+                env,
+                "TURN_WINDOW_SECS",
+                DEFAULT_TURN_WINDOW_SECS,
+            )?),
+            follow_heartbeat: Duration::from_secs(positive(
+                env,
+                "FOLLOW_HEARTBEAT_SECS",
+                DEFAULT_FOLLOW_HEARTBEAT_SECS,
+            )?),
+            agent_ca_file: optional(env, crate::tls::AGENT_CA_FILE).map(PathBuf::from),
+        })
+    }
+}
+
+/// The control API: it starts executions of one state machine and checks agent names.
+#[derive(Debug, Clone)]
+pub struct ControlSettings {
+    pub tables: Tables,
+    pub agents: AgentsConfig,
+    pub state_machine_arn: String,
+}
+
+impl ControlSettings {
+    pub fn read(env: &impl Env) -> Result<Self, ConfigError> {
+        Ok(Self {
+            tables: Tables::read(env)?,
+            agents: agents(env)?,
+            state_machine_arn: required(env, "STATE_MACHINE_ARN")?,
+        })
+    }
+}
+
+/// The outbox's delivery: it reads notes from the stream and needs only the queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotifySettings {
+    pub parent_queue_url: String,
+}
+
+impl NotifySettings {
+    pub fn read(env: &impl Env) -> Result<Self, ConfigError> {
+        Ok(Self {
+            parent_queue_url: required(env, "PARENT_QUEUE_URL")?,
+        })
+    }
 }
 
 /// How hard a function's AWS calls retry before its step sees the error.
@@ -87,7 +185,7 @@ pub enum Retries {
 }
 
 impl Retries {
-    fn config(self) -> aws_config::retry::RetryConfig {
+    pub(super) fn config(self) -> aws_config::retry::RetryConfig {
         let (attempts, max_backoff) = match self {
             Self::Patient => (8, Duration::from_secs(4)),
             Self::Prompt => (3, Duration::from_secs(1)),
@@ -99,96 +197,119 @@ impl Retries {
     }
 }
 
-impl Deps {
-    pub async fn from_env(retries: Retries) -> Result<Self, ConfigError> {
-        let roots = crate::tls::Roots::from_env()?;
-        let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
-            .retry_config(retries.config())
-            .load()
-            .await;
-        let agents =
-            AgentsConfig::parse(&env_opt("AGENTS").unwrap_or_else(|| r#"{"agents":[]}"#.into()))
-                .map_err(|e| ConfigError {
-                    field: format!("AGENTS: {}", e.field),
-                    problem: e.problem,
-                })?;
-        let sfn = aws_sdk_sfn::Client::new(&config);
-        let http = roots.agent_http_client()?;
-        Ok(Self {
-            store: DynamoRowStore::new(
-                aws_sdk_dynamodb::Client::new(&config),
-                env("TABLE_NAME")?,
-                env("NOTES_TABLE_NAME")?,
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    fn full() -> HashMap<&'static str, &'static str> {
+        HashMap::from([
+            ("TABLE_NAME", "rows"),
+            ("NOTES_TABLE_NAME", "notes"),
+            ("PARENT_QUEUE_URL", "https://sqs/q.fifo"),
+            ("STATE_MACHINE_ARN", "arn:aws:states:r:1:stateMachine:s"),
+            (
+                "AGENTS",
+                r#"{"agents":[{"id":"a","url":"https://a.example"}]}"#,
             ),
-            bell: SfnDoorbell::new(sfn.clone()),
-            queue: env_opt("PARENT_QUEUE_URL")
-                .map(|url| SqsParentQueue::new(aws_sdk_sqs::Client::new(&config), url)),
-            sfn,
-            agents,
-            http,
-            push_base_url: env_opt("PUSH_BASE_URL"),
-            history_bound: u32::try_from(env_num(
-                "HISTORY_BOUND",
-                u64::from(DEFAULT_HISTORY_BOUND),
-            )?)
-            .unwrap_or(u32::MAX),
-            pacing: Pacing {
-                idle_recheck_secs: positive(
-                    "IDLE_RECHECK_SECS",
-                    env_num("IDLE_RECHECK_SECS", IDLE_RECHECK_SECS)?,
-                )?,
-            },
-            turn_window: Duration::from_secs(env_num(
-                "TURN_WINDOW_SECS",
-                DEFAULT_TURN_WINDOW_SECS,
-            )?),
-            follow_heartbeat: Duration::from_secs(env_num(
-                "FOLLOW_HEARTBEAT_SECS",
-                DEFAULT_FOLLOW_HEARTBEAT_SECS,
-            )?),
-            state_machine_arn: env_opt("STATE_MACHINE_ARN"),
-            cards: Default::default(),
-        })
+        ])
     }
 
-    pub(crate) fn queue(&self) -> Result<&SqsParentQueue, Error> {
-        self.queue
-            .as_ref()
-            .ok_or_else(|| "PARENT_QUEUE_URL is not set".into())
+    fn without(name: &str) -> HashMap<&'static str, &'static str> {
+        let mut env = full();
+        env.remove(name);
+        env
     }
 
-    pub(crate) fn spec(&self, agent: &str) -> Option<&AgentSpec> {
-        self.agents.agent(agent)
-    }
-
-    /// Fetches the card and connects (JSON-RPC or HTTP+JSON, whichever it prefers).
-    pub async fn connect(&self, agent: &str) -> Result<A2aClient, A2aError> {
-        let spec = self
-            .spec(agent)
-            .ok_or_else(|| A2aError::Card(format!("no agent {agent:?} in the AGENTS document")))?;
-        let cached = self.cards.lock().ok().and_then(|c| c.get(agent).cloned());
-        let resolved = match cached {
-            Some(resolved) => resolved,
-            None => {
-                let (card, url) = fetch_card(&self.http, &spec.url, Timeouts::default()).await?;
-                let resolved = ResolvedAgent::from_card(&card, &url)?;
-                crate::a2a::reach::check_interface(
-                    &spec.url,
-                    &spec.allowed_origins,
-                    &resolved.endpoint,
-                )
-                .await?;
-                if let Ok(mut cards) = self.cards.lock() {
-                    cards.insert(agent.to_owned(), resolved.clone());
-                }
-                resolved
+    #[test]
+    fn each_kind_reads_its_own_variables_with_their_defaults() {
+        let steps = StepSettings::read(&full()).expect("steps");
+        assert_eq!(
+            steps.tables,
+            Tables {
+                rows: "rows".into(),
+                notes: "notes".into()
             }
-        };
-        A2aClient::new(
-            self.http.clone(),
-            resolved,
-            spec.participant.as_deref(),
-            Timeouts::default(),
-        )
+        );
+        assert_eq!(steps.agents.agent("a").map(|a| a.id.as_str()), Some("a"));
+        assert_eq!(steps.history_bound, DEFAULT_HISTORY_BOUND);
+        assert_eq!(steps.pacing.idle_recheck_secs, IDLE_RECHECK_SECS);
+        assert_eq!(steps.turn_window.as_secs(), DEFAULT_TURN_WINDOW_SECS);
+        assert_eq!(
+            steps.follow_heartbeat.as_secs(),
+            DEFAULT_FOLLOW_HEARTBEAT_SECS
+        );
+        assert_eq!((steps.push_base_url, steps.agent_ca_file), (None, None));
+        let control = ControlSettings::read(&full()).expect("control");
+        assert_eq!(
+            control.state_machine_arn,
+            "arn:aws:states:r:1:stateMachine:s"
+        );
+        assert_eq!(
+            NotifySettings::read(&full())
+                .expect("notify")
+                .parent_queue_url,
+            "https://sqs/q.fifo"
+        );
+    }
+
+    #[test]
+    fn a_missing_variable_is_named_by_every_kind_that_needs_it() {
+        for name in ["TABLE_NAME", "NOTES_TABLE_NAME"] {
+            assert_eq!(
+                Tables::read(&without(name)).map_err(|e| e.field),
+                Err(name.into())
+            );
+            let steps = StepSettings::read(&without(name)).expect_err("steps need it");
+            assert_eq!(steps.field, name);
+            let control = ControlSettings::read(&without(name)).expect_err("control needs it");
+            assert_eq!(control.field, name);
+        }
+        let control = ControlSettings::read(&without("STATE_MACHINE_ARN")).expect_err("control");
+        assert_eq!(
+            control.to_string(),
+            "STATE_MACHINE_ARN: environment variable is not set"
+        );
+        let notify = NotifySettings::read(&without("PARENT_QUEUE_URL")).expect_err("notify");
+        assert_eq!(notify.field, "PARENT_QUEUE_URL");
+        // A blank value is as good as none.
+        let mut blank = full();
+        blank.insert("STATE_MACHINE_ARN", "  ");
+        assert!(ControlSettings::read(&blank).is_err());
+    }
+
+    #[test]
+    fn a_kind_does_not_need_what_only_others_read() {
+        let mut only_queue = HashMap::new();
+        only_queue.insert("PARENT_QUEUE_URL", "https://sqs/q.fifo");
+        assert!(
+            NotifySettings::read(&only_queue).is_ok(),
+            "notify reads no table"
+        );
+        assert!(StepSettings::read(&without("STATE_MACHINE_ARN")).is_ok());
+        assert!(StepSettings::read(&without("PARENT_QUEUE_URL")).is_ok());
+        assert!(ControlSettings::read(&without("PARENT_QUEUE_URL")).is_ok());
+    }
+
+    #[test]
+    fn a_malformed_number_or_agents_document_is_named() {
+        for (name, value, problem) in [
+            ("HISTORY_BOUND", "many", "whole number"),
+            ("HISTORY_BOUND", "99999999999", "at most"),
+            ("IDLE_RECHECK_SECS", "0", "at least 1"),
+            ("TURN_WINDOW_SECS", "-3", "whole number"),
+            ("FOLLOW_HEARTBEAT_SECS", "0", "at least 1"),
+        ] {
+            let mut env = full();
+            env.insert(name, value);
+            let err = StepSettings::read(&env).expect_err(name);
+            assert_eq!(err.field, name, "{err}");
+            assert!(err.problem.contains(problem), "{name}={value}: {err}");
+        }
+        let mut env = full();
+        env.insert("AGENTS", "{not json");
+        let err = ControlSettings::read(&env).expect_err("bad AGENTS");
+        assert!(err.field.starts_with("AGENTS"), "{err}");
     }
 }

@@ -6,12 +6,11 @@ use lambda_http::{Body, Request, RequestExt, Response};
 use lambda_runtime::Error;
 use serde_json::Value;
 
-use super::config::Deps;
-use crate::adapters::sfn::SfnExecutions;
+use super::deps::{ControlDeps, Rows};
 use crate::domain::receiver;
 use crate::handlers::control::{self, Control};
 
-pub(super) async fn push(deps: &'static Deps, request: Request) -> Result<Response<Body>, Error> {
+pub(super) async fn push(deps: &'static Rows, request: Request) -> Result<Response<Body>, Error> {
     let params = request.path_parameters();
     let task_id = params.first("task_id").unwrap_or_default().to_owned();
     let body: &[u8] = match request.body() {
@@ -29,8 +28,7 @@ pub(super) async fn push(deps: &'static Deps, request: Request) -> Result<Respon
 }
 
 pub(super) async fn control(
-    deps: &'static Deps,
-    executions: &'static SfnExecutions,
+    deps: &'static ControlDeps,
     request: Request,
 ) -> Result<Response<Body>, Error> {
     let path = request.raw_http_path().trim_end_matches('/').to_owned();
@@ -49,9 +47,9 @@ pub(super) async fn control(
         &body,
     );
     let answer = Control {
-        store: &deps.store,
-        bell: &deps.bell,
-        executions,
+        store: &deps.rows.store,
+        bell: &deps.rows.bell,
+        executions: &deps.executions,
         agents: &deps.agents,
     }
     .handle(call)

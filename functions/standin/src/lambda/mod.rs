@@ -1,25 +1,29 @@
 //! The composition root: each `functions/<name>/src/main.rs` calls one `serve_*` here,
-//! which builds the function's dependencies once per process (`config`) and hands each
-//! event to its handler (`steps`, `notify`, `http`).
+//! which reads its kind's settings (`config`), builds its dependencies once per process
+//! (`deps`) and hands each event to its handler (`steps`, `notify`, `http`).
 
 mod config;
+mod deps;
 mod http;
 mod notify;
 mod steps;
 
 use std::future::Future;
 
+use aws_config::SdkConfig;
 use futures_util::future::BoxFuture;
 use lambda_http::{Body, Request, Response};
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::adapters::sfn::SfnExecutions;
+use crate::config::ConfigError;
 
 pub use config::{
-    DEFAULT_FOLLOW_HEARTBEAT_SECS, DEFAULT_HISTORY_BOUND, DEFAULT_TURN_WINDOW_SECS, Deps, Retries,
+    ControlSettings, DEFAULT_FOLLOW_HEARTBEAT_SECS, DEFAULT_HISTORY_BOUND,
+    DEFAULT_TURN_WINDOW_SECS, Env, NotifySettings, ProcessEnv, Retries, StepSettings, Tables,
 };
+pub use deps::{ControlDeps, NotifyDeps, Rows, StepDeps};
 pub use notify::NoteStream;
 pub use steps::{ParkInput, end, fetch, follow, park, register, turn, wake};
 
@@ -33,50 +37,78 @@ pub fn init_logs() {
         .try_init();
 }
 
-/// The function's dependencies, built once; a configuration error fails the cold start
-/// naming the variable.
-async fn deps(retries: Retries) -> Result<&'static Deps, Error> {
+/// Reads the settings first (a missing variable fails the cold start naming it, before
+/// any client is built), then builds the function's dependencies once.
+async fn build<S, D: 'static>(
+    retries: Retries,
+    read: fn(&ProcessEnv) -> Result<S, ConfigError>,
+    make: fn(&SdkConfig, S) -> Result<D, ConfigError>,
+) -> Result<&'static D, Error> {
     init_logs();
-    let deps = Deps::from_env(retries)
-        .await
-        .map_err(|e| format!("configuration: {e}"))?;
-    Ok(Box::leak(Box::new(deps)))
+    let configured = |e: ConfigError| format!("configuration: {e}");
+    let settings = read(&ProcessEnv).map_err(configured)?;
+    let built = make(&deps::aws(retries).await, settings).map_err(configured)?;
+    Ok(Box::leak(Box::new(built)))
 }
 
 // The futures below are boxed on purpose: the SDK's and the runtime's future types are
 // deep enough to overflow the compiler's query depth in every main otherwise.
 
 /// Serves an invoked function: its event in, its answer out.
-async fn serve<E, R, F, Fut>(handler: F) -> Result<(), Error>
+async fn serve<D, E, R, F, Fut>(deps: &'static D, handler: F) -> Result<(), Error>
 where
+    D: Sync + 'static,
     E: DeserializeOwned + Send + 'static,
     R: Serialize + Send + 'static,
-    F: Fn(&'static Deps, E) -> Fut + Copy + Send + 'static,
+    F: Fn(&'static D, E) -> Fut + Copy + Send + 'static,
     Fut: Future<Output = Result<R, Error>> + Send + 'static,
 {
-    let deps = deps(Retries::Patient).await?;
     Box::pin(lambda_runtime::run(service_fn(
         move |event: LambdaEvent<E>| handler(deps, event.payload),
     )))
     .await
 }
 
+/// Serves an HTTP API behind API Gateway.
+async fn serve_http<D, F, Fut>(deps: &'static D, handler: F) -> Result<(), Error>
+where
+    D: Sync + 'static,
+    F: Fn(&'static D, Request) -> Fut + Copy + Send + 'static,
+    Fut: Future<Output = Result<Response<Body>, Error>> + Send + 'static,
+{
+    Box::pin(lambda_http::run(service_fn(move |request: Request| {
+        Box::pin(handler(deps, request)) as BoxFuture<'static, Result<Response<Body>, Error>>
+    })))
+    .await
+}
+
+fn step_deps(aws: &SdkConfig, settings: StepSettings) -> Result<StepDeps, ConfigError> {
+    StepDeps::new(aws, settings)
+}
+
 /// A state-machine step: the execution's state in, the state with `next` decided out.
 pub async fn serve_step<F, Fut>(handler: F) -> Result<(), Error>
 where
-    F: Fn(&'static Deps, crate::handlers::Step) -> Fut + Copy + Send + 'static,
+    F: Fn(&'static StepDeps, crate::handlers::Step) -> Fut + Copy + Send + 'static,
     Fut: Future<Output = Result<crate::handlers::Step, Error>> + Send + 'static,
 {
-    serve(handler).await
+    let deps = build(Retries::Patient, StepSettings::read, step_deps).await?;
+    serve(deps, handler).await
 }
 
-/// A `.waitForTaskToken` park: the park's number and token in, a report out.
-pub async fn serve_park<F, Fut>(handler: F) -> Result<(), Error>
-where
-    F: Fn(&'static Deps, ParkInput) -> Fut + Copy + Send + 'static,
-    Fut: Future<Output = Result<serde_json::Value, Error>> + Send + 'static,
-{
-    serve(handler).await
+/// The follow: a `.waitForTaskToken` park that holds the agent's stream for a window.
+pub async fn serve_follow() -> Result<(), Error> {
+    let deps = build(Retries::Patient, StepSettings::read, step_deps).await?;
+    serve(deps, follow).await
+}
+
+/// A push or off park: stores its `.waitForTaskToken` token, or rings it at once.
+pub async fn serve_park() -> Result<(), Error> {
+    let deps = build(Retries::Patient, Tables::read, |aws, tables| {
+        Ok(Rows::new(aws, &tables))
+    })
+    .await?;
+    serve(deps, park).await
 }
 
 /// The outbox's delivery: DynamoDB Streams hands the notify function each new note, in
@@ -84,9 +116,10 @@ where
 /// order. A refused send reports that record as the batch's first failure, so the event
 /// source retries from it and nothing after it overtakes it.
 pub async fn serve_notify() -> Result<(), Error> {
-    let deps = deps(Retries::Patient).await?;
-    // Checked at start: a notify function without its queue would hold every note.
-    deps.queue().map_err(|e| format!("configuration: {e}"))?;
+    let deps = build(Retries::Patient, NotifySettings::read, |aws, settings| {
+        Ok(NotifyDeps::new(aws, settings))
+    })
+    .await?;
     Box::pin(lambda_runtime::run(service_fn(
         move |event: LambdaEvent<NoteStream>| {
             let stop_at = notify::stop_before(event.context.deadline, notify::NOTIFY_MARGIN);
@@ -98,25 +131,18 @@ pub async fn serve_notify() -> Result<(), Error> {
 
 /// The push receiver behind `POST /a2a/push/{task_id}`.
 pub async fn serve_push() -> Result<(), Error> {
-    let deps = deps(Retries::Prompt).await?;
-    Box::pin(lambda_http::run(service_fn(move |request: Request| {
-        Box::pin(http::push(deps, request)) as BoxFuture<'static, Result<Response<Body>, Error>>
-    })))
-    .await
+    let deps = build(Retries::Prompt, Tables::read, |aws, tables| {
+        Ok(Rows::new(aws, &tables))
+    })
+    .await?;
+    serve_http(deps, http::push).await
 }
 
 /// The parent's control API: start, reply, cancel, status, notes, list.
 pub async fn serve_control() -> Result<(), Error> {
-    let deps = deps(Retries::Prompt).await?;
-    let machine = deps
-        .state_machine_arn
-        .clone()
-        .ok_or("configuration: STATE_MACHINE_ARN: environment variable is not set")?;
-    let executions: &'static SfnExecutions =
-        Box::leak(Box::new(SfnExecutions::new(deps.sfn.clone(), machine)));
-    Box::pin(lambda_http::run(service_fn(move |request: Request| {
-        Box::pin(http::control(deps, executions, request))
-            as BoxFuture<'static, Result<Response<Body>, Error>>
-    })))
-    .await
+    let deps = build(Retries::Prompt, ControlSettings::read, |aws, settings| {
+        Ok(ControlDeps::new(aws, settings))
+    })
+    .await?;
+    serve_http(deps, http::control).await
 }

@@ -6,7 +6,7 @@ use lambda_runtime::Error;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::config::Deps;
+use super::deps::NotifyDeps;
 
 /// The part of a DynamoDB Streams event the notify function reads.
 #[derive(Debug, Deserialize)]
@@ -40,11 +40,11 @@ pub(super) fn stop_before(deadline_ms: u64, margin: Duration) -> tokio::time::In
 }
 
 pub(super) async fn notify(
-    deps: &'static Deps,
+    deps: &'static NotifyDeps,
     stream: NoteStream,
     stop_at: tokio::time::Instant,
 ) -> Result<Value, Error> {
-    let queue = deps.queue()?;
+    let queue = &deps.queue;
     // Only inserts are notes; the TTL's removals are not.
     let inserts: Vec<&NoteRecord> = stream
         .records

@@ -1,4 +1,4 @@
-//! The state machine's steps as Lambda handlers: each reads what it needs from `Deps`
+//! The state machine's steps as Lambda handlers: each reads what it needs from its deps
 //! (the agent's card, the row store, the doorbell) and calls the step over the ports in
 //! `handlers`; when the agent cannot be reached, the fallback each step takes is here.
 
@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tracing::warn;
 
-use super::config::Deps;
+use super::deps::{Rows, StepDeps};
 use crate::domain::doorbell;
 use crate::domain::row::WatchMode;
 use crate::domain::wake::{FOLLOW_WINDOW_SECS, Next};
@@ -26,7 +26,7 @@ pub struct ParkInput {
     pub token: String,
 }
 
-pub async fn turn(deps: &'static Deps, step: Step) -> Result<Step, Error> {
+pub async fn turn(deps: &'static StepDeps, step: Step) -> Result<Step, Error> {
     let agent = match deps.connect(&step.agent).await {
         Ok(agent) => agent,
         Err(err) => {
@@ -53,7 +53,7 @@ fn ended(mut step: Step, reason: String) -> Step {
 }
 
 /// Chooses the watch; push then reconciles with GetTask in the same invocation.
-pub async fn register(deps: &'static Deps, step: Step) -> Result<Step, Error> {
+pub async fn register(deps: &'static StepDeps, step: Step) -> Result<Step, Error> {
     let spec = deps.spec(&step.agent);
     match deps.connect(&step.agent).await {
         Ok(agent) => {
@@ -85,7 +85,7 @@ pub async fn register(deps: &'static Deps, step: Step) -> Result<Step, Error> {
     }
 }
 
-pub async fn fetch(deps: &'static Deps, step: Step) -> Result<Step, Error> {
+pub async fn fetch(deps: &'static StepDeps, step: Step) -> Result<Step, Error> {
     match deps.connect(&step.agent).await {
         Ok(agent) => Ok(handlers::steps::fetch(&deps.store, &agent, step, deps.pacing).await?),
         Err(err) => {
@@ -112,12 +112,12 @@ pub async fn fetch(deps: &'static Deps, step: Step) -> Result<Step, Error> {
 /// is fetched in the same invocation, so a push-heard change costs one invocation after
 /// the park. A retried wake drains the same event again (the drain is idempotent per
 /// park), so nothing is lost when the fetch's write fails and the whole step is retried.
-pub async fn wake(deps: &'static Deps, step: Step) -> Result<Step, Error> {
+pub async fn wake(deps: &'static StepDeps, step: Step) -> Result<Step, Error> {
     let step = handlers::steps::wake_up(&deps.store, step, deps.history_bound, deps.pacing).await?;
     fetch_if_decided(deps, step).await
 }
 
-async fn fetch_if_decided(deps: &'static Deps, step: Step) -> Result<Step, Error> {
+async fn fetch_if_decided(deps: &'static StepDeps, step: Step) -> Result<Step, Error> {
     match step.next {
         Some(Next::Fetch { .. }) => fetch(deps, step).await,
         _ => Ok(step),
@@ -126,7 +126,7 @@ async fn fetch_if_decided(deps: &'static Deps, step: Step) -> Result<Step, Error
 
 /// Close and tell the parent before anything slow at the agent: the card is read only
 /// when the end needs the agent (a cancel's remote answer, a push config to delete).
-pub async fn end(deps: &'static Deps, step: Step) -> Result<Step, Error> {
+pub async fn end(deps: &'static StepDeps, step: Step) -> Result<Step, Error> {
     let connect = || async {
         deps.connect(&step.agent)
             .await
@@ -139,7 +139,7 @@ pub async fn end(deps: &'static Deps, step: Step) -> Result<Step, Error> {
     Ok(step)
 }
 
-pub async fn park(deps: &'static Deps, input: ParkInput) -> Result<Value, Error> {
+pub async fn park(deps: &'static Rows, input: ParkInput) -> Result<Value, Error> {
     let stored = handlers::steps::park(
         &deps.store,
         &deps.bell,
@@ -151,7 +151,7 @@ pub async fn park(deps: &'static Deps, input: ParkInput) -> Result<Value, Error>
     Ok(json!({"parked": stored}))
 }
 
-pub async fn follow(deps: &'static Deps, input: ParkInput) -> Result<Value, Error> {
+pub async fn follow(deps: &'static StepDeps, input: ParkInput) -> Result<Value, Error> {
     let spec = deps.spec(&input.agent);
     let interval = spec.map_or(crate::config::DEFAULT_FOLLOW_INTERVAL, |s| {
         s.follow_interval
