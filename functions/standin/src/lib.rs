@@ -8,6 +8,7 @@ pub mod a2a;
 pub mod adapters;
 pub mod clock;
 pub mod config;
+pub mod contract;
 pub mod domain;
 pub mod handlers;
 pub mod lambda;

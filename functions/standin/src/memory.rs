@@ -53,7 +53,7 @@ impl MemoryStore {
     fn write_note(&self, row: &mut Row, out: &RemoteOut) -> u64 {
         row.seq += 1;
         row.last = Some(out.clone());
-        lock(&self.notes).push(ParentNote::of(row, out, row.seq));
+        lock(&self.notes).push(crate::ports::note_of(row, out, row.seq));
         row.seq
     }
 

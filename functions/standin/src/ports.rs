@@ -3,8 +3,6 @@
 
 use std::future::Future;
 
-use serde::{Deserialize, Serialize};
-
 use crate::a2a::{
     A2aError, EventStream, Message, SendMessageResult, Task, TaskPushNotificationConfig,
 };
@@ -177,34 +175,19 @@ pub trait Executions: Send + Sync {
     fn status(&self, arn: &str) -> impl Future<Output = Result<String, ExecutionError>> + Send;
 }
 
-/// A note for the parent (SQS FIFO: grouped by `task_id`, deduplicated by `task_id:seq`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ParentNote {
-    pub task_id: String,
-    pub remote_task_id: String,
-    pub agent: String,
-    pub state: String,
-    pub text: String,
-    #[serde(rename = "final")]
-    pub is_final: bool,
-    pub seq: u64,
-    /// RFC 3339, UTC.
-    pub at: String,
-}
+pub use standin_wire::ParentNote;
 
-impl ParentNote {
-    /// The note that tells the parent the row moved to `out`, under number `seq`.
-    pub fn of(row: &Row, out: &RemoteOut, seq: u64) -> Self {
-        Self {
-            task_id: row.task_id.clone(),
-            remote_task_id: out.remote_task_id.clone(),
-            agent: row.agent.clone(),
-            state: out.state.as_str().to_owned(),
-            text: out.text.clone(),
-            is_final: out.is_final,
-            seq,
-            at: crate::clock::now_rfc3339(),
-        }
+/// The note that tells the parent the row moved to `out`, under number `seq`.
+pub fn note_of(row: &Row, out: &RemoteOut, seq: u64) -> ParentNote {
+    ParentNote {
+        task_id: row.task_id.clone(),
+        remote_task_id: Some(out.remote_task_id.clone()).filter(|id| !id.is_empty()),
+        agent: row.agent.clone(),
+        state: out.state,
+        text: out.text.clone(),
+        is_final: out.is_final,
+        seq,
+        at: crate::clock::now_rfc3339(),
     }
 }
 

@@ -212,7 +212,7 @@ impl World {
         self.store
             .outbox()
             .into_iter()
-            .map(|n| (n.seq, n.state, n.is_final))
+            .map(|n| (n.seq, n.state.as_str().to_owned(), n.is_final))
             .collect()
     }
 }

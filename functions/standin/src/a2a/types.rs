@@ -5,56 +5,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
-pub enum TaskState {
-    #[serde(rename = "TASK_STATE_SUBMITTED")]
-    Submitted,
-    #[serde(rename = "TASK_STATE_WORKING")]
-    Working,
-    #[serde(rename = "TASK_STATE_COMPLETED")]
-    Completed,
-    #[serde(rename = "TASK_STATE_FAILED")]
-    Failed,
-    #[serde(rename = "TASK_STATE_CANCELED")]
-    Canceled,
-    #[serde(rename = "TASK_STATE_INPUT_REQUIRED")]
-    InputRequired,
-    #[serde(rename = "TASK_STATE_REJECTED")]
-    Rejected,
-    #[serde(rename = "TASK_STATE_AUTH_REQUIRED")]
-    AuthRequired,
-    #[default]
-    #[serde(rename = "TASK_STATE_UNSPECIFIED", other)]
-    Unspecified,
-}
-
-impl TaskState {
-    pub fn is_terminal(self) -> bool {
-        matches!(
-            self,
-            Self::Completed | Self::Failed | Self::Canceled | Self::Rejected
-        )
-    }
-
-    pub fn is_interrupted(self) -> bool {
-        matches!(self, Self::InputRequired | Self::AuthRequired)
-    }
-
-    /// The wire name, which is also what the row and the parent's notes store.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Submitted => "TASK_STATE_SUBMITTED",
-            Self::Working => "TASK_STATE_WORKING",
-            Self::Completed => "TASK_STATE_COMPLETED",
-            Self::Failed => "TASK_STATE_FAILED",
-            Self::Canceled => "TASK_STATE_CANCELED",
-            Self::InputRequired => "TASK_STATE_INPUT_REQUIRED",
-            Self::Rejected => "TASK_STATE_REJECTED",
-            Self::AuthRequired => "TASK_STATE_AUTH_REQUIRED",
-            Self::Unspecified => "TASK_STATE_UNSPECIFIED",
-        }
-    }
-}
+/// The task state is the parent's wire too (its notes carry it), so it lives there.
+pub use standin_wire::TaskState;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 pub enum Role {

@@ -20,7 +20,43 @@ use crate::domain::row::{
 };
 use crate::ports::{Applied, Closed, Drained, ParentNote, RowStore, StoreError};
 
+use attr::*;
+
 type Item = HashMap<String, AttributeValue>;
+
+/// The attribute names the expressions write, as `Row` (and the note log's items) name
+/// them: a test checks each against the serialised row, and the template's keys and TTL.
+pub mod attr {
+    pub const TASK_ID: &str = "task_id";
+    pub const REMOTE_TASK_ID: &str = "remote_task_id";
+    pub const CONTEXT_ID: &str = "context_id";
+    pub const WATCH: &str = "watch";
+    pub const LAST: &str = "last";
+    pub const CLOSED: &str = "closed";
+    pub const EPOCH: &str = "epoch";
+    pub const WOKEN: &str = "woken";
+    pub const TAKEN: &str = "taken";
+    pub const PARK_TOKEN: &str = "park_token";
+    pub const PENDING: &str = "pending";
+    pub const SEQ: &str = "seq";
+    pub const REPLY_IDS: &str = "reply_ids";
+    /// Of `watch`.
+    pub const MODE: &str = "mode";
+    /// Of `watch`.
+    pub const TOKEN_DIGEST: &str = "token_digest";
+    /// Of `pending`.
+    pub const CANCEL: &str = "cancel";
+    /// Of `pending`.
+    pub const REPLIES: &str = "replies";
+    /// Of `pending`.
+    pub const PUSH: &str = "push";
+    /// Of `pending`.
+    pub const FOLLOW: &str = "follow";
+    /// Both tables' TTL attribute (not a field of `Row`: set at the close).
+    pub const EXPIRES_AT: &str = "expires_at";
+    /// A note log item's note, as JSON.
+    pub const NOTE_BODY: &str = "body";
+}
 
 /// Closed rows expire this long after the close (the table's TTL attribute `expires_at`).
 pub const CLOSED_ROW_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -54,7 +90,7 @@ impl DynamoRowStore {
     }
 
     fn key(task_id: &str) -> (String, AttributeValue) {
-        ("task_id".to_owned(), AttributeValue::S(task_id.to_owned()))
+        (TASK_ID.to_owned(), AttributeValue::S(task_id.to_owned()))
     }
 }
 
@@ -96,8 +132,8 @@ impl Expr {
 
     fn guard(&mut self, guard: &Guard) -> String {
         let open = format!(
-            "attribute_exists(task_id) AND {} = {}",
-            self.name("closed"),
+            "attribute_exists({TASK_ID}) AND {} = {}",
+            self.name(CLOSED),
             self.val("false", AttributeValue::Bool(false))
         );
         match guard {
@@ -106,10 +142,10 @@ impl Expr {
                 digest,
                 remote_task_id,
             } => {
-                let w = self.name("watch");
-                let m = self.name("mode");
+                let w = self.name(WATCH);
+                let m = self.name(MODE);
                 format!(
-                    "{open} AND {w}.{m} = {} AND {w}.token_digest = {} AND remote_task_id = {}",
+                    "{open} AND {w}.{m} = {} AND {w}.{TOKEN_DIGEST} = {} AND {REMOTE_TASK_ID} = {}",
                     self.val("push", AttributeValue::S("push".into())),
                     self.val("digest", AttributeValue::S(digest.as_str().to_owned())),
                     self.val("rid", AttributeValue::S(remote_task_id.clone())),
@@ -117,8 +153,8 @@ impl Expr {
             }
             Guard::Epoch(epoch) => {
                 let e = self.val("epoch", AttributeValue::N(epoch.to_string()));
-                let w = self.name("woken");
-                format!("{open} AND epoch = {e} AND (attribute_not_exists({w}) OR {w} < {e})")
+                let w = self.name(WOKEN);
+                format!("{open} AND {EPOCH} = {e} AND (attribute_not_exists({w}) OR {w} < {e})")
             }
         }
     }
@@ -210,7 +246,7 @@ impl RowStore for DynamoRowStore {
             .put_item()
             .table_name(&self.table)
             .set_item(Some(item))
-            .condition_expression("attribute_not_exists(task_id)")
+            .condition_expression(format!("attribute_not_exists({TASK_ID})"))
             .send()
             .await;
         match result {
@@ -257,7 +293,7 @@ impl RowStore for DynamoRowStore {
             .map_err(|e| backend(&e))?;
         let next = out
             .last_evaluated_key()
-            .and_then(|k| k.get("task_id"))
+            .and_then(|k| k.get(TASK_ID))
             .and_then(|v| v.as_s().ok())
             .cloned();
         let rows = out
@@ -279,11 +315,11 @@ impl RowStore for DynamoRowStore {
             return self.record_reply(task_id, text, id.as_deref(), guard).await;
         }
         self.update(task_id, guard, |e| {
-            let p = e.name("pending");
+            let p = e.name(PENDING);
             Ok(match event {
                 WakeEvent::Cancel { reason } => {
                     let v = e.val("reason", AttributeValue::S(reason.clone()));
-                    format!("SET {p}.cancel = if_not_exists({p}.cancel, {v})")
+                    format!("SET {p}.{CANCEL} = if_not_exists({p}.{CANCEL}, {v})")
                 }
                 WakeEvent::Reply { text, .. } => {
                     let one = e.val(
@@ -292,12 +328,12 @@ impl RowStore for DynamoRowStore {
                     );
                     let empty = e.val("empty", AttributeValue::L(vec![]));
                     format!(
-                        "SET {p}.replies = list_append(if_not_exists({p}.replies, {empty}), {one})"
+                        "SET {p}.{REPLIES} = list_append(if_not_exists({p}.{REPLIES}, {empty}), {one})"
                     )
                 }
                 WakeEvent::Push { claimed } => {
                     let v = e.val("claim", value(&PushClaim { claimed: *claimed })?);
-                    format!("SET {p}.push = {v}")
+                    format!("SET {p}.{PUSH} = {v}")
                 }
                 WakeEvent::Follow { epoch, outcome } => {
                     let v = e.val(
@@ -307,7 +343,7 @@ impl RowStore for DynamoRowStore {
                             outcome: *outcome,
                         })?,
                     );
-                    format!("SET {p}.follow = {v}")
+                    format!("SET {p}.{FOLLOW} = {v}")
                 }
             })
         })
@@ -318,9 +354,9 @@ impl RowStore for DynamoRowStore {
         let mut expr = Expr::default();
         let t = expr.val("token", AttributeValue::S(token.to_owned()));
         let n = expr.val("park", AttributeValue::N(park.to_string()));
-        let woken = expr.name("woken");
-        let update = format!("SET park_token = {t}, epoch = {n}");
-        let newest = format!("epoch < {n} AND (attribute_not_exists({woken}) OR {woken} < {n})");
+        let woken = expr.name(WOKEN);
+        let update = format!("SET {PARK_TOKEN} = {t}, {EPOCH} = {n}");
+        let newest = format!("{EPOCH} < {n} AND (attribute_not_exists({woken}) OR {woken} < {n})");
         let condition = format!("{} AND {newest}", expr.guard(&Guard::Open));
         self.send_update(task_id, update, condition, expr).await
     }
@@ -328,10 +364,10 @@ impl RowStore for DynamoRowStore {
     async fn wake(&self, task_id: &str, park: u64) -> Result<Row, StoreError> {
         let mut expr = Expr::default();
         let n = expr.val("park", AttributeValue::N(park.to_string()));
-        let woken = expr.name("woken");
+        let woken = expr.name(WOKEN);
         let update = format!("SET {woken} = {n}");
         let condition = format!(
-            "attribute_exists(task_id) AND (attribute_not_exists({woken}) OR {woken} < {n})"
+            "attribute_exists({TASK_ID}) AND (attribute_not_exists({woken}) OR {woken} < {n})"
         );
         match self.send_update(task_id, update, condition, expr).await {
             // Already woken (a retried wake): the row as it stands.
@@ -362,8 +398,8 @@ impl RowStore for DynamoRowStore {
             // Remove exactly what was read: a concurrent ring may add, never lose. What
             // was taken is kept with the park's number for a retried wake.
             let mut expr = Expr::default();
-            let p = expr.name("pending");
-            let taken_name = expr.name("taken");
+            let p = expr.name(PENDING);
+            let taken_name = expr.name(TAKEN);
             let taken = expr.val(
                 "taken",
                 value(&Taken {
@@ -373,23 +409,23 @@ impl RowStore for DynamoRowStore {
             );
             let (remove, condition) = match &event {
                 WakeEvent::Cancel { .. } => (
-                    format!("{p}.cancel"),
-                    format!("attribute_exists({p}.cancel)"),
+                    format!("{p}.{CANCEL}"),
+                    format!("attribute_exists({p}.{CANCEL})"),
                 ),
                 WakeEvent::Reply { text, .. } => {
                     let first = expr.val("first", AttributeValue::S(text.clone()));
                     (
-                        format!("{p}.replies[0]"),
-                        format!("{p}.replies[0] = {first}"),
+                        format!("{p}.{REPLIES}[0]"),
+                        format!("{p}.{REPLIES}[0] = {first}"),
                     )
                 }
                 WakeEvent::Push { .. } => {
                     let claim = expr.val("claim", value(&row.pending.push)?);
-                    (format!("{p}.push"), format!("{p}.push = {claim}"))
+                    (format!("{p}.{PUSH}"), format!("{p}.{PUSH} = {claim}"))
                 }
                 WakeEvent::Follow { .. } => {
                     let report = expr.val("report", value(&row.pending.follow)?);
-                    (format!("{p}.follow"), format!("{p}.follow = {report}"))
+                    (format!("{p}.{FOLLOW}"), format!("{p}.{FOLLOW} = {report}"))
                 }
             };
             let update = format!("SET {taken_name} = {taken} REMOVE {remove}");
@@ -437,19 +473,19 @@ impl RowStore for DynamoRowStore {
             }
             let seq = row.seq + 1;
             let mut expr = Expr::default();
-            let last = expr.name("last");
+            let last = expr.name(LAST);
             let v_out = expr.val("out", value(out)?);
             let mut update = format!("SET {last} = {v_out}");
             if out.is_final {
                 // The final state closes the row in the same write as its note; the park
                 // token stays so the follow that applied it can still ring its park.
-                let c = expr.name("closed");
+                let c = expr.name(CLOSED);
                 let t = expr.val("true", AttributeValue::Bool(true));
                 let ttl = expr.val("ttl", expires_in(CLOSED_ROW_TTL));
-                update.push_str(&format!(", {c} = {t}, expires_at = {ttl}"));
+                update.push_str(&format!(", {c} = {t}, {EXPIRES_AT} = {ttl}"));
             }
             let condition = expr.guard(guard);
-            let note = ParentNote::of(&row, out, seq);
+            let note = crate::ports::note_of(&row, out, seq);
             match self
                 .write_with_note(task_id, &row, update, condition, expr, &note)
                 .await?
@@ -484,9 +520,9 @@ impl RowStore for DynamoRowStore {
             Ok(match context_id {
                 Some(ctx) => {
                     let c = e.val("ctx", AttributeValue::S(ctx.to_owned()));
-                    format!("SET remote_task_id = {r}, context_id = {c}")
+                    format!("SET {REMOTE_TASK_ID} = {r}, {CONTEXT_ID} = {c}")
                 }
-                None => format!("SET remote_task_id = {r}"),
+                None => format!("SET {REMOTE_TASK_ID} = {r}"),
             })
         })
         .await
@@ -494,7 +530,7 @@ impl RowStore for DynamoRowStore {
 
     async fn set_watch(&self, task_id: &str, watch: &Watch) -> Result<Row, StoreError> {
         self.update(task_id, &Guard::Open, |e| {
-            let w = e.name("watch");
+            let w = e.name(WATCH);
             let v = e.val("w", value(watch)?);
             Ok(format!("SET {w} = {v}"))
         })
@@ -516,17 +552,17 @@ impl RowStore for DynamoRowStore {
                 return Ok(Closed { row, seq: None });
             }
             let mut expr = Expr::default();
-            let c = expr.name("closed");
-            let p = expr.name("pending");
+            let c = expr.name(CLOSED);
+            let p = expr.name(PENDING);
             let t = expr.val("true", AttributeValue::Bool(true));
             let empty = expr.val("empty", AttributeValue::M(HashMap::new()));
             let ttl = expr.val("ttl", expires_in(CLOSED_ROW_TTL));
-            let mut set = format!("{c} = {t}, {p} = {empty}, expires_at = {ttl}");
+            let mut set = format!("{c} = {t}, {p} = {empty}, {EXPIRES_AT} = {ttl}");
             // Closing needs an open row; the final note may follow a close without one
             // (a cancel waits for the remote's answer), guarded by `seq` as every note is.
             let condition = match final_note {
                 None => expr.guard(&Guard::Open),
-                Some(_) => "attribute_exists(task_id)".to_owned(),
+                Some(_) => format!("attribute_exists({TASK_ID})"),
             };
             let mut closed = row.clone();
             closed.closed = true;
@@ -534,7 +570,7 @@ impl RowStore for DynamoRowStore {
             closed.pending = Default::default();
             let written = match final_note {
                 None => {
-                    let update = format!("SET {set} REMOVE park_token");
+                    let update = format!("SET {set} REMOVE {PARK_TOKEN}");
                     match self.send_update(task_id, update, condition, expr).await {
                         Ok(row) => return Ok(Closed { row, seq: None }),
                         Err(StoreError::Refused(_)) => false,
@@ -543,11 +579,11 @@ impl RowStore for DynamoRowStore {
                 }
                 Some(out) => {
                     let seq = row.seq + 1;
-                    let last = expr.name("last");
+                    let last = expr.name(LAST);
                     let v_out = expr.val("out", value(out)?);
                     set.push_str(&format!(", {last} = {v_out}"));
-                    let update = format!("SET {set} REMOVE park_token");
-                    let note = ParentNote::of(&row, out, seq);
+                    let update = format!("SET {set} REMOVE {PARK_TOKEN}");
+                    let note = crate::ports::note_of(&row, out, seq);
                     closed.last = Some(out.clone());
                     closed.seq = seq;
                     self.write_with_note(task_id, &row, update, condition, expr, &note)
@@ -574,7 +610,7 @@ impl RowStore for DynamoRowStore {
             .client
             .query()
             .table_name(&self.notes_table)
-            .key_condition_expression("task_id = :id AND seq > :after")
+            .key_condition_expression(format!("{TASK_ID} = :id AND {SEQ} > :after"))
             .expression_attribute_values(":id", AttributeValue::S(task_id.to_owned()))
             .expression_attribute_values(":after", AttributeValue::N(after.to_string()))
             .limit(i32::try_from(limit).unwrap_or(i32::MAX))
@@ -586,7 +622,7 @@ impl RowStore for DynamoRowStore {
             .iter()
             .map(|item| {
                 let body = item
-                    .get("body")
+                    .get(NOTE_BODY)
                     .and_then(|v| v.as_s().ok())
                     .ok_or_else(|| StoreError::Backend("a note without a body".into()))?;
                 serde_json::from_str(body)
@@ -608,21 +644,22 @@ impl DynamoRowStore {
         guard: &Guard,
     ) -> Result<Row, StoreError> {
         let mut expr = Expr::default();
-        let p = expr.name("pending");
+        let p = expr.name(PENDING);
         let one = expr.val(
             "one",
             AttributeValue::L(vec![AttributeValue::S(text.to_owned())]),
         );
         let empty = expr.val("empty", AttributeValue::L(vec![]));
         let max = expr.val("max", AttributeValue::N(MAX_QUEUED_REPLIES.to_string()));
-        let mut update =
-            format!("SET {p}.replies = list_append(if_not_exists({p}.replies, {empty}), {one})");
+        let mut update = format!(
+            "SET {p}.{REPLIES} = list_append(if_not_exists({p}.{REPLIES}, {empty}), {one})"
+        );
         let mut condition = format!(
-            "{} AND (attribute_not_exists({p}.replies) OR size({p}.replies) < {max})",
+            "{} AND (attribute_not_exists({p}.{REPLIES}) OR size({p}.{REPLIES}) < {max})",
             expr.guard(guard)
         );
         if let Some(id) = id {
-            let ids = expr.name("reply_ids");
+            let ids = expr.name(REPLY_IDS);
             let named = expr.val(
                 "rids",
                 AttributeValue::L(vec![AttributeValue::S(id.to_owned())]),
@@ -681,8 +718,8 @@ impl DynamoRowStore {
     ) -> Result<bool, StoreError> {
         let seen = expr.val("seen", AttributeValue::N(read.seq.to_string()));
         let next = expr.val("next", AttributeValue::N(note.seq.to_string()));
-        let update = update.replacen("SET ", &format!("SET seq = {next}, "), 1);
-        let condition = format!("{condition} AND seq = {seen}");
+        let update = update.replacen("SET ", &format!("SET {SEQ} = {next}, "), 1);
+        let condition = format!("{condition} AND {SEQ} = {seen}");
         let (k, v) = Self::key(task_id);
         let row_update = Update::builder()
             .table_name(&self.table)
@@ -696,18 +733,15 @@ impl DynamoRowStore {
         let body = serde_json::to_string(note)
             .map_err(|e| StoreError::Backend(format!("encode note: {e}")))?;
         let item = HashMap::from([
-            (
-                "task_id".to_owned(),
-                AttributeValue::S(note.task_id.clone()),
-            ),
-            ("seq".to_owned(), AttributeValue::N(note.seq.to_string())),
-            ("body".to_owned(), AttributeValue::S(body)),
-            ("expires_at".to_owned(), expires_in(NOTE_TTL)),
+            (TASK_ID.to_owned(), AttributeValue::S(note.task_id.clone())),
+            (SEQ.to_owned(), AttributeValue::N(note.seq.to_string())),
+            (NOTE_BODY.to_owned(), AttributeValue::S(body)),
+            (EXPIRES_AT.to_owned(), expires_in(NOTE_TTL)),
         ]);
         let note_put = Put::builder()
             .table_name(&self.notes_table)
             .set_item(Some(item))
-            .condition_expression("attribute_not_exists(seq)")
+            .condition_expression(format!("attribute_not_exists({SEQ})"))
             .build()
             .map_err(|e| StoreError::Backend(format!("build put: {e}")))?;
         let result = self
@@ -735,5 +769,122 @@ impl DynamoRowStore {
                 _ => Err(backend(&err)),
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+    use crate::a2a::TaskState;
+    use crate::domain::push::PushToken;
+    use crate::domain::remote::remote_out;
+    use crate::domain::row::{FollowOutcome, Pending, WatchMode};
+
+    fn keys(item: &Item) -> BTreeSet<&str> {
+        item.keys().map(String::as_str).collect()
+    }
+
+    fn map<'a>(item: &'a Item, name: &str) -> &'a Item {
+        match item.get(name) {
+            Some(AttributeValue::M(inner)) => inner,
+            other => panic!("{name} is not a map: {other:?}"),
+        }
+    }
+
+    /// A row with every field set, so every attribute it can have is written.
+    fn full_row() -> Row {
+        let mut row = Row::new("si-1", "writer");
+        row.remote_task_id = Some("r".into());
+        row.context_id = Some("c".into());
+        row.watch = Some(Watch {
+            mode: WatchMode::Push,
+            config_id: Some("cfg".into()),
+            token_digest: Some(PushToken::generate().digest()),
+        });
+        row.last = Some(remote_out("r", TaskState::Working, None, "t"));
+        row.closed = true;
+        row.epoch = 2;
+        row.woken = 1;
+        row.taken = Some(Taken {
+            park: 1,
+            event: None,
+        });
+        row.park_token = Some("tok".into());
+        row.pending = Pending {
+            cancel: Some("stop".into()),
+            replies: vec!["x".into()],
+            push: Some(PushClaim { claimed: None }),
+            follow: Some(FollowReport {
+                epoch: 2,
+                outcome: FollowOutcome::Unchanged,
+            }),
+        };
+        row.seq = 3;
+        row.reply_ids = vec!["r-1".into()];
+        row.created_at = Some("2026-12-01T00:00:00Z".into());
+        row
+    }
+
+    #[test]
+    fn every_attribute_name_the_expressions_use_is_one_the_row_serialises() {
+        let item: Item = serde_dynamo::to_item(full_row()).expect("a row serialises");
+        let written = keys(&item);
+        for name in [
+            TASK_ID,
+            REMOTE_TASK_ID,
+            CONTEXT_ID,
+            WATCH,
+            LAST,
+            CLOSED,
+            EPOCH,
+            WOKEN,
+            TAKEN,
+            PARK_TOKEN,
+            PENDING,
+            SEQ,
+            REPLY_IDS,
+        ] {
+            assert!(
+                written.contains(name),
+                "{name} is not a row attribute: {written:?}"
+            );
+        }
+        let watch = keys(map(&item, WATCH));
+        assert!(
+            watch.contains(MODE) && watch.contains(TOKEN_DIGEST),
+            "{watch:?}"
+        );
+        assert_eq!(
+            keys(map(&item, PENDING)),
+            BTreeSet::from([CANCEL, REPLIES, PUSH, FOLLOW])
+        );
+        assert!(
+            !written.contains(EXPIRES_AT),
+            "the TTL is the store's, not the row's"
+        );
+    }
+
+    #[test]
+    fn the_keys_and_the_ttl_attribute_are_the_templates() {
+        let template = include_str!("../../../../template.yaml");
+        for table in ["Table:", "NotesTable:"] {
+            let at = template
+                .find(&format!("\n  {table}"))
+                .expect("table in the template");
+            let ttl = &template[at..];
+            let ttl = &ttl[ttl.find("TimeToLiveSpecification").expect("a TTL")..];
+            assert!(
+                ttl.lines()
+                    .nth(1)
+                    .is_some_and(|l| l.trim() == format!("AttributeName: {EXPIRES_AT}")),
+                "{table} TTL"
+            );
+        }
+        let notes = template.find("\n  NotesTable:").expect("notes table");
+        let schema = &template[notes..notes + 600];
+        assert!(schema.contains(&format!("{{ AttributeName: {TASK_ID}, KeyType: HASH }}")));
+        assert!(schema.contains(&format!("{{ AttributeName: {SEQ}, KeyType: RANGE }}")));
     }
 }

@@ -210,9 +210,9 @@ mod tests {
     fn a_body_sqs_refuses_is_escaped_and_reads_back_the_same() {
         let note = ParentNote {
             task_id: "t".into(),
-            remote_task_id: "r".into(),
+            remote_task_id: Some("r".into()),
             agent: "a".into(),
-            state: "TASK_STATE_WORKING".into(),
+            state: crate::a2a::TaskState::Working,
             text: "odd \u{FFFE} and \u{FFFF} ok é".into(),
             is_final: false,
             seq: 1,

@@ -6,13 +6,7 @@ use super::push::TokenDigest;
 use super::remote::RemoteOut;
 use crate::a2a::TaskState;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum WatchMode {
-    Push,
-    Follow,
-    Off,
-}
+pub use standin_wire::WatchMode;
 
 /// The watch chosen once per remote task. Only the token's digest is ever kept.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,9 +4,13 @@
 pub const MAX_TEXT_BYTES: usize = 4096;
 /// Longest reply the parent may send (it travels in the row and the execution's state,
 /// both bounded: a DynamoDB item at 400 KB, a Step Functions state at 256 KB).
-pub const MAX_REPLY_BYTES: usize = 32 * 1024;
+pub const MAX_REPLY_BYTES: usize = standin_wire::MAX_MESSAGE_BYTES;
 /// Longest cancel reason the parent may give (it reaches the final note as is).
-pub const MAX_REASON_BYTES: usize = MAX_TEXT_BYTES;
+pub const MAX_REASON_BYTES: usize = standin_wire::MAX_REASON_BYTES;
+const _: () = assert!(
+    MAX_REASON_BYTES <= MAX_TEXT_BYTES,
+    "a reason is noted as is"
+);
 pub const REDACTED: &str = "[redacted]";
 const TRUNCATED: &str = "…[truncated]";
 

@@ -4,14 +4,17 @@
 
 use serde::Serialize;
 use serde_json::Value;
+use standin_wire::{
+    Accepted, BodyError, CancelRequest, ErrorBody, ListPage, NotesPage, Pending, ReplyRequest,
+    StartRequest, Started, Status, Summary, TaskId,
+};
 use tracing::{error, warn};
 
 use crate::config::AgentsConfig;
 use crate::domain::doorbell;
-use crate::domain::row::{Guard, Row, WakeEvent, WatchMode};
-use crate::domain::scrub::{MAX_REASON_BYTES, MAX_REPLY_BYTES};
+use crate::domain::row::{Guard, Row, WakeEvent};
 use crate::handlers::steps::{Step, execution_name};
-use crate::ports::{Doorbell, ExecutionError, Executions, ParentNote, RowStore, StoreError};
+use crate::ports::{Doorbell, ExecutionError, Executions, RowStore, StoreError};
 
 /// What the parent asked for, as routed from method and path.
 #[derive(Debug, Clone, PartialEq)]
@@ -100,91 +103,21 @@ pub enum ControlError {
     Input(#[from] serde_json::Error),
 }
 
-#[derive(Debug, Serialize)]
-pub struct ErrorBody {
-    pub error: String,
-    /// With an unknown agent: the agents this deployment knows.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub agents: Option<Vec<String>>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct Started {
-    pub task_id: String,
-    pub execution_arn: String,
-}
-
-#[derive(Debug, Serialize)]
-pub struct Accepted {
-    pub task_id: String,
-    pub accepted: bool,
-}
-
-/// What the parent may see of a row: never the park token or the token's digest.
-#[derive(Debug, Serialize)]
-pub struct Summary {
-    pub task_id: String,
-    pub agent: String,
-    pub remote_task_id: Option<String>,
-    pub watch: Option<WatchMode>,
-    pub state: Option<String>,
-    pub text: Option<String>,
-    pub closed: bool,
-    pub seq: u64,
-    pub created_at: Option<String>,
-}
-
-impl From<&Row> for Summary {
-    fn from(row: &Row) -> Self {
-        Self {
-            task_id: row.task_id.clone(),
-            agent: row.agent.clone(),
-            remote_task_id: row.remote_task_id.clone(),
-            watch: row.watch.as_ref().map(|w| w.mode),
-            state: row.last.as_ref().map(|l| l.state.as_str().to_owned()),
-            text: row.last.as_ref().map(|l| l.text.clone()),
-            closed: row.closed,
-            seq: row.seq,
-            created_at: row.created_at.clone(),
-        }
+/// What a parent may see of a row: never the park token or the token's digest.
+pub fn summary(row: &Row) -> Summary {
+    Summary {
+        task_id: row.task_id.clone(),
+        agent: row.agent.clone(),
+        remote_task_id: row.remote_task_id.clone(),
+        watch: row.watch.as_ref().map(|w| w.mode),
+        state: row.last.as_ref().map(|l| l.state),
+        text: row.last.as_ref().map(|l| l.text.clone()),
+        closed: row.closed,
+        seq: row.seq,
+        created_at: row.created_at.clone(),
     }
 }
 
-#[derive(Debug, Serialize)]
-pub struct Status {
-    #[serde(flatten)]
-    pub summary: Summary,
-    /// The newest execution of the stand-in (a roll starts `{task_id}__1`, …).
-    pub execution_arn: String,
-    /// None when Step Functions could not be asked.
-    pub execution_status: Option<String>,
-    pub parked: bool,
-    pub pending: Pending,
-}
-
-#[derive(Debug, Serialize)]
-pub struct Pending {
-    pub cancel: bool,
-    pub replies: usize,
-    pub push: bool,
-}
-
-#[derive(Debug, Serialize)]
-pub struct NotesPage {
-    pub task_id: String,
-    pub notes: Vec<ParentNote>,
-    /// The `after` of the following page; None on the last.
-    pub next: Option<u64>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct ListPage {
-    pub standins: Vec<Summary>,
-    pub next: Option<String>,
-}
-
-/// How long the parent's name for a reply may be.
-pub const MAX_REPLY_ID_BYTES: usize = 128;
 /// Notes per page of the note log.
 pub const NOTES_PAGE: u32 = 100;
 /// Stand-ins per page of the list.
@@ -225,7 +158,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             Call::Notes { task_id, after } => self.notes(task_id, after).await,
             Call::List { after } => {
                 let (rows, next) = self.store.list(after, LIST_PAGE).await?;
-                let standins = rows.iter().map(Summary::from).collect();
+                let standins = rows.iter().map(summary).collect();
                 Ok(Answer::of(200, ListPage { standins, next }))
             }
             Call::NoRoute { method, path } => {
@@ -235,9 +168,11 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
     }
 
     async fn start(&self, body: &Value) -> Result<Answer, ControlError> {
-        let Some(agent) = body["agent"].as_str() else {
-            return Ok(Answer::error(400, "body.agent is required"));
+        let request = match StartRequest::parse(body) {
+            Ok(request) => request,
+            Err(BodyError(message)) => return Ok(Answer::error(400, message)),
         };
+        let agent = request.agent.as_str();
         if self.agents.agent(agent).is_none() {
             let known = self.agents.agents.iter().map(|a| a.id.clone()).collect();
             return Ok(Answer::of(
@@ -248,29 +183,13 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                 },
             ));
         }
-        let Some(message) = body["message"].as_str().filter(|m| !m.is_empty()) else {
-            return Ok(Answer::error(400, "body.message is required"));
+        let task_id = match request.task_id {
+            Some(id) => id,
+            None => TaskId::parse(&format!("si-{}", random_hex()))
+                .map_err(|e| ControlError::Input(serde::de::Error::custom(e)))?,
         };
-        if message.len() > MAX_REPLY_BYTES {
-            return Ok(Answer::error(
-                400,
-                format!(
-                    "body.message is {} bytes; the limit is {MAX_REPLY_BYTES}",
-                    message.len()
-                ),
-            ));
-        }
-        let task_id = match body["task_id"].as_str() {
-            Some(id) if valid_task_id(id) => id.to_owned(),
-            Some(_) => {
-                return Ok(Answer::error(
-                    400,
-                    r#"task_id must be 1-64 characters of [A-Za-z0-9_-], without "__" (kept for rolled executions)"#,
-                ));
-            }
-            None => format!("si-{}", random_hex()),
-        };
-        let mut row = Row::new(&task_id, agent);
+        let message = request.message.as_str();
+        let mut row = Row::new(task_id.as_str(), agent);
         row.created_at = Some(crate::clock::now_rfc3339());
         match self.store.create(&row).await {
             Ok(_) => {}
@@ -293,7 +212,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             }
             Err(err) => return Err(err.into()),
         }
-        let input = serde_json::to_string(&Step::start(&task_id, agent, message))?;
+        let input = serde_json::to_string(&Step::start(task_id.as_str(), agent, message))?;
         let execution_arn = match self.executions.start(&task_id, &input).await {
             Ok(arn) => arn,
             // Starting twice with the same input is idempotent on Step Functions; a
@@ -336,59 +255,27 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
     }
 
     async fn reply(&self, task_id: &str, body: &Value) -> Result<Answer, ControlError> {
-        let Some(text) = body["text"].as_str().filter(|t| !t.is_empty()) else {
-            return Ok(Answer::error(400, "body.text is required"));
+        let request = match ReplyRequest::parse(body) {
+            Ok(request) => request,
+            Err(BodyError(message)) => return Ok(Answer::error(400, message)),
         };
-        if text.len() > MAX_REPLY_BYTES {
-            return Ok(Answer::error(
-                400,
-                format!(
-                    "body.text is {} bytes; the limit is {MAX_REPLY_BYTES}",
-                    text.len()
-                ),
-            ));
-        }
-        // The parent names its reply so that sending it again is harmless; unnamed, it
-        // gets a name here, which makes the store's own retries harmless.
-        let reply_id = match body.get("reply_id") {
-            None | Some(Value::Null) => format!("r-{}", random_hex()),
-            Some(Value::String(given))
-                if !given.is_empty()
-                    && given.len() <= MAX_REPLY_ID_BYTES
-                    && given.bytes().all(|b| b.is_ascii_graphic()) =>
-            {
-                given.clone()
-            }
-            Some(_) => {
-                return Ok(Answer::error(
-                    400,
-                    format!(
-                        "body.reply_id must be 1 to {MAX_REPLY_ID_BYTES} printable ASCII characters without spaces"
-                    ),
-                ));
-            }
-        };
+        // Unnamed, the reply gets a name here, which makes the store's own retries
+        // harmless.
+        let reply_id = request
+            .reply_id
+            .map_or_else(|| format!("r-{}", random_hex()), String::from);
         let event = WakeEvent::Reply {
-            text: text.to_owned(),
+            text: request.text,
             id: Some(reply_id),
         };
         self.ring(task_id, event).await
     }
 
     async fn cancel(&self, task_id: &str, body: &Value) -> Result<Answer, ControlError> {
-        let reason = body["reason"]
-            .as_str()
-            .unwrap_or("cancelled by the parent")
-            .to_owned();
-        if reason.len() > MAX_REASON_BYTES {
-            return Ok(Answer::error(
-                400,
-                format!(
-                    "body.reason is {} bytes; the limit is {MAX_REASON_BYTES}",
-                    reason.len()
-                ),
-            ));
-        }
+        let reason = match CancelRequest::parse(body) {
+            Ok(request) => request.reason().to_owned(),
+            Err(BodyError(message)) => return Ok(Answer::error(400, message)),
+        };
         self.ring(task_id, WakeEvent::Cancel { reason }).await
     }
 
@@ -423,7 +310,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         Ok(Answer::of(
             200,
             Status {
-                summary: Summary::from(&row),
+                summary: summary(&row),
                 execution_arn,
                 execution_status,
                 parked: row.is_parked(),
@@ -492,12 +379,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
 
 /// A local id is an execution name too: letters, digits, `-`, `_`; `__` marks a roll.
 pub fn valid_task_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 64
-        && !id.contains("__")
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    TaskId::parse(id).is_ok()
 }
 
 fn random_hex() -> String {

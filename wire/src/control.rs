@@ -1,0 +1,294 @@
+//! The control API's bodies. Requests are read with [`StartRequest::parse`] and its
+//! kin, which give the one message a caller can act on for each thing wrong; answers
+//! are plain serde types, read back by the `standin` command and the tests.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::{ParentNote, ReplyId, TaskId, TaskState, WatchMode};
+
+/// The longest first message or reply, in bytes.
+pub const MAX_MESSAGE_BYTES: usize = 32 * 1024;
+/// The longest cancel reason, in bytes.
+pub const MAX_REASON_BYTES: usize = 4 * 1024;
+
+/// A request body the API refuses, with the message it answers (400).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BodyError(pub String);
+
+fn text<'a>(body: &'a Value, field: &str) -> Result<&'a str, BodyError> {
+    body[field]
+        .as_str()
+        .filter(|t| !t.is_empty())
+        .ok_or_else(|| BodyError(format!("body.{field} is required")))
+}
+
+fn bounded(field: &str, value: &str, limit: usize) -> Result<(), BodyError> {
+    if value.len() > limit {
+        return Err(BodyError(format!(
+            "body.{field} is {} bytes; the limit is {limit}",
+            value.len()
+        )));
+    }
+    Ok(())
+}
+
+/// `POST /standins`: start a stand-in that sends `message` to `agent`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StartRequest {
+    pub agent: String,
+    pub message: String,
+    /// The stand-in's id; the API makes one (`si-…`) when it is absent. Starting again
+    /// with the same id and agent answers the running stand-in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<TaskId>,
+}
+
+impl StartRequest {
+    pub fn parse(body: &Value) -> Result<Self, BodyError> {
+        let agent = text(body, "agent")?;
+        let message = text(body, "message")?;
+        bounded("message", message, MAX_MESSAGE_BYTES)?;
+        let task_id = match &body["task_id"] {
+            Value::Null => None,
+            Value::String(id) => Some(TaskId::parse(id).map_err(|e| BodyError(e.to_string()))?),
+            _ => return Err(BodyError(TaskId::RULE.into())),
+        };
+        Ok(Self {
+            agent: agent.to_owned(),
+            message: message.to_owned(),
+            task_id,
+        })
+    }
+}
+
+/// `POST /standins/{task_id}/reply`: the parent's answer to a question.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplyRequest {
+    pub text: String,
+    /// The parent's name for the reply: sending it again is harmless. Unnamed, the
+    /// API names it, which makes only its own retries harmless.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_id: Option<ReplyId>,
+}
+
+impl ReplyRequest {
+    pub fn parse(body: &Value) -> Result<Self, BodyError> {
+        let text = text(body, "text")?;
+        bounded("text", text, MAX_MESSAGE_BYTES)?;
+        let reply_id = match body.get("reply_id") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(id)) => {
+                Some(ReplyId::parse(id).map_err(|e| BodyError(e.to_string()))?)
+            }
+            Some(_) => return Err(BodyError(ReplyId::RULE.into())),
+        };
+        Ok(Self {
+            text: text.to_owned(),
+            reply_id,
+        })
+    }
+}
+
+/// `POST /standins/{task_id}/cancel`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CancelRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl CancelRequest {
+    pub const DEFAULT_REASON: &'static str = "cancelled by the parent";
+
+    pub fn parse(body: &Value) -> Result<Self, BodyError> {
+        let reason = match &body["reason"] {
+            Value::Null => None,
+            Value::String(reason) => {
+                bounded("reason", reason, MAX_REASON_BYTES)?;
+                Some(reason.clone())
+            }
+            _ => return Err(BodyError("body.reason must be a string".into())),
+        };
+        Ok(Self { reason })
+    }
+
+    pub fn reason(&self) -> &str {
+        self.reason.as_deref().unwrap_or(Self::DEFAULT_REASON)
+    }
+}
+
+/// Every refusal and failure: the message, and with an unknown agent the known ones.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub error: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents: Option<Vec<String>>,
+}
+
+/// The answer to a start (200).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Started {
+    pub task_id: TaskId,
+    pub execution_arn: String,
+}
+
+/// The answer to a reply or a cancel (202): the stand-in will act on it at its next wake.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Accepted {
+    pub task_id: String,
+    pub accepted: bool,
+}
+
+/// What a parent may see of a stand-in: never the park token or the push token's digest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Summary {
+    pub task_id: String,
+    pub agent: String,
+    pub remote_task_id: Option<String>,
+    pub watch: Option<WatchMode>,
+    pub state: Option<TaskState>,
+    pub text: Option<String>,
+    pub closed: bool,
+    pub seq: u64,
+    pub created_at: Option<String>,
+}
+
+/// `GET /standins/{task_id}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Status {
+    #[serde(flatten)]
+    pub summary: Summary,
+    /// The newest execution of the stand-in (a roll starts `{task_id}__1`, …).
+    pub execution_arn: String,
+    /// None when Step Functions could not be asked.
+    pub execution_status: Option<String>,
+    pub parked: bool,
+    pub pending: Pending,
+}
+
+/// What waits for the stand-in's next wake.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pending {
+    pub cancel: bool,
+    pub replies: usize,
+    pub push: bool,
+}
+
+/// `GET /standins/{task_id}/notes?after=N`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NotesPage {
+    pub task_id: String,
+    pub notes: Vec<ParentNote>,
+    /// The `after` of the following page; None on the last.
+    pub next: Option<u64>,
+}
+
+/// `GET /standins?after=…`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListPage {
+    pub standins: Vec<Summary>,
+    pub next: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn refused<T: std::fmt::Debug>(parsed: Result<T, BodyError>) -> String {
+        match parsed {
+            Ok(value) => panic!("accepted {value:?}"),
+            Err(BodyError(message)) => message,
+        }
+    }
+
+    #[test]
+    fn a_start_names_what_is_missing_or_too_big() {
+        let big = "m".repeat(MAX_MESSAGE_BYTES + 1);
+        for (body, message) in [
+            (json!({"message": "m"}), "body.agent is required".to_owned()),
+            (
+                json!({"agent": "", "message": "m"}),
+                "body.agent is required".to_owned(),
+            ),
+            (json!({"agent": "a"}), "body.message is required".to_owned()),
+            (
+                json!({"agent": "a", "message": 7}),
+                "body.message is required".to_owned(),
+            ),
+            (
+                json!({"agent": "a", "message": big}),
+                format!(
+                    "body.message is {} bytes; the limit is {MAX_MESSAGE_BYTES}",
+                    MAX_MESSAGE_BYTES + 1
+                ),
+            ),
+            (
+                json!({"agent": "a", "message": "m", "task_id": "a__1"}),
+                TaskId::RULE.to_owned(),
+            ),
+            (
+                json!({"agent": "a", "message": "m", "task_id": 5}),
+                TaskId::RULE.to_owned(),
+            ),
+        ] {
+            assert_eq!(refused(StartRequest::parse(&body)), message, "{body}");
+        }
+    }
+
+    #[test]
+    fn a_request_the_command_writes_is_one_the_api_reads() {
+        let start = StartRequest {
+            agent: "writer".into(),
+            message: "Write a haiku".into(),
+            task_id: TaskId::parse("si-1").ok(),
+        };
+        let body = serde_json::to_value(&start).unwrap_or_default();
+        assert_eq!(StartRequest::parse(&body), Ok(start));
+        let reply = ReplyRequest {
+            text: "autumn".into(),
+            reply_id: ReplyId::parse("r-1").ok(),
+        };
+        let body = serde_json::to_value(&reply).unwrap_or_default();
+        assert_eq!(ReplyRequest::parse(&body), Ok(reply));
+        let cancel = CancelRequest::default();
+        let body = serde_json::to_value(&cancel).unwrap_or_default();
+        assert_eq!(body, json!({}));
+        assert_eq!(
+            CancelRequest::parse(&body).map(|c| c.reason().to_owned()),
+            Ok(CancelRequest::DEFAULT_REASON.into())
+        );
+    }
+
+    #[test]
+    fn a_reply_or_cancel_names_what_is_wrong() {
+        assert_eq!(
+            refused(ReplyRequest::parse(&json!({}))),
+            "body.text is required"
+        );
+        assert_eq!(
+            refused(ReplyRequest::parse(&json!({"text": "t", "reply_id": 1}))),
+            ReplyId::RULE
+        );
+        assert_eq!(
+            refused(ReplyRequest::parse(
+                &json!({"text": "t", "reply_id": "a b"})
+            )),
+            ReplyId::RULE
+        );
+        let long = "r".repeat(MAX_REASON_BYTES + 1);
+        assert_eq!(
+            refused(CancelRequest::parse(&json!({"reason": long}))),
+            format!(
+                "body.reason is {} bytes; the limit is {MAX_REASON_BYTES}",
+                MAX_REASON_BYTES + 1
+            )
+        );
+        assert_eq!(
+            refused(CancelRequest::parse(&json!({"reason": ["x"]}))),
+            "body.reason must be a string"
+        );
+    }
+}

@@ -1,0 +1,17 @@
+//! The stand-in's wire: what it and its parent say to each other, written once and used
+//! by the functions, the `standin` command and the tests. The parent note (on the queue
+//! and in the note log), the control API's request and answer bodies, and the ids whose
+//! rules the API enforces, as types that cannot hold a value the rules refuse.
+
+mod control;
+mod id;
+mod note;
+mod state;
+
+pub use control::{
+    Accepted, BodyError, CancelRequest, ErrorBody, ListPage, MAX_MESSAGE_BYTES, MAX_REASON_BYTES,
+    NotesPage, Pending, ReplyRequest, StartRequest, Started, Status, Summary,
+};
+pub use id::{IdError, MAX_REPLY_ID_BYTES, ReplyId, TaskId};
+pub use note::ParentNote;
+pub use state::{TaskState, WatchMode};

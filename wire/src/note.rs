@@ -1,0 +1,47 @@
+//! The note a parent hears: one per change of the remote task, on the parent's FIFO
+//! queue (grouped by `task_id`, deduplicated by `task_id:seq`) and in the note log.
+
+use serde::{Deserialize, Serialize};
+
+use crate::TaskState;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParentNote {
+    pub task_id: String,
+    /// The agent's id for the task; null when the stand-in ended before the agent
+    /// gave one (its first turn failed).
+    pub remote_task_id: Option<String>,
+    pub agent: String,
+    pub state: TaskState,
+    pub text: String,
+    /// The last note of the stand-in: nothing follows it.
+    #[serde(rename = "final")]
+    pub is_final: bool,
+    /// 1, 2, 3, … per stand-in, with no gaps: a parent that sees a gap has lost a note
+    /// and can read it from the note log.
+    pub seq: u64,
+    /// RFC 3339, UTC.
+    pub at: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_note_reads_and_writes_the_documented_fields() {
+        let json = serde_json::json!({
+            "task_id": "si-1", "remote_task_id": null, "agent": "writer",
+            "state": "TASK_STATE_FAILED", "text": "agent unavailable", "final": true,
+            "seq": 1, "at": "2026-12-01T10:00:00Z"
+        });
+        let note: ParentNote = serde_json::from_value(json.clone())
+            .map_err(|e| e.to_string())
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (note.state, note.is_final, note.remote_task_id.as_deref()),
+            (TaskState::Failed, true, None)
+        );
+        assert_eq!(serde_json::to_value(&note).ok(), Some(json));
+    }
+}
