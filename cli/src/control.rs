@@ -8,7 +8,12 @@ use aws_credential_types::Credentials;
 use aws_credential_types::provider::ProvideCredentials;
 use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
 use aws_sigv4::sign::v4;
-use serde_json::{Value, json};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use standin_wire::{
+    CancelRequest, ErrorBody, ListPage, NotesPage, ParentNote, ReplyRequest, StartRequest, Started,
+    Status, Summary, TaskId,
+};
 
 use crate::error::CliError;
 use crate::target::{Target, region_name};
@@ -62,73 +67,85 @@ impl ControlClient {
         agent: &str,
         message: &str,
         task_id: Option<&str>,
-    ) -> Result<(String, String), CliError> {
-        let mut body = json!({"agent": agent, "message": message});
-        if let Some(id) = task_id {
-            body["task_id"] = json!(id);
-        }
-        let answer = self.call("POST", "/standins", Some(&body)).await?;
+    ) -> Result<Started, CliError> {
+        let task_id = task_id
+            .map(TaskId::parse)
+            .transpose()
+            .map_err(|e| CliError::Refused(e.to_string()))?;
+        let request = StartRequest {
+            agent: agent.to_owned(),
+            message: message.to_owned(),
+            task_id,
+        };
+        let shown = request
+            .task_id
+            .as_ref()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        let answer = self
+            .call("POST", "/standins", Some(&encode(&request)?))
+            .await?;
         if answer.status == 400
-            && answer.body["error"]
-                .as_str()
-                .is_some_and(|e| e.starts_with("unknown agent"))
+            && let Ok(ErrorBody {
+                error,
+                agents: Some(known),
+            }) = serde_json::from_value::<ErrorBody>(answer.body.clone())
+            && error.starts_with("unknown agent")
         {
-            let known = answer.body["agents"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|a| a.as_str().map(str::to_owned))
-                .collect();
             return Err(CliError::UnknownAgent {
                 agent: agent.to_owned(),
                 known,
             });
         }
-        let body = judge(answer, task_id.unwrap_or_default())?;
-        Ok((text(&body, "task_id"), text(&body, "execution_arn")))
+        decode(judge(answer, &shown)?)
     }
 
     pub async fn reply(&self, id: &str, text: &str) -> Result<(), CliError> {
-        let body = json!({"text": text});
+        let request = ReplyRequest {
+            text: text.to_owned(),
+            reply_id: None,
+        };
         let answer = self
             .call(
                 "POST",
                 &format!("/standins/{}/reply", path_id(id)?),
-                Some(&body),
+                Some(&encode(&request)?),
             )
             .await?;
         judge(answer, id).map(drop)
     }
 
     pub async fn cancel(&self, id: &str, reason: Option<&str>) -> Result<(), CliError> {
-        let body = reason.map_or_else(|| json!({}), |r| json!({"reason": r}));
+        let request = CancelRequest {
+            reason: reason.map(str::to_owned),
+        };
         let answer = self
             .call(
                 "POST",
                 &format!("/standins/{}/cancel", path_id(id)?),
-                Some(&body),
+                Some(&encode(&request)?),
             )
             .await?;
         judge(answer, id).map(drop)
     }
 
     /// The stand-in's row as the API shows it.
-    pub async fn status(&self, id: &str) -> Result<Value, CliError> {
+    pub async fn status(&self, id: &str) -> Result<Status, CliError> {
         let answer = self
             .call("GET", &format!("/standins/{}", path_id(id)?), None)
             .await?;
-        judge(answer, id)
+        decode(judge(answer, id)?)
     }
 
     /// The stand-in's note log after note `after`, every page of it, in order.
-    pub async fn notes(&self, id: &str, after: u64) -> Result<Vec<Value>, CliError> {
+    pub async fn notes(&self, id: &str, after: u64) -> Result<Vec<ParentNote>, CliError> {
         let mut all = Vec::new();
         let mut after = after;
         loop {
             let path = format!("/standins/{}/notes?after={after}", path_id(id)?);
-            let body = judge(self.call("GET", &path, None).await?, id)?;
-            all.extend(body["notes"].as_array().cloned().unwrap_or_default());
-            match body["next"].as_u64() {
+            let page: NotesPage = decode(judge(self.call("GET", &path, None).await?, id)?)?;
+            all.extend(page.notes);
+            match page.next {
                 Some(next) if next > after => after = next,
                 _ => break,
             }
@@ -137,7 +154,7 @@ impl ControlClient {
     }
 
     /// Every stand-in, newest first (the API pages; this follows the pages).
-    pub async fn list(&self) -> Result<Vec<Value>, CliError> {
+    pub async fn list(&self) -> Result<Vec<Summary>, CliError> {
         let mut all = Vec::new();
         let mut next: Option<String> = None;
         loop {
@@ -145,14 +162,14 @@ impl ControlClient {
                 Some(after) => format!("/standins?after={after}"),
                 None => "/standins".to_owned(),
             };
-            let body = judge(self.call("GET", &path, None).await?, "")?;
-            all.extend(body["standins"].as_array().cloned().unwrap_or_default());
-            match body["next"].as_str() {
-                Some(after) if !after.is_empty() => next = Some(after.to_owned()),
+            let page: ListPage = decode(judge(self.call("GET", &path, None).await?, "")?)?;
+            all.extend(page.standins);
+            match page.next {
+                Some(after) if !after.is_empty() => next = Some(after),
                 _ => break,
             }
         }
-        all.sort_by(|a, b| b["created_at"].as_str().cmp(&a["created_at"].as_str()));
+        all.sort_by(|a, b| b.created_at.cmp(&a.created_at));
         Ok(all)
     }
 
@@ -261,18 +278,22 @@ fn judge(answer: Answer, id: &str) -> Result<Value, CliError> {
     }
 }
 
-/// A local id goes into the URL path as it is; anything else can't name a stand-in.
-fn path_id(id: &str) -> Result<&str, CliError> {
-    let plain = !id.is_empty()
-        && id.len() <= 64
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    if plain {
-        Ok(id)
-    } else {
-        Err(CliError::UnknownStandIn { id: id.to_owned() })
-    }
+/// A stand-in's id goes into the URL path as it is; anything else can't name one.
+fn path_id(id: &str) -> Result<TaskId, CliError> {
+    TaskId::parse(id).map_err(|_| CliError::UnknownStandIn { id: id.to_owned() })
+}
+
+fn encode(request: &impl serde::Serialize) -> Result<Value, CliError> {
+    serde_json::to_value(request)
+        .map_err(|e| CliError::Refused(format!("cannot write the request: {e}")))
+}
+
+/// An answer's body as the API's type for it; one that does not read is the API's fault.
+fn decode<T: DeserializeOwned>(body: Value) -> Result<T, CliError> {
+    serde_json::from_value(body.clone()).map_err(|e| CliError::Api {
+        status: 200,
+        detail: format!("an answer this command does not understand ({e}): {body}"),
+    })
 }
 
 fn host_of(url: &str) -> String {
@@ -288,13 +309,10 @@ fn host_of(url: &str) -> String {
         .unwrap_or_default()
 }
 
-fn text(body: &Value, key: &str) -> String {
-    body[key].as_str().unwrap_or_default().to_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn refusals_become_errors_a_user_can_act_on() {

@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 
 use aws_config::SdkConfig;
-use serde_json::Value;
+use standin_wire::ParentNote;
 
 use crate::error::CliError;
 use crate::stack::unreachable_or;
@@ -14,7 +14,14 @@ pub struct NoteStream {
     queue_url: String,
     target: Target,
     config: SdkConfig,
-    ready: VecDeque<Value>,
+    ready: VecDeque<Heard>,
+}
+
+/// A message from the parent's queue: a note, or anything else, kept as it came.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Heard {
+    Note(ParentNote),
+    Other(String),
 }
 
 impl NoteStream {
@@ -29,7 +36,7 @@ impl NoteStream {
     }
 
     /// The next note, waiting up to `wait_secs` (at most 20, SQS's long-poll limit).
-    pub async fn next(&mut self, wait_secs: i32) -> Result<Option<Value>, CliError> {
+    pub async fn next(&mut self, wait_secs: i32) -> Result<Option<Heard>, CliError> {
         if let Some(note) = self.ready.pop_front() {
             return Ok(Some(note));
         }
@@ -46,7 +53,8 @@ impl NoteStream {
             // A body that isn't a note is still shown, not dropped: the parent should see it.
             let body = message.body().unwrap_or_default();
             self.ready.push_back(
-                serde_json::from_str(body).unwrap_or_else(|_| Value::String(body.to_owned())),
+                serde_json::from_str(body)
+                    .map_or_else(|_| Heard::Other(body.to_owned()), Heard::Note),
             );
             if let Some(handle) = message.receipt_handle() {
                 self.sqs
@@ -68,22 +76,15 @@ pub fn short_state(state: &str) -> &str {
 }
 
 /// A note as one readable line: `seq 3  si-…  INPUT_REQUIRED  "Which format…?"`.
-pub fn human_line(note: &Value) -> String {
-    let state = short_state(note["state"].as_str().unwrap_or("?"));
-    let final_mark = if note["final"].as_bool() == Some(true) {
-        " (final)"
-    } else {
-        ""
-    };
+pub fn human_line(note: &ParentNote) -> String {
+    let final_mark = if note.is_final { " (final)" } else { "" };
     format!(
         "{}  seq {:<3} {:<14} {:<15} {}{final_mark}",
-        note["at"].as_str().unwrap_or("-"),
-        note["seq"]
-            .as_u64()
-            .map_or_else(|| "-".into(), |s| s.to_string()),
-        note["task_id"].as_str().unwrap_or("?"),
-        state,
-        serde_json::to_string(note["text"].as_str().unwrap_or_default()).unwrap_or_default(),
+        note.at,
+        note.seq,
+        note.task_id,
+        short_state(note.state.as_str()),
+        serde_json::to_string(&note.text).unwrap_or_default(),
     )
 }
 
@@ -92,10 +93,16 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn note(json: serde_json::Value) -> ParentNote {
+        serde_json::from_value(json).unwrap_or_else(|e| panic!("a note: {e}"))
+    }
+
     #[test]
     fn a_note_reads_as_one_line() {
-        let note = json!({"task_id": "si-1", "state": "TASK_STATE_INPUT_REQUIRED", "text": "Which?\nNow", "seq": 2, "final": false, "at": "2026-11-30T10:00:00Z"});
-        let line = human_line(&note);
+        let asked = note(
+            json!({"task_id": "si-1", "remote_task_id": "r", "agent": "a", "state": "TASK_STATE_INPUT_REQUIRED", "text": "Which?\nNow", "seq": 2, "final": false, "at": "2026-11-30T10:00:00Z"}),
+        );
+        let line = human_line(&asked);
         assert!(
             line.contains("INPUT_REQUIRED")
                 && line.contains("\"Which?\\nNow\"")
@@ -103,7 +110,9 @@ mod tests {
             "{line}"
         );
         assert!(!line.contains('\n'));
-        let done = json!({"task_id": "si-1", "state": "TASK_STATE_COMPLETED", "text": "", "seq": 5, "final": true});
+        let done = note(
+            json!({"task_id": "si-1", "remote_task_id": "r", "agent": "a", "state": "TASK_STATE_COMPLETED", "text": "", "seq": 5, "final": true, "at": "2026-11-30T10:01:00Z"}),
+        );
         assert!(human_line(&done).ends_with("(final)"));
     }
 }

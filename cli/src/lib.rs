@@ -10,6 +10,6 @@ pub mod target;
 
 pub use control::ControlClient;
 pub use error::CliError;
-pub use events::NoteStream;
+pub use events::{Heard, NoteStream};
 pub use stack::StackInfo;
 pub use target::Target;

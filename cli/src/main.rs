@@ -3,10 +3,10 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use serde_json::Value;
-use standin_cli::events::{self, human_line};
+use standin_cli::events::{self, Heard, human_line};
 use standin_cli::target::DEFAULT_ENDPOINT;
 use standin_cli::{CliError, ControlClient, NoteStream, StackInfo, Target};
+use standin_wire::{Status, Summary, WatchMode};
 
 #[derive(Parser)]
 #[command(
@@ -116,11 +116,11 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             message,
             task_id,
         } => {
-            let (id, _) = control()
+            let started = control()
                 .await?
                 .start(&agent, &message, task_id.as_deref())
                 .await?;
-            println!("{id}");
+            println!("{}", started.task_id);
         }
         Command::Reply { id, text } => {
             control().await?.reply(&id, &text).await?;
@@ -131,17 +131,17 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             eprintln!("cancel sent to {id}");
         }
         Command::Status { id, json } => {
-            let row = control().await?.status(&id).await?;
+            let status = control().await?.status(&id).await?;
             if json {
-                println!("{row}");
+                println!("{}", to_json(&status));
             } else {
-                print_status(&row);
+                print_status(&status);
             }
         }
         Command::Notes { id, after, json } => {
             for note in control().await?.notes(&id, after).await? {
                 if json {
-                    println!("{note}");
+                    println!("{}", to_json(&note));
                 } else {
                     println!("{}", human_line(&note));
                 }
@@ -150,7 +150,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         Command::List { json } => {
             let rows = control().await?.list().await?;
             if json {
-                println!("{}", Value::Array(rows));
+                println!("{}", to_json(&rows));
             } else {
                 print_list(&rows);
             }
@@ -170,15 +170,16 @@ async fn run(cli: Cli) -> Result<(), CliError> {
                 if idle_secs.is_some_and(|s| idle_since.elapsed().as_secs() >= s) {
                     break;
                 }
-                let Some(note) = notes.next(1).await? else {
+                let Some(heard) = notes.next(1).await? else {
                     continue;
                 };
                 seen += 1;
                 idle_since = std::time::Instant::now();
-                if json {
-                    println!("{note}");
-                } else {
-                    println!("{}", human_line(&note));
+                match heard {
+                    Heard::Note(note) if json => println!("{}", to_json(&note)),
+                    Heard::Note(note) => println!("{}", human_line(&note)),
+                    // Not a note: shown as it came, so the parent sees it.
+                    Heard::Other(body) => println!("{body}"),
                 }
             }
         }
@@ -186,40 +187,51 @@ async fn run(cli: Cli) -> Result<(), CliError> {
     Ok(())
 }
 
-fn field(row: &Value, key: &str) -> String {
-    match &row[key] {
-        Value::Null => "-".into(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
+fn to_json(value: &impl serde::Serialize) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+fn or_dash(value: Option<impl std::fmt::Display>) -> String {
+    value.map_or_else(|| "-".into(), |v| v.to_string())
+}
+
+fn watch_name(watch: Option<WatchMode>) -> &'static str {
+    match watch {
+        Some(WatchMode::Push) => "push",
+        Some(WatchMode::Follow) => "follow",
+        Some(WatchMode::Off) => "off",
+        None => "-",
     }
 }
 
-fn short_state(row: &Value) -> String {
-    events::short_state(&field(row, "state")).to_owned()
+fn short_state(row: &Summary) -> String {
+    row.state
+        .map_or("-", |s| events::short_state(s.as_str()))
+        .to_owned()
 }
 
-fn print_status(row: &Value) {
-    let closed = if row["closed"].as_bool() == Some(true) {
-        "yes"
-    } else {
-        "no"
-    };
-    println!("stand-in   {}", field(row, "task_id"));
-    println!("agent      {}", field(row, "agent"));
-    println!("watch      {}", field(row, "watch"));
-    println!("remote     {}", field(row, "remote_task_id"));
+fn yes_no(closed: bool) -> &'static str {
+    if closed { "yes" } else { "no" }
+}
+
+fn print_status(status: &Status) {
+    let row = &status.summary;
+    println!("stand-in   {}", row.task_id);
+    println!("agent      {}", row.agent);
+    println!("watch      {}", watch_name(row.watch));
+    println!("remote     {}", or_dash(row.remote_task_id.as_ref()));
     println!("state      {}", short_state(row));
-    println!("text       {}", field(row, "text"));
-    println!("closed     {closed}");
-    println!("notes      {}", field(row, "seq"));
-    println!("started    {}", field(row, "created_at"));
-    match row["execution_status"].as_str() {
-        Some(status) => println!("execution  {} ({status})", field(row, "execution_arn")),
-        None => println!("execution  {}", field(row, "execution_arn")),
+    println!("text       {}", or_dash(row.text.as_ref()));
+    println!("closed     {}", yes_no(row.closed));
+    println!("notes      {}", row.seq);
+    println!("started    {}", or_dash(row.created_at.as_ref()));
+    match &status.execution_status {
+        Some(state) => println!("execution  {} ({state})", status.execution_arn),
+        None => println!("execution  {}", status.execution_arn),
     }
 }
 
-fn print_list(rows: &[Value]) {
+fn print_list(rows: &[Summary]) {
     if rows.is_empty() {
         println!("no stand-ins yet: `standin start --agent ID --message TEXT` starts one");
         return;
@@ -229,19 +241,14 @@ fn print_list(rows: &[Value]) {
         "STAND-IN", "AGENT", "WATCH", "STATE", "CLOSED"
     );
     for row in rows {
-        let closed = if row["closed"].as_bool() == Some(true) {
-            "yes"
-        } else {
-            "no"
-        };
         println!(
             "{:<28} {:<14} {:<7} {:<15} {:<6} {}",
-            field(row, "task_id"),
-            field(row, "agent"),
-            field(row, "watch"),
+            row.task_id,
+            row.agent,
+            watch_name(row.watch),
             short_state(row),
-            closed,
-            field(row, "created_at"),
+            yes_no(row.closed),
+            or_dash(row.created_at.as_ref()),
         );
     }
 }

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use standin_wire::{ParentNote, StartRequest, TaskId};
 
 use crate::stack::{Stack, unique};
 
@@ -16,16 +17,15 @@ pub const COMPLETED: &str = "TASK_STATE_COMPLETED";
 pub const CANCELED: &str = "TASK_STATE_CANCELED";
 pub const FAILED: &str = "TASK_STATE_FAILED";
 
-/// (seq, state, final) of each note, to compare a whole conversation at once.
+/// (seq, state, final) of each note, to compare a whole conversation at once. Each
+/// note is read as the wire's `ParentNote`, so a note a parent could not read fails here.
 pub fn states(notes: &[Value]) -> Vec<(u64, String, bool)> {
     notes
         .iter()
         .map(|n| {
-            (
-                n["seq"].as_u64().unwrap(),
-                n["state"].as_str().unwrap().to_owned(),
-                n["final"].as_bool().unwrap(),
-            )
+            let note: ParentNote = serde_json::from_value(n.clone())
+                .unwrap_or_else(|e| panic!("not a parent note ({e}): {n}"));
+            (note.seq, note.state.as_str().to_owned(), note.is_final)
         })
         .collect()
 }
@@ -36,7 +36,14 @@ pub async fn start_as(stack: &Stack, persona: &str, id: &str) {
         .control(
             "POST",
             "/standins",
-            Some(json!({"agent": persona, "message": "Please build me a widget", "task_id": id})),
+            Some(
+                serde_json::to_value(StartRequest {
+                    agent: persona.into(),
+                    message: "Please build me a widget".into(),
+                    task_id: Some(TaskId::parse(id).unwrap()),
+                })
+                .unwrap(),
+            ),
         )
         .await;
     assert_eq!(status, 200, "{body}");

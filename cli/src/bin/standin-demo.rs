@@ -9,7 +9,7 @@ use clap::Parser;
 use serde_json::{Value, json};
 use standin_cli::events::short_state;
 use standin_cli::target::DEFAULT_ENDPOINT;
-use standin_cli::{CliError, ControlClient, NoteStream, StackInfo, Target};
+use standin_cli::{CliError, ControlClient, Heard, NoteStream, StackInfo, Target};
 
 #[derive(Parser)]
 #[command(about = "Runs the stand-in demo against a deployed stack and the demo agents")]
@@ -147,7 +147,7 @@ async fn run_scenario(
     let mut report =
         json!({"watch_expected": scenario.watch, "agent": scenario.agent, "ok": false});
     let task_id = match control.start(&scenario.agent, BRIEF, None).await {
-        Ok((id, _)) => id,
+        Ok(started) => started.task_id.to_string(),
         Err(err) => {
             println!("  start failed: {err}");
             report["error"] = json!(err.to_string());
@@ -166,23 +166,21 @@ async fn run_scenario(
             break None;
         }
         let note = match notes.next(2).await {
-            Ok(Some(note)) => note,
-            Ok(None) => continue,
+            Ok(Some(Heard::Note(note))) => note,
+            // Not a note: nothing this run waits for.
+            Ok(Some(Heard::Other(_)) | None) => continue,
             Err(err) => {
                 report["error"] = json!(err.to_string());
                 break None;
             }
         };
         let received_ms = now_ms();
-        if note["task_id"].as_str() != Some(task_id.as_str()) {
+        if note.task_id != task_id {
             continue; // another stand-in's note (an earlier run's, say)
         }
-        let state = note["state"].as_str().unwrap_or_default().to_owned();
-        let text = note["text"].as_str().unwrap_or_default().to_owned();
-        let remote = note["remote_task_id"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
+        let state = note.state.as_str().to_owned();
+        let text = note.text.clone();
+        let remote = note.remote_task_id.clone().unwrap_or_default();
         let latency = latency_ms(
             http,
             scenario,
@@ -201,13 +199,13 @@ async fn run_scenario(
         println!(
             "  parent note   [{:>5.1} s] seq {} {short:<14} {text:?}  ({took})",
             started.elapsed().as_secs_f64(),
-            note["seq"]
+            note.seq
         );
         seen.push(json!({
-            "seq": note["seq"], "state": state, "text": text, "final": note["final"],
+            "seq": note.seq, "state": state, "text": text, "final": note.is_final,
             "latency_ms": latency,
         }));
-        if note["final"].as_bool() == Some(true) {
+        if note.is_final {
             break Some(note);
         }
         if state == "TASK_STATE_INPUT_REQUIRED" && !replied {
@@ -219,15 +217,20 @@ async fn run_scenario(
             replied = true;
         }
     };
-    let status = control.status(&task_id).await.unwrap_or(Value::Null);
-    let watch = status["watch"].as_str().unwrap_or_default().to_owned();
+    let status = control.status(&task_id).await.ok().map(|s| s.summary);
+    let watch = status
+        .as_ref()
+        .and_then(|s| s.watch)
+        .and_then(|w| serde_json::to_value(w).ok())
+        .and_then(|w| w.as_str().map(str::to_owned))
+        .unwrap_or_default();
     let latencies: Vec<u64> = seen
         .iter()
         .filter_map(|n| n["latency_ms"].as_u64())
         .collect();
     let final_state = final_note
         .as_ref()
-        .and_then(|n| n["state"].as_str())
+        .map(|n| n.state.as_str())
         .unwrap_or_default()
         .to_owned();
     println!(
@@ -239,7 +242,7 @@ async fn run_scenario(
         report["error"] = json!(format!("watched by {watch}, expected {}", scenario.watch));
     }
     report["watch"] = json!(watch);
-    report["remote_task_id"] = status["remote_task_id"].clone();
+    report["remote_task_id"] = json!(status.and_then(|s| s.remote_task_id));
     report["replied"] = json!(replied);
     report["final_state"] = json!(final_state);
     report["notes"] = Value::Array(seen);
