@@ -29,11 +29,12 @@ start_fault_proxy() {
 # The stand-in as the tests run it: the test agents' personas (tests/agents.json), a
 # small history bound so that a long follow rolls over, a short turn window so that the
 # SDK agent's work (15 s) is heard by the watch, not by the turn, and a short idle
-# re-check (20 s) so that a lost push or a park that never ran is recovered within a test.
+# re-check (20 s) so that a lost push or a park that never ran is recovered within a test;
+# notes also go to the default event bus, where a test routes them with a rule.
 deploy_test_stack() {
   local name=$1 agents
   agents=$(python3 -c 'import json; print(json.dumps(json.dumps(json.load(open("tests/agents.json")), separators=(",", ":"))))')
   bash "$STANDIN_ROOT/localstack/deploy" template.yaml "$name" \
-    --parameter-overrides Endpoint=localstack HistoryBound=8 TurnWindowSecs=10 IdleRecheckSecs=20 \
+    --parameter-overrides Endpoint=localstack HistoryBound=8 TurnWindowSecs=10 IdleRecheckSecs=20 NoteBusName=default \
     "Agents=$agents" >/dev/null
 }

@@ -9,7 +9,7 @@ mod note;
 mod state;
 
 pub use control::{
-    Accepted, BodyError, CancelRequest, ErrorBody, ListPage, MAX_MESSAGE_BYTES, MAX_REASON_BYTES,
+    Accepted, BodyError, CancelRequest, ErrorBody, ListPage, MAX_MESSAGE_BYTES, MAX_TASK_TOKEN_BYTES, MAX_REASON_BYTES,
     NotesPage, Pending, ReplyRequest, StartRequest, Started, Status, Summary,
 };
 pub use id::{IdError, MAX_REPLY_ID_BYTES, ReplyId, TaskId};

@@ -215,6 +215,41 @@ pub trait ParentQueue: Send + Sync {
     }
 }
 
+/// An event bus every note is also put on, for parents that route notes with rules.
+pub trait NoteBus: Send + Sync {
+    /// One answer per note, in the same order.
+    fn put_each(
+        &self,
+        notes: &[&ParentNote],
+    ) -> impl Future<Output = Vec<Result<(), QueueError>>> + Send;
+}
+
+/// Why a Step Functions parent could not be answered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CallbackError {
+    /// The parent's task is over (timed out, its execution stopped) or the token is not
+    /// one: nobody waits for the answer, so it is not tried again.
+    #[error("the parent's task no longer waits: {0}")]
+    Gone(String),
+    #[error("Step Functions unavailable: {0}")]
+    Unavailable(String),
+}
+
+/// A Step Functions parent waiting on its task token for the stand-in's end.
+pub trait ParentCallback: Send + Sync {
+    fn succeed(
+        &self,
+        token: &str,
+        output: &str,
+    ) -> impl Future<Output = Result<(), CallbackError>> + Send;
+    fn fail(
+        &self,
+        token: &str,
+        error: &str,
+        cause: &str,
+    ) -> impl Future<Output = Result<(), CallbackError>> + Send;
+}
+
 /// The remote agent, as the stand-in's functions use it.
 pub trait AgentPort: Send + Sync {
     fn push_supported(&self) -> bool;

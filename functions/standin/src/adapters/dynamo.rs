@@ -56,6 +56,9 @@ pub mod attr {
     pub const EXPIRES_AT: &str = "expires_at";
     /// A note log item's note, as JSON.
     pub const NOTE_BODY: &str = "body";
+    /// The row's Step Functions parent token; copied onto its final note's item, where
+    /// notify reads it from the stream.
+    pub const PARENT_TASK_TOKEN: &str = "parent_task_token";
 }
 
 /// Closed rows expire this long after the close (the table's TTL attribute `expires_at`).
@@ -732,12 +735,17 @@ impl DynamoRowStore {
             .map_err(|e| StoreError::Backend(format!("build update: {e}")))?;
         let body = serde_json::to_string(note)
             .map_err(|e| StoreError::Backend(format!("encode note: {e}")))?;
-        let item = HashMap::from([
+        let mut item = HashMap::from([
             (TASK_ID.to_owned(), AttributeValue::S(note.task_id.clone())),
             (SEQ.to_owned(), AttributeValue::N(note.seq.to_string())),
             (NOTE_BODY.to_owned(), AttributeValue::S(body)),
             (EXPIRES_AT.to_owned(), expires_in(NOTE_TTL)),
         ]);
+        if note.is_final
+            && let Some(token) = &read.parent_task_token
+        {
+            item.insert(PARENT_TASK_TOKEN.to_owned(), AttributeValue::S(token.clone()));
+        }
         let note_put = Put::builder()
             .table_name(&self.notes_table)
             .set_item(Some(item))
@@ -824,6 +832,7 @@ mod tests {
         row.seq = 3;
         row.reply_ids = vec!["r-1".into()];
         row.created_at = Some("2026-12-01T00:00:00Z".into());
+        row.parent_task_token = Some("parent".into());
         row
     }
 
@@ -845,6 +854,7 @@ mod tests {
             PENDING,
             SEQ,
             REPLY_IDS,
+            PARENT_TASK_TOKEN,
         ] {
             assert!(
                 written.contains(name),

@@ -1,10 +1,13 @@
 //! The doorbell on Step Functions (SendTaskSuccess / SendTaskHeartbeat on the park
-//! token) and the stand-ins' executions (StartExecution / DescribeExecution).
+//! token), the stand-ins' executions (StartExecution / DescribeExecution), and a Step
+//! Functions parent's answer (SendTaskSuccess / SendTaskFailure on its task token).
 
 use aws_sdk_sfn::Client;
 use aws_sdk_sfn::error::DisplayErrorContext;
 
-use crate::ports::{Doorbell, DoorbellError, ExecutionError, Executions};
+use crate::ports::{
+    CallbackError, Doorbell, DoorbellError, ExecutionError, Executions, ParentCallback,
+};
 
 /// What a ring hands the park as its result.
 pub const RUNG_OUTPUT: &str = r#"{"woke":"rung"}"#;
@@ -58,6 +61,60 @@ impl Doorbell for SfnDoorbell {
             self.client
                 .send_task_heartbeat()
                 .task_token(park_token)
+                .send()
+                .await,
+        )
+    }
+}
+
+/// Step Functions parents, answered on the task token they gave.
+#[derive(Clone)]
+pub struct SfnCallback {
+    client: Client,
+}
+
+impl SfnCallback {
+    pub fn new(client: Client) -> Self {
+        Self { client }
+    }
+}
+
+fn answered<T, E>(result: Result<T, E>) -> Result<(), CallbackError>
+where
+    E: aws_sdk_sfn::error::ProvideErrorMetadata + std::error::Error,
+{
+    result.map(|_| ()).map_err(|err| {
+        let text = DisplayErrorContext(&err).to_string();
+        match err.code() {
+            // Nobody waits any more (timed out, stopped, answered) or never could: an
+            // output Step Functions refuses will be refused again.
+            Some("TaskTimedOut" | "InvalidToken" | "TaskDoesNotExist" | "InvalidOutput") => {
+                CallbackError::Gone(text)
+            }
+            _ => CallbackError::Unavailable(text),
+        }
+    })
+}
+
+impl ParentCallback for SfnCallback {
+    async fn succeed(&self, token: &str, output: &str) -> Result<(), CallbackError> {
+        answered(
+            self.client
+                .send_task_success()
+                .task_token(token)
+                .output(output)
+                .send()
+                .await,
+        )
+    }
+
+    async fn fail(&self, token: &str, error: &str, cause: &str) -> Result<(), CallbackError> {
+        answered(
+            self.client
+                .send_task_failure()
+                .task_token(token)
+                .error(error)
+                .cause(cause)
                 .send()
                 .await,
         )

@@ -12,7 +12,8 @@ use std::collections::{HashMap, VecDeque};
 use tokio::time::Instant;
 use tracing::warn;
 
-use crate::ports::{ParentNote, ParentQueue};
+use crate::a2a::TaskState;
+use crate::ports::{CallbackError, NoteBus, ParentCallback, ParentNote, ParentQueue, QueueError};
 
 /// Sends the notes, in order per stand-in, until `stop_at`; returns the index of the
 /// earliest note not taken (it and everything after it must be retried), or None when
@@ -64,6 +65,78 @@ pub async fn deliver<Q: ParentQueue>(
         }
     }
     earliest_unsent
+}
+
+/// Everywhere a note goes, as one queue: the parent's queue, then the event bus (when
+/// there is one), then, for a final note of a stand-in a Step Functions parent started,
+/// the parent's task token. A note counts as taken only when every outlet took it, so
+/// one that failed anywhere is retried in order like a refused send (the queue
+/// deduplicates the resend; the bus and the callback may see it twice: at least once).
+pub struct Fanout<'a, Q, B, C> {
+    pub queue: &'a Q,
+    pub bus: Option<&'a B>,
+    pub callback: &'a C,
+    /// The parent's task token of each final note that has one, by `(task_id, seq)`.
+    pub tokens: &'a HashMap<(String, u64), String>,
+}
+
+/// The error a Step Functions parent sees when the stand-in did not complete.
+pub fn parent_failure(state: TaskState) -> Option<&'static str> {
+    match state {
+        TaskState::Failed => Some("StandIn.Failed"),
+        TaskState::Rejected => Some("StandIn.Rejected"),
+        _ => None,
+    }
+}
+
+impl<Q: ParentQueue, B: NoteBus, C: ParentCallback> Fanout<'_, Q, B, C> {
+    async fn answer_parent(&self, note: &ParentNote) -> Result<(), QueueError> {
+        let Some(token) = self.tokens.get(&(note.task_id.clone(), note.seq)) else {
+            return Ok(());
+        };
+        let answered = match parent_failure(note.state) {
+            Some(error) => self.callback.fail(token, error, &note.text).await,
+            None => {
+                let output = serde_json::to_string(note)
+                    .map_err(|e| QueueError(format!("encode the note: {e}")))?;
+                self.callback.succeed(token, &output).await
+            }
+        };
+        match answered {
+            Ok(()) => Ok(()),
+            Err(CallbackError::Gone(why)) => {
+                warn!(task_id = %note.task_id, reason = %why, "the Step Functions parent no longer waits");
+                Ok(())
+            }
+            Err(CallbackError::Unavailable(why)) => Err(QueueError(why)),
+        }
+    }
+}
+
+impl<Q: ParentQueue, B: NoteBus, C: ParentCallback> ParentQueue for Fanout<'_, Q, B, C> {
+    async fn send(&self, note: &ParentNote) -> Result<(), QueueError> {
+        let mut answers = self.send_each(&[note]).await;
+        answers.pop().unwrap_or(Ok(()))
+    }
+
+    async fn send_each(&self, notes: &[&ParentNote]) -> Vec<Result<(), QueueError>> {
+        let mut answers = self.queue.send_each(notes).await;
+        if let Some(bus) = self.bus {
+            let taken: Vec<usize> = (0..notes.len()).filter(|&i| answers[i].is_ok()).collect();
+            let put = bus
+                .put_each(&taken.iter().map(|&i| notes[i]).collect::<Vec<_>>())
+                .await;
+            for (&i, answer) in taken.iter().zip(put) {
+                answers[i] = answer;
+            }
+        }
+        for (note, answer) in notes.iter().zip(answers.iter_mut()) {
+            if answer.is_ok() && note.is_final {
+                *answer = self.answer_parent(note).await;
+            }
+        }
+        answers
+    }
 }
 
 /// The notes' indexes per stand-in, each lane in write order.

@@ -203,6 +203,10 @@ pub struct Row {
     /// RFC 3339, UTC; set by the control API's start (rows from before it have none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
+    /// A Step Functions parent's task token: notify answers it with the final note.
+    /// Never shown to a parent through the API (the summary leaves it out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_task_token: Option<String>,
 }
 
 impl Row {
@@ -223,6 +227,7 @@ impl Row {
             seq: 0,
             reply_ids: Vec::new(),
             created_at: None,
+            parent_task_token: None,
         }
     }
 

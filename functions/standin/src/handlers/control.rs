@@ -191,6 +191,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         let message = request.message.as_str();
         let mut row = Row::new(task_id.as_str(), agent);
         row.created_at = Some(crate::clock::now_rfc3339());
+        row.parent_task_token = request.parent_task_token.clone();
         match self.store.create(&row).await {
             Ok(_) => {}
             Err(StoreError::AlreadyExists(_)) => {

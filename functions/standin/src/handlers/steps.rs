@@ -45,6 +45,11 @@ pub struct Step {
     /// Set with `Next::Roll`: the successor execution's name and input.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub successor: Option<Successor>,
+    /// A Step Functions parent that started this execution itself
+    /// (`states:startExecution.waitForTaskToken`) passes its task token here; the first
+    /// turn keeps it on the row and drops it from the state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_task_token: Option<String>,
 }
 
 /// What the roll starts: the same stand-in under the next generation's name.
@@ -80,6 +85,7 @@ impl Step {
             park: None,
             generation: 0,
             successor: None,
+            parent_task_token: None,
         }
     }
 
@@ -88,6 +94,23 @@ impl Step {
         self.park = None;
         self.message = None;
         self
+    }
+}
+
+/// A stand-in started by a Step Functions parent has no row yet: the first turn makes
+/// it, with the parent's task token, so its end answers the parent like any other. A row
+/// that exists (the control API made it, or this turn is retried) is kept as it is.
+pub async fn adopt<S: RowStore>(store: &S, step: &mut Step) -> Result<(), StepError> {
+    let token = step.parent_task_token.take();
+    if step.message.is_none() || store.get(&step.task_id).await?.is_some() {
+        return Ok(());
+    }
+    let mut row = crate::domain::row::Row::new(step.task_id.as_str(), step.agent.as_str());
+    row.created_at = Some(crate::clock::now_rfc3339());
+    row.parent_task_token = token;
+    match store.create(&row).await {
+        Ok(_) | Err(StoreError::AlreadyExists(_)) => Ok(()),
+        Err(err) => Err(err.into()),
     }
 }
 
@@ -430,6 +453,7 @@ pub fn successor(step: &Step, mode: WatchMode, pacing: Pacing) -> Step {
         park: None,
         generation: step.generation + 1,
         successor: None,
+        parent_task_token: None,
     }
 }
 

@@ -154,16 +154,19 @@ impl ControlSettings {
     }
 }
 
-/// The outbox's delivery: it reads notes from the stream and needs only the queue.
+/// The outbox's delivery: it reads notes from the stream and needs no table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NotifySettings {
     pub parent_queue_url: String,
+    /// The EventBridge bus every note is also put on; none when unset or blank.
+    pub note_bus: Option<String>,
 }
 
 impl NotifySettings {
     pub fn read(env: &impl Env) -> Result<Self, ConfigError> {
         Ok(Self {
             parent_queue_url: required(env, "PARENT_QUEUE_URL")?,
+            note_bus: optional(env, "NOTE_BUS_NAME"),
         })
     }
 }
@@ -246,12 +249,15 @@ mod tests {
             control.state_machine_arn,
             "arn:aws:states:r:1:stateMachine:s"
         );
+        let notify = NotifySettings::read(&full()).expect("notify");
         assert_eq!(
-            NotifySettings::read(&full())
-                .expect("notify")
-                .parent_queue_url,
-            "https://sqs/q.fifo"
+            (notify.parent_queue_url.as_str(), notify.note_bus),
+            ("https://sqs/q.fifo", None)
         );
+        let mut with_bus = full();
+        with_bus.insert("NOTE_BUS_NAME", "parents");
+        let notify = NotifySettings::read(&with_bus).expect("notify");
+        assert_eq!(notify.note_bus.as_deref(), Some("parents"));
     }
 
     #[test]

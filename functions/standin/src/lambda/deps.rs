@@ -11,7 +11,8 @@ use super::config::{ControlSettings, NotifySettings, Retries, StepSettings, Tabl
 use crate::a2a::client::{Timeouts, fetch_card};
 use crate::a2a::{A2aClient, A2aError, ResolvedAgent};
 use crate::adapters::dynamo::DynamoRowStore;
-use crate::adapters::sfn::{SfnDoorbell, SfnExecutions};
+use crate::adapters::events::EventBridgeBus;
+use crate::adapters::sfn::{SfnCallback, SfnDoorbell, SfnExecutions};
 use crate::adapters::sqs::SqsParentQueue;
 use crate::config::{AgentSpec, AgentsConfig, ConfigError};
 use crate::domain::wake::Pacing;
@@ -131,15 +132,21 @@ impl ControlDeps {
     }
 }
 
-/// What notify runs on: the parent's queue alone.
+/// What notify runs on: the parent's queue, the note bus, Step Functions parents.
 pub struct NotifyDeps {
     pub queue: SqsParentQueue,
+    pub bus: Option<EventBridgeBus>,
+    pub callback: SfnCallback,
 }
 
 impl NotifyDeps {
     pub fn new(aws: &SdkConfig, settings: NotifySettings) -> Self {
         Self {
             queue: SqsParentQueue::new(aws_sdk_sqs::Client::new(aws), settings.parent_queue_url),
+            bus: settings
+                .note_bus
+                .map(|bus| EventBridgeBus::new(aws_sdk_eventbridge::Client::new(aws), bus)),
+            callback: SfnCallback::new(aws_sdk_sfn::Client::new(aws)),
         }
     }
 }

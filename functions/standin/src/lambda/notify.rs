@@ -1,5 +1,6 @@
 //! The notify function's event (a DynamoDB Streams batch of notes) and its delivery.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use lambda_runtime::Error;
@@ -7,6 +8,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::deps::NotifyDeps;
+use crate::adapters::dynamo::attr;
+use crate::domain::notify::Fanout;
 
 /// The part of a DynamoDB Streams event the notify function reads.
 #[derive(Debug, Deserialize)]
@@ -44,7 +47,6 @@ pub(super) async fn notify(
     stream: NoteStream,
     stop_at: tokio::time::Instant,
 ) -> Result<Value, Error> {
-    let queue = &deps.queue;
     // Only inserts are notes; the TTL's removals are not.
     let inserts: Vec<&NoteRecord> = stream
         .records
@@ -53,15 +55,19 @@ pub(super) async fn notify(
         .collect();
     let mut notes = Vec::with_capacity(inserts.len());
     let mut records = Vec::with_capacity(inserts.len());
+    let mut tokens = HashMap::new();
     for record in &inserts {
-        let note = record
-            .dynamodb
-            .new_image
-            .as_ref()
-            .and_then(|image| image["body"]["S"].as_str())
+        let image = record.dynamodb.new_image.as_ref();
+        let note = image
+            .and_then(|image| image[attr::NOTE_BODY]["S"].as_str())
             .and_then(|body| serde_json::from_str::<crate::ports::ParentNote>(body).ok());
         match note {
             Some(note) => {
+                if let Some(token) =
+                    image.and_then(|image| image[attr::PARENT_TASK_TOKEN]["S"].as_str())
+                {
+                    tokens.insert((note.task_id.clone(), note.seq), token.to_owned());
+                }
                 notes.push(note);
                 records.push(*record);
             }
@@ -73,7 +79,13 @@ pub(super) async fn notify(
             ),
         }
     }
-    let failures = match crate::domain::notify::deliver(queue, &notes, stop_at).await {
+    let outlets = Fanout {
+        queue: &deps.queue,
+        bus: deps.bus.as_ref(),
+        callback: &deps.callback,
+        tokens: &tokens,
+    };
+    let failures = match crate::domain::notify::deliver(&outlets, &notes, stop_at).await {
         None => vec![],
         Some(i) => vec![json!({"itemIdentifier": records[i].dynamodb.sequence_number})],
     };

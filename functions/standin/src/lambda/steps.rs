@@ -26,7 +26,9 @@ pub struct ParkInput {
     pub token: String,
 }
 
-pub async fn turn(deps: &'static StepDeps, step: Step) -> Result<Step, Error> {
+pub async fn turn(deps: &'static StepDeps, mut step: Step) -> Result<Step, Error> {
+    // Before anything can fail: a stand-in whose row exists can always be ended.
+    handlers::steps::adopt(&deps.store, &mut step).await?;
     let agent = match deps.connect(&step.agent).await {
         Ok(agent) => agent,
         Err(err) => {

@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""A parent in Python, with boto3 only: start a stand-in through the control API (signed
+with SigV4 by botocore), hear its notes on the parent queue, answer its question, and
+stop at its end.
+
+    python examples/parent.py --stack standin --agent writer \
+        --message "Write a haiku about autumn" --answer "Make it about leaves"
+
+Credentials and region come from the usual places; on LocalStack set AWS_ENDPOINT_URL
+(and the `test` credentials). Exit status: 0 when the task completed, 1 when it ended
+otherwise, 2 when the stand-in could not be started.
+"""
+
+import argparse
+import json
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import boto3
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+
+
+def stack_outputs(session, stack):
+    described = session.client("cloudformation").describe_stacks(StackName=stack)
+    return {o["OutputKey"]: o["OutputValue"] for o in described["Stacks"][0].get("Outputs", [])}
+
+
+def call(session, method, url, body=None):
+    """One control API call, SigV4-signed for execute-api: (status, JSON answer)."""
+    data = json.dumps(body).encode() if body is not None else None
+    headers = {"content-type": "application/json"} if data else {}
+    request = AWSRequest(method=method, url=url, data=data, headers=headers)
+    credentials = session.get_credentials().get_frozen_credentials()
+    SigV4Auth(credentials, "execute-api", session.region_name).add_auth(request)
+    prepared = request.prepare()
+    sent = urllib.request.Request(prepared.url, data=data, method=method, headers=dict(prepared.headers))
+    try:
+        with urllib.request.urlopen(sent, timeout=30) as answer:
+            return answer.status, json.loads(answer.read() or b"null")
+    except urllib.error.HTTPError as refused:
+        return refused.code, json.loads(refused.read() or b"null")
+
+
+def show(note):
+    mark = " (final)" if note["final"] else ""
+    print(f"seq {note['seq']}  {note['state'].removeprefix('TASK_STATE_')}  {note['text']!r}{mark}", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--stack", default="standin")
+    parser.add_argument("--agent", required=True)
+    parser.add_argument("--message", required=True)
+    parser.add_argument("--answer", default="yes", help="the reply to any question the agent asks")
+    parser.add_argument("--task-id", help="the stand-in's id (the API makes one up without it)")
+    parser.add_argument("--timeout", type=int, default=600, help="seconds to wait for the end")
+    args = parser.parse_args()
+
+    session = boto3.session.Session()
+    outputs = stack_outputs(session, args.stack)
+    control, queue = outputs["ControlApiUrl"].rstrip("/"), outputs["ParentQueueUrl"]
+    sqs = session.client("sqs")
+
+    start = {"agent": args.agent, "message": args.message}
+    if args.task_id:
+        start["task_id"] = args.task_id
+    status, started = call(session, "POST", f"{control}/standins", start)
+    if status != 200:
+        print(f"the stand-in was not started ({status}): {started}", file=sys.stderr)
+        return 2
+    task_id = started["task_id"]
+    print(f"started stand-in {task_id}", flush=True)
+
+    handled = 0  # the last note handled: notes arrive in order, at least once
+    deadline = time.monotonic() + args.timeout
+    while time.monotonic() < deadline:
+        got = sqs.receive_message(QueueUrl=queue, WaitTimeSeconds=10, MaxNumberOfMessages=10)
+        for message in got.get("Messages", []):
+            note = json.loads(message["Body"])
+            if note.get("task_id") != task_id:
+                # Another stand-in's note: hand it back for its own parent.
+                sqs.change_message_visibility(
+                    QueueUrl=queue, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
+                )
+                continue
+            notes = [note]
+            if note["seq"] > handled + 1:
+                # A gap: a note went to the dead-letter queue; the note log has it.
+                _, page = call(session, "GET", f"{control}/standins/{task_id}/notes?after={handled}")
+                notes = page["notes"]
+            for note in notes:
+                if note["seq"] <= handled:
+                    continue  # delivered twice
+                handled = note["seq"]
+                show(note)
+                if note["final"]:
+                    sqs.delete_message(QueueUrl=queue, ReceiptHandle=message["ReceiptHandle"])
+                    return 0 if note["state"] == "TASK_STATE_COMPLETED" else 1
+                if note["state"] == "TASK_STATE_INPUT_REQUIRED":
+                    print(f"replying {args.answer!r}", flush=True)
+                    # Named by the question's number, so a retried reply is taken once.
+                    reply = {"text": args.answer, "reply_id": f"answer-{note['seq']}"}
+                    call(session, "POST", f"{control}/standins/{task_id}/reply", reply)
+            sqs.delete_message(QueueUrl=queue, ReceiptHandle=message["ReceiptHandle"])
+    print(f"no end within {args.timeout} s", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

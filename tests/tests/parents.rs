@@ -1,0 +1,235 @@
+//! Parents besides the queue, on LocalStack: a Step Functions parent that starts a
+//! stand-in itself and waits on its task token (the example in `examples/`), one that
+//! passes its token through `POST /standins`, and an EventBridge rule that routes one
+//! kind of note to a queue.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use standin_integration::agent::{Behaviour, TestAgent};
+use standin_integration::e2e::{COMPLETED, INPUT_REQUIRED, SOON, states};
+use standin_integration::stack::{Stack, unique};
+use standin_wire::{ParentNote, StartRequest, TaskId, TaskState};
+
+const STACK: &str = "standin";
+const PARENT_ASL: &str = include_str!("../../examples/parent.asl.json");
+
+/// The example parent, as `examples/parent.yaml` deploys it, next to the test stack.
+async fn parent_machine(stack: &Stack, definition: &str, name: &str) -> String {
+    let sfn = aws_sdk_sfn::Client::new(&stack.config);
+    sfn.create_state_machine()
+        .name(unique(name))
+        .definition(definition.replace("${StandInStateMachineArn}", stack.out("StateMachineArn")))
+        .role_arn("arn:aws:iam::000000000000:role/parent")
+        .send()
+        .await
+        .expect("parent state machine created")
+        .state_machine_arn()
+        .to_owned()
+}
+
+/// Runs the parent to its end: its status, output and error.
+async fn run_parent(stack: &Stack, machine: &str, input: Value) -> (String, Option<Value>, Option<String>, Option<String>) {
+    let sfn = aws_sdk_sfn::Client::new(&stack.config);
+    let arn = sfn
+        .start_execution()
+        .state_machine_arn(machine)
+        .input(input.to_string())
+        .send()
+        .await
+        .expect("parent started")
+        .execution_arn()
+        .to_owned();
+    let deadline = Instant::now() + SOON * 2;
+    loop {
+        let d = sfn.describe_execution().execution_arn(&arn).send().await.expect("described");
+        let status = d.status().as_str().to_owned();
+        if status != "RUNNING" {
+            return (
+                status,
+                d.output().map(|o| serde_json::from_str(o).expect("JSON output")),
+                d.error().map(str::to_owned),
+                d.cause().map(str::to_owned),
+            );
+        }
+        assert!(Instant::now() < deadline, "parent {arn} still running");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_step_functions_parent_gets_the_final_note_of_the_stand_in_it_started() {
+    let stack = Stack::load(STACK).await;
+    let agent = TestAgent::start(27139, Behaviour::default()).await;
+    agent.script_turn(&[(COMPLETED, "Widget built")]);
+    let parent = parent_machine(&stack, PARENT_ASL, "parent").await;
+    let id = unique("sfn-parent");
+    let (status, output, error, cause) = run_parent(
+        &stack,
+        &parent,
+        json!({"task_id": id, "agent": "sfn-parent", "message": "Please build me a widget"}),
+    )
+    .await;
+    assert_eq!(status, "SUCCEEDED", "{error:?} {cause:?}");
+    let note: ParentNote =
+        serde_json::from_value(output.unwrap()["final_note"].clone()).expect("a parent note");
+    assert_eq!(
+        (note.task_id.as_str(), note.state, note.text.as_str(), note.is_final),
+        (id.as_str(), TaskState::Completed, "Widget built", true)
+    );
+    // The same note reached the queue: one end, told everywhere.
+    let notes = stack.wait_notes(&id, 1, SOON).await;
+    assert_eq!(states(&notes), [(1, COMPLETED.into(), true)]);
+    // The stand-in is an ordinary one: the control API knows it by the parent's id.
+    assert_eq!(stack.row_status(&id).await["closed"], true);
+}
+
+#[tokio::test]
+async fn a_stand_in_that_fails_fails_its_parent_with_the_reason() {
+    let stack = Stack::load(STACK).await;
+    let parent = parent_machine(&stack, PARENT_ASL, "parent-fails").await;
+    let id = unique("sfn-nowhere");
+    // Nothing listens where the agent "nowhere" should be.
+    let (status, _, error, cause) = run_parent(
+        &stack,
+        &parent,
+        json!({"task_id": id, "agent": "nowhere", "message": "Please build me a widget"}),
+    )
+    .await;
+    assert_eq!(status, "FAILED");
+    assert_eq!(error.as_deref(), Some("StandIn.Failed"));
+    assert!(cause.as_deref().unwrap_or_default().contains("agent unavailable"), "{cause:?}");
+}
+
+#[tokio::test]
+async fn a_token_given_to_post_standins_is_answered_at_the_end() {
+    let stack = Stack::load(STACK).await;
+    let agent = TestAgent::start(27139, Behaviour::default()).await;
+    agent.script_turn(&[(COMPLETED, "Done by the API's stand-in")]);
+    // A parent that hands its token out (here through a queue, as an orchestrator that
+    // calls the control API itself would) and waits.
+    let sqs = aws_sdk_sqs::Client::new(&stack.config);
+    let handoff = sqs
+        .create_queue()
+        .queue_name(unique("handoff"))
+        .send()
+        .await
+        .unwrap()
+        .queue_url()
+        .unwrap()
+        .to_owned();
+    let waits = json!({
+        "StartAt": "Wait",
+        "States": {"Wait": {
+            "Type": "Task",
+            "Resource": "arn:aws:states:::sqs:sendMessage.waitForTaskToken",
+            "Parameters": {"QueueUrl": handoff, "MessageBody": {"token.$": "$$.Task.Token"}},
+            "End": true
+        }}
+    });
+    let parent = parent_machine(&stack, &waits.to_string(), "parent-api").await;
+    let run = tokio::spawn({
+        let stack = Stack::load(STACK).await;
+        async move { run_parent(&stack, &parent, json!({})).await }
+    });
+    let token = loop {
+        let got = sqs.receive_message().queue_url(&handoff).wait_time_seconds(5).send().await.unwrap();
+        if let Some(m) = got.messages().first() {
+            let body: Value = serde_json::from_str(m.body().unwrap()).unwrap();
+            break body["token"].as_str().unwrap().to_owned();
+        }
+    };
+    let id = unique("sfn-api");
+    let request = StartRequest {
+        agent: "sfn-parent".into(),
+        message: "Please build me a widget".into(),
+        task_id: Some(TaskId::parse(&id).unwrap()),
+        parent_task_token: Some(token),
+    };
+    let (status, body) = stack
+        .control("POST", "/standins", Some(serde_json::to_value(request).unwrap()))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, output, error, cause) = run.await.unwrap();
+    assert_eq!(status, "SUCCEEDED", "{error:?} {cause:?}");
+    assert_eq!(output.unwrap()["state"], COMPLETED);
+    // The token is the parent's secret with Step Functions: no answer shows it.
+    assert!(!stack.row_status(&id).await.to_string().contains("parent_task_token"));
+}
+
+#[tokio::test]
+async fn a_rule_on_the_bus_routes_the_questions_to_a_queue() {
+    let stack = Stack::load(STACK).await;
+    let agent = TestAgent::start(27140, Behaviour::default()).await;
+    agent.script_turn(&[(INPUT_REQUIRED, "Which colour?")]);
+    let id = unique("bus");
+    let sqs = aws_sdk_sqs::Client::new(&stack.config);
+    let questions = sqs
+        .create_queue()
+        .queue_name(unique("questions"))
+        .send()
+        .await
+        .unwrap()
+        .queue_url()
+        .unwrap()
+        .to_owned();
+    let questions_arn = sqs
+        .get_queue_attributes()
+        .queue_url(&questions)
+        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .unwrap()
+        .attributes()
+        .unwrap()[&aws_sdk_sqs::types::QueueAttributeName::QueueArn]
+        .clone();
+    let events = aws_sdk_eventbridge::Client::new(&stack.config);
+    let rule = unique("questions");
+    events
+        .put_rule()
+        .name(&rule)
+        .event_pattern(
+            json!({
+                "source": ["standin"],
+                "detail-type": [INPUT_REQUIRED],
+                "detail": {"task_id": [id]}
+            })
+            .to_string(),
+        )
+        .send()
+        .await
+        .expect("rule put");
+    events
+        .put_targets()
+        .rule(&rule)
+        .targets(
+            aws_sdk_eventbridge::types::Target::builder()
+                .id("questions")
+                .arn(questions_arn)
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .expect("target put");
+    standin_integration::e2e::start_as(&stack, "bus", &id).await;
+    let deadline = Instant::now() + SOON;
+    let event: Value = loop {
+        let got = sqs.receive_message().queue_url(&questions).wait_time_seconds(5).send().await.unwrap();
+        if let Some(m) = got.messages().first() {
+            break serde_json::from_str(m.body().unwrap()).unwrap();
+        }
+        assert!(Instant::now() < deadline, "no question routed");
+    };
+    assert_eq!((event["source"].as_str(), event["detail-type"].as_str()), (Some("standin"), Some(INPUT_REQUIRED)));
+    let note: ParentNote = serde_json::from_value(event["detail"].clone()).expect("the note as detail");
+    assert_eq!((note.task_id.as_str(), note.seq, note.text.as_str()), (id.as_str(), 1, "Which colour?"));
+    // The rule takes questions only: the completion goes to the queue, not here.
+    let remote = agent.task_ids().pop().unwrap();
+    agent.change(&remote, COMPLETED, "Blue it is", true).await;
+    stack.wait_notes(&id, 2, SOON).await;
+    let more = sqs.receive_message().queue_url(&questions).wait_time_seconds(3).send().await.unwrap();
+    assert!(more.messages().is_empty(), "only questions are routed: {:?}", more.messages());
+}

@@ -1,0 +1,50 @@
+//! `examples/parent.py`, the documented Python parent (boto3 only), run against the
+//! deployed stack: it starts a stand-in, hears the question, replies, hears the end.
+//! A test binary of its own: the other binaries' note collector would take its notes.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
+
+use std::path::PathBuf;
+
+use standin_integration::agent::{Behaviour, TestAgent};
+use standin_integration::e2e::{COMPLETED, INPUT_REQUIRED};
+use standin_integration::stack::unique;
+
+#[tokio::test]
+async fn the_python_parent_starts_hears_replies_and_ends() {
+    let agent = TestAgent::start(27141, Behaviour::default()).await;
+    agent.script_turn(&[(INPUT_REQUIRED, "Which colour?")]);
+    agent.script_turn(&[(COMPLETED, "A blue widget")]);
+    let python = PathBuf::from(std::env::var("STANDIN_CACHE").expect("set by scripts/env.sh"))
+        .join("venv-tools/bin/python");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let id = unique("py-parent");
+    let run = tokio::process::Command::new(python)
+        .arg(root.join("examples/parent.py"))
+        .args(["--stack", "standin", "--agent", "py-parent", "--task-id", &id])
+        .args(["--message", "Please build me a widget", "--answer", "blue"])
+        .args(["--timeout", "120"])
+        .output()
+        .await
+        .expect("python runs");
+    let said = String::from_utf8_lossy(&run.stdout);
+    let complained = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{}: {said}\n{complained}", run.status);
+    let lines: Vec<&str> = said.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            format!("started stand-in {id}").as_str(),
+            "seq 1  INPUT_REQUIRED  'Which colour?'",
+            "replying 'blue'",
+            "seq 2  COMPLETED  'A blue widget' (final)",
+        ],
+        "{complained}"
+    );
+    assert_eq!(
+        agent.count("SendStreamingMessage"),
+        2,
+        "the first message and the reply: {:?}",
+        agent.calls()
+    );
+}
