@@ -179,6 +179,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
                     Heard::Note(note) if json => println!("{}", to_json(&note)),
                     Heard::Note(note) => println!("{}", human_line(&note)),
                     // Not a note: shown as it came, so the parent sees it.
+                    Heard::Other(body) if json => println!("{}", to_json(&body)),
                     Heard::Other(body) => println!("{body}"),
                 }
             }

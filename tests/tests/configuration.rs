@@ -64,15 +64,20 @@ async fn start(function: &str, missing: &str) -> Start {
 
 #[tokio::test]
 async fn a_missing_variable_fails_the_cold_start_naming_it() {
+    const TABLES: &[&str] = &["TABLE_NAME", "NOTES_TABLE_NAME"];
     let needs: &[(&str, &[&str])] = &[
-        ("turn", &["TABLE_NAME", "NOTES_TABLE_NAME"]),
-        ("register", &["TABLE_NAME"]),
-        ("wake", &["NOTES_TABLE_NAME"]),
-        ("end", &["TABLE_NAME"]),
-        ("follow", &["TABLE_NAME"]),
-        ("park", &["TABLE_NAME", "NOTES_TABLE_NAME"]),
-        ("push", &["TABLE_NAME"]),
-        ("control", &["STATE_MACHINE_ARN", "TABLE_NAME"]),
+        ("turn", TABLES),
+        ("register", TABLES),
+        ("get-task", TABLES),
+        ("wake", TABLES),
+        ("end", TABLES),
+        ("follow", TABLES),
+        ("park", TABLES),
+        ("push", TABLES),
+        (
+            "control",
+            &["TABLE_NAME", "NOTES_TABLE_NAME", "STATE_MACHINE_ARN"],
+        ),
         ("notify", &["PARENT_QUEUE_URL"]),
     ];
     for (function, variables) in needs {
@@ -94,9 +99,14 @@ async fn a_missing_variable_fails_the_cold_start_naming_it() {
 async fn a_variable_only_other_kinds_read_does_not_stop_a_start() {
     for (function, variable) in [
         ("notify", "TABLE_NAME"),
+        ("notify", "NOTES_TABLE_NAME"),
+        ("notify", "STATE_MACHINE_ARN"),
         ("turn", "STATE_MACHINE_ARN"),
+        ("turn", "PARENT_QUEUE_URL"),
         ("push", "PARENT_QUEUE_URL"),
-        ("park", "AGENTS"),
+        ("push", "STATE_MACHINE_ARN"),
+        ("park", "STATE_MACHINE_ARN"),
+        ("control", "PARENT_QUEUE_URL"),
     ] {
         if let Start::Refused(said) = start(function, variable).await {
             panic!("{function} without {variable} refused to start: {said}");

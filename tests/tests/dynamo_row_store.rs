@@ -1,4 +1,4 @@
-//! The row store's contract (`standin::contract`) against DynamoDB (LocalStack's
+//! The row store's contract (`standin::row_store_contract`) against DynamoDB (LocalStack's
 //! DynamoDB Local): the same checks the in-memory store passes, on the real conditional
 //! writes and the transactions that write a row change together with its note.
 

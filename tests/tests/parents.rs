@@ -31,7 +31,11 @@ async fn parent_machine(stack: &Stack, definition: &str, name: &str) -> String {
 }
 
 /// Runs the parent to its end: its status, output and error.
-async fn run_parent(stack: &Stack, machine: &str, input: Value) -> (String, Option<Value>, Option<String>, Option<String>) {
+async fn run_parent(
+    stack: &Stack,
+    machine: &str,
+    input: Value,
+) -> (String, Option<Value>, Option<String>, Option<String>) {
     let sfn = aws_sdk_sfn::Client::new(&stack.config);
     let arn = sfn
         .start_execution()
@@ -44,12 +48,18 @@ async fn run_parent(stack: &Stack, machine: &str, input: Value) -> (String, Opti
         .to_owned();
     let deadline = Instant::now() + SOON * 2;
     loop {
-        let d = sfn.describe_execution().execution_arn(&arn).send().await.expect("described");
+        let d = sfn
+            .describe_execution()
+            .execution_arn(&arn)
+            .send()
+            .await
+            .expect("described");
         let status = d.status().as_str().to_owned();
         if status != "RUNNING" {
             return (
                 status,
-                d.output().map(|o| serde_json::from_str(o).expect("JSON output")),
+                d.output()
+                    .map(|o| serde_json::from_str(o).expect("JSON output")),
                 d.error().map(str::to_owned),
                 d.cause().map(str::to_owned),
             );
@@ -76,7 +86,12 @@ async fn a_step_functions_parent_gets_the_final_note_of_the_stand_in_it_started(
     let note: ParentNote =
         serde_json::from_value(output.unwrap()["final_note"].clone()).expect("a parent note");
     assert_eq!(
-        (note.task_id.as_str(), note.state, note.text.as_str(), note.is_final),
+        (
+            note.task_id.as_str(),
+            note.state,
+            note.text.as_str(),
+            note.is_final
+        ),
         (id.as_str(), TaskState::Completed, "Widget built", true)
     );
     // The same note reached the queue: one end, told everywhere.
@@ -100,7 +115,13 @@ async fn a_stand_in_that_fails_fails_its_parent_with_the_reason() {
     .await;
     assert_eq!(status, "FAILED");
     assert_eq!(error.as_deref(), Some("StandIn.Failed"));
-    assert!(cause.as_deref().unwrap_or_default().contains("agent unavailable"), "{cause:?}");
+    assert!(
+        cause
+            .as_deref()
+            .unwrap_or_default()
+            .contains("agent unavailable"),
+        "{cause:?}"
+    );
 }
 
 #[tokio::test]
@@ -135,7 +156,13 @@ async fn a_token_given_to_post_standins_is_answered_at_the_end() {
         async move { run_parent(&stack, &parent, json!({})).await }
     });
     let token = loop {
-        let got = sqs.receive_message().queue_url(&handoff).wait_time_seconds(5).send().await.unwrap();
+        let got = sqs
+            .receive_message()
+            .queue_url(&handoff)
+            .wait_time_seconds(5)
+            .send()
+            .await
+            .unwrap();
         if let Some(m) = got.messages().first() {
             let body: Value = serde_json::from_str(m.body().unwrap()).unwrap();
             break body["token"].as_str().unwrap().to_owned();
@@ -149,14 +176,24 @@ async fn a_token_given_to_post_standins_is_answered_at_the_end() {
         parent_task_token: Some(token),
     };
     let (status, body) = stack
-        .control("POST", "/standins", Some(serde_json::to_value(request).unwrap()))
+        .control(
+            "POST",
+            "/standins",
+            Some(serde_json::to_value(request).unwrap()),
+        )
         .await;
     assert_eq!(status, 200, "{body}");
     let (status, output, error, cause) = run.await.unwrap();
     assert_eq!(status, "SUCCEEDED", "{error:?} {cause:?}");
     assert_eq!(output.unwrap()["state"], COMPLETED);
     // The token is the parent's secret with Step Functions: no answer shows it.
-    assert!(!stack.row_status(&id).await.to_string().contains("parent_task_token"));
+    assert!(
+        !stack
+            .row_status(&id)
+            .await
+            .to_string()
+            .contains("parent_task_token")
+    );
 }
 
 #[tokio::test]
@@ -217,19 +254,42 @@ async fn a_rule_on_the_bus_routes_the_questions_to_a_queue() {
     standin_integration::e2e::start_as(&stack, "bus", &id).await;
     let deadline = Instant::now() + SOON;
     let event: Value = loop {
-        let got = sqs.receive_message().queue_url(&questions).wait_time_seconds(5).send().await.unwrap();
+        let got = sqs
+            .receive_message()
+            .queue_url(&questions)
+            .wait_time_seconds(5)
+            .send()
+            .await
+            .unwrap();
         if let Some(m) = got.messages().first() {
             break serde_json::from_str(m.body().unwrap()).unwrap();
         }
         assert!(Instant::now() < deadline, "no question routed");
     };
-    assert_eq!((event["source"].as_str(), event["detail-type"].as_str()), (Some("standin"), Some(INPUT_REQUIRED)));
-    let note: ParentNote = serde_json::from_value(event["detail"].clone()).expect("the note as detail");
-    assert_eq!((note.task_id.as_str(), note.seq, note.text.as_str()), (id.as_str(), 1, "Which colour?"));
+    assert_eq!(
+        (event["source"].as_str(), event["detail-type"].as_str()),
+        (Some("standin"), Some(INPUT_REQUIRED))
+    );
+    let note: ParentNote =
+        serde_json::from_value(event["detail"].clone()).expect("the note as detail");
+    assert_eq!(
+        (note.task_id.as_str(), note.seq, note.text.as_str()),
+        (id.as_str(), 1, "Which colour?")
+    );
     // The rule takes questions only: the completion goes to the queue, not here.
     let remote = agent.task_ids().pop().unwrap();
     agent.change(&remote, COMPLETED, "Blue it is", true).await;
     stack.wait_notes(&id, 2, SOON).await;
-    let more = sqs.receive_message().queue_url(&questions).wait_time_seconds(3).send().await.unwrap();
-    assert!(more.messages().is_empty(), "only questions are routed: {:?}", more.messages());
+    let more = sqs
+        .receive_message()
+        .queue_url(&questions)
+        .wait_time_seconds(3)
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        more.messages().is_empty(),
+        "only questions are routed: {:?}",
+        more.messages()
+    );
 }

@@ -256,11 +256,15 @@ mod tests {
             ),
             (
                 json!({"agent": "a", "message": "m", "parent_task_token": ""}),
-                "body.parent_task_token must be a Step Functions task token (a non-empty string)".to_owned(),
+                "body.parent_task_token must be a Step Functions task token (a non-empty string)"
+                    .to_owned(),
             ),
             (
                 json!({"agent": "a", "message": "m", "parent_task_token": "t".repeat(MAX_TASK_TOKEN_BYTES + 1)}),
-                format!("body.parent_task_token is {} bytes; the limit is {MAX_TASK_TOKEN_BYTES}", MAX_TASK_TOKEN_BYTES + 1),
+                format!(
+                    "body.parent_task_token is {} bytes; the limit is {MAX_TASK_TOKEN_BYTES}",
+                    MAX_TASK_TOKEN_BYTES + 1
+                ),
             ),
         ] {
             assert_eq!(refused(StartRequest::parse(&body)), message, "{body}");

@@ -131,6 +131,11 @@ mod tests {
     }
 
     #[test]
+    fn the_rules_name_the_limits_they_check() {
+        assert!(ReplyId::RULE.contains(&format!("1 to {MAX_REPLY_ID_BYTES} ")));
+    }
+
+    #[test]
     fn a_reply_id_is_short_printable_ascii() {
         assert!(ReplyId::parse("r-1:retry#2").is_ok());
         assert!(ReplyId::parse(&"r".repeat(MAX_REPLY_ID_BYTES)).is_ok());

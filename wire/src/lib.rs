@@ -9,8 +9,8 @@ mod note;
 mod state;
 
 pub use control::{
-    Accepted, BodyError, CancelRequest, ErrorBody, ListPage, MAX_MESSAGE_BYTES, MAX_TASK_TOKEN_BYTES, MAX_REASON_BYTES,
-    NotesPage, Pending, ReplyRequest, StartRequest, Started, Status, Summary,
+    Accepted, BodyError, CancelRequest, ErrorBody, ListPage, MAX_MESSAGE_BYTES, MAX_REASON_BYTES,
+    MAX_TASK_TOKEN_BYTES, NotesPage, Pending, ReplyRequest, StartRequest, Started, Status, Summary,
 };
 pub use id::{IdError, MAX_REPLY_ID_BYTES, ReplyId, TaskId};
 pub use note::ParentNote;

@@ -9,7 +9,9 @@ use crate::TaskState;
 pub struct ParentNote {
     pub task_id: String,
     /// The agent's id for the task; null when the stand-in ended before the agent
-    /// gave one (its first turn failed).
+    /// gave one (its first turn failed). Notes written before this was typed say `""`,
+    /// which reads as null too.
+    #[serde(deserialize_with = "empty_is_none")]
     pub remote_task_id: Option<String>,
     pub agent: String,
     pub state: TaskState,
@@ -22,6 +24,10 @@ pub struct ParentNote {
     pub seq: u64,
     /// RFC 3339, UTC.
     pub at: String,
+}
+
+fn empty_is_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.filter(|id| !id.is_empty()))
 }
 
 #[cfg(test)]
@@ -42,6 +48,14 @@ mod tests {
             (note.state, note.is_final, note.remote_task_id.as_deref()),
             (TaskState::Failed, true, None)
         );
-        assert_eq!(serde_json::to_value(&note).ok(), Some(json));
+        assert_eq!(serde_json::to_value(&note).ok(), Some(json.clone()));
+        let mut older = json;
+        older["remote_task_id"] = serde_json::json!("");
+        let note: Result<ParentNote, _> = serde_json::from_value(older);
+        assert_eq!(
+            note.ok().and_then(|n| n.remote_task_id),
+            None,
+            "\"\" is none"
+        );
     }
 }

@@ -14,8 +14,7 @@ use crate::domain::remote::RemoteOut;
 use crate::domain::row::{Guard, MAX_QUEUED_REPLIES, Row, Taken, WakeEvent, Watch};
 use crate::ports::{
     AgentPort, Applied, CallbackError, Closed, Doorbell, DoorbellError, Drained, ExecutionError,
-    Executions, NoteBus, ParentCallback, ParentNote, ParentQueue, QueueError, RowStore,
-    StoreError,
+    Executions, NoteBus, ParentCallback, ParentNote, ParentQueue, QueueError, RowStore, StoreError,
 };
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -168,6 +168,15 @@ async fn every_bad_start_is_a_400_saying_what_to_fix() {
             json!({"agent": "writer", "message": "m", "task_id": "a b"}),
             r#"task_id must be 1-64 characters of [A-Za-z0-9_-], without "__" (kept for rolled executions)"#,
         ),
+        // Not a string: refused, where it used to be ignored (and an id made up).
+        (
+            json!({"agent": "writer", "message": "m", "task_id": 42}),
+            r#"task_id must be 1-64 characters of [A-Za-z0-9_-], without "__" (kept for rolled executions)"#,
+        ),
+        (
+            json!({"agent": "writer", "message": "m", "parent_task_token": 5}),
+            "body.parent_task_token must be a Step Functions task token (a non-empty string)",
+        ),
     ];
     for (body, expected) in cases {
         let answer = w.start(body.clone()).await;
@@ -177,7 +186,28 @@ async fn every_bad_start_is_a_400_saying_what_to_fix() {
     assert_eq!(unknown.status, 400);
     assert_eq!(error(&unknown), r#"unknown agent "painter""#);
     assert_eq!(unknown.body["agents"], json!(["writer", "critic"]));
+    // The agent is checked first: whatever else is wrong, the known ones are named.
+    let unknown = w
+        .start(json!({"agent": "painter", "task_id": "a__1"}))
+        .await;
+    assert_eq!(error(&unknown), r#"unknown agent "painter""#);
     assert_eq!(w.executions.started(), 0, "nothing started");
+}
+
+#[tokio::test]
+async fn a_parent_task_token_is_kept_on_the_row_and_never_shown() {
+    let w = World::new();
+    let body = json!({"agent": "writer", "message": "m", "task_id": "sfn", "parent_task_token": "tok-123"});
+    assert_eq!(w.start(body).await.status, 200);
+    let row = w.store.snapshot("sfn").expect("a row");
+    assert_eq!(row.parent_task_token.as_deref(), Some("tok-123"));
+    let status = w.call(Call::Status { task_id: "sfn" }).await;
+    assert_eq!(status.status, 200);
+    assert!(
+        !status.body.to_string().contains("tok-123"),
+        "{}",
+        status.body
+    );
 }
 
 #[tokio::test]
@@ -402,6 +432,17 @@ async fn every_bad_reply_or_cancel_is_refused_with_its_status() {
     assert_eq!(
         (answer.status, error(&answer)),
         (400, "body.reason is 4097 bytes; the limit is 4096")
+    );
+    let body = json!({"reason": ["not", "text"]});
+    let answer = w
+        .call(Call::Cancel {
+            task_id: "r",
+            body: &body,
+        })
+        .await;
+    assert_eq!(
+        (answer.status, error(&answer)),
+        (400, "body.reason must be a string")
     );
     let body = json!({"text": "t"});
     let answer = w

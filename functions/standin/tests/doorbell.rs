@@ -3,7 +3,7 @@
 //! against the in-memory store (each store call is atomic, like one UpdateItem or one
 //! transaction with the note it records).
 //! The row store's own rules, which both stores keep, are checked in `row_store.rs`
-//! (`standin::contract`).
+//! (`standin::row_store_contract`).
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 

@@ -36,7 +36,11 @@ fn tokens(pairs: &[(&str, u64, &str)]) -> HashMap<(String, u64), String> {
 
 #[tokio::test]
 async fn a_final_note_answers_the_step_functions_parent_with_the_note() {
-    let (queue, bus, callback) = (MemoryQueue::new(), MemoryBus::default(), MemoryCallback::default());
+    let (queue, bus, callback) = (
+        MemoryQueue::new(),
+        MemoryBus::default(),
+        MemoryCallback::default(),
+    );
     let notes = vec![
         note("a", 1, TaskState::InputRequired, "Which colour?"),
         note("a", 2, TaskState::Completed, "Done: blue"),
@@ -44,18 +48,32 @@ async fn a_final_note_answers_the_step_functions_parent_with_the_note() {
         note("c", 1, TaskState::Completed, "no parent waits"),
     ];
     let tokens = tokens(&[("a", 2, "tok-a"), ("b", 1, "tok-b")]);
-    let fanout = Fanout { queue: &queue, bus: Some(&bus), callback: &callback, tokens: &tokens };
+    let fanout = Fanout {
+        queue: &queue,
+        bus: Some(&bus),
+        callback: &callback,
+        tokens: &tokens,
+    };
     assert_eq!(notify::deliver(&fanout, &notes, later()).await, None);
-    assert_eq!(queue.notes(), bus.events(), "every note on the bus as on the queue");
+    assert_eq!(
+        queue.notes(),
+        bus.events(),
+        "every note on the bus as on the queue"
+    );
     assert_eq!(queue.notes().len(), 4);
-    let answers = callback.answers();
+    // Stand-ins are delivered side by side: b's end is answered in the first round.
+    let mut answers = callback.answers();
+    answers.sort_by(|x, y| x.0.cmp(&y.0));
     assert_eq!(answers.len(), 2, "{answers:?}");
     let (token, answer) = &answers[0];
     let output: ParentNote = serde_json::from_str(answer.as_ref().expect("a success")).unwrap();
     assert_eq!((token.as_str(), output), ("tok-a", notes[1].clone()));
     assert_eq!(
         answers[1],
-        ("tok-b".into(), Err(("StandIn.Failed".into(), "agent unavailable".into())))
+        (
+            "tok-b".into(),
+            Err(("StandIn.Failed".into(), "agent unavailable".into()))
+        )
     );
 }
 
@@ -67,36 +85,66 @@ async fn a_rejected_task_fails_the_parent_and_a_cancel_completes_it() {
         note("b", 1, TaskState::Canceled, "cancelled by the parent"),
     ];
     let tokens = tokens(&[("a", 1, "tok-a"), ("b", 1, "tok-b")]);
-    let fanout = Fanout { queue: &queue, bus: None::<&MemoryBus>, callback: &callback, tokens: &tokens };
+    let fanout = Fanout {
+        queue: &queue,
+        bus: None::<&MemoryBus>,
+        callback: &callback,
+        tokens: &tokens,
+    };
     assert_eq!(notify::deliver(&fanout, &notes, later()).await, None);
     let answers = callback.answers();
-    assert_eq!(answers[0].1, Err(("StandIn.Rejected".into(), "not my job".into())));
+    assert_eq!(
+        answers[0].1,
+        Err(("StandIn.Rejected".into(), "not my job".into()))
+    );
     assert!(answers[1].1.is_ok(), "{answers:?}");
 }
 
 #[tokio::test]
 async fn a_bus_outage_holds_the_note_and_the_retry_delivers_each_once_in_order() {
-    let (queue, bus, callback) = (MemoryQueue::new(), MemoryBus::default(), MemoryCallback::default());
+    let (queue, bus, callback) = (
+        MemoryQueue::new(),
+        MemoryBus::default(),
+        MemoryCallback::default(),
+    );
     let notes: Vec<ParentNote> = (1..=3)
         .map(|seq| note("a", seq, TaskState::Working, &format!("step {seq}")))
         .collect();
     let tokens = HashMap::new();
-    let fanout = Fanout { queue: &queue, bus: Some(&bus), callback: &callback, tokens: &tokens };
+    let fanout = Fanout {
+        queue: &queue,
+        bus: Some(&bus),
+        callback: &callback,
+        tokens: &tokens,
+    };
     bus.refuse(1);
-    assert_eq!(notify::deliver(&fanout, &notes, later()).await, Some(0), "held at the first");
+    assert_eq!(
+        notify::deliver(&fanout, &notes, later()).await,
+        Some(0),
+        "held at the first"
+    );
     assert!(bus.events().is_empty());
     assert_eq!(notify::deliver(&fanout, &notes, later()).await, None);
     let seqs = |notes: Vec<ParentNote>| notes.iter().map(|n| n.seq).collect::<Vec<_>>();
     assert_eq!(seqs(bus.events()), [1, 2, 3]);
-    assert_eq!(seqs(queue.notes()), [1, 2, 3], "the queue's resend is deduplicated");
+    assert_eq!(
+        seqs(queue.notes()),
+        [1, 2, 3],
+        "the queue's resend is deduplicated"
+    );
 }
 
 #[tokio::test]
 async fn step_functions_unavailable_holds_the_final_note_and_a_gone_parent_does_not() {
     let (queue, callback) = (MemoryQueue::new(), MemoryCallback::default());
     let notes = vec![note("a", 1, TaskState::Completed, "done")];
-    let tokens = tokens(&[("a", 1, "tok-a")]);
-    let fanout = Fanout { queue: &queue, bus: None::<&MemoryBus>, callback: &callback, tokens: &tokens };
+    let first = tokens(&[("a", 1, "tok-a")]);
+    let fanout = Fanout {
+        queue: &queue,
+        bus: None::<&MemoryBus>,
+        callback: &callback,
+        tokens: &first,
+    };
     callback.fail_with(vec![CallbackError::Unavailable("throttled".into())]);
     assert_eq!(notify::deliver(&fanout, &notes, later()).await, Some(0));
     assert_eq!(notify::deliver(&fanout, &notes, later()).await, None);
@@ -104,8 +152,13 @@ async fn step_functions_unavailable_holds_the_final_note_and_a_gone_parent_does_
     // A parent whose task timed out: nothing to retry for.
     callback.fail_with(vec![CallbackError::Gone("TaskTimedOut".into())]);
     let later_note = vec![note("b", 1, TaskState::Completed, "done")];
-    let tokens = tokens(&[("b", 1, "tok-b")]);
-    let fanout = Fanout { queue: &queue, bus: None::<&MemoryBus>, callback: &callback, tokens: &tokens };
+    let second = tokens(&[("b", 1, "tok-b")]);
+    let fanout = Fanout {
+        queue: &queue,
+        bus: None::<&MemoryBus>,
+        callback: &callback,
+        tokens: &second,
+    };
     assert_eq!(notify::deliver(&fanout, &later_note, later()).await, None);
     assert_eq!(callback.answers().len(), 1);
 }
@@ -117,13 +170,34 @@ async fn a_stand_in_a_parent_started_itself_gets_its_row_at_the_first_turn() {
     step.parent_task_token = Some("tok".into());
     adopt(&store, &mut step).await.unwrap();
     let row = store.get("si-sfn").await.unwrap().expect("a row");
-    assert_eq!((row.agent.as_str(), row.parent_task_token.as_deref()), ("agent-a", Some("tok")));
+    assert_eq!(
+        (row.agent.as_str(), row.parent_task_token.as_deref()),
+        ("agent-a", Some("tok"))
+    );
     assert!(row.created_at.is_some());
-    assert_eq!(step.parent_task_token, None, "the token leaves the execution's state");
+    assert_eq!(
+        step.parent_task_token, None,
+        "the token leaves the execution's state"
+    );
     // A retried first turn, or a start through the control API: the row stays as it is.
     let mut again = Step::start("si-sfn", "other-agent", "hello");
     again.parent_task_token = Some("another".into());
     adopt(&store, &mut again).await.unwrap();
     let row = store.get("si-sfn").await.unwrap().expect("a row");
-    assert_eq!((row.agent.as_str(), row.parent_task_token.as_deref()), ("agent-a", Some("tok")));
+    assert_eq!(
+        (row.agent.as_str(), row.parent_task_token.as_deref()),
+        ("agent-a", Some("tok"))
+    );
+}
+
+#[test]
+fn a_note_of_a_stand_in_without_a_remote_task_says_null() {
+    let row = Row::new("si-1", "agent-a");
+    let out = remote_out("", TaskState::Failed, None, "agent unavailable");
+    let note = note_of(&row, &out, 1);
+    assert_eq!(note.remote_task_id, None);
+    assert_eq!(
+        serde_json::to_value(&note).unwrap()["remote_task_id"],
+        serde_json::Value::Null
+    );
 }

@@ -1,4 +1,4 @@
-//! The row store's contract (`standin::contract`) against the in-memory store the
+//! The row store's contract (`standin::row_store_contract`) against the in-memory store the
 //! domain's tests run on: what holds here holds on DynamoDB (`tests/`), checked by the
 //! same code.
 

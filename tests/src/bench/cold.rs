@@ -46,10 +46,17 @@ pub fn binary(dir: &Path, function: &str) -> PathBuf {
     if cargo.exists() {
         return cargo;
     }
-    let mut sam = function.to_owned();
-    if let Some(first) = sam.get_mut(..1) {
-        first.make_ascii_uppercase();
-    }
+    // get-task's resource is GetTaskFunction: each word capitalised, the dashes dropped.
+    let sam: String = function
+        .split('-')
+        .map(|word| {
+            let mut word = word.to_owned();
+            if let Some(first) = word.get_mut(..1) {
+                first.make_ascii_uppercase();
+            }
+            word
+        })
+        .collect();
     dir.join(format!("{sam}Function")).join("bootstrap")
 }
 

@@ -744,7 +744,10 @@ impl DynamoRowStore {
         if note.is_final
             && let Some(token) = &read.parent_task_token
         {
-            item.insert(PARENT_TASK_TOKEN.to_owned(), AttributeValue::S(token.clone()));
+            item.insert(
+                PARENT_TASK_TOKEN.to_owned(),
+                AttributeValue::S(token.clone()),
+            );
         }
         let note_put = Put::builder()
             .table_name(&self.notes_table)
@@ -876,25 +879,28 @@ mod tests {
         );
     }
 
+    /// A resource of the template, from its name to the next resource.
+    fn resource<'a>(template: &'a str, name: &str) -> &'a str {
+        let start = template
+            .find(&format!("\n  {name}:\n"))
+            .unwrap_or_else(|| panic!("{name} in the template"));
+        let body = &template[start + 1..];
+        let end = body
+            .match_indices("\n  ")
+            .find(|(i, _)| body[i + 3..].starts_with(|c: char| c.is_ascii_alphabetic()))
+            .map_or(body.len(), |(i, _)| i);
+        &body[..end]
+    }
+
     #[test]
     fn the_keys_and_the_ttl_attribute_are_the_templates() {
         let template = include_str!("../../../../template.yaml");
-        for table in ["Table:", "NotesTable:"] {
-            let at = template
-                .find(&format!("\n  {table}"))
-                .expect("table in the template");
-            let ttl = &template[at..];
-            let ttl = &ttl[ttl.find("TimeToLiveSpecification").expect("a TTL")..];
-            assert!(
-                ttl.lines()
-                    .nth(1)
-                    .is_some_and(|l| l.trim() == format!("AttributeName: {EXPIRES_AT}")),
-                "{table} TTL"
-            );
-        }
-        let notes = template.find("\n  NotesTable:").expect("notes table");
-        let schema = &template[notes..notes + 600];
-        assert!(schema.contains(&format!("{{ AttributeName: {TASK_ID}, KeyType: HASH }}")));
-        assert!(schema.contains(&format!("{{ AttributeName: {SEQ}, KeyType: RANGE }}")));
+        let ttl = format!("AttributeName: {EXPIRES_AT}");
+        let hash = format!("{{ AttributeName: {TASK_ID}, KeyType: HASH }}");
+        let rows = resource(template, "Table");
+        assert!(rows.contains(&ttl) && rows.contains(&hash), "{rows}");
+        let notes = resource(template, "NotesTable");
+        assert!(notes.contains(&ttl) && notes.contains(&hash), "{notes}");
+        assert!(notes.contains(&format!("{{ AttributeName: {SEQ}, KeyType: RANGE }}")));
     }
 }

@@ -28,8 +28,8 @@ impl EventBridgeBus {
     }
 
     fn entry(&self, note: &ParentNote) -> Result<PutEventsRequestEntry, QueueError> {
-        let detail = serde_json::to_string(note)
-            .map_err(|e| QueueError(format!("encode the note: {e}")))?;
+        let detail =
+            serde_json::to_string(note).map_err(|e| QueueError(format!("encode the note: {e}")))?;
         Ok(PutEventsRequestEntry::builder()
             .event_bus_name(&self.bus)
             .source(SOURCE)

@@ -168,21 +168,18 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
     }
 
     async fn start(&self, body: &Value) -> Result<Answer, ControlError> {
+        // The agent first: a caller who names one this deployment does not know learns
+        // the known ones before anything else about the body.
+        if let Some(agent) = body["agent"].as_str().filter(|a| !a.is_empty())
+            && self.agents.agent(agent).is_none()
+        {
+            return Ok(self.unknown_agent(agent));
+        }
         let request = match StartRequest::parse(body) {
             Ok(request) => request,
             Err(BodyError(message)) => return Ok(Answer::error(400, message)),
         };
         let agent = request.agent.as_str();
-        if self.agents.agent(agent).is_none() {
-            let known = self.agents.agents.iter().map(|a| a.id.clone()).collect();
-            return Ok(Answer::of(
-                400,
-                ErrorBody {
-                    error: format!("unknown agent {agent:?}"),
-                    agents: Some(known),
-                },
-            ));
-        }
         let task_id = match request.task_id {
             Some(id) => id,
             None => TaskId::parse(&format!("si-{}", random_hex()))
@@ -253,6 +250,17 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                 execution_arn,
             },
         ))
+    }
+
+    fn unknown_agent(&self, agent: &str) -> Answer {
+        let known = self.agents.agents.iter().map(|a| a.id.clone()).collect();
+        Answer::of(
+            400,
+            ErrorBody {
+                error: format!("unknown agent {agent:?}"),
+                agents: Some(known),
+            },
+        )
     }
 
     async fn reply(&self, task_id: &str, body: &Value) -> Result<Answer, ControlError> {
@@ -376,11 +384,6 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             },
         ))
     }
-}
-
-/// A local id is an execution name too: letters, digits, `-`, `_`; `__` marks a roll.
-pub fn valid_task_id(id: &str) -> bool {
-    TaskId::parse(id).is_ok()
 }
 
 fn random_hex() -> String {

@@ -3,7 +3,7 @@
 //! `tests/tests/dynamo_row_store.rs`. The doorbell's rules hold only if both stores
 //! refuse, order and note alike, so they are checked by the same code.
 //!
-//! [`row_store_contract!`](crate::row_store_contract) makes one test per check for a
+//! The macro `row_store_contract!` makes one test per check for a
 //! store made by the given expression (a fresh, empty store each time).
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // a contract check fails loudly
@@ -24,7 +24,7 @@ macro_rules! row_store_contract {
         #[::tokio::test]
         async fn $check() {
             let store = $store;
-            $crate::contract::$check(&store).await;
+            $crate::row_store_contract::$check(&store).await;
         }
     )*};
     ($store:expr) => {
