@@ -2,6 +2,10 @@
 //! stand-in itself and waits on its task token (the example in `examples/`), one that
 //! passes its token through `POST /standins`, and an EventBridge rule that routes one
 //! kind of note to a queue.
+//!
+//! The agents' personas are borrowed from other test binaries (cargo runs the binaries
+//! one after another): the personas document is an environment variable, held under
+//! Lambda's 4 KB for all of them.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
@@ -72,14 +76,14 @@ async fn run_parent(
 #[tokio::test]
 async fn a_step_functions_parent_gets_the_final_note_of_the_stand_in_it_started() {
     let stack = Stack::load(STACK).await;
-    let agent = TestAgent::start(27139, Behaviour::default()).await;
+    let agent = TestAgent::start(27116, Behaviour::default()).await;
     agent.script_turn(&[(COMPLETED, "Widget built")]);
     let parent = parent_machine(&stack, PARENT_ASL, "parent").await;
     let id = unique("sfn-parent");
     let (status, output, error, cause) = run_parent(
         &stack,
         &parent,
-        json!({"task_id": id, "agent": "sfn-parent", "message": "Please build me a widget"}),
+        json!({"task_id": id, "agent": "restart", "message": "Please build me a widget"}),
     )
     .await;
     assert_eq!(status, "SUCCEEDED", "{error:?} {cause:?}");
@@ -127,7 +131,7 @@ async fn a_stand_in_that_fails_fails_its_parent_with_the_reason() {
 #[tokio::test]
 async fn a_token_given_to_post_standins_is_answered_at_the_end() {
     let stack = Stack::load(STACK).await;
-    let agent = TestAgent::start(27139, Behaviour::default()).await;
+    let agent = TestAgent::start(27118, Behaviour::default()).await;
     agent.script_turn(&[(COMPLETED, "Done by the API's stand-in")]);
     // A parent that hands its token out (here through a queue, as an orchestrator that
     // calls the control API itself would) and waits.
@@ -170,7 +174,7 @@ async fn a_token_given_to_post_standins_is_answered_at_the_end() {
     };
     let id = unique("sfn-api");
     let request = StartRequest {
-        agent: "sfn-parent".into(),
+        agent: "outbox".into(),
         message: "Please build me a widget".into(),
         task_id: Some(TaskId::parse(&id).unwrap()),
         parent_task_token: Some(token),
@@ -199,7 +203,7 @@ async fn a_token_given_to_post_standins_is_answered_at_the_end() {
 #[tokio::test]
 async fn a_rule_on_the_bus_routes_the_questions_to_a_queue() {
     let stack = Stack::load(STACK).await;
-    let agent = TestAgent::start(27140, Behaviour::default()).await;
+    let agent = TestAgent::start(27125, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "Which colour?")]);
     let id = unique("bus");
     let sqs = aws_sdk_sqs::Client::new(&stack.config);
@@ -251,7 +255,7 @@ async fn a_rule_on_the_bus_routes_the_questions_to_a_queue() {
         .send()
         .await
         .expect("target put");
-    standin_integration::e2e::start_as(&stack, "bus", &id).await;
+    standin_integration::e2e::start_as(&stack, "artifact", &id).await;
     let deadline = Instant::now() + SOON;
     let event: Value = loop {
         let got = sqs
@@ -277,8 +281,8 @@ async fn a_rule_on_the_bus_routes_the_questions_to_a_queue() {
         (id.as_str(), 1, "Which colour?")
     );
     // The rule takes questions only: the completion goes to the queue, not here.
-    let remote = agent.task_ids().pop().unwrap();
-    agent.change(&remote, COMPLETED, "Blue it is", true).await;
+    agent.script_turn(&[(COMPLETED, "Blue it is")]);
+    standin_integration::e2e::reply(&stack, &id, "blue").await;
     stack.wait_notes(&id, 2, SOON).await;
     let more = sqs
         .receive_message()

@@ -1,6 +1,7 @@
 //! `examples/parent.py`, the documented Python parent (boto3 only), run against the
 //! deployed stack: it starts a stand-in, hears the question, replies, hears the end.
 //! A test binary of its own: the other binaries' note collector would take its notes.
+//! The agent is the CLI test's persona (cargo runs the binaries one after another).
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
@@ -12,7 +13,7 @@ use standin_integration::stack::unique;
 
 #[tokio::test]
 async fn the_python_parent_starts_hears_replies_and_ends() {
-    let agent = TestAgent::start(27141, Behaviour::default()).await;
+    let agent = TestAgent::start(27117, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "Which colour?")]);
     agent.script_turn(&[(COMPLETED, "A blue widget")]);
     let python = PathBuf::from(std::env::var("STANDIN_CACHE").expect("set by scripts/env.sh"))
@@ -25,7 +26,7 @@ async fn the_python_parent_starts_hears_replies_and_ends() {
             "--stack",
             "standin",
             "--agent",
-            "py-parent",
+            "cli",
             "--task-id",
             &id,
         ])
