@@ -22,14 +22,7 @@ async fn the_python_parent_starts_hears_replies_and_ends() {
     let id = unique("py-parent");
     let run = tokio::process::Command::new(python)
         .arg(root.join("examples/parent.py"))
-        .args([
-            "--stack",
-            "standin",
-            "--agent",
-            "cli",
-            "--task-id",
-            &id,
-        ])
+        .args(["--stack", "standin", "--agent", "cli", "--task-id", &id])
         .args(["--message", "Please build me a widget", "--answer", "blue"])
         .args(["--timeout", "120"])
         .output()
