@@ -171,6 +171,20 @@ impl NotifySettings {
     }
 }
 
+/// Whether the function logs the IAM action of each AWS call it makes
+/// (`RECORD_AWS_CALLS`: `true` or `false`, default `false`).
+pub fn record_calls(env: &impl Env) -> Result<bool, ConfigError> {
+    let name = super::calls::RECORD_AWS_CALLS;
+    match optional(env, name).as_deref().map(str::trim) {
+        None | Some("false") => Ok(false),
+        Some("true") => Ok(true),
+        Some(other) => Err(ConfigError {
+            field: name.to_owned(),
+            problem: format!("must be true or false, got {other:?}"),
+        }),
+    }
+}
+
 /// How hard a function's AWS calls retry before its step sees the error.
 #[derive(Debug, Clone, Copy)]
 pub enum Retries {
@@ -296,6 +310,17 @@ mod tests {
         assert!(StepSettings::read(&without("STATE_MACHINE_ARN")).is_ok());
         assert!(StepSettings::read(&without("PARENT_QUEUE_URL")).is_ok());
         assert!(ControlSettings::read(&without("PARENT_QUEUE_URL")).is_ok());
+    }
+
+    #[test]
+    fn recording_the_calls_is_off_unless_asked_for() {
+        assert_eq!(record_calls(&full()), Ok(false));
+        let mut env = full();
+        env.insert("RECORD_AWS_CALLS", "true");
+        assert_eq!(record_calls(&env), Ok(true));
+        env.insert("RECORD_AWS_CALLS", "yes");
+        let err = record_calls(&env).expect_err("not a boolean");
+        assert_eq!(err.field, "RECORD_AWS_CALLS");
     }
 
     #[test]

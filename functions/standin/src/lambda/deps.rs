@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use aws_config::SdkConfig;
 
+use super::calls::CallRecorder;
+
 use super::config::{ControlSettings, NotifySettings, Retries, StepSettings, Tables};
 use crate::a2a::client::{Timeouts, fetch_card};
 use crate::a2a::{A2aClient, A2aError, ResolvedAgent};
@@ -17,11 +19,52 @@ use crate::adapters::sqs::SqsParentQueue;
 use crate::config::{AgentSpec, AgentsConfig, ConfigError};
 use crate::domain::wake::Pacing;
 
-pub(super) async fn aws(retries: Retries) -> SdkConfig {
-    aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .retry_config(retries.config())
-        .load()
-        .await
+/// The SDK's configuration, and whether the clients record their calls.
+pub struct Aws {
+    config: SdkConfig,
+    record: bool,
+}
+
+impl Aws {
+    pub(super) async fn load(retries: Retries, record: bool) -> Self {
+        let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .retry_config(retries.config())
+            .load()
+            .await;
+        Self { config, record }
+    }
+
+    pub fn dynamodb(&self) -> aws_sdk_dynamodb::Client {
+        let mut builder = aws_sdk_dynamodb::config::Builder::from(&self.config);
+        if self.record {
+            builder = builder.interceptor(CallRecorder);
+        }
+        aws_sdk_dynamodb::Client::from_conf(builder.build())
+    }
+
+    pub fn sfn(&self) -> aws_sdk_sfn::Client {
+        let mut builder = aws_sdk_sfn::config::Builder::from(&self.config);
+        if self.record {
+            builder = builder.interceptor(CallRecorder);
+        }
+        aws_sdk_sfn::Client::from_conf(builder.build())
+    }
+
+    pub fn sqs(&self) -> aws_sdk_sqs::Client {
+        let mut builder = aws_sdk_sqs::config::Builder::from(&self.config);
+        if self.record {
+            builder = builder.interceptor(CallRecorder);
+        }
+        aws_sdk_sqs::Client::from_conf(builder.build())
+    }
+
+    pub fn eventbridge(&self) -> aws_sdk_eventbridge::Client {
+        let mut builder = aws_sdk_eventbridge::config::Builder::from(&self.config);
+        if self.record {
+            builder = builder.interceptor(CallRecorder);
+        }
+        aws_sdk_eventbridge::Client::from_conf(builder.build())
+    }
 }
 
 /// The row store and the doorbell: all the push receiver and a park need.
@@ -31,14 +74,10 @@ pub struct Rows {
 }
 
 impl Rows {
-    pub fn new(aws: &SdkConfig, tables: &Tables) -> Self {
+    pub fn new(aws: &Aws, tables: &Tables) -> Self {
         Self {
-            store: DynamoRowStore::new(
-                aws_sdk_dynamodb::Client::new(aws),
-                &tables.rows,
-                &tables.notes,
-            ),
-            bell: SfnDoorbell::new(aws_sdk_sfn::Client::new(aws)),
+            store: DynamoRowStore::new(aws.dynamodb(), &tables.rows, &tables.notes),
+            bell: SfnDoorbell::new(aws.sfn()),
         }
     }
 }
@@ -59,7 +98,7 @@ pub struct StepDeps {
 }
 
 impl StepDeps {
-    pub fn new(aws: &SdkConfig, settings: StepSettings) -> Result<Self, ConfigError> {
+    pub fn new(aws: &Aws, settings: StepSettings) -> Result<Self, ConfigError> {
         let http = crate::tls::Roots::agent_client(settings.agent_ca_file.as_deref())?;
         let Rows { store, bell } = Rows::new(aws, &settings.tables);
         Ok(Self {
@@ -120,13 +159,10 @@ pub struct ControlDeps {
 }
 
 impl ControlDeps {
-    pub fn new(aws: &SdkConfig, settings: ControlSettings) -> Self {
+    pub fn new(aws: &Aws, settings: ControlSettings) -> Self {
         Self {
             rows: Rows::new(aws, &settings.tables),
-            executions: SfnExecutions::new(
-                aws_sdk_sfn::Client::new(aws),
-                settings.state_machine_arn,
-            ),
+            executions: SfnExecutions::new(aws.sfn(), settings.state_machine_arn),
             agents: settings.agents,
         }
     }
@@ -140,13 +176,13 @@ pub struct NotifyDeps {
 }
 
 impl NotifyDeps {
-    pub fn new(aws: &SdkConfig, settings: NotifySettings) -> Self {
+    pub fn new(aws: &Aws, settings: NotifySettings) -> Self {
         Self {
-            queue: SqsParentQueue::new(aws_sdk_sqs::Client::new(aws), settings.parent_queue_url),
+            queue: SqsParentQueue::new(aws.sqs(), settings.parent_queue_url),
             bus: settings
                 .note_bus
-                .map(|bus| EventBridgeBus::new(aws_sdk_eventbridge::Client::new(aws), bus)),
-            callback: SfnCallback::new(aws_sdk_sfn::Client::new(aws)),
+                .map(|bus| EventBridgeBus::new(aws.eventbridge(), bus)),
+            callback: SfnCallback::new(aws.sfn()),
         }
     }
 }

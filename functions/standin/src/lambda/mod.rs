@@ -2,6 +2,7 @@
 //! which reads its kind's settings (`config`), builds its dependencies once per process
 //! (`deps`) and hands each event to its handler (`steps`, `notify`, `http`).
 
+mod calls;
 mod config;
 mod deps;
 mod http;
@@ -10,7 +11,6 @@ mod steps;
 
 use std::future::Future;
 
-use aws_config::SdkConfig;
 use futures_util::future::BoxFuture;
 use lambda_http::{Body, Request, Response};
 use lambda_runtime::{Error, LambdaEvent, service_fn};
@@ -19,11 +19,12 @@ use serde::de::DeserializeOwned;
 
 use crate::config::ConfigError;
 
+pub use calls::{LOG_FIELD as AWS_CALL_LOG_FIELD, RECORD_AWS_CALLS};
 pub use config::{
     ControlSettings, DEFAULT_FOLLOW_HEARTBEAT_SECS, DEFAULT_HISTORY_BOUND,
     DEFAULT_TURN_WINDOW_SECS, Env, NotifySettings, ProcessEnv, Retries, StepSettings, Tables,
 };
-pub use deps::{ControlDeps, NotifyDeps, Rows, StepDeps};
+pub use deps::{Aws, ControlDeps, NotifyDeps, Rows, StepDeps};
 pub use notify::NoteStream;
 pub use steps::{ParkInput, end, fetch, follow, park, register, turn, wake};
 
@@ -42,12 +43,13 @@ pub fn init_logs() {
 async fn build<S, D: 'static>(
     retries: Retries,
     read: fn(&ProcessEnv) -> Result<S, ConfigError>,
-    make: fn(&SdkConfig, S) -> Result<D, ConfigError>,
+    make: fn(&Aws, S) -> Result<D, ConfigError>,
 ) -> Result<&'static D, Error> {
     init_logs();
     let configured = |e: ConfigError| format!("configuration: {e}");
     let settings = read(&ProcessEnv).map_err(configured)?;
-    let built = make(&deps::aws(retries).await, settings).map_err(configured)?;
+    let record = config::record_calls(&ProcessEnv).map_err(configured)?;
+    let built = make(&Aws::load(retries, record).await, settings).map_err(configured)?;
     Ok(Box::leak(Box::new(built)))
 }
 
@@ -82,7 +84,7 @@ where
     .await
 }
 
-fn step_deps(aws: &SdkConfig, settings: StepSettings) -> Result<StepDeps, ConfigError> {
+fn step_deps(aws: &Aws, settings: StepSettings) -> Result<StepDeps, ConfigError> {
     StepDeps::new(aws, settings)
 }
 
