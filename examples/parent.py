@@ -7,7 +7,10 @@ stop at its end.
         --message "Write a haiku about autumn" --answer "Make it about leaves"
 
 Credentials and region come from the usual places; on LocalStack set AWS_ENDPOINT_URL
-(and the `test` credentials). Exit status: 0 when the task completed, 1 when it ended
+(and the `test` credentials). It is meant as the queue's one consumer: a note of another
+stand-in is handed back at once, and every hand-back counts toward the queue's receive
+limit (5, then the dead-letter queue). A parent that runs many stand-ins reads every note
+and dispatches by `task_id`, or routes notes to itself with a rule on the note bus. Exit status: 0 when the task completed, 1 when it ended
 otherwise, 2 when the stand-in could not be started.
 """
 
@@ -89,7 +92,10 @@ def main():
             notes = [note]
             if note["seq"] > handled + 1:
                 # A gap: a note went to the dead-letter queue; the note log has it.
-                _, page = call(session, "GET", f"{control}/standins/{task_id}/notes?after={handled}")
+                status, page = call(session, "GET", f"{control}/standins/{task_id}/notes?after={handled}")
+                if status != 200:
+                    print(f"the note log did not answer ({status}): {page}", file=sys.stderr)
+                    return 1
                 notes = page["notes"]
             for note in notes:
                 if note["seq"] <= handled:

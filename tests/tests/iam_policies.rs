@@ -64,6 +64,10 @@ fn granted(block: &str) -> BTreeSet<Permission> {
             .and_then(|r| r.split(".Arn").next())
             .filter(|name| tables().contains(name))
             .map(str::to_owned);
+        assert!(
+            !list.trim().is_empty(),
+            "a statement without actions: {statement}"
+        );
         for action in list.split(',').map(str::trim).filter(|a| !a.is_empty()) {
             granted.insert((action.to_owned(), table.clone()));
         }

@@ -129,6 +129,29 @@ async fn a_stand_in_that_fails_fails_its_parent_with_the_reason() {
 }
 
 #[tokio::test]
+async fn a_parent_that_names_its_stand_in_against_the_rules_hears_why() {
+    let stack = Stack::load(STACK).await;
+    let parent = parent_machine(&stack, PARENT_ASL, "parent-bad-id").await;
+    // `__` is kept for rolled executions: Step Functions takes the name, the stand-in not.
+    let id = format!("{}__7", unique("sfn-bad"));
+    let (status, _, error, cause) = run_parent(
+        &stack,
+        &parent,
+        json!({"task_id": id, "agent": "restart", "message": "Please build me a widget"}),
+    )
+    .await;
+    assert_eq!(status, "FAILED");
+    assert_eq!(error.as_deref(), Some("StandIn.Failed"));
+    assert!(
+        cause
+            .as_deref()
+            .unwrap_or_default()
+            .contains("task_id must be"),
+        "{cause:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_token_given_to_post_standins_is_answered_at_the_end() {
     let stack = Stack::load(STACK).await;
     let agent = TestAgent::start(27118, Behaviour::default()).await;

@@ -11,8 +11,8 @@ use crate::{ParentNote, ReplyId, TaskId, TaskState, WatchMode};
 pub const MAX_MESSAGE_BYTES: usize = 32 * 1024;
 /// The longest cancel reason, in bytes.
 pub const MAX_REASON_BYTES: usize = 4 * 1024;
-/// The longest Step Functions task token (`$$.Task.Token`), in bytes.
-pub const MAX_TASK_TOKEN_BYTES: usize = 1024;
+/// The longest Step Functions task token (`$$.Task.Token`), in bytes: the API's bound.
+pub const MAX_TASK_TOKEN_BYTES: usize = 2048;
 
 /// A request body the API refuses, with the message it answers (400).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

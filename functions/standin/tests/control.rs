@@ -208,6 +208,18 @@ async fn a_parent_task_token_is_kept_on_the_row_and_never_shown() {
         "{}",
         status.body
     );
+    let list = w.call(Call::List { after: None }).await;
+    assert_eq!(list.status, 200);
+    assert!(!list.body.to_string().contains("tok-123"), "{}", list.body);
+    // A retried parent task brings a new token: refused, not silently ignored.
+    let retried = json!({"agent": "writer", "message": "m", "task_id": "sfn", "parent_task_token": "tok-456"});
+    let answer = w.start(retried).await;
+    assert_eq!(answer.status, 409, "{}", answer.body);
+    assert!(
+        error(&answer).contains("another parent task token"),
+        "{}",
+        answer.body
+    );
 }
 
 #[tokio::test]

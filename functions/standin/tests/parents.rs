@@ -201,3 +201,19 @@ fn a_note_of_a_stand_in_without_a_remote_task_says_null() {
         serde_json::Value::Null
     );
 }
+
+#[tokio::test]
+async fn a_first_step_without_a_message_still_gets_its_row_so_it_can_be_ended() {
+    let store = MemoryStore::new();
+    let mut step = Step::start("si-bare", "agent-a", "");
+    step.message = None;
+    step.parent_task_token = Some("tok".into());
+    adopt(&store, &mut step).await.unwrap();
+    let row = store.get("si-bare").await.unwrap().expect("a row to end");
+    assert_eq!(row.parent_task_token.as_deref(), Some("tok"));
+    // A later step of a stand-in without a row (not a first one) makes none.
+    let mut later = Step::start("si-none", "agent-a", "");
+    later.message = None;
+    adopt(&store, &mut later).await.unwrap();
+    assert_eq!(store.get("si-none").await.unwrap(), None);
+}

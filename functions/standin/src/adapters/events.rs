@@ -3,7 +3,7 @@
 //! plain rules (questions to a person, completions to a workflow).
 
 use aws_sdk_eventbridge::Client;
-use aws_sdk_eventbridge::error::DisplayErrorContext;
+use aws_sdk_eventbridge::error::{DisplayErrorContext, ProvideErrorMetadata};
 use aws_sdk_eventbridge::types::PutEventsRequestEntry;
 
 use crate::ports::{NoteBus, ParentNote, QueueError};
@@ -65,16 +65,28 @@ impl EventBridgeBus {
             // One result per entry, in order; an entry with an error code was not put.
             Ok(out) => {
                 for (&slot, result) in slots.iter().zip(out.entries()) {
-                    if let Some(code) = result.error_code() {
-                        answers[slot] = Err(QueueError(format!(
-                            "EventBridge refused the note: {code} {}",
-                            result.error_message().unwrap_or_default()
-                        )));
+                    let Some(code) = result.error_code() else {
+                        continue;
+                    };
+                    let why = format!(
+                        "EventBridge refused the note: {code} {}",
+                        result.error_message().unwrap_or_default()
+                    );
+                    if passing(code) {
+                        answers[slot] = Err(QueueError(why));
+                    } else {
+                        tracing::error!(error = %why, "note not put on the bus; it will not be tried again");
                     }
                 }
             }
             Err(err) => {
                 let why = format!("EventBridge unavailable: {}", DisplayErrorContext(&err));
+                if err.code().is_some_and(|code| !passing(code)) {
+                    // A bus that is not there, or one we may not put on: a deployment's
+                    // mistake, said loudly, rather than a day of notes held behind it.
+                    tracing::error!(error = %why, "notes not put on the bus; they will not be tried again");
+                    return answers;
+                }
                 for &slot in &slots {
                     answers[slot] = Err(QueueError(why.clone()));
                 }
@@ -82,6 +94,15 @@ impl EventBridgeBus {
         }
         answers
     }
+}
+
+/// An error that passes: throttling, or EventBridge failing inside. Anything else (a
+/// missing bus, a permission, a malformed event) will be refused again.
+fn passing(code: &str) -> bool {
+    matches!(
+        code,
+        "ThrottlingException" | "InternalFailure" | "InternalException" | "ServiceUnavailable"
+    )
 }
 
 impl NoteBus for EventBridgeBus {

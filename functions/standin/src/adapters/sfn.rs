@@ -86,11 +86,19 @@ where
     result.map(|_| ()).map_err(|err| {
         let text = DisplayErrorContext(&err).to_string();
         match err.code() {
-            // Nobody waits any more (timed out, stopped, answered) or never could: an
-            // output Step Functions refuses will be refused again.
-            Some("TaskTimedOut" | "InvalidToken" | "TaskDoesNotExist" | "InvalidOutput") => {
-                CallbackError::Gone(text)
-            }
+            // Nobody waits any more (timed out, stopped, answered), or the answer will be
+            // refused however often it is sent (a bad output, a parent's key or a
+            // permission we lack): holding the notes behind it for a day helps nobody.
+            Some(
+                "TaskTimedOut"
+                | "InvalidToken"
+                | "TaskDoesNotExist"
+                | "InvalidOutput"
+                | "ValidationException"
+                | "AccessDeniedException"
+                | "KmsAccessDeniedException"
+                | "KmsInvalidStateException",
+            ) => CallbackError::Gone(text),
             _ => CallbackError::Unavailable(text),
         }
     })

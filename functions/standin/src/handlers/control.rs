@@ -199,6 +199,21 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                         format!("stand-in {task_id} exists for another agent"),
                     ));
                 }
+                // A parent's retried task comes with a new token: the stand-in answers
+                // only the token it was started with, so say so rather than leave the
+                // new one waiting.
+                if request.parent_task_token.is_some()
+                    && existing
+                        .as_ref()
+                        .is_some_and(|r| r.parent_task_token != request.parent_task_token)
+                {
+                    return Ok(Answer::error(
+                        409,
+                        format!(
+                            "stand-in {task_id} was started for another parent task token; start a new stand-in with another task_id"
+                        ),
+                    ));
+                }
                 if existing.as_ref().is_some_and(|r| r.closed) {
                     return Ok(Answer::error(
                         409,

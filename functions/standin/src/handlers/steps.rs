@@ -100,9 +100,14 @@ impl Step {
 /// A stand-in started by a Step Functions parent has no row yet: the first turn makes
 /// it, with the parent's task token, so its end answers the parent like any other. A row
 /// that exists (the control API made it, or this turn is retried) is kept as it is.
+///
+/// A first step Step Functions would refuse under its own name (the execution must be
+/// named by the stand-in's id) or without a message still gets its row, so the turn can
+/// end it as failed and the parent hears why instead of waiting.
 pub async fn adopt<S: RowStore>(store: &S, step: &mut Step) -> Result<(), StepError> {
     let token = step.parent_task_token.take();
-    if step.message.is_none() || store.get(&step.task_id).await?.is_some() {
+    let first = step.message.is_some() || token.is_some();
+    if !first || store.get(&step.task_id).await?.is_some() {
         return Ok(());
     }
     let mut row = crate::domain::row::Row::new(step.task_id.as_str(), step.agent.as_str());
