@@ -34,6 +34,18 @@ async fn parent_machine(stack: &Stack, definition: &str, name: &str) -> String {
         .to_owned()
 }
 
+/// A new queue's URL.
+async fn queue(sqs: &aws_sdk_sqs::Client, name: &str) -> String {
+    sqs.create_queue()
+        .queue_name(unique(name))
+        .send()
+        .await
+        .expect("queue created")
+        .queue_url()
+        .expect("a queue URL")
+        .to_owned()
+}
+
 /// Runs the parent to its end: its status, output and error.
 async fn run_parent(
     stack: &Stack,
@@ -105,50 +117,42 @@ async fn a_step_functions_parent_gets_the_final_note_of_the_stand_in_it_started(
     assert_eq!(stack.row_status(&id).await["closed"], true);
 }
 
-#[tokio::test]
-async fn a_stand_in_that_fails_fails_its_parent_with_the_reason() {
+/// Runs the example parent on a stand-in that cannot go well: the parent fails with
+/// `StandIn.Failed` and a cause that says why.
+async fn parent_fails(id: &str, agent: &str, why: &str) {
     let stack = Stack::load(STACK).await;
     let parent = parent_machine(&stack, PARENT_ASL, "parent-fails").await;
-    let id = unique("sfn-nowhere");
-    // Nothing listens where the agent "nowhere" should be.
     let (status, _, error, cause) = run_parent(
         &stack,
         &parent,
-        json!({"task_id": id, "agent": "nowhere", "message": "Please build me a widget"}),
+        json!({"task_id": id, "agent": agent, "message": "Please build me a widget"}),
     )
     .await;
     assert_eq!(status, "FAILED");
     assert_eq!(error.as_deref(), Some("StandIn.Failed"));
     assert!(
-        cause
-            .as_deref()
-            .unwrap_or_default()
-            .contains("agent unavailable"),
+        cause.as_deref().unwrap_or_default().contains(why),
         "{cause:?}"
     );
 }
 
 #[tokio::test]
-async fn a_parent_that_names_its_stand_in_against_the_rules_hears_why() {
+async fn a_stand_in_that_fails_fails_its_parent_with_the_reason() {
+    // Nothing listens where the agent "nowhere" should be.
+    let id = unique("sfn-nowhere");
+    parent_fails(&id, "nowhere", "agent unavailable").await;
+    // The queue has the same end; no agent ever named a task.
     let stack = Stack::load(STACK).await;
-    let parent = parent_machine(&stack, PARENT_ASL, "parent-bad-id").await;
+    let notes = stack.wait_notes(&id, 1, SOON).await;
+    assert_eq!(states(&notes), [(1, "TASK_STATE_FAILED".into(), true)]);
+    assert_eq!(notes[0]["remote_task_id"], Value::Null);
+}
+
+#[tokio::test]
+async fn a_parent_that_names_its_stand_in_against_the_rules_hears_why() {
     // `__` is kept for rolled executions: Step Functions takes the name, the stand-in not.
     let id = format!("{}__7", unique("sfn-bad"));
-    let (status, _, error, cause) = run_parent(
-        &stack,
-        &parent,
-        json!({"task_id": id, "agent": "restart", "message": "Please build me a widget"}),
-    )
-    .await;
-    assert_eq!(status, "FAILED");
-    assert_eq!(error.as_deref(), Some("StandIn.Failed"));
-    assert!(
-        cause
-            .as_deref()
-            .unwrap_or_default()
-            .contains("task_id must be"),
-        "{cause:?}"
-    );
+    parent_fails(&id, "restart", "task_id must be").await;
 }
 
 #[tokio::test]
@@ -159,15 +163,7 @@ async fn a_token_given_to_post_standins_is_answered_at_the_end() {
     // A parent that hands its token out (here through a queue, as an orchestrator that
     // calls the control API itself would) and waits.
     let sqs = aws_sdk_sqs::Client::new(&stack.config);
-    let handoff = sqs
-        .create_queue()
-        .queue_name(unique("handoff"))
-        .send()
-        .await
-        .unwrap()
-        .queue_url()
-        .unwrap()
-        .to_owned();
+    let handoff = queue(&sqs, "handoff").await;
     let waits = json!({
         "StartAt": "Wait",
         "States": {"Wait": {
@@ -230,15 +226,7 @@ async fn a_rule_on_the_bus_routes_the_questions_to_a_queue() {
     agent.script_turn(&[(INPUT_REQUIRED, "Which colour?")]);
     let id = unique("bus");
     let sqs = aws_sdk_sqs::Client::new(&stack.config);
-    let questions = sqs
-        .create_queue()
-        .queue_name(unique("questions"))
-        .send()
-        .await
-        .unwrap()
-        .queue_url()
-        .unwrap()
-        .to_owned();
+    let questions = queue(&sqs, "questions").await;
     let questions_arn = sqs
         .get_queue_attributes()
         .queue_url(&questions)

@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::time::Duration;
 
 use aws_config::SdkConfig;
 
@@ -17,7 +16,19 @@ use crate::adapters::events::EventBridgeBus;
 use crate::adapters::sfn::{SfnCallback, SfnDoorbell, SfnExecutions};
 use crate::adapters::sqs::SqsParentQueue;
 use crate::config::{AgentSpec, AgentsConfig, ConfigError};
-use crate::domain::wake::Pacing;
+
+/// A client of one service on the shared configuration, recording its calls when asked.
+macro_rules! client {
+    ($name:ident, $sdk:ident) => {
+        pub fn $name(&self) -> $sdk::Client {
+            let mut builder = $sdk::config::Builder::from(&self.config);
+            if self.record {
+                builder = builder.interceptor(CallRecorder);
+            }
+            $sdk::Client::from_conf(builder.build())
+        }
+    };
+}
 
 /// The SDK's configuration, and whether the clients record their calls.
 pub struct Aws {
@@ -34,37 +45,10 @@ impl Aws {
         Self { config, record }
     }
 
-    pub fn dynamodb(&self) -> aws_sdk_dynamodb::Client {
-        let mut builder = aws_sdk_dynamodb::config::Builder::from(&self.config);
-        if self.record {
-            builder = builder.interceptor(CallRecorder);
-        }
-        aws_sdk_dynamodb::Client::from_conf(builder.build())
-    }
-
-    pub fn sfn(&self) -> aws_sdk_sfn::Client {
-        let mut builder = aws_sdk_sfn::config::Builder::from(&self.config);
-        if self.record {
-            builder = builder.interceptor(CallRecorder);
-        }
-        aws_sdk_sfn::Client::from_conf(builder.build())
-    }
-
-    pub fn sqs(&self) -> aws_sdk_sqs::Client {
-        let mut builder = aws_sdk_sqs::config::Builder::from(&self.config);
-        if self.record {
-            builder = builder.interceptor(CallRecorder);
-        }
-        aws_sdk_sqs::Client::from_conf(builder.build())
-    }
-
-    pub fn eventbridge(&self) -> aws_sdk_eventbridge::Client {
-        let mut builder = aws_sdk_eventbridge::config::Builder::from(&self.config);
-        if self.record {
-            builder = builder.interceptor(CallRecorder);
-        }
-        aws_sdk_eventbridge::Client::from_conf(builder.build())
-    }
+    client!(dynamodb, aws_sdk_dynamodb);
+    client!(sfn, aws_sdk_sfn);
+    client!(sqs, aws_sdk_sqs);
+    client!(eventbridge, aws_sdk_eventbridge);
 }
 
 /// The row store and the doorbell: all the push receiver and a park need.
@@ -82,16 +66,11 @@ impl Rows {
     }
 }
 
-/// What the steps run on: the rows, the agents and their client, and the pacing.
+/// What the steps run on: the rows, the agents' client, and the step settings.
 pub struct StepDeps {
     pub store: DynamoRowStore,
     pub bell: SfnDoorbell,
-    pub agents: AgentsConfig,
-    pub push_base_url: Option<String>,
-    pub history_bound: u32,
-    pub pacing: Pacing,
-    pub turn_window: Duration,
-    pub follow_heartbeat: Duration,
+    pub settings: StepSettings,
     http: reqwest::Client,
     /// Agent cards read once per process: every step would otherwise fetch the card again.
     cards: Mutex<HashMap<String, ResolvedAgent>>,
@@ -104,19 +83,14 @@ impl StepDeps {
         Ok(Self {
             store,
             bell,
-            agents: settings.agents,
-            push_base_url: settings.push_base_url,
-            history_bound: settings.history_bound,
-            pacing: settings.pacing,
-            turn_window: settings.turn_window,
-            follow_heartbeat: settings.follow_heartbeat,
+            settings,
             http,
             cards: Mutex::default(),
         })
     }
 
     pub(crate) fn spec(&self, agent: &str) -> Option<&AgentSpec> {
-        self.agents.agent(agent)
+        self.settings.agents.agent(agent)
     }
 
     /// Fetches the card and connects (JSON-RPC or HTTP+JSON, whichever it prefers).

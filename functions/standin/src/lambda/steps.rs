@@ -65,7 +65,14 @@ pub async fn turn(deps: &'static StepDeps, mut step: Step) -> Result<Step, Error
         warn!(task_id = %step.task_id, %reason, "stand-in not started");
         return Ok(ended(step, reason));
     }
-    Ok(handlers::steps::turn(&deps.store, &agent, step, deps.turn_window, deps.pacing).await?)
+    Ok(handlers::steps::turn(
+        &deps.store,
+        &agent,
+        step,
+        deps.settings.turn_window,
+        deps.settings.pacing,
+    )
+    .await?)
 }
 
 /// The step ends the stand-in as failed, for `reason` (scrubbed and bounded).
@@ -84,9 +91,9 @@ pub async fn register(deps: &'static StepDeps, step: Step) -> Result<Step, Error
                 &deps.store,
                 &agent,
                 spec,
-                deps.push_base_url.as_deref(),
+                deps.settings.push_base_url.as_deref(),
                 step,
-                deps.pacing,
+                deps.settings.pacing,
             )
             .await?;
             fetch_if_decided(deps, step).await
@@ -101,7 +108,7 @@ pub async fn register(deps: &'static StepDeps, step: Step) -> Result<Step, Error
             step.next = Some(crate::domain::wake::after_register(
                 &mut step.cursor,
                 WatchMode::Follow,
-                deps.pacing,
+                deps.settings.pacing,
             ));
             Ok(step)
         }
@@ -110,7 +117,9 @@ pub async fn register(deps: &'static StepDeps, step: Step) -> Result<Step, Error
 
 pub async fn fetch(deps: &'static StepDeps, step: Step) -> Result<Step, Error> {
     match deps.connect(&step.agent).await {
-        Ok(agent) => Ok(handlers::steps::fetch(&deps.store, &agent, step, deps.pacing).await?),
+        Ok(agent) => {
+            Ok(handlers::steps::fetch(&deps.store, &agent, step, deps.settings.pacing).await?)
+        }
         Err(err) => {
             warn!(task_id = %step.task_id, error = %err, "agent unavailable for GetTask; keeping the last state");
             let mut step = step;
@@ -123,7 +132,7 @@ pub async fn fetch(deps: &'static StepDeps, step: Step) -> Result<Step, Error> {
                 &mut step.cursor,
                 mode,
                 None,
-                deps.pacing,
+                deps.settings.pacing,
             ));
             step.park = None;
             Ok(step)
@@ -136,7 +145,13 @@ pub async fn fetch(deps: &'static StepDeps, step: Step) -> Result<Step, Error> {
 /// the park. A retried wake drains the same event again (the drain is idempotent per
 /// park), so nothing is lost when the fetch's write fails and the whole step is retried.
 pub async fn wake(deps: &'static StepDeps, step: Step) -> Result<Step, Error> {
-    let step = handlers::steps::wake_up(&deps.store, step, deps.history_bound, deps.pacing).await?;
+    let step = handlers::steps::wake_up(
+        &deps.store,
+        step,
+        deps.settings.history_bound,
+        deps.settings.pacing,
+    )
+    .await?;
     fetch_if_decided(deps, step).await
 }
 
@@ -182,13 +197,13 @@ pub async fn follow(deps: &'static StepDeps, input: ParkInput) -> Result<Value, 
     let timing = FollowTiming {
         window: Duration::from_secs(FOLLOW_WINDOW_SECS),
         interval,
-        heartbeat: deps.follow_heartbeat,
+        heartbeat: deps.settings.follow_heartbeat,
     };
     // Reading the card can take a slow agent's whole timeout: heartbeat meanwhile.
     let connected = handlers::follow::with_heartbeats(
         &deps.bell,
         &input.token,
-        deps.follow_heartbeat,
+        deps.settings.follow_heartbeat,
         deps.connect(&input.agent),
     )
     .await;
