@@ -21,8 +21,6 @@ use aws_smithy_types::config_bag::ConfigBag;
 
 /// The variable that turns the recording on.
 pub const RECORD_AWS_CALLS: &str = "RECORD_AWS_CALLS";
-/// The log field each recorded action is written under.
-pub const LOG_FIELD: &str = "aws_call";
 
 /// The IAM action prefix of an SDK service name.
 fn prefix(service: &str) -> &str {

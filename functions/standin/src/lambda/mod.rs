@@ -19,7 +19,6 @@ use serde::de::DeserializeOwned;
 
 use crate::config::ConfigError;
 
-pub use calls::{LOG_FIELD as AWS_CALL_LOG_FIELD, RECORD_AWS_CALLS};
 pub use config::{
     ControlSettings, DEFAULT_FOLLOW_HEARTBEAT_SECS, DEFAULT_HISTORY_BOUND,
     DEFAULT_TURN_WINDOW_SECS, Env, NotifySettings, ProcessEnv, Retries, StepSettings, Tables,
@@ -88,6 +87,10 @@ fn step_deps(aws: &Aws, settings: StepSettings) -> Result<StepDeps, ConfigError>
     StepDeps::new(aws, settings)
 }
 
+fn rows(aws: &Aws, tables: Tables) -> Result<Rows, ConfigError> {
+    Ok(Rows::new(aws, &tables))
+}
+
 /// A state-machine step: the execution's state in, the state with `next` decided out.
 pub async fn serve_step<F, Fut>(handler: F) -> Result<(), Error>
 where
@@ -106,10 +109,7 @@ pub async fn serve_follow() -> Result<(), Error> {
 
 /// A push or off park: stores its `.waitForTaskToken` token, or rings it at once.
 pub async fn serve_park() -> Result<(), Error> {
-    let deps = build(Retries::Patient, Tables::read, |aws, tables| {
-        Ok(Rows::new(aws, &tables))
-    })
-    .await?;
+    let deps = build(Retries::Patient, Tables::read, rows).await?;
     serve(deps, park).await
 }
 
@@ -133,10 +133,7 @@ pub async fn serve_notify() -> Result<(), Error> {
 
 /// The push receiver behind `POST /a2a/push/{task_id}`.
 pub async fn serve_push() -> Result<(), Error> {
-    let deps = build(Retries::Prompt, Tables::read, |aws, tables| {
-        Ok(Rows::new(aws, &tables))
-    })
-    .await?;
+    let deps = build(Retries::Prompt, Tables::read, rows).await?;
     serve_http(deps, http::push).await
 }
 
