@@ -31,23 +31,12 @@ pub async fn turn(deps: &'static StepDeps, mut step: Step) -> Result<Step, Error
     handlers::steps::adopt(&deps.store, &mut step).await?;
     if step.next.is_none() {
         // A first turn. One started through the control API passed these checks there;
-        // one a parent started itself is checked here, and ends failed, telling the
-        // parent why, rather than fail where nobody hears it.
-        if let Err(rule) = standin_wire::TaskId::parse(&step.task_id) {
-            warn!(task_id = %step.task_id, %rule, "stand-in not started");
-            return Ok(ended(step, rule.to_string()));
-        }
-        match step.message.as_deref() {
-            None | Some("") => return Ok(ended(step, "the first step has no message".into())),
-            Some(m) if m.len() > crate::domain::scrub::MAX_REPLY_BYTES => {
-                let reason = format!(
-                    "the message is {} bytes; the limit is {}",
-                    m.len(),
-                    crate::domain::scrub::MAX_REPLY_BYTES
-                );
-                return Ok(ended(step, reason));
-            }
-            Some(_) => {}
+        // one a parent started itself is checked here by the same parser, and ends
+        // failed, telling the parent why, rather than fail where nobody hears it.
+        let first = json!({"agent": step.agent, "message": step.message, "task_id": step.task_id});
+        if let Err(standin_wire::BodyError(reason)) = standin_wire::StartRequest::parse(&first) {
+            warn!(task_id = %step.task_id, %reason, "stand-in not started");
+            return Ok(ended(step, reason));
         }
     }
     let agent = match deps.connect(&step.agent).await {
