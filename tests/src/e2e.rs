@@ -72,6 +72,24 @@ pub async fn wait_parked(stack: &Stack, id: &str, watch: &str) {
     }
 }
 
+/// Waits until the stand-in has written note `seq` (heard that many changes), whether or
+/// not the parent has it yet: a test that makes changes one after another waits on this
+/// so that each is heard alone instead of coalesced with the next.
+pub async fn wait_heard(stack: &Stack, id: &str, seq: u64) {
+    let deadline = std::time::Instant::now() + SOON;
+    loop {
+        let row = stack.row_status(id).await;
+        if row["seq"].as_u64().is_some_and(|heard| heard >= seq) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{id}: note {seq} not heard: {row}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// The parent's reply; the control API's status.
 pub async fn reply(stack: &Stack, id: &str, text: &str) -> u16 {
     stack

@@ -14,7 +14,8 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use serde_json::json;
 use standin_integration::agent::{Behaviour, TestAgent};
 use standin_integration::e2e::{
-    COMPLETED, INPUT_REQUIRED, SOON, WORKING, reply, start_as, states, wait_final, wait_parked,
+    COMPLETED, INPUT_REQUIRED, SOON, WORKING, reply, start_as, states, wait_final, wait_heard,
+    wait_parked,
 };
 use standin_integration::stack::{Stack, faults, unique};
 
@@ -45,23 +46,25 @@ async fn parked(
 async fn sqs_refusing_sends_for_a_while_loses_no_note_and_reorders_none() {
     let stack = Stack::load(&STACK).await;
     let (agent, id, remote) = parked(&stack, "outbox", 27118, "push").await;
-    // For 12 s SQS refuses (500, past the SDK's own retries) this stand-in's note 2 only:
+    // For 30 s SQS refuses (500, past the SDK's own retries) this stand-in's note 2 only:
     // notes 3 and 4 are written meanwhile and SQS would take them, but they must wait
     // behind note 2 and arrive after it, in order.
     let rule = unique("sqs-down");
-    faults::refuse(&rule, "AmazonSQS.*", &[&id, r#"\"seq\":2,"#], 500, 12).await;
+    faults::refuse(&rule, "AmazonSQS.*", &[&id, r#"\"seq\":2,"#], 500, 30).await;
+    // Each change is heard before the next is made: changes close together may be
+    // coalesced (GetTask tells only the newest), and this test is about the outbox.
     agent
         .change(&remote, WORKING, "Cutting the parts", false)
         .await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    wait_heard(&stack, &id, 2).await;
     agent
         .change(&remote, WORKING, "Painting it blue", false)
         .await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    wait_heard(&stack, &id, 3).await;
     agent
         .change(&remote, COMPLETED, "Your widget is ready", false)
         .await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    wait_heard(&stack, &id, 4).await;
     assert_eq!(
         stack.notes(&id).len(),
         1,
