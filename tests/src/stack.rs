@@ -73,14 +73,25 @@ impl Stack {
         path: &str,
         body: Option<Value>,
     ) -> Result<(u16, Value), reqwest::Error> {
+        // Every call is held to the control API's document: a body that does not fit it
+        // must be refused (400), and every answer must fit the schema of its status.
+        let misfit = standin_wire::openapi::check_request(method, path, body.as_ref()).err();
         let url = self.api_url("ControlApiId", path);
-        let request = match method {
-            "GET" => self.http.get(url),
-            _ => self.http.post(url).json(&body.unwrap_or(Value::Null)),
+        let request = match (method, &body) {
+            ("GET", _) => self.http.get(url),
+            (_, Some(body)) => self.http.post(url).json(body),
+            (_, None) => self.http.post(url),
         };
         let response = request.send().await?;
         let status = response.status().as_u16();
-        Ok((status, response.json().await.unwrap_or(Value::Null)))
+        let answer = response.json().await.unwrap_or(Value::Null);
+        if let Some(misfit) = misfit {
+            assert_eq!(status, 400, "{misfit}, yet answered {status}: {answer}");
+        }
+        if let Err(err) = standin_wire::openapi::check_response(method, path, status, &answer) {
+            panic!("{err}: {answer}");
+        }
+        Ok((status, answer))
     }
 
     pub fn execution_arn(&self, name: &str) -> String {

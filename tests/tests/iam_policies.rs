@@ -159,16 +159,13 @@ async fn every_function_may_make_the_calls_it_made_and_no_others() {
             let Ok(json) = serde_json::from_str::<Value>(&line) else {
                 continue;
             };
-            if let Some(action) = json["fields"]["aws_call"].as_str() {
-                let table = json["fields"]["table"]
-                    .as_str()
-                    .filter(|t| !t.is_empty())
-                    .map(|t| {
-                        table_names.get(t).map_or_else(
-                            || format!("a table not in the stack: {t}"),
-                            |l| (*l).to_owned(),
-                        )
-                    });
+            if let Some(action) = json["aws_call"].as_str() {
+                let table = json["table"].as_str().filter(|t| !t.is_empty()).map(|t| {
+                    table_names.get(t).map_or_else(
+                        || format!("a table not in the stack: {t}"),
+                        |l| (*l).to_owned(),
+                    )
+                });
                 calls.insert((action.to_owned(), table));
             }
         }

@@ -6,6 +6,7 @@
 mod control;
 mod id;
 mod note;
+pub mod openapi;
 mod state;
 
 pub use control::{

@@ -12,6 +12,7 @@ pub mod domain;
 pub mod handlers;
 pub mod lambda;
 pub mod memory;
+pub mod metrics;
 pub mod ports;
 pub mod row_store_contract;
 pub mod tls;

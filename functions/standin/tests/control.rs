@@ -13,6 +13,7 @@ use standin::domain::row::{Row, Watch, WatchMode};
 use standin::handlers::control::{Answer, Call, Control, NOTES_PAGE, route};
 use standin::memory::{MemoryDoorbell, MemoryExecutions, MemoryStore};
 use standin::ports::{ExecutionError, RowStore};
+use standin_wire::openapi::{check_response, operations};
 
 struct World {
     store: MemoryStore,
@@ -34,15 +35,31 @@ impl World {
         }
     }
 
+    /// Every answer is also held to the control API's document (`api/control.openapi.json`):
+    /// its status is documented for the call's operation and its body fits the schema.
     async fn call(&self, call: Call<'_>) -> Answer {
-        Control {
+        let operation = match &call {
+            Call::Start(_) => Some(("POST", "/standins".to_owned())),
+            Call::Reply { task_id, .. } => Some(("POST", format!("/standins/{task_id}/reply"))),
+            Call::Cancel { task_id, .. } => Some(("POST", format!("/standins/{task_id}/cancel"))),
+            Call::Status { task_id } => Some(("GET", format!("/standins/{task_id}"))),
+            Call::Notes { task_id, .. } => Some(("GET", format!("/standins/{task_id}/notes"))),
+            Call::List { .. } => Some(("GET", "/standins".to_owned())),
+            Call::NoRoute { .. } => None,
+        };
+        let answer = Control {
             store: &self.store,
             bell: &self.bell,
             executions: &self.executions,
             agents: &self.agents,
         }
         .handle(call)
-        .await
+        .await;
+        if let Some((method, path)) = operation {
+            check_response(method, &path, answer.status, &answer.body)
+                .unwrap_or_else(|err| panic!("{err}: {}", answer.body));
+        }
+        answer
     }
 
     async fn start(&self, body: Value) -> Answer {
@@ -98,6 +115,21 @@ fn requests_are_routed_by_method_path_and_parameter() {
             path: "/standins/a"
         }
     );
+}
+
+/// The document and the router agree: every documented operation reaches its handler.
+#[test]
+fn every_operation_of_the_document_is_routed() {
+    let body = json!({});
+    let ops = operations().unwrap();
+    assert_eq!(ops.len(), 6);
+    for op in ops {
+        let method = op.method.to_ascii_uppercase();
+        let path = format!("/Prod{}", op.template.replace("{task_id}", "job-1"));
+        let task_id = op.template.contains("{task_id}").then_some("job-1");
+        let call = route(&method, &path, task_id, None, &body);
+        assert!(!matches!(call, Call::NoRoute { .. }), "{method} {path}");
+    }
 }
 
 #[tokio::test]

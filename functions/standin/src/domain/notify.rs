@@ -13,6 +13,7 @@ use tokio::time::Instant;
 use tracing::warn;
 
 use crate::a2a::TaskState;
+use crate::metrics::Metric;
 use crate::ports::{CallbackError, NoteBus, ParentCallback, ParentNote, ParentQueue, QueueError};
 
 /// Sends the notes, in order per stand-in, until `stop_at`; returns the index of the
@@ -52,6 +53,10 @@ pub async fn deliver<Q: ParentQueue>(
         for (lane, answer) in lanes.iter_mut().filter(|l| !l.is_empty()).zip(answers) {
             match answer {
                 Ok(()) => {
+                    if let Some(&sent) = lane.front() {
+                        let note = &notes[sent];
+                        crate::metrics::record(Metric::NotesSent, 1.0, None, Some(&note.task_id));
+                    }
                     lane.pop_front();
                 }
                 Err(err) => {

@@ -2,6 +2,7 @@
 //! (413 → 401 → 400 → 401 / 204). Nothing from the body is applied; a refusal writes
 //! nothing and rings nothing, and every 401 looks the same.
 
+use crate::metrics::Metric;
 use http::HeaderMap;
 use http::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
 use tracing::info;
@@ -76,6 +77,12 @@ impl PushResponse {
     };
 
     fn refused(task_id: &str, refusal: Refusal) -> Self {
+        crate::metrics::record(
+            Metric::PushesRefused,
+            1.0,
+            Some(("Reason", refusal.category())),
+            Some(truncate_for_log(task_id)),
+        );
         info!(
             task_id = %truncate_for_log(task_id),
             category = refusal.category(),
@@ -89,7 +96,9 @@ impl PushResponse {
     }
 }
 
-fn truncate_for_log(id: &str) -> &str {
+/// An id from outside (a push's path) as logs name it: cut to a bounded length, so a
+/// hostile sender cannot fill the logs through it.
+pub fn truncate_for_log(id: &str) -> &str {
     let mut end = id.len().min(128);
     while !id.is_char_boundary(end) {
         end -= 1;
@@ -207,7 +216,10 @@ pub async fn receive<S: RowStore, D: Doorbell>(
         claimed: push.claimed,
     };
     match ring(store, bell, task_id, &event, &guard).await {
-        Ok(_) => PushResponse::ACCEPTED,
+        Ok(_) => {
+            crate::metrics::record(Metric::PushesAccepted, 1.0, None, Some(task_id));
+            PushResponse::ACCEPTED
+        }
         Err(StoreError::Refused(_) | StoreError::NotFound(_)) => {
             PushResponse::refused(task_id, Refusal::NotAccepted("lost_race"))
         }

@@ -185,6 +185,8 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             None => TaskId::parse(&format!("si-{}", random_hex()))
                 .map_err(|e| ControlError::Input(serde::de::Error::custom(e)))?,
         };
+        // From here on the invocation's log lines name the stand-in it starts.
+        tracing::Span::current().record("task_id", task_id.as_str());
         let message = request.message.as_str();
         let mut row = Row::new(task_id.as_str(), agent);
         row.created_at = Some(crate::clock::now_rfc3339());

@@ -308,6 +308,21 @@ impl<S: RowStore, D: Doorbell, A: AgentPort> Follower<'_, S, D, A> {
             otherwise,
         )
         .await;
+        let ending = match &result {
+            Ok(FollowOutcome::Changed { .. }) => "changed",
+            Ok(FollowOutcome::Unchanged) => "unchanged",
+            Ok(FollowOutcome::WindowOver) => "window_over",
+            Ok(FollowOutcome::Failed) => "failed",
+            Ok(FollowOutcome::Gone) => "gone",
+            Err(crate::ports::StoreError::Refused(_)) => "fenced",
+            Err(_) => "store_failed",
+        };
+        crate::metrics::record(
+            crate::metrics::Metric::FollowWindows,
+            1.0,
+            Some(("Ending", ending)),
+            Some(&self.row.task_id),
+        );
         match result {
             Ok(outcome) => Ok(FollowEnd::Reported(outcome)),
             Err(crate::ports::StoreError::Refused(_)) => Ok(FollowEnd::Fenced),

@@ -496,8 +496,27 @@ where
     C: FnOnce() -> F,
     F: std::future::Future<Output = Option<A>>,
 {
-    match doorbell::end(store, &step.task_id, &end_cause(step), connect).await {
-        Ok(closed) => Ok(Some(closed)),
+    let cause = end_cause(step);
+    match doorbell::end(store, &step.task_id, &cause, connect).await {
+        Ok(closed) => {
+            let state = closed
+                .row
+                .last
+                .as_ref()
+                .map_or("none", |l| l.state.as_str());
+            let cause = match &cause {
+                EndCause::Final => state.trim_start_matches("TASK_STATE_").to_ascii_lowercase(),
+                EndCause::Cancelled { .. } => "cancelled_by_parent".to_owned(),
+                EndCause::Failed { .. } => "stand_in_failed".to_owned(),
+            };
+            crate::metrics::record(
+                crate::metrics::Metric::StandInsEnded,
+                1.0,
+                Some(("Cause", &cause)),
+                Some(&step.task_id),
+            );
+            Ok(Some(closed))
+        }
         Err(StoreError::NotFound(_)) => {
             warn!(task_id = %step.task_id, "no row to close; the stand-in has ended");
             Ok(None)

@@ -6,16 +6,19 @@ mod calls;
 mod config;
 mod deps;
 mod http;
+mod logs;
 mod notify;
 mod steps;
 
 use std::future::Future;
 
 use futures_util::future::BoxFuture;
-use lambda_http::{Body, Request, Response};
+use lambda_http::{Body, Request, RequestExt, Response};
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use serde_json::Value;
+use tracing::Instrument;
 
 use crate::config::ConfigError;
 
@@ -27,13 +30,11 @@ pub use deps::{Aws, ControlDeps, NotifyDeps, Rows, StepDeps};
 pub use notify::NoteStream;
 pub use steps::{ParkInput, end, fetch, follow, park, register, turn, wake};
 
-/// JSON logs, without timestamps (CloudWatch stamps every line).
+/// Flat JSON logs (`logs::FlatJson`): each line carries its invocation's `task_id`.
 pub fn init_logs() {
     let _ = tracing_subscriber::fmt()
         .json()
-        .with_target(false)
-        .without_time()
-        .with_current_span(false)
+        .event_format(logs::FlatJson)
         .try_init();
 }
 
@@ -45,6 +46,7 @@ async fn build<S, D: 'static>(
     make: fn(&Aws, S) -> Result<D, ConfigError>,
 ) -> Result<&'static D, Error> {
     init_logs();
+    crate::metrics::init(ProcessEnv.var("STACK_NAME"));
     let configured = |e: ConfigError| format!("configuration: {e}");
     let settings = read(&ProcessEnv).map_err(configured)?;
     let record = config::record_calls(&ProcessEnv).map_err(configured)?;
@@ -64,8 +66,19 @@ where
     F: Fn(&'static D, E) -> Fut + Copy + Send + 'static,
     Fut: Future<Output = Result<R, Error>> + Send + 'static,
 {
+    // The event is read as JSON first so that the invocation's span names its stand-in
+    // (every step's and park's input has `task_id`) before anything is logged.
     Box::pin(lambda_runtime::run(service_fn(
-        move |event: LambdaEvent<E>| handler(deps, event.payload),
+        move |event: LambdaEvent<Value>| {
+            let task_id = event.payload["task_id"].as_str().map(str::to_owned);
+            let span = tracing::info_span!("invocation", task_id = task_id.as_deref());
+            async move {
+                let input: E = serde_json::from_value(event.payload)
+                    .map_err(|e| format!("the event does not read: {e}"))?;
+                handler(deps, input).await
+            }
+            .instrument(span)
+        },
     )))
     .await
 }
@@ -78,7 +91,18 @@ where
     Fut: Future<Output = Result<Response<Body>, Error>> + Send + 'static,
 {
     Box::pin(lambda_http::run(service_fn(move |request: Request| {
-        Box::pin(handler(deps, request)) as BoxFuture<'static, Result<Response<Body>, Error>>
+        // The path names the stand-in (push, reply, cancel, status, notes); a start
+        // records its id on the span once it is known.
+        let task_id = request
+            .path_parameters()
+            .first("task_id")
+            .map(|id| crate::domain::receiver::truncate_for_log(id).to_owned());
+        let span = tracing::info_span!("invocation", task_id = tracing::field::Empty);
+        if let Some(task_id) = &task_id {
+            span.record("task_id", task_id.as_str());
+        }
+        Box::pin(handler(deps, request).instrument(span))
+            as BoxFuture<'static, Result<Response<Body>, Error>>
     })))
     .await
 }
@@ -125,7 +149,8 @@ pub async fn serve_notify() -> Result<(), Error> {
     Box::pin(lambda_runtime::run(service_fn(
         move |event: LambdaEvent<NoteStream>| {
             let stop_at = notify::stop_before(event.context.deadline, notify::NOTIFY_MARGIN);
-            notify::notify(deps, event.payload, stop_at)
+            let span = tracing::info_span!("invocation", task_ids = %event.payload.task_ids());
+            notify::notify(deps, event.payload, stop_at).instrument(span)
         },
     )))
     .await

@@ -33,6 +33,25 @@ struct NoteRecordData {
     new_image: Option<Value>,
 }
 
+impl NoteStream {
+    /// The stand-ins whose notes the batch holds, once each, in order: the invocation's
+    /// log lines name them all (`task_ids`), since one send carries many.
+    pub(super) fn task_ids(&self) -> String {
+        let mut ids: Vec<&str> = vec![];
+        for record in &self.records {
+            let id = record
+                .dynamodb
+                .new_image
+                .as_ref()
+                .and_then(|image| image[attr::TASK_ID]["S"].as_str());
+            if let Some(id) = id.filter(|id| !ids.contains(id)) {
+                ids.push(id);
+            }
+        }
+        ids.join(",")
+    }
+}
+
 /// Time kept back from the function's deadline to answer with what was sent.
 pub(super) const NOTIFY_MARGIN: Duration = Duration::from_secs(3);
 

@@ -1,0 +1,135 @@
+//! One JSON object per log line, flat: the event's fields at the top level together with
+//! the fields of every span it is in. Each invocation runs in a span that names its
+//! stand-in, so every line an invocation writes (the SDK's included) carries `task_id`,
+//! and CloudWatch Logs Insights finds a stand-in's whole story with one filter.
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+use tracing::field::{Field, Visit};
+use tracing::{Event, Subscriber};
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFields};
+use tracing_subscriber::registry::LookupSpan;
+
+/// The event format: `{"level": …, <span fields>, <event fields>}`; no timestamp, since
+/// CloudWatch stamps every line.
+pub struct FlatJson;
+
+impl<S, N> FormatEvent<S, N> for FlatJson
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &Event<'_>,
+    ) -> fmt::Result {
+        let mut line = Map::new();
+        line.insert("level".into(), event.metadata().level().as_str().into());
+        // The spans' fields as the JSON field formatter stored them, outermost first.
+        for span in ctx
+            .event_scope()
+            .into_iter()
+            .flat_map(|scope| scope.from_root())
+        {
+            let extensions = span.extensions();
+            let Some(fields) = extensions.get::<FormattedFields<N>>() else {
+                continue;
+            };
+            if let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(fields) {
+                line.extend(fields);
+            }
+        }
+        event.record(&mut Fields(&mut line));
+        writeln!(writer, "{}", Value::Object(line))
+    }
+}
+
+struct Fields<'a>(&'a mut Map<String, Value>);
+
+impl Visit for Fields<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.insert(field.name().into(), value.into());
+    }
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.0.insert(field.name().into(), value.into());
+    }
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.0.insert(field.name().into(), value.into());
+    }
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.0.insert(field.name().into(), value.into());
+    }
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        self.0.insert(field.name().into(), value.into());
+    }
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        self.0
+            .insert(field.name().into(), format!("{value:?}").into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+
+    use tracing::{info, info_span, warn};
+    use tracing_subscriber::fmt::MakeWriter;
+
+    use super::*;
+
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().map_or(Ok(0), |mut out| {
+                out.extend_from_slice(buf);
+                Ok(buf.len())
+            })
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl<'a> MakeWriter<'a> for Captured {
+        type Writer = Self;
+        fn make_writer(&'a self) -> Self {
+            self.clone()
+        }
+    }
+
+    #[test]
+    fn every_line_in_an_invocation_carries_its_span_fields_at_the_top_level() {
+        let out = Captured::default();
+        let subscriber = tracing_subscriber::fmt()
+            .json()
+            .event_format(FlatJson)
+            .with_writer(out.clone())
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            let span = info_span!("invocation", task_id = "job-1");
+            let _entered = span.enter();
+            info!(mode = "push", "watch chosen");
+            warn!(attempt = 2_u64, ok = false, "GetTask failed");
+        });
+        let text = String::from_utf8(out.0.lock().map(|o| o.clone()).unwrap_or_default())
+            .unwrap_or_default();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap_or(Value::Null))
+            .collect();
+        assert_eq!(
+            lines,
+            vec![
+                serde_json::json!({"level": "INFO", "task_id": "job-1", "mode": "push", "message": "watch chosen"}),
+                serde_json::json!({"level": "WARN", "task_id": "job-1", "attempt": 2, "ok": false, "message": "GetTask failed"}),
+            ]
+        );
+    }
+}

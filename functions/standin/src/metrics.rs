@@ -1,0 +1,134 @@
+//! The stand-in's CloudWatch metrics, in Embedded Metric Format: one JSON line on
+//! stdout per measurement, which CloudWatch Logs turns into a metric with no API call, no
+//! permission and no latency on the path that measures it.
+//!
+//! Every metric is in the `StandIn` namespace with the stack's name as the `Stack`
+//! dimension, plus at most one dimension of its own (a refusal's reason, an end's cause):
+//! few enough series to stay cheap. Each line also carries the stand-in's `task_id` as a
+//! plain property, so a metric's spike leads to the stand-ins behind it in Logs Insights.
+
+use std::sync::OnceLock;
+
+use serde_json::{Value, json};
+
+pub const NAMESPACE: &str = "StandIn";
+
+static STACK: OnceLock<String> = OnceLock::new();
+
+/// The stack the metrics are for (`STACK_NAME`); read once at the cold start.
+pub fn init(stack: Option<String>) {
+    let _ = STACK.set(stack.unwrap_or_else(|| "unnamed".to_owned()));
+}
+
+/// What is measured: each is a metric name, and the unit CloudWatch shows it in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// A push the receiver recorded and rang the doorbell for.
+    PushesAccepted,
+    /// A push the receiver refused; dimension `Reason` (its refusal category).
+    PushesRefused,
+    /// Notes the notify function handed to the parent's queue.
+    NotesSent,
+    /// A follow window that ended; dimension `Ending` (changed, timeout, closed, …).
+    FollowWindows,
+    /// A stand-in that ended; dimension `Cause` (its final state or failure).
+    StandInsEnded,
+}
+
+impl Metric {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::PushesAccepted => "PushesAccepted",
+            Self::PushesRefused => "PushesRefused",
+            Self::NotesSent => "NotesSent",
+            Self::FollowWindows => "FollowWindows",
+            Self::StandInsEnded => "StandInsEnded",
+        }
+    }
+
+    fn unit(self) -> &'static str {
+        "Count"
+    }
+}
+
+/// The EMF line for one measurement (public for the tests that read it back).
+pub fn line(
+    metric: Metric,
+    value: f64,
+    dimension: Option<(&str, &str)>,
+    task_id: Option<&str>,
+    at_ms: u64,
+) -> Value {
+    let stack = STACK.get().map_or("unnamed", String::as_str);
+    let mut dimensions = vec!["Stack"];
+    let mut line = json!({
+        "Stack": stack,
+        metric.name(): value,
+    });
+    if let Some((name, value)) = dimension {
+        dimensions.push(name);
+        line[name] = json!(value);
+    }
+    if let Some(task_id) = task_id {
+        line["task_id"] = json!(task_id);
+    }
+    line["_aws"] = json!({
+        "Timestamp": at_ms,
+        "CloudWatchMetrics": [{
+            "Namespace": NAMESPACE,
+            "Dimensions": [dimensions],
+            "Metrics": [{"Name": metric.name(), "Unit": metric.unit()}],
+        }],
+    });
+    line
+}
+
+/// Records one measurement: prints its EMF line.
+pub fn record(metric: Metric, value: f64, dimension: Option<(&str, &str)>, task_id: Option<&str>) {
+    let at_ms = crate::clock::now_ms();
+    println!("{}", line(metric, value, dimension, task_id, at_ms));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_is_emf_with_the_stack_its_dimension_and_the_task_id() {
+        init(Some("prod".into()));
+        let line = line(
+            Metric::PushesRefused,
+            1.0,
+            Some(("Reason", "bad_token")),
+            Some("job-1"),
+            1_700_000_000_000,
+        );
+        assert_eq!(
+            line,
+            json!({
+                "Stack": "prod",
+                "Reason": "bad_token",
+                "PushesRefused": 1.0,
+                "task_id": "job-1",
+                "_aws": {
+                    "Timestamp": 1_700_000_000_000_u64,
+                    "CloudWatchMetrics": [{
+                        "Namespace": "StandIn",
+                        "Dimensions": [["Stack", "Reason"]],
+                        "Metrics": [{"Name": "PushesRefused", "Unit": "Count"}],
+                    }],
+                },
+            })
+        );
+    }
+
+    #[test]
+    fn a_line_without_a_stand_in_or_a_dimension_has_only_the_stack() {
+        let line = line(Metric::NotesSent, 3.0, None, None, 1);
+        assert_eq!(
+            line["_aws"]["CloudWatchMetrics"][0]["Dimensions"],
+            json!([["Stack"]])
+        );
+        assert!(line.get("task_id").is_none());
+    }
+}
