@@ -88,8 +88,18 @@ struct TaskRec {
     /// What GetTask shows: lags behind `state` when a push runs ahead.
     visible_state: String,
     visible_text: String,
+    /// When the state last changed, as the status timestamp says (RFC 3339).
+    changed_at: String,
     artifacts: Vec<Value>,
     turns: usize,
+}
+
+/// Now, as an A2A status timestamp.
+fn now_rfc3339() -> String {
+    let since = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    standin_wire::time::rfc3339(since.as_secs(), since.subsec_millis())
 }
 
 /// Answers a turn when no script is queued: (task id, turn number from 0, the user's text)
@@ -330,6 +340,7 @@ impl TestAgent {
             let rec = inner.tasks.get_mut(task)?;
             rec.state = state.to_owned();
             rec.text = text.to_owned();
+            rec.changed_at = now_rfc3339();
             if !push_first {
                 rec.visible_state = state.to_owned();
                 rec.visible_text = text.to_owned();
@@ -381,7 +392,7 @@ impl TestAgent {
             .get(task)
             .map(|t| t.context_id.clone())
             .unwrap_or_default();
-        json!({"statusUpdate": {"taskId": task, "contextId": context, "status": status(state, text, task, &context)}})
+        json!({"statusUpdate": {"taskId": task, "contextId": context, "status": status(state, text, task, &context, &now_rfc3339())}})
     }
 
     fn snapshot(&self, task: &str, visible: bool) -> Option<Value> {
@@ -392,7 +403,7 @@ impl TestAgent {
         } else {
             (&t.state, &t.text)
         };
-        let mut task = json!({"id": t.id, "contextId": t.context_id, "status": status(state, text, &t.id, &t.context_id)});
+        let mut task = json!({"id": t.id, "contextId": t.context_id, "status": status(state, text, &t.id, &t.context_id, &t.changed_at)});
         if !t.artifacts.is_empty() {
             task["artifacts"] = Value::Array(t.artifacts.clone());
         }
@@ -400,8 +411,8 @@ impl TestAgent {
     }
 }
 
-fn status(state: &str, text: &str, task: &str, context: &str) -> Value {
-    let mut status = json!({"state": state, "timestamp": "2026-11-30T00:00:00.000Z"});
+fn status(state: &str, text: &str, task: &str, context: &str, at: &str) -> Value {
+    let mut status = json!({"state": state, "timestamp": at});
     if !text.is_empty() {
         status["message"] = json!({"messageId": format!("m-{}", rand_id()), "taskId": task, "contextId": context, "role": "ROLE_AGENT", "parts": [{"text": text}]});
     }
@@ -713,6 +724,7 @@ async fn send(agent: &TestAgent, id: Value, params: &Value, streaming: bool) -> 
                 text: String::new(),
                 visible_state: "TASK_STATE_SUBMITTED".into(),
                 visible_text: String::new(),
+                changed_at: now_rfc3339(),
                 artifacts: Vec::new(),
                 turns: 0,
             };
@@ -748,6 +760,7 @@ async fn send(agent: &TestAgent, id: Value, params: &Value, streaming: bool) -> 
             if let Some(rec) = inner.tasks.get_mut(&task) {
                 rec.state = state.clone();
                 rec.text = text.clone();
+                rec.changed_at = now_rfc3339();
                 rec.visible_state = state.clone();
                 rec.visible_text = text.clone();
             }

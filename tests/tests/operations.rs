@@ -1,7 +1,7 @@
 //! Operations, as an operator sees them on LocalStack: every log line a function writes
 //! names its stand-in (`task_id`), and the metrics are Embedded Metric Format lines that
 //! CloudWatch turns into the `StandIn` namespace: pushes accepted and refused by reason,
-//! notes sent, follow windows by ending, stand-ins ended by cause.
+//! notes sent, heard latency by watch, follow windows by ending, stand-ins ended by cause.
 //!
 //! The test agents' personas are borrowed from other test binaries (they run one after
 //! another): the functions' environment has no room for more.
@@ -121,10 +121,19 @@ async fn every_log_line_names_its_stand_in_and_the_metrics_are_emf() {
         );
         named += usize::from(about_one);
     }
-    for id in [&pushed, &followed] {
+    let watchers = [
+        (&pushed, ["ParkFunction", "PushFunction"]),
+        (&followed, ["FollowFunction", "FollowFunction"]),
+    ];
+    for (id, watched_by) in watchers {
         let own: Vec<&String> = lines
             .iter()
-            .filter(|(_, l)| l["task_id"] == id.as_str())
+            .filter(|(_, l)| {
+                l["task_id"] == id.as_str()
+                    || l["task_ids"]
+                        .as_str()
+                        .is_some_and(|ids| ids.split(',').any(|i| i == id))
+            })
             .map(|(group, _)| group)
             .collect();
         for function in [
@@ -132,6 +141,10 @@ async fn every_log_line_names_its_stand_in_and_the_metrics_are_emf() {
             "RegisterFunction",
             "WakeFunction",
             "EndFunction",
+            "ControlFunction",
+            "NotifyFunction",
+            watched_by[0],
+            watched_by[1],
         ] {
             assert!(
                 own.iter().any(|g| g.contains(function)),
@@ -158,6 +171,15 @@ async fn every_log_line_names_its_stand_in_and_the_metrics_are_emf() {
             [(Some("completed".to_owned()), 1.0)],
             "{id}: one end, by its cause"
         );
+    }
+    // How long after the agent's change (its status timestamp) each watch heard it.
+    for (id, watch) in [(&pushed, "push"), (&followed, "follow")] {
+        let heard = metric(&lines, "HeardLatency", id);
+        assert!(!heard.is_empty(), "{id}: no heard latency");
+        for (by, ms) in heard {
+            assert_eq!(by.as_deref(), Some(watch), "{id}");
+            assert!((0.0..60_000.0).contains(&ms), "{id}: heard after {ms} ms");
+        }
     }
     let windows = metric(&lines, "FollowWindows", &followed);
     assert!(

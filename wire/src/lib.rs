@@ -8,6 +8,7 @@ mod id;
 mod note;
 pub mod openapi;
 mod state;
+pub mod time;
 
 pub use control::{
     Accepted, BodyError, CancelRequest, ErrorBody, ListPage, MAX_MESSAGE_BYTES, MAX_REASON_BYTES,

@@ -27,8 +27,14 @@ pub enum Metric {
     PushesAccepted,
     /// A push the receiver refused; dimension `Reason` (its refusal category).
     PushesRefused,
-    /// Notes the notify function handed to the parent's queue.
+    /// Notes the notify function handed to the parent's queue (at least once: a batch
+    /// retried after a refusal counts again what other stand-ins' lanes had sent).
     NotesSent,
+    /// A note an outlet refused (it is retried in order): what the delivery alarm watches.
+    NotesNotDelivered,
+    /// From the agent's change (its status timestamp) to the stand-in's record of it, in
+    /// milliseconds; dimension `Watch` (`push`, `follow`, `off`).
+    HeardLatency,
     /// A follow window that ended; dimension `Ending` (changed, timeout, closed, …).
     FollowWindows,
     /// A stand-in that ended; dimension `Cause` (its final state or failure).
@@ -41,21 +47,48 @@ impl Metric {
             Self::PushesAccepted => "PushesAccepted",
             Self::PushesRefused => "PushesRefused",
             Self::NotesSent => "NotesSent",
+            Self::NotesNotDelivered => "NotesNotDelivered",
+            Self::HeardLatency => "HeardLatency",
             Self::FollowWindows => "FollowWindows",
             Self::StandInsEnded => "StandInsEnded",
         }
     }
 
     fn unit(self) -> &'static str {
-        "Count"
+        match self {
+            Self::HeardLatency => "Milliseconds",
+            _ => "Count",
+        }
     }
+
+    /// The metric's own dimension, when it has one.
+    pub fn dimension(self) -> Option<&'static str> {
+        match self {
+            Self::PushesRefused => Some("Reason"),
+            Self::HeardLatency => Some("Watch"),
+            Self::FollowWindows => Some("Ending"),
+            Self::StandInsEnded => Some("Cause"),
+            Self::PushesAccepted | Self::NotesSent | Self::NotesNotDelivered => None,
+        }
+    }
+
+    /// Every metric, for the template's dashboard test.
+    pub const ALL: [Self; 7] = [
+        Self::PushesAccepted,
+        Self::PushesRefused,
+        Self::NotesSent,
+        Self::NotesNotDelivered,
+        Self::HeardLatency,
+        Self::FollowWindows,
+        Self::StandInsEnded,
+    ];
 }
 
 /// The EMF line for one measurement (public for the tests that read it back).
 pub fn line(
     metric: Metric,
     value: f64,
-    dimension: Option<(&str, &str)>,
+    dimension: Option<&str>,
     task_id: Option<&str>,
     at_ms: u64,
 ) -> Value {
@@ -65,9 +98,9 @@ pub fn line(
         "Stack": stack,
         metric.name(): value,
     });
-    if let Some((name, value)) = dimension {
+    if let Some(name) = metric.dimension() {
         dimensions.push(name);
-        line[name] = json!(value);
+        line[name] = json!(dimension.unwrap_or("none"));
     }
     if let Some(task_id) = task_id {
         line["task_id"] = json!(task_id);
@@ -83,10 +116,29 @@ pub fn line(
     line
 }
 
-/// Records one measurement: prints its EMF line.
-pub fn record(metric: Metric, value: f64, dimension: Option<(&str, &str)>, task_id: Option<&str>) {
+/// Records one measurement, with the value of the metric's own dimension: prints its EMF
+/// line.
+pub fn record(metric: Metric, value: f64, dimension: Option<&str>, task_id: Option<&str>) {
     let at_ms = crate::clock::now_ms();
     println!("{}", line(metric, value, dimension, task_id, at_ms));
+}
+
+/// Records how long after the agent's change (`changed_at`, the status timestamp) the
+/// stand-in heard it; nothing when the agent gave no readable timestamp or a clock ahead
+/// of ours.
+pub fn heard(changed_at: Option<&str>, watch: &str, task_id: &str) {
+    let now = crate::clock::now_ms();
+    if let Some(latency) = changed_at
+        .and_then(crate::clock::parse_rfc3339_ms)
+        .and_then(|at| now.checked_sub(at))
+    {
+        record(
+            Metric::HeardLatency,
+            latency as f64,
+            Some(watch),
+            Some(task_id),
+        );
+    }
 }
 
 #[cfg(test)]
@@ -99,7 +151,7 @@ mod tests {
         let line = line(
             Metric::PushesRefused,
             1.0,
-            Some(("Reason", "bad_token")),
+            Some("bad_token"),
             Some("job-1"),
             1_700_000_000_000,
         );
@@ -120,6 +172,17 @@ mod tests {
                 },
             })
         );
+    }
+
+    #[test]
+    fn latency_is_in_milliseconds_by_watch() {
+        let line = line(Metric::HeardLatency, 250.0, Some("push"), Some("j"), 1);
+        assert_eq!(
+            line["_aws"]["CloudWatchMetrics"][0]["Metrics"][0]["Unit"],
+            "Milliseconds"
+        );
+        assert_eq!(line["Watch"], "push");
+        assert_eq!(line["HeardLatency"], 250.0);
     }
 
     #[test]

@@ -441,7 +441,10 @@ fn the_template_carries_its_operations() {
     }
     for (alarm, metric) in [
         ("StandInsFailedAlarm", "ExecutionsFailed"),
-        ("NoteDeliveryErrorsAlarm", "Errors"),
+        ("StandInsFailedAlarm", "ExecutionsTimedOut"),
+        ("StandInsFailedAlarm", "ExecutionsAborted"),
+        ("NoteDeliveryErrorsAlarm", "NotesNotDelivered"),
+        ("NotifyErrorsAlarm", "Errors"),
         (
             "ParentDeadLettersAlarm",
             "ApproximateNumberOfMessagesVisible",
@@ -479,7 +482,8 @@ fn every_checkov_skip_says_why() {
     assert!(skips > 40, "the skips were found: {skips}");
 }
 
-/// The dashboard shows the metrics the functions emit, by the names they emit them.
+/// The dashboard shows the metrics the functions emit, by the names and the dimension
+/// they emit them with.
 #[test]
 fn the_dashboard_shows_the_metrics_the_functions_emit() {
     use standin::metrics::{Metric, NAMESPACE};
@@ -487,24 +491,23 @@ fn the_dashboard_shows_the_metrics_the_functions_emit() {
         .chars()
         .filter(|c| !c.is_whitespace())
         .collect();
-    for metric in [
-        Metric::PushesAccepted,
-        Metric::PushesRefused,
-        Metric::NotesSent,
-        Metric::FollowWindows,
-        Metric::StandInsEnded,
-    ] {
-        // A plain metric (`"StandIn", "NotesSent"`) or one searched by its dimension.
-        let plain = format!("\"{NAMESPACE}\",\"{}\"", metric.name());
-        let searched = format!("{{{NAMESPACE},Stack,");
-        let searched_name = format!("MetricName=\\\"{}\\\"", metric.name());
+    for metric in Metric::ALL {
+        let name = metric.name();
+        let shown = match metric.dimension() {
+            None => format!("\"{NAMESPACE}\",\"{name}\",\"Stack\",\"${{AWS::StackName}}\""),
+            Some(dimension) => format!(
+                "SEARCH('{{{NAMESPACE},Stack,{dimension}}}MetricName=\\\"{name}\\\"Stack=\\\"${{AWS::StackName}}\\\"'"
+            ),
+        };
         assert!(
-            dashboard.contains(&plain)
-                || (dashboard.contains(&searched) && dashboard.contains(&searched_name)),
-            "{} is not on the dashboard",
-            metric.name()
+            dashboard.contains(&shown),
+            "{name} is not on the dashboard as {shown}"
         );
     }
+    assert!(
+        resource("NoteDeliveryErrorsAlarm").contains(&format!("Namespace: {NAMESPACE}")),
+        "the delivery alarm watches the stand-in's own metric"
+    );
 }
 
 /// The dashboard's body is JSON once `!Sub` has filled in its names.

@@ -111,7 +111,7 @@ fn every_operation_is_signed_integrated_and_validated() {
             op.method,
             op.template
         );
-        for status in ["403", "429", "502", "503", "504"] {
+        for status in ["403", "413", "429", "500", "502", "503", "504"] {
             assert!(
                 !d["responses"][status].is_null(),
                 "{} {status}",

@@ -81,7 +81,29 @@ pub async fn apply<S: RowStore>(
     out: &RemoteOut,
     guard: &Guard,
 ) -> Result<Applied, StoreError> {
-    store.apply(task_id, out, guard).await
+    let applied = store.apply(task_id, out, guard).await?;
+    // The write that applies a final state closes the row, once: the stand-in has ended.
+    if out.is_final && matches!(applied, Applied::Changed { .. }) {
+        ended(
+            task_id,
+            &out.state
+                .as_str()
+                .trim_start_matches("TASK_STATE_")
+                .to_ascii_lowercase(),
+        );
+    }
+    Ok(applied)
+}
+
+/// Counts a stand-in's end by its cause, where the write that ends it happens (so a
+/// retried End step does not count it again).
+fn ended(task_id: &str, cause: &str) {
+    crate::metrics::record(
+        crate::metrics::Metric::StandInsEnded,
+        1.0,
+        Some(cause),
+        Some(task_id),
+    );
 }
 
 /// A follow's report, fenced on its park's epoch: a late follow from an earlier park
@@ -210,7 +232,9 @@ where
             let closing = if row.closed {
                 row
             } else {
-                store.close(task_id, None).await?.row
+                let closing = store.close(task_id, None).await?.row;
+                ended(task_id, "cancelled_by_parent");
+                closing
             };
             let agent = if wants_agent { connect().await } else { None };
             let truth = match (&agent, closing.remote_task_id.as_deref()) {
@@ -223,7 +247,17 @@ where
             }
             return Ok(closed);
         }
-        _ => store.close(task_id, Some(&final_out(&row, cause))).await?,
+        _ => {
+            let closed = store.close(task_id, Some(&final_out(&row, cause))).await?;
+            ended(
+                task_id,
+                match cause {
+                    EndCause::Failed { .. } => "stand_in_failed",
+                    _ => "ended_without_a_final_state",
+                },
+            );
+            closed
+        }
     };
     if wants_agent && let Some(agent) = connect().await {
         clean_up(&agent, &closed.row).await;

@@ -61,6 +61,12 @@ pub async fn deliver<Q: ParentQueue>(
                 }
                 Err(err) => {
                     let note = &notes[lane[0]];
+                    crate::metrics::record(
+                        Metric::NotesNotDelivered,
+                        1.0,
+                        None,
+                        Some(&note.task_id),
+                    );
                     warn!(task_id = %note.task_id, seq = note.seq, error = %err,
                         "note not delivered yet; it will be retried in order");
                     stop(lane[0]);

@@ -80,7 +80,7 @@ impl PushResponse {
         crate::metrics::record(
             Metric::PushesRefused,
             1.0,
-            Some(("Reason", refusal.category())),
+            Some(refusal.category()),
             Some(truncate_for_log(task_id)),
         );
         info!(
@@ -229,6 +229,12 @@ pub async fn receive<S: RowStore, D: Doorbell>(
 
 /// The store is down: 503 so a sender that retries may try again; nothing was written.
 fn store_failure(task_id: &str, err: &StoreError) -> PushResponse {
+    crate::metrics::record(
+        Metric::PushesRefused,
+        1.0,
+        Some("store_failed"),
+        Some(truncate_for_log(task_id)),
+    );
     tracing::error!(task_id = %truncate_for_log(task_id), error = %err, "push not recorded");
     PushResponse {
         status: 503,

@@ -200,10 +200,8 @@ impl<S: RowStore, D: Doorbell, A: AgentPort> Follower<'_, S, D, A> {
                         .map(|o| o.about(remote))
                         .filter(|o| self.changed(o))
                     {
-                        return self
-                            .report(Some(&out), FollowOutcome::WindowOver)
-                            .await
-                            .map(Step::Stop);
+                        let changed_at = changed_at(&event);
+                        return self.report_heard(&out, changed_at).await.map(Step::Stop);
                     }
                 }
             }
@@ -222,7 +220,7 @@ impl<S: RowStore, D: Doorbell, A: AgentPort> Follower<'_, S, D, A> {
                     let known_text = self.known().map_or(String::new(), |k| k.text.clone());
                     let out = from_task(&task, &known_text).about(remote);
                     if self.changed(&out) {
-                        self.report(Some(&out), FollowOutcome::WindowOver)
+                        self.report_heard(&out, task.status.timestamp.as_deref())
                             .await
                             .map(Step::Stop)
                     } else {
@@ -294,6 +292,19 @@ impl<S: RowStore, D: Doorbell, A: AgentPort> Follower<'_, S, D, A> {
         Ok(current.is_some_and(|row| !follow_should_stop(&row, self.row.epoch)))
     }
 
+    /// Reports a change the stream told, and how long after the agent's change it came.
+    async fn report_heard(
+        &self,
+        out: &RemoteOut,
+        changed_at: Option<&str>,
+    ) -> Result<FollowEnd, StepError> {
+        let reported = self.report(Some(out), FollowOutcome::WindowOver).await;
+        if let Ok(FollowEnd::Reported(FollowOutcome::Changed { .. })) = &reported {
+            crate::metrics::heard(changed_at, "follow", &self.row.task_id);
+        }
+        reported
+    }
+
     async fn report(
         &self,
         change: Option<&RemoteOut>,
@@ -320,7 +331,7 @@ impl<S: RowStore, D: Doorbell, A: AgentPort> Follower<'_, S, D, A> {
         crate::metrics::record(
             crate::metrics::Metric::FollowWindows,
             1.0,
-            Some(("Ending", ending)),
+            Some(ending),
             Some(&self.row.task_id),
         );
         match result {
@@ -329,4 +340,15 @@ impl<S: RowStore, D: Doorbell, A: AgentPort> Follower<'_, S, D, A> {
             Err(err) => Err(err.into()),
         }
     }
+}
+
+/// When the agent says the change happened: the status timestamp of a streamed task or
+/// status update.
+fn changed_at(event: &crate::a2a::StreamResponse) -> Option<&str> {
+    event
+        .task
+        .as_ref()
+        .map(|t| &t.status)
+        .or_else(|| event.status_update.as_ref().map(|u| &u.status))
+        .and_then(|status| status.timestamp.as_deref())
 }

@@ -14,7 +14,7 @@ use crate::domain::remote::{MAX_ID_BYTES, RemoteOut, TurnReader, from_task};
 use crate::domain::row::{Guard, WatchMode};
 use crate::domain::wake::{self, Cursor, Next, Pacing, Woke};
 use crate::domain::watch::{fit_to_streaming, plan_watch, register};
-use crate::ports::{AgentPort, Closed, Doorbell, RowStore, StoreError};
+use crate::ports::{AgentPort, Applied, Closed, Doorbell, RowStore, StoreError};
 
 /// GetTask attempts when no push triggered the fetch (a push-triggered one has the rechecks).
 pub const FETCH_ATTEMPTS: u32 = 3;
@@ -225,7 +225,10 @@ pub async fn turn<S: RowStore, A: AgentPort>(
 
 #[derive(Debug, PartialEq, Eq)]
 enum Outcome {
-    Applied,
+    /// The row moved and the parent's note (if the change is one) was written.
+    Changed,
+    /// The agent said what the row already knew.
+    Unchanged,
     /// The row was already closed by a final state (a retry of a step that applied it):
     /// the stand-in ends, and the parent has been told.
     AlreadyFinal,
@@ -238,7 +241,8 @@ async fn apply_open<S: RowStore>(
     out: &RemoteOut,
 ) -> Result<Outcome, StepError> {
     match doorbell::apply(store, task_id, out, &Guard::Open).await {
-        Ok(_) => Ok(Outcome::Applied),
+        Ok(Applied::Changed { .. }) => Ok(Outcome::Changed),
+        Ok(Applied::Unchanged) => Ok(Outcome::Unchanged),
         Err(StoreError::Refused(_)) => Ok(Outcome::AlreadyFinal),
         Err(err) => Err(err.into()),
     }
@@ -372,11 +376,13 @@ pub async fn fetch<S: RowStore, A: AgentPort>(
         .ok_or(StepError::Input("a remote task id"))?;
     let attempts = if push_triggered { 1 } else { FETCH_ATTEMPTS };
     let mut fetched = None;
+    let mut changed_at = None;
     for attempt in 1..=attempts {
         match agent.get_task(&remote).await {
             Ok(task) => {
                 let known = row.last.as_ref().map_or("", |l| l.text.as_str());
                 fetched = Some(from_task(&task, known).about(&remote));
+                changed_at = task.status.timestamp;
                 break;
             }
             Err(err) => {
@@ -387,10 +393,19 @@ pub async fn fetch<S: RowStore, A: AgentPort>(
             }
         }
     }
-    if let Some(out) = &fetched
-        && apply_open(store, &step.task_id, out).await? == Outcome::AlreadyFinal
-    {
-        return Ok(step.then(Next::End(EndCause::Final)));
+    if let Some(out) = &fetched {
+        match apply_open(store, &step.task_id, out).await? {
+            Outcome::AlreadyFinal => return Ok(step.then(Next::End(EndCause::Final))),
+            Outcome::Changed => {
+                let watch = match row.mode() {
+                    WatchMode::Push => "push",
+                    WatchMode::Follow => "follow",
+                    WatchMode::Off => "off",
+                };
+                crate::metrics::heard(changed_at.as_deref(), watch, &step.task_id);
+            }
+            Outcome::Unchanged => {}
+        }
     }
     let next = wake::after_fetch(&mut step.cursor, row.mode(), fetched.as_ref(), pacing);
     Ok(step.then(next))
@@ -496,27 +511,8 @@ where
     C: FnOnce() -> F,
     F: std::future::Future<Output = Option<A>>,
 {
-    let cause = end_cause(step);
-    match doorbell::end(store, &step.task_id, &cause, connect).await {
-        Ok(closed) => {
-            let state = closed
-                .row
-                .last
-                .as_ref()
-                .map_or("none", |l| l.state.as_str());
-            let cause = match &cause {
-                EndCause::Final => state.trim_start_matches("TASK_STATE_").to_ascii_lowercase(),
-                EndCause::Cancelled { .. } => "cancelled_by_parent".to_owned(),
-                EndCause::Failed { .. } => "stand_in_failed".to_owned(),
-            };
-            crate::metrics::record(
-                crate::metrics::Metric::StandInsEnded,
-                1.0,
-                Some(("Cause", &cause)),
-                Some(&step.task_id),
-            );
-            Ok(Some(closed))
-        }
+    match doorbell::end(store, &step.task_id, &end_cause(step), connect).await {
+        Ok(closed) => Ok(Some(closed)),
         Err(StoreError::NotFound(_)) => {
             warn!(task_id = %step.task_id, "no row to close; the stand-in has ended");
             Ok(None)

@@ -117,6 +117,13 @@ mod tests {
             let _entered = span.enter();
             info!(mode = "push", "watch chosen");
             warn!(attempt = 2_u64, ok = false, "GetTask failed");
+            drop(_entered);
+            // A start names its stand-in only once the id is made: recorded later.
+            let start = info_span!("invocation", task_id = tracing::field::Empty);
+            let _entered = start.enter();
+            info!("before the id");
+            start.record("task_id", "si-1");
+            info!("after the id");
         });
         let text = String::from_utf8(out.0.lock().map(|o| o.clone()).unwrap_or_default())
             .unwrap_or_default();
@@ -125,10 +132,17 @@ mod tests {
             .map(|l| serde_json::from_str(l).unwrap_or(Value::Null))
             .collect();
         assert_eq!(
-            lines,
+            lines[..2],
             vec![
                 serde_json::json!({"level": "INFO", "task_id": "job-1", "mode": "push", "message": "watch chosen"}),
                 serde_json::json!({"level": "WARN", "task_id": "job-1", "attempt": 2, "ok": false, "message": "GetTask failed"}),
+            ]
+        );
+        assert_eq!(
+            lines[2..],
+            vec![
+                serde_json::json!({"level": "INFO", "message": "before the id"}),
+                serde_json::json!({"level": "INFO", "task_id": "si-1", "message": "after the id"}),
             ]
         );
     }
