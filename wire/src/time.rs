@@ -64,11 +64,19 @@ pub fn parse_rfc3339_ms(text: &str) -> Option<u64> {
                 b'-' => -1,
                 _ => return None,
             };
+            let digits = |at: usize| {
+                let pair = rest.get(at..at + 2)?;
+                pair.bytes()
+                    .all(|b| b.is_ascii_digit())
+                    .then(|| pair.parse::<i64>().ok())?
+            };
             if rest.len() != 6 || rest.as_bytes()[3] != b':' {
                 return None;
             }
-            let hours: i64 = rest[1..3].parse().ok()?;
-            let minutes: i64 = rest[4..6].parse().ok()?;
+            let (hours, minutes) = (digits(1)?, digits(4)?);
+            if hours > 23 || minutes > 59 {
+                return None;
+            }
             sign * (hours * 60 + minutes)
         }
     };
@@ -109,6 +117,10 @@ mod tests {
             "2026-11-30T04:30:11.Z",
             "x026-11-30T04:30:11Z",
             "2026-11-30T04:30:11+2:00",
+            "2026-11-30T04:30:11+-1:00",
+            "2026-11-30T04:30:11+99:00",
+            "2026-11-30T04:30:11+01:60",
+            "2026-11-30T04:30:11é",
         ] {
             assert_eq!(parse(bad), None, "{bad}");
         }

@@ -233,7 +233,10 @@ where
                 row
             } else {
                 let closing = store.close(task_id, None).await?.row;
-                ended(task_id, "cancelled_by_parent");
+                // A final state applied meanwhile has ended (and counted) the stand-in.
+                if !closing.last.as_ref().is_some_and(|l| l.is_final) {
+                    ended(task_id, "cancelled_by_parent");
+                }
                 closing
             };
             let agent = if wants_agent { connect().await } else { None };
@@ -249,13 +252,14 @@ where
         }
         _ => {
             let closed = store.close(task_id, Some(&final_out(&row, cause))).await?;
-            ended(
-                task_id,
-                match cause {
+            // No note written: a final state applied meanwhile ended (and counted) it.
+            if closed.seq.is_some() {
+                let cause = match cause {
                     EndCause::Failed { .. } => "stand_in_failed",
                     _ => "ended_without_a_final_state",
-                },
-            );
+                };
+                ended(task_id, cause);
+            }
             closed
         }
     };
