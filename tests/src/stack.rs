@@ -42,7 +42,12 @@ impl Stack {
             config,
             outputs,
             endpoint,
-            http: reqwest::Client::new(),
+            // A fresh connection per call: LocalStack may close an idle kept-alive one
+            // just as a call reuses it, and the call then fails with no answer at all.
+            http: reqwest::Client::builder()
+                .pool_max_idle_per_host(0)
+                .build()
+                .expect("an HTTP client"),
         }
     }
 
