@@ -5,12 +5,44 @@
 
 use std::fmt;
 
+use lambda_http::{Request, RequestExt};
 use serde_json::{Map, Value};
 use tracing::field::{Field, Visit};
-use tracing::{Event, Subscriber};
+use tracing::{Event, Span, Subscriber};
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFields};
 use tracing_subscriber::registry::LookupSpan;
+
+/// Flat JSON logs (`FlatJson`) for the process.
+pub fn init() {
+    let _ = tracing_subscriber::fmt()
+        .json()
+        .event_format(FlatJson)
+        .try_init();
+}
+
+/// An invoked function's span: every step's and park's input has `task_id`.
+pub fn event_span(event: &Value) -> Span {
+    tracing::info_span!("invocation", task_id = event["task_id"].as_str())
+}
+
+/// An API call's span: the path names the stand-in (push, reply, cancel, status, notes),
+/// cut to a bounded length since it comes from outside; a start records its id on the
+/// span once it is made.
+pub fn request_span(request: &Request) -> Span {
+    let span = tracing::info_span!("invocation", task_id = tracing::field::Empty);
+    if let Some(id) = request.path_parameters().first("task_id") {
+        span.record("task_id", crate::domain::receiver::truncate_for_log(id));
+    }
+    span
+}
+
+/// A notify batch's span: the stand-ins whose notes it holds (`a,b,…`), and `task_id`
+/// too when it holds one stand-in's, as every other function's lines name it.
+pub fn batch_span(task_ids: &str) -> Span {
+    let single = (!task_ids.is_empty() && !task_ids.contains(',')).then_some(task_ids);
+    tracing::info_span!("invocation", task_id = single, task_ids = %task_ids)
+}
 
 /// The event format: `{"level": …, <span fields>, <event fields>}`; no timestamp, since
 /// CloudWatch stamps every line.

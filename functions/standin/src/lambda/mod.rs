@@ -10,10 +10,8 @@ mod logs;
 mod notify;
 mod steps;
 
-use std::future::Future;
-
 use futures_util::future::BoxFuture;
-use lambda_http::{Body, Request, RequestExt, Response};
+use lambda_http::{Body, Request, Response};
 use lambda_runtime::{Error, LambdaEvent, service_fn};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -30,14 +28,6 @@ pub use deps::{Aws, ControlDeps, NotifyDeps, Rows, StepDeps};
 pub use notify::NoteStream;
 pub use steps::{ParkInput, end, fetch, follow, park, register, turn, wake};
 
-/// Flat JSON logs (`logs::FlatJson`): each line carries its invocation's `task_id`.
-pub fn init_logs() {
-    let _ = tracing_subscriber::fmt()
-        .json()
-        .event_format(logs::FlatJson)
-        .try_init();
-}
-
 /// Reads the settings first (a missing variable fails the cold start naming it, before
 /// any client is built), then builds the function's dependencies once.
 async fn build<S, D: 'static>(
@@ -45,7 +35,7 @@ async fn build<S, D: 'static>(
     read: fn(&ProcessEnv) -> Result<S, ConfigError>,
     make: fn(&Aws, S) -> Result<D, ConfigError>,
 ) -> Result<&'static D, Error> {
-    init_logs();
+    logs::init();
     crate::metrics::init(ProcessEnv.var("STACK_NAME"));
     let configured = |e: ConfigError| format!("configuration: {e}");
     let settings = read(&ProcessEnv).map_err(configured)?;
@@ -66,12 +56,10 @@ where
     F: Fn(&'static D, E) -> Fut + Copy + Send + 'static,
     Fut: Future<Output = Result<R, Error>> + Send + 'static,
 {
-    // The event is read as JSON first so that the invocation's span names its stand-in
-    // (every step's and park's input has `task_id`) before anything is logged.
+    // The event is read as JSON first, so that its span names the stand-in.
     Box::pin(lambda_runtime::run(service_fn(
         move |event: LambdaEvent<Value>| {
-            let task_id = event.payload["task_id"].as_str().map(str::to_owned);
-            let span = tracing::info_span!("invocation", task_id = task_id.as_deref());
+            let span = logs::event_span(&event.payload);
             async move {
                 let input: E = serde_json::from_value(event.payload)
                     .map_err(|e| format!("the event does not read: {e}"))?;
@@ -91,16 +79,7 @@ where
     Fut: Future<Output = Result<Response<Body>, Error>> + Send + 'static,
 {
     Box::pin(lambda_http::run(service_fn(move |request: Request| {
-        // The path names the stand-in (push, reply, cancel, status, notes); a start
-        // records its id on the span once it is known.
-        let task_id = request
-            .path_parameters()
-            .first("task_id")
-            .map(|id| crate::domain::receiver::truncate_for_log(id).to_owned());
-        let span = tracing::info_span!("invocation", task_id = tracing::field::Empty);
-        if let Some(task_id) = &task_id {
-            span.record("task_id", task_id.as_str());
-        }
+        let span = logs::request_span(&request);
         Box::pin(handler(deps, request).instrument(span))
             as BoxFuture<'static, Result<Response<Body>, Error>>
     })))
@@ -137,10 +116,8 @@ pub async fn serve_park() -> Result<(), Error> {
     serve(deps, park).await
 }
 
-/// The outbox's delivery: DynamoDB Streams hands the notify function each new note, in
-/// the order written per stand-in; it sends them to the parent's FIFO queue in that
-/// order. A refused send reports that record as the batch's first failure, so the event
-/// source retries from it and nothing after it overtakes it.
+/// The outbox's delivery (`notify`): each new note from the notes table's stream, to the
+/// parent in the order written; it keeps the invocation's deadline to answer in time.
 pub async fn serve_notify() -> Result<(), Error> {
     let deps = build(Retries::Patient, NotifySettings::read, |aws, settings| {
         Ok(NotifyDeps::new(aws, settings))
@@ -149,11 +126,7 @@ pub async fn serve_notify() -> Result<(), Error> {
     Box::pin(lambda_runtime::run(service_fn(
         move |event: LambdaEvent<NoteStream>| {
             let stop_at = notify::stop_before(event.context.deadline, notify::NOTIFY_MARGIN);
-            // A batch of one stand-in's notes names it as every other function does.
-            let task_ids = event.payload.task_ids();
-            let single =
-                (!task_ids.is_empty() && !task_ids.contains(',')).then_some(task_ids.as_str());
-            let span = tracing::info_span!("invocation", task_id = single, task_ids = %task_ids);
+            let span = logs::batch_span(&event.payload.task_ids());
             notify::notify(deps, event.payload, stop_at).instrument(span)
         },
     )))
