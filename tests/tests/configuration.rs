@@ -68,7 +68,6 @@ async fn a_missing_variable_fails_the_cold_start_naming_it() {
     let needs: &[(&str, &[&str])] = &[
         ("turn", TABLES),
         ("register", TABLES),
-        ("get-task", TABLES),
         ("wake", TABLES),
         ("end", TABLES),
         ("follow", TABLES),

@@ -1,4 +1,4 @@
-//! The row store's contract (`standin::row_store_contract`) against DynamoDB (LocalStack's
+//! The row store's contract (`standin::row::contract`) against DynamoDB (LocalStack's
 //! DynamoDB Local): the same checks the in-memory store passes, on the real conditional
 //! writes and the transactions that write a row change together with its note.
 
@@ -7,7 +7,7 @@
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
 };
-use standin::adapters::dynamo::DynamoRowStore;
+use standin::row::dynamo::DynamoRowStore;
 
 fn attribute(name: &str, kind: ScalarAttributeType) -> AttributeDefinition {
     AttributeDefinition::builder()

@@ -6,8 +6,7 @@
 //! enforce IAM), and an action no call used is a grant to take away.
 //!
 //! Excepted from "used": the task-token actions (a token names no resource, so they are
-//! granted as a set and a test run need not need each), and get-task, which the current
-//! definition no longer invokes (kept for one release).
+//! granted as a set and a test run need not need each).
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
@@ -22,7 +21,6 @@ const TASK_TOKEN_ACTIONS: [&str; 3] = [
     "states:SendTaskFailure",
     "states:SendTaskHeartbeat",
 ];
-const NOT_INVOKED: [&str; 1] = ["GetTaskFunction"];
 
 /// A resource of the template, from its name to the next resource.
 fn resource<'a>(name: &str) -> &'a str {
@@ -182,9 +180,6 @@ async fn every_function_may_make_the_calls_it_made_and_no_others() {
             problems.push(format!(
                 "{function} calls {action}{on}, which its policy does not allow"
             ));
-        }
-        if NOT_INVOKED.contains(&function) {
-            continue;
         }
         assert!(
             !made.is_empty(),

@@ -383,12 +383,12 @@ async fn starting_twice_is_idempotent_and_an_unreachable_agent_fails_the_stand_i
 async fn an_unknown_step_ends_the_stand_in_as_failed_naming_the_step() {
     let stack = Stack::load(STACK).await;
     let id = unique("unknown-step");
-    let store = standin::adapters::dynamo::DynamoRowStore::new(
+    let store = standin::row::dynamo::DynamoRowStore::new(
         aws_sdk_dynamodb::Client::new(&stack.config),
         stack.out("TableName").to_owned(),
         stack.out("NotesTableName").to_owned(),
     );
-    standin::ports::RowStore::create(&store, &standin::domain::row::Row::new(&id, "nowhere"))
+    standin::row::RowStore::create(&store, &standin::row::Row::new(&id, "nowhere"))
         .await
         .unwrap();
     aws_sdk_sfn::Client::new(&stack.config)
@@ -769,12 +769,12 @@ async fn the_list_route_pages_through_every_stand_in_and_shows_no_secret() {
     let prefix = unique("listed");
     let ids: Vec<String> = (0..60).map(|i| format!("{prefix}-{i:02}")).collect();
     for id in &ids {
-        let mut row = standin::domain::row::Row::new(id, "push");
+        let mut row = standin::row::Row::new(id, "push");
         row.park_token = Some(format!("park-token-{id}"));
-        row.watch = Some(standin::domain::row::Watch {
-            mode: standin::domain::row::WatchMode::Push,
+        row.watch = Some(standin::row::Watch {
+            mode: standin::row::WatchMode::Push,
             config_id: Some("cfg".into()),
-            token_digest: Some(standin::domain::push::PushToken::generate().digest()),
+            token_digest: Some(standin::push::token::PushToken::generate().digest()),
         });
         dynamo
             .put_item()

@@ -7,6 +7,7 @@ mod control;
 mod id;
 mod note;
 pub mod openapi;
+pub mod scrub;
 mod state;
 pub mod time;
 

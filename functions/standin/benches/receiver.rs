@@ -9,13 +9,15 @@
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use http::HeaderMap;
 use sha2::{Digest, Sha256};
-use standin::a2a::{StreamResponse, TaskState};
-use standin::domain::push::PushToken;
-use standin::domain::receiver;
-use standin::domain::remote::remote_out;
-use standin::domain::row::{Row, Watch, WatchMode};
-use standin::memory::MemoryStore;
-use standin::ports::{Doorbell, DoorbellError, RowStore};
+use standin::doorbell::Doorbell;
+use standin::doorbell::DoorbellError;
+use standin::push::receiver;
+use standin::push::token::PushToken;
+use standin::row::RowStore;
+use standin::row::memory::MemoryStore;
+use standin::row::{Row, Watch, WatchMode};
+use standin::state::remote_out;
+use standin_wire::TaskState;
 
 const ID: &str = "stand-in";
 const REMOTE: &str = "remote-task";
@@ -54,7 +56,7 @@ fn receiver_vs_floor(c: &mut Criterion) {
             config_id: Some("c".into()),
             token_digest: Some(token.digest()),
         });
-        row.last = Some(remote_out(REMOTE, TaskState::InputRequired, None, "q"));
+        row.last = Some(remote_out(REMOTE, TaskState::InputRequired, "q"));
         store.create(&row).await.expect("row");
         store.park(ID, 1, "park-token").await.expect("parked");
     });
@@ -80,7 +82,7 @@ fn receiver_vs_floor(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("floor", name), &body, |b, body| {
             b.iter(|| {
                 let digest = Sha256::digest(token.expose().as_bytes());
-                let event: StreamResponse = serde_json::from_slice(body).expect("parses");
+                let event = standin_remote::read_push(body).expect("parses");
                 (digest, event)
             });
         });

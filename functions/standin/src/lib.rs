@@ -1,18 +1,34 @@
 //! Stand-in: hears a remote A2A task's state changes between turns and tells the parent.
 //!
-//! `domain` holds the rules (no AWS types), `ports` the interfaces it talks through,
-//! `a2a` the protocol client, `adapters` the ports on AWS, `memory` in-memory ports for
-//! tests.
+//! The library is sliced by capability; each slice keeps its rules, its port, its AWS
+//! adapter, its fake and its contract together:
+//!
+//! - [`row`]: the row (one per stand-in), the `RowStore` port, DynamoDB, memory, contract.
+//! - [`doorbell`]: ring, park, drain, apply, end; the `Doorbell` port on Step Functions.
+//! - [`push`]: the push token and the receiver behind the push URL.
+//! - [`watch`]: push, follow or off, chosen once per remote task.
+//! - [`follow`]: the follow park, holding the agent's stream for a window.
+//! - [`steps`]: the state machine's steps; [`steps::next`] alone decides what follows each.
+//! - [`outbox`]: the notes' delivery to the parent queue, the note bus and Step Functions
+//!   parents.
+//! - [`control`]: the parent's control API and the `Executions` port.
+//! - [`state`]: a remote task's state as the stand-in reports it (scrubbed, compared).
+//! - [`agents`]: the agents document.
+//! - [`lambda`]: the composition root: reads settings, builds adapters, serves; decides
+//!   nothing.
+//!
+//! The remote agent is `standin_remote`'s port: no module here names an A2A type.
 
-pub mod a2a;
-pub mod adapters;
+pub mod agents;
 pub mod clock;
-pub mod config;
-pub mod domain;
-pub mod handlers;
+pub mod control;
+pub mod doorbell;
+pub mod follow;
 pub mod lambda;
-pub mod memory;
 pub mod metrics;
-pub mod ports;
-pub mod row_store_contract;
-pub mod tls;
+pub mod outbox;
+pub mod push;
+pub mod row;
+pub mod state;
+pub mod steps;
+pub mod watch;

@@ -10,16 +10,16 @@
 use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
-use standin::a2a::client::Timeouts;
-use standin::domain::doorbell::EndCause;
-use standin::domain::row::WatchMode;
-use standin::domain::wake::{
-    Cursor, FOLLOW_PARK_SECS, FOLLOW_WINDOW_SECS, IDLE_RECHECK_SECS, Next, Pacing, park_for,
-};
-use standin::handlers::steps::{FETCH_ATTEMPTS, ParkOutcome, Step, Successor};
+use standin::doorbell::EndCause;
 use standin::lambda::{
     DEFAULT_FOLLOW_HEARTBEAT_SECS, DEFAULT_HISTORY_BOUND, DEFAULT_TURN_WINDOW_SECS,
 };
+use standin::row::WatchMode;
+use standin::steps::next::{
+    Cursor, FOLLOW_PARK_SECS, FOLLOW_WINDOW_SECS, IDLE_RECHECK_SECS, Next, Pacing, park_for,
+};
+use standin::steps::{FETCH_ATTEMPTS, ParkOutcome, Step, Successor};
+use standin_remote::Timeouts;
 
 const ASL: &str = include_str!("../../../statemachine/stand_in.asl.json");
 const TEMPLATE: &str = include_str!("../../../template.yaml");

@@ -5,14 +5,17 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
 use serde_json::{Value, json};
-use standin::a2a::TaskState;
-use standin::config::AgentsConfig;
-use standin::domain::push::PushToken;
-use standin::domain::remote::remote_out;
-use standin::domain::row::{Row, Watch, WatchMode};
-use standin::handlers::control::{Answer, Call, Control, NOTES_PAGE, route};
-use standin::memory::{MemoryDoorbell, MemoryExecutions, MemoryStore};
-use standin::ports::{ExecutionError, RowStore};
+use standin::agents::AgentsConfig;
+use standin::control::ExecutionError;
+use standin::control::memory::MemoryExecutions;
+use standin::control::{Answer, Call, Control, NOTES_PAGE, route};
+use standin::doorbell::memory::MemoryDoorbell;
+use standin::push::token::PushToken;
+use standin::row::RowStore;
+use standin::row::memory::MemoryStore;
+use standin::row::{Row, Watch, WatchMode};
+use standin::state::remote_out;
+use standin_wire::TaskState;
 use standin_wire::openapi::{check_response, operations};
 
 struct World {
@@ -388,7 +391,6 @@ async fn parked_row(w: &World, id: &str) -> PushToken {
     row.last = Some(remote_out(
         "remote-1",
         TaskState::InputRequired,
-        None,
         "Which colour?",
     ));
     w.store.create(&row).await.unwrap();
@@ -504,7 +506,7 @@ async fn replies_past_the_queue_are_a_429_and_an_ended_stand_in_a_409() {
     let w = World::new();
     parked_row(&w, "r").await;
     let mut statuses = vec![];
-    for i in 0..=standin::domain::row::MAX_QUEUED_REPLIES {
+    for i in 0..=standin::row::MAX_QUEUED_REPLIES {
         let body = json!({"text": format!("reply {i}")});
         statuses.push(
             w.call(Call::Reply {
@@ -517,7 +519,7 @@ async fn replies_past_the_queue_are_a_429_and_an_ended_stand_in_a_409() {
     }
     assert_eq!(
         statuses.iter().filter(|s| **s == 202).count(),
-        standin::domain::row::MAX_QUEUED_REPLIES
+        standin::row::MAX_QUEUED_REPLIES
     );
     assert_eq!(statuses.last(), Some(&429));
     w.store.close("r", None).await.unwrap();
@@ -600,9 +602,9 @@ async fn the_note_log_pages_in_order_and_refuses_a_bad_after() {
     let w = World::new();
     parked_row(&w, "n").await;
     for k in 0..(NOTES_PAGE + 5) {
-        let out = remote_out("remote-1", TaskState::Working, None, &format!("step {k}"));
+        let out = remote_out("remote-1", TaskState::Working, &format!("step {k}"));
         w.store
-            .apply("n", &out, &standin::domain::row::Guard::Open)
+            .apply("n", &out, &standin::row::Guard::Open)
             .await
             .unwrap();
     }

@@ -3,26 +3,36 @@
 //! against the in-memory store (each store call is atomic, like one UpdateItem or one
 //! transaction with the note it records).
 //! The row store's own rules, which both stores keep, are checked in `row_store.rs`
-//! (`standin::row_store_contract`).
+//! (`standin::row::contract`).
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
-use standin::a2a::{
-    A2aError, EventStream, Message, SendMessageResult, Task, TaskPushNotificationConfig, TaskState,
-};
-use standin::domain::doorbell::{self, EndCause, follow_should_stop};
-use standin::domain::notify;
-use standin::domain::push::PushToken;
-use standin::domain::receiver;
-use standin::domain::remote::{RemoteOut, remote_out};
-use standin::domain::row::{
-    FollowOutcome, FollowReport, Guard, Row, Taken, WakeEvent, Watch, WatchMode,
-};
-use standin::memory::{FakeAgent, MemoryDoorbell, MemoryQueue, MemoryStore};
-use standin::ports::{
-    AgentPort, Applied, Closed, DoorbellError, ParentNote, ParentQueue, QueueError, RowStore,
-    StoreError,
-};
+use standin::doorbell::DoorbellError;
+use standin::doorbell::memory::MemoryDoorbell;
+use standin::doorbell::{self, EndCause, follow_should_stop};
+use standin::outbox::ParentNote;
+use standin::outbox::ParentQueue;
+use standin::outbox::QueueError;
+use standin::outbox::deliver as notify;
+use standin::outbox::memory::MemoryQueue;
+use standin::push::receiver;
+use standin::push::token::PushToken;
+use standin::row::Applied;
+use standin::row::Closed;
+use standin::row::RowStore;
+use standin::row::StoreError;
+use standin::row::memory::MemoryStore;
+use standin::row::{FollowOutcome, FollowReport, Guard, Row, Taken, WakeEvent, Watch, WatchMode};
+use standin::state::{RemoteOut, remote_out};
+use standin_remote::Agent;
+use standin_remote::PushRequest;
+use standin_remote::RemoteError;
+use standin_remote::Sent;
+use standin_remote::Status;
+use standin_remote::Turn;
+use standin_remote::UpdateStream;
+use standin_remote::fake::FakeAgent;
+use standin_wire::TaskState;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,12 +49,7 @@ async fn open_row(store: &MemoryStore, mode: WatchMode) -> PushToken {
         config_id: Some("standin-local-1".into()),
         token_digest: (mode == WatchMode::Push).then(|| token.digest()),
     });
-    row.last = Some(remote_out(
-        REMOTE,
-        TaskState::InputRequired,
-        None,
-        "What colour?",
-    ));
+    row.last = Some(remote_out(REMOTE, TaskState::InputRequired, "What colour?"));
     store.create(&row).await.expect("row created");
     token
 }
@@ -431,7 +436,7 @@ async fn a_retried_drain_of_the_same_park_returns_the_same_event() {
 // watchers can write nothing once its wake has run.
 
 fn working(text: &str) -> RemoteOut {
-    remote_out(REMOTE, TaskState::Working, None, text)
+    remote_out(REMOTE, TaskState::Working, text)
 }
 
 #[tokio::test]
@@ -538,7 +543,7 @@ async fn a_follow_that_finds_nothing_new_reports_unchanged() {
     let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
     open_row(&store, WatchMode::Follow).await;
     let row = park(&store, &bell, 1, "tok-1").await;
-    let same = remote_out(REMOTE, TaskState::InputRequired, None, "What colour?");
+    let same = remote_out(REMOTE, TaskState::InputRequired, "What colour?");
     doorbell::follow_report(
         &store,
         &bell,
@@ -564,7 +569,7 @@ async fn a_follow_that_applies_a_final_state_rings_its_park_directly() {
     let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
     open_row(&store, WatchMode::Follow).await;
     let row = park(&store, &bell, 1, "tok-1").await;
-    let done = remote_out(REMOTE, TaskState::Completed, None, "done");
+    let done = remote_out(REMOTE, TaskState::Completed, "done");
     let outcome = doorbell::follow_report(
         &store,
         &bell,
@@ -612,7 +617,7 @@ async fn apply_notes_each_change_once_in_order() {
         working("a"),
         working("a"),
         working("b"),
-        remote_out(REMOTE, TaskState::InputRequired, None, "again?"),
+        remote_out(REMOTE, TaskState::InputRequired, "again?"),
     ];
     let mut seqs = Vec::new();
     for out in &steps {
@@ -667,7 +672,7 @@ async fn a_final_state_is_noted_and_closes_the_row_in_its_apply() {
     doorbell::apply(&store, ID, &working("building"), &Guard::Open)
         .await
         .expect("applied");
-    let done = remote_out(REMOTE, TaskState::Completed, None, "ready");
+    let done = remote_out(REMOTE, TaskState::Completed, "ready");
     let Applied::Changed { seq, row } = doorbell::apply(&store, ID, &done, &Guard::Open)
         .await
         .expect("applied")
@@ -732,7 +737,7 @@ async fn a_final_state_is_noted_and_closes_the_row_in_its_apply() {
 // Rule 5: close first, with the final note in the same write.
 
 /// The end as the End function runs it, with `agent` as what its connector finds.
-async fn end<A: AgentPort>(store: &MemoryStore, agent: Option<&A>, cause: &EndCause) -> Closed {
+async fn end<A: Agent>(store: &MemoryStore, agent: Option<&A>, cause: &EndCause) -> Closed {
     doorbell::end(store, ID, cause, || async move { agent })
         .await
         .expect("ended")
@@ -746,41 +751,38 @@ struct WatchingAgent {
     observed: std::sync::Mutex<Vec<bool>>,
 }
 
-impl AgentPort for WatchingAgent {
-    fn push_supported(&self) -> bool {
+impl Agent for WatchingAgent {
+    fn can_push(&self) -> bool {
         true
     }
-    fn streaming_supported(&self) -> bool {
+    fn can_stream(&self) -> bool {
         true
     }
-    async fn send_streaming_message(&self, m: &Message) -> Result<EventStream, A2aError> {
-        self.inner.send_streaming_message(m).await
+    async fn send_streaming(&self, turn: &Turn) -> Result<UpdateStream, RemoteError> {
+        self.inner.send_streaming(turn).await
     }
-    async fn send_message(&self, m: &Message) -> Result<SendMessageResult, A2aError> {
-        self.inner.send_message(m).await
+    async fn send(&self, turn: &Turn) -> Result<Sent, RemoteError> {
+        self.inner.send(turn).await
     }
-    async fn get_task(&self, id: &str) -> Result<Task, A2aError> {
-        self.inner.get_task(id).await
+    async fn get(&self, id: &str) -> Result<Status, RemoteError> {
+        self.inner.get(id).await
     }
-    async fn subscribe_to_task(&self, id: &str) -> Result<EventStream, A2aError> {
-        self.inner.subscribe_to_task(id).await
+    async fn subscribe(&self, id: &str) -> Result<UpdateStream, RemoteError> {
+        self.inner.subscribe(id).await
     }
-    async fn create_push_config(
-        &self,
-        c: &TaskPushNotificationConfig,
-    ) -> Result<TaskPushNotificationConfig, A2aError> {
-        self.inner.create_push_config(c).await
+    async fn register_push(&self, push: &PushRequest) -> Result<Option<String>, RemoteError> {
+        self.inner.register_push(push).await
     }
-    async fn delete_push_config(&self, task_id: &str, config_id: &str) -> Result<(), A2aError> {
+    async fn delete_push(&self, task_id: &str, config_id: &str) -> Result<(), RemoteError> {
         let closed = self.store.snapshot(ID).is_some_and(|r| r.closed);
         self.observed.lock().expect("lock").push(closed);
-        self.inner.delete_push_config(task_id, config_id).await
+        self.inner.delete_push(task_id, config_id).await
     }
-    async fn cancel_task(&self, id: &str) -> Result<Task, A2aError> {
+    async fn cancel(&self, id: &str) -> Result<Status, RemoteError> {
         let closed = self.store.snapshot(ID).is_some_and(|r| r.closed);
         let noted = self.store.outbox().iter().any(|n| n.is_final);
         self.observed.lock().expect("lock").extend([closed, noted]);
-        self.inner.cancel_task(id).await
+        self.inner.cancel(id).await
     }
 }
 
@@ -835,12 +837,7 @@ async fn end_on_a_final_state_notes_it_once_and_cancels_nothing() {
     // own number (it used to be held back and sent by the end); the end adds nothing.
     let (store, agent) = (MemoryStore::new(), FakeAgent::new(true));
     open_row(&store, WatchMode::Push).await;
-    let done = remote_out(
-        REMOTE,
-        TaskState::Completed,
-        None,
-        "Your blue widget is ready.",
-    );
+    let done = remote_out(REMOTE, TaskState::Completed, "Your blue widget is ready.");
     doorbell::apply(&store, ID, &done, &Guard::Open)
         .await
         .expect("applied");
@@ -874,7 +871,7 @@ async fn end_in_follow_or_off_mode_deletes_nothing() {
     for mode in [WatchMode::Follow, WatchMode::Off] {
         let (store, agent) = (MemoryStore::new(), FakeAgent::new(true));
         open_row(&store, mode).await;
-        let done = remote_out(REMOTE, TaskState::Completed, None, "done");
+        let done = remote_out(REMOTE, TaskState::Completed, "done");
         doorbell::apply(&store, ID, &done, &Guard::Open)
             .await
             .expect("applied");
@@ -974,7 +971,7 @@ fn note(seq: u64) -> ParentNote {
 
 fn note_of(task_id: &str, seq: u64) -> ParentNote {
     let row = Row::new(task_id, "agent-a");
-    standin::ports::note_of(&row, &working(&format!("step {seq}")), seq)
+    standin::outbox::note_of(&row, &working(&format!("step {seq}")), seq)
 }
 
 /// A deadline no test reaches.
@@ -1208,7 +1205,7 @@ async fn race_push_after_close_is_refused_even_past_the_read() {
         async fn wake(&self, id: &str, p: u64) -> Result<Row, StoreError> {
             self.0.wake(id, p).await
         }
-        async fn drain(&self, id: &str, p: u64) -> Result<standin::ports::Drained, StoreError> {
+        async fn drain(&self, id: &str, p: u64) -> Result<standin::row::Drained, StoreError> {
             self.0.drain(id, p).await
         }
         async fn apply(&self, id: &str, o: &RemoteOut, g: &Guard) -> Result<Applied, StoreError> {
@@ -1293,7 +1290,7 @@ async fn replies_queue_up_to_the_bound_and_then_are_refused_until_one_is_taken()
     let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
     open_row(&store, WatchMode::Off).await;
     park(&store, &bell, 1, "tok-1").await;
-    for i in 0..standin::domain::row::MAX_QUEUED_REPLIES {
+    for i in 0..standin::row::MAX_QUEUED_REPLIES {
         doorbell::ring(&store, &bell, ID, &reply(&format!("r{i}")), &Guard::Open)
             .await
             .expect("queued");

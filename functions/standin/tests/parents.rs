@@ -8,17 +8,23 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use standin::a2a::TaskState;
-use standin::domain::notify::{self, Fanout};
-use standin::domain::remote::remote_out;
-use standin::domain::row::Row;
-use standin::handlers::steps::{Step, adopt};
-use standin::memory::{MemoryBus, MemoryCallback, MemoryQueue, MemoryStore};
-use standin::ports::{CallbackError, ParentNote, RowStore, note_of};
+use standin::outbox::CallbackError;
+use standin::outbox::ParentNote;
+use standin::outbox::deliver::{self as notify, Fanout};
+use standin::outbox::memory::MemoryBus;
+use standin::outbox::memory::MemoryCallback;
+use standin::outbox::memory::MemoryQueue;
+use standin::outbox::note_of;
+use standin::row::Row;
+use standin::row::RowStore;
+use standin::row::memory::MemoryStore;
+use standin::state::remote_out;
+use standin::steps::{Step, adopt};
+use standin_wire::TaskState;
 
 fn note(task_id: &str, seq: u64, state: TaskState, text: &str) -> ParentNote {
     let row = Row::new(task_id, "agent-a");
-    let mut out = remote_out("r-1", state, None, text);
+    let mut out = remote_out("r-1", state, text);
     out.is_final = state.is_terminal();
     note_of(&row, &out, seq)
 }
@@ -193,7 +199,7 @@ async fn a_stand_in_a_parent_started_itself_gets_its_row_at_the_first_turn() {
 #[test]
 fn a_note_of_a_stand_in_without_a_remote_task_says_null() {
     let row = Row::new("si-1", "agent-a");
-    let out = remote_out("", TaskState::Failed, None, "agent unavailable");
+    let out = remote_out("", TaskState::Failed, "agent unavailable");
     let note = note_of(&row, &out, 1);
     assert_eq!(note.remote_task_id, None);
     assert_eq!(

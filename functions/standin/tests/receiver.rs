@@ -4,13 +4,14 @@
 
 use http::HeaderMap;
 use proptest::prelude::*;
-use standin::a2a::TaskState;
-use standin::domain::push::PushToken;
-use standin::domain::receiver::{self, MAX_PUSH_BYTES};
-use standin::domain::remote::remote_out;
-use standin::domain::row::{PushClaim, Row, Watch, WatchMode};
-use standin::memory::{MemoryDoorbell, MemoryStore};
-use standin::ports::RowStore;
+use standin::doorbell::memory::MemoryDoorbell;
+use standin::push::receiver::{self, MAX_PUSH_BYTES};
+use standin::push::token::PushToken;
+use standin::row::RowStore;
+use standin::row::memory::MemoryStore;
+use standin::row::{PushClaim, Row, Watch, WatchMode};
+use standin::state::remote_out;
+use standin_wire::TaskState;
 
 const A: &str = "stand-in-a";
 const B: &str = "stand-in-b";
@@ -33,7 +34,7 @@ async fn world() -> World {
             config_id: Some("c".into()),
             token_digest: Some(token.digest()),
         });
-        row.last = Some(remote_out(remote, TaskState::InputRequired, None, "q"));
+        row.last = Some(remote_out(remote, TaskState::InputRequired, "q"));
         store.create(&row).await.expect("created");
         store
             .park(id, 1, &format!("park-{id}"))
@@ -248,7 +249,11 @@ async fn bearer_tokens_a2a_content_type_every_body_kind_and_unknown_fields_are_a
 
 #[tokio::test]
 async fn the_captured_sdk_webhook_posts_parse() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/a2a-sdk-1.3.0");
+    // The SDK captures live with the protocol, in the remote crate.
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../remote/tests/data/a2a-sdk-1.3.0"
+    );
     let mut posts: Vec<serde_json::Value> = Vec::new();
     for f in [
         "a_jsonrpc_main/push_notifications.json",

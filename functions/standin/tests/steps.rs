@@ -6,61 +6,55 @@
 use std::time::Duration;
 
 use http::HeaderMap;
-use standin::a2a::{
-    A2aError, Message, Part, StreamResponse, Task, TaskState, TaskStatus, TaskStatusUpdateEvent,
-};
-use standin::config::{AgentSpec, Updates};
-use standin::domain::doorbell::{self, EndCause};
-use standin::domain::receiver;
-use standin::domain::row::{FollowOutcome, Guard, Row, WakeEvent, WatchMode};
-use standin::domain::wake::{
+use standin::agents::{AgentSpec, Updates};
+use standin::doorbell::memory::MemoryDoorbell;
+use standin::doorbell::{self, EndCause};
+use standin::follow::FollowEnd;
+use standin::follow::FollowTiming;
+use standin::push::receiver;
+use standin::row::Closed;
+use standin::row::RowStore;
+use standin::row::StoreError;
+use standin::row::memory::MemoryStore;
+use standin::row::{FollowOutcome, Guard, Row, WakeEvent, WatchMode};
+use standin::steps;
+use standin::steps::ParkOutcome;
+use standin::steps::Step;
+use standin::steps::next::{
     FOLLOW_PARK_SECS, FOLLOW_RETRY_SECS, IDLE_RECHECK_SECS, Next, Pacing, Woke,
 };
-use standin::handlers::{self, FollowEnd, FollowTiming, ParkOutcome, Step};
-use standin::memory::{FakeAgent, MemoryDoorbell, MemoryStore, StreamScript};
-use standin::ports::{Closed, RowStore, StoreError};
+use standin_remote::fake::FakeAgent;
+use standin_remote::fake::StreamScript;
+use standin_remote::{RemoteError, Status, Update};
+use standin_wire::TaskState;
 
 const ID: &str = "sub-1";
 const REMOTE: &str = "r-1";
 const BASE: &str = "https://push.example/Prod";
 
-fn status(state: TaskState, text: &str) -> TaskStatus {
-    TaskStatus {
-        state,
-        message: Some(Message {
-            parts: vec![Part::text(text)],
-            ..Message::default()
-        }),
-        timestamp: None,
+fn task(state: TaskState, text: &str) -> Status {
+    Status {
+        context_id: Some("ctx-1".into()),
+        ..Status::new(REMOTE, state, Some(text))
     }
 }
 
-fn task(state: TaskState, text: &str) -> Task {
-    Task {
-        id: REMOTE.into(),
-        context_id: "ctx-1".into(),
-        status: status(state, text),
-        ..Task::default()
-    }
+fn update(state: TaskState, text: &str) -> Update {
+    Update::Status(task(state, text))
 }
 
-fn update(state: TaskState, text: &str) -> StreamResponse {
-    StreamResponse {
-        status_update: Some(TaskStatusUpdateEvent {
-            task_id: REMOTE.into(),
-            context_id: "ctx-1".into(),
-            status: status(state, text),
-            metadata: None,
-        }),
-        ..StreamResponse::default()
-    }
+/// A push body as an A2A 1.0 sender posts it: a status update.
+fn push_body(state: TaskState, text: &str) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({"statusUpdate": {
+        "taskId": REMOTE,
+        "contextId": "ctx-1",
+        "status": {"state": state.as_str(), "message": {"messageId": "m", "role": "ROLE_AGENT", "parts": [{"text": text}]}},
+    }}))
+    .unwrap()
 }
 
-fn first_event() -> StreamResponse {
-    StreamResponse {
-        task: Some(task(TaskState::Submitted, "")),
-        ..StreamResponse::default()
-    }
+fn first_event() -> Update {
+    update(TaskState::Submitted, "")
 }
 
 fn spec(updates: Updates) -> AgentSpec {
@@ -128,7 +122,7 @@ impl World {
         loop {
             match step.next.clone() {
                 None | Some(Next::Turn { .. }) => {
-                    step = handlers::steps::turn(
+                    step = steps::turn(
                         &self.store,
                         &self.agent,
                         step,
@@ -139,7 +133,7 @@ impl World {
                     .unwrap();
                 }
                 Some(Next::Register) => {
-                    step = handlers::steps::register_watch(
+                    step = steps::register_watch(
                         &self.store,
                         &self.agent,
                         Some(spec),
@@ -151,7 +145,7 @@ impl World {
                     .unwrap();
                 }
                 Some(Next::Fetch { .. }) => {
-                    step = handlers::steps::fetch(&self.store, &self.agent, step, PACING)
+                    step = steps::fetch(&self.store, &self.agent, step, PACING)
                         .await
                         .unwrap();
                 }
@@ -164,7 +158,7 @@ impl World {
 
     async fn wake(&self, mut step: Step, woke: Woke, spec: &AgentSpec) -> Step {
         step.park = Some(ParkOutcome { woke });
-        let step = handlers::steps::wake_up(&self.store, step, 100, PACING)
+        let step = steps::wake_up(&self.store, step, 100, PACING)
             .await
             .unwrap();
         self.run(step, spec).await
@@ -172,14 +166,14 @@ impl World {
 
     /// The park function for the park `step` decided on: true when it stored its token.
     async fn park(&self, step: &Step, token: &str) -> bool {
-        handlers::steps::park(&self.store, &self.bell, ID, park_no(step), token)
+        steps::park(&self.store, &self.bell, ID, park_no(step), token)
             .await
             .unwrap()
     }
 
     /// The follow function for the park `step` decided on.
     async fn follow(&self, step: &Step, token: &str) -> FollowEnd {
-        handlers::follow(
+        standin::follow::follow(
             &self.store,
             &self.bell,
             &self.agent,
@@ -195,7 +189,7 @@ impl World {
     /// The end as the End function runs it: close, tell the parent, clean up.
     async fn end(&self, step: &Step) -> Closed {
         let agent = &self.agent;
-        handlers::steps::end(&self.store, step, || async move { Some(agent) })
+        steps::end(&self.store, step, || async move { Some(agent) })
             .await
             .unwrap()
             .unwrap()
@@ -232,7 +226,7 @@ async fn first_turn(w: &World, spec: &AgentSpec) -> Step {
 }
 
 fn push_headers(w: &World) -> HeaderMap {
-    let token = w.agent.configs()[0].token.clone().unwrap();
+    let token = w.agent.configs()[0].token.clone();
     let mut headers = HeaderMap::new();
     headers.insert("x-a2a-notification-token", token.parse().unwrap());
     headers
@@ -273,8 +267,7 @@ async fn push_watch_from_first_turn_to_completion() {
     w.agent
         .set_task(task(TaskState::Working, "Building a blue widget"));
     let headers = push_headers(&w);
-    let body =
-        serde_json::to_vec(&update(TaskState::Working, "forged text is never used")).unwrap();
+    let body = push_body(TaskState::Working, "forged text is never used");
     assert_eq!(
         receiver::receive(&w.store, &w.bell, ID, &headers, &body)
             .await
@@ -341,7 +334,7 @@ async fn a_push_before_get_task_agrees_is_found_by_a_recheck() {
     let step = first_turn(&w, &spec).await;
     assert!(w.park(&step, "p1").await);
     let headers = push_headers(&w);
-    let body = serde_json::to_vec(&update(TaskState::Canceled, "")).unwrap();
+    let body = push_body(TaskState::Canceled, "");
     assert_eq!(
         receiver::receive(&w.store, &w.bell, ID, &headers, &body)
             .await
@@ -374,10 +367,8 @@ async fn follow_watch_hears_a_change_through_subscribe() {
     let step = w.run(Step::start(ID, "widgets", "go"), &spec).await;
     assert_eq!(park_shape(&step), FOLLOW, "no push on the card: follow");
     // The first subscription ends unchanged; the second shows a change.
-    w.agent.script_stream(Ok(vec![Ok(StreamResponse {
-        task: Some(task(TaskState::InputRequired, "q")),
-        ..StreamResponse::default()
-    })]));
+    w.agent
+        .script_stream(Ok(vec![Ok(update(TaskState::InputRequired, "q"))]));
     w.agent
         .script_stream(Ok(vec![Ok(update(TaskState::Working, "working now"))]));
     let end = w.follow(&step, "f1").await;
@@ -410,7 +401,7 @@ async fn a_terminal_subscribe_fetches_and_a_gone_task_turns_the_watch_off() {
     let spec = spec(Updates::Follow);
     let step = first_turn(&w, &spec).await;
     w.agent
-        .script_stream(Err(A2aError::UnsupportedOperation("terminal".into())));
+        .script_stream(Err(RemoteError::UnsupportedOperation("terminal".into())));
     w.agent.set_task(task(TaskState::Completed, "done"));
     assert_eq!(
         w.follow(&step, "f1").await,
@@ -430,7 +421,7 @@ async fn a_terminal_subscribe_fetches_and_a_gone_task_turns_the_watch_off() {
     let w = World::new(false).await;
     let step = first_turn(&w, &spec).await;
     w.agent
-        .script_stream(Err(A2aError::TaskNotFound("gone".into())));
+        .script_stream(Err(RemoteError::TaskNotFound("gone".into())));
     w.follow(&step, "f1").await;
     assert_eq!(w.store.snapshot(ID).unwrap().mode(), WatchMode::Off);
     let step = w.wake(step, Woke::Rung, &spec).await;
@@ -476,7 +467,7 @@ async fn off_watch_and_a_cancel_while_parked() {
 async fn a_turn_that_cannot_reach_the_agent_ends_as_failed() {
     let w = World::new(true).await;
     w.agent
-        .script_stream(Err(A2aError::Transport("connection failed".into())));
+        .script_stream(Err(RemoteError::Transport("connection failed".into())));
     let step = w
         .run(Step::start(ID, "widgets", "go"), &spec(Updates::Auto))
         .await;
@@ -521,7 +512,7 @@ async fn a_follow_up_refused_as_finished_ends_with_what_get_task_shows() {
     w.ring(reply("blue")).await;
     // The task completed before the reply reached it: the agent refuses the message as
     // sent to a terminal task (-32004), and GetTask shows how it ended.
-    w.agent.script_stream(Err(A2aError::UnsupportedOperation(
+    w.agent.script_stream(Err(RemoteError::UnsupportedOperation(
         "task is in a terminal state".into(),
     )));
     w.agent
@@ -561,12 +552,12 @@ async fn a_follow_up_that_breaks_before_its_first_event_parks_on_what_get_task_s
     let refusals: Vec<(&str, StreamScript)> = vec![
         (
             "a stream that errors before its first event",
-            Ok(vec![Err(A2aError::Transport("stream broke".into()))]),
+            Ok(vec![Err(RemoteError::Transport("stream broke".into()))]),
         ),
         ("a stream with no task state", Ok(vec![])),
         (
             "task not found",
-            Err(A2aError::TaskNotFound("unknown".into())),
+            Err(RemoteError::TaskNotFound("unknown".into())),
         ),
     ];
     for (why, script) in refusals {
@@ -600,9 +591,9 @@ async fn a_follow_up_refused_while_get_task_fails_too_ends_as_failed() {
     assert!(w.park(&step, "p1").await);
     w.ring(reply("blue")).await;
     w.agent
-        .script_stream(Err(A2aError::UnsupportedOperation("terminal".into())));
+        .script_stream(Err(RemoteError::UnsupportedOperation("terminal".into())));
     w.agent
-        .fail_gets(vec![A2aError::Transport("connection failed".into())]);
+        .fail_gets(vec![RemoteError::Transport("connection failed".into())]);
     let step = w.wake(step, Woke::Rung, &spec).await;
     let Some(Next::End(EndCause::Failed { reason })) = &step.next else {
         panic!("expected a failed end, got {:?}", step.next);
@@ -630,7 +621,7 @@ async fn a_final_state_applied_by_a_follow_wins_over_a_pending_reply() {
         .unwrap();
     // The parent's reply lands, and before the wake runs the follow applies COMPLETED.
     w.ring(reply("blue")).await;
-    let done = standin::domain::remote::remote_out(REMOTE, TaskState::Completed, None, "done");
+    let done = standin::state::remote_out(REMOTE, TaskState::Completed, "done");
     doorbell::follow_report(
         &w.store,
         &w.bell,
@@ -682,7 +673,7 @@ async fn a_cancel_decided_before_a_final_state_writes_no_second_note() {
         step.next,
         Some(Next::End(EndCause::Cancelled { .. }))
     ));
-    let done = standin::domain::remote::remote_out(REMOTE, TaskState::Completed, None, "done");
+    let done = standin::state::remote_out(REMOTE, TaskState::Completed, "done");
     doorbell::apply(&w.store, ID, &done, &Guard::Open)
         .await
         .unwrap();
@@ -710,7 +701,7 @@ async fn the_park_step_stores_only_the_newest_park() {
     let writes = w.store.writes();
     for (number, token) in [(1, "p1-again"), (0, "p0")] {
         assert!(
-            !handlers::steps::park(&w.store, &w.bell, ID, number, token)
+            !steps::park(&w.store, &w.bell, ID, number, token)
                 .await
                 .unwrap(),
             "park {number}"
@@ -778,7 +769,7 @@ async fn a_follow_that_outlives_its_park_is_fenced_at_the_wake() {
         .unwrap();
     let step = w.wake(step, Woke::TimedOut, &spec).await;
     assert_eq!(park_no(&step), 2);
-    let late = standin::domain::remote::remote_out(REMOTE, TaskState::Working, None, "late");
+    let late = standin::state::remote_out(REMOTE, TaskState::Working, "late");
     assert_eq!(
         doorbell::follow_report(
             &w.store,
@@ -800,7 +791,7 @@ async fn a_follow_without_an_agent_reports_a_failure_and_retries_later() {
     let w = World::new(false).await;
     let spec = spec(Updates::Follow);
     let step = first_turn(&w, &spec).await;
-    let end = handlers::follow::follow_unavailable(&w.store, &w.bell, ID, park_no(&step), "f1")
+    let end = standin::follow::follow_unavailable(&w.store, &w.bell, ID, park_no(&step), "f1")
         .await
         .unwrap();
     assert_eq!(end, FollowEnd::Reported(FollowOutcome::Failed));
@@ -813,7 +804,7 @@ async fn a_follow_without_an_agent_reports_a_failure_and_retries_later() {
     let step = w.wake(step, Woke::Rung, &spec).await;
     assert_eq!(park_shape(&step), (false, FOLLOW_RETRY_SECS));
     assert_eq!(
-        handlers::follow::follow_unavailable(&w.store, &w.bell, ID, park_no(&first), "f1-again")
+        standin::follow::follow_unavailable(&w.store, &w.bell, ID, park_no(&first), "f1-again")
             .await
             .unwrap(),
         FollowEnd::Fenced,
@@ -824,7 +815,7 @@ async fn a_follow_without_an_agent_reports_a_failure_and_retries_later() {
 #[tokio::test]
 async fn heartbeats_run_while_the_agent_is_slow() {
     let bell = MemoryDoorbell::new();
-    let answer = handlers::follow::with_heartbeats(&bell, "f1", Duration::from_millis(20), async {
+    let answer = standin::follow::with_heartbeats(&bell, "f1", Duration::from_millis(20), async {
         tokio::time::sleep(Duration::from_millis(110)).await;
         42
     })
@@ -847,12 +838,10 @@ async fn a_retried_wake_decides_the_same_and_leaves_the_next_event() {
     w.ring(reply("one")).await;
     w.ring(reply("two")).await;
     step.park = Some(ParkOutcome { woke: Woke::Rung });
-    let first = handlers::steps::wake_up(&w.store, step.clone(), 100, PACING)
+    let first = steps::wake_up(&w.store, step.clone(), 100, PACING)
         .await
         .unwrap();
-    let retried = handlers::steps::wake_up(&w.store, step, 100, PACING)
-        .await
-        .unwrap();
+    let retried = steps::wake_up(&w.store, step, 100, PACING).await.unwrap();
     assert_eq!(
         first.next,
         Some(Next::Turn {
@@ -906,7 +895,7 @@ async fn the_pacing_sets_the_idle_timeout() {
     let pacing = Pacing {
         idle_recheck_secs: 90,
     };
-    let step = handlers::steps::turn(
+    let step = steps::turn(
         &w.store,
         &w.agent,
         Step::start(ID, "widgets", "go"),
@@ -915,7 +904,7 @@ async fn the_pacing_sets_the_idle_timeout() {
     )
     .await
     .unwrap();
-    let step = handlers::steps::register_watch(&w.store, &w.agent, Some(&spec), None, step, pacing)
+    let step = steps::register_watch(&w.store, &w.agent, Some(&spec), None, step, pacing)
         .await
         .unwrap();
     assert_eq!(park_shape(&step), (false, 90));
@@ -930,9 +919,7 @@ async fn rolling_keeps_pending_events_for_the_successor() {
     w.ring(reply("kept")).await;
     step.park = Some(ParkOutcome { woke: Woke::Rung });
     step.cursor.cycles = 5;
-    let rolled = handlers::steps::wake_up(&w.store, step, 5, PACING)
-        .await
-        .unwrap();
+    let rolled = steps::wake_up(&w.store, step, 5, PACING).await.unwrap();
     assert_eq!(rolled.next, Some(Next::Roll));
     let successor = rolled.successor.expect("successor");
     assert_eq!(successor.name, format!("{ID}__1"));
@@ -993,14 +980,12 @@ async fn a_retried_fetch_after_it_applied_a_final_state_ends_final() {
     woken.park = Some(ParkOutcome {
         woke: Woke::TimedOut,
     });
-    let fetch_step = handlers::steps::wake_up(&w.store, woken, 100, PACING)
-        .await
-        .unwrap();
+    let fetch_step = steps::wake_up(&w.store, woken, 100, PACING).await.unwrap();
     assert!(matches!(fetch_step.next, Some(Next::Fetch { .. })));
-    let first = handlers::steps::fetch(&w.store, &w.agent, fetch_step.clone(), PACING)
+    let first = steps::fetch(&w.store, &w.agent, fetch_step.clone(), PACING)
         .await
         .unwrap();
-    let retried = handlers::steps::fetch(&w.store, &w.agent, fetch_step, PACING)
+    let retried = steps::fetch(&w.store, &w.agent, fetch_step, PACING)
         .await
         .unwrap();
     assert_eq!(first.next, Some(Next::End(EndCause::Final)));
@@ -1019,7 +1004,7 @@ async fn a_follow_without_an_agent_leaves_no_stale_report_when_an_event_waits() 
     let spec = spec(Updates::Follow);
     let step = first_turn(&w, &spec).await;
     w.ring(reply("blue")).await;
-    let end = handlers::follow::follow_unavailable(&w.store, &w.bell, ID, park_no(&step), "f1")
+    let end = standin::follow::follow_unavailable(&w.store, &w.bell, ID, park_no(&step), "f1")
         .await
         .unwrap();
     assert_eq!(
@@ -1049,7 +1034,7 @@ async fn the_follow_heartbeats_while_the_agent_is_slow_to_open_the_stream() {
         heartbeat: Duration::from_millis(100),
         ..TIMING
     };
-    let end = handlers::follow(
+    let end = standin::follow::follow(
         &w.store,
         &w.bell,
         &w.agent,
@@ -1115,7 +1100,7 @@ async fn a_reply_the_agent_refuses_while_it_still_waits_for_input_ends_the_stand
     let w = World::new(false).await;
     let spec = spec(Updates::Off);
     let step = first_turn(&w, &spec).await;
-    w.agent.script_stream(Err(A2aError::Rpc {
+    w.agent.script_stream(Err(RemoteError::Rpc {
         code: -32602,
         message: "invalid params".into(),
     }));
@@ -1137,11 +1122,10 @@ async fn an_agent_that_cannot_stream_takes_turns_by_send_message_and_get_task() 
     w.agent.streaming = false;
     let spec = spec(Updates::Auto);
     // SendMessage answers at once with WORKING; GetTask then shows the question.
-    w.agent
-        .script_send(Ok(standin::a2a::SendMessageResult::Task(task(
-            TaskState::Working,
-            "thinking",
-        ))));
+    w.agent.script_send(Ok(standin_remote::Sent::Task(task(
+        TaskState::Working,
+        "thinking",
+    ))));
     w.agent
         .set_task(task(TaskState::InputRequired, "Which colour?"));
     let step = w.run(Step::start(ID, "widgets", "go"), &spec).await;
@@ -1163,13 +1147,13 @@ async fn an_agent_that_cannot_stream_takes_turns_by_send_message_and_get_task() 
 
 #[tokio::test]
 async fn without_streaming_or_push_the_watch_is_off_and_follow_is_refused() {
-    use standin::domain::watch::{fit_to_streaming, misconfigured};
+    use standin::watch::{fit_to_streaming, misconfigured};
     assert_eq!(
-        fit_to_streaming(standin::domain::row::Watch::follow(), false).mode,
+        fit_to_streaming(standin::row::Watch::follow(), false).mode,
         WatchMode::Off
     );
     assert_eq!(
-        fit_to_streaming(standin::domain::row::Watch::follow(), true).mode,
+        fit_to_streaming(standin::row::Watch::follow(), true).mode,
         WatchMode::Follow
     );
     let reason = misconfigured("w", Updates::Follow, false).unwrap();
@@ -1198,7 +1182,8 @@ async fn a_reply_refused_by_a_passing_error_is_sent_once_more() {
     let w = World::new(false).await;
     let spec = spec(Updates::Off);
     let step = first_turn(&w, &spec).await;
-    w.agent.script_stream(Err(A2aError::Http { status: 503 }));
+    w.agent
+        .script_stream(Err(RemoteError::Http { status: 503 }));
     w.agent
         .script_stream(Ok(vec![Ok(update(TaskState::Completed, "done"))]));
     w.ring(reply("blue")).await;
@@ -1220,7 +1205,7 @@ async fn a_reply_that_timed_out_may_have_been_taken_so_the_stand_in_parks() {
     let w = World::new(false).await;
     let spec = spec(Updates::Off);
     let step = first_turn(&w, &spec).await;
-    w.agent.script_stream(Err(A2aError::Timeout {
+    w.agent.script_stream(Err(RemoteError::Timeout {
         operation: "SendStreamingMessage",
         seconds: 30,
     }));

@@ -2,18 +2,18 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
-use standin::a2a::TaskState;
-use standin::domain::doorbell::EndCause;
-use standin::domain::remote::{RemoteOut, remote_out};
-use standin::domain::row::{FollowOutcome, WakeEvent, WatchMode};
-use standin::domain::wake::*;
+use standin::doorbell::EndCause;
+use standin::row::{FollowOutcome, WakeEvent, WatchMode};
+use standin::state::{RemoteOut, remote_out};
+use standin::steps::next::*;
+use standin_wire::TaskState;
 
 const PACING: Pacing = Pacing {
     idle_recheck_secs: IDLE_RECHECK_SECS,
 };
 
 fn out(state: TaskState) -> RemoteOut {
-    remote_out("r", state, None, "")
+    remote_out("r", state, "")
 }
 
 fn push(claimed: TaskState) -> Option<WakeEvent> {
@@ -439,12 +439,8 @@ fn turns_end_register_or_park() {
         turned(&mut c, &out(TaskState::Working), Some(WatchMode::Follow)),
         FOLLOW_PARK
     );
-    let awaiting = remote_out(
-        "r",
-        TaskState::InputRequired,
-        Some("awaiting-next-message"),
-        "",
-    );
+    // An agent's "awaiting the next message" reads as COMPLETED (the remote crate's map).
+    let awaiting = remote_out("r", TaskState::Completed, "");
     assert_eq!(
         turned(&mut c, &awaiting, Some(WatchMode::Push)),
         Next::End(EndCause::Final)

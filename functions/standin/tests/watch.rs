@@ -3,12 +3,12 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
-use standin::a2a::A2aError;
-use standin::config::Updates;
-use standin::domain::push::TokenDigest;
-use standin::domain::row::WatchMode;
-use standin::domain::watch::{WatchPlan, config_id, plan_watch, register};
-use standin::memory::FakeAgent;
+use standin::agents::Updates;
+use standin::push::token::TokenDigest;
+use standin::row::WatchMode;
+use standin::watch::{WatchPlan, config_id, plan_watch, register};
+use standin_remote::RemoteError;
+use standin_remote::fake::FakeAgent;
 
 const BASE: &str = "https://api.example.com/Prod";
 
@@ -49,15 +49,15 @@ async fn push_registration_hands_the_token_to_the_agent_and_keeps_only_its_diges
     );
     let configs = agent.configs();
     let config = &configs[0];
-    assert_eq!(config.id, watch.config_id, "our own config id");
-    assert_eq!(config.task_id, "remote-1");
-    assert_eq!(config.url, format!("{BASE}/a2a/push/local%2F1%3Fx"));
-    let token = config.token.clone().expect("token sent");
-    let auth = config.authentication.clone().expect("bearer sent too");
     assert_eq!(
-        (auth.scheme.as_str(), auth.credentials.as_deref()),
-        ("Bearer", Some(token.as_str()))
+        Some(config.config_id.clone()),
+        watch.config_id,
+        "our own config id"
     );
+    assert_eq!(config.remote_task_id, "remote-1");
+    assert_eq!(config.url, format!("{BASE}/a2a/push/local%2F1%3Fx"));
+    let token = config.token.clone();
+    assert!(!token.is_empty(), "token sent");
     assert_eq!(watch.token_digest, Some(TokenDigest::of(&token)));
     let stored = serde_json::to_string(&watch).expect("json");
     assert!(
@@ -69,10 +69,10 @@ async fn push_registration_hands_the_token_to_the_agent_and_keeps_only_its_diges
 #[tokio::test]
 async fn every_registration_failure_falls_back_to_follow() {
     let refusals = [
-        A2aError::PushNotSupported("no".into()),
-        A2aError::TaskNotFound("gone".into()),
-        A2aError::Transport("refused".into()),
-        A2aError::Rpc {
+        RemoteError::PushNotSupported("no".into()),
+        RemoteError::TaskNotFound("gone".into()),
+        RemoteError::Transport("refused".into()),
+        RemoteError::Rpc {
             code: -32602,
             message: "Invalid push notification URL".into(),
         },

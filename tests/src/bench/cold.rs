@@ -46,7 +46,7 @@ pub fn binary(dir: &Path, function: &str) -> PathBuf {
     if cargo.exists() {
         return cargo;
     }
-    // get-task's resource is GetTaskFunction: each word capitalised, the dashes dropped.
+    // A SAM resource is the name with each dashed word capitalised (`notify` is NotifyFunction).
     let sam: String = function
         .split('-')
         .map(|word| {

@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::config::{AgentsConfig, ConfigError};
-use crate::domain::wake::{IDLE_RECHECK_SECS, Pacing};
+use crate::agents::{AgentsConfig, ConfigError};
+use crate::steps::next::{IDLE_RECHECK_SECS, Pacing};
 
 /// Park/wake cycles before a roll, when `HISTORY_BOUND` is not set (the template's
 /// `HistoryBound` default).
@@ -93,7 +93,7 @@ impl Tables {
     }
 }
 
-/// The state machine's steps (turn, register, get-task, wake, end, follow).
+/// The state machine's steps (turn, register, wake, end, follow).
 #[derive(Debug, Clone)]
 pub struct StepSettings {
     pub tables: Tables,
@@ -131,7 +131,7 @@ impl StepSettings {
                 "FOLLOW_HEARTBEAT_SECS",
                 DEFAULT_FOLLOW_HEARTBEAT_SECS,
             )?),
-            agent_ca_file: optional(env, crate::tls::AGENT_CA_FILE).map(PathBuf::from),
+            agent_ca_file: optional(env, standin_remote::tls::AGENT_CA_FILE).map(PathBuf::from),
         })
     }
 }

@@ -1,21 +1,20 @@
 //! The adapters and the agent client each kind of function runs on, built once per
 //! process from its settings (clients cost milliseconds).
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
 use aws_config::SdkConfig;
+use standin_remote::tls::Roots;
+use standin_remote::{AgentClient, Connector, Reach, RemoteError};
 
 use super::calls::CallRecorder;
 
 use super::config::{ControlSettings, NotifySettings, Retries, StepSettings, Tables};
-use crate::a2a::client::{Timeouts, fetch_card};
-use crate::a2a::{A2aClient, A2aError, ResolvedAgent};
-use crate::adapters::dynamo::DynamoRowStore;
-use crate::adapters::events::EventBridgeBus;
-use crate::adapters::sfn::{SfnCallback, SfnDoorbell, SfnExecutions};
-use crate::adapters::sqs::SqsParentQueue;
-use crate::config::{AgentSpec, AgentsConfig, ConfigError};
+use crate::agents::{AgentSpec, AgentsConfig, ConfigError};
+use crate::control::sfn::SfnExecutions;
+use crate::doorbell::sfn::SfnDoorbell;
+use crate::outbox::callback::SfnCallback;
+use crate::outbox::events::EventBridgeBus;
+use crate::outbox::sqs::SqsParentQueue;
+use crate::row::dynamo::DynamoRowStore;
 
 /// A client of one service on the shared configuration, recording its calls when asked.
 macro_rules! client {
@@ -66,26 +65,27 @@ impl Rows {
     }
 }
 
-/// What the steps run on: the rows, the agents' client, and the step settings.
+/// What the steps run on: the rows, the agents' connector, and the step settings.
 pub struct StepDeps {
     pub store: DynamoRowStore,
     pub bell: SfnDoorbell,
     pub settings: StepSettings,
-    http: reqwest::Client,
-    /// Agent cards read once per process: every step would otherwise fetch the card again.
-    cards: Mutex<HashMap<String, ResolvedAgent>>,
+    agents: Connector,
 }
 
 impl StepDeps {
     pub fn new(aws: &Aws, settings: StepSettings) -> Result<Self, ConfigError> {
-        let http = crate::tls::Roots::agent_client(settings.agent_ca_file.as_deref())?;
+        let http =
+            Roots::agent_client(settings.agent_ca_file.as_deref()).map_err(|e| ConfigError {
+                field: e.field,
+                problem: e.problem,
+            })?;
         let Rows { store, bell } = Rows::new(aws, &settings.tables);
         Ok(Self {
             store,
             bell,
             settings,
-            http,
-            cards: Mutex::default(),
+            agents: Connector::new(http),
         })
     }
 
@@ -93,35 +93,17 @@ impl StepDeps {
         self.settings.agents.agent(agent)
     }
 
-    /// Fetches the card and connects (JSON-RPC or HTTP+JSON, whichever it prefers).
-    pub async fn connect(&self, agent: &str) -> Result<A2aClient, A2aError> {
-        let spec = self
-            .spec(agent)
-            .ok_or_else(|| A2aError::Card(format!("no agent {agent:?} in the AGENTS document")))?;
-        let cached = self.cards.lock().ok().and_then(|c| c.get(agent).cloned());
-        let resolved = match cached {
-            Some(resolved) => resolved,
-            None => {
-                let (card, url) = fetch_card(&self.http, &spec.url, Timeouts::default()).await?;
-                let resolved = ResolvedAgent::from_card(&card, &url)?;
-                crate::a2a::reach::check_interface(
-                    &spec.url,
-                    &spec.allowed_origins,
-                    &resolved.endpoint,
-                )
-                .await?;
-                if let Ok(mut cards) = self.cards.lock() {
-                    cards.insert(agent.to_owned(), resolved.clone());
-                }
-                resolved
-            }
+    /// Reads the agent's card (once per process) and connects.
+    pub async fn connect(&self, agent: &str) -> Result<AgentClient, RemoteError> {
+        let spec = self.spec(agent).ok_or_else(|| {
+            RemoteError::Card(format!("no agent {agent:?} in the AGENTS document"))
+        })?;
+        let reach = Reach {
+            url: &spec.url,
+            allowed_origins: &spec.allowed_origins,
+            participant: spec.participant.as_deref(),
         };
-        A2aClient::new(
-            self.http.clone(),
-            resolved,
-            spec.participant.as_deref(),
-            Timeouts::default(),
-        )
+        self.agents.connect(agent, reach).await
     }
 }
 

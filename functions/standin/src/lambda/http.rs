@@ -1,5 +1,5 @@
 //! HTTP in and out for the two APIs: the push receiver and the control API decide in the
-//! library (`domain::receiver`, `handlers::control`); this only carries requests and
+//! library (`push::receiver`, `control`); this only carries requests and
 //! answers.
 
 use lambda_http::{Body, Request, RequestExt, Response};
@@ -7,8 +7,8 @@ use lambda_runtime::Error;
 use serde_json::Value;
 
 use super::deps::{ControlDeps, Rows};
-use crate::domain::receiver;
-use crate::handlers::control::{self, Control};
+use crate::control::{self, Control};
+use crate::push::receiver;
 
 pub(super) async fn push(deps: &'static Rows, request: Request) -> Result<Response<Body>, Error> {
     let params = request.path_parameters();

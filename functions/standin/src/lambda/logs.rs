@@ -32,16 +32,19 @@ pub fn event_span(event: &Value) -> Span {
 pub fn request_span(request: &Request) -> Span {
     let span = tracing::info_span!("invocation", task_id = tracing::field::Empty);
     if let Some(id) = request.path_parameters().first("task_id") {
-        span.record("task_id", crate::domain::receiver::truncate_for_log(id));
+        span.record("task_id", crate::push::receiver::truncate_for_log(id));
     }
     span
 }
 
 /// A notify batch's span: the stand-ins whose notes it holds (`a,b,…`), and `task_id`
 /// too when it holds one stand-in's, as every other function's lines name it.
-pub fn batch_span(task_ids: &str) -> Span {
-    let single = (!task_ids.is_empty() && !task_ids.contains(',')).then_some(task_ids);
-    tracing::info_span!("invocation", task_id = single, task_ids = %task_ids)
+pub fn batch_span(task_ids: &[&str]) -> Span {
+    let single = match task_ids {
+        [one] => Some(*one),
+        _ => None,
+    };
+    tracing::info_span!("invocation", task_id = single, task_ids = %task_ids.join(","))
 }
 
 /// The event format: `{"level": …, <span fields>, <event fields>}`; no timestamp, since

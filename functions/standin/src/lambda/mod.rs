@@ -5,10 +5,9 @@
 mod calls;
 mod config;
 mod deps;
+mod handlers;
 mod http;
 mod logs;
-mod notify;
-mod steps;
 
 use futures_util::future::BoxFuture;
 use lambda_http::{Body, Request, Response};
@@ -18,15 +17,15 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tracing::Instrument;
 
-use crate::config::ConfigError;
+use crate::agents::ConfigError;
+use crate::outbox::stream;
 
 pub use config::{
     ControlSettings, DEFAULT_FOLLOW_HEARTBEAT_SECS, DEFAULT_HISTORY_BOUND,
     DEFAULT_TURN_WINDOW_SECS, Env, NotifySettings, ProcessEnv, Retries, StepSettings, Tables,
 };
 pub use deps::{Aws, ControlDeps, NotifyDeps, Rows, StepDeps};
-pub use notify::NoteStream;
-pub use steps::{ParkInput, end, fetch, follow, park, register, turn, wake};
+pub use handlers::{ParkInput, end, fetch, follow, park, register, turn, wake};
 
 /// Reads the settings first (a missing variable fails the cold start naming it, before
 /// any client is built), then builds the function's dependencies once.
@@ -97,8 +96,8 @@ fn rows(aws: &Aws, tables: Tables) -> Result<Rows, ConfigError> {
 /// A state-machine step: the execution's state in, the state with `next` decided out.
 pub async fn serve_step<F, Fut>(handler: F) -> Result<(), Error>
 where
-    F: Fn(&'static StepDeps, crate::handlers::Step) -> Fut + Copy + Send + 'static,
-    Fut: Future<Output = Result<crate::handlers::Step, Error>> + Send + 'static,
+    F: Fn(&'static StepDeps, crate::steps::Step) -> Fut + Copy + Send + 'static,
+    Fut: Future<Output = Result<crate::steps::Step, Error>> + Send + 'static,
 {
     let deps = build(Retries::Patient, StepSettings::read, step_deps).await?;
     serve(deps, handler).await
@@ -124,10 +123,18 @@ pub async fn serve_notify() -> Result<(), Error> {
     })
     .await?;
     Box::pin(lambda_runtime::run(service_fn(
-        move |event: LambdaEvent<NoteStream>| {
-            let stop_at = notify::stop_before(event.context.deadline, notify::NOTIFY_MARGIN);
-            let span = logs::batch_span(&event.payload.task_ids());
-            notify::notify(deps, event.payload, stop_at).instrument(span)
+        move |event: LambdaEvent<stream::Event>| async move {
+            let stop_at = stream::stop_before(event.context.deadline, stream::NOTIFY_MARGIN);
+            let span = logs::batch_span(&stream::task_ids(&event.payload));
+            let outlets = stream::Outlets {
+                queue: &deps.queue,
+                bus: deps.bus.as_ref(),
+                callback: &deps.callback,
+            };
+            let answer = stream::notify(outlets, &event.payload, stop_at)
+                .instrument(span)
+                .await;
+            Ok::<_, Error>(answer)
         },
     )))
     .await

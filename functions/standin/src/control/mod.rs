@@ -1,0 +1,417 @@
+//! The parent's control API over the ports: start, reply, cancel, status, notes, list.
+//! The Lambda glue turns an HTTP request into a [`Call`] and the [`Answer`] back into a
+//! response; everything a parent is told, and with which status, is decided here.
+
+mod executions;
+pub mod memory;
+pub mod sfn;
+
+pub use executions::{ExecutionError, Executions};
+
+use serde::Serialize;
+use serde_json::Value;
+use standin_wire::{
+    Accepted, BodyError, CancelRequest, ErrorBody, ListPage, NotesPage, Pending, ReplyRequest,
+    StartRequest, Started, Status, Summary, TaskId,
+};
+use tracing::{error, warn};
+
+use crate::agents::AgentsConfig;
+use crate::doorbell;
+use crate::doorbell::Doorbell;
+use crate::row::{Guard, Row, WakeEvent};
+use crate::row::{RowStore, StoreError};
+use crate::steps::{Step, execution_name};
+
+/// What the parent asked for, as routed from method and path.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Call<'a> {
+    Start(&'a Value),
+    Reply {
+        task_id: &'a str,
+        body: &'a Value,
+    },
+    Cancel {
+        task_id: &'a str,
+        body: &'a Value,
+    },
+    Status {
+        task_id: &'a str,
+    },
+    Notes {
+        task_id: &'a str,
+        after: Option<&'a str>,
+    },
+    List {
+        after: Option<&'a str>,
+    },
+    NoRoute {
+        method: &'a str,
+        path: &'a str,
+    },
+}
+
+/// Routes a request: its method, its path (without a trailing `/`), the `{task_id}` path
+/// parameter when the route has one, the `after` query parameter and the JSON body.
+pub fn route<'a>(
+    method: &'a str,
+    path: &'a str,
+    task_id: Option<&'a str>,
+    after: Option<&'a str>,
+    body: &'a Value,
+) -> Call<'a> {
+    match (method, task_id) {
+        ("POST", None) if path.ends_with("/standins") => Call::Start(body),
+        ("POST", Some(task_id)) if path.ends_with("/reply") => Call::Reply { task_id, body },
+        ("POST", Some(task_id)) if path.ends_with("/cancel") => Call::Cancel { task_id, body },
+        ("GET", Some(task_id)) if path.ends_with(&format!("/{task_id}/notes")) => {
+            Call::Notes { task_id, after }
+        }
+        ("GET", Some(task_id)) => Call::Status { task_id },
+        ("GET", None) if path.ends_with("/standins") => Call::List { after },
+        _ => Call::NoRoute { method, path },
+    }
+}
+
+/// The HTTP answer: a status and a JSON body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answer {
+    pub status: u16,
+    pub body: Value,
+}
+
+impl Answer {
+    fn of(status: u16, body: impl Serialize) -> Self {
+        Self {
+            status,
+            body: serde_json::to_value(body).unwrap_or(Value::Null),
+        }
+    }
+
+    fn error(status: u16, error: impl Into<String>) -> Self {
+        Self::of(
+            status,
+            ErrorBody {
+                error: error.into(),
+                agents: None,
+            },
+        )
+    }
+}
+
+/// What went wrong on our side (a 5xx): the caller may try again.
+#[derive(Debug, thiserror::Error)]
+pub enum ControlError {
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Executions(#[from] ExecutionError),
+    #[error("the step input could not be written: {0}")]
+    Input(#[from] serde_json::Error),
+}
+
+/// What a parent may see of a row: never the park token or the token's digest.
+pub fn summary(row: &Row) -> Summary {
+    Summary {
+        task_id: row.task_id.clone(),
+        agent: row.agent.clone(),
+        remote_task_id: row.remote_task_id.clone(),
+        watch: row.watch.as_ref().map(|w| w.mode),
+        state: row.last.as_ref().map(|l| l.state),
+        text: row.last.as_ref().map(|l| l.text.clone()),
+        closed: row.closed,
+        seq: row.seq,
+        created_at: row.created_at.clone(),
+    }
+}
+
+/// Notes per page of the note log.
+pub const NOTES_PAGE: u32 = 100;
+/// Stand-ins per page of the list.
+pub const LIST_PAGE: u32 = 50;
+
+/// The control API over a row store, a doorbell and the executions.
+pub struct Control<'a, S, D, E> {
+    pub store: &'a S,
+    pub bell: &'a D,
+    pub executions: &'a E,
+    pub agents: &'a AgentsConfig,
+}
+
+impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
+    /// The answer to a call. A failure on our side (the row store or Step Functions did
+    /// not answer) is a 503 the parent may retry, logged with its cause.
+    pub async fn handle(&self, call: Call<'_>) -> Answer {
+        match self.answer(call).await {
+            Ok(answer) => answer,
+            Err(err) => {
+                error!(error = %err, "control call failed");
+                let what = match err {
+                    ControlError::Store(_) => "the stand-ins' table did not answer",
+                    ControlError::Executions(_) => "Step Functions did not answer",
+                    ControlError::Input(_) => "the stand-in's input could not be written",
+                };
+                Answer::error(503, format!("{what}; try again"))
+            }
+        }
+    }
+
+    async fn answer(&self, call: Call<'_>) -> Result<Answer, ControlError> {
+        match call {
+            Call::Start(body) => self.start(body).await,
+            Call::Reply { task_id, body } => self.reply(task_id, body).await,
+            Call::Cancel { task_id, body } => self.cancel(task_id, body).await,
+            Call::Status { task_id } => self.status(task_id).await,
+            Call::Notes { task_id, after } => self.notes(task_id, after).await,
+            Call::List { after } => {
+                let (rows, next) = self.store.list(after, LIST_PAGE).await?;
+                let standins = rows.iter().map(summary).collect();
+                Ok(Answer::of(200, ListPage { standins, next }))
+            }
+            Call::NoRoute { method, path } => {
+                Ok(Answer::error(404, format!("no route {method} {path}")))
+            }
+        }
+    }
+
+    async fn start(&self, body: &Value) -> Result<Answer, ControlError> {
+        // The agent first: a caller who names one this deployment does not know learns
+        // the known ones before anything else about the body.
+        if let Some(agent) = body["agent"].as_str().filter(|a| !a.is_empty())
+            && self.agents.agent(agent).is_none()
+        {
+            return Ok(self.unknown_agent(agent));
+        }
+        let request = match StartRequest::parse(body) {
+            Ok(request) => request,
+            Err(BodyError(message)) => return Ok(Answer::error(400, message)),
+        };
+        let agent = request.agent.as_str();
+        let task_id = match request.task_id {
+            Some(id) => id,
+            None => TaskId::parse(&format!("si-{}", random_hex()))
+                .map_err(|e| ControlError::Input(serde::de::Error::custom(e)))?,
+        };
+        // From here on the invocation's log lines name the stand-in it starts.
+        tracing::Span::current().record("task_id", task_id.as_str());
+        let message = request.message.as_str();
+        let mut row = Row::new(task_id.as_str(), agent);
+        row.created_at = Some(crate::clock::now_rfc3339());
+        row.parent_task_token = request.parent_task_token.clone();
+        match self.store.create(&row).await {
+            Ok(_) => {}
+            Err(StoreError::AlreadyExists(_)) => {
+                let existing = self.store.get(&task_id).await?;
+                if existing.as_ref().is_some_and(|r| r.agent != agent) {
+                    return Ok(Answer::error(
+                        409,
+                        format!("stand-in {task_id} exists for another agent"),
+                    ));
+                }
+                // A parent's retried task comes with a new token: the stand-in answers
+                // only the token it was started with, so say so rather than leave the
+                // new one waiting.
+                if request.parent_task_token.is_some()
+                    && existing
+                        .as_ref()
+                        .is_some_and(|r| r.parent_task_token != request.parent_task_token)
+                {
+                    return Ok(Answer::error(
+                        409,
+                        format!(
+                            "stand-in {task_id} was started for another parent task token; start a new stand-in with another task_id"
+                        ),
+                    ));
+                }
+                if existing.as_ref().is_some_and(|r| r.closed) {
+                    return Ok(Answer::error(
+                        409,
+                        format!(
+                            "stand-in {task_id} has ended; its notes stay readable at GET /standins/{task_id}/notes. Start a new stand-in with another task_id"
+                        ),
+                    ));
+                }
+            }
+            Err(err) => return Err(err.into()),
+        }
+        let input = serde_json::to_string(&Step::start(task_id.as_str(), agent, message))?;
+        let execution_arn = match self.executions.start(&task_id, &input).await {
+            Ok(arn) => arn,
+            // Starting twice with the same input is idempotent on Step Functions; a
+            // different input under the same name is refused. Either way the answer is
+            // the stand-in's newest execution (a roll starts `__1`, …), if it runs.
+            Err(ExecutionError::AlreadyExists(_)) => {
+                match self.current_execution(&task_id).await {
+                    (arn, Some(status)) if status == "RUNNING" => arn,
+                    // Unknown is not "ended": closing a row on a guess could end a live one.
+                    (_, None) => {
+                        return Ok(Answer::error(
+                            503,
+                            "Step Functions could not be asked about this stand-in; try the start again",
+                        ));
+                    }
+                    // Nothing runs under the name: an earlier stand-in of this id ended and
+                    // its row expired while Step Functions keeps the name (or an earlier
+                    // start of this one was answered 503 and its execution has ended).
+                    // Close the row, so the id answers "ended" from now on.
+                    (_, Some(_)) => {
+                        self.store.close(&task_id, None).await?;
+                        return Ok(Answer::error(
+                            409,
+                            format!(
+                                "task_id {task_id} was used by an earlier stand-in that has ended; start a new stand-in with another task_id"
+                            ),
+                        ));
+                    }
+                }
+            }
+            Err(err) => return Err(err.into()),
+        };
+        Ok(Answer::of(
+            200,
+            Started {
+                task_id,
+                execution_arn,
+            },
+        ))
+    }
+
+    fn unknown_agent(&self, agent: &str) -> Answer {
+        let known = self.agents.agents.iter().map(|a| a.id.clone()).collect();
+        Answer::of(
+            400,
+            ErrorBody {
+                error: format!("unknown agent {agent:?}"),
+                agents: Some(known),
+            },
+        )
+    }
+
+    async fn reply(&self, task_id: &str, body: &Value) -> Result<Answer, ControlError> {
+        let request = match ReplyRequest::parse(body) {
+            Ok(request) => request,
+            Err(BodyError(message)) => return Ok(Answer::error(400, message)),
+        };
+        // Unnamed, the reply gets a name here, which makes the store's own retries
+        // harmless.
+        let reply_id = request
+            .reply_id
+            .map_or_else(|| format!("r-{}", random_hex()), String::from);
+        let event = WakeEvent::Reply {
+            text: request.text,
+            id: Some(reply_id),
+        };
+        self.ring(task_id, event).await
+    }
+
+    async fn cancel(&self, task_id: &str, body: &Value) -> Result<Answer, ControlError> {
+        let reason = match CancelRequest::parse(body) {
+            Ok(request) => request.reason().to_owned(),
+            Err(BodyError(message)) => return Ok(Answer::error(400, message)),
+        };
+        self.ring(task_id, WakeEvent::Cancel { reason }).await
+    }
+
+    async fn ring(&self, task_id: &str, event: WakeEvent) -> Result<Answer, ControlError> {
+        match doorbell::ring(self.store, self.bell, task_id, &event, &Guard::Open).await {
+            Ok(_) => Ok(Answer::of(
+                202,
+                Accepted {
+                    task_id: task_id.to_owned(),
+                    accepted: true,
+                },
+            )),
+            Err(StoreError::NotFound(_)) => {
+                Ok(Answer::error(404, format!("no stand-in {task_id}")))
+            }
+            Err(StoreError::Refused(_)) => {
+                Ok(Answer::error(409, format!("stand-in {task_id} has ended")))
+            }
+            Err(err @ StoreError::RepliesFull(_)) => Ok(Answer::error(
+                429,
+                format!("{err}; send more once it has taken them"),
+            )),
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    async fn status(&self, task_id: &str) -> Result<Answer, ControlError> {
+        let Some(row) = self.store.get(task_id).await? else {
+            return Ok(Answer::error(404, format!("no stand-in {task_id}")));
+        };
+        let (execution_arn, execution_status) = self.current_execution(task_id).await;
+        Ok(Answer::of(
+            200,
+            Status {
+                summary: summary(&row),
+                execution_arn,
+                execution_status,
+                parked: row.is_parked(),
+                pending: Pending {
+                    cancel: row.pending.cancel.is_some(),
+                    replies: row.pending.replies.len(),
+                    push: row.pending.push.is_some(),
+                },
+            },
+        ))
+    }
+
+    /// The stand-in's newest execution and its status: a roll starts `{task_id}__1`,
+    /// then `__2`, …, so the newest is the last name that exists. The status is None
+    /// when Step Functions can't be asked (the ARN is still right).
+    async fn current_execution(&self, task_id: &str) -> (String, Option<String>) {
+        let arn_of = |generation| self.executions.arn(&execution_name(task_id, generation));
+        let mut found: Option<(String, Option<String>)> = None;
+        // Bounded: each generation is hundreds of park/wake cycles.
+        for generation in 0..1000 {
+            let arn = arn_of(generation);
+            match self.executions.status(&arn).await {
+                Ok(status) => found = Some((arn, Some(status))),
+                Err(ExecutionError::DoesNotExist(_)) => break,
+                Err(err) => {
+                    warn!(task_id, error = %err, "cannot describe the execution");
+                    return found.unwrap_or((arn, None));
+                }
+            }
+        }
+        found.unwrap_or_else(|| (arn_of(0), None))
+    }
+
+    /// The note log: every note the stand-in wrote, in order, after `after` (a `seq`),
+    /// so a parent that lost messages can catch up.
+    async fn notes(&self, task_id: &str, after: Option<&str>) -> Result<Answer, ControlError> {
+        let after = match after.map(str::parse::<u64>) {
+            None => 0,
+            Some(Ok(n)) => n,
+            Some(Err(_)) => {
+                return Ok(Answer::error(
+                    400,
+                    "after must be a note number (a whole number, 0 or more)",
+                ));
+            }
+        };
+        if self.store.get(task_id).await?.is_none()
+            && self.store.notes(task_id, 0, 1).await?.is_empty()
+        {
+            return Ok(Answer::error(404, format!("no stand-in {task_id}")));
+        }
+        let notes = self.store.notes(task_id, after, NOTES_PAGE).await?;
+        let next = (notes.len() == NOTES_PAGE as usize)
+            .then(|| notes.last().map(|n| n.seq))
+            .flatten();
+        Ok(Answer::of(
+            200,
+            NotesPage {
+                task_id: task_id.to_owned(),
+                notes,
+                next,
+            },
+        ))
+    }
+}
+
+fn random_hex() -> String {
+    let mut bytes = [0u8; 12];
+    rand::Rng::fill_bytes(&mut rand::rng(), &mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,47 @@
+//! The doorbell in memory, for unit tests.
+
+use std::sync::{Mutex, MutexGuard};
+
+use super::port::{Doorbell, DoorbellError};
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Records every ring and heartbeat; can be told the park is over or the service is down.
+#[derive(Default)]
+pub struct MemoryDoorbell {
+    rings: Mutex<Vec<String>>,
+    heartbeats: Mutex<Vec<String>>,
+    failure: Mutex<Option<DoorbellError>>,
+}
+
+impl MemoryDoorbell {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn rings(&self) -> Vec<String> {
+        lock(&self.rings).clone()
+    }
+
+    pub fn heartbeats(&self) -> Vec<String> {
+        lock(&self.heartbeats).clone()
+    }
+
+    pub fn fail_with(&self, error: Option<DoorbellError>) {
+        *lock(&self.failure) = error;
+    }
+}
+
+impl Doorbell for MemoryDoorbell {
+    async fn ring(&self, park_token: &str) -> Result<(), DoorbellError> {
+        lock(&self.rings).push(park_token.to_owned());
+        lock(&self.failure).clone().map_or(Ok(()), Err)
+    }
+
+    async fn heartbeat(&self, park_token: &str) -> Result<(), DoorbellError> {
+        lock(&self.heartbeats).push(park_token.to_owned());
+        lock(&self.failure).clone().map_or(Ok(()), Err)
+    }
+}

@@ -1,0 +1,345 @@
+//! The doorbell protocol (docs/architecture.md): ring, park, drain, the fences, and
+//! close first. Every step is one conditional write on the row, then at most one ring.
+
+pub mod memory;
+mod port;
+pub mod sfn;
+
+pub use port::{Doorbell, DoorbellError};
+
+use std::future::Future;
+
+use tracing::{info, warn};
+
+use crate::row::{Applied, Closed, Drained, RowStore, StoreError};
+use crate::row::{FollowOutcome, Guard, Row, WakeEvent, WatchMode};
+use crate::state::RemoteOut;
+use standin_remote::{Agent, RemoteError};
+use standin_wire::TaskState;
+
+/// Records the event (never on a closed row), then rings the stored park token if any.
+/// A refused or failed ring is ignored: the event is on the row and the next park sees it.
+pub async fn ring<S: RowStore, D: Doorbell>(
+    store: &S,
+    bell: &D,
+    task_id: &str,
+    event: &WakeEvent,
+    guard: &Guard,
+) -> Result<Row, StoreError> {
+    let row = store.record(task_id, event, guard).await?;
+    if let Some(token) = &row.park_token {
+        ring_token(bell, task_id, token).await;
+    }
+    Ok(row)
+}
+
+async fn ring_token<D: Doorbell>(bell: &D, task_id: &str, token: &str) {
+    match bell.ring(token).await {
+        Ok(()) | Err(DoorbellError::ParkOver) => {}
+        Err(err) => warn!(task_id, error = %err, "ring failed; the event waits on the row"),
+    }
+}
+
+/// Stores the token of park number `park`; if an event is already pending, rings itself
+/// so nothing recorded between the last wake and this park is lost. A late or repeated
+/// invoke of an older park is refused by the store and changes nothing (`Ok(None)`).
+pub async fn park<S: RowStore, D: Doorbell>(
+    store: &S,
+    bell: &D,
+    task_id: &str,
+    park: u64,
+    token: &str,
+) -> Result<Option<Row>, StoreError> {
+    let row = match store.park(task_id, park, token).await {
+        Ok(row) => row,
+        Err(StoreError::Refused(_)) => {
+            info!(
+                task_id,
+                park, "park refused: not the newest park, or the row is closed"
+            );
+            return Ok(None);
+        }
+        Err(err) => return Err(err),
+    };
+    if !row.pending.is_empty() {
+        ring_token(bell, task_id, token).await;
+    }
+    Ok(Some(row))
+}
+
+/// Ends park `park` and takes the next pending event by priority; the others stay for
+/// the next park.
+pub async fn drain<S: RowStore>(
+    store: &S,
+    task_id: &str,
+    park: u64,
+) -> Result<Drained, StoreError> {
+    store.drain(task_id, park).await
+}
+
+/// Apply: if (state, scrubbed text) differs from the row, move the row and record the
+/// parent's note in the same transaction (the outbox delivers it). A final state closes
+/// the row in that write, so it outranks any reply or cancel that comes later.
+pub async fn apply<S: RowStore>(
+    store: &S,
+    task_id: &str,
+    out: &RemoteOut,
+    guard: &Guard,
+) -> Result<Applied, StoreError> {
+    let applied = store.apply(task_id, out, guard).await?;
+    // The write that applies a final state closes the row, once: the stand-in has ended.
+    if out.is_final && matches!(applied, Applied::Changed { .. }) {
+        ended(
+            task_id,
+            &out.state
+                .as_str()
+                .trim_start_matches("TASK_STATE_")
+                .to_ascii_lowercase(),
+        );
+    }
+    Ok(applied)
+}
+
+/// Counts a stand-in's end by its cause, where the write that ends it happens (so a
+/// retried End step does not count it again).
+fn ended(task_id: &str, cause: &str) {
+    crate::metrics::record(
+        crate::metrics::Metric::StandInsEnded,
+        1.0,
+        Some(cause),
+        Some(task_id),
+    );
+}
+
+/// A follow's report, fenced on its park's epoch: a late follow from an earlier park
+/// changes nothing and rings nothing.
+pub async fn follow_report<S: RowStore, D: Doorbell>(
+    store: &S,
+    bell: &D,
+    row: &Row,
+    epoch: u64,
+    change: Option<&RemoteOut>,
+    outcome_without_change: FollowOutcome,
+) -> Result<FollowOutcome, StoreError> {
+    let guard = Guard::Epoch(epoch);
+    let outcome = match change {
+        Some(out) => match apply(store, &row.task_id, out, &guard).await? {
+            Applied::Changed { row: applied, .. } if out.is_final => {
+                // The final state closed the row: nothing can be recorded on it any more,
+                // so ring the park directly; its wake finds the row closed and ends.
+                if let Some(token) = &applied.park_token {
+                    ring_token(bell, &row.task_id, token).await;
+                }
+                return Ok(FollowOutcome::Changed { is_final: true });
+            }
+            Applied::Changed { .. } => FollowOutcome::Changed { is_final: false },
+            Applied::Unchanged => FollowOutcome::Unchanged,
+        },
+        None => outcome_without_change,
+    };
+    ring(
+        store,
+        bell,
+        &row.task_id,
+        &WakeEvent::Follow { epoch, outcome },
+        &guard,
+    )
+    .await?;
+    Ok(outcome)
+}
+
+/// A follow stops once its park is over: closed, re-parked, woken, or an event waits.
+pub fn follow_should_stop(row: &Row, epoch: u64) -> bool {
+    !Guard::Epoch(epoch).admits(row) || !row.pending.is_empty()
+}
+
+/// Why a stand-in ends.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case", tag = "cause")]
+pub enum EndCause {
+    /// The remote task reached a final state (already on the row).
+    Final,
+    Cancelled {
+        reason: String,
+    },
+    /// The stand-in could not go on (for example the first turn failed).
+    Failed {
+        reason: String,
+    },
+}
+
+impl EndCause {
+    /// A failure whose reason goes into the execution's state and the parent's note:
+    /// scrubbed and bounded first, whatever an agent put into it.
+    pub fn failed(reason: &str) -> Self {
+        Self::Failed {
+            reason: standin_wire::scrub::scrub(reason),
+        }
+    }
+}
+
+/// How many times the end tries to delete the push config.
+pub const DELETE_ATTEMPTS: u32 = 2;
+
+/// The final note a cause writes, when the row is not closed yet. A final state applied
+/// earlier closed the row itself and told the parent under its own number.
+fn final_out(row: &Row, cause: &EndCause) -> RemoteOut {
+    let remote_task_id = row.remote_task_id.clone().unwrap_or_default();
+    let (state, text) = match cause {
+        EndCause::Final => match row.last.as_ref().filter(|l| l.is_final) {
+            Some(last) => (last.state, last.text.clone()),
+            None => (
+                TaskState::Failed,
+                "the stand-in ended without a final state".to_owned(),
+            ),
+        },
+        EndCause::Cancelled { reason } => (TaskState::Canceled, standin_wire::scrub::scrub(reason)),
+        EndCause::Failed { reason } => (TaskState::Failed, standin_wire::scrub::scrub(reason)),
+    };
+    RemoteOut {
+        remote_task_id,
+        state,
+        text,
+        is_final: true,
+    }
+}
+
+/// The end, in order. Close first: from the close on, every push is refused and a reply
+/// or cancel gets 409. Tell the parent: one final note, written in the same transaction
+/// as the close, unless a final state already closed the row and told the parent (it
+/// wins over a later cancel). For the parent's cancel the note waits for one call: the
+/// remote cancel, whose answer is the truth (a task that finished first reports how it
+/// finished, not CANCELED). Then clean up: delete the push config (errors logged and
+/// swallowed). `connect` reads the agent card only when the end needs the agent.
+/// Idempotent: a retried end writes no second note.
+pub async fn end<S, A, C, F>(
+    store: &S,
+    task_id: &str,
+    cause: &EndCause,
+    connect: C,
+) -> Result<Closed, StoreError>
+where
+    S: RowStore,
+    A: Agent,
+    C: FnOnce() -> F,
+    F: Future<Output = Option<A>>,
+{
+    let row = store
+        .get(task_id)
+        .await?
+        .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+    let told = row.last.as_ref().is_some_and(|l| l.is_final);
+    let wants_agent =
+        has_push_config(&row) || (!told && matches!(cause, EndCause::Cancelled { .. }));
+    let closed = match cause {
+        _ if told => Closed { row, seq: None },
+        EndCause::Cancelled { reason } => {
+            let closing = if row.closed {
+                row
+            } else {
+                let closing = store.close(task_id, None).await?.row;
+                // A final state applied meanwhile has ended (and counted) the stand-in.
+                if !closing.last.as_ref().is_some_and(|l| l.is_final) {
+                    ended(task_id, "cancelled_by_parent");
+                }
+                closing
+            };
+            let agent = if wants_agent { connect().await } else { None };
+            let truth = match (&agent, closing.remote_task_id.as_deref()) {
+                (Some(agent), Some(remote)) => cancel_remote(agent, task_id, remote, reason).await,
+                _ => cancelled(&closing, reason),
+            };
+            let closed = store.close(task_id, Some(&truth)).await?;
+            if let Some(agent) = &agent {
+                clean_up(agent, &closed.row).await;
+            }
+            return Ok(closed);
+        }
+        _ => {
+            let closed = store.close(task_id, Some(&final_out(&row, cause))).await?;
+            // No note written: a final state applied meanwhile ended (and counted) it.
+            if closed.seq.is_some() {
+                let cause = match cause {
+                    EndCause::Failed { .. } => "stand_in_failed",
+                    _ => "ended_without_a_final_state",
+                };
+                ended(task_id, cause);
+            }
+            closed
+        }
+    };
+    if wants_agent && let Some(agent) = connect().await {
+        clean_up(&agent, &closed.row).await;
+    }
+    Ok(closed)
+}
+
+fn has_push_config(row: &Row) -> bool {
+    row.watch
+        .as_ref()
+        .is_some_and(|w| w.mode == WatchMode::Push && w.config_id.is_some())
+}
+
+fn cancelled(row: &Row, reason: &str) -> RemoteOut {
+    final_out(
+        row,
+        &EndCause::Cancelled {
+            reason: reason.to_owned(),
+        },
+    )
+}
+
+/// Asks the remote task to cancel; its answer decides the final note. A task that had
+/// already finished (CancelTask refuses it, or answers it finished) reports its own final
+/// state; anything else, an agent that cannot be reached included, is the parent's
+/// CANCELED with its reason.
+async fn cancel_remote<A: Agent>(
+    agent: &A,
+    task_id: &str,
+    remote: &str,
+    reason: &str,
+) -> RemoteOut {
+    let parent_cancel = RemoteOut {
+        remote_task_id: remote.to_owned(),
+        state: TaskState::Canceled,
+        text: standin_wire::scrub::scrub(reason),
+        is_final: true,
+    };
+    let task = match agent.cancel(remote).await {
+        Ok(task) => Some(task),
+        Err(RemoteError::TaskNotCancelable(_)) => agent.get(remote).await.ok(),
+        Err(err) => {
+            info!(task_id, error = %err, "remote cancel failed; the parent's cancel stands");
+            None
+        }
+    };
+    match task.map(|t| crate::state::from_status(&t, "").about(remote)) {
+        Some(out) if out.is_final && out.state != TaskState::Canceled => out,
+        _ => parent_cancel,
+    }
+}
+
+/// After the close and the note: delete the push config (two attempts, errors logged and
+/// swallowed; a later push is refused anyway). Idempotent.
+pub async fn clean_up<A: Agent>(agent: &A, row: &Row) {
+    if let Some(watch) = &row.watch
+        && watch.mode == WatchMode::Push
+        && let Some(config_id) = &watch.config_id
+    {
+        let remote_id = row.remote_task_id.clone().unwrap_or_default();
+        delete_push_config(agent, &row.task_id, &remote_id, config_id).await;
+    }
+}
+
+async fn delete_push_config<A: Agent>(agent: &A, task_id: &str, remote_id: &str, config_id: &str) {
+    let mut last: Option<RemoteError> = None;
+    for _ in 0..DELETE_ATTEMPTS {
+        match agent.delete_push(remote_id, config_id).await {
+            Ok(()) => return,
+            Err(err) => last = Some(err),
+        }
+    }
+    if let Some(err) = last {
+        warn!(task_id, error = %err, "push config not deleted; later pushes are refused anyway");
+    }
+}

@@ -1,0 +1,353 @@
+//! The follow step: the park for the follow watch. Stores the park token, then holds
+//! SubscribeToTask open for at most the window, heartbeating throughout, and reports the
+//! first change (applied under the park's epoch) or why it stopped.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use tokio::time::Instant;
+use tracing::{info, warn};
+
+use crate::doorbell::{self, follow_should_stop};
+use crate::doorbell::{Doorbell, DoorbellError};
+use crate::row::RowStore;
+use crate::row::{FollowOutcome, Row, Watch};
+use crate::state::{RemoteOut, from_status, from_update};
+use crate::steps::StepError;
+use standin_remote::{Agent, RemoteError};
+
+#[derive(Debug, Clone, Copy)]
+pub struct FollowTiming {
+    /// The longest one follow holds the agent (FOLLOW_WINDOW).
+    pub window: Duration,
+    /// The pause before re-subscribing (the agent's `follow_interval`).
+    pub interval: Duration,
+    /// How often the follow heartbeats and checks whether its park is over.
+    pub heartbeat: Duration,
+}
+
+/// How a follow ended, for logs and tests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FollowEnd {
+    /// The park was already over, or ended while following: nothing reported.
+    ParkOver,
+    Reported(FollowOutcome),
+    /// The report was fenced out: a newer park exists.
+    Fenced,
+}
+
+struct Follower<'a, S, D, A> {
+    store: &'a S,
+    bell: &'a D,
+    agent: &'a A,
+    token: &'a str,
+    row: Row,
+    timing: FollowTiming,
+    next_beat: Instant,
+}
+
+/// Heartbeats the park every `every` while `work` runs (a card read, before there is a
+/// follower): a slow agent must not look like a crashed follow.
+pub async fn with_heartbeats<D: Doorbell, T>(
+    bell: &D,
+    token: &str,
+    every: Duration,
+    work: impl std::future::Future<Output = T>,
+) -> T {
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            out = &mut work => return out,
+            () = tokio::time::sleep(every) => {
+                if let Err(err) = bell.heartbeat(token).await {
+                    info!(error = %err, "heartbeat while waiting for the agent failed");
+                }
+            }
+        }
+    }
+}
+
+/// The follow park when the agent cannot be reached to follow it: store the token (if
+/// this park is the newest) and report a failed follow, so the stand-in retries after
+/// FOLLOW_RETRY instead of waiting for a heartbeat timeout.
+pub async fn follow_unavailable<S: RowStore, D: Doorbell>(
+    store: &S,
+    bell: &D,
+    task_id: &str,
+    park: u64,
+    token: &str,
+) -> Result<FollowEnd, StepError> {
+    let Some(row) = doorbell::park(store, bell, task_id, park, token).await? else {
+        return Ok(FollowEnd::Fenced);
+    };
+    if !row.pending.is_empty() {
+        // The park rang itself for a waiting event; a failure report would outlive it.
+        return Ok(FollowEnd::ParkOver);
+    }
+    match doorbell::follow_report(store, bell, &row, row.epoch, None, FollowOutcome::Failed).await {
+        Ok(outcome) => Ok(FollowEnd::Reported(outcome)),
+        Err(crate::row::StoreError::Refused(_)) => Ok(FollowEnd::Fenced),
+        Err(err) => Err(err.into()),
+    }
+}
+
+pub async fn follow<S: RowStore, D: Doorbell, A: Agent>(
+    store: &S,
+    bell: &D,
+    agent: &A,
+    task_id: &str,
+    park: u64,
+    token: &str,
+    timing: FollowTiming,
+) -> Result<FollowEnd, StepError> {
+    let Some(row) = doorbell::park(store, bell, task_id, park, token).await? else {
+        // A late or repeated invoke of an older park: a newer one is in charge.
+        return Ok(FollowEnd::Fenced);
+    };
+    if !row.pending.is_empty() {
+        return Ok(FollowEnd::ParkOver);
+    }
+    if !agent.can_stream() {
+        // Its card says it cannot stream (the watch was chosen without the card): there
+        // is nothing to follow, so the watch turns off rather than loop on refusals.
+        info!(task_id, "the agent cannot stream; the watch turns off");
+        store.set_watch(task_id, &Watch::off()).await?;
+        return match doorbell::follow_report(
+            store,
+            bell,
+            &row,
+            row.epoch,
+            None,
+            FollowOutcome::Gone,
+        )
+        .await
+        {
+            Ok(outcome) => Ok(FollowEnd::Reported(outcome)),
+            Err(crate::row::StoreError::Refused(_)) => Ok(FollowEnd::Fenced),
+            Err(err) => Err(err.into()),
+        };
+    }
+    let remote = row
+        .remote_task_id
+        .clone()
+        .ok_or(StepError::Input("a remote task id"))?;
+    let mut f = Follower {
+        store,
+        bell,
+        agent,
+        token,
+        next_beat: Instant::now() + timing.heartbeat,
+        row,
+        timing,
+    };
+    let deadline = Instant::now() + timing.window;
+    while Instant::now() < deadline {
+        match f.subscribe_once(&remote, deadline).await? {
+            Step::Continue => {
+                if !f
+                    .pause(timing.interval.min(deadline - Instant::now().min(deadline)))
+                    .await?
+                {
+                    return Ok(FollowEnd::ParkOver);
+                }
+            }
+            Step::Stop(end) => return Ok(end),
+        }
+    }
+    f.report(None, FollowOutcome::WindowOver).await
+}
+
+enum Step {
+    Continue,
+    Stop(FollowEnd),
+}
+
+impl<S: RowStore, D: Doorbell, A: Agent> Follower<'_, S, D, A> {
+    fn known(&self) -> Option<&RemoteOut> {
+        self.row.last.as_ref()
+    }
+
+    fn changed(&self, out: &RemoteOut) -> bool {
+        self.known().is_none_or(|known| out.differs_from(known))
+    }
+
+    /// One subscription: the first change ends the follow; an end or error of the stream
+    /// means pause and subscribe again.
+    async fn subscribe_once(&mut self, remote: &str, deadline: Instant) -> Result<Step, StepError> {
+        let agent = self.agent;
+        let Some(opened) = self.beating(agent.subscribe(remote)).await? else {
+            return Ok(Step::Stop(FollowEnd::ParkOver));
+        };
+        let mut stream = match opened {
+            Ok(stream) => stream,
+            Err(err) => return self.on_error(remote, err).await,
+        };
+        loop {
+            let wait = self.next_beat.min(deadline);
+            match tokio::time::timeout_at(wait, stream.next()).await {
+                Err(_) => {
+                    if Instant::now() >= deadline {
+                        return Ok(Step::Continue);
+                    }
+                    if !self.beat().await? {
+                        return Ok(Step::Stop(FollowEnd::ParkOver));
+                    }
+                }
+                Ok(None) => return Ok(Step::Continue),
+                Ok(Some(Err(err))) => return self.on_error(remote, err).await,
+                Ok(Some(Ok(event))) => {
+                    let known_text = self.known().map_or(String::new(), |k| k.text.clone());
+                    if let Some(out) = from_update(&event, &known_text)
+                        .map(|o| o.about(remote))
+                        .filter(|o| self.changed(o))
+                    {
+                        let changed_at = changed_at(&event);
+                        return self.report_heard(&out, changed_at).await.map(Step::Stop);
+                    }
+                }
+            }
+        }
+    }
+
+    async fn on_error(&mut self, remote: &str, err: RemoteError) -> Result<Step, StepError> {
+        if err.is_terminal_task() {
+            // The task is finished; GetTask says how.
+            let agent = self.agent;
+            let Some(fetched) = self.beating(agent.get(remote)).await? else {
+                return Ok(Step::Stop(FollowEnd::ParkOver));
+            };
+            return match fetched {
+                Ok(task) => {
+                    let known_text = self.known().map_or(String::new(), |k| k.text.clone());
+                    let out = from_status(&task, &known_text).about(remote);
+                    if self.changed(&out) {
+                        self.report_heard(&out, task.at.as_deref())
+                            .await
+                            .map(Step::Stop)
+                    } else {
+                        self.report(None, FollowOutcome::Unchanged)
+                            .await
+                            .map(Step::Stop)
+                    }
+                }
+                Err(e) => {
+                    warn!(task_id = %self.row.task_id, error = %e, "GetTask after a terminal subscribe failed");
+                    self.report(None, FollowOutcome::Failed)
+                        .await
+                        .map(Step::Stop)
+                }
+            };
+        }
+        if matches!(err, RemoteError::TaskNotFound(_)) {
+            // The agent no longer knows the task: nothing more can be heard.
+            info!(task_id = %self.row.task_id, "remote task gone; the watch turns off");
+            self.store
+                .set_watch(&self.row.task_id, &Watch::off())
+                .await?;
+            return self.report(None, FollowOutcome::Gone).await.map(Step::Stop);
+        }
+        warn!(task_id = %self.row.task_id, error = %err, "follow stream failed; subscribing again");
+        Ok(Step::Continue)
+    }
+
+    /// Runs `work` (opening a stream, GetTask), heartbeating while it takes long; None
+    /// when the park ended meanwhile.
+    async fn beating<T>(
+        &mut self,
+        work: impl std::future::Future<Output = T>,
+    ) -> Result<Option<T>, StepError> {
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                out = &mut work => return Ok(Some(out)),
+                () = tokio::time::sleep_until(self.next_beat) => {
+                    if !self.beat().await? {
+                        return Ok(None);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sleeps `for_how_long`, heartbeating; false when the park is over.
+    async fn pause(&mut self, for_how_long: Duration) -> Result<bool, StepError> {
+        let until = Instant::now() + for_how_long;
+        while Instant::now() < until {
+            tokio::time::sleep_until(self.next_beat.min(until)).await;
+            if Instant::now() >= self.next_beat && !self.beat().await? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Heartbeat and check the row: the park is over once it was rung, re-parked or closed.
+    async fn beat(&mut self) -> Result<bool, StepError> {
+        self.next_beat = Instant::now() + self.timing.heartbeat;
+        match self.bell.heartbeat(self.token).await {
+            Err(DoorbellError::ParkOver) => return Ok(false),
+            Err(err) => warn!(task_id = %self.row.task_id, error = %err, "heartbeat failed"),
+            Ok(()) => {}
+        }
+        let current = self.store.get(&self.row.task_id).await?;
+        Ok(current.is_some_and(|row| !follow_should_stop(&row, self.row.epoch)))
+    }
+
+    /// Reports a change the stream told, and how long after the agent's change it came.
+    async fn report_heard(
+        &self,
+        out: &RemoteOut,
+        changed_at: Option<&str>,
+    ) -> Result<FollowEnd, StepError> {
+        let reported = self.report(Some(out), FollowOutcome::WindowOver).await;
+        if let Ok(FollowEnd::Reported(FollowOutcome::Changed { .. })) = &reported {
+            crate::metrics::heard(changed_at, "follow", &self.row.task_id);
+        }
+        reported
+    }
+
+    async fn report(
+        &self,
+        change: Option<&RemoteOut>,
+        otherwise: FollowOutcome,
+    ) -> Result<FollowEnd, StepError> {
+        let result = doorbell::follow_report(
+            self.store,
+            self.bell,
+            &self.row,
+            self.row.epoch,
+            change,
+            otherwise,
+        )
+        .await;
+        let ending = match &result {
+            Ok(FollowOutcome::Changed { .. }) => "changed",
+            Ok(FollowOutcome::Unchanged) => "unchanged",
+            Ok(FollowOutcome::WindowOver) => "window_over",
+            Ok(FollowOutcome::Failed) => "failed",
+            Ok(FollowOutcome::Gone) => "gone",
+            Err(crate::row::StoreError::Refused(_)) => "fenced",
+            Err(_) => "store_failed",
+        };
+        crate::metrics::record(
+            crate::metrics::Metric::FollowWindows,
+            1.0,
+            Some(ending),
+            Some(&self.row.task_id),
+        );
+        match result {
+            Ok(outcome) => Ok(FollowEnd::Reported(outcome)),
+            Err(crate::row::StoreError::Refused(_)) => Ok(FollowEnd::Fenced),
+            Err(err) => Err(err.into()),
+        }
+    }
+}
+
+/// When the agent says the change happened: the status timestamp of a streamed task or
+/// status update.
+fn changed_at(update: &standin_remote::Update) -> Option<&str> {
+    match update {
+        standin_remote::Update::Status(status) => status.at.as_deref(),
+        standin_remote::Update::Other => None,
+    }
+}

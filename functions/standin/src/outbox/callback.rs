@@ -1,0 +1,68 @@
+//! A Step Functions parent's answer: SendTaskSuccess / SendTaskFailure on its task token.
+
+use aws_sdk_sfn::Client;
+use aws_sdk_sfn::error::DisplayErrorContext;
+
+use super::ports::{CallbackError, ParentCallback};
+
+/// Step Functions parents, answered on the task token they gave.
+#[derive(Clone)]
+pub struct SfnCallback {
+    client: Client,
+}
+
+impl SfnCallback {
+    pub fn new(client: Client) -> Self {
+        Self { client }
+    }
+}
+
+fn answered<T, E>(result: Result<T, E>) -> Result<(), CallbackError>
+where
+    E: aws_sdk_sfn::error::ProvideErrorMetadata + std::error::Error,
+{
+    result.map(|_| ()).map_err(|err| {
+        let text = DisplayErrorContext(&err).to_string();
+        match err.code() {
+            // Nobody waits any more (timed out, stopped, answered), or the answer will be
+            // refused however often it is sent (a bad output, a parent's key or a
+            // permission we lack): holding the notes behind it for a day helps nobody.
+            Some(
+                "TaskTimedOut"
+                | "InvalidToken"
+                | "TaskDoesNotExist"
+                | "InvalidOutput"
+                | "ValidationException"
+                | "AccessDeniedException"
+                | "KmsAccessDeniedException"
+                | "KmsInvalidStateException",
+            ) => CallbackError::Gone(text),
+            _ => CallbackError::Unavailable(text),
+        }
+    })
+}
+
+impl ParentCallback for SfnCallback {
+    async fn succeed(&self, token: &str, output: &str) -> Result<(), CallbackError> {
+        answered(
+            self.client
+                .send_task_success()
+                .task_token(token)
+                .output(output)
+                .send()
+                .await,
+        )
+    }
+
+    async fn fail(&self, token: &str, error: &str, cause: &str) -> Result<(), CallbackError> {
+        answered(
+            self.client
+                .send_task_failure()
+                .task_token(token)
+                .error(error)
+                .cause(cause)
+                .send()
+                .await,
+        )
+    }
+}

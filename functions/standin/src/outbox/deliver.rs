@@ -1,0 +1,165 @@
+//! The outbox's delivery: notes go to the parent queue in the order they were written,
+//! per stand-in. A batch from the stream holds many stand-ins' notes; each stand-in is a
+//! lane, and every round sends the next note of every lane at once (one queue call
+//! carries many stand-ins), so a backlog drains in as many rounds as the longest lane,
+//! not in as many calls as there are notes. A note the queue refuses stops its lane (the
+//! ones after it wait: order before speed) and no other. The event source retries from
+//! the earliest note not taken; the queue deduplicates by `task_id:seq`, so notes sent
+//! again from other lanes are seen once.
+
+use std::collections::{HashMap, VecDeque};
+
+use tokio::time::Instant;
+use tracing::warn;
+
+use super::{CallbackError, NoteBus, ParentCallback, ParentNote, ParentQueue, QueueError};
+use crate::metrics::Metric;
+use standin_wire::TaskState;
+
+/// Sends the notes, in order per stand-in, until `stop_at`; returns the index of the
+/// earliest note not taken (it and everything after it must be retried), or None when
+/// all were taken. Stopping before the function's own deadline turns a backlog larger
+/// than one invocation can send into progress: the retry starts where this one ended,
+/// instead of timing out and starting the whole batch over.
+pub async fn deliver<Q: ParentQueue>(
+    queue: &Q,
+    notes: &[ParentNote],
+    stop_at: Instant,
+) -> Option<usize> {
+    let mut lanes = lanes(notes);
+    let mut earliest_unsent: Option<usize> = None;
+    let mut stop = |index: usize| {
+        earliest_unsent = Some(earliest_unsent.map_or(index, |e| e.min(index)));
+    };
+    loop {
+        let heads: Vec<usize> = lanes
+            .iter()
+            .filter_map(|lane| lane.front().copied())
+            .collect();
+        if heads.is_empty() {
+            break;
+        }
+        let round: Vec<&ParentNote> = heads.iter().map(|&i| &notes[i]).collect();
+        let Ok(answers) = tokio::time::timeout_at(stop_at, queue.send_each(&round)).await else {
+            // Out of time mid-round: whether those were taken is unknown, so they count
+            // as not taken; sent twice, they are deduplicated.
+            warn!(
+                unsent = lanes.iter().map(VecDeque::len).sum::<usize>(),
+                "out of time; the rest of the batch is retried"
+            );
+            heads.iter().for_each(|&i| stop(i));
+            break;
+        };
+        for (lane, answer) in lanes.iter_mut().filter(|l| !l.is_empty()).zip(answers) {
+            match answer {
+                Ok(()) => {
+                    if let Some(&sent) = lane.front() {
+                        let note = &notes[sent];
+                        crate::metrics::record(Metric::NotesSent, 1.0, None, Some(&note.task_id));
+                    }
+                    lane.pop_front();
+                }
+                Err(err) => {
+                    let note = &notes[lane[0]];
+                    crate::metrics::record(
+                        Metric::NotesNotDelivered,
+                        1.0,
+                        None,
+                        Some(&note.task_id),
+                    );
+                    warn!(task_id = %note.task_id, seq = note.seq, error = %err,
+                        "note not delivered yet; it will be retried in order");
+                    stop(lane[0]);
+                    lane.clear();
+                }
+            }
+        }
+    }
+    earliest_unsent
+}
+
+/// Everywhere a note goes, as one queue: the parent's queue, then the event bus (when
+/// there is one), then, for a final note of a stand-in a Step Functions parent started,
+/// the parent's task token. A note counts as taken only when every outlet took it, so
+/// one that failed anywhere is retried in order like a refused send (the queue
+/// deduplicates the resend; the bus and the callback may see it twice: at least once).
+pub struct Fanout<'a, Q, B, C> {
+    pub queue: &'a Q,
+    pub bus: Option<&'a B>,
+    pub callback: &'a C,
+    /// The parent's task token of each final note that has one, by `(task_id, seq)`.
+    pub tokens: &'a HashMap<(String, u64), String>,
+}
+
+/// The error a Step Functions parent sees when the stand-in did not complete.
+pub fn parent_failure(state: TaskState) -> Option<&'static str> {
+    match state {
+        TaskState::Failed => Some("StandIn.Failed"),
+        TaskState::Rejected => Some("StandIn.Rejected"),
+        _ => None,
+    }
+}
+
+impl<Q: ParentQueue, B: NoteBus, C: ParentCallback> Fanout<'_, Q, B, C> {
+    async fn answer_parent(&self, note: &ParentNote) -> Result<(), QueueError> {
+        let Some(token) = self.tokens.get(&(note.task_id.clone(), note.seq)) else {
+            return Ok(());
+        };
+        let answered = match parent_failure(note.state) {
+            Some(error) => self.callback.fail(token, error, &note.text).await,
+            None => {
+                let output = serde_json::to_string(note)
+                    .map_err(|e| QueueError(format!("encode the note: {e}")))?;
+                self.callback.succeed(token, &output).await
+            }
+        };
+        match answered {
+            Ok(()) => Ok(()),
+            Err(CallbackError::Gone(why)) => {
+                warn!(task_id = %note.task_id, reason = %why, "the Step Functions parent no longer waits");
+                Ok(())
+            }
+            Err(CallbackError::Unavailable(why)) => Err(QueueError(why)),
+        }
+    }
+}
+
+impl<Q: ParentQueue, B: NoteBus, C: ParentCallback> ParentQueue for Fanout<'_, Q, B, C> {
+    async fn send(&self, note: &ParentNote) -> Result<(), QueueError> {
+        let mut answers = self.send_each(&[note]).await;
+        answers.pop().unwrap_or(Ok(()))
+    }
+
+    async fn send_each(&self, notes: &[&ParentNote]) -> Vec<Result<(), QueueError>> {
+        let mut answers = self.queue.send_each(notes).await;
+        if let Some(bus) = self.bus {
+            let taken: Vec<usize> = (0..notes.len()).filter(|&i| answers[i].is_ok()).collect();
+            let put = bus
+                .put_each(&taken.iter().map(|&i| notes[i]).collect::<Vec<_>>())
+                .await;
+            for (&i, answer) in taken.iter().zip(put) {
+                answers[i] = answer;
+            }
+        }
+        for (note, answer) in notes.iter().zip(answers.iter_mut()) {
+            if answer.is_ok() && note.is_final {
+                *answer = self.answer_parent(note).await;
+            }
+        }
+        answers
+    }
+}
+
+/// The notes' indexes per stand-in, each lane in write order.
+fn lanes(notes: &[ParentNote]) -> Vec<VecDeque<usize>> {
+    let mut by_task: HashMap<&str, usize> = HashMap::new();
+    let mut lanes: Vec<VecDeque<usize>> = Vec::new();
+    for (i, note) in notes.iter().enumerate() {
+        let lane = *by_task.entry(&note.task_id).or_insert_with(|| {
+            lanes.push(VecDeque::new());
+            lanes.len() - 1
+        });
+        lanes[lane].push_back(i);
+    }
+    lanes
+}

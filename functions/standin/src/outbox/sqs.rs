@@ -1,0 +1,227 @@
+//! The parent queue on SQS FIFO: grouped by stand-in (order), deduplicated by its
+//! sequence number (exactly once within the deduplication window).
+
+use std::collections::{HashMap, HashSet};
+
+use aws_sdk_sqs::Client;
+use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
+use futures_util::future::join_all;
+
+use super::{ParentNote, ParentQueue, QueueError};
+
+#[derive(Clone)]
+pub struct SqsParentQueue {
+    client: Client,
+    queue_url: String,
+}
+
+impl SqsParentQueue {
+    pub fn new(client: Client, queue_url: impl Into<String>) -> Self {
+        Self {
+            client,
+            queue_url: queue_url.into(),
+        }
+    }
+}
+
+/// SendMessageBatch takes at most 10 entries and 256 KiB in all; a note is at most a
+/// few dozen KiB (its text is bounded), so a batch is cut at 10 or at this many bytes.
+pub const BATCH_ENTRIES: usize = 10;
+pub const BATCH_BYTES: usize = 200 * 1024;
+
+impl ParentQueue for SqsParentQueue {
+    async fn send(&self, note: &ParentNote) -> Result<(), QueueError> {
+        let body = message_body(note)?;
+        self.client
+            .send_message()
+            .queue_url(&self.queue_url)
+            .message_group_id(&note.task_id)
+            .message_deduplication_id(dedup_id(note))
+            .message_body(body)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| QueueError(aws_sdk_sqs::error::DisplayErrorContext(&e).to_string()))
+    }
+
+    async fn send_each(&self, notes: &[&ParentNote]) -> Vec<Result<(), QueueError>> {
+        let mut answers: Vec<Result<(), QueueError>> = vec![Ok(()); notes.len()];
+        let mut bodies = Vec::with_capacity(notes.len());
+        for (i, note) in notes.iter().enumerate() {
+            match message_body(note) {
+                Ok(body) => bodies.push((i, body)),
+                Err(e) => answers[i] = Err(e),
+            }
+        }
+        let sent = join_all(
+            batches(bodies)
+                .into_iter()
+                .map(|b| self.send_batch(notes, b)),
+        )
+        .await;
+        for (i, answer) in sent.into_iter().flatten() {
+            answers[i] = answer;
+        }
+        answers
+    }
+}
+
+/// The note as SQS takes it. SQS refuses U+FFFE and U+FFFF in a body, and JSON carries
+/// them as written; an agent's text holding one would be refused on every retry and
+/// hold its stand-in's notes for a day. Escaped, the parent reads the same text.
+pub fn message_body(note: &ParentNote) -> Result<String, QueueError> {
+    let body = serde_json::to_string(note).map_err(|e| QueueError(e.to_string()))?;
+    if !body.contains(['\u{FFFE}', '\u{FFFF}']) {
+        return Ok(body);
+    }
+    Ok(body
+        .replace('\u{FFFE}', "\\ufffe")
+        .replace('\u{FFFF}', "\\uffff"))
+}
+
+/// Bodies cut into SendMessageBatch calls: at most 10 entries and `BATCH_BYTES` each.
+pub fn batches(bodies: Vec<(usize, String)>) -> Vec<Vec<(usize, String)>> {
+    let mut batches: Vec<Vec<(usize, String)>> = vec![];
+    let mut bytes = 0;
+    for (i, body) in bodies {
+        let full = batches
+            .last()
+            .is_none_or(|b| b.len() == BATCH_ENTRIES || bytes + body.len() > BATCH_BYTES);
+        if full {
+            batches.push(vec![]);
+            bytes = 0;
+        }
+        bytes += body.len();
+        if let Some(batch) = batches.last_mut() {
+            batch.push((i, body));
+        }
+    }
+    batches
+}
+
+impl SqsParentQueue {
+    /// One SendMessageBatch; an answer per entry (a refused call refuses them all).
+    async fn send_batch(
+        &self,
+        notes: &[&ParentNote],
+        batch: Vec<(usize, String)>,
+    ) -> Vec<(usize, Result<(), QueueError>)> {
+        let indexes: Vec<usize> = batch.iter().map(|(i, _)| *i).collect();
+        let entries = batch.into_iter().map(|(i, body)| {
+            SendMessageBatchRequestEntry::builder()
+                .id(i.to_string())
+                .message_group_id(&notes[i].task_id)
+                .message_deduplication_id(dedup_id(notes[i]))
+                .message_body(body)
+                .build()
+        });
+        let entries: Result<Vec<_>, _> = entries.collect();
+        let sent = match entries {
+            Ok(entries) => {
+                self.client
+                    .send_message_batch()
+                    .queue_url(&self.queue_url)
+                    .set_entries(Some(entries))
+                    .send()
+                    .await
+            }
+            Err(e) => {
+                let err = QueueError(format!("build batch: {e}"));
+                return indexes.into_iter().map(|i| (i, Err(err.clone()))).collect();
+            }
+        };
+        match sent {
+            Ok(out) => {
+                let taken: HashSet<&str> = out.successful().iter().map(|s| s.id()).collect();
+                let refused: HashMap<&str, String> = out
+                    .failed()
+                    .iter()
+                    .map(|f| {
+                        let why = format!("{}: {}", f.code(), f.message().unwrap_or_default());
+                        (f.id(), why)
+                    })
+                    .collect();
+                indexes
+                    .into_iter()
+                    .map(|i| {
+                        let id = i.to_string();
+                        if taken.contains(id.as_str()) {
+                            return (i, Ok(()));
+                        }
+                        let why = refused.get(id.as_str()).cloned();
+                        (
+                            i,
+                            Err(QueueError(why.unwrap_or_else(|| "no answer for it".into()))),
+                        )
+                    })
+                    .collect()
+            }
+            Err(e) => {
+                let err = QueueError(aws_sdk_sqs::error::DisplayErrorContext(&e).to_string());
+                indexes.into_iter().map(|i| (i, Err(err.clone()))).collect()
+            }
+        }
+    }
+}
+
+/// FIFO deduplication: the same note sent again within five minutes is taken once.
+fn dedup_id(note: &ParentNote) -> String {
+    format!("{}:{}", note.task_id, note.seq)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bodies(sizes: &[usize]) -> Vec<(usize, String)> {
+        sizes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (i, "x".repeat(*n)))
+            .collect()
+    }
+
+    #[test]
+    fn batches_hold_ten_entries_at_most_in_order() {
+        let cut = batches(bodies(&[10; 23]));
+        let sizes: Vec<usize> = cut.iter().map(Vec::len).collect();
+        assert_eq!(sizes, [10, 10, 3]);
+        let order: Vec<usize> = cut.iter().flatten().map(|(i, _)| *i).collect();
+        assert_eq!(
+            order,
+            (0..23).collect::<Vec<_>>(),
+            "every entry once, ids kept"
+        );
+        assert!(batches(vec![]).is_empty());
+    }
+
+    #[test]
+    fn batches_stay_under_the_byte_bound() {
+        let big = BATCH_BYTES / 3;
+        let cut = batches(bodies(&[big, big, big, big, 10]));
+        let sizes: Vec<usize> = cut.iter().map(Vec::len).collect();
+        assert_eq!(sizes, [3, 2], "a fourth big body would pass the bound");
+        for batch in &cut {
+            assert!(batch.iter().map(|(_, b)| b.len()).sum::<usize>() <= BATCH_BYTES);
+        }
+    }
+
+    #[test]
+    fn a_body_sqs_refuses_is_escaped_and_reads_back_the_same() {
+        let note = ParentNote {
+            task_id: "t".into(),
+            remote_task_id: Some("r".into()),
+            agent: "a".into(),
+            state: standin_wire::TaskState::Working,
+            text: "odd \u{FFFE} and \u{FFFF} ok é".into(),
+            is_final: false,
+            seq: 1,
+            at: "2026-12-01T00:00:00.000Z".into(),
+        };
+        let body = message_body(&note).expect("body");
+        assert!(!body.contains(['\u{FFFE}', '\u{FFFF}']), "{body}");
+        assert!(body.contains('é'), "other text is left as it is");
+        let back: ParentNote = serde_json::from_str(&body).expect("still JSON");
+        assert_eq!(back, note);
+    }
+}

@@ -1,0 +1,95 @@
+//! The notify function's event: a DynamoDB Streams batch of the notes table's inserts
+//! (`aws_lambda_events`' event and its batch response), read as notes and delivered.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+pub use aws_lambda_events::dynamodb::Event;
+use aws_lambda_events::dynamodb::EventRecord;
+use aws_lambda_events::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
+use serde_dynamo::AttributeValue;
+
+use super::deliver::{Fanout, deliver};
+use super::{NoteBus, ParentCallback, ParentNote, ParentQueue};
+use crate::row::dynamo::attr;
+
+/// Time kept back from the function's deadline to answer with what was sent.
+pub const NOTIFY_MARGIN: Duration = Duration::from_secs(3);
+
+/// The instant `margin` before the invocation's deadline (epoch milliseconds).
+pub fn stop_before(deadline_ms: u64, margin: Duration) -> tokio::time::Instant {
+    let left = Duration::from_millis(deadline_ms.saturating_sub(crate::clock::now_ms()));
+    tokio::time::Instant::now() + left.saturating_sub(margin)
+}
+
+fn text<'a>(record: &'a EventRecord, name: &str) -> Option<&'a str> {
+    match record.change.new_image.get(name) {
+        Some(AttributeValue::S(value)) => Some(value),
+        _ => None,
+    }
+}
+
+/// The stand-ins whose notes the batch holds, once each, in order: the invocation's
+/// log lines name them all, since one send carries many.
+pub fn task_ids(event: &Event) -> Vec<&str> {
+    let mut ids: Vec<&str> = vec![];
+    for record in &event.records {
+        if let Some(id) = text(record, attr::TASK_ID).filter(|id| !ids.contains(id)) {
+            ids.push(id);
+        }
+    }
+    ids
+}
+
+/// Where the notes go.
+pub struct Outlets<'a, Q, B, C> {
+    pub queue: &'a Q,
+    pub bus: Option<&'a B>,
+    pub callback: &'a C,
+}
+
+/// Delivers the batch's notes in order; the answer names the first record not taken, so
+/// the event source retries from there.
+pub async fn notify<Q: ParentQueue, B: NoteBus, C: ParentCallback>(
+    outlets: Outlets<'_, Q, B, C>,
+    event: &Event,
+    stop_at: tokio::time::Instant,
+) -> DynamoDbEventResponse {
+    // Only inserts are notes; the TTL's removals are not.
+    let inserts = event.records.iter().filter(|r| r.event_name == "INSERT");
+    let mut notes = Vec::new();
+    let mut records = Vec::new();
+    let mut tokens = HashMap::new();
+    for record in inserts {
+        let note = text(record, attr::NOTE_BODY)
+            .and_then(|body| serde_json::from_str::<ParentNote>(body).ok());
+        match note {
+            Some(note) => {
+                if let Some(token) = text(record, attr::PARENT_TASK_TOKEN) {
+                    tokens.insert((note.task_id.clone(), note.seq), token.to_owned());
+                }
+                notes.push(note);
+                records.push(record);
+            }
+            // Not a note this function wrote: holding the shard for it would hold every
+            // stand-in's notes behind it. Said loudly; the note log keeps what there is.
+            None => tracing::error!(
+                sequence_number = record.change.sequence_number.as_deref().unwrap_or_default(),
+                "a notes-table record that is not a note; skipped"
+            ),
+        }
+    }
+    let fanout = Fanout {
+        queue: outlets.queue,
+        bus: outlets.bus,
+        callback: outlets.callback,
+        tokens: &tokens,
+    };
+    let mut response = DynamoDbEventResponse::default();
+    if let Some(i) = deliver(&fanout, &notes, stop_at).await {
+        let mut failure = DynamoDbBatchItemFailure::default();
+        failure.item_identifier = records[i].change.sequence_number.clone();
+        response.batch_item_failures.push(failure);
+    }
+    response
+}

@@ -1,0 +1,240 @@
+//! The push receiver (docs/architecture.md): a doorbell check in a fixed order
+//! (413 → 401 → 400 → 401 / 204). Nothing from the body is applied; a refusal writes
+//! nothing and rings nothing, and every 401 looks the same.
+
+use crate::metrics::Metric;
+use http::HeaderMap;
+use http::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
+use tracing::info;
+
+use super::token::TokenDigest;
+use crate::doorbell::Doorbell;
+use crate::doorbell::ring;
+use crate::row::{Guard, Row, WakeEvent, WatchMode};
+use crate::row::{RowStore, StoreError};
+use standin_wire::TaskState;
+
+pub const MAX_PUSH_BYTES: usize = 64 * 1024;
+pub const TOKEN_HEADER: &str = "x-a2a-notification-token";
+
+/// Why a push was refused; the category is logged, never the token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    TooLarge,
+    NoToken,
+    BadBody(&'static str),
+    /// Row missing, closed, not push, digest or remote id differs: one answer for all.
+    NotAccepted(&'static str),
+}
+
+impl Refusal {
+    pub fn status(self) -> u16 {
+        match self {
+            Self::TooLarge => 413,
+            Self::NoToken | Self::NotAccepted(_) => 401,
+            Self::BadBody(_) => 400,
+        }
+    }
+
+    pub fn category(self) -> &'static str {
+        match self {
+            Self::TooLarge => "too_large",
+            Self::NoToken => "no_token",
+            Self::BadBody(c) | Self::NotAccepted(c) => c,
+        }
+    }
+
+    /// The body sent back. Every 401 carries the same one.
+    pub fn body(self) -> &'static str {
+        match self {
+            Self::TooLarge => r#"{"error":"push body too large"}"#,
+            Self::NoToken | Self::NotAccepted(_) => r#"{"error":"push not accepted"}"#,
+            Self::BadBody(_) => r#"{"error":"push body is not an A2A StreamResponse"}"#,
+        }
+    }
+}
+
+/// A push that passed the checks that need no row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckedPush {
+    pub digest: TokenDigest,
+    pub remote_task_id: String,
+    /// The state the body claims, mapped like a fetch: a hint for rechecks only.
+    pub claimed: Option<TaskState>,
+}
+
+/// The HTTP answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushResponse {
+    pub status: u16,
+    pub body: &'static str,
+}
+
+impl PushResponse {
+    const ACCEPTED: Self = Self {
+        status: 204,
+        body: "",
+    };
+
+    fn refused(task_id: &str, refusal: Refusal) -> Self {
+        crate::metrics::record(
+            Metric::PushesRefused,
+            1.0,
+            Some(refusal.category()),
+            Some(truncate_for_log(task_id)),
+        );
+        info!(
+            task_id = %truncate_for_log(task_id),
+            category = refusal.category(),
+            status = refusal.status(),
+            "push refused"
+        );
+        Self {
+            status: refusal.status(),
+            body: refusal.body(),
+        }
+    }
+}
+
+/// An id from outside (a push's path) as logs name it: cut to a bounded length, so a
+/// hostile sender cannot fill the logs through it.
+pub fn truncate_for_log(id: &str) -> &str {
+    let mut end = id.len().min(128);
+    while !id.is_char_boundary(end) {
+        end -= 1;
+    }
+    &id[..end]
+}
+
+/// Steps 1–3: size, token, body. Content-Length is checked before the body is read.
+pub fn declared_too_large(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .is_some_and(|n| n > MAX_PUSH_BYTES as u64)
+}
+
+pub fn presented_token(headers: &HeaderMap) -> Option<&str> {
+    let from_header = headers
+        .get(TOKEN_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+        .filter(|t| !t.is_empty());
+    from_header.or_else(|| {
+        let auth = headers.get(AUTHORIZATION)?.to_str().ok()?.trim();
+        let (scheme, value) = auth.split_once(' ')?;
+        let value = value.trim();
+        (scheme.eq_ignore_ascii_case("bearer") && !value.is_empty()).then_some(value)
+    })
+}
+
+fn json_content_type(headers: &HeaderMap) -> bool {
+    let Some(value) = headers.get(CONTENT_TYPE) else {
+        // Some senders leave it out; the body still has to parse.
+        return true;
+    };
+    let Ok(value) = value.to_str() else {
+        return false;
+    };
+    let media = value.split(';').next().unwrap_or_default().trim();
+    media.eq_ignore_ascii_case("application/json")
+        || media.eq_ignore_ascii_case("application/a2a+json")
+}
+
+pub fn precheck(headers: &HeaderMap, body: &[u8]) -> Result<CheckedPush, Refusal> {
+    if declared_too_large(headers) || body.len() > MAX_PUSH_BYTES {
+        return Err(Refusal::TooLarge);
+    }
+    let token = presented_token(headers).ok_or(Refusal::NoToken)?;
+    if !json_content_type(headers) {
+        return Err(Refusal::BadBody("content_type"));
+    }
+    let standin_remote::PushClaim {
+        remote_task_id,
+        claimed,
+    } = standin_remote::read_push(body).map_err(|e| Refusal::BadBody(e.reason()))?;
+    Ok(CheckedPush {
+        digest: TokenDigest::of(token),
+        remote_task_id,
+        claimed,
+    })
+}
+
+/// Step 4, on the row as read: every check, one refusal.
+pub fn authorize(row: Option<&Row>, push: &CheckedPush) -> Result<(), Refusal> {
+    let row = row.ok_or(Refusal::NotAccepted("unknown_task"))?;
+    if row.closed {
+        return Err(Refusal::NotAccepted("closed"));
+    }
+    let watch = row
+        .watch
+        .as_ref()
+        .filter(|w| w.mode == WatchMode::Push)
+        .ok_or(Refusal::NotAccepted("not_push"))?;
+    let digest_ok = watch
+        .token_digest
+        .as_ref()
+        .is_some_and(|stored| stored.matches(&push.digest));
+    if !digest_ok {
+        return Err(Refusal::NotAccepted("bad_token"));
+    }
+    if row.remote_task_id.as_deref() != Some(push.remote_task_id.as_str()) {
+        return Err(Refusal::NotAccepted("other_task"));
+    }
+    Ok(())
+}
+
+/// The whole receiver: checks, then the conditional write (same checks in the condition,
+/// so a concurrent close wins), then the ring.
+pub async fn receive<S: RowStore, D: Doorbell>(
+    store: &S,
+    bell: &D,
+    task_id: &str,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> PushResponse {
+    let push = match precheck(headers, body) {
+        Ok(push) => push,
+        Err(refusal) => return PushResponse::refused(task_id, refusal),
+    };
+    let row = match store.get(task_id).await {
+        Ok(row) => row,
+        Err(err) => return store_failure(task_id, &err),
+    };
+    if let Err(refusal) = authorize(row.as_ref(), &push) {
+        return PushResponse::refused(task_id, refusal);
+    }
+    let guard = Guard::Push {
+        digest: push.digest,
+        remote_task_id: push.remote_task_id,
+    };
+    let event = WakeEvent::Push {
+        claimed: push.claimed,
+    };
+    match ring(store, bell, task_id, &event, &guard).await {
+        Ok(_) => {
+            crate::metrics::record(Metric::PushesAccepted, 1.0, None, Some(task_id));
+            PushResponse::ACCEPTED
+        }
+        Err(StoreError::Refused(_) | StoreError::NotFound(_)) => {
+            PushResponse::refused(task_id, Refusal::NotAccepted("lost_race"))
+        }
+        Err(err) => store_failure(task_id, &err),
+    }
+}
+
+/// The store is down: 503 so a sender that retries may try again; nothing was written.
+fn store_failure(task_id: &str, err: &StoreError) -> PushResponse {
+    crate::metrics::record(
+        Metric::PushesRefused,
+        1.0,
+        Some("store_failed"),
+        Some(truncate_for_log(task_id)),
+    );
+    tracing::error!(task_id = %truncate_for_log(task_id), error = %err, "push not recorded");
+    PushResponse {
+        status: 503,
+        body: r#"{"error":"try again later"}"#,
+    }
+}

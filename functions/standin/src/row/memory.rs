@@ -1,0 +1,278 @@
+//! The row store in memory, for unit tests of the rules. Each method takes the lock once,
+//! so each is atomic like the DynamoDB UpdateItem it stands for.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+
+use super::store::{Applied, Closed, Drained, RowStore, StoreError};
+use super::{Guard, MAX_QUEUED_REPLIES, Row, Taken, WakeEvent, Watch};
+use crate::outbox::ParentNote;
+use crate::state::RemoteOut;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A test that panicked while holding the lock has already failed; go on with the data.
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[derive(Default)]
+pub struct MemoryStore {
+    rows: Mutex<HashMap<String, Row>>,
+    /// The outbox: every note written with the row change that caused it.
+    notes: Mutex<Vec<ParentNote>>,
+    /// Every successful write, for "nothing written" assertions.
+    writes: Mutex<usize>,
+}
+
+impl MemoryStore {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn writes(&self) -> usize {
+        *lock(&self.writes)
+    }
+
+    pub fn snapshot(&self, task_id: &str) -> Option<Row> {
+        lock(&self.rows).get(task_id).cloned()
+    }
+
+    /// Every note in the outbox, in the order written.
+    pub fn outbox(&self) -> Vec<ParentNote> {
+        lock(&self.notes).clone()
+    }
+
+    /// The note for `out` under the row's next number, written with the row change.
+    fn write_note(&self, row: &mut Row, out: &RemoteOut) -> u64 {
+        row.seq += 1;
+        row.last = Some(out.clone());
+        lock(&self.notes).push(crate::outbox::note_of(row, out, row.seq));
+        row.seq
+    }
+
+    fn update<T>(
+        &self,
+        task_id: &str,
+        guard: &Guard,
+        change: impl FnOnce(&mut Row) -> T,
+    ) -> Result<T, StoreError> {
+        let mut rows = lock(&self.rows);
+        let row = rows
+            .get_mut(task_id)
+            .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        if !guard.admits(row) {
+            return Err(StoreError::Refused(task_id.to_owned()));
+        }
+        let out = change(row);
+        *lock(&self.writes) += 1;
+        Ok(out)
+    }
+}
+
+impl RowStore for MemoryStore {
+    async fn create(&self, row: &Row) -> Result<Row, StoreError> {
+        let mut rows = lock(&self.rows);
+        if rows.contains_key(&row.task_id) {
+            return Err(StoreError::AlreadyExists(row.task_id.clone()));
+        }
+        rows.insert(row.task_id.clone(), row.clone());
+        *lock(&self.writes) += 1;
+        Ok(row.clone())
+    }
+
+    async fn get(&self, task_id: &str) -> Result<Option<Row>, StoreError> {
+        Ok(self.snapshot(task_id))
+    }
+
+    async fn list(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<(Vec<Row>, Option<String>), StoreError> {
+        let rows = lock(&self.rows);
+        let mut ids: Vec<&String> = rows
+            .keys()
+            .filter(|id| after.is_none_or(|a| id.as_str() > a))
+            .collect();
+        ids.sort();
+        let page: Vec<Row> = ids
+            .iter()
+            .take(limit as usize)
+            .filter_map(|id| rows.get(*id).cloned())
+            .collect();
+        let next = (ids.len() > page.len())
+            .then(|| page.last().map(|r| r.task_id.clone()))
+            .flatten();
+        Ok((page, next))
+    }
+
+    async fn record(
+        &self,
+        task_id: &str,
+        event: &WakeEvent,
+        guard: &Guard,
+    ) -> Result<Row, StoreError> {
+        // Only a reply needs the row before the write (already taken? queue full?).
+        if matches!(event, WakeEvent::Reply { .. })
+            && let Some(row) = self.snapshot(task_id)
+            && guard.admits(&row)
+        {
+            if row.has_reply(event) {
+                return Ok(row);
+            }
+            if row.pending.replies.len() >= MAX_QUEUED_REPLIES {
+                return Err(StoreError::RepliesFull(task_id.to_owned()));
+            }
+        }
+        self.update(task_id, guard, |row| {
+            row.pending.record(event);
+            if let WakeEvent::Reply { id: Some(id), .. } = event {
+                row.reply_ids.push(id.clone());
+            }
+            row.clone()
+        })
+    }
+
+    async fn park(&self, task_id: &str, park: u64, token: &str) -> Result<Row, StoreError> {
+        let mut rows = lock(&self.rows);
+        let row = rows
+            .get_mut(task_id)
+            .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        if !row.admits_park(park) {
+            return Err(StoreError::Refused(task_id.to_owned()));
+        }
+        row.park_token = Some(token.to_owned());
+        row.epoch = park;
+        *lock(&self.writes) += 1;
+        Ok(row.clone())
+    }
+
+    async fn wake(&self, task_id: &str, park: u64) -> Result<Row, StoreError> {
+        let mut rows = lock(&self.rows);
+        let row = rows
+            .get_mut(task_id)
+            .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        row.woken = row.woken.max(park);
+        *lock(&self.writes) += 1;
+        Ok(row.clone())
+    }
+
+    async fn drain(&self, task_id: &str, park: u64) -> Result<Drained, StoreError> {
+        let mut rows = lock(&self.rows);
+        let row = rows
+            .get_mut(task_id)
+            .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        row.woken = row.woken.max(park);
+        *lock(&self.writes) += 1;
+        if let Some(taken) = row.taken.as_ref().filter(|t| t.park == park) {
+            return Ok(Drained {
+                event: taken.event.clone(),
+                row: row.clone(),
+            });
+        }
+        let event = row.pending.take_next();
+        if event.is_some() {
+            row.taken = Some(Taken {
+                park,
+                event: event.clone(),
+            });
+        }
+        Ok(Drained {
+            event,
+            row: row.clone(),
+        })
+    }
+
+    async fn apply(
+        &self,
+        task_id: &str,
+        out: &RemoteOut,
+        guard: &Guard,
+    ) -> Result<Applied, StoreError> {
+        let mut rows = lock(&self.rows);
+        let row = rows
+            .get_mut(task_id)
+            .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        if !guard.admits(row) {
+            return Err(StoreError::Refused(task_id.to_owned()));
+        }
+        if row
+            .last
+            .as_ref()
+            .is_some_and(|last| !out.differs_from(last))
+        {
+            return Ok(Applied::Unchanged);
+        }
+        let seq = self.write_note(row, out);
+        if out.is_final {
+            row.closed = true;
+        }
+        *lock(&self.writes) += 1;
+        Ok(Applied::Changed {
+            seq,
+            row: Box::new(row.clone()),
+        })
+    }
+
+    async fn set_remote(
+        &self,
+        task_id: &str,
+        remote_task_id: &str,
+        context_id: Option<&str>,
+    ) -> Result<Row, StoreError> {
+        self.update(task_id, &Guard::Open, |row| {
+            row.remote_task_id = Some(remote_task_id.to_owned());
+            if let Some(ctx) = context_id {
+                row.context_id = Some(ctx.to_owned());
+            }
+            row.clone()
+        })
+    }
+
+    async fn set_watch(&self, task_id: &str, watch: &Watch) -> Result<Row, StoreError> {
+        self.update(task_id, &Guard::Open, |row| {
+            row.watch = Some(watch.clone());
+            row.clone()
+        })
+    }
+
+    async fn close(
+        &self,
+        task_id: &str,
+        final_note: Option<&RemoteOut>,
+    ) -> Result<Closed, StoreError> {
+        let mut rows = lock(&self.rows);
+        let row = rows
+            .get_mut(task_id)
+            .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        let told = row.last.as_ref().is_some_and(|l| l.is_final);
+        if told || (row.closed && final_note.is_none()) {
+            return Ok(Closed {
+                row: row.clone(),
+                seq: None,
+            });
+        }
+        row.closed = true;
+        row.park_token = None;
+        row.pending = Default::default();
+        let seq = final_note.map(|out| self.write_note(row, out));
+        *lock(&self.writes) += 1;
+        Ok(Closed {
+            row: row.clone(),
+            seq,
+        })
+    }
+
+    async fn notes(
+        &self,
+        task_id: &str,
+        after: u64,
+        limit: u32,
+    ) -> Result<Vec<ParentNote>, StoreError> {
+        Ok(lock(&self.notes)
+            .iter()
+            .filter(|n| n.task_id == task_id && n.seq > after)
+            .take(limit as usize)
+            .cloned()
+            .collect())
+    }
+}

@@ -1,0 +1,310 @@
+//! The row: one record per stand-in, the shared state every function reads and rings.
+
+pub mod contract;
+pub mod dynamo;
+pub mod memory;
+mod store;
+
+pub use store::{Applied, Closed, Drained, RowStore, StoreError};
+
+use serde::{Deserialize, Serialize};
+
+use crate::push::TokenDigest;
+use crate::state::RemoteOut;
+use standin_wire::TaskState;
+
+pub use standin_wire::WatchMode;
+
+/// The watch chosen once per remote task. Only the token's digest is ever kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Watch {
+    pub mode: WatchMode,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_digest: Option<TokenDigest>,
+}
+
+impl Watch {
+    pub fn off() -> Self {
+        Self {
+            mode: WatchMode::Off,
+            config_id: None,
+            token_digest: None,
+        }
+    }
+
+    pub fn follow() -> Self {
+        Self {
+            mode: WatchMode::Follow,
+            config_id: None,
+            token_digest: None,
+        }
+    }
+}
+
+/// How a follow window ended, as the follow function reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FollowOutcome {
+    /// A change was applied (fenced) before ringing.
+    Changed { is_final: bool },
+    /// The stream showed a "change" that applying found equal: pause before following.
+    Unchanged,
+    /// The window ran out with no change: follow again.
+    WindowOver,
+    /// The follow itself failed: retry after FOLLOW_RETRY.
+    Failed,
+    /// The agent is gone for good: the watch turns off.
+    Gone,
+}
+
+/// Something that must wake a parked stand-in, as recorded on the row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum WakeEvent {
+    Cancel {
+        reason: String,
+    },
+    Reply {
+        text: String,
+        /// The parent's name for this reply: a reply whose id the row has seen is not
+        /// queued again (a retried request, or an SDK retry after a lost answer).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+    },
+    /// A doorbell: the claimed state is a hint for rechecks, never applied.
+    Push {
+        claimed: Option<TaskState>,
+    },
+    Follow {
+        epoch: u64,
+        outcome: FollowOutcome,
+    },
+}
+
+impl WakeEvent {
+    /// A reply the parent did not name.
+    pub fn reply(text: impl Into<String>) -> Self {
+        WakeEvent::Reply {
+            text: text.into(),
+            id: None,
+        }
+    }
+}
+
+/// A pending doorbell: the state the push claimed (a hint for rechecks, never applied).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PushClaim {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claimed: Option<TaskState>,
+}
+
+/// A follow's report, stamped with the epoch of the park it belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FollowReport {
+    pub epoch: u64,
+    pub outcome: FollowOutcome,
+}
+
+/// How many replies may wait on a row at once: each may be 32 KiB, and a DynamoDB item
+/// holds 400 KB.
+pub const MAX_QUEUED_REPLIES: usize = 8;
+
+/// The pending wake events, one slot per kind; replies queue.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pending {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancel: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replies: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub push: Option<PushClaim>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub follow: Option<FollowReport>,
+}
+
+impl Pending {
+    pub fn is_empty(&self) -> bool {
+        self.cancel.is_none()
+            && self.replies.is_empty()
+            && self.push.is_none()
+            && self.follow.is_none()
+    }
+
+    /// Records an event. A newer push replaces the older claim; a follow result replaces
+    /// an older one; a cancel keeps its first reason.
+    pub fn record(&mut self, event: &WakeEvent) {
+        match event {
+            WakeEvent::Cancel { reason } => {
+                self.cancel.get_or_insert_with(|| reason.clone());
+            }
+            WakeEvent::Reply { text, .. } => self.replies.push(text.clone()),
+            WakeEvent::Push { claimed } => self.push = Some(PushClaim { claimed: *claimed }),
+            WakeEvent::Follow { epoch, outcome } => {
+                self.follow = Some(FollowReport {
+                    epoch: *epoch,
+                    outcome: *outcome,
+                })
+            }
+        }
+    }
+
+    /// The next event by priority (cancel, reply, push, follow), removed from the row.
+    /// One reply per turn: the others stay queued.
+    pub fn take_next(&mut self) -> Option<WakeEvent> {
+        if let Some(reason) = self.cancel.take() {
+            return Some(WakeEvent::Cancel { reason });
+        }
+        if !self.replies.is_empty() {
+            return Some(WakeEvent::reply(self.replies.remove(0)));
+        }
+        if let Some(PushClaim { claimed }) = self.push.take() {
+            return Some(WakeEvent::Push { claimed });
+        }
+        self.follow
+            .take()
+            .map(|FollowReport { epoch, outcome }| WakeEvent::Follow { epoch, outcome })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Row {
+    pub task_id: String,
+    pub agent: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_task_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<Watch>,
+    /// The last state told to the parent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last: Option<RemoteOut>,
+    #[serde(default)]
+    pub closed: bool,
+    /// The number of the newest park that stored its token (the execution numbers its
+    /// parks); a park whose number is not newer changes nothing, and watchers' writes are
+    /// fenced on it.
+    #[serde(default)]
+    pub epoch: u64,
+    /// The number of the newest park whose wake has run: once `woken == epoch` the park is
+    /// over, and neither a late park invoke nor an old watcher can write under it.
+    #[serde(default)]
+    pub woken: u64,
+    /// What the wake of park `taken.park` drained, so a retried wake takes the same event
+    /// instead of a second one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub taken: Option<Taken>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub park_token: Option<String>,
+    #[serde(default)]
+    pub pending: Pending,
+    /// The last sequence number used for a parent note.
+    #[serde(default)]
+    pub seq: u64,
+    /// The ids of every reply the row has queued, so that a reply sent twice is queued
+    /// once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reply_ids: Vec<String>,
+    /// RFC 3339, UTC; set by the control API's start (rows from before it have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+    /// A Step Functions parent's task token: notify answers it with the final note.
+    /// Never shown to a parent through the API (the summary leaves it out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_task_token: Option<String>,
+}
+
+impl Row {
+    pub fn new(task_id: impl Into<String>, agent: impl Into<String>) -> Self {
+        Self {
+            task_id: task_id.into(),
+            agent: agent.into(),
+            remote_task_id: None,
+            context_id: None,
+            watch: None,
+            last: None,
+            closed: false,
+            epoch: 0,
+            woken: 0,
+            taken: None,
+            park_token: None,
+            pending: Pending::default(),
+            seq: 0,
+            reply_ids: Vec::new(),
+            created_at: None,
+            parent_task_token: None,
+        }
+    }
+
+    /// Whether this reply was queued already (the parent named it, and the row has it).
+    pub fn has_reply(&self, event: &WakeEvent) -> bool {
+        matches!(event, WakeEvent::Reply { id: Some(id), .. } if self.reply_ids.contains(id))
+    }
+
+    pub fn mode(&self) -> WatchMode {
+        self.watch.as_ref().map_or(WatchMode::Off, |w| w.mode)
+    }
+
+    /// Whether a park is live now: its token stored, its wake not yet run.
+    pub fn is_parked(&self) -> bool {
+        !self.closed && self.park_token.is_some() && self.epoch > self.woken
+    }
+
+    /// Whether park `park` may store its token: it is newer than every park stored and
+    /// every park woken (a late or repeated invoke of an old park is not).
+    pub fn admits_park(&self, park: u64) -> bool {
+        !self.closed && park > self.epoch && park > self.woken
+    }
+}
+
+/// The event one wake took from the row (None: nothing was pending).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Taken {
+    pub park: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<WakeEvent>,
+}
+
+/// The conditions a write to the row carries, so a concurrent close or park wins.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Guard {
+    /// The row exists and is not closed.
+    Open,
+    /// Open, in push mode, with this digest and this remote task (the receiver's checks).
+    Push {
+        digest: TokenDigest,
+        remote_task_id: String,
+    },
+    /// Open, at this park's epoch, and that park not yet woken (a watcher's write).
+    Epoch(u64),
+}
+
+impl Guard {
+    /// Whether the row satisfies the guard; the stores evaluate exactly this.
+    pub fn admits(&self, row: &Row) -> bool {
+        if row.closed {
+            return false;
+        }
+        match self {
+            Self::Open => true,
+            Self::Push {
+                digest,
+                remote_task_id,
+            } => {
+                let Some(watch) = &row.watch else {
+                    return false;
+                };
+                let digest_ok = watch
+                    .token_digest
+                    .as_ref()
+                    .is_some_and(|stored| stored.matches(digest));
+                watch.mode == WatchMode::Push
+                    && digest_ok
+                    && row.remote_task_id.as_deref() == Some(remote_task_id.as_str())
+            }
+            Self::Epoch(epoch) => row.epoch == *epoch && row.woken < *epoch,
+        }
+    }
+}

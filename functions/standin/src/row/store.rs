@@ -1,0 +1,132 @@
+//! The row store: every write atomic and conditional. DynamoDB in `dynamo`, memory in
+//! `memory`; one contract (`contract`) both pass.
+
+use std::future::Future;
+
+use super::{Guard, Row, WakeEvent, Watch};
+use crate::outbox::ParentNote;
+use crate::state::RemoteOut;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    #[error("no stand-in {0}")]
+    NotFound(String),
+    #[error("stand-in {0} already exists")]
+    AlreadyExists(String),
+    /// The write's guard failed: closed, another watch, another epoch, another digest.
+    #[error("stand-in {0} refused the write (closed or superseded)")]
+    Refused(String),
+    #[error("row store unavailable: {0}")]
+    Backend(String),
+    /// As many replies as a row holds already wait for the stand-in to take them.
+    #[error("stand-in {0} has {max} replies waiting already", max = super::MAX_QUEUED_REPLIES)]
+    RepliesFull(String),
+}
+
+/// What `apply` did with a remote state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Applied {
+    /// The row moved and the parent's note is in the outbox under `seq`, written in the
+    /// same transaction; `row` is the row after the write (a final state closed it).
+    Changed { seq: u64, row: Box<Row> },
+    /// Same (state, text) as the row already had.
+    Unchanged,
+}
+
+/// What a drain took, and the row as it was left.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Drained {
+    pub event: Option<WakeEvent>,
+    pub row: Row,
+}
+
+/// What a close did: the row as closed, and the number of the final note it wrote (None
+/// when the row was already closed: a final state, or an earlier run of the same end,
+/// told the parent already).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Closed {
+    pub row: Row,
+    pub seq: Option<u64>,
+}
+
+/// Every write is atomic and conditional (one DynamoDB UpdateItem, or one transaction with
+/// the note it records; the drain is two such writes) and returns the item after it.
+pub trait RowStore: Send + Sync {
+    /// Creates the row; `AlreadyExists` when a row with that id is there.
+    fn create(&self, row: &Row) -> impl Future<Output = Result<Row, StoreError>> + Send;
+    fn get(&self, task_id: &str) -> impl Future<Output = Result<Option<Row>, StoreError>> + Send;
+    /// One page of rows in the store's own order, starting after `after` (a task id);
+    /// returns the page and where the next one starts (None: that was the last).
+    fn list(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> impl Future<Output = Result<(Vec<Row>, Option<String>), StoreError>> + Send;
+    /// Records a wake event under its guard (never on a closed row).
+    fn record(
+        &self,
+        task_id: &str,
+        event: &WakeEvent,
+        guard: &Guard,
+    ) -> impl Future<Output = Result<Row, StoreError>> + Send;
+    /// Stores the token of park number `park` and makes it the epoch, only if that park
+    /// is newer than every park stored or woken (`Row::admits_park`); `Refused` otherwise
+    /// (a late or repeated invoke of an old park), and on a closed row.
+    fn park(
+        &self,
+        task_id: &str,
+        park: u64,
+        token: &str,
+    ) -> impl Future<Output = Result<Row, StoreError>> + Send;
+    /// Ends park `park` (marks it woken, which closes the watchers' fence) without taking
+    /// an event: the roll leaves every pending event for its successor.
+    fn wake(
+        &self,
+        task_id: &str,
+        park: u64,
+    ) -> impl Future<Output = Result<Row, StoreError>> + Send;
+    /// Ends park `park` and takes the next pending event by priority. Idempotent per park:
+    /// a retried drain of the same park returns the event the first one took.
+    fn drain(
+        &self,
+        task_id: &str,
+        park: u64,
+    ) -> impl Future<Output = Result<Drained, StoreError>> + Send;
+    /// If (state, text) differs from `last`: moves `last` to `out`, takes the next note
+    /// number and writes the parent's note to the outbox, all in one transaction; a final
+    /// state also closes the row in it. Refused when the guard fails.
+    fn apply(
+        &self,
+        task_id: &str,
+        out: &RemoteOut,
+        guard: &Guard,
+    ) -> impl Future<Output = Result<Applied, StoreError>> + Send;
+    /// Records the remote task (after the first turn) and its context.
+    fn set_remote(
+        &self,
+        task_id: &str,
+        remote_task_id: &str,
+        context_id: Option<&str>,
+    ) -> impl Future<Output = Result<Row, StoreError>> + Send;
+    fn set_watch(
+        &self,
+        task_id: &str,
+        watch: &Watch,
+    ) -> impl Future<Output = Result<Row, StoreError>> + Send;
+    /// Closes the row (drops the park token and pending events) and, with `final_note`,
+    /// makes it `last` and writes its note under the next number in the same transaction
+    /// (also on a row closed earlier without one). Once a final state is `last` it changes
+    /// nothing (`Closed::seq` is None): the parent is told once.
+    fn close(
+        &self,
+        task_id: &str,
+        final_note: Option<&RemoteOut>,
+    ) -> impl Future<Output = Result<Closed, StoreError>> + Send;
+    /// The stand-in's notes with a number above `after`, in order, at most `limit`.
+    fn notes(
+        &self,
+        task_id: &str,
+        after: u64,
+        limit: u32,
+    ) -> impl Future<Output = Result<Vec<ParentNote>, StoreError>> + Send;
+}

@@ -1,0 +1,188 @@
+//! How a remote task's state becomes the stand-in's: one mapping (`remote_out`) used by
+//! all three readers, so a turn, a check and a follow report a change the same way.
+
+use serde::{Deserialize, Serialize};
+
+use standin_remote::{Status, Update};
+use standin_wire::TaskState;
+use standin_wire::scrub::scrub;
+
+/// The remote task as the stand-in reports it: mapped state, scrubbed text, finality.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemoteOut {
+    pub remote_task_id: String,
+    pub state: TaskState,
+    pub text: String,
+    #[serde(rename = "final")]
+    pub is_final: bool,
+}
+
+impl RemoteOut {
+    /// A change is a different (state, scrubbed text) pair; ids and finality follow.
+    pub fn differs_from(&self, known: &Self) -> bool {
+        self.state != known.state || self.text != known.text
+    }
+
+    /// WORKING moves the parent's row without waking its model; the rest are notes.
+    pub fn is_note(&self) -> bool {
+        self.state.is_terminal() || self.state.is_interrupted()
+    }
+}
+
+/// Longest task or context id the stand-in keeps (the SDKs use UUIDs): a longer one is an
+/// agent error, never stored.
+pub const MAX_ID_BYTES: usize = 256;
+
+impl RemoteOut {
+    /// The state as an answer about `remote`, the task the stand-in asked about: an agent
+    /// cannot rename the task (or grow its id into the row) by answering with another id.
+    pub fn about(mut self, remote: &str) -> Self {
+        remote.clone_into(&mut self.remote_task_id);
+        self
+    }
+}
+
+pub fn remote_out(remote_task_id: &str, state: TaskState, text: &str) -> RemoteOut {
+    RemoteOut {
+        remote_task_id: remote_task_id.to_owned(),
+        state,
+        text: scrub(text),
+        is_final: state.is_terminal(),
+    }
+}
+
+/// Where the task stands (a check, a task in a stream). Without a status message the
+/// known text stays.
+pub fn from_status(status: &Status, known_text: &str) -> RemoteOut {
+    let text = status.text.as_deref().unwrap_or(known_text);
+    remote_out(&status.task_id, status.state, text)
+}
+
+/// One streamed update. Artifacts and messages carry no task state.
+pub fn from_update(update: &Update, known_text: &str) -> Option<RemoteOut> {
+    match update {
+        Update::Status(status) => Some(from_status(status, known_text)),
+        Update::Other => None,
+    }
+}
+
+/// Reader 1: a turn's stream, folded to where it stopped. Returns `None` when the stream
+/// named no task state at all (an agent that answered with a bare message).
+#[derive(Debug, Default)]
+pub struct TurnReader {
+    last: Option<RemoteOut>,
+    context_id: Option<String>,
+}
+
+impl TurnReader {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Takes one update; returns true when the turn is over (interrupted or final).
+    pub fn read(&mut self, update: &Update) -> bool {
+        if let Update::Status(Status {
+            context_id: Some(ctx),
+            ..
+        }) = update
+        {
+            self.context_id = Some(ctx.clone());
+        }
+        let known = self.last.as_ref().map_or("", |l| l.text.as_str());
+        if let Some(out) = from_update(update, known) {
+            self.last = Some(out);
+        }
+        self.last
+            .as_ref()
+            .is_some_and(|l| l.is_final || l.state.is_interrupted())
+    }
+
+    /// The state the turn has reached so far.
+    pub fn last(&self) -> Option<&RemoteOut> {
+        self.last.as_ref()
+    }
+
+    pub fn context_id(&self) -> Option<&str> {
+        self.context_id.as_deref()
+    }
+
+    pub fn finish(self) -> Option<RemoteOut> {
+        self.last
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(state: TaskState, text: Option<&str>) -> Status {
+        Status {
+            context_id: Some("c1".into()),
+            ..Status::new("r1", state, text)
+        }
+    }
+
+    #[test]
+    fn finality_follows_terminal_states_only() {
+        for s in [
+            TaskState::Completed,
+            TaskState::Failed,
+            TaskState::Canceled,
+            TaskState::Rejected,
+        ] {
+            assert!(remote_out("r", s, "").is_final, "{s:?}");
+        }
+        for s in [
+            TaskState::Working,
+            TaskState::InputRequired,
+            TaskState::AuthRequired,
+            TaskState::Submitted,
+        ] {
+            assert!(!remote_out("r", s, "").is_final, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn a_status_without_a_message_keeps_known_text() {
+        let out = from_status(&status(TaskState::Working, None), "known");
+        assert_eq!(out.text, "known");
+        let out = from_status(&status(TaskState::Working, Some("new")), "known");
+        assert_eq!(out.text, "new");
+    }
+
+    #[test]
+    fn three_readers_agree_on_the_same_state() {
+        let s = status(TaskState::InputRequired, Some("What colour?"));
+        let from_check = from_status(&s, "");
+        let update = Update::Status(s);
+        let from_stream = from_update(&update, "").expect("a status maps");
+        let mut turn = TurnReader::new();
+        assert!(turn.read(&update), "INPUT_REQUIRED ends a turn");
+        assert_eq!(turn.context_id(), Some("c1"));
+        assert_eq!(from_check, from_stream);
+        assert_eq!(turn.finish(), Some(from_check));
+    }
+
+    #[test]
+    fn updates_without_a_state_are_not_changes() {
+        assert_eq!(from_update(&Update::Other, "k"), None);
+    }
+
+    #[test]
+    fn text_is_scrubbed_before_it_is_compared() {
+        let a = remote_out(
+            "r",
+            TaskState::Working,
+            "key Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MEFCQ0RFRkdISUpL",
+        );
+        let b = remote_out(
+            "r",
+            TaskState::Working,
+            "key QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVoxMjM0NTY3",
+        );
+        assert!(
+            !a.differs_from(&b),
+            "two redacted secrets are the same text"
+        );
+    }
+}

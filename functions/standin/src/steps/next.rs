@@ -1,0 +1,341 @@
+//! What comes after each step of the state machine: pure decisions over the execution's
+//! cursor, so Step Functions only routes on `next`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::doorbell::EndCause;
+use crate::row::{FollowOutcome, WakeEvent, WatchMode};
+use crate::state::RemoteOut;
+use standin_wire::TaskState;
+
+/// Waits between push-triggered fetches that disagree with the claimed state: an agent
+/// may push a change before its GetTask shows it.
+pub const PUSH_RECHECKS_SECS: [u64; 3] = [1, 2, 4];
+/// Pause before a new follow after one failed.
+pub const FOLLOW_RETRY_SECS: u64 = 5;
+/// Longest a follow holds SubscribeToTask open before handing back.
+pub const FOLLOW_WINDOW_SECS: u64 = 600;
+/// A follow park's own timeout: the window plus a minute for the report (its heartbeat
+/// timeout catches a crashed follow much sooner).
+pub const FOLLOW_PARK_SECS: u64 = FOLLOW_WINDOW_SECS + 60;
+/// The default for how long a push or off park waits with nothing heard before the
+/// stand-in re-checks (push: GetTask) and parks again. A lost push (A2A senders do not
+/// retry) is heard within this; each re-check costs a handful of state transitions, so
+/// an hour keeps an idle stand-in near free (see the README's cost model).
+pub const IDLE_RECHECK_SECS: u64 = 3600;
+
+/// The timings the decisions need that a deployment may set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pacing {
+    /// How long a push or off park waits before re-checking (`IDLE_RECHECK_SECS`).
+    pub idle_recheck_secs: u64,
+}
+
+impl Default for Pacing {
+    fn default() -> Self {
+        Self {
+            idle_recheck_secs: IDLE_RECHECK_SECS,
+        }
+    }
+}
+
+/// Where the push-triggered recheck sequence stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Recheck {
+    pub claimed: Option<TaskState>,
+    /// Waits already scheduled (0 ..= 3).
+    pub waits: u8,
+}
+
+/// The execution's own state between steps (carried across a roll, except `cycles`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cursor {
+    #[serde(default)]
+    pub cycles: u32,
+    #[serde(default)]
+    pub recheck: Option<Recheck>,
+    #[serde(default)]
+    pub follow_retry: bool,
+    /// The number of the newest park this stand-in decided on (across rolls): each park
+    /// stores its token only if its number is the newest the row has seen.
+    #[serde(default)]
+    pub parks: u64,
+}
+
+impl Cursor {
+    /// The successor's cursor: a fresh cycle count, the same pending timers.
+    pub fn rolled(&self) -> Self {
+        Self {
+            cycles: 0,
+            ..self.clone()
+        }
+    }
+}
+
+/// How the park ended: rung, its timeout (States.Timeout or States.HeartbeatTimeout), or
+/// the park task itself failed (a follow function that errored).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Woke {
+    Rung,
+    TimedOut,
+    Failed,
+}
+
+/// What comes next, as a step returns it to the state machine (`$.next`), which routes on
+/// `step` alone (see `Route` in `statemachine/stand_in.asl.json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "WireNext", into = "WireNext")]
+pub enum Next {
+    End(EndCause),
+    Turn {
+        reply: String,
+    },
+    /// Choose the watch once (after the first turn that leaves the task open).
+    Register,
+    /// GetTask and apply; one attempt when a push triggered it (the rechecks retry).
+    /// Done inside the wake or registration that decided it: never routed.
+    Fetch {
+        push_triggered: bool,
+    },
+    /// Park number `park` with the park function until rung, or until `timeout_secs`
+    /// pass with no ring (a recheck wait, a follow retry, the idle re-check).
+    Park {
+        park: u64,
+        timeout_secs: u64,
+    },
+    /// Park number `park` with the follow function, which holds SubscribeToTask open for
+    /// a window; the park ends by `FOLLOW_PARK_SECS` at the latest.
+    Follow {
+        park: u64,
+    },
+    /// Past the history bound: start the successor and succeed.
+    Roll,
+}
+
+/// `Next` as the state machine reads it. Both kinds of park keep the flat form
+/// `{"step": "park", "follow": …, "timeout_secs": …, "park": …}` that definitions
+/// deployed before `Follow` had a variant of its own route on: an execution runs to its
+/// end under the definition it started with, while the functions it calls are replaced
+/// at once.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "step")]
+enum WireNext {
+    End(EndCause),
+    Turn {
+        reply: String,
+    },
+    Register,
+    Fetch {
+        push_triggered: bool,
+    },
+    Park {
+        #[serde(default)]
+        follow: bool,
+        timeout_secs: u64,
+        park: u64,
+    },
+    Roll,
+}
+
+impl From<WireNext> for Next {
+    fn from(wire: WireNext) -> Self {
+        match wire {
+            WireNext::End(cause) => Self::End(cause),
+            WireNext::Turn { reply } => Self::Turn { reply },
+            WireNext::Register => Self::Register,
+            WireNext::Fetch { push_triggered } => Self::Fetch { push_triggered },
+            WireNext::Park {
+                follow: true, park, ..
+            } => Self::Follow { park },
+            WireNext::Park {
+                follow: false,
+                timeout_secs,
+                park,
+            } => Self::Park { park, timeout_secs },
+            WireNext::Roll => Self::Roll,
+        }
+    }
+}
+
+impl From<Next> for WireNext {
+    fn from(next: Next) -> Self {
+        match next {
+            Next::End(cause) => Self::End(cause),
+            Next::Turn { reply } => Self::Turn { reply },
+            Next::Register => Self::Register,
+            Next::Fetch { push_triggered } => Self::Fetch { push_triggered },
+            Next::Park { park, timeout_secs } => Self::Park {
+                follow: false,
+                timeout_secs,
+                park,
+            },
+            Next::Follow { park } => Self::Park {
+                follow: true,
+                timeout_secs: FOLLOW_PARK_SECS,
+                park,
+            },
+            Next::Roll => Self::Roll,
+        }
+    }
+}
+
+/// The next park that fits the cursor, numbered: a recheck wait, a follow retry, a
+/// follow, or an idle park that re-checks after `pacing.idle_recheck_secs`.
+pub fn park_for(cursor: &mut Cursor, mode: WatchMode, pacing: Pacing) -> Next {
+    cursor.parks += 1;
+    let park = cursor.parks;
+    if let Some(r) = cursor.recheck.filter(|r| r.waits > 0) {
+        let i = usize::from(r.waits - 1).min(PUSH_RECHECKS_SECS.len() - 1);
+        return Next::Park {
+            park,
+            timeout_secs: PUSH_RECHECKS_SECS[i],
+        };
+    }
+    if cursor.follow_retry {
+        return Next::Park {
+            park,
+            timeout_secs: FOLLOW_RETRY_SECS,
+        };
+    }
+    if mode == WatchMode::Follow {
+        return Next::Follow { park };
+    }
+    Next::Park {
+        park,
+        timeout_secs: pacing.idle_recheck_secs.max(1),
+    }
+}
+
+/// The number of the park a wake ends, from the decision that led to it.
+pub fn park_number(next: Option<&Next>) -> Option<u64> {
+    match next {
+        Some(Next::Park { park, .. } | Next::Follow { park }) => Some(*park),
+        _ => None,
+    }
+}
+
+/// Before draining: past the bound the stand-in rolls and leaves every pending event on
+/// the row for its successor's first park.
+pub fn count_cycle(cursor: &mut Cursor, history_bound: u32) -> bool {
+    cursor.cycles += 1;
+    cursor.cycles > history_bound
+}
+
+/// After a wake, given the event the drain took (if any).
+pub fn after_wake(
+    cursor: &mut Cursor,
+    mode: WatchMode,
+    woke: Woke,
+    event: Option<WakeEvent>,
+    pacing: Pacing,
+) -> Next {
+    match event {
+        Some(WakeEvent::Cancel { reason }) => {
+            cursor.recheck = None;
+            Next::End(EndCause::Cancelled { reason })
+        }
+        Some(WakeEvent::Reply { text, .. }) => {
+            cursor.recheck = None;
+            cursor.follow_retry = false;
+            Next::Turn { reply: text }
+        }
+        Some(WakeEvent::Push { claimed }) if mode == WatchMode::Push => {
+            // A new push restarts the recheck sequence.
+            cursor.recheck = Some(Recheck { claimed, waits: 0 });
+            Next::Fetch {
+                push_triggered: true,
+            }
+        }
+        // A push recorded before the watch changed (cannot pass the guard now): ignore.
+        Some(WakeEvent::Push { .. }) => park_for(cursor, mode, pacing),
+        Some(WakeEvent::Follow { outcome, .. }) => match outcome {
+            FollowOutcome::Changed { is_final: true } => Next::End(EndCause::Final),
+            FollowOutcome::Changed { is_final: false } | FollowOutcome::WindowOver => {
+                park_for(cursor, mode, pacing)
+            }
+            FollowOutcome::Unchanged | FollowOutcome::Failed => {
+                cursor.follow_retry = true;
+                park_for(cursor, mode, pacing)
+            }
+            // The follow function turned the watch off on the row.
+            FollowOutcome::Gone => park_for(cursor, WatchMode::Off, pacing),
+        },
+        None => match woke {
+            Woke::TimedOut if cursor.recheck.is_some_and(|r| r.waits > 0) => Next::Fetch {
+                push_triggered: true,
+            },
+            Woke::TimedOut if cursor.follow_retry => {
+                // A follow retry has waited its time: follow again.
+                cursor.follow_retry = false;
+                park_for(cursor, mode, pacing)
+            }
+            // An idle push park ran its time with nothing heard: a push may have been lost
+            // (senders do not retry), so look for ourselves.
+            Woke::TimedOut if mode == WatchMode::Push => Next::Fetch {
+                push_triggered: false,
+            },
+            // Off re-parks (a park whose invoke never ran is replaced this way); a follow
+            // that stopped heartbeating (crashed) is simply followed again.
+            Woke::TimedOut => park_for(cursor, mode, pacing),
+            // Rung with nothing pending: an earlier drain took it. Park as before.
+            Woke::Rung => park_for(cursor, mode, pacing),
+            // The follow function failed outright: wait FOLLOW_RETRY, then follow again.
+            Woke::Failed => {
+                cursor.follow_retry = mode == WatchMode::Follow;
+                park_for(cursor, mode, pacing)
+            }
+        },
+    }
+}
+
+/// After a fetch: `fetched` is `None` when GetTask failed (fail closed: the row keeps its
+/// last state, and a disagreeing push still gets its rechecks).
+pub fn after_fetch(
+    cursor: &mut Cursor,
+    mode: WatchMode,
+    fetched: Option<&RemoteOut>,
+    pacing: Pacing,
+) -> Next {
+    if fetched.is_some_and(|out| out.is_final) {
+        cursor.recheck = None;
+        return Next::End(EndCause::Final);
+    }
+    if let Some(r) = cursor.recheck.as_mut() {
+        let agrees = matches!((r.claimed, fetched), (Some(c), Some(out)) if c == out.state);
+        let left = usize::from(r.waits) < PUSH_RECHECKS_SECS.len();
+        if r.claimed.is_some() && !agrees && left {
+            r.waits += 1;
+            return park_for(cursor, mode, pacing);
+        }
+        cursor.recheck = None;
+    }
+    park_for(cursor, mode, pacing)
+}
+
+/// After a turn: end when final, choose the watch the first time, else park.
+pub fn after_turn(
+    cursor: &mut Cursor,
+    out: &RemoteOut,
+    watch: Option<WatchMode>,
+    pacing: Pacing,
+) -> Next {
+    if out.is_final {
+        return Next::End(EndCause::Final);
+    }
+    match watch {
+        None => Next::Register,
+        Some(mode) => park_for(cursor, mode, pacing),
+    }
+}
+
+/// After registration: push reconciles once with GetTask (a change may have happened
+/// before the config existed); follow and off park.
+pub fn after_register(cursor: &mut Cursor, mode: WatchMode, pacing: Pacing) -> Next {
+    match mode {
+        WatchMode::Push => Next::Fetch {
+            push_triggered: false,
+        },
+        _ => park_for(cursor, mode, pacing),
+    }
+}

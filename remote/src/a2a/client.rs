@@ -1,0 +1,718 @@
+//! A thin A2A 1.0 client over reqwest: exactly the calls the stand-in makes, over the
+//! JSON-RPC binding or HTTP+JSON, whichever the agent card lists first at version 1.0.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use futures_util::stream::BoxStream;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::{Method, Url};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::limits::{
+    MAX_CARD_BYTES, MAX_EVENT_BYTES, MAX_RESPONSE_BYTES, MAX_STREAM_BYTES, Skim, bounded_message,
+};
+use super::map;
+use super::sse::{SseDecoder, SseEvent};
+use super::types::{
+    AgentCard, AuthenticationInfo, Message, SendMessageResult, StreamResponse, Task,
+    TaskPushNotificationConfig,
+};
+use crate::error::RemoteError;
+use crate::model::{PushRequest, Sent, Status, Turn, UpdateStream};
+use crate::port::Agent;
+
+pub const CARD_PATH: &str = "/.well-known/agent-card.json";
+pub const A2A_VERSION: &str = "1.0";
+const PARTICIPANT_HEADER: &str = "x-participant-id";
+
+/// A stream of events from SendStreamingMessage or SubscribeToTask.
+pub type EventStream = BoxStream<'static, Result<StreamResponse, RemoteError>>;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binding {
+    JsonRpc,
+    HttpJson,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    /// Whole request for unary calls; time to the response head for streams.
+    pub call: Duration,
+    /// Longest silence tolerated on an open stream (the SDK pings every 15 s).
+    pub stream_idle: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            call: Duration::from_secs(30),
+            stream_idle: Duration::from_secs(60),
+        }
+    }
+}
+
+/// What the stand-in takes from an agent card.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedAgent {
+    pub endpoint: Url,
+    pub binding: Binding,
+    pub streaming: bool,
+    pub push_notifications: bool,
+    /// Sent as `A2A-Extensions`: only what the card advertises.
+    pub extensions: Vec<String>,
+}
+
+impl ResolvedAgent {
+    /// Picks the first interface at protocol 1.x with a binding this client speaks.
+    pub fn from_card(card: &AgentCard, card_url: &Url) -> Result<Self, RemoteError> {
+        if card.supported_interfaces.is_empty() {
+            return Err(RemoteError::Card("supportedInterfaces is empty".into()));
+        }
+        let (interface, binding) = card
+            .supported_interfaces
+            .iter()
+            .filter(|i| i.protocol_version == "1" || i.protocol_version.starts_with("1."))
+            .find_map(|i| match i.protocol_binding.as_str() {
+                "JSONRPC" => Some((i, Binding::JsonRpc)),
+                "HTTP+JSON" => Some((i, Binding::HttpJson)),
+                _ => None,
+            })
+            .ok_or_else(|| {
+                RemoteError::Card(
+                    "no supportedInterfaces entry at protocolVersion 1.0 with binding JSONRPC or HTTP+JSON"
+                        .into(),
+                )
+            })?;
+        let endpoint = card_url.join(&interface.url).map_err(|e| {
+            RemoteError::Card(format!(
+                "supportedInterfaces url {:?} is not a URL: {e}",
+                interface.url
+            ))
+        })?;
+        if !matches!(endpoint.scheme(), "http" | "https") {
+            return Err(RemoteError::Card(format!(
+                "supportedInterfaces url must be http or https, got {}",
+                endpoint.scheme()
+            )));
+        }
+        Ok(Self {
+            endpoint,
+            binding,
+            streaming: card.capabilities.streaming,
+            push_notifications: card.capabilities.push_notifications,
+            extensions: card
+                .capabilities
+                .extensions
+                .iter()
+                .map(|e| e.uri.clone())
+                .filter(|u| !u.is_empty())
+                .collect(),
+        })
+    }
+}
+
+/// The card URL for an agent's base URL, under its path as the SDK builds it
+/// (`https://host/agents/x` reads `https://host/agents/x/.well-known/agent-card.json`).
+pub fn card_url(base_url: &str) -> Result<Url, RemoteError> {
+    let mut base = Url::parse(base_url)
+        .map_err(|e| RemoteError::Card(format!("agent url {base_url:?} is not a URL: {e}")))?;
+    if !base.path().ends_with('/') {
+        let path = format!("{}/", base.path());
+        base.set_path(&path);
+    }
+    base.join(CARD_PATH.trim_start_matches('/'))
+        .map_err(|e| RemoteError::Card(format!("cannot build the card URL: {e}")))
+}
+
+/// The agent client on the built-in roots alone (see [`crate::tls::Roots`]); the
+/// functions build theirs with `AGENT_CA_FILE` too.
+#[cfg(test)]
+pub fn http_client() -> Result<reqwest::Client, RemoteError> {
+    crate::tls::Roots::built_in()
+        .agent_http_client()
+        .map_err(|e| RemoteError::Transport(format!("cannot build the HTTP client: {e}")))
+}
+
+/// Reads a body whole; None past `limit` bytes (checked on Content-Length first, then
+/// as it arrives, so nothing beyond the limit is held).
+async fn read_capped(
+    mut response: reqwest::Response,
+    limit: usize,
+) -> Result<Option<Vec<u8>>, reqwest::Error> {
+    if response.content_length().is_some_and(|n| n > limit as u64) {
+        return Ok(None);
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if body.len() + chunk.len() > limit {
+            return Ok(None);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Some(body))
+}
+
+/// Reads a JSON body through `Skim`: what the stand-in never reads is dropped as it
+/// arrives; past `limit` kept bytes the answer is refused without reading further.
+async fn read_skimmed(
+    mut response: reqwest::Response,
+    limit: usize,
+) -> Result<Option<Vec<u8>>, reqwest::Error> {
+    let mut skim = Skim::new(limit);
+    while let Some(chunk) = response.chunk().await? {
+        skim.push(&chunk);
+        if skim.is_over() {
+            return Ok(None);
+        }
+    }
+    Ok(skim.finish())
+}
+
+pub async fn fetch_card(
+    http: &reqwest::Client,
+    base_url: &str,
+    timeouts: Timeouts,
+) -> Result<(AgentCard, Url), RemoteError> {
+    let url = card_url(base_url)?;
+    let response = http
+        .get(url.clone())
+        .header("a2a-version", A2A_VERSION)
+        .timeout(timeouts.call)
+        .send()
+        .await
+        .map_err(|e| timeout_or("GetAgentCard", timeouts.call, e))?;
+    let status = response.status();
+    if !status.is_success() {
+        return Err(RemoteError::Card(format!("{url} answered HTTP {status}")));
+    }
+    let body = read_capped(response, MAX_CARD_BYTES)
+        .await
+        .map_err(|e| timeout_or("GetAgentCard", timeouts.call, e))?
+        .ok_or(RemoteError::TooLarge {
+            what: "the card",
+            limit: MAX_CARD_BYTES,
+        })?;
+    let card = serde_json::from_slice::<AgentCard>(&body).map_err(|e| {
+        RemoteError::Card(bounded_message(&format!("{url} is not an agent card: {e}")))
+    })?;
+    Ok((card, url))
+}
+
+/// A connected agent: its card read, its interface chosen. Reached only through [`Agent`].
+pub struct AgentClient {
+    http: reqwest::Client,
+    agent: ResolvedAgent,
+    headers: HeaderMap,
+    timeouts: Timeouts,
+    next_id: AtomicU64,
+}
+
+impl AgentClient {
+    /// Fetches and validates the card, then talks to the interface it prefers.
+    #[cfg(test)]
+    pub(crate) async fn connect(
+        http: reqwest::Client,
+        base_url: &str,
+        participant: Option<&str>,
+        timeouts: Timeouts,
+    ) -> Result<Self, RemoteError> {
+        let (card, url) = fetch_card(&http, base_url, timeouts).await?;
+        let agent = ResolvedAgent::from_card(&card, &url)?;
+        Self::new(http, agent, participant, timeouts)
+    }
+
+    pub(crate) fn new(
+        http: reqwest::Client,
+        agent: ResolvedAgent,
+        participant: Option<&str>,
+        timeouts: Timeouts,
+    ) -> Result<Self, RemoteError> {
+        let mut headers = HeaderMap::new();
+        headers.insert("a2a-version", HeaderValue::from_static(A2A_VERSION));
+        if !agent.extensions.is_empty() {
+            let value = HeaderValue::from_str(&agent.extensions.join(","))
+                .map_err(|_| RemoteError::Card("an extension URI is not a valid header".into()))?;
+            headers.insert("a2a-extensions", value);
+        }
+        if let Some(p) = participant {
+            let value = HeaderValue::from_str(p)
+                .map_err(|_| RemoteError::Card("participant is not a valid header value".into()))?;
+            headers.insert(HeaderName::from_static(PARTICIPANT_HEADER), value);
+        }
+        Ok(Self {
+            http,
+            agent,
+            headers,
+            timeouts,
+            next_id: AtomicU64::new(1),
+        })
+    }
+
+    #[cfg(test)]
+    pub(crate) fn agent(&self) -> &ResolvedAgent {
+        &self.agent
+    }
+
+    /// A turn that blocks until an interrupted or terminal state (or returns at once).
+    pub(crate) async fn send_message(
+        &self,
+        message: &Message,
+        return_immediately: bool,
+    ) -> Result<SendMessageResult, RemoteError> {
+        let mut params = json!({ "message": message });
+        if return_immediately {
+            params["configuration"] = json!({ "returnImmediately": true });
+        }
+        let call = Call::new("SendMessage", params, Method::POST, &["message:send"]);
+        let value: Value = self.unary(call).await?;
+        parse_send_result(value)
+    }
+
+    pub(crate) async fn send_streaming_message(
+        &self,
+        message: &Message,
+    ) -> Result<EventStream, RemoteError> {
+        let call = Call::new(
+            "SendStreamingMessage",
+            json!({ "message": message }),
+            Method::POST,
+            &["message:stream"],
+        );
+        self.stream(call).await
+    }
+
+    pub(crate) async fn get_task(&self, id: &str) -> Result<Task, RemoteError> {
+        // The stand-in reads only the status: leave the history behind.
+        let mut call = Call::new(
+            "GetTask",
+            json!({ "id": id, "historyLength": 0 }),
+            Method::GET,
+            &["tasks", id],
+        );
+        call.rest_query = Some(("historyLength", "0"));
+        call.rest_body = None;
+        self.unary(call).await
+    }
+
+    pub(crate) async fn subscribe_to_task(&self, id: &str) -> Result<EventStream, RemoteError> {
+        let mut call = Call::new(
+            "SubscribeToTask",
+            json!({ "id": id }),
+            Method::POST,
+            &["tasks", &format!("{id}:subscribe")],
+        );
+        call.rest_body = None;
+        self.stream(call).await
+    }
+
+    pub(crate) async fn cancel_task(&self, id: &str) -> Result<Task, RemoteError> {
+        let mut call = Call::new(
+            "CancelTask",
+            json!({ "id": id }),
+            Method::POST,
+            &["tasks", &format!("{id}:cancel")],
+        );
+        call.rest_body = Some(json!({}));
+        self.unary(call).await
+    }
+
+    /// Registers a push config under our own id (SDKs disagree on the default id).
+    pub(crate) async fn create_push_config(
+        &self,
+        config: &TaskPushNotificationConfig,
+    ) -> Result<TaskPushNotificationConfig, RemoteError> {
+        let params = serde_json::to_value(config)
+            .map_err(|e| RemoteError::InvalidResponse(format!("cannot encode push config: {e}")))?;
+        let mut rest_body = params.clone();
+        if let Some(obj) = rest_body.as_object_mut() {
+            obj.remove("taskId");
+        }
+        let mut call = Call::new(
+            "CreateTaskPushNotificationConfig",
+            params,
+            Method::POST,
+            &["tasks", &config.task_id, "pushNotificationConfigs"],
+        );
+        call.rest_body = Some(rest_body);
+        self.unary(call).await
+    }
+
+    /// Idempotent on the SDK: an unknown config id succeeds.
+    pub(crate) async fn delete_push_config(
+        &self,
+        task_id: &str,
+        config_id: &str,
+    ) -> Result<(), RemoteError> {
+        let mut call = Call::new(
+            "DeleteTaskPushNotificationConfig",
+            json!({ "taskId": task_id, "id": config_id }),
+            Method::DELETE,
+            &["tasks", task_id, "pushNotificationConfigs", config_id],
+        );
+        call.rest_body = None;
+        let _: Value = self.unary(call).await?;
+        Ok(())
+    }
+
+    fn request(&self, call: &Call) -> Result<reqwest::RequestBuilder, RemoteError> {
+        let builder = match self.agent.binding {
+            Binding::JsonRpc => {
+                let id = format!("standin-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
+                let body = json!({
+                    "jsonrpc": "2.0",
+                    "id": id,
+                    "method": call.method,
+                    "params": call.params,
+                });
+                self.http
+                    .post(self.agent.endpoint.clone())
+                    .header(CONTENT_TYPE, "application/json")
+                    .json(&body)
+            }
+            Binding::HttpJson => {
+                let mut url = self.agent.endpoint.clone();
+                {
+                    let mut segments = url.path_segments_mut().map_err(|_| {
+                        RemoteError::Card("HTTP+JSON interface url cannot take a path".into())
+                    })?;
+                    segments.pop_if_empty();
+                    segments.extend(call.rest_path.iter());
+                }
+                if let Some((k, v)) = call.rest_query {
+                    url.query_pairs_mut().append_pair(k, v);
+                }
+                let builder = self.http.request(call.rest_method.clone(), url);
+                match &call.rest_body {
+                    Some(body) => builder
+                        .header(CONTENT_TYPE, "application/a2a+json")
+                        .body(body.to_string()),
+                    None => builder,
+                }
+            }
+        };
+        Ok(builder.headers(self.headers.clone()))
+    }
+
+    async fn unary<T: DeserializeOwned>(&self, call: Call) -> Result<T, RemoteError> {
+        let timeout = self.timeouts.call;
+        let response = self
+            .request(&call)?
+            .timeout(timeout)
+            .send()
+            .await
+            .map_err(|e| timeout_or(call.method, timeout, e))?;
+        let status = response.status();
+        let body = read_skimmed(response, MAX_RESPONSE_BYTES)
+            .await
+            .map_err(|e| timeout_or(call.method, timeout, e))?
+            .ok_or(RemoteError::TooLarge {
+                what: "an answer",
+                limit: MAX_RESPONSE_BYTES,
+            })?;
+        let value = parse_json_or_status(&body, status.as_u16())?;
+        let result = match self.agent.binding {
+            Binding::JsonRpc => jsonrpc_result(value)?,
+            Binding::HttpJson if status.is_success() => value,
+            Binding::HttpJson => return Err(rest_error(&value, status.as_u16())),
+        };
+        serde_json::from_value(result).map_err(|e| invalid(&format!("{} result", call.method), e))
+    }
+
+    async fn stream(&self, call: Call) -> Result<EventStream, RemoteError> {
+        let timeout = self.timeouts.call;
+        let request = self.request(&call)?.header(ACCEPT, "text/event-stream");
+        let response = tokio::time::timeout(timeout, request.send())
+            .await
+            .map_err(|_| RemoteError::Timeout {
+                operation: call.method,
+                seconds: timeout.as_secs(),
+            })?
+            .map_err(|e| timeout_or(call.method, timeout, e))?;
+        let status = response.status().as_u16();
+        let is_sse = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if !is_sse {
+            // Errors found before the stream starts come back as plain JSON.
+            let body = tokio::time::timeout(timeout, read_skimmed(response, MAX_RESPONSE_BYTES))
+                .await
+                .map_err(|_| RemoteError::Timeout {
+                    operation: call.method,
+                    seconds: timeout.as_secs(),
+                })?
+                .map_err(|e| timeout_or(call.method, timeout, e))?
+                .ok_or(RemoteError::TooLarge {
+                    what: "an answer",
+                    limit: MAX_RESPONSE_BYTES,
+                })?;
+            let value = parse_json_or_status(&body, status)?;
+            return Err(match value.get("error") {
+                Some(error) => super::error::from_error_object(error),
+                None if (200..300).contains(&status) => RemoteError::InvalidResponse(format!(
+                    "{} answered JSON where a stream was expected",
+                    call.method
+                )),
+                None => RemoteError::Http { status },
+            });
+        }
+        Ok(event_stream(
+            response,
+            self.agent.binding,
+            self.timeouts.stream_idle,
+        ))
+    }
+}
+
+/// One operation in both bindings' terms.
+struct Call {
+    method: &'static str,
+    params: Value,
+    rest_method: Method,
+    rest_path: Vec<String>,
+    rest_query: Option<(&'static str, &'static str)>,
+    rest_body: Option<Value>,
+}
+
+impl Call {
+    fn new(method: &'static str, params: Value, rest_method: Method, rest_path: &[&str]) -> Self {
+        Self {
+            method,
+            rest_body: Some(params.clone()),
+            params,
+            rest_method,
+            rest_path: rest_path.iter().map(|s| (*s).to_owned()).collect(),
+            rest_query: None,
+        }
+    }
+}
+
+/// An answer that does not parse. The parser's message quotes the agent's text, so it is
+/// scrubbed and cut like any remote text before it can reach a log or a reason.
+fn invalid(what: &str, err: impl std::fmt::Display) -> RemoteError {
+    RemoteError::InvalidResponse(bounded_message(&format!("{what}: {err}")))
+}
+
+fn timeout_or(operation: &'static str, timeout: Duration, err: reqwest::Error) -> RemoteError {
+    if err.is_timeout() {
+        RemoteError::Timeout {
+            operation,
+            seconds: timeout.as_secs(),
+        }
+    } else {
+        err.into()
+    }
+}
+
+fn parse_json_or_status(body: &[u8], status: u16) -> Result<Value, RemoteError> {
+    serde_json::from_slice(body).map_err(|_| {
+        if (200..300).contains(&status) {
+            RemoteError::InvalidResponse("body is not JSON".into())
+        } else {
+            RemoteError::Http { status }
+        }
+    })
+}
+
+fn jsonrpc_result(mut value: Value) -> Result<Value, RemoteError> {
+    if let Some(error) = value.get("error") {
+        return Err(super::error::from_error_object(error));
+    }
+    match value.get_mut("result") {
+        Some(result) => Ok(result.take()),
+        None => Err(RemoteError::InvalidResponse(
+            "JSON-RPC response has neither result nor error".into(),
+        )),
+    }
+}
+
+fn rest_error(value: &Value, status: u16) -> RemoteError {
+    match value.get("error") {
+        Some(error) => super::error::from_error_object(error),
+        None => RemoteError::Http { status },
+    }
+}
+
+fn parse_send_result(value: Value) -> Result<SendMessageResult, RemoteError> {
+    serde_json::from_value(value).map_err(|e| invalid("SendMessage result", e))
+}
+
+/// Decodes one SSE event into a stream item (or the error it carries).
+pub fn decode_event(event: &SseEvent, binding: Binding) -> Result<StreamResponse, RemoteError> {
+    if event.oversized {
+        return Err(RemoteError::TooLarge {
+            what: "a stream event",
+            limit: MAX_EVENT_BYTES,
+        });
+    }
+    let value: Value = serde_json::from_str(&event.data)
+        .map_err(|_| RemoteError::InvalidResponse("stream event is not JSON".into()))?;
+    if event.event == "error" {
+        return Err(match value.get("error") {
+            Some(error) => super::error::from_error_object(error),
+            None => RemoteError::InvalidResponse("error event without an error object".into()),
+        });
+    }
+    let item = match binding {
+        Binding::JsonRpc => jsonrpc_result(value)?,
+        Binding::HttpJson => match value.get("error") {
+            Some(error) => return Err(super::error::from_error_object(error)),
+            None => value,
+        },
+    };
+    serde_json::from_value(item).map_err(|e| invalid("stream item", e))
+}
+
+struct StreamState {
+    body: BoxStream<'static, reqwest::Result<bytes::Bytes>>,
+    decoder: SseDecoder,
+    pending: std::collections::VecDeque<SseEvent>,
+    binding: Binding,
+    idle: Duration,
+    done: bool,
+    /// Bytes read so far, skimmed ones included (bounded by `MAX_STREAM_BYTES`).
+    read: usize,
+}
+
+fn event_stream(response: reqwest::Response, binding: Binding, idle: Duration) -> EventStream {
+    let state = StreamState {
+        body: response.bytes_stream().boxed(),
+        decoder: SseDecoder::new(),
+        pending: Default::default(),
+        binding,
+        idle,
+        done: false,
+        read: 0,
+    };
+    futures_util::stream::unfold(state, |mut s| async move {
+        loop {
+            if let Some(event) = s.pending.pop_front() {
+                let item = decode_event(&event, s.binding);
+                if item.is_err() {
+                    // An error ends the stream: the server closes it after an error event.
+                    s.pending.clear();
+                    s.done = true;
+                }
+                return Some((item, s));
+            }
+            if s.done {
+                return None;
+            }
+            match tokio::time::timeout(s.idle, s.body.next()).await {
+                Err(_) => {
+                    s.done = true;
+                    let err = RemoteError::Timeout {
+                        operation: "stream read",
+                        seconds: s.idle.as_secs(),
+                    };
+                    return Some((Err(err), s));
+                }
+                Ok(Some(Ok(chunk))) => {
+                    s.read += chunk.len();
+                    if s.read > MAX_STREAM_BYTES {
+                        s.done = true;
+                        let err = RemoteError::TooLarge {
+                            what: "a stream",
+                            limit: MAX_STREAM_BYTES,
+                        };
+                        return Some((Err(err), s));
+                    }
+                    s.pending.extend(s.decoder.push(&chunk));
+                }
+                Ok(Some(Err(e))) => {
+                    s.done = true;
+                    return Some((Err(e.into()), s));
+                }
+                Ok(None) => {
+                    s.done = true;
+                    s.pending.extend(s.decoder.finish());
+                }
+            }
+        }
+    })
+    .boxed()
+}
+
+impl Agent for AgentClient {
+    fn can_push(&self) -> bool {
+        self.agent.push_notifications
+    }
+    fn can_stream(&self) -> bool {
+        self.agent.streaming
+    }
+    async fn send_streaming(&self, turn: &Turn) -> Result<UpdateStream, RemoteError> {
+        let events = self
+            .send_streaming_message(&Message::from_turn(turn))
+            .await?;
+        Ok(updates(events))
+    }
+    async fn send(&self, turn: &Turn) -> Result<Sent, RemoteError> {
+        let result = self.send_message(&Message::from_turn(turn), true).await?;
+        Ok(map::sent(&result))
+    }
+    async fn get(&self, id: &str) -> Result<Status, RemoteError> {
+        Ok(map::task(&self.get_task(id).await?))
+    }
+    async fn subscribe(&self, id: &str) -> Result<UpdateStream, RemoteError> {
+        Ok(updates(self.subscribe_to_task(id).await?))
+    }
+    async fn register_push(&self, push: &PushRequest) -> Result<Option<String>, RemoteError> {
+        let config = TaskPushNotificationConfig {
+            id: Some(push.config_id.clone()),
+            task_id: push.remote_task_id.clone(),
+            url: push.url.clone(),
+            token: Some(push.token.clone()),
+            // The spec's own mechanism, for senders that ignore `token` (JS SDK).
+            authentication: Some(AuthenticationInfo {
+                scheme: "Bearer".into(),
+                credentials: Some(push.token.clone()),
+            }),
+        };
+        let created = self.create_push_config(&config).await?;
+        Ok(created.id.filter(|id| !id.is_empty()))
+    }
+    async fn delete_push(&self, task_id: &str, config_id: &str) -> Result<(), RemoteError> {
+        self.delete_push_config(task_id, config_id).await
+    }
+    async fn cancel(&self, id: &str) -> Result<Status, RemoteError> {
+        Ok(map::task(&self.cancel_task(id).await?))
+    }
+}
+
+/// The wire's events as the model's updates.
+fn updates(events: EventStream) -> UpdateStream {
+    events.map(|event| event.map(|e| map::update(&e))).boxed()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_card_url_keeps_the_agent_urls_path() {
+        for (base, card) in [
+            (
+                "https://host/agents/x",
+                "https://host/agents/x/.well-known/agent-card.json",
+            ),
+            (
+                "https://host/agents/x/",
+                "https://host/agents/x/.well-known/agent-card.json",
+            ),
+            (
+                "http://127.0.0.1:9000",
+                "http://127.0.0.1:9000/.well-known/agent-card.json",
+            ),
+        ] {
+            assert_eq!(
+                card_url(base).map(|u| u.to_string()),
+                Ok(card.to_owned()),
+                "{base}"
+            );
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! Where a stand-in may connect. The agent card names the interface to call; a hostile or
+//! broken card must not turn the stand-in against other hosts (SSRF): the interface must
+//! share the configured URL's origin unless the agents document lists its origin in
+//! `allowed_origins`, and it may not resolve to a loopback, link-local or private address
+//! unless the configured URL itself is local (development and tests).
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use reqwest::Url;
+
+use crate::error::RemoteError;
+
+/// Checks the interface a card chose against the configured agent URL.
+pub async fn check_interface(
+    configured_url: &str,
+    allowed_origins: &[String],
+    endpoint: &Url,
+) -> Result<(), RemoteError> {
+    let configured = Url::parse(configured_url).map_err(|e| {
+        RemoteError::Card(format!("agent url {configured_url:?} is not a URL: {e}"))
+    })?;
+    let origin = endpoint.origin().ascii_serialization();
+    let own = configured.origin().ascii_serialization();
+    if origin != own && !allowed_origins.contains(&origin) {
+        return Err(RemoteError::Refused(format!(
+            "the card's interface is at {origin}, not at the agent's own origin {own}; list it in the agent's allowed_origins to allow it"
+        )));
+    }
+    if is_local(&configured).await {
+        return Ok(());
+    }
+    if let Some(ip) = addresses(endpoint)
+        .await?
+        .into_iter()
+        .find(|ip| !is_public(*ip))
+    {
+        return Err(RemoteError::Refused(format!(
+            "the card's interface host {} resolves to the non-public address {ip}",
+            endpoint.host_str().unwrap_or_default()
+        )));
+    }
+    Ok(())
+}
+
+/// A configured URL on this machine or a private network: its interfaces may be too.
+async fn is_local(url: &Url) -> bool {
+    if url.host_str() == Some("localhost") {
+        return true;
+    }
+    match addresses(url).await {
+        Ok(ips) => !ips.is_empty() && ips.iter().all(|ip| !is_public(*ip)),
+        Err(_) => false,
+    }
+}
+
+async fn addresses(url: &Url) -> Result<Vec<IpAddr>, RemoteError> {
+    let host = url
+        .host_str()
+        .ok_or_else(|| RemoteError::Card(format!("{url} has no host")))?;
+    if let Ok(ip) = host.trim_matches(['[', ']']).parse::<IpAddr>() {
+        return Ok(vec![ip]);
+    }
+    let port = url.port_or_known_default().unwrap_or(443);
+    let found = tokio::net::lookup_host((host, port))
+        .await
+        .map_err(|_| RemoteError::Transport(format!("cannot resolve {host}")))?;
+    Ok(found.map(|a| a.ip()).collect())
+}
+
+/// Whether an address is on the public internet (not loopback, private, link-local —
+/// the instance metadata service's 169.254.169.254 included — shared, or reserved).
+pub fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => is_public_v4(v4),
+        IpAddr::V6(v6) => match embedded_v4(v6) {
+            Some(v4) => is_public_v4(v4),
+            None => is_public_v6(v6),
+        },
+    }
+}
+
+/// The IPv4 address an IPv6 one carries: mapped (`::ffff:a.b.c.d`), compatible
+/// (`::a.b.c.d`), NAT64 (`64:ff9b::a.b.c.d`) or 6to4 (`2002:abcd:efgh::`).
+fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = ip.segments();
+    let tail = || Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+    match s {
+        [0, 0, 0, 0, 0, 0xffff, ..] | [0, 0, 0, 0, 0, 0, ..] => Some(tail()),
+        [0x64, 0xff9b, 0, 0, 0, 0, ..] => Some(tail()),
+        [0x2002, hi, lo, ..] => Some(Ipv4Addr::new(
+            (hi >> 8) as u8,
+            hi as u8,
+            (lo >> 8) as u8,
+            lo as u8,
+        )),
+        _ => None,
+    }
+}
+
+fn is_public_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, ..] = ip.octets();
+    !(ip.is_loopback()
+        || ip.is_private()
+        || ip.is_link_local()
+        || ip.is_unspecified()
+        || ip.is_broadcast()
+        || ip.is_documentation()
+        || a == 0
+        || (a == 100 && (64..128).contains(&b))
+        || (a == 192 && b == 0 && ip.octets()[2] == 0)
+        || (a == 198 && (18..20).contains(&b))
+        || ip.is_multicast()
+        || a >= 240)
+}
+
+fn is_public_v6(ip: Ipv6Addr) -> bool {
+    let first = ip.segments()[0];
+    !(ip.is_loopback()
+        || ip.is_unspecified()
+        || (first & 0xfe00) == 0xfc00
+        || (first & 0xffc0) == 0xfe80
+        || ip.is_multicast())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).unwrap_or_else(|_| {
+            Url::parse("http://invalid.invalid").unwrap_or_else(|_| unreachable!())
+        })
+    }
+
+    #[test]
+    fn private_loopback_link_local_and_reserved_addresses_are_not_public() {
+        for ip in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "::1",
+            "fd00::1",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+            "::ffff:169.254.169.254",
+        ] {
+            assert!(
+                !is_public(ip.parse().unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST))),
+                "{ip}"
+            );
+        }
+        for ip in ["93.184.216.34", "8.8.8.8", "2606:4700::1111"] {
+            assert!(
+                is_public(ip.parse().unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST))),
+                "{ip}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn another_origin_is_refused_unless_allowed() {
+        let configured = "http://127.0.0.1:27101";
+        let other = url("http://127.0.0.1:9999/");
+        let refused = check_interface(configured, &[], &other).await;
+        assert!(
+            matches!(&refused, Err(RemoteError::Refused(m)) if m.contains("allowed_origins")),
+            "{refused:?}"
+        );
+        let allowed = ["http://127.0.0.1:9999".to_owned()];
+        assert_eq!(check_interface(configured, &allowed, &other).await, Ok(()));
+        assert_eq!(
+            check_interface(configured, &[], &url("http://127.0.0.1:27101/rpc")).await,
+            Ok(()),
+            "the same origin, another path"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_public_agent_may_not_point_at_private_addresses() {
+        // The configured URL is public; the card (allowed to name another origin) points
+        // at the instance metadata address, or at loopback.
+        let configured = "https://93.184.216.34";
+        for target in [
+            "http://169.254.169.254/",
+            "http://127.0.0.1:8080/",
+            "http://[::1]/",
+        ] {
+            let endpoint = url(target);
+            let allowed = [endpoint.origin().ascii_serialization()];
+            let refused = check_interface(configured, &allowed, &endpoint).await;
+            assert!(
+                matches!(&refused, Err(RemoteError::Refused(m)) if m.contains("non-public")),
+                "{target}: {refused:?}"
+            );
+        }
+    }
+}

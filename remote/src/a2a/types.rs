@@ -1,0 +1,285 @@
+//! The subset of A2A 1.0 (ProtoJSON: camelCase, SCREAMING_SNAKE enums) the stand-in reads
+//! and writes. Parsing is lenient where the wire is: unknown fields are ignored, unknown
+//! enum values become `Unspecified`, and `""` / `[]` count as absent.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A task's state by its ProtoJSON name. Unknown names read as `Unspecified`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum TaskState {
+    #[serde(rename = "TASK_STATE_SUBMITTED")]
+    Submitted,
+    #[serde(rename = "TASK_STATE_WORKING")]
+    Working,
+    #[serde(rename = "TASK_STATE_COMPLETED")]
+    Completed,
+    #[serde(rename = "TASK_STATE_FAILED")]
+    Failed,
+    #[serde(rename = "TASK_STATE_CANCELED")]
+    Canceled,
+    #[serde(rename = "TASK_STATE_INPUT_REQUIRED")]
+    InputRequired,
+    #[serde(rename = "TASK_STATE_REJECTED")]
+    Rejected,
+    #[serde(rename = "TASK_STATE_AUTH_REQUIRED")]
+    AuthRequired,
+    #[default]
+    #[serde(rename = "TASK_STATE_UNSPECIFIED", other)]
+    Unspecified,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum Role {
+    #[serde(rename = "ROLE_USER")]
+    User,
+    #[serde(rename = "ROLE_AGENT")]
+    Agent,
+    #[default]
+    #[serde(rename = "ROLE_UNSPECIFIED", other)]
+    Unspecified,
+}
+
+/// A part is a oneof; only `text` matters to the stand-in, the rest is carried as JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Part {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub media_type: Option<String>,
+}
+
+impl Part {
+    pub fn text(text: impl Into<String>) -> Self {
+        Self {
+            text: Some(text.into()),
+            ..Self::default()
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Message {
+    #[serde(default)]
+    pub message_id: String,
+    #[serde(default, skip_serializing_if = "is_blank")]
+    pub context_id: Option<String>,
+    #[serde(default, skip_serializing_if = "is_blank")]
+    pub task_id: Option<String>,
+    #[serde(default)]
+    pub role: Role,
+    #[serde(default)]
+    pub parts: Vec<Part>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Value>,
+}
+
+impl Message {
+    /// A user turn. A follow-up names both the task and its context: the Python SDK makes
+    /// up a fresh context when only the task id is sent.
+    pub fn from_turn(turn: &crate::model::Turn) -> Self {
+        Self {
+            message_id: turn.message_id.clone(),
+            context_id: turn.follow_up.as_ref().map(|f| f.context_id.clone()),
+            task_id: turn.follow_up.as_ref().map(|f| f.task_id.clone()),
+            role: Role::User,
+            parts: vec![Part::text(turn.text.clone())],
+            metadata: None,
+        }
+    }
+
+    /// The text parts, joined by newlines; other parts carry no status text.
+    pub fn text(&self) -> String {
+        self.parts
+            .iter()
+            .filter_map(|p| p.text.as_deref())
+            .filter(|t| !t.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskStatus {
+    #[serde(default)]
+    pub state: TaskState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<Message>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Artifact {
+    #[serde(default)]
+    pub artifact_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub parts: Vec<Part>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Task {
+    pub id: String,
+    #[serde(default)]
+    pub context_id: String,
+    #[serde(default)]
+    pub status: TaskStatus,
+    #[serde(default)]
+    pub artifacts: Vec<Artifact>,
+    #[serde(default)]
+    pub history: Vec<Message>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskStatusUpdateEvent {
+    pub task_id: String,
+    #[serde(default)]
+    pub context_id: String,
+    #[serde(default)]
+    pub status: TaskStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskArtifactUpdateEvent {
+    pub task_id: String,
+    #[serde(default)]
+    pub context_id: String,
+    #[serde(default)]
+    pub artifact: Artifact,
+}
+
+/// A stream item and a push body: exactly one member is set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct StreamResponse {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<Task>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<Message>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_update: Option<TaskStatusUpdateEvent>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifact_update: Option<TaskArtifactUpdateEvent>,
+}
+
+impl StreamResponse {
+    /// The remote task this item is about, from whichever member is set.
+    pub fn remote_task_id(&self) -> Option<&str> {
+        let id = if let Some(t) = &self.task {
+            Some(t.id.as_str())
+        } else if let Some(s) = &self.status_update {
+            Some(s.task_id.as_str())
+        } else if let Some(a) = &self.artifact_update {
+            Some(a.task_id.as_str())
+        } else {
+            self.message.as_ref().and_then(|m| m.task_id.as_deref())
+        };
+        id.filter(|id| !id.is_empty())
+    }
+}
+
+/// The answer to SendMessage: a task, or (for agents that answer directly) a message.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SendMessageResult {
+    Task(Task),
+    Message(Message),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthenticationInfo {
+    pub scheme: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials: Option<String>,
+}
+
+#[derive(Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskPushNotificationConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub task_id: String,
+    pub url: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub authentication: Option<AuthenticationInfo>,
+}
+
+// The token must never reach a log line, so Debug leaves it out.
+impl std::fmt::Debug for TaskPushNotificationConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskPushNotificationConfig")
+            .field("id", &self.id)
+            .field("task_id", &self.task_id)
+            .field("url", &self.url)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentInterface {
+    #[serde(default)]
+    pub url: String,
+    #[serde(default)]
+    pub protocol_binding: String,
+    #[serde(default)]
+    pub protocol_version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentExtension {
+    #[serde(default)]
+    pub uri: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentCapabilities {
+    #[serde(default)]
+    pub streaming: bool,
+    #[serde(default)]
+    pub push_notifications: bool,
+    #[serde(default)]
+    pub extensions: Vec<AgentExtension>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentCard {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub version: String,
+    #[serde(default)]
+    pub supported_interfaces: Vec<AgentInterface>,
+    #[serde(default)]
+    pub capabilities: AgentCapabilities,
+}
+
+fn is_blank(s: &Option<String>) -> bool {
+    s.as_deref().is_none_or(str::is_empty)
+}

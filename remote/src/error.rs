@@ -1,0 +1,96 @@
+//! Every way a call to an agent can fail, in the stand-in's terms; the protocol's error
+//! codes it acts on are broken out.
+
+/// The messages name the protocol's codes where one was given, so a log line leads to the
+/// agent's side of the story.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RemoteError {
+    #[error("remote task not found (-32001): {0}")]
+    TaskNotFound(String),
+    #[error("remote task cannot be canceled (-32002): {0}")]
+    TaskNotCancelable(String),
+    #[error("agent does not support push notifications (-32003): {0}")]
+    PushNotSupported(String),
+    /// Also what a subscribe and a send answer for a task in a terminal state.
+    #[error("unsupported operation (-32004): {0}")]
+    UnsupportedOperation(String),
+    #[error("agent refuses A2A version 1.0 (-32009): {0}")]
+    VersionNotSupported(String),
+    #[error("JSON-RPC error {code}: {message}")]
+    Rpc { code: i64, message: String },
+    #[error("HTTP status {status} from agent")]
+    Http { status: u16 },
+    #[error("transport error: {0}")]
+    Transport(String),
+    #[error("{operation} timed out after {seconds} s")]
+    Timeout {
+        operation: &'static str,
+        seconds: u64,
+    },
+    #[error("agent sent an invalid response: {0}")]
+    InvalidResponse(String),
+    #[error("agent card unusable: {0}")]
+    Card(String),
+    /// An answer past one of the read limits: not kept, and an agent error like any other.
+    #[error("{what} from the agent is over the {limit}-byte limit")]
+    TooLarge { what: &'static str, limit: usize },
+    /// Where the stand-in may not connect: another origin than the configured one, a
+    /// private address, a redirect.
+    #[error("agent location refused: {0}")]
+    Refused(String),
+}
+
+impl RemoteError {
+    /// Whether trying the same call again may succeed.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            Self::Transport(_) | Self::Timeout { .. } => true,
+            Self::Http { status } => *status == 429 || *status >= 500,
+            Self::Rpc { code, .. } => *code == -32603,
+            _ => false,
+        }
+    }
+
+    /// -32004 on a subscribe: the task is finished; `get` tells how.
+    pub fn is_terminal_task(&self) -> bool {
+        matches!(self, Self::UnsupportedOperation(_))
+    }
+
+    /// The error's kind alone, for a log line that must not echo the agent's text.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::TaskNotFound(_) => "task_not_found",
+            Self::TaskNotCancelable(_) => "task_not_cancelable",
+            Self::PushNotSupported(_) => "push_not_supported",
+            Self::UnsupportedOperation(_) => "unsupported_operation",
+            Self::VersionNotSupported(_) => "version_not_supported",
+            Self::Rpc { .. } => "rpc_error",
+            Self::Http { .. } => "http_error",
+            Self::Transport(_) => "transport",
+            Self::Timeout { .. } => "timeout",
+            Self::InvalidResponse(_) => "invalid_response",
+            Self::Card(_) => "card",
+            Self::TooLarge { .. } => "too_large",
+            Self::Refused(_) => "refused",
+        }
+    }
+}
+
+impl From<reqwest::Error> for RemoteError {
+    fn from(err: reqwest::Error) -> Self {
+        // reqwest's Display names the URL; agent URLs carry no secrets, but keep the
+        // message to its kind so a query string can never reach a log.
+        let kind = if err.is_connect() {
+            "connection failed"
+        } else if err.is_timeout() {
+            "timed out"
+        } else if err.is_body() || err.is_decode() {
+            "body could not be read"
+        } else if err.is_request() {
+            "request failed"
+        } else {
+            "HTTP error"
+        };
+        Self::Transport(kind.to_owned())
+    }
+}

@@ -1,0 +1,37 @@
+//! The remote agent, in the stand-in's own terms, and the only code that knows A2A.
+//!
+//! The stand-in talks to an agent through one port, [`Agent`]: send a turn, get where
+//! the task stands, stream its updates, register and delete a push, cancel. What comes
+//! back is the stand-in's own model ([`Status`], [`Update`], [`Sent`], [`RemoteError`]),
+//! never a wire type: the A2A types, the client, SSE, the skim of what is never read,
+//! the reach rules and the TLS roots live in here and nowhere else.
+//!
+//! Layout, so each new capability is a new file:
+//! - `model.rs`, `error.rs`, `port.rs`: the port and its terms.
+//! - `connector.rs`: from an agent's configured reach to a connected client (the card,
+//!   read once per process, and the reach check).
+//! - `push.rs`: what a push body claims, read without keeping its text.
+//! - `a2a/`: the A2A 1.0 dialect (private): `types.rs` (the wire), `client.rs` (both
+//!   bindings), `sse.rs`, `limits.rs`, `reach.rs`, `map.rs` (wire → model).
+//! - `fake.rs`: a scriptable agent behind the port, for the library's unit tests.
+//! - `tls.rs`: the roots the agent client trusts.
+//!
+//! Nothing outside this crate may name an A2A type: `a2a` is private, and the
+//! workspace's layout test refuses a path into it from any other crate.
+
+mod a2a;
+mod connector;
+mod error;
+pub mod fake;
+mod model;
+mod port;
+mod push;
+pub mod tls;
+
+pub use a2a::client::{AgentClient, Timeouts};
+pub use connector::{Connector, Reach};
+pub use error::RemoteError;
+pub use model::{FollowUp, PushRequest, Sent, Status, Turn, Update, UpdateStream};
+pub use port::Agent;
+pub use push::{PushBodyError, PushClaim, read_push};
+pub use standin_wire::TaskState;

@@ -1,0 +1,105 @@
+//! What the stand-in knows of a remote task, whatever the protocol version.
+
+use futures_util::stream::BoxStream;
+
+use crate::error::RemoteError;
+use standin_wire::TaskState;
+
+/// Where a remote task stands, as the agent said it. The state is already the stand-in's
+/// reading of it: an agent that says "input required, but further messages start anew"
+/// (the `awaiting-next-message` sub-state) has completed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Status {
+    pub task_id: String,
+    /// None when the agent gave none.
+    pub context_id: Option<String>,
+    pub state: TaskState,
+    /// The status message's text parts, joined by newlines; None without a status
+    /// message (the reader keeps the text it knew).
+    pub text: Option<String>,
+    /// When the agent says the state changed (RFC 3339), as it said it.
+    pub at: Option<String>,
+}
+
+impl Status {
+    pub fn new(task_id: impl Into<String>, state: TaskState, text: Option<&str>) -> Self {
+        Self {
+            task_id: task_id.into(),
+            state,
+            text: text.map(str::to_owned),
+            ..Self::default()
+        }
+    }
+}
+
+/// One item of a stream of a task's updates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Update {
+    /// The task's state (a whole task or a status update).
+    Status(Status),
+    /// Something that carries no task state: an artifact, a message.
+    Other,
+}
+
+/// A turn's or a subscription's updates, as they arrive.
+pub type UpdateStream = BoxStream<'static, Result<Update, RemoteError>>;
+
+/// What the agent answered to a turn sent without a stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sent {
+    /// A task, as it stands at once.
+    Task(Status),
+    /// A direct answer with no task: the exchange is over; its text.
+    Answer(String),
+}
+
+/// The task a follow-up continues. Both ids go with it: an SDK given only the task makes
+/// up a fresh context.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FollowUp {
+    pub task_id: String,
+    pub context_id: String,
+}
+
+/// One user turn: the first message of a stand-in, or a parent's reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Turn {
+    /// Unique per turn, so the agent can tell a resend from a new message.
+    pub message_id: String,
+    pub text: String,
+    pub follow_up: Option<FollowUp>,
+}
+
+impl Turn {
+    pub fn new(text: impl Into<String>, follow_up: Option<FollowUp>) -> Self {
+        let mut id = [0u8; 16];
+        rand::Rng::fill_bytes(&mut rand::rng(), &mut id);
+        Self {
+            message_id: id.iter().map(|b| format!("{b:02x}")).collect(),
+            text: text.into(),
+            follow_up,
+        }
+    }
+}
+
+/// A push registration: where the agent should post the task's changes, under our own
+/// config id, with the token it must present.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PushRequest {
+    pub remote_task_id: String,
+    pub config_id: String,
+    pub url: String,
+    pub token: String,
+}
+
+// The token must never reach a log line, so Debug leaves it out.
+impl std::fmt::Debug for PushRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PushRequest")
+            .field("remote_task_id", &self.remote_task_id)
+            .field("config_id", &self.config_id)
+            .field("url", &self.url)
+            .field("token", &"<redacted>")
+            .finish()
+    }
+}

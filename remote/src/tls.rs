@@ -1,0 +1,154 @@
+//! The certificate roots the agent client trusts: Mozilla's, built into the binary, and
+//! the CAs of `AGENT_CA_FILE` when it is set.
+//!
+//! Why not the system's roots: loading them means reading and decoding the system's PEM
+//! bundle and, on distributions that keep one file per certificate, opening each of them.
+//! The AWS SDK does it once at start (its client keeps the system's roots, its default);
+//! reqwest's platform verifier did it a second time, which was 7 ms of a 15 ms cold start
+//! on a Debian host. The built-in set (the `webpki-root-certs` crate) is already DER and
+//! costs about 0.2 ms. An agent behind a private CA is trusted by pointing
+//! `AGENT_CA_FILE` at a PEM bundle of that CA: it adds to the built-in set and leaves the
+//! AWS SDK's trust alone.
+
+use std::path::Path;
+use std::time::Duration;
+
+/// A trust the client cannot be built on; `field` names the setting at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{field}: {problem}")]
+pub struct TlsError {
+    pub field: String,
+    pub problem: String,
+}
+
+pub const AGENT_CA_FILE: &str = "AGENT_CA_FILE";
+
+/// The agent client's roots: the built-in set, plus the certificates of a PEM bundle.
+#[derive(Debug, Clone, Default)]
+pub struct Roots {
+    extra: Vec<reqwest::Certificate>,
+}
+
+fn refused(problem: String) -> TlsError {
+    TlsError {
+        field: AGENT_CA_FILE.into(),
+        problem,
+    }
+}
+
+impl Roots {
+    /// Mozilla's roots alone.
+    pub fn built_in() -> Self {
+        Self::default()
+    }
+
+    /// The agent client for `AGENT_CA_FILE`'s value: the built-in set, plus the bundle's
+    /// certificates when one is named. Built once: a bundle whose certificates do not
+    /// load is refused here, so the cold start fails naming `AGENT_CA_FILE`.
+    pub fn agent_client(ca_file: Option<&Path>) -> Result<reqwest::Client, TlsError> {
+        match ca_file {
+            None => Self::built_in().agent_http_client(),
+            Some(path) => Self::with_file(path)?
+                .agent_http_client()
+                .map_err(|e| refused(format!("{}: {}", path.to_string_lossy(), e.problem))),
+        }
+    }
+
+    /// The built-in set, plus the certificates of the PEM bundle at `path`, trusted for
+    /// every agent. A file that cannot be read, holds no certificate or is not PEM is
+    /// refused naming `AGENT_CA_FILE`.
+    pub fn with_file(path: &Path) -> Result<Self, TlsError> {
+        let shown = path.to_string_lossy();
+        let pem = std::fs::read(path).map_err(|e| refused(format!("cannot read {shown}: {e}")))?;
+        let extra = reqwest::Certificate::from_pem_bundle(&pem)
+            .map_err(|e| refused(format!("{shown} is not a PEM bundle: {e}")))?;
+        if extra.is_empty() {
+            return Err(refused(format!("{shown} holds no PEM certificate")));
+        }
+        Ok(Self { extra })
+    }
+
+    fn certificates(&self) -> Result<Vec<reqwest::Certificate>, TlsError> {
+        let mut all = webpki_root_certs::TLS_SERVER_ROOT_CERTS
+            .iter()
+            .map(|der| reqwest::Certificate::from_der(der))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| TlsError {
+                field: "built-in roots".into(),
+                problem: e.to_string(),
+            })?;
+        all.extend(self.extra.iter().cloned());
+        Ok(all)
+    }
+
+    /// The client for remote agents, built once per process: these roots only, a bounded
+    /// connect, and redirects never followed: a 307/308 would re-send a POST (the push
+    /// token at registration, the parent's reply) to wherever the agent points.
+    pub fn agent_http_client(&self) -> Result<reqwest::Client, TlsError> {
+        reqwest::Client::builder()
+            .tls_certs_only(self.certificates()?)
+            .connect_timeout(Duration::from_secs(10))
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| TlsError {
+                field: "agent HTTP client".into(),
+                problem: e.to_string(),
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bundle_file(name: &str, contents: &[u8]) -> std::path::PathBuf {
+        let path = std::env::temp_dir().join(format!("standin-tls-{}-{name}", std::process::id()));
+        std::fs::write(&path, contents).expect("temp file");
+        path
+    }
+
+    #[test]
+    fn the_agent_client_builds_on_mozillas_roots() {
+        let roots = Roots::built_in().certificates().expect("certificates");
+        assert!(roots.len() > 100, "Mozilla's set has well over 100 roots");
+        Roots::built_in().agent_http_client().expect("agent client");
+    }
+
+    #[test]
+    fn a_bundle_adds_its_certificates_to_the_built_in_set() {
+        let ca = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/tls/ca.pem"
+        ))
+        .expect("the test CA");
+        let path = bundle_file("ca.pem", &ca);
+        let with = Roots::with_file(&path).expect("a valid bundle");
+        let built_in = Roots::built_in().certificates().expect("built in").len();
+        assert_eq!(with.certificates().expect("all").len(), built_in + 1);
+    }
+
+    #[test]
+    fn a_bundle_without_certificates_is_refused_naming_the_variable() {
+        let path = bundle_file("empty.pem", b"not a certificate\n");
+        let err = Roots::with_file(&path).expect_err("no certificate in it");
+        assert_eq!(err.field, AGENT_CA_FILE);
+        assert!(err.problem.contains("no PEM certificate"), "{err}");
+    }
+
+    #[test]
+    fn a_certificate_that_does_not_decode_is_refused_naming_the_variable() {
+        let path = bundle_file(
+            "garbage.pem",
+            b"-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+        );
+        let err = Roots::agent_client(Some(&path)).expect_err("not a certificate");
+        assert_eq!(err.field, AGENT_CA_FILE, "{err}");
+    }
+
+    #[test]
+    fn a_missing_bundle_is_refused_naming_the_variable_and_the_path() {
+        let err = Roots::with_file(Path::new("/nonexistent/roots.pem")).expect_err("no file");
+        assert_eq!(err.field, AGENT_CA_FILE);
+        assert!(err.problem.contains("/nonexistent/roots.pem"), "{err}");
+    }
+}
