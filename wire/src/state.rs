@@ -69,6 +69,17 @@ pub enum WatchMode {
     Off,
 }
 
+impl WatchMode {
+    /// The wire name, also the `Watch` dimension of the heard-latency metric.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Push => "push",
+            Self::Follow => "follow",
+            Self::Off => "off",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,6 +103,10 @@ mod tests {
             let back: Result<TaskState, _> =
                 serde_json::from_value(serde_json::json!(state.as_str()));
             assert_eq!(back.ok(), Some(state));
+        }
+        for mode in [WatchMode::Push, WatchMode::Follow, WatchMode::Off] {
+            let json = serde_json::to_value(mode).map_err(|e| e.to_string());
+            assert_eq!(json, Ok(serde_json::json!(mode.as_str())));
         }
         let unknown: Result<TaskState, _> = serde_json::from_str(r#""TASK_STATE_NEW_IN_2027""#);
         assert_eq!(unknown.ok(), Some(Unspecified));

@@ -18,7 +18,7 @@ use standin::row::WatchMode;
 use standin::steps::next::{
     Cursor, FOLLOW_PARK_SECS, FOLLOW_WINDOW_SECS, IDLE_RECHECK_SECS, Next, Pacing, park_for,
 };
-use standin::steps::{FETCH_ATTEMPTS, ParkOutcome, Step, Successor};
+use standin::steps::{CHECK_ATTEMPTS, ParkOutcome, Step, Successor};
 use standin_remote::Timeouts;
 
 const ASL: &str = include_str!("../../../statemachine/stand_in.asl.json");
@@ -42,7 +42,7 @@ fn every_next() -> Vec<Next> {
         Next::End(EndCause::Cancelled { reason: "x".into() }),
         Next::Turn { reply: "x".into() },
         Next::Register,
-        Next::Fetch {
+        Next::Check {
             push_triggered: true,
         },
         Next::Park {
@@ -57,7 +57,7 @@ fn every_next() -> Vec<Next> {
             Next::End(_)
             | Next::Turn { .. }
             | Next::Register
-            | Next::Fetch { .. }
+            | Next::Check { .. }
             | Next::Park { .. }
             | Next::Follow { .. }
             | Next::Roll => {}
@@ -66,12 +66,12 @@ fn every_next() -> Vec<Next> {
     all
 }
 
-/// The decisions that reach Route: a fetch is done inside the wake or the registration
+/// The decisions that reach Route: a check is done inside the wake or the registration
 /// that decided it, never routed.
 fn routed_next() -> Vec<Next> {
     every_next()
         .into_iter()
-        .filter(|n| !matches!(n, Next::Fetch { .. }))
+        .filter(|n| !matches!(n, Next::Check { .. }))
         .collect()
 }
 
@@ -138,7 +138,7 @@ fn route_sends_every_decision_to_the_state_that_carries_it_out() {
         Next::Park { .. } => "Park",
         Next::Follow { .. } => "Follow",
         Next::Roll => "Roll",
-        Next::Fetch { .. } => unreachable!("not routed"),
+        Next::Check { .. } => unreachable!("not routed"),
     };
     for next in routed_next() {
         assert_eq!(
@@ -154,7 +154,7 @@ fn route_sends_every_decision_to_the_state_that_carries_it_out() {
 
 #[test]
 fn every_step_string_route_knows_is_one_a_step_returns() {
-    let tags: BTreeSet<String> = every_next().iter().map(tag).collect();
+    let tags: BTreeSet<String> = routed_next().iter().map(tag).collect();
     let mut seen = BTreeSet::new();
     fn strings(rule: &Value, out: &mut BTreeSet<String>) {
         if let Some(all) = rule["And"].as_array() {
@@ -193,6 +193,53 @@ fn a_decision_route_cannot_read_goes_to_unknown_step_not_to_a_runtime_error() {
         };
         assert_eq!(to.ok().as_deref(), Some(expected), "{next}");
     }
+}
+
+#[test]
+fn a_check_is_never_written_to_the_execution_state() {
+    let check = Next::Check {
+        push_triggered: true,
+    };
+    assert!(
+        serde_json::to_value(step_with_unchecked(check)).is_err(),
+        "a Check leaving a step would fail loudly, not route"
+    );
+}
+
+fn step_with_unchecked(next: Next) -> Step {
+    let mut step = Step::start("t", "a", "m");
+    step.next = Some(next);
+    step
+}
+
+#[test]
+fn only_a_permanent_step_error_skips_the_retries() {
+    for name in ["Register", "Wake"] {
+        let retry = state(name)["Retry"].as_array().unwrap().clone();
+        assert_eq!(
+            retry[0],
+            json!({"ErrorEquals": [standin::lambda::PERMANENT], "MaxAttempts": 0}),
+            "{name} ends at once on a permanent error"
+        );
+        assert!(
+            retry[1..]
+                .iter()
+                .all(|r| !r["ErrorEquals"].to_string().contains("StandIn.Permanent")),
+            "{name}"
+        );
+        assert!(
+            retry[1..]
+                .iter()
+                .any(|r| r["ErrorEquals"] == json!(["States.ALL"])
+                    && r["MaxAttempts"].as_u64() > Some(1)),
+            "{name} retries the rest"
+        );
+    }
+    let turn = state("Turn")["Retry"].to_string();
+    assert!(
+        !turn.contains("States.ALL") && !turn.contains(standin::lambda::TRANSIENT),
+        "a turn is retried only where the function did not run: {turn}"
+    );
 }
 
 #[test]
@@ -358,8 +405,8 @@ fn the_timings_in_the_asl_and_the_template_agree_with_the_rust() {
     for name in ["RegisterFunction", "WakeFunction"] {
         let timeout = number(&resource(name), "Timeout");
         assert!(
-            timeout > call * (u64::from(FETCH_ATTEMPTS) + 1),
-            "{name}: {timeout} s cannot hold the card read and {FETCH_ATTEMPTS} GetTasks of {call} s"
+            timeout > call * (u64::from(CHECK_ATTEMPTS) + 1),
+            "{name}: {timeout} s cannot hold the card read and {CHECK_ATTEMPTS} GetTasks of {call} s"
         );
     }
     assert_eq!(state("EndLater")["Seconds"], 60);

@@ -124,7 +124,8 @@ impl World {
                 None | Some(Next::Turn { .. }) => {
                     step = steps::turn(
                         &self.store,
-                        &self.agent,
+                        steps::ready(&self.agent),
+                        Some(spec),
                         step,
                         Duration::from_secs(5),
                         PACING,
@@ -133,9 +134,9 @@ impl World {
                     .unwrap();
                 }
                 Some(Next::Register) => {
-                    step = steps::register_watch(
+                    step = steps::register(
                         &self.store,
-                        &self.agent,
+                        steps::ready(&self.agent),
                         Some(spec),
                         Some(BASE),
                         step,
@@ -144,21 +145,17 @@ impl World {
                     .await
                     .unwrap();
                 }
-                Some(Next::Fetch { .. }) => {
-                    step = steps::fetch(&self.store, &self.agent, step, PACING)
-                        .await
-                        .unwrap();
-                }
                 Some(Next::Park { .. } | Next::Follow { .. } | Next::End(_) | Next::Roll) => {
                     return step;
                 }
+                Some(Next::Check { .. }) => panic!("a check is done inside its step"),
             }
         }
     }
 
     async fn wake(&self, mut step: Step, woke: Woke, spec: &AgentSpec) -> Step {
         step.park = Some(ParkOutcome { woke });
-        let step = steps::wake_up(&self.store, step, 100, PACING)
+        let step = steps::wake(&self.store, steps::ready(&self.agent), step, 100, PACING)
             .await
             .unwrap();
         self.run(step, spec).await
@@ -189,7 +186,7 @@ impl World {
     /// The end as the End function runs it: close, tell the parent, clean up.
     async fn end(&self, step: &Step) -> Closed {
         let agent = &self.agent;
-        steps::end(&self.store, step, || async move { Some(agent) })
+        steps::end(&self.store, step, steps::ready(agent))
             .await
             .unwrap()
             .unwrap()
@@ -838,10 +835,12 @@ async fn a_retried_wake_decides_the_same_and_leaves_the_next_event() {
     w.ring(reply("one")).await;
     w.ring(reply("two")).await;
     step.park = Some(ParkOutcome { woke: Woke::Rung });
-    let first = steps::wake_up(&w.store, step.clone(), 100, PACING)
+    let first = steps::wake(&w.store, steps::ready(&w.agent), step.clone(), 100, PACING)
         .await
         .unwrap();
-    let retried = steps::wake_up(&w.store, step, 100, PACING).await.unwrap();
+    let retried = steps::wake(&w.store, steps::ready(&w.agent), step, 100, PACING)
+        .await
+        .unwrap();
     assert_eq!(
         first.next,
         Some(Next::Turn {
@@ -897,16 +896,24 @@ async fn the_pacing_sets_the_idle_timeout() {
     };
     let step = steps::turn(
         &w.store,
-        &w.agent,
+        steps::ready(&w.agent),
+        Some(&spec),
         Step::start(ID, "widgets", "go"),
         Duration::from_secs(5),
         pacing,
     )
     .await
     .unwrap();
-    let step = steps::register_watch(&w.store, &w.agent, Some(&spec), None, step, pacing)
-        .await
-        .unwrap();
+    let step = steps::register(
+        &w.store,
+        steps::ready(&w.agent),
+        Some(&spec),
+        None,
+        step,
+        pacing,
+    )
+    .await
+    .unwrap();
     assert_eq!(park_shape(&step), (false, 90));
 }
 
@@ -919,7 +926,9 @@ async fn rolling_keeps_pending_events_for_the_successor() {
     w.ring(reply("kept")).await;
     step.park = Some(ParkOutcome { woke: Woke::Rung });
     step.cursor.cycles = 5;
-    let rolled = steps::wake_up(&w.store, step, 5, PACING).await.unwrap();
+    let rolled = steps::wake(&w.store, steps::ready(&w.agent), step, 5, PACING)
+        .await
+        .unwrap();
     assert_eq!(rolled.next, Some(Next::Roll));
     let successor = rolled.successor.expect("successor");
     assert_eq!(successor.name, format!("{ID}__1"));
@@ -967,10 +976,10 @@ async fn rolling_keeps_pending_events_for_the_successor() {
 // Retries and slow agents.
 
 #[tokio::test]
-async fn a_retried_fetch_after_it_applied_a_final_state_ends_final() {
-    // The Fetch state retries a function error; if the first attempt applied a final
-    // state (and closed the row) before failing, the retry must end the stand-in, not
-    // fail it.
+async fn a_retried_wake_after_its_check_applied_a_final_state_ends_final() {
+    // The Wake state retries a function error; if the first attempt's check applied a
+    // final state (and closed the row) before failing, the retry must end the stand-in,
+    // not fail it.
     let w = World::new(true).await;
     let spec = spec(Updates::Auto);
     let step = first_turn(&w, &spec).await;
@@ -980,12 +989,16 @@ async fn a_retried_fetch_after_it_applied_a_final_state_ends_final() {
     woken.park = Some(ParkOutcome {
         woke: Woke::TimedOut,
     });
-    let fetch_step = steps::wake_up(&w.store, woken, 100, PACING).await.unwrap();
-    assert!(matches!(fetch_step.next, Some(Next::Fetch { .. })));
-    let first = steps::fetch(&w.store, &w.agent, fetch_step.clone(), PACING)
+    let asked = w.agent.count("GetTask");
+    let first = steps::wake(&w.store, steps::ready(&w.agent), woken.clone(), 100, PACING)
         .await
         .unwrap();
-    let retried = steps::fetch(&w.store, &w.agent, fetch_step, PACING)
+    assert_eq!(
+        w.agent.count("GetTask"),
+        asked + 1,
+        "the idle push park was checked"
+    );
+    let retried = steps::wake(&w.store, steps::ready(&w.agent), woken, 100, PACING)
         .await
         .unwrap();
     assert_eq!(first.next, Some(Next::End(EndCause::Final)));

@@ -65,8 +65,8 @@ fn wake(c: &mut Cursor, mode: WatchMode, woke: Woke, event: Option<WakeEvent>) -
     numbered(c, next)
 }
 
-fn fetched(c: &mut Cursor, mode: WatchMode, fetched: Option<&RemoteOut>) -> Next {
-    let next = after_fetch(c, mode, fetched, PACING);
+fn checked(c: &mut Cursor, mode: WatchMode, fetched: Option<&RemoteOut>) -> Next {
+    let next = after_check(c, mode, fetched, PACING);
     numbered(c, next)
 }
 
@@ -132,11 +132,11 @@ fn a_disagreeing_push_gets_three_rechecks_and_no_more() {
     let mut waits = Vec::new();
     loop {
         match next {
-            Next::Fetch {
+            Next::Check {
                 push_triggered: true,
             } => {
                 fetches += 1;
-                next = fetched(
+                next = checked(
                     &mut c,
                     WatchMode::Push,
                     Some(&out(TaskState::InputRequired)),
@@ -168,7 +168,7 @@ fn agreement_stops_the_rechecks() {
         push(TaskState::Working),
     );
     assert_eq!(
-        fetched(&mut c, WatchMode::Push, Some(&out(TaskState::Working))),
+        checked(&mut c, WatchMode::Push, Some(&out(TaskState::Working))),
         PLAIN_PARK
     );
     assert_eq!(c.recheck, None);
@@ -183,19 +183,19 @@ fn a_new_push_during_rechecks_restarts_them() {
         Woke::Rung,
         push(TaskState::Canceled),
     );
-    fetched(
+    checked(
         &mut c,
         WatchMode::Push,
         Some(&out(TaskState::InputRequired)),
     );
     assert_eq!(
         wake(&mut c, WatchMode::Push, Woke::TimedOut, None),
-        Next::Fetch {
+        Next::Check {
             push_triggered: true
         }
     );
     assert_eq!(
-        fetched(
+        checked(
             &mut c,
             WatchMode::Push,
             Some(&out(TaskState::InputRequired))
@@ -210,12 +210,12 @@ fn a_new_push_during_rechecks_restarts_them() {
             Woke::Rung,
             push(TaskState::Canceled)
         ),
-        Next::Fetch {
+        Next::Check {
             push_triggered: true
         }
     );
     assert_eq!(
-        fetched(
+        checked(
             &mut c,
             WatchMode::Push,
             Some(&out(TaskState::InputRequired))
@@ -234,7 +234,7 @@ fn a_canceled_push_ahead_of_get_task_is_found_by_a_recheck() {
         push(TaskState::Canceled),
     );
     assert_eq!(
-        fetched(
+        checked(
             &mut c,
             WatchMode::Push,
             Some(&out(TaskState::InputRequired))
@@ -243,12 +243,12 @@ fn a_canceled_push_ahead_of_get_task_is_found_by_a_recheck() {
     );
     assert_eq!(
         wake(&mut c, WatchMode::Push, Woke::TimedOut, None),
-        Next::Fetch {
+        Next::Check {
             push_triggered: true
         }
     );
     assert_eq!(
-        fetched(&mut c, WatchMode::Push, Some(&out(TaskState::Canceled))),
+        checked(&mut c, WatchMode::Push, Some(&out(TaskState::Canceled))),
         Next::End(EndCause::Final)
     );
 }
@@ -262,7 +262,7 @@ fn a_failed_fetch_keeps_the_rechecks_going_and_a_reply_clears_them() {
         Woke::Rung,
         push(TaskState::Working),
     );
-    assert_eq!(fetched(&mut c, WatchMode::Push, None), timed_park(1));
+    assert_eq!(checked(&mut c, WatchMode::Push, None), timed_park(1));
     let next = wake(
         &mut c,
         WatchMode::Push,
@@ -279,12 +279,12 @@ fn a_reconcile_fetch_without_a_claim_does_not_recheck() {
     let mut c = Cursor::default();
     assert_eq!(
         registered(&mut c, WatchMode::Push),
-        Next::Fetch {
+        Next::Check {
             push_triggered: false
         }
     );
     assert_eq!(
-        fetched(&mut c, WatchMode::Push, Some(&out(TaskState::Working))),
+        checked(&mut c, WatchMode::Push, Some(&out(TaskState::Working))),
         PLAIN_PARK
     );
     assert_eq!(registered(&mut c, WatchMode::Follow), FOLLOW_PARK);
@@ -398,7 +398,7 @@ fn a_ring_with_nothing_pending_parks_as_before() {
         Woke::Rung,
         push(TaskState::Working),
     );
-    fetched(
+    checked(
         &mut c,
         WatchMode::Push,
         Some(&out(TaskState::InputRequired)),
@@ -471,18 +471,10 @@ fn rolls_past_the_bound_and_the_successor_keeps_its_timers() {
 #[test]
 fn next_steps_serialise_for_the_state_machine() {
     // The park's number and its (always finite) timeout are what the state machine
-    // reads as $.next.park and $.next.timeout_secs. Both kinds of park keep the flat form
-    // that executions started under earlier definitions route on.
-    let json = serde_json::to_value(Next::Follow { park: 4 }).expect("json");
-    let follow = serde_json::json!({"step": "park", "follow": true, "timeout_secs": FOLLOW_PARK_SECS, "park": 4});
-    assert_eq!(json, follow);
-    let json = serde_json::to_value(Next::Park {
-        park: 5,
-        timeout_secs: 2,
-    })
-    .expect("json");
-    let park = serde_json::json!({"step": "park", "follow": false, "timeout_secs": 2, "park": 5});
-    assert_eq!(json, park);
+    // reads as $.next.park and $.next.timeout_secs; a follow park's timeout is the
+    // Follow state's own (FOLLOW_PARK_SECS, pinned by the contract test).
+    let follow = serde_json::json!({"step": "follow", "park": 4});
+    let park = serde_json::json!({"step": "park", "timeout_secs": 2, "park": 5});
     for (wire, next) in [
         (follow, Next::Follow { park: 4 }),
         (
@@ -492,14 +484,8 @@ fn next_steps_serialise_for_the_state_machine() {
                 timeout_secs: 2,
             },
         ),
-        (
-            serde_json::json!({"step": "park", "timeout_secs": 7, "park": 6}),
-            Next::Park {
-                park: 6,
-                timeout_secs: 7,
-            },
-        ),
     ] {
+        assert_eq!(serde_json::to_value(&next).expect("json"), wire);
         assert_eq!(serde_json::from_value::<Next>(wire).expect("decodes"), next);
     }
     let json = serde_json::to_value(Next::End(EndCause::Final)).expect("json");
@@ -509,19 +495,19 @@ fn next_steps_serialise_for_the_state_machine() {
 // Every park has a finite timeout, and the idle ones re-check.
 
 #[test]
-fn an_idle_push_park_that_times_out_fetches_for_itself() {
+fn an_idle_push_park_that_times_out_checks_for_itself() {
     let mut c = Cursor::default();
     assert_eq!(parked(&mut c, WatchMode::Push), PLAIN_PARK);
     assert_eq!(
         wake(&mut c, WatchMode::Push, Woke::TimedOut, None),
-        Next::Fetch {
+        Next::Check {
             push_triggered: false
         },
         "a lost push is heard within the idle re-check"
     );
     assert_eq!(c.recheck, None, "no claim to recheck against");
     assert_eq!(
-        fetched(&mut c, WatchMode::Push, Some(&out(TaskState::Working))),
+        checked(&mut c, WatchMode::Push, Some(&out(TaskState::Working))),
         PLAIN_PARK,
         "and parks idle again"
     );
@@ -564,11 +550,6 @@ fn a_follow_park_times_out_after_its_window_and_a_minute() {
         },
     );
     assert_eq!(next, Next::Follow { park: 1 });
-    assert_eq!(
-        serde_json::to_value(&next).expect("json")["timeout_secs"],
-        FOLLOW_PARK_SECS,
-        "the state machine reads the follow park's timeout"
-    );
 }
 
 #[test]
@@ -598,7 +579,7 @@ fn every_park_has_a_finite_timeout_even_with_a_zero_pacing() {
             ));
         }
         parks.push(after_register(&mut c, mode, pacing));
-        parks.push(after_fetch(&mut c, mode, None, pacing));
+        parks.push(after_check(&mut c, mode, None, pacing));
     }
     let mut seen = 0;
     for next in parks {

@@ -67,6 +67,50 @@ pub async fn with_heartbeats<D: Doorbell, T>(
     }
 }
 
+/// The follow park as the follow function runs it: reach the agent (heartbeating while
+/// its card is read: a slow agent must not look like a crashed follow), then follow, or,
+/// when it cannot be reached, report a failed follow so the stand-in retries later.
+pub async fn run<S, D, A, F>(
+    store: &S,
+    bell: &D,
+    connect: F,
+    park: &Park<'_>,
+    timing: FollowTiming,
+) -> Result<FollowEnd, StepError>
+where
+    S: RowStore,
+    D: Doorbell,
+    A: Agent,
+    F: std::future::Future<Output = Result<A, RemoteError>>,
+{
+    match with_heartbeats(bell, park.token, timing.heartbeat, connect).await {
+        Ok(agent) => {
+            follow(
+                store,
+                bell,
+                &agent,
+                park.task_id,
+                park.number,
+                park.token,
+                timing,
+            )
+            .await
+        }
+        Err(err) => {
+            warn!(task_id = %park.task_id, error = %err, "agent unavailable to follow; retrying later");
+            follow_unavailable(store, bell, park.task_id, park.number, park.token).await
+        }
+    }
+}
+
+/// One park: the stand-in, the park's number and its task token.
+#[derive(Debug, Clone, Copy)]
+pub struct Park<'a> {
+    pub task_id: &'a str,
+    pub number: u64,
+    pub token: &'a str,
+}
+
 /// The follow park when the agent cannot be reached to follow it: store the token (if
 /// this park is the newest) and report a failed follow, so the stand-in retries after
 /// FOLLOW_RETRY instead of waiting for a heartbeat timeout.

@@ -5,6 +5,7 @@
 mod calls;
 mod config;
 mod deps;
+mod failure;
 mod handlers;
 mod http;
 mod logs;
@@ -25,7 +26,8 @@ pub use config::{
     DEFAULT_TURN_WINDOW_SECS, Env, NotifySettings, ProcessEnv, Retries, StepSettings, Tables,
 };
 pub use deps::{Aws, ControlDeps, NotifyDeps, Rows, StepDeps};
-pub use handlers::{ParkInput, end, fetch, follow, park, register, turn, wake};
+pub use failure::{PERMANENT, StepFailure, TRANSIENT};
+pub use handlers::{ParkInput, end, follow, park, register, turn, wake};
 
 /// Reads the settings first (a missing variable fails the cold start naming it, before
 /// any client is built), then builds the function's dependencies once.
@@ -53,7 +55,7 @@ where
     E: DeserializeOwned + Send + 'static,
     R: Serialize + Send + 'static,
     F: Fn(&'static D, E) -> Fut + Copy + Send + 'static,
-    Fut: Future<Output = Result<R, Error>> + Send + 'static,
+    Fut: Future<Output = Result<R, StepFailure>> + Send + 'static,
 {
     // The event is read as JSON first, so that its span names the stand-in.
     Box::pin(lambda_runtime::run(service_fn(
@@ -61,7 +63,7 @@ where
             let span = logs::event_span(&event.payload);
             async move {
                 let input: E = serde_json::from_value(event.payload)
-                    .map_err(|e| format!("the event does not read: {e}"))?;
+                    .map_err(|e| StepFailure::permanent(format!("the event does not read: {e}")))?;
                 handler(deps, input).await
             }
             .instrument(span)
@@ -97,7 +99,7 @@ fn rows(aws: &Aws, tables: Tables) -> Result<Rows, ConfigError> {
 pub async fn serve_step<F, Fut>(handler: F) -> Result<(), Error>
 where
     F: Fn(&'static StepDeps, crate::steps::Step) -> Fut + Copy + Send + 'static,
-    Fut: Future<Output = Result<crate::steps::Step, Error>> + Send + 'static,
+    Fut: Future<Output = Result<crate::steps::Step, StepFailure>> + Send + 'static,
 {
     let deps = build(Retries::Patient, StepSettings::read, step_deps).await?;
     serve(deps, handler).await

@@ -85,7 +85,7 @@ pub enum Woke {
 /// What comes next, as a step returns it to the state machine (`$.next`), which routes on
 /// `step` alone (see `Route` in `statemachine/stand_in.asl.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(from = "WireNext", into = "WireNext")]
+#[serde(rename_all = "snake_case", tag = "step")]
 pub enum Next {
     End(EndCause),
     Turn {
@@ -93,9 +93,11 @@ pub enum Next {
     },
     /// Choose the watch once (after the first turn that leaves the task open).
     Register,
-    /// GetTask and apply; one attempt when a push triggered it (the rechecks retry).
-    /// Done inside the wake or registration that decided it: never routed.
-    Fetch {
+    /// Ask the agent where the task stands (GetTask) and apply; one attempt when a push
+    /// triggered it (the rechecks retry). Done inside the wake or registration that
+    /// decided it, so never routed and never written to the execution's state.
+    #[serde(skip)]
+    Check {
         push_triggered: bool,
     },
     /// Park number `park` with the park function until rung, or until `timeout_secs`
@@ -111,73 +113,6 @@ pub enum Next {
     },
     /// Past the history bound: start the successor and succeed.
     Roll,
-}
-
-/// `Next` as the state machine reads it. Both kinds of park keep the flat form
-/// `{"step": "park", "follow": …, "timeout_secs": …, "park": …}` that definitions
-/// deployed before `Follow` had a variant of its own route on: an execution runs to its
-/// end under the definition it started with, while the functions it calls are replaced
-/// at once.
-#[derive(Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "step")]
-enum WireNext {
-    End(EndCause),
-    Turn {
-        reply: String,
-    },
-    Register,
-    Fetch {
-        push_triggered: bool,
-    },
-    Park {
-        #[serde(default)]
-        follow: bool,
-        timeout_secs: u64,
-        park: u64,
-    },
-    Roll,
-}
-
-impl From<WireNext> for Next {
-    fn from(wire: WireNext) -> Self {
-        match wire {
-            WireNext::End(cause) => Self::End(cause),
-            WireNext::Turn { reply } => Self::Turn { reply },
-            WireNext::Register => Self::Register,
-            WireNext::Fetch { push_triggered } => Self::Fetch { push_triggered },
-            WireNext::Park {
-                follow: true, park, ..
-            } => Self::Follow { park },
-            WireNext::Park {
-                follow: false,
-                timeout_secs,
-                park,
-            } => Self::Park { park, timeout_secs },
-            WireNext::Roll => Self::Roll,
-        }
-    }
-}
-
-impl From<Next> for WireNext {
-    fn from(next: Next) -> Self {
-        match next {
-            Next::End(cause) => Self::End(cause),
-            Next::Turn { reply } => Self::Turn { reply },
-            Next::Register => Self::Register,
-            Next::Fetch { push_triggered } => Self::Fetch { push_triggered },
-            Next::Park { park, timeout_secs } => Self::Park {
-                follow: false,
-                timeout_secs,
-                park,
-            },
-            Next::Follow { park } => Self::Park {
-                follow: true,
-                timeout_secs: FOLLOW_PARK_SECS,
-                park,
-            },
-            Next::Roll => Self::Roll,
-        }
-    }
 }
 
 /// The next park that fits the cursor, numbered: a recheck wait, a follow retry, a
@@ -243,7 +178,7 @@ pub fn after_wake(
         Some(WakeEvent::Push { claimed }) if mode == WatchMode::Push => {
             // A new push restarts the recheck sequence.
             cursor.recheck = Some(Recheck { claimed, waits: 0 });
-            Next::Fetch {
+            Next::Check {
                 push_triggered: true,
             }
         }
@@ -262,7 +197,7 @@ pub fn after_wake(
             FollowOutcome::Gone => park_for(cursor, WatchMode::Off, pacing),
         },
         None => match woke {
-            Woke::TimedOut if cursor.recheck.is_some_and(|r| r.waits > 0) => Next::Fetch {
+            Woke::TimedOut if cursor.recheck.is_some_and(|r| r.waits > 0) => Next::Check {
                 push_triggered: true,
             },
             Woke::TimedOut if cursor.follow_retry => {
@@ -272,7 +207,7 @@ pub fn after_wake(
             }
             // An idle push park ran its time with nothing heard: a push may have been lost
             // (senders do not retry), so look for ourselves.
-            Woke::TimedOut if mode == WatchMode::Push => Next::Fetch {
+            Woke::TimedOut if mode == WatchMode::Push => Next::Check {
                 push_triggered: false,
             },
             // Off re-parks (a park whose invoke never ran is replaced this way); a follow
@@ -291,7 +226,7 @@ pub fn after_wake(
 
 /// After a fetch: `fetched` is `None` when GetTask failed (fail closed: the row keeps its
 /// last state, and a disagreeing push still gets its rechecks).
-pub fn after_fetch(
+pub fn after_check(
     cursor: &mut Cursor,
     mode: WatchMode,
     fetched: Option<&RemoteOut>,
@@ -333,7 +268,7 @@ pub fn after_turn(
 /// before the config existed); follow and off park.
 pub fn after_register(cursor: &mut Cursor, mode: WatchMode, pacing: Pacing) -> Next {
     match mode {
-        WatchMode::Push => Next::Fetch {
+        WatchMode::Push => Next::Check {
             push_triggered: false,
         },
         _ => park_for(cursor, mode, pacing),

@@ -1,0 +1,81 @@
+//! The check: ask the agent where the task stands (GetTask) and apply it.
+
+use tracing::warn;
+
+use super::next::{self, Next, Pacing};
+use super::{Outcome, Step, StepError, apply_open, load_row};
+use crate::doorbell::EndCause;
+use std::future::Future;
+
+use crate::row::RowStore;
+use crate::state::from_status;
+use standin_remote::{Agent, RemoteError};
+
+/// GetTask attempts when no push triggered the check (a push-triggered one has the
+/// rechecks).
+pub const CHECK_ATTEMPTS: u32 = 3;
+
+/// GetTask and apply. An agent that cannot be reached, or a GetTask that fails, keeps
+/// the row's last state (fail closed) and the rechecks go on.
+pub async fn check<S, A, C, F>(
+    store: &S,
+    connect: C,
+    mut step: Step,
+    pacing: Pacing,
+) -> Result<Step, StepError>
+where
+    S: RowStore,
+    A: Agent,
+    C: FnOnce() -> F,
+    F: Future<Output = Result<A, RemoteError>>,
+{
+    let push_triggered = matches!(
+        step.next,
+        Some(Next::Check {
+            push_triggered: true
+        })
+    );
+    let row = load_row(store, &step.task_id).await?;
+    let agent = match connect().await {
+        Ok(agent) => agent,
+        Err(err) => {
+            warn!(task_id = %step.task_id, error = %err, "agent unavailable for GetTask; keeping the last state");
+            let next = next::after_check(&mut step.cursor, row.mode(), None, pacing);
+            return Ok(step.then(next));
+        }
+    };
+    let remote = row
+        .remote_task_id
+        .clone()
+        .ok_or(StepError::Input("a remote task id"))?;
+    let attempts = if push_triggered { 1 } else { CHECK_ATTEMPTS };
+    let mut fetched = None;
+    let mut changed_at = None;
+    for attempt in 1..=attempts {
+        match agent.get(&remote).await {
+            Ok(task) => {
+                let known = row.last.as_ref().map_or("", |l| l.text.as_str());
+                fetched = Some(from_status(&task, known).about(&remote));
+                changed_at = task.at;
+                break;
+            }
+            Err(err) => {
+                warn!(task_id = %step.task_id, attempt, error = %err, "GetTask failed");
+                if !err.is_retryable() {
+                    break;
+                }
+            }
+        }
+    }
+    if let Some(out) = &fetched {
+        match apply_open(store, &step.task_id, out).await? {
+            Outcome::AlreadyFinal => return Ok(step.then(Next::End(EndCause::Final))),
+            Outcome::Changed => {
+                crate::metrics::heard(changed_at.as_deref(), row.mode().as_str(), &step.task_id);
+            }
+            Outcome::Unchanged => {}
+        }
+    }
+    let next = next::after_check(&mut step.cursor, row.mode(), fetched.as_ref(), pacing);
+    Ok(step.then(next))
+}

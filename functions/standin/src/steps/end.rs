@@ -1,0 +1,51 @@
+//! The end: close first, tell the parent, then clean up at the agent.
+
+use tracing::warn;
+
+use super::next::Next;
+use super::{Step, StepError};
+use crate::doorbell::{self, EndCause};
+use crate::row::{Closed, RowStore, StoreError};
+use standin_remote::{Agent, RemoteError};
+
+/// Why the end runs (a missing cause is a routing fault: said, not hidden).
+pub fn end_cause(step: &Step) -> EndCause {
+    match &step.next {
+        Some(Next::End(cause)) => cause.clone(),
+        _ => EndCause::Failed {
+            reason: "ended without a cause".into(),
+        },
+    }
+}
+
+/// The end: close, tell the parent, clean up (see `doorbell::end`). `connect` reads the
+/// agent card, only when the end needs the agent. A row that is gone (it expired) has
+/// nothing left to close: the end is done.
+pub async fn end<S, A, C, F>(
+    store: &S,
+    step: &Step,
+    connect: C,
+) -> Result<Option<Closed>, StepError>
+where
+    S: RowStore,
+    A: Agent,
+    C: FnOnce() -> F,
+    F: std::future::Future<Output = Result<A, RemoteError>>,
+{
+    let connect = || async {
+        connect()
+            .await
+            .map_err(
+                |err| warn!(task_id = %step.task_id, error = %err, "agent unavailable at the end"),
+            )
+            .ok()
+    };
+    match doorbell::end(store, &step.task_id, &end_cause(step), connect).await {
+        Ok(closed) => Ok(Some(closed)),
+        Err(StoreError::NotFound(_)) => {
+            warn!(task_id = %step.task_id, "no row to close; the stand-in has ended");
+            Ok(None)
+        }
+        Err(err) => Err(err.into()),
+    }
+}

@@ -1,0 +1,266 @@
+//! The turn: the first message or a parent's reply, read to an interrupted or final state.
+
+use std::future::Future;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde_json::json;
+use tracing::warn;
+
+use super::next::{self, Next, Pacing};
+use super::{Outcome, Step, StepError, apply_open, load_row};
+use crate::agents::AgentSpec;
+use crate::doorbell::EndCause;
+use crate::row::{Row, RowStore, StoreError};
+use crate::state::{MAX_ID_BYTES, RemoteOut, TurnReader, from_status};
+use crate::watch::misconfigured;
+use standin_remote::{Agent, FollowUp, RemoteError, Sent, Turn};
+
+/// A stand-in started by a Step Functions parent has no row yet: the first turn makes
+/// it, with the parent's task token, so its end answers the parent like any other. A row
+/// that exists (the control API made it, or this turn is retried) is kept as it is.
+///
+/// A first step Step Functions would refuse under its own name (the execution must be
+/// named by the stand-in's id) or without a message still gets its row, so the turn can
+/// end it as failed and the parent hears why instead of waiting.
+pub async fn adopt<S: RowStore>(store: &S, step: &mut Step) -> Result<(), StepError> {
+    let token = step.parent_task_token.take();
+    let first = step.message.is_some() || token.is_some();
+    if !first || store.get(&step.task_id).await?.is_some() {
+        return Ok(());
+    }
+    let mut row = Row::new(step.task_id.as_str(), step.agent.as_str());
+    row.created_at = Some(crate::clock::now_rfc3339());
+    row.parent_task_token = token;
+    match store.create(&row).await {
+        Ok(_) | Err(StoreError::AlreadyExists(_)) => Ok(()),
+        Err(err) => Err(err.into()),
+    }
+}
+
+/// The turn: send the message (first turn, or the parent's reply), read to an interrupted
+/// or final state, apply. A follow-up the agent refuses (-32004 for a task that already
+/// ended, task not found, a stream that breaks before its first event) may still have
+/// moved the task, so GetTask decides; only an agent that cannot be reached at all (or a
+/// first turn that fails) ends the stand-in as failed.
+///
+/// A first turn is checked before the agent is reached: one started through the control
+/// API passed these checks there; one a parent started itself is checked here by the
+/// same parser, and ends failed, telling the parent why, rather than fail where nobody
+/// hears it. So does a first turn whose agent cannot be reached or is misconfigured.
+pub async fn turn<S, A, C, F>(
+    store: &S,
+    connect: C,
+    spec: Option<&AgentSpec>,
+    mut step: Step,
+    window: Duration,
+    pacing: Pacing,
+) -> Result<Step, StepError>
+where
+    S: RowStore,
+    A: Agent,
+    C: FnOnce() -> F,
+    F: Future<Output = Result<A, RemoteError>>,
+{
+    // Before anything can fail: a stand-in whose row exists can always be ended.
+    adopt(store, &mut step).await?;
+    if step.next.is_none() {
+        let first = json!({"agent": step.agent, "message": step.message, "task_id": step.task_id});
+        if let Err(standin_wire::BodyError(reason)) = standin_wire::StartRequest::parse(&first) {
+            warn!(task_id = %step.task_id, %reason, "stand-in not started");
+            return Ok(step.then(Next::End(EndCause::failed(&reason))));
+        }
+    }
+    let agent = match connect().await {
+        Ok(agent) => agent,
+        Err(err) => {
+            warn!(task_id = %step.task_id, error = %err, "agent unavailable for the turn");
+            let reason = format!("agent unavailable: {err}");
+            return Ok(step.then(Next::End(EndCause::failed(&reason))));
+        }
+    };
+    if step.message.is_some()
+        && let Some(spec) = spec
+        && let Some(reason) = misconfigured(&spec.id, spec.updates, agent.can_stream())
+    {
+        warn!(task_id = %step.task_id, %reason, "stand-in not started");
+        return Ok(step.then(Next::End(EndCause::failed(&reason))));
+    }
+    exchange(store, &agent, step, window, pacing).await
+}
+
+/// The turn's exchange with the agent, once it is reached.
+async fn exchange<S: RowStore, A: Agent>(
+    store: &S,
+    agent: &A,
+    mut step: Step,
+    window: Duration,
+    pacing: Pacing,
+) -> Result<Step, StepError> {
+    let text = match step.next.take() {
+        Some(Next::Turn { reply }) => reply,
+        _ => step.message.take().ok_or(StepError::Input("message"))?,
+    };
+    let row = load_row(store, &step.task_id).await?;
+    let follow_up =
+        row.remote_task_id
+            .clone()
+            .zip(row.context_id.clone())
+            .map(|(task_id, context_id)| FollowUp {
+                task_id,
+                context_id,
+            });
+    let message = Turn::new(text, follow_up);
+    let mut sent = send(agent, &message, window).await;
+    if row.remote_task_id.is_some()
+        && matches!(&sent, Err(err) if err.is_retryable() && !matches!(err, RemoteError::Timeout { .. }))
+    {
+        // Refused before the agent took it (connection, 5xx, 429): once more.
+        tokio::time::sleep(RESEND_AFTER).await;
+        sent = send(agent, &message, window).await;
+    }
+    let (out, context) = match sent {
+        Ok(Some(result)) => result,
+        refused => {
+            // A timeout may have delivered the reply all the same: the watch will tell.
+            let maybe_taken = matches!(&refused, Err(RemoteError::Timeout { .. }));
+            let why = match refused {
+                Err(err) => format!("turn failed: {err}"),
+                _ => "the agent answered without a task state".to_owned(),
+            };
+            warn!(task_id = %step.task_id, reason = %why, "turn refused; asking GetTask");
+            let Some(remote) = row.remote_task_id.as_deref() else {
+                return Ok(step.then(Next::End(EndCause::failed(&why))));
+            };
+            match agent.get(remote).await {
+                Ok(task) => {
+                    let known = row.last.as_ref().map_or("", |l| l.text.as_str());
+                    let out = from_status(&task, known).about(remote);
+                    // Nothing moved and the agent still waits for input: the reply was not
+                    // taken, and parking would leave parent and agent waiting on each other.
+                    if out.state.is_interrupted()
+                        && !maybe_taken
+                        && row
+                            .last
+                            .as_ref()
+                            .is_some_and(|last| !out.differs_from(last))
+                    {
+                        let reason = format!("the agent did not take the reply ({why})");
+                        return Ok(step.then(Next::End(EndCause::failed(&reason))));
+                    }
+                    (out, None)
+                }
+                Err(err) => {
+                    let reason = format!("{why}; GetTask failed too: {err}");
+                    return Ok(step.then(Next::End(EndCause::failed(&reason))));
+                }
+            }
+        }
+    };
+    let out = match row.remote_task_id.as_deref() {
+        Some(remote) => out.about(remote),
+        None => {
+            let too_long = out.remote_task_id.len() > MAX_ID_BYTES
+                || context.as_ref().is_some_and(|c| c.len() > MAX_ID_BYTES);
+            if too_long || out.remote_task_id.is_empty() {
+                let reason = format!(
+                    "the agent's task or context id is empty or over the {MAX_ID_BYTES}-byte limit"
+                );
+                return Ok(step.then(Next::End(EndCause::failed(&reason))));
+            }
+            store
+                .set_remote(&step.task_id, &out.remote_task_id, context.as_deref())
+                .await?;
+            out
+        }
+    };
+    if apply_open(store, &step.task_id, &out).await? == Outcome::AlreadyFinal {
+        return Ok(step.then(Next::End(EndCause::Final)));
+    }
+    let next = next::after_turn(
+        &mut step.cursor,
+        &out,
+        row.watch.as_ref().map(|w| w.mode),
+        pacing,
+    );
+    Ok(step.then(next))
+}
+
+/// How long a refused follow-up waits before it is sent once more.
+const RESEND_AFTER: Duration = Duration::from_secs(2);
+
+async fn send<A: Agent>(
+    agent: &A,
+    message: &Turn,
+    window: Duration,
+) -> Result<Option<(RemoteOut, Option<String>)>, RemoteError> {
+    if agent.can_stream() {
+        send_turn(agent, message, window).await
+    } else {
+        send_unary(agent, message, window).await
+    }
+}
+
+/// The turn of an agent whose card says it cannot stream: SendMessage answers at once
+/// (`returnImmediately`); GetTask then follows the task, waiting 1 s, 2 s, 4 s, … (at
+/// most 8 s) between asks, to an interrupted or final state or the end of the window.
+/// So a first turn longer than the window still learns its task and hands it to the watch.
+async fn send_unary<A: Agent>(
+    agent: &A,
+    message: &Turn,
+    window: Duration,
+) -> Result<Option<(RemoteOut, Option<String>)>, RemoteError> {
+    let deadline = tokio::time::Instant::now() + window;
+    let task = match agent.send(message).await? {
+        Sent::Task(task) => task,
+        Sent::Answer(_) => return Ok(None),
+    };
+    let context = task.context_id.clone();
+    let mut out = from_status(&task, "");
+    let mut wait = Duration::from_secs(1);
+    while !(out.is_final || out.state.is_interrupted())
+        && tokio::time::Instant::now() + wait < deadline
+    {
+        tokio::time::sleep(wait).await;
+        wait = (wait * 2).min(UNARY_POLL_MAX);
+        match agent.get(&task.task_id).await {
+            Ok(now) => out = from_status(&now, &out.text).about(&task.task_id),
+            Err(err) if err.is_retryable() => continue,
+            Err(_) => break,
+        }
+    }
+    Ok(Some((out, context)))
+}
+
+/// The longest wait between GetTask calls while a non-streaming turn runs.
+const UNARY_POLL_MAX: Duration = Duration::from_secs(8);
+
+async fn send_turn<A: Agent>(
+    agent: &A,
+    message: &Turn,
+    window: Duration,
+) -> Result<Option<(RemoteOut, Option<String>)>, RemoteError> {
+    let mut reader = TurnReader::new();
+    let mut stream = agent.send_streaming(message).await?;
+    let deadline = tokio::time::Instant::now() + window;
+    loop {
+        match tokio::time::timeout_at(deadline, stream.next()).await {
+            // The window is over: what was seen so far is the turn's result; the watch
+            // hears the rest.
+            Err(_) | Ok(None) => break,
+            Ok(Some(Err(err))) => {
+                if reader.last().is_none() {
+                    return Err(err);
+                }
+                break;
+            }
+            Ok(Some(Ok(event))) => {
+                if reader.read(&event) {
+                    break;
+                }
+            }
+        }
+    }
+    let context = reader.context_id().map(str::to_owned);
+    Ok(reader.finish().map(|out| (out, context)))
+}

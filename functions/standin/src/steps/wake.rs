@@ -1,0 +1,85 @@
+//! The wake: after a park, count the cycle, drain one event, decide.
+
+use std::future::Future;
+
+use super::next::{self, Next, Pacing, Woke};
+use super::{Step, StepError, Successor, check, execution_name};
+use crate::doorbell::EndCause;
+use crate::row::{RowStore, WatchMode};
+use standin_remote::{Agent, RemoteError};
+
+/// After a park: count the cycle (roll past the bound), end the park, drain one event,
+/// decide. A row closed by a final state (a follow applied it) ends the stand-in. A push
+/// heard (or an idle push park that ran its time) is checked in the same invocation, so
+/// a push-heard change costs one invocation after the park; `connect` runs only then. A
+/// retried wake drains the same event again (the drain is idempotent per park), so
+/// nothing is lost when the check's write fails and the whole step is retried.
+pub async fn wake<S, A, C, F>(
+    store: &S,
+    connect: C,
+    step: Step,
+    history_bound: u32,
+    pacing: Pacing,
+) -> Result<Step, StepError>
+where
+    S: RowStore,
+    A: Agent,
+    C: FnOnce() -> F,
+    F: Future<Output = Result<A, RemoteError>>,
+{
+    let step = drain(store, step, history_bound, pacing).await?;
+    match step.next {
+        Some(Next::Check { .. }) => check(store, connect, step, pacing).await,
+        _ => Ok(step),
+    }
+}
+
+async fn drain<S: RowStore>(
+    store: &S,
+    mut step: Step,
+    history_bound: u32,
+    pacing: Pacing,
+) -> Result<Step, StepError> {
+    let park = next::park_number(step.next.as_ref()).unwrap_or(step.cursor.parks);
+    if next::count_cycle(&mut step.cursor, history_bound) {
+        // Nothing is drained: pending events wait on the row for the successor's park.
+        let row = store.wake(&step.task_id, park).await?;
+        let input = successor(&step, row.mode(), pacing);
+        step.successor = Some(Successor {
+            name: execution_name(&step.task_id, input.generation),
+            input: Box::new(input),
+        });
+        return Ok(step.then(Next::Roll));
+    }
+    let woke = step.park.map_or(Woke::Rung, |p| p.woke);
+    let drained = store.drain(&step.task_id, park).await?;
+    if drained.row.closed {
+        return Ok(step.then(Next::End(EndCause::Final)));
+    }
+    let next = next::after_wake(
+        &mut step.cursor,
+        drained.row.mode(),
+        woke,
+        drained.event,
+        pacing,
+    );
+    Ok(step.then(next))
+}
+
+/// The successor's input after a roll: same stand-in, fresh cycle count, same timers and
+/// park numbers, starting with the park its watch needs.
+pub fn successor(step: &Step, mode: WatchMode, pacing: Pacing) -> Step {
+    let mut cursor = step.cursor.rolled();
+    let next = next::park_for(&mut cursor, mode, pacing);
+    Step {
+        task_id: step.task_id.clone(),
+        agent: step.agent.clone(),
+        message: None,
+        next: Some(next),
+        cursor,
+        park: None,
+        generation: step.generation + 1,
+        successor: None,
+        parent_task_token: None,
+    }
+}
