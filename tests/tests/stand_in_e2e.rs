@@ -416,6 +416,47 @@ async fn an_unknown_step_ends_the_stand_in_as_failed_naming_the_step() {
     );
 }
 
+/// A step that can never succeed is not retried: a registration for a stand-in with no
+/// row fails `StandIn.Permanent` once, and the stand-in ends at once (before, the kind
+/// was lost and Register retried it for eight minutes).
+#[tokio::test]
+async fn a_permanent_step_error_is_not_retried() {
+    let stack = Stack::load(STACK).await;
+    let id = unique("no-row");
+    aws_sdk_sfn::Client::new(&stack.config)
+        .start_execution()
+        .state_machine_arn(stack.out("StateMachineArn"))
+        .name(&id)
+        .input(json!({"task_id": id, "agent": "nowhere", "next": {"step": "register"}}).to_string())
+        .send()
+        .await
+        .unwrap();
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+    let failures: Vec<(String, String)> = stack
+        .history(&id)
+        .await
+        .unwrap()
+        .iter()
+        .filter_map(|e| e.task_failed_event_details())
+        .map(|d| {
+            (
+                d.error().unwrap_or_default().to_owned(),
+                d.cause().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(failures.len(), 1, "one attempt, no retry: {failures:?}");
+    assert_eq!(failures[0].0, "StandIn.Permanent", "{failures:?}");
+    assert!(
+        failures[0].1.contains(&id),
+        "the cause names the stand-in: {failures:?}"
+    );
+    assert_eq!(
+        stack.states_entered(&id).await,
+        ["Route", "Register", "StepFailed", "End", "Done"]
+    );
+}
+
 #[tokio::test]
 async fn control_api_errors_are_clear() {
     let stack = Stack::load(STACK).await;

@@ -5,7 +5,6 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -52,15 +51,60 @@ fn err(field: impl Into<String>, problem: impl Into<String>) -> ConfigError {
     }
 }
 
-const AGENT_FIELDS: [&str; 7] = [
-    "id",
-    "url",
-    "version",
-    "updates",
-    "follow_interval",
-    "participant",
-    "allowed_origins",
-];
+/// The document as written; `AgentSpec` is an entry once checked.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Document {
+    agents: Vec<Entry>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    id: String,
+    url: String,
+    #[serde(default)]
+    version: Option<String>,
+    #[serde(default = "auto")]
+    updates: Updates,
+    #[serde(default)]
+    follow_interval: Option<f64>,
+    #[serde(default)]
+    participant: Option<String>,
+    #[serde(default)]
+    allowed_origins: Vec<String>,
+}
+
+fn auto() -> Updates {
+    Updates::Auto
+}
+
+/// serde's error as a field and a problem: the path it failed at (a missing field's own
+/// name added), and its message without the line and column.
+fn read_error(e: serde_path_to_error::Error<serde_json::Error>) -> ConfigError {
+    let path = e.path().to_string();
+    let message = e.inner().to_string();
+    let problem = message
+        .split(" at line ")
+        .next()
+        .unwrap_or(&message)
+        .to_owned();
+    let field = match problem
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.strip_suffix('`'))
+    {
+        Some(name) if path == "." => name.to_owned(),
+        Some(name) => format!("{path}.{name}"),
+        None if path == "." => "agents document".to_owned(),
+        None => path,
+    };
+    let problem = if e.inner().is_syntax() || e.inner().is_eof() {
+        format!("not JSON: {message}")
+    } else {
+        problem
+    };
+    err(field, problem)
+}
 
 impl AgentsConfig {
     pub fn agent(&self, id: &str) -> Option<&AgentSpec> {
@@ -69,30 +113,13 @@ impl AgentsConfig {
 
     /// Parses `{"agents": [...]}`.
     pub fn parse(json: &str) -> Result<Self, ConfigError> {
-        let doc: Value = serde_json::from_str(json)
-            .map_err(|e| err("agents document", format!("not JSON: {e}")))?;
-        let top = doc.as_object().ok_or_else(|| {
-            err(
-                "agents document",
-                "must be a JSON object with an \"agents\" list",
-            )
-        })?;
-        if let Some(unknown) = top.keys().find(|k| k.as_str() != "agents") {
-            return Err(err(
-                unknown.as_str(),
-                "unknown field (expected only \"agents\")",
-            ));
-        }
-        let list = top
-            .get("agents")
-            .ok_or_else(|| err("agents", "missing"))?
-            .as_array()
-            .ok_or_else(|| err("agents", "must be a list"))?;
+        let reader = &mut serde_json::Deserializer::from_str(json);
+        let doc: Document = serde_path_to_error::deserialize(reader).map_err(read_error)?;
         let mut seen = HashSet::new();
-        let mut agents = Vec::with_capacity(list.len());
-        for (i, value) in list.iter().enumerate() {
+        let mut agents = Vec::with_capacity(doc.agents.len());
+        for (i, entry) in doc.agents.into_iter().enumerate() {
             let at = format!("agents[{i}]");
-            let spec = parse_agent(&at, value)?;
+            let spec = check_agent(&at, entry)?;
             if !seen.insert(spec.id.clone()) {
                 return Err(err(
                     format!("{at}.id"),
@@ -105,25 +132,13 @@ impl AgentsConfig {
     }
 }
 
-fn parse_agent(at: &str, value: &Value) -> Result<AgentSpec, ConfigError> {
-    let obj = value
-        .as_object()
-        .ok_or_else(|| err(at, "must be an object"))?;
-    if let Some(unknown) = obj.keys().find(|k| !AGENT_FIELDS.contains(&k.as_str())) {
-        return Err(err(
-            format!("{at}.{unknown}"),
-            format!(
-                "unknown field (expected one of {})",
-                AGENT_FIELDS.join(", ")
-            ),
-        ));
-    }
-    let id = required_string(obj, at, "id")?;
-    if id.trim().is_empty() {
+/// What the types cannot say: a non-empty id, an http(s) URL, an interval of a second
+/// or more, bare origins.
+fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
+    if entry.id.trim().is_empty() {
         return Err(err(format!("{at}.id"), "must not be empty"));
     }
-    let url = required_string(obj, at, "url")?;
-    let parsed = reqwest::Url::parse(&url)
+    let parsed = reqwest::Url::parse(&entry.url)
         .map_err(|e| err(format!("{at}.url"), format!("not a URL: {e}")))?;
     if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
         return Err(err(
@@ -131,101 +146,51 @@ fn parse_agent(at: &str, value: &Value) -> Result<AgentSpec, ConfigError> {
             "must be an http:// or https:// URL with a host",
         ));
     }
-    let updates = match obj.get("updates") {
-        None => Updates::Auto,
-        Some(v) => match v.as_str() {
-            Some("auto") => Updates::Auto,
-            Some("follow") => Updates::Follow,
-            Some("off") => Updates::Off,
-            _ => {
-                return Err(err(
-                    format!("{at}.updates"),
-                    format!("must be \"auto\", \"follow\" or \"off\", got {v}"),
-                ));
-            }
-        },
-    };
-    let follow_interval = match obj.get("follow_interval") {
+    let follow_interval = match entry.follow_interval {
         None => DEFAULT_FOLLOW_INTERVAL,
-        Some(v) => {
-            let secs = v.as_f64().filter(|s| s.is_finite()).ok_or_else(|| {
-                err(
-                    format!("{at}.follow_interval"),
-                    format!("must be a number of seconds, got {v}"),
-                )
-            })?;
-            if secs < MIN_FOLLOW_INTERVAL.as_secs_f64() {
-                return Err(err(
-                    format!("{at}.follow_interval"),
-                    format!("must be at least 1 second, got {secs}"),
-                ));
-            }
+        Some(secs) if secs.is_finite() && secs >= MIN_FOLLOW_INTERVAL.as_secs_f64() => {
             Duration::from_secs_f64(secs)
         }
+        Some(secs) => {
+            return Err(err(
+                format!("{at}.follow_interval"),
+                format!("must be at least 1 second, got {secs}"),
+            ));
+        }
     };
+    let allowed_origins = entry
+        .allowed_origins
+        .iter()
+        .enumerate()
+        .map(|(i, text)| bare_origin(&format!("{at}.allowed_origins[{i}]"), text))
+        .collect::<Result<_, _>>()?;
     Ok(AgentSpec {
-        id,
-        url,
-        version: optional_string(obj, at, "version")?,
-        updates,
+        id: entry.id,
+        url: entry.url,
+        version: entry.version,
+        updates: entry.updates,
         follow_interval,
-        participant: optional_string(obj, at, "participant")?,
-        allowed_origins: allowed_origins(obj, at)?,
+        participant: entry.participant,
+        allowed_origins,
     })
 }
 
-/// `allowed_origins`: a list of bare origins (no path, query or fragment).
-fn allowed_origins(obj: &Map<String, Value>, at: &str) -> Result<Vec<String>, ConfigError> {
-    let field = format!("{at}.allowed_origins");
-    let Some(value) = obj.get("allowed_origins") else {
-        return Ok(Vec::new());
-    };
-    let list = value
-        .as_array()
-        .ok_or_else(|| err(&field, format!("must be a list of origins, got {value}")))?;
-    list.iter()
-        .enumerate()
-        .map(|(i, v)| {
-            let here = format!("{field}[{i}]");
-            let text = v
-                .as_str()
-                .ok_or_else(|| err(&here, format!("must be a string, got {v}")))?;
-            let url =
-                reqwest::Url::parse(text).map_err(|e| err(&here, format!("not a URL: {e}")))?;
-            let bare = matches!(url.scheme(), "http" | "https")
-                && url.host_str().is_some()
-                && url.path() == "/"
-                && url.query().is_none()
-                && url.fragment().is_none()
-                && !text.trim_end_matches('/').ends_with(':');
-            if !bare {
-                return Err(err(
-                    &here,
-                    format!("must be an origin like https://agents.example.com:8443, got {text:?}"),
-                ));
-            }
-            Ok(url.origin().ascii_serialization())
-        })
-        .collect()
-}
-
-fn required_string(obj: &Map<String, Value>, at: &str, key: &str) -> Result<String, ConfigError> {
-    optional_string(obj, at, key)?.ok_or_else(|| err(format!("{at}.{key}"), "missing"))
-}
-
-fn optional_string(
-    obj: &Map<String, Value>,
-    at: &str,
-    key: &str,
-) -> Result<Option<String>, ConfigError> {
-    match obj.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(err(
-            format!("{at}.{key}"),
-            format!("must be a string, got {other}"),
-        )),
+/// An origin (`scheme://host[:port]`): no path, query or fragment.
+fn bare_origin(field: &str, text: &str) -> Result<String, ConfigError> {
+    let url = reqwest::Url::parse(text).map_err(|e| err(field, format!("not a URL: {e}")))?;
+    let bare = matches!(url.scheme(), "http" | "https")
+        && url.host_str().is_some()
+        && url.path() == "/"
+        && url.query().is_none()
+        && url.fragment().is_none()
+        && !text.trim_end_matches('/').ends_with(':');
+    if !bare {
+        return Err(err(
+            field,
+            format!("must be an origin like https://agents.example.com:8443, got {text:?}"),
+        ));
     }
+    Ok(url.origin().ascii_serialization())
 }
 
 #[cfg(test)]
@@ -327,6 +292,15 @@ mod tests {
             "agents[0].participant"
         );
         assert_eq!(field_of("not json"), "agents document");
+        assert_eq!(field_of("{}"), "agents");
+        let unknown =
+            AgentsConfig::parse(r#"{"agents":[{"id":"a","url":"http://h","colour":"blue"}]}"#)
+                .expect_err("unknown field");
+        assert!(
+            unknown.problem.contains("unknown field `colour`") && unknown.problem.contains("`url`"),
+            "the problem names the field and the known ones: {unknown}"
+        );
+        assert!(!unknown.problem.contains("line"), "{unknown}");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use standin::agents::AgentsConfig;
 use standin::control::ExecutionError;
 use standin::control::memory::MemoryExecutions;
-use standin::control::{Answer, Call, Control, NOTES_PAGE, route};
+use standin::control::{Answer, Call, Control, NOTES_PAGE};
 use standin::doorbell::memory::MemoryDoorbell;
 use standin::push::token::PushToken;
 use standin::row::RowStore;
@@ -74,64 +74,116 @@ fn error(answer: &Answer) -> &str {
     answer.body["error"].as_str().unwrap_or_default()
 }
 
-#[test]
-fn requests_are_routed_by_method_path_and_parameter() {
-    let body = json!({});
+/// The router over a fresh world (leaked: a router's state lives as long as the process).
+fn router() -> (&'static World, axum::Router) {
+    let w: &'static World = Box::leak(Box::new(World::new()));
+    let router = standin::control::http::router(Control {
+        store: &w.store,
+        bell: &w.bell,
+        executions: &w.executions,
+        agents: &w.agents,
+    });
+    (w, router)
+}
+
+/// A request through the router: its status and JSON body.
+async fn request(router: &axum::Router, method: &str, path: &str, body: Value) -> (u16, Value) {
+    use tower::ServiceExt;
+    let request = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .body(axum::body::Body::from(body.to_string()))
+        .unwrap();
+    let response = router.clone().oneshot(request).await.unwrap();
+    let status = response.status().as_u16();
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+        .await
+        .unwrap();
+    (status, serde_json::from_slice(&bytes).unwrap())
+}
+
+#[tokio::test]
+async fn requests_are_routed_by_method_path_and_parameter() {
+    let (w, router) = router();
+    let mut row = Row::new("a", "writer");
+    row.remote_task_id = Some("r".into());
+    w.store.create(&row).await.unwrap();
+    let (status, started) = request(
+        &router,
+        "POST",
+        "/standins",
+        json!({"agent": "writer", "message": "go", "task_id": "b"}),
+    )
+    .await;
     assert_eq!(
-        route("POST", "/prod/standins", None, None, &body),
-        Call::Start(&body)
+        (status, &started["task_id"]),
+        (200, &json!("b")),
+        "{started}"
     );
+    let (status, replied) = request(
+        &router,
+        "POST",
+        "/standins/a/reply",
+        json!({"text": "more"}),
+    )
+    .await;
+    assert_eq!(status, 202, "{replied}");
+    assert_eq!(w.store.snapshot("a").unwrap().pending.replies, ["more"]);
+    let (status, notes) = request(&router, "GET", "/standins/a/notes?after=0", json!(null)).await;
     assert_eq!(
-        route("POST", "/standins/a/reply", Some("a"), None, &body),
-        Call::Reply {
-            task_id: "a",
-            body: &body
-        }
+        (status, notes["task_id"].as_str()),
+        (200, Some("a")),
+        "{notes}"
     );
+    let (status, cancelled) = request(
+        &router,
+        "POST",
+        "/standins/a/cancel",
+        json!({"reason": "enough"}),
+    )
+    .await;
+    assert_eq!(status, 202, "{cancelled}");
+    assert!(w.store.snapshot("a").unwrap().pending.cancel.is_some());
+    let (status, listed) = request(&router, "GET", "/standins", json!(null)).await;
+    assert_eq!(status, 200, "{listed}");
     assert_eq!(
-        route("POST", "/standins/a/cancel", Some("a"), None, &body),
-        Call::Cancel {
-            task_id: "a",
-            body: &body
-        }
+        listed["standins"].as_array().map(Vec::len),
+        Some(2),
+        "{listed}"
     );
+    let (status, _) = request(&router, "GET", "/standins/notes", json!(null)).await;
     assert_eq!(
-        route("GET", "/standins/a/notes", Some("a"), Some("3"), &body),
-        Call::Notes {
-            task_id: "a",
-            after: Some("3")
-        }
+        status, 404,
+        "a stand-in may be called notes: its status, not found"
     );
+    let (status, refused) = request(&router, "DELETE", "/standins/a", json!(null)).await;
     assert_eq!(
-        route("GET", "/standins/notes", Some("notes"), None, &body),
-        Call::Status { task_id: "notes" },
-        "a stand-in may be called notes"
+        (status, refused["error"].as_str()),
+        (404, Some("no route DELETE /standins/a"))
     );
+    let (status, refused) = request(&router, "GET", "/elsewhere", json!(null)).await;
     assert_eq!(
-        route("GET", "/standins", None, Some("x"), &body),
-        Call::List { after: Some("x") }
-    );
-    assert_eq!(
-        route("DELETE", "/standins/a", Some("a"), None, &body),
-        Call::NoRoute {
-            method: "DELETE",
-            path: "/standins/a"
-        }
+        (status, refused["error"].as_str()),
+        (404, Some("no route GET /elsewhere"))
     );
 }
 
 /// The document and the router agree: every documented operation reaches its handler.
-#[test]
-fn every_operation_of_the_document_is_routed() {
-    let body = json!({});
+#[tokio::test]
+async fn every_operation_of_the_document_is_routed() {
+    let (_, router) = router();
     let ops = operations().unwrap();
     assert_eq!(ops.len(), 6);
     for op in ops {
         let method = op.method.to_ascii_uppercase();
-        let path = format!("/Prod{}", op.template.replace("{task_id}", "job-1"));
-        let task_id = op.template.contains("{task_id}").then_some("job-1");
-        let call = route(&method, &path, task_id, None, &body);
-        assert!(!matches!(call, Call::NoRoute { .. }), "{method} {path}");
+        let path = op.template.replace("{task_id}", "job-1");
+        let (status, body) = request(&router, &method, &path, json!({})).await;
+        assert!(
+            !body["error"]
+                .as_str()
+                .is_some_and(|e| e.starts_with("no route")),
+            "{method} {path}: {status} {body}"
+        );
     }
 }
 

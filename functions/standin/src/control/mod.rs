@@ -3,6 +3,7 @@
 //! response; everything a parent is told, and with which status, is decided here.
 
 mod executions;
+pub mod http;
 pub mod memory;
 pub mod sfn;
 
@@ -23,7 +24,7 @@ use crate::row::{Guard, Row, WakeEvent};
 use crate::row::{RowStore, StoreError};
 use crate::steps::{Step, execution_name};
 
-/// What the parent asked for, as routed from method and path.
+/// What the parent asked for, as `http` routes it from method and path.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Call<'a> {
     Start(&'a Value),
@@ -49,28 +50,6 @@ pub enum Call<'a> {
         method: &'a str,
         path: &'a str,
     },
-}
-
-/// Routes a request: its method, its path (without a trailing `/`), the `{task_id}` path
-/// parameter when the route has one, the `after` query parameter and the JSON body.
-pub fn route<'a>(
-    method: &'a str,
-    path: &'a str,
-    task_id: Option<&'a str>,
-    after: Option<&'a str>,
-    body: &'a Value,
-) -> Call<'a> {
-    match (method, task_id) {
-        ("POST", None) if path.ends_with("/standins") => Call::Start(body),
-        ("POST", Some(task_id)) if path.ends_with("/reply") => Call::Reply { task_id, body },
-        ("POST", Some(task_id)) if path.ends_with("/cancel") => Call::Cancel { task_id, body },
-        ("GET", Some(task_id)) if path.ends_with(&format!("/{task_id}/notes")) => {
-            Call::Notes { task_id, after }
-        }
-        ("GET", Some(task_id)) => Call::Status { task_id },
-        ("GET", None) if path.ends_with("/standins") => Call::List { after },
-        _ => Call::NoRoute { method, path },
-    }
 }
 
 /// The HTTP answer: a status and a JSON body.
@@ -137,6 +116,14 @@ pub struct Control<'a, S, D, E> {
     pub executions: &'a E,
     pub agents: &'a AgentsConfig,
 }
+
+// Only references: a copy is as good as the original, whatever the ports are.
+impl<S, D, E> Clone for Control<'_, S, D, E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<S, D, E> Copy for Control<'_, S, D, E> {}
 
 impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
     /// The answer to a call. A failure on our side (the row store or Step Functions did

@@ -16,6 +16,7 @@ use lambda_runtime::{Error, LambdaEvent, service_fn};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use tower::ServiceExt;
 use tracing::Instrument;
 
 use crate::agents::ConfigError;
@@ -154,5 +155,15 @@ pub async fn serve_control() -> Result<(), Error> {
         Ok(ControlDeps::new(aws, settings))
     })
     .await?;
-    serve_http(deps, http::control).await
+    let router = crate::control::http::router(crate::control::Control {
+        store: &deps.rows.store,
+        bell: &deps.rows.bell,
+        executions: &deps.executions,
+        agents: &deps.agents,
+    });
+    Box::pin(lambda_http::run(service_fn(move |request: Request| {
+        let span = logs::request_span(&request);
+        Box::pin(router.clone().oneshot(request).instrument(span))
+    })))
+    .await
 }
