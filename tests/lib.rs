@@ -2,7 +2,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // test support fails loudly by design
 
-pub use standin_agent as agent;
+pub use standin_scripted_agent as agent;
 
 #[path = "src/stack.rs"]
 pub mod stack;

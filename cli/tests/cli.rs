@@ -8,7 +8,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use standin_agent::{Behaviour, TestAgent};
+use standin_scripted_agent::{Behaviour, TestAgent};
 
 struct Run {
     code: i32,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use standin_agent::{Behaviour, TERMINAL, TestAgent, TurnDone};
+use standin_scripted_agent::{Behaviour, TERMINAL, TestAgent, TurnDone};
 
 const WORKING: &str = "TASK_STATE_WORKING";
 const INPUT_REQUIRED: &str = "TASK_STATE_INPUT_REQUIRED";
