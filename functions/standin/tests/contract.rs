@@ -442,7 +442,7 @@ fn the_architecture_diagram_names_every_state_of_the_machine() {
     );
 }
 
-/// What the README's "Operations" promises is in the template: tracing everywhere,
+/// What docs/operations.md promises is in the template: tracing everywhere,
 /// encryption and recovery at rest, access logs, and the alarms.
 #[test]
 fn the_template_carries_its_operations() {

@@ -273,7 +273,7 @@ async fn push_watch_from_first_turn_to_completion() {
     );
     assert_eq!(w.bell.rings(), ["park-1"]);
     let step = w.wake(step, Woke::Rung, &spec).await;
-    assert_eq!(park_shape(&step), PLAIN, "fetch agreed with the claim");
+    assert_eq!(park_shape(&step), PLAIN, "the check agreed with the claim");
     assert_eq!(park_no(&step), 2);
     assert!(w.park(&step, "park-2").await);
 
@@ -349,7 +349,7 @@ async fn a_push_before_get_task_agrees_is_found_by_a_recheck() {
     assert_eq!(
         w.agent.count("GetTask"),
         3,
-        "reconcile, push fetch, one recheck"
+        "reconcile, push check, one recheck"
     );
 }
 

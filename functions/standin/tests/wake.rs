@@ -1,4 +1,4 @@
-//! The wake decision: what follows each wake, fetch, turn and registration.
+//! The decisions of steps/next.rs: what follows each wake, check, turn and registration.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
@@ -118,7 +118,7 @@ fn cancel_ends_and_reply_turns() {
 }
 
 /// Drives a forged push against an agent whose GetTask never agrees: the pattern is
-/// fetch, wait 1 s, fetch, 2 s, fetch, 4 s, fetch, then a plain park. Four GetTask calls.
+/// check, wait 1 s, check, 2 s, check, 4 s, check, then a plain park. Four GetTask calls.
 #[test]
 fn a_disagreeing_push_gets_three_rechecks_and_no_more() {
     let mut c = Cursor::default();

@@ -59,7 +59,7 @@ impl Refusal {
 pub struct CheckedPush {
     pub digest: TokenDigest,
     pub remote_task_id: String,
-    /// The state the body claims, mapped like a fetch: a hint for rechecks only.
+    /// The state the body claims, read like a check: a hint for rechecks only.
     pub claimed: Option<TaskState>,
 }
 

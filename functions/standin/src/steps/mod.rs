@@ -130,7 +130,7 @@ pub(crate) enum Outcome {
     AlreadyFinal,
 }
 
-/// A step's apply (turn, fetch): refused only on a closed row, which a final state closed.
+/// A step's apply (turn, check): refused only on a closed row, which a final state closed.
 pub(crate) async fn apply_open<S: RowStore>(
     store: &S,
     task_id: &str,

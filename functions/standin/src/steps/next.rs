@@ -21,7 +21,7 @@ pub const FOLLOW_PARK_SECS: u64 = FOLLOW_WINDOW_SECS + 60;
 /// The default for how long a push or off park waits with nothing heard before the
 /// stand-in re-checks (push: GetTask) and parks again. A lost push (A2A senders do not
 /// retry) is heard within this; each re-check costs a handful of state transitions, so
-/// an hour keeps an idle stand-in near free (see the README's cost model).
+/// an hour keeps an idle stand-in near free (the cost model is in docs/performance.md).
 pub const IDLE_RECHECK_SECS: u64 = 3600;
 
 /// The timings the decisions need that a deployment may set.
