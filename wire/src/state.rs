@@ -1,8 +1,10 @@
-//! The two enums a parent reads: the remote task's state (A2A 1.0's names) and the watch.
+//! The two enums a parent reads: the remote task's state and the watch.
 
 use serde::{Deserialize, Serialize};
 
-/// An A2A task's state, by its ProtoJSON name. Unknown names read as `Unspecified`.
+/// The remote task's state as the stand-in reports it to the parent. Its names on the wire
+/// are the note's format (they follow A2A 1.0's, whatever the agent's protocol version:
+/// the remote crate maps each version's onto these). Unknown names read as `Unspecified`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 pub enum TaskState {
     #[serde(rename = "TASK_STATE_SUBMITTED")]

@@ -53,13 +53,16 @@ fn err(field: impl Into<String>, problem: impl Into<String>) -> ConfigError {
 
 /// The document as written; `AgentSpec` is an entry once checked.
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "an object with an \"agents\" list")]
 struct Document {
     agents: Vec<Entry>,
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "an agent: an object with an id and a url"
+)]
 struct Entry {
     id: String,
     url: String,
@@ -67,7 +70,7 @@ struct Entry {
     version: Option<String>,
     #[serde(default = "auto")]
     updates: Updates,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "seconds")]
     follow_interval: Option<f64>,
     #[serde(default)]
     participant: Option<String>,
@@ -77,6 +80,11 @@ struct Entry {
 
 fn auto() -> Updates {
     Updates::Auto
+}
+
+/// A number of seconds when the field is there (`null` is not one).
+fn seconds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    f64::deserialize(d).map(Some)
 }
 
 /// serde's error as a field and a problem: the path it failed at (a missing field's own
@@ -114,7 +122,11 @@ impl AgentsConfig {
     /// Parses `{"agents": [...]}`.
     pub fn parse(json: &str) -> Result<Self, ConfigError> {
         let reader = &mut serde_json::Deserializer::from_str(json);
-        let doc: Document = serde_path_to_error::deserialize(reader).map_err(read_error)?;
+        let doc: Document = serde_path_to_error::deserialize(&mut *reader).map_err(read_error)?;
+        // One document: anything after it is a mistake, not something to ignore.
+        reader
+            .end()
+            .map_err(|e| err("agents document", format!("not JSON: {e}")))?;
         let mut seen = HashSet::new();
         let mut agents = Vec::with_capacity(doc.agents.len());
         for (i, entry) in doc.agents.into_iter().enumerate() {
@@ -148,8 +160,13 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
     }
     let follow_interval = match entry.follow_interval {
         None => DEFAULT_FOLLOW_INTERVAL,
-        Some(secs) if secs.is_finite() && secs >= MIN_FOLLOW_INTERVAL.as_secs_f64() => {
-            Duration::from_secs_f64(secs)
+        Some(secs) if secs >= MIN_FOLLOW_INTERVAL.as_secs_f64() => {
+            Duration::try_from_secs_f64(secs).map_err(|_| {
+                err(
+                    format!("{at}.follow_interval"),
+                    format!("must be a number of seconds a duration can hold, got {secs}"),
+                )
+            })?
         }
         Some(secs) => {
             return Err(err(
@@ -293,6 +310,19 @@ mod tests {
         );
         assert_eq!(field_of("not json"), "agents document");
         assert_eq!(field_of("{}"), "agents");
+        assert_eq!(
+            field_of(r#"{"agents":[{"id":"a","url":"http://h","follow_interval":null}]}"#),
+            "agents[0].follow_interval"
+        );
+        assert_eq!(
+            field_of(r#"{"agents":[{"id":"a","url":"http://h","follow_interval":1e300}]}"#),
+            "agents[0].follow_interval"
+        );
+        let trailing = AgentsConfig::parse(r#"{"agents":[]} {"agents":[]}"#).expect_err("two");
+        assert_eq!(trailing.field, "agents document", "{trailing}");
+        assert!(trailing.problem.contains("trailing"), "{trailing}");
+        let wrong = AgentsConfig::parse("7").expect_err("a number");
+        assert!(wrong.problem.contains("\"agents\" list"), "{wrong}");
         let unknown =
             AgentsConfig::parse(r#"{"agents":[{"id":"a","url":"http://h","colour":"blue"}]}"#)
                 .expect_err("unknown field");

@@ -8,7 +8,9 @@
 //! - [`push`]: the push token and the receiver behind the push URL.
 //! - [`watch`]: push, follow or off, chosen once per remote task.
 //! - [`follow`]: the follow park, holding the agent's stream for a window.
-//! - [`steps`]: the state machine's steps; [`steps::next`] alone decides what follows each.
+//! - [`steps`]: the state machine's steps; [`steps::next`] decides where each leads (the
+//!   parks, rechecks, rolls and turns), a step ending the stand-in itself only with the
+//!   reason its exchange with the agent gave.
 //! - [`outbox`]: the notes' delivery to the parent queue, the note bus and Step Functions
 //!   parents.
 //! - [`control`]: the parent's control API and the `Executions` port.

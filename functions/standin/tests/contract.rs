@@ -214,7 +214,7 @@ fn step_with_unchecked(next: Next) -> Step {
 
 #[test]
 fn only_a_permanent_step_error_skips_the_retries() {
-    for name in ["Register", "Wake"] {
+    for name in ["Register", "Wake", "End"] {
         let retry = state(name)["Retry"].as_array().unwrap().clone();
         assert_eq!(
             retry[0],
@@ -235,6 +235,13 @@ fn only_a_permanent_step_error_skips_the_retries() {
             "{name} retries the rest"
         );
     }
+    let catch = &state("End")["Catch"][0];
+    assert_eq!(catch["ErrorEquals"], json!([standin::lambda::PERMANENT]));
+    assert_eq!(
+        state(catch["Next"].as_str().unwrap())["Type"],
+        "Fail",
+        "an End that can never run fails the execution instead of looping through EndLater"
+    );
     let turn = state("Turn")["Retry"].to_string();
     assert!(
         !turn.contains("States.ALL") && !turn.contains(standin::lambda::TRANSIENT),

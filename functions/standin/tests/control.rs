@@ -161,6 +161,12 @@ async fn requests_are_routed_by_method_path_and_parameter() {
         (status, refused["error"].as_str()),
         (404, Some("no route DELETE /standins/a"))
     );
+    let (status, refused) = request(&router, "POST", "/standins/", json!(null)).await;
+    assert_eq!(
+        (status, refused["error"].as_str()),
+        (404, Some("no route POST /standins/")),
+        "the path as it came"
+    );
     let (status, refused) = request(&router, "GET", "/elsewhere", json!(null)).await;
     assert_eq!(
         (status, refused["error"].as_str()),

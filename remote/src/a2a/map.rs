@@ -189,6 +189,13 @@ mod tests {
             panic!("a task carries a state");
         };
         assert_eq!(claimed_state(&with_task), Some(full.state));
+        let mut awaiting = wire_task(WireState::InputRequired, Some("bye"));
+        awaiting.metadata = Some(json!({"subState": AWAITING_NEXT_MESSAGE}));
+        let awaiting = StreamResponse {
+            task: Some(awaiting),
+            ..StreamResponse::default()
+        };
+        assert_eq!(claimed_state(&awaiting), Some(TaskState::Completed));
         let big = StreamResponse {
             status_update: Some(TaskStatusUpdateEvent {
                 task_id: "r1".into(),

@@ -1,9 +1,11 @@
 //! The control API's routes (axum): method and path to a [`Call`], its [`Answer`] back as
-//! JSON. The paths are the OpenAPI document's, without the stage (the control function
-//! runs with `AWS_LAMBDA_HTTP_IGNORE_STAGE_IN_PATH`).
+//! JSON, refusals included. The paths are the OpenAPI document's: the function routes on
+//! [`document_path`], API Gateway's resource with its parameter filled in, so no stage
+//! and no custom domain's base path is in the way.
 
 use axum::Router;
 use axum::body::Bytes;
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
@@ -15,9 +17,37 @@ use super::{Answer, Call, Control, Executions};
 use crate::doorbell::Doorbell;
 use crate::row::RowStore;
 
+/// The query's pairs in order; `after` is the first one of that name (a repeated one is
+/// not an error, as it was not before the router).
 #[derive(Debug, Deserialize)]
-struct Page {
-    after: Option<String>,
+#[serde(transparent)]
+struct Pairs(Vec<(String, String)>);
+
+impl Pairs {
+    fn after(&self) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == "after")
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// The path the document names for a request API Gateway matched to `resource`
+/// (`/standins/{task_id}/reply`): the resource with `task_id` filled in, encoded as one
+/// path segment.
+pub fn document_path(resource: &str, task_id: Option<&str>) -> String {
+    match task_id {
+        Some(id) => resource.replace("{task_id}", &crate::push::token::percent_encode_segment(id)),
+        None => resource.to_owned(),
+    }
+}
+
+/// A path the router cannot read (an escape that is not UTF-8): the API's own 400.
+fn unreadable(rejection: PathRejection) -> Response {
+    respond(Answer::error(
+        400,
+        format!("the stand-in id in the path does not read: {rejection}"),
+    ))
 }
 
 /// A body that is not JSON reads as `null`: each call says which field it lacks.
@@ -64,13 +94,12 @@ async fn start<S: RowStore, D: Doorbell, E: Executions>(
 
 async fn list<S: RowStore, D: Doorbell, E: Executions>(
     State(control): Api<S, D, E>,
-    Query(page): Query<Page>,
+    Query(pairs): Query<Pairs>,
 ) -> Response {
-    let after = page.after;
     respond(
         control
             .handle(Call::List {
-                after: after.as_deref(),
+                after: pairs.after(),
             })
             .await,
     )
@@ -78,16 +107,24 @@ async fn list<S: RowStore, D: Doorbell, E: Executions>(
 
 async fn status<S: RowStore, D: Doorbell, E: Executions>(
     State(control): Api<S, D, E>,
-    Path(task_id): Path<String>,
+    task_id: Result<Path<String>, PathRejection>,
 ) -> Response {
+    let task_id = match task_id {
+        Ok(Path(id)) => id,
+        Err(rejection) => return unreadable(rejection),
+    };
     respond(control.handle(Call::Status { task_id: &task_id }).await)
 }
 
 async fn reply<S: RowStore, D: Doorbell, E: Executions>(
     State(control): Api<S, D, E>,
-    Path(task_id): Path<String>,
+    task_id: Result<Path<String>, PathRejection>,
     body: Bytes,
 ) -> Response {
+    let task_id = match task_id {
+        Ok(Path(id)) => id,
+        Err(rejection) => return unreadable(rejection),
+    };
     let body = json(&body);
     respond(
         control
@@ -101,9 +138,13 @@ async fn reply<S: RowStore, D: Doorbell, E: Executions>(
 
 async fn cancel<S: RowStore, D: Doorbell, E: Executions>(
     State(control): Api<S, D, E>,
-    Path(task_id): Path<String>,
+    task_id: Result<Path<String>, PathRejection>,
     body: Bytes,
 ) -> Response {
+    let task_id = match task_id {
+        Ok(Path(id)) => id,
+        Err(rejection) => return unreadable(rejection),
+    };
     let body = json(&body);
     respond(
         control
@@ -117,21 +158,31 @@ async fn cancel<S: RowStore, D: Doorbell, E: Executions>(
 
 async fn notes<S: RowStore, D: Doorbell, E: Executions>(
     State(control): Api<S, D, E>,
-    Path(task_id): Path<String>,
-    Query(page): Query<Page>,
+    task_id: Result<Path<String>, PathRejection>,
+    Query(pairs): Query<Pairs>,
 ) -> Response {
-    let after = page.after;
+    let task_id = match task_id {
+        Ok(Path(id)) => id,
+        Err(rejection) => return unreadable(rejection),
+    };
     respond(
         control
             .handle(Call::Notes {
                 task_id: &task_id,
-                after: after.as_deref(),
+                after: pairs.after(),
             })
             .await,
     )
 }
 
-async fn no_route(method: Method, uri: Uri) -> Response {
-    let path = uri.path().trim_end_matches('/');
-    respond(Answer::error(404, format!("no route {method} {path}")))
+async fn no_route<S: RowStore, D: Doorbell, E: Executions>(
+    State(control): Api<S, D, E>,
+    method: Method,
+    uri: Uri,
+) -> Response {
+    let call = Call::NoRoute {
+        method: method.as_str(),
+        path: uri.path(),
+    };
+    respond(control.handle(call).await)
 }

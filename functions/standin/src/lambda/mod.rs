@@ -163,6 +163,7 @@ pub async fn serve_control() -> Result<(), Error> {
     });
     Box::pin(lambda_http::run(service_fn(move |request: Request| {
         let span = logs::request_span(&request);
+        let request = http::by_resource(request);
         Box::pin(router.clone().oneshot(request).instrument(span))
     })))
     .await

@@ -1,6 +1,8 @@
 //! The state machine's steps. Each takes the execution's state and returns it with the
-//! next step decided by [`next`], the one place that decides what follows a step; the
-//! Lambda handlers only hand each step its adapters.
+//! next step decided: by [`next`] for where the stand-in goes (parks, rechecks, rolls,
+//! turns, registration), or as an end the step's own exchange with the agent called for
+//! (a first turn refused, an agent that cannot be reached), with its reason. Nothing
+//! outside this module decides; the Lambda handlers only hand each step its adapters.
 //!
 //! - `turn`: send the first message or a reply, read to where the task stops.
 //! - `register`: choose the watch once, then check.

@@ -224,7 +224,7 @@ pub fn after_wake(
     }
 }
 
-/// After a fetch: `fetched` is `None` when GetTask failed (fail closed: the row keeps its
+/// After a check: `fetched` is `None` when GetTask failed (fail closed: the row keeps its
 /// last state, and a disagreeing push still gets its rechecks).
 pub fn after_check(
     cursor: &mut Cursor,
