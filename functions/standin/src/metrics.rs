@@ -32,6 +32,9 @@ pub enum Metric {
     NotesSent,
     /// A note an outlet refused (it is retried in order): what the delivery alarm watches.
     NotesNotDelivered,
+    /// A note an outlet refused for good (the sender's fault): passed over so the notes
+    /// behind it go on, kept in the note log; its own alarm says so.
+    NotesRefused,
     /// From the agent's change (its status timestamp) to the stand-in's record of it, in
     /// milliseconds; dimension `Watch` (`push`, `follow`, `off`).
     HeardLatency,
@@ -48,6 +51,7 @@ impl Metric {
             Self::PushesRefused => "PushesRefused",
             Self::NotesSent => "NotesSent",
             Self::NotesNotDelivered => "NotesNotDelivered",
+            Self::NotesRefused => "NotesRefused",
             Self::HeardLatency => "HeardLatency",
             Self::FollowWindows => "FollowWindows",
             Self::StandInsEnded => "StandInsEnded",
@@ -68,16 +72,20 @@ impl Metric {
             Self::HeardLatency => Some("Watch"),
             Self::FollowWindows => Some("Ending"),
             Self::StandInsEnded => Some("Cause"),
-            Self::PushesAccepted | Self::NotesSent | Self::NotesNotDelivered => None,
+            Self::PushesAccepted
+            | Self::NotesSent
+            | Self::NotesNotDelivered
+            | Self::NotesRefused => None,
         }
     }
 
     /// Every metric, for the template's dashboard test.
-    pub const ALL: [Self; 7] = [
+    pub const ALL: [Self; 8] = [
         Self::PushesAccepted,
         Self::PushesRefused,
         Self::NotesSent,
         Self::NotesNotDelivered,
+        Self::NotesRefused,
         Self::HeardLatency,
         Self::FollowWindows,
         Self::StandInsEnded,

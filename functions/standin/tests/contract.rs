@@ -123,9 +123,11 @@ fn path<'a>(value: &'a Value, jsonpath: &str) -> Option<&'a Value> {
     Some(at)
 }
 
+/// The state as Route sees it: Bind has written the execution's name.
 fn step_with(next: Next) -> Value {
     let mut step = Step::start("t", "a", "m");
     step.next = Some(next);
+    step.execution = Some(standin::steps::Bound { name: "t".into() });
     serde_json::to_value(step).unwrap()
 }
 
@@ -237,10 +239,17 @@ fn only_a_permanent_step_error_skips_the_retries() {
     }
     let catch = &state("End")["Catch"][0];
     assert_eq!(catch["ErrorEquals"], json!([standin::lambda::PERMANENT]));
+    let refused = state(catch["Next"].as_str().unwrap());
+    let fail = refused["Default"].as_str().unwrap();
     assert_eq!(
-        state(catch["Next"].as_str().unwrap())["Type"],
+        state(fail)["Type"],
         "Fail",
         "an End that can never run fails the execution instead of looping through EndLater"
+    );
+    assert_eq!(
+        state("TellParent")["Next"],
+        fail,
+        "after telling its parent"
     );
     let turn = state("Turn")["Retry"].to_string();
     assert!(
@@ -498,6 +507,7 @@ fn the_template_carries_its_operations() {
         ("StandInsFailedAlarm", "ExecutionsTimedOut"),
         ("StandInsFailedAlarm", "ExecutionsAborted"),
         ("NoteDeliveryErrorsAlarm", "NotesNotDelivered"),
+        ("NotesRefusedAlarm", "NotesRefused"),
         ("NotifyErrorsAlarm", "Errors"),
         (
             "ParentDeadLettersAlarm",
@@ -580,4 +590,53 @@ fn the_dashboard_body_is_json() {
         .replace("${AWS::Region}", "eu-west-1");
     let parsed: Value = serde_json::from_str(&body).expect("the dashboard is JSON");
     assert!(parsed["widgets"].as_array().is_some_and(|w| w.len() >= 6));
+}
+
+/// Issue 24, 1: every execution first writes its own name (Bind), every park states who
+/// parks, a taken successor name is checked for the lease, and an End that cannot run
+/// answers its input's parent token.
+#[test]
+fn every_execution_is_bound_to_its_stand_in_before_any_step() {
+    let asl = asl();
+    assert_eq!(asl["StartAt"], "Bind");
+    let bind = state("Bind");
+    assert_eq!(bind["Type"], "Pass");
+    assert_eq!(bind["Parameters"], json!({"name.$": "$$.Execution.Name"}));
+    assert_eq!(bind["ResultPath"], "$.execution");
+    assert_eq!(bind["Next"], "Route");
+    // What Bind writes is what a step reads.
+    let step: Step = serde_json::from_value(json!({
+        "task_id": "t", "agent": "a", "execution": {"name": "t"}
+    }))
+    .unwrap();
+    assert_eq!(step.execution.map(|b| b.name).as_deref(), Some("t"));
+    for park in ["Park", "Follow"] {
+        let payload = &state(park)["Parameters"]["Payload"];
+        assert_eq!(payload["execution.$"], "$.execution.name", "{park}");
+        assert_eq!(payload["generation.$"], "$.generation", "{park}");
+        assert_eq!(payload["lease.$"], "$.lease", "{park}");
+    }
+    let fresh = serde_json::to_value(Step::start("t", "a", "m")).unwrap();
+    assert!(
+        fresh.get("lease").is_some() && fresh.get("generation").is_some(),
+        "the parks' paths are always there: {fresh}"
+    );
+    let roll = state("Roll");
+    assert_eq!(roll["Catch"][0]["Next"], "RollTaken");
+    assert!(
+        TEMPLATE.contains("ExecutionArnPrefix:"),
+        "RollTaken's ARN prefix is substituted"
+    );
+    let ours = state("RollOurs").to_string();
+    assert!(
+        ours.contains("$.successor.input.lease") && ours.contains("RollStolen"),
+        "{ours}"
+    );
+    assert_eq!(state("RollStolen")["Next"], "End");
+    assert_eq!(state("End")["Catch"][0]["Next"], "EndRefused");
+    assert_eq!(state("EndRefused")["Choices"][0]["Next"], "TellParent");
+    assert_eq!(
+        state("TellParent")["Parameters"]["TaskToken.$"],
+        "$.parent_task_token"
+    );
 }

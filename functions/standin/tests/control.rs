@@ -412,6 +412,47 @@ async fn starting_a_rolled_stand_in_again_answers_its_running_execution() {
     );
 }
 
+/// Issue 24, 2: one DescribeExecution that fails (a throttle) must not make the older
+/// generation's SUCCEEDED the answer, and a start repeated then must not close the row
+/// of the generation still running.
+#[tokio::test]
+async fn a_repeated_start_that_cannot_see_the_newest_generation_closes_nothing() {
+    let w = World::new();
+    let body = json!({"agent": "writer", "message": "m", "task_id": "rolling"});
+    assert_eq!(w.start(body.clone()).await.status, 200);
+    w.executions.add("rolling", "SUCCEEDED");
+    w.executions.add("rolling__1", "RUNNING");
+    w.executions.fail_status_of("rolling__1");
+    let again = w.start(body).await;
+    assert_eq!(again.status, 503, "unknown is not ended: {}", again.body);
+    assert!(
+        !w.store.snapshot("rolling").unwrap().closed,
+        "the live generation's row stays open"
+    );
+    let status = w.call(Call::Status { task_id: "rolling" }).await;
+    assert_eq!(
+        status.body["execution_arn"],
+        w.executions.arn_of("rolling__1"),
+        "the generation it could not ask about, not the older one"
+    );
+    assert_eq!(status.body["execution_status"], Value::Null);
+}
+
+#[tokio::test]
+async fn a_repeated_start_closes_only_behind_a_terminal_newest_generation() {
+    let w = World::new();
+    let body = json!({"agent": "writer", "message": "m", "task_id": "redrive"});
+    assert_eq!(w.start(body.clone()).await.status, 200);
+    w.executions.add("redrive", "PENDING_REDRIVE");
+    let again = w.start(body.clone()).await;
+    assert_eq!(again.status, 503, "not terminal, not ended: {}", again.body);
+    assert!(!w.store.snapshot("redrive").unwrap().closed);
+    w.executions.add("redrive", "ABORTED");
+    let ended = w.start(body).await;
+    assert_eq!(ended.status, 409, "{}", ended.body);
+    assert!(w.store.snapshot("redrive").unwrap().closed);
+}
+
 #[tokio::test]
 async fn a_failure_on_our_side_is_a_503_to_retry() {
     let w = World::new();

@@ -1082,7 +1082,7 @@ impl ParentQueue for Rounds {
         let mut answers = vec![];
         for note in notes {
             if self.refuse.contains(&(note.task_id.as_str(), note.seq)) {
-                answers.push(Err(QueueError("refused on purpose".into())));
+                answers.push(Err(QueueError::Unavailable("refused on purpose".into())));
             } else {
                 answers.push(self.queue.send(note).await);
             }
@@ -1204,6 +1204,9 @@ async fn race_push_after_close_is_refused_even_past_the_read() {
         }
         async fn wake(&self, id: &str, p: u64) -> Result<Row, StoreError> {
             self.0.wake(id, p).await
+        }
+        async fn roll(&self, id: &str, p: u64, l: &str) -> Result<Row, StoreError> {
+            self.0.roll(id, p, l).await
         }
         async fn drain(&self, id: &str, p: u64) -> Result<standin::row::Drained, StoreError> {
             self.0.drain(id, p).await

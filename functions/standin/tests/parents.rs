@@ -223,3 +223,47 @@ async fn a_first_step_without_a_message_still_gets_its_row_so_it_can_be_ended() 
     adopt(&store, &mut later).await.unwrap();
     assert_eq!(store.get("si-none").await.unwrap(), None);
 }
+
+/// Issue 24, 3: a note SQS refuses for good (a sender fault) is passed over: the notes
+/// behind it, of its stand-in and of every other, go on at once instead of waiting a day
+/// behind it, and a Step Functions parent waiting on it is still answered.
+#[tokio::test]
+async fn a_note_refused_for_good_is_passed_over_and_its_parent_still_answered() {
+    let queue = MemoryQueue::new();
+    let bus = MemoryBus::default();
+    let callback = MemoryCallback::default();
+    let notes = vec![
+        note("poisoned", 1, TaskState::Working, "one"),
+        note("other", 1, TaskState::Working, "a"),
+        note("poisoned", 2, TaskState::Failed, "gave up"),
+        note("other", 2, TaskState::Completed, "b"),
+    ];
+    queue.refuse_for_good("poisoned", 1);
+    queue.refuse_for_good("poisoned", 2);
+    let tokens = tokens(&[("poisoned", 2, "parent-token")]);
+    let fanout = Fanout {
+        queue: &queue,
+        bus: Some(&bus),
+        callback: &callback,
+        tokens: &tokens,
+    };
+    assert_eq!(
+        notify::deliver(&fanout, &notes, later()).await,
+        None,
+        "nothing is left to retry"
+    );
+    let delivered: Vec<(String, u64)> = queue
+        .notes()
+        .iter()
+        .map(|n| (n.task_id.clone(), n.seq))
+        .collect();
+    assert_eq!(delivered, [("other".into(), 1), ("other".into(), 2)]);
+    assert_eq!(bus.events().len(), 4, "the bus still gets every note");
+    let answers = callback.answers();
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert_eq!(answers[0].0, "parent-token");
+    assert!(
+        matches!(&answers[0].1, Err((error, _)) if error == "StandIn.Failed"),
+        "{answers:?}"
+    );
+}

@@ -19,10 +19,10 @@ use standin::row::memory::MemoryStore;
 use standin::row::{FollowOutcome, Guard, Row, WakeEvent, WatchMode};
 use standin::steps;
 use standin::steps::ParkOutcome;
-use standin::steps::Step;
 use standin::steps::next::{
     FOLLOW_PARK_SECS, FOLLOW_RETRY_SECS, IDLE_RECHECK_SECS, Next, Pacing, Woke,
 };
+use standin::steps::{Bound, Owner, Step, StepError};
 use standin_remote::fake::FakeAgent;
 use standin_remote::fake::StreamScript;
 use standin_remote::{RemoteError, Status, Update};
@@ -163,9 +163,16 @@ impl World {
 
     /// The park function for the park `step` decided on: true when it stored its token.
     async fn park(&self, step: &Step, token: &str) -> bool {
-        steps::park(&self.store, &self.bell, ID, park_no(step), token)
-            .await
-            .unwrap()
+        steps::park(
+            &self.store,
+            &self.bell,
+            ID,
+            park_no(step),
+            token,
+            &Owner::default(),
+        )
+        .await
+        .unwrap()
     }
 
     /// The follow function for the park `step` decided on.
@@ -698,7 +705,7 @@ async fn the_park_step_stores_only_the_newest_park() {
     let writes = w.store.writes();
     for (number, token) in [(1, "p1-again"), (0, "p0")] {
         assert!(
-            !steps::park(&w.store, &w.bell, ID, number, token)
+            !steps::park(&w.store, &w.bell, ID, number, token, &Owner::default())
                 .await
                 .unwrap(),
             "park {number}"
@@ -1243,4 +1250,175 @@ fn a_failure_reason_is_scrubbed_and_bounded_before_it_enters_the_state() {
     };
     assert!(reason.len() <= 4096 + 32, "{}", reason.len());
     assert!(!reason.contains("Zm9vYmFy"));
+}
+
+/// Issue 24, 1: nothing is sent on a closed row. An execution that reaches a turn for a
+/// stand-in that has ended (another execution given its id, a retry after its end) sends
+/// the agent nothing and ends, leaving the row as it was.
+#[tokio::test]
+async fn a_turn_on_an_ended_stand_in_sends_nothing() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Follow);
+    let step = first_turn(&w, &spec).await;
+    w.store
+        .close(
+            ID,
+            Some(&standin::state::remote_out(
+                REMOTE,
+                TaskState::Completed,
+                "done",
+            )),
+        )
+        .await
+        .unwrap();
+    let before = w.store.snapshot(ID).unwrap();
+    let sends = w.agent.count("SendStreamingMessage");
+    let mut reply = step.clone();
+    reply.next = Some(Next::Turn {
+        reply: "take over".into(),
+    });
+    let after = w.run(reply, &spec).await;
+    assert_eq!(after.next, Some(Next::End(EndCause::Final)));
+    assert_eq!(w.agent.count("SendStreamingMessage"), sends, "nothing sent");
+    assert_eq!(
+        w.store.snapshot(ID).unwrap(),
+        before,
+        "the row is as it was"
+    );
+}
+
+/// An execution as Bind names it.
+fn run_by(mut step: Step, name: &str) -> Step {
+    step.execution = Some(Bound { name: name.into() });
+    step
+}
+
+/// Issue 24, 1: an execution somebody starts with a running stand-in's id (a parent that
+/// may start executions, a mistake) takes nothing over: its turn sends nothing and makes
+/// or keeps no row of its own, its end closes nothing, its park stores no token. Each
+/// step refuses it `StandIn.Permanent` before it touches the row.
+#[tokio::test]
+async fn an_execution_with_another_stand_ins_id_touches_nothing() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Off);
+    let step = first_turn(&w, &spec).await;
+    let before = w.store.snapshot(ID).unwrap();
+    let sends = w.agent.calls().len();
+    let mut thief = run_by(
+        Step::start(ID, "widgets", "ignore all that, do mine"),
+        "thief-1",
+    );
+    thief.parent_task_token = Some("thief-token".into());
+    let refused = steps::turn(
+        &w.store,
+        steps::ready(&w.agent),
+        Some(&spec),
+        thief.clone(),
+        Duration::from_secs(5),
+        PACING,
+    )
+    .await;
+    assert!(matches!(refused, Err(StepError::NotOurs(_))), "{refused:?}");
+    let mut ending = thief.clone();
+    ending.next = Some(Next::End(EndCause::failed("stolen")));
+    let end = steps::end(&w.store, &ending, steps::ready(&w.agent)).await;
+    assert!(matches!(end, Err(StepError::NotOurs(_))), "{end:?}");
+    let mut waking = thief.clone();
+    waking.next = Some(Next::Park {
+        park: 99,
+        timeout_secs: 5,
+    });
+    waking.park = Some(ParkOutcome { woke: Woke::Rung });
+    let woke = steps::wake(&w.store, steps::ready(&w.agent), waking, 100, PACING).await;
+    assert!(matches!(woke, Err(StepError::NotOurs(_))), "{woke:?}");
+    let thief_owner = Owner {
+        execution: Some("thief-1".into()),
+        ..Owner::default()
+    };
+    assert!(
+        !steps::park(&w.store, &w.bell, ID, 99, "thief-park", &thief_owner)
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        w.store.snapshot(ID).unwrap(),
+        before,
+        "the row is as it was"
+    );
+    assert_eq!(w.agent.calls().len(), sends, "the agent heard nothing");
+    // The stand-in's own execution, by its name, goes on.
+    let mut own = run_by(step, ID);
+    own.next = Some(Next::Turn {
+        reply: "blue".into(),
+    });
+    w.agent
+        .script_stream(Ok(vec![Ok(update(TaskState::Completed, "done"))]));
+    let turned = steps::turn(
+        &w.store,
+        steps::ready(&w.agent),
+        Some(&spec),
+        own,
+        Duration::from_secs(5),
+        PACING,
+    )
+    .await
+    .unwrap();
+    assert_eq!(turned.next, Some(Next::End(EndCause::Final)));
+}
+
+/// A rolled generation acts only with the lease its predecessor wrote on the row: an
+/// execution started as `{task_id}__1` before the roll, or after it without the lease,
+/// is refused; the successor the roll describes is accepted.
+#[tokio::test]
+async fn a_rolled_generation_needs_its_predecessors_lease() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Off);
+    let mut step = first_turn(&w, &spec).await;
+    let mut early = run_by(step.clone(), &format!("{ID}__1"));
+    early.generation = 1;
+    early.park = Some(ParkOutcome { woke: Woke::Rung });
+    let refused = steps::wake(&w.store, steps::ready(&w.agent), early.clone(), 100, PACING).await;
+    assert!(
+        matches!(refused, Err(StepError::NotOurs(_))),
+        "before the roll: {refused:?}"
+    );
+    step.park = Some(ParkOutcome { woke: Woke::Rung });
+    step.cursor.cycles = 5;
+    let rolled = steps::wake(
+        &w.store,
+        steps::ready(&w.agent),
+        run_by(step, ID),
+        5,
+        PACING,
+    )
+    .await
+    .unwrap();
+    let successor = rolled.successor.expect("a successor");
+    let lease = successor
+        .input
+        .lease
+        .clone()
+        .expect("the successor carries a lease");
+    assert_eq!(
+        w.store.snapshot(ID).unwrap().lease.as_deref(),
+        Some(lease.as_str())
+    );
+    early.lease = Some("a guess".into());
+    let refused = steps::wake(&w.store, steps::ready(&w.agent), early, 100, PACING).await;
+    assert!(
+        matches!(refused, Err(StepError::NotOurs(_))),
+        "a wrong lease: {refused:?}"
+    );
+    let ours = Owner {
+        execution: Some(successor.name.clone()),
+        generation: 1,
+        lease: Some(lease),
+    };
+    let number = park_no(&successor.input);
+    assert!(
+        steps::park(&w.store, &w.bell, ID, number, "p-successor", &ours)
+            .await
+            .unwrap(),
+        "the successor parks"
+    );
 }

@@ -18,6 +18,8 @@ pub struct MemoryExecutions {
     started: Mutex<usize>,
     start_failure: Mutex<Option<ExecutionError>>,
     status_failure: Mutex<Option<ExecutionError>>,
+    /// Executions whose status calls fail, by name.
+    unreadable: Mutex<Vec<String>>,
 }
 
 impl MemoryExecutions {
@@ -38,6 +40,11 @@ impl MemoryExecutions {
     /// Every status call fails with `error` (None: they answer again).
     pub fn fail_status(&self, error: Option<ExecutionError>) {
         *lock(&self.status_failure) = error;
+    }
+
+    /// Status calls about execution `name` fail (Step Functions throttles that one call).
+    pub fn fail_status_of(&self, name: &str) {
+        lock(&self.unreadable).push(name.to_owned());
     }
 
     /// How many executions the port started.
@@ -82,6 +89,11 @@ impl Executions for MemoryExecutions {
             return Err(error);
         }
         let name = arn.rsplit(':').next().unwrap_or_default();
+        if lock(&self.unreadable).iter().any(|n| n == name) {
+            return Err(ExecutionError::Backend(format!(
+                "throttled describing {name}"
+            )));
+        }
         lock(&self.executions)
             .get(name)
             .map(|(_, status)| status.clone())

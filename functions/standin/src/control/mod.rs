@@ -104,6 +104,9 @@ pub fn summary(row: &Row) -> Summary {
     }
 }
 
+/// The statuses of an execution that will not run again.
+const TERMINAL_STATUSES: [&str; 4] = ["SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"];
+
 /// Notes per page of the note log.
 pub const NOTES_PAGE: u32 = 100;
 /// Stand-ins per page of the list.
@@ -230,24 +233,25 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             Err(ExecutionError::AlreadyExists(_)) => {
                 match self.current_execution(&task_id).await {
                     (arn, Some(status)) if status == "RUNNING" => arn,
-                    // Unknown is not "ended": closing a row on a guess could end a live one.
-                    (_, None) => {
-                        return Ok(Answer::error(
-                            503,
-                            "Step Functions could not be asked about this stand-in; try the start again",
-                        ));
-                    }
-                    // Nothing runs under the name: an earlier stand-in of this id ended and
-                    // its row expired while Step Functions keeps the name (or an earlier
-                    // start of this one was answered 503 and its execution has ended).
-                    // Close the row, so the id answers "ended" from now on.
-                    (_, Some(_)) => {
+                    // The newest execution has ended: an earlier stand-in of this id ended
+                    // and its row expired while Step Functions keeps the name (or an
+                    // earlier start of this one was answered 503 and its execution has
+                    // ended). Close the row, so the id answers "ended" from now on.
+                    (_, Some(status)) if TERMINAL_STATUSES.contains(&status.as_str()) => {
                         self.store.close(&task_id, None).await?;
                         return Ok(Answer::error(
                             409,
                             format!(
                                 "task_id {task_id} was used by an earlier stand-in that has ended; start a new stand-in with another task_id"
                             ),
+                        ));
+                    }
+                    // Unknown is not "ended", and neither is a status that is not
+                    // terminal: closing a row on a guess could end a live one.
+                    _ => {
+                        return Ok(Answer::error(
+                            503,
+                            "Step Functions could not be asked about this stand-in; try the start again",
                         ));
                     }
                 }
@@ -345,7 +349,9 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
 
     /// The stand-in's newest execution and its status: a roll starts `{task_id}__1`,
     /// then `__2`, …, so the newest is the last name that exists. The status is None
-    /// when Step Functions can't be asked (the ARN is still right).
+    /// when Step Functions can't be asked: then the newest is not known, and the answer
+    /// is the generation it could not ask about, never an older one's (whose status
+    /// would say "ended" for a stand-in whose successor runs).
     async fn current_execution(&self, task_id: &str) -> (String, Option<String>) {
         let arn_of = |generation| self.executions.arn(&execution_name(task_id, generation));
         let mut found: Option<(String, Option<String>)> = None;
@@ -357,7 +363,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                 Err(ExecutionError::DoesNotExist(_)) => break,
                 Err(err) => {
                     warn!(task_id, error = %err, "cannot describe the execution");
-                    return found.unwrap_or((arn, None));
+                    return (arn, None);
                 }
             }
         }

@@ -83,6 +83,10 @@ where
     A: Agent,
     F: std::future::Future<Output = Result<A, RemoteError>>,
 {
+    if let Some(reason) = park.owner.refused(store, park.task_id).await? {
+        warn!(task_id = %park.task_id, %reason, "follow refused");
+        return Ok(FollowEnd::Fenced);
+    }
     match with_heartbeats(bell, park.token, timing.heartbeat, connect).await {
         Ok(agent) => {
             follow(
@@ -103,12 +107,13 @@ where
     }
 }
 
-/// One park: the stand-in, the park's number and its task token.
-#[derive(Debug, Clone, Copy)]
+/// One park: the stand-in, the park's number, its task token, and who asks.
+#[derive(Debug, Clone)]
 pub struct Park<'a> {
     pub task_id: &'a str,
     pub number: u64,
     pub token: &'a str,
+    pub owner: crate::steps::Owner,
 }
 
 /// The follow park when the agent cannot be reached to follow it: store the token (if

@@ -36,7 +36,10 @@ impl From<StepError> for StepFailure {
             StepError::Store(StoreError::Backend(_)) => false,
             // No row, a row that exists, a guard that refuses, a step input without what
             // it needs: the same call gives the same answer.
-            StepError::Store(_) | StepError::NoRow(_) | StepError::Input(_) => true,
+            StepError::Store(_)
+            | StepError::NoRow(_)
+            | StepError::Input(_)
+            | StepError::NotOurs(_) => true,
         };
         Self {
             permanent,

@@ -11,9 +11,10 @@ use super::deps::{Rows, StepDeps};
 use super::failure::StepFailure;
 use crate::follow::{self, FollowTiming};
 use crate::steps::next::FOLLOW_WINDOW_SECS;
-use crate::steps::{self, Step};
+use crate::steps::{self, Owner, Step};
 
-/// The input of a `.waitForTaskToken` park: the stand-in, the park's number and token.
+/// The input of a `.waitForTaskToken` park: the stand-in, the park's number and token,
+/// and the execution that parks (its name, generation and lease).
 #[derive(Debug, Deserialize)]
 pub struct ParkInput {
     pub task_id: String,
@@ -21,6 +22,22 @@ pub struct ParkInput {
     pub agent: String,
     pub park: u64,
     pub token: String,
+    #[serde(default)]
+    pub execution: Option<String>,
+    #[serde(default)]
+    pub generation: u32,
+    #[serde(default)]
+    pub lease: Option<String>,
+}
+
+impl ParkInput {
+    fn owner(&self) -> Owner {
+        Owner {
+            execution: self.execution.clone(),
+            generation: self.generation,
+            lease: self.lease.clone(),
+        }
+    }
 }
 
 /// Connects to the stand-in's agent only when the step asks.
@@ -94,6 +111,7 @@ pub async fn park(deps: &'static Rows, input: ParkInput) -> Result<Value, StepFa
         &input.task_id,
         input.park,
         &input.token,
+        &input.owner(),
     )
     .await?;
     Ok(json!({"parked": stored}))
@@ -114,6 +132,7 @@ pub async fn follow(deps: &'static StepDeps, input: ParkInput) -> Result<Value, 
         task_id: &input.task_id,
         number: input.park,
         token: &input.token,
+        owner: input.owner(),
     };
     let connect = deps.connect(&input.agent);
     let end = follow::run(&deps.store, &deps.bell, connect, &park, timing).await?;

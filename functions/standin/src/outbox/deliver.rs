@@ -3,7 +3,8 @@
 //! lane, and every round sends the next note of every lane at once (one queue call
 //! carries many stand-ins), so a backlog drains in as many rounds as the longest lane,
 //! not in as many calls as there are notes. A note the queue refuses stops its lane (the
-//! ones after it wait: order before speed) and no other. The event source retries from
+//! ones after it wait: order before speed) and no other; a note refused for good (the
+//! sender's fault) is passed over, counted and kept in the note log. The event source retries from
 //! the earliest note not taken; the queue deduplicates by `task_id:seq`, so notes sent
 //! again from other lanes are seen once.
 
@@ -59,6 +60,23 @@ pub async fn deliver<Q: ParentQueue>(
                     }
                     lane.pop_front();
                 }
+                Err(QueueError::Refused(why)) => {
+                    // Sending it again gets the same answer: holding the notes behind it
+                    // (for a day, past the queue's deduplication) helps nobody. The note
+                    // log keeps it for the parent to read.
+                    if let Some(&refused) = lane.front() {
+                        let note = &notes[refused];
+                        crate::metrics::record(
+                            Metric::NotesRefused,
+                            1.0,
+                            None,
+                            Some(&note.task_id),
+                        );
+                        tracing::error!(task_id = %note.task_id, seq = note.seq, error = %why,
+                            "note refused for good; passed over, kept in the note log");
+                    }
+                    lane.pop_front();
+                }
                 Err(err) => {
                     let note = &notes[lane[0]];
                     crate::metrics::record(
@@ -109,7 +127,7 @@ impl<Q: ParentQueue, B: NoteBus, C: ParentCallback> Fanout<'_, Q, B, C> {
             Some(error) => self.callback.fail(token, error, &note.text).await,
             None => {
                 let output = serde_json::to_string(note)
-                    .map_err(|e| QueueError(format!("encode the note: {e}")))?;
+                    .map_err(|e| QueueError::Unavailable(format!("encode the note: {e}")))?;
                 self.callback.succeed(token, &output).await
             }
         };
@@ -119,7 +137,7 @@ impl<Q: ParentQueue, B: NoteBus, C: ParentCallback> Fanout<'_, Q, B, C> {
                 warn!(task_id = %note.task_id, reason = %why, "the Step Functions parent no longer waits");
                 Ok(())
             }
-            Err(CallbackError::Unavailable(why)) => Err(QueueError(why)),
+            Err(CallbackError::Unavailable(why)) => Err(QueueError::Unavailable(why)),
         }
     }
 }
@@ -130,23 +148,39 @@ impl<Q: ParentQueue, B: NoteBus, C: ParentCallback> ParentQueue for Fanout<'_, Q
         answers.pop().unwrap_or(Ok(()))
     }
 
+    /// A note the queue refused for good still goes to the bus and to its parent's
+    /// token (a Step Functions parent must not wait for ever); it answers `Refused` only
+    /// when nothing else is left to retry.
     async fn send_each(&self, notes: &[&ParentNote]) -> Vec<Result<(), QueueError>> {
         let mut answers = self.queue.send_each(notes).await;
+        let handled = |a: &Result<(), QueueError>| !matches!(a, Err(QueueError::Unavailable(_)));
         if let Some(bus) = self.bus {
-            let taken: Vec<usize> = (0..notes.len()).filter(|&i| answers[i].is_ok()).collect();
+            let taken: Vec<usize> = (0..notes.len()).filter(|&i| handled(&answers[i])).collect();
             let put = bus
                 .put_each(&taken.iter().map(|&i| notes[i]).collect::<Vec<_>>())
                 .await;
             for (&i, answer) in taken.iter().zip(put) {
-                answers[i] = answer;
+                answers[i] = merge(answers[i].clone(), answer);
             }
         }
         for (note, answer) in notes.iter().zip(answers.iter_mut()) {
-            if answer.is_ok() && note.is_final {
-                *answer = self.answer_parent(note).await;
+            if handled(answer) && note.is_final {
+                let answered = self.answer_parent(note).await;
+                *answer = merge(answer.clone(), answered);
             }
         }
         answers
+    }
+}
+
+/// Two outlets' answers for one note: one that must be retried wins, then one refused.
+fn merge(first: Result<(), QueueError>, then: Result<(), QueueError>) -> Result<(), QueueError> {
+    match (first, then) {
+        (_, Err(QueueError::Unavailable(why))) | (Err(QueueError::Unavailable(why)), _) => {
+            Err(QueueError::Unavailable(why))
+        }
+        (Err(refused), _) | (_, Err(refused)) => Err(refused),
+        (Ok(()), Ok(())) => Ok(()),
     }
 }
 

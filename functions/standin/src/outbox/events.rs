@@ -28,8 +28,8 @@ impl EventBridgeBus {
     }
 
     fn entry(&self, note: &ParentNote) -> Result<PutEventsRequestEntry, QueueError> {
-        let detail =
-            serde_json::to_string(note).map_err(|e| QueueError(format!("encode the note: {e}")))?;
+        let detail = serde_json::to_string(note)
+            .map_err(|e| QueueError::Unavailable(format!("encode the note: {e}")))?;
         Ok(PutEventsRequestEntry::builder()
             .event_bus_name(&self.bus)
             .source(SOURCE)
@@ -73,7 +73,7 @@ impl EventBridgeBus {
                         result.error_message().unwrap_or_default()
                     );
                     if passing(code) {
-                        answers[slot] = Err(QueueError(why));
+                        answers[slot] = Err(QueueError::Unavailable(why));
                     } else {
                         tracing::error!(error = %why, "note not put on the bus; it will not be tried again");
                     }
@@ -88,7 +88,7 @@ impl EventBridgeBus {
                     return answers;
                 }
                 for &slot in &slots {
-                    answers[slot] = Err(QueueError(why.clone()));
+                    answers[slot] = Err(QueueError::Unavailable(why.clone()));
                 }
             }
         }

@@ -12,6 +12,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 pub struct MemoryQueue {
     notes: Mutex<Vec<ParentNote>>,
     refusals: Mutex<u32>,
+    /// Notes refused for good, as SQS refuses what the sender got wrong: by (task, seq).
+    poisoned: Mutex<Vec<(String, u64)>>,
 }
 
 impl MemoryQueue {
@@ -24,6 +26,11 @@ impl MemoryQueue {
         *lock(&self.refusals) = times;
     }
 
+    /// Note `seq` of `task_id` is refused for good however often it is sent.
+    pub fn refuse_for_good(&self, task_id: &str, seq: u64) {
+        lock(&self.poisoned).push((task_id.to_owned(), seq));
+    }
+
     pub fn notes(&self) -> Vec<ParentNote> {
         lock(&self.notes).clone()
     }
@@ -31,11 +38,17 @@ impl MemoryQueue {
 
 impl ParentQueue for MemoryQueue {
     async fn send(&self, note: &ParentNote) -> Result<(), QueueError> {
+        if lock(&self.poisoned)
+            .iter()
+            .any(|(t, s)| *t == note.task_id && *s == note.seq)
+        {
+            return Err(QueueError::Refused("the sender's fault, on purpose".into()));
+        }
         {
             let mut refusals = lock(&self.refusals);
             if *refusals > 0 {
                 *refusals -= 1;
-                return Err(QueueError("refused on purpose".into()));
+                return Err(QueueError::Unavailable("refused on purpose".into()));
             }
         }
         let mut notes = lock(&self.notes);
@@ -77,7 +90,7 @@ impl NoteBus for MemoryBus {
                 let mut refusals = lock(&self.refusals);
                 if *refusals > 0 {
                     *refusals -= 1;
-                    return Err(QueueError("bus refused on purpose".into()));
+                    return Err(QueueError::Unavailable("bus refused on purpose".into()));
                 }
                 lock(&self.events).push((*note).clone());
                 Ok(())

@@ -21,9 +21,18 @@ pub fn note_of(row: &Row, out: &RemoteOut, seq: u64) -> ParentNote {
     }
 }
 
+/// Why an outlet did not take a note.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("parent queue unavailable: {0}")]
-pub struct QueueError(pub String);
+pub enum QueueError {
+    /// Worth sending again: a throttle, an outage, an answer that never came.
+    #[error("parent queue unavailable: {0}")]
+    Unavailable(String),
+    /// Refused for good (the sender's fault, in SQS's words): the same note gets the same
+    /// answer however often it is sent, so it is passed over (logged, counted, kept in
+    /// the note log) rather than hold every note behind it.
+    #[error("the note is refused for good: {0}")]
+    Refused(String),
+}
 
 /// Where the outbox delivers notes (the notify function is its only caller).
 pub trait ParentQueue: Send + Sync {

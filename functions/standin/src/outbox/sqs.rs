@@ -35,13 +35,21 @@ impl ParentQueue for SqsParentQueue {
         self.client
             .send_message()
             .queue_url(&self.queue_url)
-            .message_group_id(&note.task_id)
+            .message_group_id(group_id(&note.task_id))
             .message_deduplication_id(dedup_id(note))
             .message_body(body)
             .send()
             .await
             .map(|_| ())
-            .map_err(|e| QueueError(aws_sdk_sqs::error::DisplayErrorContext(&e).to_string()))
+            .map_err(|e| {
+                let why = aws_sdk_sqs::error::DisplayErrorContext(&e).to_string();
+                let code = aws_sdk_sqs::error::ProvideErrorMetadata::code(&e);
+                if code.is_some_and(refused_for_good) {
+                    QueueError::Refused(why)
+                } else {
+                    QueueError::Unavailable(why)
+                }
+            })
     }
 
     async fn send_each(&self, notes: &[&ParentNote]) -> Vec<Result<(), QueueError>> {
@@ -70,7 +78,7 @@ impl ParentQueue for SqsParentQueue {
 /// them as written; an agent's text holding one would be refused on every retry and
 /// hold its stand-in's notes for a day. Escaped, the parent reads the same text.
 pub fn message_body(note: &ParentNote) -> Result<String, QueueError> {
-    let body = serde_json::to_string(note).map_err(|e| QueueError(e.to_string()))?;
+    let body = serde_json::to_string(note).map_err(|e| QueueError::Refused(e.to_string()))?;
     if !body.contains(['\u{FFFE}', '\u{FFFF}']) {
         return Ok(body);
     }
@@ -110,7 +118,7 @@ impl SqsParentQueue {
         let entries = batch.into_iter().map(|(i, body)| {
             SendMessageBatchRequestEntry::builder()
                 .id(i.to_string())
-                .message_group_id(&notes[i].task_id)
+                .message_group_id(group_id(&notes[i].task_id))
                 .message_deduplication_id(dedup_id(notes[i]))
                 .message_body(body)
                 .build()
@@ -126,19 +134,19 @@ impl SqsParentQueue {
                     .await
             }
             Err(e) => {
-                let err = QueueError(format!("build batch: {e}"));
+                let err = QueueError::Unavailable(format!("build batch: {e}"));
                 return indexes.into_iter().map(|i| (i, Err(err.clone()))).collect();
             }
         };
         match sent {
             Ok(out) => {
                 let taken: HashSet<&str> = out.successful().iter().map(|s| s.id()).collect();
-                let refused: HashMap<&str, String> = out
+                let refused: HashMap<&str, QueueError> = out
                     .failed()
                     .iter()
                     .map(|f| {
                         let why = format!("{}: {}", f.code(), f.message().unwrap_or_default());
-                        (f.id(), why)
+                        (f.id(), entry_error(f.sender_fault(), why))
                     })
                     .collect();
                 indexes
@@ -151,22 +159,71 @@ impl SqsParentQueue {
                         let why = refused.get(id.as_str()).cloned();
                         (
                             i,
-                            Err(QueueError(why.unwrap_or_else(|| "no answer for it".into()))),
+                            Err(why.unwrap_or_else(|| {
+                                QueueError::Unavailable("no answer for it".into())
+                            })),
                         )
                     })
                     .collect()
             }
             Err(e) => {
-                let err = QueueError(aws_sdk_sqs::error::DisplayErrorContext(&e).to_string());
+                let err = QueueError::Unavailable(
+                    aws_sdk_sqs::error::DisplayErrorContext(&e).to_string(),
+                );
                 indexes.into_iter().map(|i| (i, Err(err.clone()))).collect()
             }
         }
     }
 }
 
+/// A refused batch entry: SQS says whether the fault is the sender's (a body or an id it
+/// will refuse however often it is sent) or its own (a throttle, an outage).
+pub fn entry_error(sender_fault: bool, why: String) -> QueueError {
+    if sender_fault {
+        QueueError::Refused(why)
+    } else {
+        QueueError::Unavailable(why)
+    }
+}
+
+/// A whole call's error codes that no retry can cure, for a single send.
+fn refused_for_good(code: &str) -> bool {
+    matches!(
+        code,
+        "InvalidParameterValue" | "InvalidMessageContents" | "MissingParameter"
+    )
+}
+
+/// SQS takes at most 128 of these characters in a group or deduplication id.
+fn fits_sqs(id: &str) -> bool {
+    id.len() <= 128
+        && !id.is_empty()
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c.is_ascii_punctuation())
+}
+
+/// The message group: the stand-in's id, which orders its notes. Ids the control API
+/// takes always fit; any other (a parent that started a stand-in with an id outside its
+/// rules) is grouped by its SHA-256, so no id can make SQS refuse the group.
+pub fn group_id(task_id: &str) -> String {
+    if fits_sqs(task_id) {
+        return task_id.to_owned();
+    }
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(task_id.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256-{hex}")
+}
+
 /// FIFO deduplication: the same note sent again within five minutes is taken once.
-fn dedup_id(note: &ParentNote) -> String {
-    format!("{}:{}", note.task_id, note.seq)
+pub fn dedup_id(note: &ParentNote) -> String {
+    let id = format!("{}:{}", note.task_id, note.seq);
+    if fits_sqs(&id) {
+        id
+    } else {
+        format!("{}:{}", group_id(&note.task_id), note.seq)
+    }
 }
 
 #[cfg(test)]
@@ -204,6 +261,47 @@ mod tests {
         for batch in &cut {
             assert!(batch.iter().map(|(_, b)| b.len()).sum::<usize>() <= BATCH_BYTES);
         }
+    }
+
+    #[test]
+    fn every_id_makes_a_group_and_a_dedup_id_sqs_takes() {
+        let note = |task_id: &str| ParentNote {
+            task_id: task_id.into(),
+            remote_task_id: None,
+            agent: "a".into(),
+            state: standin_wire::TaskState::Failed,
+            text: String::new(),
+            is_final: true,
+            seq: 12,
+            at: "2026-12-01T00:00:00.000Z".into(),
+        };
+        assert_eq!(
+            group_id("job-1_a"),
+            "job-1_a",
+            "a rule-abiding id is its own group"
+        );
+        assert_eq!(dedup_id(&note("job-1_a")), "job-1_a:12");
+        for odd in ["with space", "ünïcode", &"x".repeat(200), "tab\there", ""] {
+            let group = group_id(odd);
+            assert!(fits_sqs(&group), "{odd:?} -> {group}");
+            assert!(fits_sqs(&dedup_id(&note(odd))), "{odd:?}");
+            assert_eq!(group, group_id(odd), "the same id, the same group");
+        }
+        assert_ne!(group_id("a b"), group_id("a  b"));
+    }
+
+    #[test]
+    fn a_sender_fault_is_refused_for_good_and_any_other_is_retried() {
+        assert!(matches!(
+            entry_error(true, "InvalidParameterValue: bad group".into()),
+            QueueError::Refused(_)
+        ));
+        assert!(matches!(
+            entry_error(false, "ThrottlingException".into()),
+            QueueError::Unavailable(_)
+        ));
+        assert!(refused_for_good("InvalidMessageContents"));
+        assert!(!refused_for_good("RequestThrottled"));
     }
 
     #[test]

@@ -44,6 +44,7 @@ macro_rules! row_store_contract {
             list_pages_through_every_row_once,
             replies_queue_up_to_the_bound_in_the_write_itself,
             a_named_reply_is_queued_once_in_the_write_itself,
+            a_roll_ends_the_park_and_keeps_its_first_lease,
         );
     };
 }
@@ -604,4 +605,29 @@ pub async fn a_named_reply_is_queued_once_in_the_write_itself<S: RowStore>(store
         .await
         .expect("a retry after its turn is accepted, not queued");
     assert_eq!(row.pending.replies, ["green"]);
+}
+
+/// The roll ends the park like a wake and writes the successor's lease once: a retried
+/// roll of the same park (a Wake retried after its write) gets the first lease back, so
+/// the successor it starts carries the lease the row holds.
+pub async fn a_roll_ends_the_park_and_keeps_its_first_lease<S: RowStore>(store: &S) {
+    store.create(&Row::new(ID, "agent-a")).await.unwrap();
+    store.park(ID, 1, "t1").await.unwrap();
+    assert_eq!(store.get(ID).await.unwrap().unwrap().lease, None);
+    let rolled = store.roll(ID, 1, "lease-a").await.unwrap();
+    assert_eq!(
+        (rolled.woken, rolled.lease.as_deref()),
+        (1, Some("lease-a"))
+    );
+    assert!(!rolled.is_parked(), "the park is over");
+    let again = store.roll(ID, 1, "lease-b").await.unwrap();
+    assert_eq!(
+        again.lease.as_deref(),
+        Some("lease-a"),
+        "the first lease stays"
+    );
+    assert_eq!(
+        store.get(ID).await.unwrap().unwrap().lease.as_deref(),
+        Some("lease-a")
+    );
 }

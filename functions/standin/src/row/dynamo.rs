@@ -60,6 +60,8 @@ pub mod attr {
     /// The row's Step Functions parent token; copied onto its final note's item, where
     /// notify reads it from the stream.
     pub const PARENT_TASK_TOKEN: &str = "parent_task_token";
+    /// The live generation's lease (`Row::lease`).
+    pub const LEASE: &str = "lease";
 }
 
 /// Closed rows expire this long after the close (the table's TTL attribute `expires_at`).
@@ -375,6 +377,26 @@ impl RowStore for DynamoRowStore {
         );
         match self.send_update(task_id, update, condition, expr).await {
             // Already woken (a retried wake): the row as it stands.
+            Err(StoreError::Refused(_)) => self
+                .get(task_id)
+                .await?
+                .ok_or_else(|| StoreError::NotFound(task_id.to_owned())),
+            other => other,
+        }
+    }
+
+    async fn roll(&self, task_id: &str, park: u64, lease: &str) -> Result<Row, StoreError> {
+        let mut expr = Expr::default();
+        let n = expr.val("park", AttributeValue::N(park.to_string()));
+        let l = expr.val("lease", AttributeValue::S(lease.to_owned()));
+        let woken = expr.name(WOKEN);
+        let lease_name = expr.name(LEASE);
+        let update = format!("SET {woken} = {n}, {lease_name} = {l}");
+        let condition = format!(
+            "attribute_exists({TASK_ID}) AND (attribute_not_exists({woken}) OR {woken} < {n})"
+        );
+        match self.send_update(task_id, update, condition, expr).await {
+            // Already rolled (a retried wake): the row with the first attempt's lease.
             Err(StoreError::Refused(_)) => self
                 .get(task_id)
                 .await?

@@ -156,6 +156,19 @@ impl RowStore for MemoryStore {
         Ok(row.clone())
     }
 
+    async fn roll(&self, task_id: &str, park: u64, lease: &str) -> Result<Row, StoreError> {
+        let mut rows = lock(&self.rows);
+        let row = rows
+            .get_mut(task_id)
+            .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        if row.woken < park {
+            row.woken = park;
+            row.lease = Some(lease.to_owned());
+            *lock(&self.writes) += 1;
+        }
+        Ok(row.clone())
+    }
+
     async fn drain(&self, task_id: &str, park: u64) -> Result<Drained, StoreError> {
         let mut rows = lock(&self.rows);
         let row = rows

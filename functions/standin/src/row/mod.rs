@@ -214,6 +214,11 @@ pub struct Row {
     /// Never shown to a parent through the API (the summary leaves it out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_task_token: Option<String>,
+    /// The live generation's lease, set when its predecessor rolled (None until the first
+    /// roll): an execution of a rolled generation acts on the row only if its input
+    /// carries it, so nobody can take a stand-in over by starting `{task_id}__N` first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<String>,
 }
 
 impl Row {
@@ -235,6 +240,7 @@ impl Row {
             reply_ids: Vec::new(),
             created_at: None,
             parent_task_token: None,
+            lease: None,
         }
     }
 

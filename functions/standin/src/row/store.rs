@@ -85,6 +85,15 @@ pub trait RowStore: Send + Sync {
         task_id: &str,
         park: u64,
     ) -> impl Future<Output = Result<Row, StoreError>> + Send;
+    /// The roll: ends park `park` like `wake` and makes `lease` the row's, for the
+    /// successor generation to present. Idempotent per park: a retried roll of the same
+    /// park changes nothing and returns the row with the lease the first one wrote.
+    fn roll(
+        &self,
+        task_id: &str,
+        park: u64,
+        lease: &str,
+    ) -> impl Future<Output = Result<Row, StoreError>> + Send;
     /// Ends park `park` and takes the next pending event by priority. Idempotent per park:
     /// a retried drain of the same park returns the event the first one took.
     fn drain(

@@ -35,7 +35,7 @@ where
             push_triggered: true
         })
     );
-    let row = load_row(store, &step.task_id).await?;
+    let row = load_row(store, &step).await?;
     let agent = match connect().await {
         Ok(agent) => agent,
         Err(err) => {

@@ -3,7 +3,7 @@
 use tracing::warn;
 
 use super::next::Next;
-use super::{Step, StepError};
+use super::{Step, StepError, ensure_ours};
 use crate::doorbell::{self, EndCause};
 use crate::row::{Closed, RowStore, StoreError};
 use standin_remote::{Agent, RemoteError};
@@ -32,6 +32,7 @@ where
     C: FnOnce() -> F,
     F: std::future::Future<Output = Result<A, RemoteError>>,
 {
+    ensure_ours(store, step).await?;
     let connect = || async {
         connect()
             .await

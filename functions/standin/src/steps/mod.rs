@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 pub use check::{CHECK_ATTEMPTS, check};
 pub use end::{end, end_cause};
-pub use park::park;
+pub use park::{Owner, park};
 pub use register::register;
 pub use turn::{adopt, turn};
 pub use wake::{successor, wake};
@@ -67,6 +67,66 @@ pub struct Step {
     /// turn keeps it on the row and drops it from the state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_task_token: Option<String>,
+    /// The execution running this step, as the state machine's first state (Bind) writes
+    /// it from `$$.Execution.Name`: what the step checks its row against. None only where
+    /// no state machine runs the step (unit tests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<Bound>,
+    /// A rolled generation's lease, as its predecessor wrote it on the row; always
+    /// written (null before the first roll), since the park states read `$.lease`.
+    #[serde(default)]
+    pub lease: Option<String>,
+}
+
+/// What the state machine says of the execution running a step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Bound {
+    pub name: String,
+}
+
+/// Whether an execution may act on the row of stand-in `task_id`: it must be named as
+/// that stand-in's generation is (`{task_id}`, `{task_id}__N`, names Step Functions
+/// never gives twice), and a rolled generation must present the lease its predecessor
+/// wrote on the row. The reason it may not, or None.
+pub fn not_ours(
+    task_id: &str,
+    generation: u32,
+    execution: Option<&str>,
+    lease: Option<&str>,
+    row: Option<&Row>,
+) -> Option<String> {
+    let name = execution?;
+    let expected = execution_name(task_id, generation);
+    if name != expected {
+        return Some(format!(
+            "execution {name:?} is not stand-in {task_id:?}'s (its generation {generation} runs as {expected:?})"
+        ));
+    }
+    if generation > 0 {
+        let live = row.and_then(|r| r.lease.as_deref());
+        if live.is_none() || live != lease {
+            return Some(format!(
+                "execution {name:?} is not the live generation of stand-in {task_id:?}"
+            ));
+        }
+    }
+    None
+}
+
+impl Step {
+    /// The refusal of a step run by an execution that is not its stand-in's.
+    pub fn refuse_if_not_ours(&self, row: Option<&Row>) -> Result<(), StepError> {
+        match not_ours(
+            &self.task_id,
+            self.generation,
+            self.execution.as_ref().map(|b| b.name.as_str()),
+            self.lease.as_deref(),
+            row,
+        ) {
+            Some(reason) => Err(StepError::NotOurs(reason)),
+            None => Ok(()),
+        }
+    }
 }
 
 /// What the roll starts: the same stand-in under the next generation's name.
@@ -84,6 +144,9 @@ pub enum StepError {
     NoRow(String),
     #[error("step input is missing {0}")]
     Input(&'static str),
+    /// The execution is not the stand-in's (see `not_ours`): it may not touch the row.
+    #[error("{0}")]
+    NotOurs(String),
 }
 
 impl Step {
@@ -103,6 +166,8 @@ impl Step {
             generation: 0,
             successor: None,
             parent_task_token: None,
+            execution: None,
+            lease: None,
         }
     }
 
@@ -114,11 +179,29 @@ impl Step {
     }
 }
 
-pub(crate) async fn load_row<S: RowStore>(store: &S, task_id: &str) -> Result<Row, StepError> {
-    store
-        .get(task_id)
+/// The stand-in's row, for a step its execution may take (`not_ours`).
+pub(crate) async fn load_row<S: RowStore>(store: &S, step: &Step) -> Result<Row, StepError> {
+    let row = store
+        .get(&step.task_id)
         .await?
-        .ok_or_else(|| StepError::NoRow(task_id.to_owned()))
+        .ok_or_else(|| StepError::NoRow(step.task_id.clone()))?;
+    step.refuse_if_not_ours(Some(&row))?;
+    Ok(row)
+}
+
+/// Refuses a step whose execution is not its stand-in's, before it touches anything. A
+/// generation-0 execution is checked by its name alone; a rolled one against the row's
+/// lease.
+pub(crate) async fn ensure_ours<S: RowStore>(store: &S, step: &Step) -> Result<(), StepError> {
+    if step.execution.is_none() {
+        return Ok(());
+    }
+    let row = if step.generation > 0 {
+        store.get(&step.task_id).await?
+    } else {
+        None
+    };
+    step.refuse_if_not_ours(row.as_ref())
 }
 
 #[derive(Debug, PartialEq, Eq)]

@@ -1,18 +1,61 @@
 //! The park step for push and off.
 
-use super::StepError;
+use tracing::warn;
+
+use super::{StepError, not_ours};
 use crate::doorbell::{self, Doorbell};
 use crate::row::RowStore;
 
+/// Who asks for a park: the execution, its generation and its lease, as the park
+/// state's payload names them (`not_ours`). The default is unchecked (unit tests).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Owner {
+    pub execution: Option<String>,
+    pub generation: u32,
+    pub lease: Option<String>,
+}
+
+impl Owner {
+    /// Whether the park may touch stand-in `task_id`'s row; the reason it may not.
+    pub async fn refused<S: RowStore>(
+        &self,
+        store: &S,
+        task_id: &str,
+    ) -> Result<Option<String>, StepError> {
+        if self.execution.is_none() {
+            return Ok(None);
+        }
+        let row = if self.generation > 0 {
+            store.get(task_id).await?
+        } else {
+            None
+        };
+        Ok(not_ours(
+            task_id,
+            self.generation,
+            self.execution.as_deref(),
+            self.lease.as_deref(),
+            row.as_ref(),
+        ))
+    }
+}
+
 /// The park step for push and off: store the token if this park is the newest; ring
-/// itself if an event waits. A late or repeated invoke changes nothing.
+/// itself if an event waits. A late or repeated invoke changes nothing, and neither does
+/// a park of an execution that is not the stand-in's (it waits out its timeout, and its
+/// wake refuses it).
 pub async fn park<S: RowStore, D: Doorbell>(
     store: &S,
     bell: &D,
     task_id: &str,
     park: u64,
     token: &str,
+    owner: &Owner,
 ) -> Result<bool, StepError> {
+    if let Some(reason) = owner.refused(store, task_id).await? {
+        warn!(task_id, %reason, "park refused");
+        return Ok(false);
+    }
     Ok(doorbell::park(store, bell, task_id, park, token)
         .await?
         .is_some())

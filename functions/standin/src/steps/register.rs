@@ -28,7 +28,7 @@ where
     C: FnOnce() -> F,
     F: Future<Output = Result<A, RemoteError>>,
 {
-    let row = load_row(store, &step.task_id).await?;
+    let row = load_row(store, &step).await?;
     let remote = row
         .remote_task_id
         .clone()

@@ -8,7 +8,7 @@ use serde_json::json;
 use tracing::warn;
 
 use super::next::{self, Next, Pacing};
-use super::{Outcome, Step, StepError, apply_open, load_row};
+use super::{Outcome, Step, StepError, apply_open, ensure_ours, load_row};
 use crate::agents::AgentSpec;
 use crate::doorbell::EndCause;
 use crate::row::{Row, RowStore, StoreError};
@@ -62,6 +62,8 @@ where
     C: FnOnce() -> F,
     F: Future<Output = Result<A, RemoteError>>,
 {
+    // An execution that is not the stand-in's touches nothing, its row least of all.
+    ensure_ours(store, &step).await?;
     // Before anything can fail: a stand-in whose row exists can always be ended.
     adopt(store, &mut step).await?;
     if step.next.is_none() {
@@ -101,7 +103,13 @@ async fn exchange<S: RowStore, A: Agent>(
         Some(Next::Turn { reply }) => reply,
         _ => step.message.take().ok_or(StepError::Input("message"))?,
     };
-    let row = load_row(store, &step.task_id).await?;
+    let row = load_row(store, &step).await?;
+    if row.closed {
+        // The stand-in has ended (its final note is written): nothing is sent on its
+        // behalf any more, whoever asks.
+        warn!(task_id = %step.task_id, "turn on an ended stand-in; nothing sent");
+        return Ok(step.then(Next::End(EndCause::Final)));
+    }
     let follow_up =
         row.remote_task_id
             .clone()

@@ -3,7 +3,7 @@
 use std::future::Future;
 
 use super::next::{self, Next, Pacing, Woke};
-use super::{Step, StepError, Successor, check, execution_name};
+use super::{Step, StepError, Successor, check, ensure_ours, execution_name};
 use crate::doorbell::EndCause;
 use crate::row::{RowStore, WatchMode};
 use standin_remote::{Agent, RemoteError};
@@ -27,6 +27,7 @@ where
     C: FnOnce() -> F,
     F: Future<Output = Result<A, RemoteError>>,
 {
+    ensure_ours(store, &step).await?;
     let step = drain(store, step, history_bound, pacing).await?;
     match step.next {
         Some(Next::Check { .. }) => check(store, connect, step, pacing).await,
@@ -43,8 +44,9 @@ async fn drain<S: RowStore>(
     let park = next::park_number(step.next.as_ref()).unwrap_or(step.cursor.parks);
     if next::count_cycle(&mut step.cursor, history_bound) {
         // Nothing is drained: pending events wait on the row for the successor's park.
-        let row = store.wake(&step.task_id, park).await?;
-        let input = successor(&step, row.mode(), pacing);
+        let row = store.roll(&step.task_id, park, &new_lease()).await?;
+        let mut input = successor(&step, row.mode(), pacing);
+        input.lease = row.lease.clone();
         step.successor = Some(Successor {
             name: execution_name(&step.task_id, input.generation),
             input: Box::new(input),
@@ -81,5 +83,14 @@ pub fn successor(step: &Step, mode: WatchMode, pacing: Pacing) -> Step {
         generation: step.generation + 1,
         successor: None,
         parent_task_token: None,
+        execution: None,
+        lease: None,
     }
+}
+
+/// A lease no one can guess: 128 bits from the OS's generator, as hex.
+fn new_lease() -> String {
+    let mut bytes = [0u8; 16];
+    rand::Rng::fill_bytes(&mut rand::rng(), &mut bytes);
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
