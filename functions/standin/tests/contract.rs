@@ -640,3 +640,31 @@ fn every_execution_is_bound_to_its_stand_in_before_any_step() {
         "$.parent_task_token"
     );
 }
+
+/// Issue 24, 11: the history bound has a ceiling the template and the functions share,
+/// under Step Functions' 25,000 events; and the state machine's role grants nothing it
+/// does not use (no EventBridge rule: no state waits on `.sync`).
+#[test]
+fn the_history_bound_has_a_ceiling_and_the_role_no_unused_grant() {
+    let parameter: String = TEMPLATE
+        .split("\n  HistoryBound:\n")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .take_while(|l| l.starts_with("    "))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        parameter.contains(&format!("MaxValue: {}", standin::lambda::MAX_HISTORY_BOUND)),
+        "{parameter}"
+    );
+    const { assert!(standin::lambda::MAX_HISTORY_BOUND * 22 < 25_000) };
+    assert!(
+        !TEMPLATE.contains("events:PutTargets"),
+        "the role's unused events grant"
+    );
+    assert!(
+        !ASL.contains(".sync"),
+        "no state waits on .sync, which would need it"
+    );
+}

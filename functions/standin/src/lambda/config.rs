@@ -11,6 +11,10 @@ use crate::steps::next::{IDLE_RECHECK_SECS, Pacing};
 /// Park/wake cycles before a roll, when `HISTORY_BOUND` is not set (the template's
 /// `HistoryBound` default).
 pub const DEFAULT_HISTORY_BOUND: u32 = 500;
+/// The most park/wake cycles one execution may run before it rolls: a cycle writes about
+/// 22 events to the execution's history, which Step Functions ends at 25,000 (the
+/// execution fails, with no final note); 1,000 leaves room for retries and the end.
+pub const MAX_HISTORY_BOUND: u32 = 1000;
 /// The longest a turn reads the agent's stream, when `TURN_WINDOW_SECS` is not set.
 pub const DEFAULT_TURN_WINDOW_SECS: u64 = 240;
 /// How often a follow heartbeats its park, when `FOLLOW_HEARTBEAT_SECS` is not set.
@@ -114,10 +118,15 @@ impl StepSettings {
             tables: Tables::read(env)?,
             agents: agents(env)?,
             push_base_url: optional(env, "PUSH_BASE_URL"),
-            history_bound: u32::try_from(history_bound).map_err(|_| ConfigError {
-                field: "HISTORY_BOUND".into(),
-                problem: format!("must be at most {}, got {history_bound}", u32::MAX),
-            })?,
+            history_bound: u32::try_from(history_bound)
+                .ok()
+                .filter(|bound| (2..=MAX_HISTORY_BOUND).contains(bound))
+                .ok_or_else(|| ConfigError {
+                    field: "HISTORY_BOUND".into(),
+                    problem: format!(
+                        "must be 2 to at most {MAX_HISTORY_BOUND} cycles (an execution's history holds 25,000 events), got {history_bound}"
+                    ),
+                })?,
             pacing: Pacing {
                 idle_recheck_secs: positive(env, "IDLE_RECHECK_SECS", IDLE_RECHECK_SECS)?,
             },
@@ -328,6 +337,8 @@ mod tests {
         for (name, value, problem) in [
             ("HISTORY_BOUND", "many", "whole number"),
             ("HISTORY_BOUND", "99999999999", "at most"),
+            ("HISTORY_BOUND", "1001", "at most 1000"),
+            ("HISTORY_BOUND", "1", "2 to"),
             ("IDLE_RECHECK_SECS", "0", "at least 1"),
             ("TURN_WINDOW_SECS", "-3", "whole number"),
             ("FOLLOW_HEARTBEAT_SECS", "0", "at least 1"),

@@ -24,7 +24,8 @@ use crate::outbox::stream;
 
 pub use config::{
     ControlSettings, DEFAULT_FOLLOW_HEARTBEAT_SECS, DEFAULT_HISTORY_BOUND,
-    DEFAULT_TURN_WINDOW_SECS, Env, NotifySettings, ProcessEnv, Retries, StepSettings, Tables,
+    DEFAULT_TURN_WINDOW_SECS, Env, MAX_HISTORY_BOUND, NotifySettings, ProcessEnv, Retries,
+    StepSettings, Tables,
 };
 pub use deps::{Aws, ControlDeps, NotifyDeps, Rows, StepDeps};
 pub use failure::{PERMANENT, StepFailure, TRANSIENT};
