@@ -46,9 +46,11 @@ async fn push_watch_hears_changes_replies_turn_and_completion_deletes_the_config
     // (An idle re-check, 20 s on the test stack, may add TimedOut, Wake, Route, Park.)
     let entered = stack.states_entered(&id).await;
     assert_eq!(
-        entered[..6],
-        ["Route", "Turn", "Route", "Register", "Route", "Park"],
-        "first turn, registration (with its reconciling GetTask), park: {entered:?}"
+        entered[..7],
+        [
+            "Bind", "Route", "Turn", "Route", "Register", "Route", "Park"
+        ],
+        "bound, first turn, registration (with its reconciling GetTask), park: {entered:?}"
     );
     let wakes: Vec<&[String]> = entered
         .iter()
@@ -412,7 +414,7 @@ async fn an_unknown_step_ends_the_stand_in_as_failed_naming_the_step() {
     );
     assert_eq!(
         stack.states_entered(&id).await,
-        ["Route", "UnknownStep", "End", "Done"]
+        ["Bind", "Route", "UnknownStep", "End", "Done"]
     );
 }
 
@@ -453,7 +455,7 @@ async fn a_permanent_step_error_is_not_retried() {
     );
     assert_eq!(
         stack.states_entered(&id).await,
-        ["Route", "Register", "StepFailed", "End", "Done"]
+        ["Bind", "Route", "Register", "StepFailed", "End", "Done"]
     );
 }
 

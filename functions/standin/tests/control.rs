@@ -404,6 +404,7 @@ async fn starting_a_rolled_stand_in_again_answers_its_running_execution() {
     // It rolled: the first execution succeeded, its successor runs.
     w.executions.add("rolled", "SUCCEEDED");
     w.executions.add("rolled__1", "RUNNING");
+    w.store.roll("rolled", 1, 1, "lease-1", None).await.unwrap();
     let again = w.start(body).await;
     assert_eq!(again.status, 200, "{}", again.body);
     assert_eq!(
@@ -422,6 +423,10 @@ async fn a_repeated_start_that_cannot_see_the_newest_generation_closes_nothing()
     assert_eq!(w.start(body.clone()).await.status, 200);
     w.executions.add("rolling", "SUCCEEDED");
     w.executions.add("rolling__1", "RUNNING");
+    w.store
+        .roll("rolling", 1, 1, "lease-1", None)
+        .await
+        .unwrap();
     w.executions.fail_status_of("rolling__1");
     let again = w.start(body).await;
     assert_eq!(again.status, 503, "unknown is not ended: {}", again.body);
@@ -436,6 +441,21 @@ async fn a_repeated_start_that_cannot_see_the_newest_generation_closes_nothing()
         "the generation it could not ask about, not the older one"
     );
     assert_eq!(status.body["execution_status"], Value::Null);
+}
+
+/// A foreign execution named like the next generation (anyone allowed StartExecution
+/// may make one) is not taken for the newest: the row says which generation is live, so
+/// a repeated start answers the running one and closes nothing.
+#[tokio::test]
+async fn a_squatted_successor_name_is_not_the_newest_generation() {
+    let w = World::new();
+    let body = json!({"agent": "writer", "message": "m", "task_id": "squatted"});
+    assert_eq!(w.start(body.clone()).await.status, 200);
+    w.executions.add("squatted__1", "FAILED");
+    let again = w.start(body).await;
+    assert_eq!(again.status, 200, "{}", again.body);
+    assert_eq!(again.body["execution_arn"], w.executions.arn_of("squatted"));
+    assert!(!w.store.snapshot("squatted").unwrap().closed);
 }
 
 #[tokio::test]
@@ -661,6 +681,15 @@ async fn status_shows_the_newest_execution_and_no_secret() {
     w.executions.add("s", "SUCCEEDED");
     w.executions.add("s__1", "SUCCEEDED");
     w.executions.add("s__2", "RUNNING");
+    // Two rolls, as the row records them (parked_row's park is number 1).
+    w.store.roll("s", 2, 1, "lease-1", None).await.unwrap();
+    w.store
+        .roll("s", 3, 2, "lease-2", Some("lease-1"))
+        .await
+        .unwrap();
+    w.store.park("s", 4, "park-token-1").await.unwrap();
+    // A name that looks like a later generation is nobody's: the row says which is live.
+    w.executions.add("s__3", "FAILED");
     let answer = w.call(Call::Status { task_id: "s" }).await;
     assert_eq!(answer.status, 200);
     let b = &answer.body;

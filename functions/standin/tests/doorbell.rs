@@ -1205,8 +1205,15 @@ async fn race_push_after_close_is_refused_even_past_the_read() {
         async fn wake(&self, id: &str, p: u64) -> Result<Row, StoreError> {
             self.0.wake(id, p).await
         }
-        async fn roll(&self, id: &str, p: u64, l: &str) -> Result<Row, StoreError> {
-            self.0.roll(id, p, l).await
+        async fn roll(
+            &self,
+            id: &str,
+            p: u64,
+            to: u32,
+            l: &str,
+            before: Option<&str>,
+        ) -> Result<Row, StoreError> {
+            self.0.roll(id, p, to, l, before).await
         }
         async fn drain(&self, id: &str, p: u64) -> Result<standin::row::Drained, StoreError> {
             self.0.drain(id, p).await

@@ -267,3 +267,39 @@ async fn a_note_refused_for_good_is_passed_over_and_its_parent_still_answered() 
         "{answers:?}"
     );
 }
+
+/// Issue 24, 3: a parent-started stand-in whose id breaks the rules gets no row (rows and
+/// notes are keyed by the id); its first turn ends it, and the end hands the parent's
+/// token, still in the step, to the state machine to answer with the reason.
+#[tokio::test]
+async fn a_parent_started_id_that_breaks_the_rules_gets_no_row_and_its_parent_is_answered() {
+    use standin::steps::StepError;
+    let store = MemoryStore::new();
+    let agent = standin_remote::fake::FakeAgent::new(false);
+    let mut step = Step::start("not a valid id!", "agent-a", "hello");
+    step.parent_task_token = Some("tok".into());
+    let ended = standin::steps::turn(
+        &store,
+        standin::steps::ready(&agent),
+        None,
+        step,
+        Duration::from_secs(1),
+        standin::steps::next::Pacing::default(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(store.get("not a valid id!").await.unwrap(), None, "no row");
+    assert_eq!(
+        ended.parent_task_token.as_deref(),
+        Some("tok"),
+        "the token stays"
+    );
+    assert!(agent.calls().is_empty(), "the agent heard nothing");
+    let answer = standin::steps::end(&store, &ended, standin::steps::ready(&agent)).await;
+    match answer {
+        Err(StepError::Unrecorded(reason)) => {
+            assert!(reason.contains("task_id"), "the parent hears why: {reason}")
+        }
+        other => panic!("the end must hand the token on: {other:?}"),
+    }
+}

@@ -1422,3 +1422,63 @@ async fn a_rolled_generation_needs_its_predecessors_lease() {
         "the successor parks"
     );
 }
+
+/// The generation that rolls keeps its rights until it is done: its wake retried after
+/// the roll's write rolls to the same successor, and it may still end the stand-in (when
+/// its successor's name was taken). A generation-0 execution that comes later by the
+/// same name (Step Functions gives a name again after 90 days) is refused.
+#[tokio::test]
+async fn the_generation_that_rolled_may_finish_and_no_older_one_comes_back() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Off);
+    let mut step = run_by(first_turn(&w, &spec).await, ID);
+    step.park = Some(ParkOutcome { woke: Woke::Rung });
+    step.cursor.cycles = 5;
+    let first = steps::wake(&w.store, steps::ready(&w.agent), step.clone(), 5, PACING)
+        .await
+        .unwrap();
+    let successor = first.successor.clone().expect("a successor");
+    // Generation 1 runs, parks, and rolls in its turn.
+    let mut gen1 = run_by(*successor.input.clone(), &successor.name);
+    let number = park_no(&gen1);
+    let owner = Owner {
+        execution: Some(successor.name.clone()),
+        generation: 1,
+        lease: gen1.lease.clone(),
+    };
+    assert!(
+        steps::park(&w.store, &w.bell, ID, number, "p-gen1", &owner)
+            .await
+            .unwrap()
+    );
+    gen1.park = Some(ParkOutcome { woke: Woke::Rung });
+    gen1.cursor.cycles = 5;
+    let rolled = steps::wake(&w.store, steps::ready(&w.agent), gen1.clone(), 5, PACING)
+        .await
+        .unwrap();
+    let gen2 = rolled.successor.clone().expect("generation 2");
+    assert_eq!(gen2.name, format!("{ID}__2"));
+    // Its wake retried after the roll's write: the same successor, not a refusal.
+    let retried = steps::wake(&w.store, steps::ready(&w.agent), gen1.clone(), 5, PACING)
+        .await
+        .unwrap();
+    assert_eq!(
+        retried.successor, rolled.successor,
+        "the retry rolls the same way"
+    );
+    // Its successor's name was taken (RollStolen): generation 1 ends the stand-in.
+    let mut stolen = gen1.clone();
+    stolen.next = Some(Next::End(EndCause::failed(
+        "its successor's name was taken",
+    )));
+    let closed = steps::end(&w.store, &stolen, steps::ready(&w.agent))
+        .await
+        .unwrap()
+        .expect("closed");
+    assert!(closed.row.closed, "the stand-in ended, telling the parent");
+    // Generation 0, by its old name, may not come back.
+    let mut old = run_by(Step::start(ID, "widgets", "again"), ID);
+    old.next = Some(Next::End(EndCause::failed("back")));
+    let refused = steps::end(&w.store, &old, steps::ready(&w.agent)).await;
+    assert!(matches!(refused, Err(StepError::NotOurs(_))), "{refused:?}");
+}

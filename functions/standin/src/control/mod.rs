@@ -347,13 +347,43 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         ))
     }
 
-    /// The stand-in's newest execution and its status: a roll starts `{task_id}__1`,
-    /// then `__2`, …, so the newest is the last name that exists. The status is None
-    /// when Step Functions can't be asked: then the newest is not known, and the answer
-    /// is the generation it could not ask about, never an older one's (whose status
-    /// would say "ended" for a stand-in whose successor runs).
+    /// The stand-in's newest execution and its status. The row names its live
+    /// generation (`{task_id}`, then `{task_id}__N` after rolls), so only that one is
+    /// asked about, whatever else runs under a similar name; while a roll starts its
+    /// successor, the generation before it is still the newest that runs. Without a row
+    /// (it expired while Step Functions kept the names) the generations are walked. The
+    /// status is None when Step Functions can't be asked: then the newest is not known,
+    /// and the answer is the generation it could not ask about, never an older one's.
     async fn current_execution(&self, task_id: &str) -> (String, Option<String>) {
         let arn_of = |generation| self.executions.arn(&execution_name(task_id, generation));
+        let live = match self.store.get(task_id).await {
+            Ok(Some(row)) => Some(row.generation),
+            Ok(None) => None,
+            Err(err) => {
+                warn!(task_id, error = %err, "cannot read the stand-in's row");
+                return (arn_of(0), None);
+            }
+        };
+        if let Some(live) = live {
+            let generations = if live > 0 {
+                vec![live, live - 1]
+            } else {
+                vec![0]
+            };
+            for generation in generations {
+                let arn = arn_of(generation);
+                match self.executions.status(&arn).await {
+                    Ok(status) => return (arn, Some(status)),
+                    // The roll wrote the row; its successor is not started yet.
+                    Err(ExecutionError::DoesNotExist(_)) => continue,
+                    Err(err) => {
+                        warn!(task_id, error = %err, "cannot describe the execution");
+                        return (arn, None);
+                    }
+                }
+            }
+            return (arn_of(live), None);
+        }
         let mut found: Option<(String, Option<String>)> = None;
         // Bounded: each generation is hundreds of park/wake cycles.
         for generation in 0..1000 {

@@ -39,7 +39,8 @@ impl From<StepError> for StepFailure {
             StepError::Store(_)
             | StepError::NoRow(_)
             | StepError::Input(_)
-            | StepError::NotOurs(_) => true,
+            | StepError::NotOurs(_)
+            | StepError::Unrecorded(_) => true,
         };
         Self {
             permanent,
@@ -74,6 +75,8 @@ mod tests {
             StepError::Store(StoreError::NotFound("t".into())),
             StepError::Store(StoreError::Refused("t".into())),
             StepError::Store(StoreError::AlreadyExists("t".into())),
+            StepError::NotOurs("execution x is not stand-in t's".into()),
+            StepError::Unrecorded("task_id must be …".into()),
         ] {
             assert_eq!(kind(permanent), PERMANENT);
         }

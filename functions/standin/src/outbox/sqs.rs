@@ -195,6 +195,7 @@ fn refused_for_good(code: &str) -> bool {
 }
 
 /// SQS takes at most 128 of these characters in a group or deduplication id.
+#[cfg(test)]
 fn fits_sqs(id: &str) -> bool {
     id.len() <= 128
         && !id.is_empty()
@@ -203,27 +204,23 @@ fn fits_sqs(id: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c.is_ascii_punctuation())
 }
 
-/// The message group: the stand-in's id, which orders its notes. Ids the control API
-/// takes always fit; any other (a parent that started a stand-in with an id outside its
-/// rules) is grouped by its SHA-256, so no id can make SQS refuse the group.
+/// The message group: the stand-in's id, which orders its notes. An id within the
+/// control API's rules is its own group; any other is grouped by its SHA-256 after a
+/// `:`, which no id within the rules holds, so no id can make SQS refuse the group or
+/// share another stand-in's.
 pub fn group_id(task_id: &str) -> String {
-    if fits_sqs(task_id) {
+    if standin_wire::TaskId::parse(task_id).is_ok() {
         return task_id.to_owned();
     }
     use sha2::Digest;
     let digest = sha2::Sha256::digest(task_id.as_bytes());
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    format!("sha256-{hex}")
+    format!(":sha256:{hex}")
 }
 
 /// FIFO deduplication: the same note sent again within five minutes is taken once.
 pub fn dedup_id(note: &ParentNote) -> String {
-    let id = format!("{}:{}", note.task_id, note.seq);
-    if fits_sqs(&id) {
-        id
-    } else {
-        format!("{}:{}", group_id(&note.task_id), note.seq)
-    }
+    format!("{}:{}", group_id(&note.task_id), note.seq)
 }
 
 #[cfg(test)]
@@ -288,6 +285,12 @@ mod tests {
             assert_eq!(group, group_id(odd), "the same id, the same group");
         }
         assert_ne!(group_id("a b"), group_id("a  b"));
+        let hashed = group_id("a b");
+        assert_ne!(
+            group_id(&hashed),
+            hashed,
+            "an id that looks hashed is not a hashed id's group"
+        );
     }
 
     #[test]

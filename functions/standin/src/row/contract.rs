@@ -614,13 +614,14 @@ pub async fn a_roll_ends_the_park_and_keeps_its_first_lease<S: RowStore>(store: 
     store.create(&Row::new(ID, "agent-a")).await.unwrap();
     store.park(ID, 1, "t1").await.unwrap();
     assert_eq!(store.get(ID).await.unwrap().unwrap().lease, None);
-    let rolled = store.roll(ID, 1, "lease-a").await.unwrap();
+    let rolled = store.roll(ID, 1, 1, "lease-a", None).await.unwrap();
     assert_eq!(
-        (rolled.woken, rolled.lease.as_deref()),
-        (1, Some("lease-a"))
+        (rolled.woken, rolled.generation, rolled.lease.as_deref()),
+        (1, 1, Some("lease-a"))
     );
+    assert_eq!(rolled.previous_lease, None, "generation 0 has no lease");
     assert!(!rolled.is_parked(), "the park is over");
-    let again = store.roll(ID, 1, "lease-b").await.unwrap();
+    let again = store.roll(ID, 1, 1, "lease-b", None).await.unwrap();
     assert_eq!(
         again.lease.as_deref(),
         Some("lease-a"),
@@ -629,5 +630,19 @@ pub async fn a_roll_ends_the_park_and_keeps_its_first_lease<S: RowStore>(store: 
     assert_eq!(
         store.get(ID).await.unwrap().unwrap().lease.as_deref(),
         Some("lease-a")
+    );
+    store.park(ID, 2, "t2").await.unwrap();
+    let second = store
+        .roll(ID, 2, 2, "lease-c", Some("lease-a"))
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            second.generation,
+            second.lease.as_deref(),
+            second.previous_lease.as_deref()
+        ),
+        (2, Some("lease-c"), Some("lease-a")),
+        "the generation that rolled keeps its lease as the previous one"
     );
 }

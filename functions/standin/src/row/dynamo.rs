@@ -62,6 +62,10 @@ pub mod attr {
     pub const PARENT_TASK_TOKEN: &str = "parent_task_token";
     /// The live generation's lease (`Row::lease`).
     pub const LEASE: &str = "lease";
+    /// The live generation (`Row::generation`).
+    pub const GENERATION: &str = "generation";
+    /// The lease of the generation before it (`Row::previous_lease`).
+    pub const PREVIOUS_LEASE: &str = "previous_lease";
 }
 
 /// Closed rows expire this long after the close (the table's TTL attribute `expires_at`).
@@ -385,13 +389,30 @@ impl RowStore for DynamoRowStore {
         }
     }
 
-    async fn roll(&self, task_id: &str, park: u64, lease: &str) -> Result<Row, StoreError> {
+    async fn roll(
+        &self,
+        task_id: &str,
+        park: u64,
+        to: u32,
+        lease: &str,
+        previous: Option<&str>,
+    ) -> Result<Row, StoreError> {
         let mut expr = Expr::default();
         let n = expr.val("park", AttributeValue::N(park.to_string()));
         let l = expr.val("lease", AttributeValue::S(lease.to_owned()));
+        let g = expr.val("generation", AttributeValue::N(to.to_string()));
         let woken = expr.name(WOKEN);
         let lease_name = expr.name(LEASE);
-        let update = format!("SET {woken} = {n}, {lease_name} = {l}");
+        let generation = expr.name(GENERATION);
+        let previous_name = expr.name(PREVIOUS_LEASE);
+        let mut update = format!("SET {woken} = {n}, {lease_name} = {l}, {generation} = {g}");
+        match previous {
+            Some(previous) => {
+                let p = expr.val("previous", AttributeValue::S(previous.to_owned()));
+                update.push_str(&format!(", {previous_name} = {p}"));
+            }
+            None => update.push_str(&format!(" REMOVE {previous_name}")),
+        }
         let condition = format!(
             "attribute_exists({TASK_ID}) AND (attribute_not_exists({woken}) OR {woken} < {n})"
         );
@@ -859,6 +880,9 @@ mod tests {
         row.reply_ids = vec!["r-1".into()];
         row.created_at = Some("2026-12-01T00:00:00Z".into());
         row.parent_task_token = Some("parent".into());
+        row.lease = Some("lease-2".into());
+        row.generation = 2;
+        row.previous_lease = Some("lease-1".into());
         row
     }
 
@@ -881,6 +905,9 @@ mod tests {
             SEQ,
             REPLY_IDS,
             PARENT_TASK_TOKEN,
+            LEASE,
+            GENERATION,
+            PREVIOUS_LEASE,
         ] {
             assert!(
                 written.contains(name),

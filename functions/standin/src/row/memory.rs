@@ -156,7 +156,14 @@ impl RowStore for MemoryStore {
         Ok(row.clone())
     }
 
-    async fn roll(&self, task_id: &str, park: u64, lease: &str) -> Result<Row, StoreError> {
+    async fn roll(
+        &self,
+        task_id: &str,
+        park: u64,
+        to: u32,
+        lease: &str,
+        previous: Option<&str>,
+    ) -> Result<Row, StoreError> {
         let mut rows = lock(&self.rows);
         let row = rows
             .get_mut(task_id)
@@ -164,6 +171,8 @@ impl RowStore for MemoryStore {
         if row.woken < park {
             row.woken = park;
             row.lease = Some(lease.to_owned());
+            row.generation = to;
+            row.previous_lease = previous.map(str::to_owned);
             *lock(&self.writes) += 1;
         }
         Ok(row.clone())

@@ -219,6 +219,18 @@ pub struct Row {
     /// carries it, so nobody can take a stand-in over by starting `{task_id}__N` first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease: Option<String>,
+    /// The live generation: 0, then one more at each roll (its execution is
+    /// `{task_id}__{generation}`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub generation: u32,
+    /// The lease of the generation before the live one, which may still finish its own
+    /// roll (a retried wake) or end the stand-in (a successor name that was taken).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_lease: Option<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Row {
@@ -241,6 +253,8 @@ impl Row {
             created_at: None,
             parent_task_token: None,
             lease: None,
+            generation: 0,
+            previous_lease: None,
         }
     }
 

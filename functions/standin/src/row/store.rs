@@ -85,14 +85,17 @@ pub trait RowStore: Send + Sync {
         task_id: &str,
         park: u64,
     ) -> impl Future<Output = Result<Row, StoreError>> + Send;
-    /// The roll: ends park `park` like `wake` and makes `lease` the row's, for the
-    /// successor generation to present. Idempotent per park: a retried roll of the same
-    /// park changes nothing and returns the row with the lease the first one wrote.
+    /// The roll: ends park `park` like `wake`, makes `to` the live generation with
+    /// `lease` for it to present, and keeps `previous` (the rolling generation's own
+    /// lease) for that one to finish with. Idempotent per park: a retried roll of the same
+    /// park changes nothing and returns the row as the first one left it.
     fn roll(
         &self,
         task_id: &str,
         park: u64,
+        to: u32,
         lease: &str,
+        previous: Option<&str>,
     ) -> impl Future<Output = Result<Row, StoreError>> + Send;
     /// Ends park `park` and takes the next pending event by priority. Idempotent per park:
     /// a retried drain of the same park returns the event the first one took.

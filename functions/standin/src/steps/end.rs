@@ -43,6 +43,15 @@ where
     };
     match doorbell::end(store, &step.task_id, &end_cause(step), connect).await {
         Ok(closed) => Ok(Some(closed)),
+        // No row, but a parent waits on the token this step still carries (a stand-in
+        // whose id broke the rules got no row): the state machine answers it with why.
+        Err(StoreError::NotFound(_)) if step.parent_task_token.is_some() => {
+            let reason = match end_cause(step) {
+                EndCause::Failed { reason } | EndCause::Cancelled { reason } => reason,
+                EndCause::Final => "the stand-in ended before it had a row".to_owned(),
+            };
+            Err(StepError::Unrecorded(reason))
+        }
         Err(StoreError::NotFound(_)) => {
             warn!(task_id = %step.task_id, "no row to close; the stand-in has ended");
             Ok(None)

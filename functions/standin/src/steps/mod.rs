@@ -85,9 +85,10 @@ pub struct Bound {
 }
 
 /// Whether an execution may act on the row of stand-in `task_id`: it must be named as
-/// that stand-in's generation is (`{task_id}`, `{task_id}__N`, names Step Functions
-/// never gives twice), and a rolled generation must present the lease its predecessor
-/// wrote on the row. The reason it may not, or None.
+/// that stand-in's generation is (`{task_id}`, `{task_id}__N`), be the row's live
+/// generation with its lease, or the one just before it with the lease it had (it may
+/// still finish its own roll, or end the stand-in), and run the row's agent. The reason
+/// it may not, or None.
 pub fn not_ours(
     task_id: &str,
     generation: u32,
@@ -102,13 +103,19 @@ pub fn not_ours(
             "execution {name:?} is not stand-in {task_id:?}'s (its generation {generation} runs as {expected:?})"
         ));
     }
-    if generation > 0 {
-        let live = row.and_then(|r| r.lease.as_deref());
-        if live.is_none() || live != lease {
-            return Some(format!(
-                "execution {name:?} is not the live generation of stand-in {task_id:?}"
-            ));
-        }
+    let Some(row) = row else {
+        // No row yet: only a first turn makes one, for generation 0 by its own name.
+        return (generation > 0).then(|| {
+            format!("execution {name:?} is not the live generation of stand-in {task_id:?}")
+        });
+    };
+    let live = generation == row.generation && lease == row.lease.as_deref();
+    let finishing = generation + 1 == row.generation && lease == row.previous_lease.as_deref();
+    if !(live || finishing) {
+        return Some(format!(
+            "execution {name:?} is not the live generation of stand-in {task_id:?} (that is {})",
+            execution_name(task_id, row.generation)
+        ));
     }
     None
 }
@@ -116,6 +123,14 @@ pub fn not_ours(
 impl Step {
     /// The refusal of a step run by an execution that is not its stand-in's.
     pub fn refuse_if_not_ours(&self, row: Option<&Row>) -> Result<(), StepError> {
+        if let (Some(_), Some(row)) = (&self.execution, row)
+            && row.agent != self.agent
+        {
+            return Err(StepError::NotOurs(format!(
+                "the execution runs agent {:?}, stand-in {:?} agent {:?}",
+                self.agent, self.task_id, row.agent
+            )));
+        }
         match not_ours(
             &self.task_id,
             self.generation,
@@ -147,6 +162,10 @@ pub enum StepError {
     /// The execution is not the stand-in's (see `not_ours`): it may not touch the row.
     #[error("{0}")]
     NotOurs(String),
+    /// The stand-in ended with no row to record it (its id broke the rules), while a
+    /// parent's token waits in the step: the state machine answers it with this reason.
+    #[error("{0}")]
+    Unrecorded(String),
 }
 
 impl Step {
@@ -189,18 +208,13 @@ pub(crate) async fn load_row<S: RowStore>(store: &S, step: &Step) -> Result<Row,
     Ok(row)
 }
 
-/// Refuses a step whose execution is not its stand-in's, before it touches anything. A
-/// generation-0 execution is checked by its name alone; a rolled one against the row's
-/// lease.
+/// Refuses a step whose execution is not its stand-in's, before it touches anything:
+/// by its name, and against the row's live generation and lease when there is a row.
 pub(crate) async fn ensure_ours<S: RowStore>(store: &S, step: &Step) -> Result<(), StepError> {
     if step.execution.is_none() {
         return Ok(());
     }
-    let row = if step.generation > 0 {
-        store.get(&step.task_id).await?
-    } else {
-        None
-    };
+    let row = store.get(&step.task_id).await?;
     step.refuse_if_not_ours(row.as_ref())
 }
 

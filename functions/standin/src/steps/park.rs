@@ -25,11 +25,7 @@ impl Owner {
         if self.execution.is_none() {
             return Ok(None);
         }
-        let row = if self.generation > 0 {
-            store.get(task_id).await?
-        } else {
-            None
-        };
+        let row = store.get(task_id).await?;
         Ok(not_ours(
             task_id,
             self.generation,

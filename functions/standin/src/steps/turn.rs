@@ -20,12 +20,17 @@ use standin_remote::{Agent, FollowUp, RemoteError, Sent, Turn};
 /// it, with the parent's task token, so its end answers the parent like any other. A row
 /// that exists (the control API made it, or this turn is retried) is kept as it is.
 ///
-/// A first step Step Functions would refuse under its own name (the execution must be
-/// named by the stand-in's id) or without a message still gets its row, so the turn can
-/// end it as failed and the parent hears why instead of waiting.
+/// A first step without a message still gets its row, so the turn can end it as failed
+/// and the parent hears why instead of waiting. One whose id breaks the rules gets none
+/// (a row, and so every note, is keyed by the id): its token stays in the step, and the
+/// end answers it directly.
 pub async fn adopt<S: RowStore>(store: &S, step: &mut Step) -> Result<(), StepError> {
     let token = step.parent_task_token.take();
     let first = step.message.is_some() || token.is_some();
+    if first && standin_wire::TaskId::parse(&step.task_id).is_err() {
+        step.parent_task_token = token;
+        return Ok(());
+    }
     if !first || store.get(&step.task_id).await?.is_some() {
         return Ok(());
     }

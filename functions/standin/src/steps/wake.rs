@@ -44,7 +44,15 @@ async fn drain<S: RowStore>(
     let park = next::park_number(step.next.as_ref()).unwrap_or(step.cursor.parks);
     if next::count_cycle(&mut step.cursor, history_bound) {
         // Nothing is drained: pending events wait on the row for the successor's park.
-        let row = store.roll(&step.task_id, park, &new_lease()).await?;
+        let row = store
+            .roll(
+                &step.task_id,
+                park,
+                step.generation + 1,
+                &new_lease(),
+                step.lease.as_deref(),
+            )
+            .await?;
         let mut input = successor(&step, row.mode(), pacing);
         input.lease = row.lease.clone();
         step.successor = Some(Successor {
