@@ -121,19 +121,11 @@ async fn reply<S: RowStore, D: Doorbell, E: Executions>(
     task_id: Result<Path<String>, PathRejection>,
     body: Bytes,
 ) -> Response {
-    let task_id = match task_id {
-        Ok(Path(id)) => id,
-        Err(rejection) => return unreadable(rejection),
-    };
-    let body = json(&body);
-    respond(
-        control
-            .handle(Call::Reply {
-                task_id: &task_id,
-                body: &body,
-            })
-            .await,
-    )
+    ring(control, task_id, body, |task_id, body| Call::Reply {
+        task_id,
+        body,
+    })
+    .await
 }
 
 async fn cancel<S: RowStore, D: Doorbell, E: Executions>(
@@ -141,19 +133,26 @@ async fn cancel<S: RowStore, D: Doorbell, E: Executions>(
     task_id: Result<Path<String>, PathRejection>,
     body: Bytes,
 ) -> Response {
+    ring(control, task_id, body, |task_id, body| Call::Cancel {
+        task_id,
+        body,
+    })
+    .await
+}
+
+/// A call on one stand-in with a JSON body (a reply, a cancel).
+async fn ring<S: RowStore, D: Doorbell, E: Executions>(
+    control: Control<'static, S, D, E>,
+    task_id: Result<Path<String>, PathRejection>,
+    body: Bytes,
+    call: impl for<'a> FnOnce(&'a str, &'a Value) -> Call<'a>,
+) -> Response {
     let task_id = match task_id {
         Ok(Path(id)) => id,
         Err(rejection) => return unreadable(rejection),
     };
     let body = json(&body);
-    respond(
-        control
-            .handle(Call::Cancel {
-                task_id: &task_id,
-                body: &body,
-            })
-            .await,
-    )
+    respond(control.handle(call(&task_id, &body)).await)
 }
 
 async fn notes<S: RowStore, D: Doorbell, E: Executions>(
