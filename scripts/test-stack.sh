@@ -26,7 +26,8 @@ start_fault_proxy() {
   return 1
 }
 
-# The stand-in as the tests run it: the test agents' personas (tests/agents.json), a
+# The stand-in as the tests run it: the test agents' personas (tests/agents.json, and
+# tests/registry-agents.json put through the agent registry), a
 # small history bound so that a long follow rolls over, a short turn window so that the
 # SDK agent's work (15 s) is heard by the watch, not by the turn, and a short idle
 # re-check (20 s) so that a lost push or a park that never ran is recovered within a test;
@@ -38,4 +39,8 @@ deploy_test_stack() {
   bash "$STANDIN_ROOT/localstack/deploy" template.yaml "$name" \
     --parameter-overrides Endpoint=localstack HistoryBound=8 TurnWindowSecs=10 IdleRecheckSecs=20 NoteBusName=default RecordAwsCalls=true \
     "Agents=$agents" >/dev/null
+  # The rest of the test agents (the soak's personas) go through the registry, as an
+  # operator adds agents without a redeploy: the CLI puts each through the control API.
+  cargo build --locked -q -p standin-cli
+  "$CARGO_TARGET_DIR/debug/standin" --stack "$name" agents put tests/registry-agents.json 2>/dev/null
 }

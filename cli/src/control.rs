@@ -12,8 +12,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use standin_wire::openapi;
 use standin_wire::{
-    CancelRequest, ErrorBody, ListPage, NotesPage, ParentNote, ReplyRequest, StartRequest, Started,
-    Status, Summary, TaskId,
+    AgentView, AgentsPage, CancelRequest, ErrorBody, ListPage, NotesPage, ParentNote, ReplyRequest,
+    StartRequest, Started, Status, Summary, TaskId,
 };
 
 use crate::error::CliError;
@@ -175,6 +175,56 @@ impl ControlClient {
         Ok(all)
     }
 
+    /// Adds or replaces a registry agent; the entry as stored.
+    pub async fn put_agent(&self, entry: &Value) -> Result<AgentView, CliError> {
+        let id = entry["id"].as_str().unwrap_or_default();
+        let path = format!("/agents/{}", agent_path_id(id)?);
+        let answer = self.call("PUT", &path, Some(entry)).await?;
+        if answer.status == 400 {
+            let problem = answer.body["error"]
+                .as_str()
+                .map_or_else(|| answer.body.to_string(), str::to_owned);
+            return Err(CliError::BadAgent {
+                id: id.to_owned(),
+                problem,
+            });
+        }
+        decode(judge(answer, "")?)
+    }
+
+    /// One agent, the stack's or the registry's.
+    pub async fn agent(&self, id: &str) -> Result<AgentView, CliError> {
+        let path = format!("/agents/{}", agent_path_id(id)?);
+        let answer = self.call("GET", &path, None).await?;
+        decode(judge_agent(answer, id)?)
+    }
+
+    /// Removes a registry agent.
+    pub async fn remove_agent(&self, id: &str) -> Result<(), CliError> {
+        let path = format!("/agents/{}", agent_path_id(id)?);
+        let answer = self.call("DELETE", &path, None).await?;
+        judge_agent(answer, id).map(drop)
+    }
+
+    /// Every agent: the stack's, then the registry's (the API pages; this follows them).
+    pub async fn agents(&self) -> Result<Vec<AgentView>, CliError> {
+        let mut all = Vec::new();
+        let mut next: Option<String> = None;
+        loop {
+            let path = match &next {
+                Some(after) => format!("/agents?after={}", agent_path_id(after)?),
+                None => "/agents".to_owned(),
+            };
+            let page: AgentsPage = decode(judge(self.call("GET", &path, None).await?, "")?)?;
+            all.extend(page.agents);
+            match page.next {
+                Some(after) if !after.is_empty() => next = Some(after),
+                _ => break,
+            }
+        }
+        Ok(all)
+    }
+
     async fn call(
         &self,
         method: &str,
@@ -294,6 +344,31 @@ fn judge(answer: Answer, id: &str) -> Result<Value, CliError> {
     }
 }
 
+/// An answer about one agent: a 404 is "no such agent".
+fn judge_agent(answer: Answer, id: &str) -> Result<Value, CliError> {
+    if answer.status == 404 {
+        return Err(CliError::NoAgent { id: id.to_owned() });
+    }
+    judge(answer, "")
+}
+
+/// An agent's id goes into the URL path as it is: 1 to 64 letters, digits, `.`, `_`, `-`.
+fn agent_path_id(id: &str) -> Result<&str, CliError> {
+    let fits = !id.is_empty()
+        && id.len() <= 64
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if fits {
+        Ok(id)
+    } else {
+        Err(CliError::BadAgent {
+            id: id.to_owned(),
+            problem: "id: must be 1 to 64 letters, digits, '.', '_' or '-'".into(),
+        })
+    }
+}
+
 /// A stand-in's id goes into the URL path as it is; anything else can't name one.
 fn path_id(id: &str) -> Result<TaskId, CliError> {
     TaskId::parse(id).map_err(|_| CliError::UnknownStandIn { id: id.to_owned() })
@@ -381,6 +456,22 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    #[test]
+    fn agent_ids_that_cannot_be_a_path_segment_are_refused_before_any_call() {
+        assert_eq!(agent_path_id("a-1.b_c").ok(), Some("a-1.b_c"));
+        for bad in ["", "a/b", "..%2f", "a b", &"x".repeat(65)] {
+            assert!(
+                matches!(agent_path_id(bad), Err(CliError::BadAgent { .. })),
+                "{bad:?}"
+            );
+        }
+        let missing = Answer {
+            status: 404,
+            body: json!({"error": "no agent \"x\""}),
+        };
+        assert!(matches!(judge_agent(missing, "x"), Err(CliError::NoAgent { id }) if id == "x"));
     }
 
     #[test]

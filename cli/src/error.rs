@@ -30,6 +30,15 @@ pub enum CliError {
     #[error("unknown agent {agent:?}: this stack knows {}", known_list(.known))]
     UnknownAgent { agent: String, known: Vec<String> },
 
+    #[error("no agent {id:?}: `standin agents list` shows the agents there are")]
+    NoAgent { id: String },
+
+    #[error("agent {id:?}: {problem}")]
+    BadAgent { id: String, problem: String },
+
+    #[error("cannot read {path}: {detail}")]
+    Input { path: String, detail: String },
+
     #[error("stand-in {id:?} has ended: it takes no more replies or cancels")]
     Ended { id: String },
 

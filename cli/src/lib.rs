@@ -2,6 +2,7 @@
 //! API (SigV4-signed, as the API's AWS_IAM authorizer requires on AWS), and the parent
 //! queue. The demo driver (`standin-demo`) uses the same pieces.
 
+pub mod agents;
 pub mod control;
 pub mod error;
 pub mod events;

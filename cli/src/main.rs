@@ -5,8 +5,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use standin_cli::events::{self, Heard, human_line};
 use standin_cli::target::DEFAULT_ENDPOINT;
-use standin_cli::{CliError, ControlClient, NoteStream, StackInfo, Target};
-use standin_wire::{Status, Summary, WatchMode};
+use standin_cli::{CliError, ControlClient, NoteStream, StackInfo, Target, agents};
+use standin_wire::{AgentView, Status, Summary, WatchMode};
 
 #[derive(Parser)]
 #[command(
@@ -32,7 +32,7 @@ struct Cli {
 enum Command {
     /// Start a stand-in: sends MESSAGE to the agent and prints the local task id.
     Start {
-        /// The agent's id in the stack's Agents parameter.
+        /// The agent's id (the stack's Agents parameter, or the registry).
         #[arg(long)]
         agent: String,
         #[arg(long)]
@@ -71,6 +71,11 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The agents stand-ins may be started on: the stack's and the registry's.
+    Agents {
+        #[command(subcommand)]
+        command: AgentsCommand,
+    },
     /// Follow the parent queue and print each note as it arrives (and take it off the queue).
     Events {
         /// One JSON object per line.
@@ -83,6 +88,22 @@ enum Command {
         #[arg(long)]
         idle_secs: Option<u64>,
     },
+}
+
+#[derive(Subcommand)]
+enum AgentsCommand {
+    /// Add or replace registry agents: FILE (or - for standard input) holds one entry or
+    /// an agents document ({"agents": [...]}). New stand-ins take them within 30 s.
+    Put { file: String },
+    /// List every agent, the stack's and the registry's.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one agent's entry (JSON) and whose it is.
+    Show { id: String },
+    /// Remove a registry agent (running stand-ins keep the entry they started with).
+    Remove { id: String },
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -155,6 +176,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
                 print_list(&rows);
             }
         }
+        Command::Agents { command } => agents(control().await?, command).await?,
         Command::Events {
             json,
             count,
@@ -186,6 +208,61 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         }
     }
     Ok(())
+}
+
+async fn agents(control: ControlClient, command: AgentsCommand) -> Result<(), CliError> {
+    match command {
+        AgentsCommand::Put { file } => {
+            let text = if file == "-" {
+                std::io::read_to_string(std::io::stdin())
+            } else {
+                std::fs::read_to_string(&file)
+            }
+            .map_err(|e| CliError::Input {
+                path: file.clone(),
+                detail: e.to_string(),
+            })?;
+            for entry in agents::entries(&file, &text)? {
+                let stored = control.put_agent(&entry).await?;
+                eprintln!(
+                    "agent {} put",
+                    stored.agent["id"].as_str().unwrap_or_default()
+                );
+            }
+        }
+        AgentsCommand::List { json } => {
+            let all = control.agents().await?;
+            if json {
+                println!("{}", to_json(&all));
+            } else {
+                print_agents(&all);
+            }
+        }
+        AgentsCommand::Show { id } => println!("{}", to_json(&control.agent(&id).await?)),
+        AgentsCommand::Remove { id } => {
+            control.remove_agent(&id).await?;
+            eprintln!("agent {id} removed");
+        }
+    }
+    Ok(())
+}
+
+fn print_agents(all: &[AgentView]) {
+    if all.is_empty() {
+        println!("no agents yet: `standin agents put FILE` adds one");
+        return;
+    }
+    println!("{:<24} {:<9} {:<7} URL", "AGENT", "SOURCE", "UPDATES");
+    for view in all {
+        let field = |name: &str| view.agent[name].as_str().unwrap_or("-").to_owned();
+        println!(
+            "{:<24} {:<9} {:<7} {}",
+            field("id"),
+            view.source,
+            field("updates"),
+            field("url")
+        );
+    }
 }
 
 fn to_json(value: &impl serde::Serialize) -> String {

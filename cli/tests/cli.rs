@@ -271,3 +271,58 @@ async fn on_aws_a_missing_region_or_credentials_is_said_first() {
     assert_one_line_error(&run, "no AWS credentials: none found");
     assert!(run.stderr.contains("AWS_PROFILE"), "{}", run.stderr);
 }
+
+/// `standin agents`: an entry put from a file is shown and listed as the registry's, a
+/// bad one is refused naming its field, and the stack's own agents are left alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn agents_are_put_shown_listed_and_removed_from_the_cli() {
+    let endpoint = localstack();
+    let id = format!("cli-reg-{}", std::process::id());
+    let dir = std::env::temp_dir().join(format!("standin-cli-agents-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, format!(r#"{{"id":"{id}","url":"ftp://h"}}"#)).unwrap();
+    let run = standin(&endpoint, &["agents", "put", bad.to_str().unwrap()]).await;
+    assert_one_line_error(&run, &format!("agent \"{id}\": url: "));
+    let good = dir.join("good.json");
+    std::fs::write(
+        &good,
+        format!(
+            r#"{{"agents":[{{"id":"{id}","url":"http://127.0.0.1:27117","updates":"follow"}}]}}"#
+        ),
+    )
+    .unwrap();
+    let run = standin(&endpoint, &["agents", "put", good.to_str().unwrap()]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = standin(&endpoint, &["agents", "show", &id]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let shown: Value = serde_json::from_str(&run.stdout).expect("show prints JSON");
+    assert_eq!(
+        (shown["source"].as_str(), shown["agent"]["updates"].as_str()),
+        (Some("registry"), Some("follow"))
+    );
+    let run = standin(&endpoint, &["agents", "list"]).await;
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with(&id) && l.contains("registry")),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with("cli ") && l.contains("stack")),
+        "{}",
+        run.stdout
+    );
+    let run = standin(&endpoint, &["agents", "remove", "cli"]).await;
+    assert_one_line_error(&run, "the template's Agents parameter");
+    let run = standin(&endpoint, &["agents", "remove", &id]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = standin(&endpoint, &["agents", "show", &id]).await;
+    assert_one_line_error(&run, &format!("no agent \"{id}\""));
+    let run = standin(&endpoint, &["agents", "put", "/no/such/file.json"]).await;
+    assert_one_line_error(&run, "cannot read /no/such/file.json");
+    std::fs::remove_dir_all(&dir).ok();
+}

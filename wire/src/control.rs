@@ -212,6 +212,28 @@ pub struct ListPage {
     pub next: Option<String>,
 }
 
+/// An agent as `/agents` shows it: its entry, and whose it is (`stack`: the template's
+/// `Agents` parameter, changed by a deploy; `registry`: `PUT /agents/{id}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentView {
+    pub source: String,
+    pub agent: Value,
+}
+
+/// `GET /agents?after=…`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentsPage {
+    pub agents: Vec<AgentView>,
+    pub next: Option<String>,
+}
+
+/// `DELETE /agents/{id}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Removed {
+    pub id: String,
+    pub removed: bool,
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

@@ -12,8 +12,9 @@ mod state;
 pub mod time;
 
 pub use control::{
-    Accepted, BodyError, CancelRequest, ErrorBody, ListPage, MAX_MESSAGE_BYTES, MAX_REASON_BYTES,
-    MAX_TASK_TOKEN_BYTES, NotesPage, Pending, ReplyRequest, StartRequest, Started, Status, Summary,
+    Accepted, AgentView, AgentsPage, BodyError, CancelRequest, ErrorBody, ListPage,
+    MAX_MESSAGE_BYTES, MAX_REASON_BYTES, MAX_TASK_TOKEN_BYTES, NotesPage, Pending, Removed,
+    ReplyRequest, StartRequest, Started, Status, Summary,
 };
 pub use id::{IdError, MAX_REPLY_ID_BYTES, ReplyId, TaskId};
 pub use note::ParentNote;

@@ -114,6 +114,63 @@ fn read_error(e: serde_path_to_error::Error<serde_json::Error>) -> ConfigError {
     err(field, problem)
 }
 
+/// The most characters of an agent id the registry takes: it is a path segment of the
+/// control API and a DynamoDB key.
+pub const MAX_AGENT_ID_CHARS: usize = 64;
+
+impl AgentSpec {
+    /// Parses one entry as the registry takes it (`PUT /agents/{id}`): the fields of an
+    /// entry of the agents document, errors naming the field (`url`), and an id of at
+    /// most 64 letters, digits, `.`, `_` or `-`.
+    pub fn parse_entry(json: &str) -> Result<Self, ConfigError> {
+        let value: serde_json::Value =
+            serde_json::from_str(json).map_err(|e| err("agent entry", format!("not JSON: {e}")))?;
+        if !value.is_object() {
+            return Err(err("agent entry", "must be an object with an id and a url"));
+        }
+        let entry: Entry = serde_path_to_error::deserialize(value).map_err(read_error)?;
+        let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+        if entry.id.is_empty()
+            || entry.id.chars().count() > MAX_AGENT_ID_CHARS
+            || !entry.id.chars().all(ok_char)
+        {
+            return Err(err(
+                "id",
+                format!(
+                    "must be 1 to {MAX_AGENT_ID_CHARS} letters, digits, '.', '_' or '-', got {:?}",
+                    entry.id
+                ),
+            ));
+        }
+        check_agent("", entry).map_err(|mut e| {
+            e.field = e.field.trim_start_matches('.').to_owned();
+            e
+        })
+    }
+
+    /// The entry as the agents document writes it: what the registry stores, the row's
+    /// snapshot keeps and `GET /agents/{id}` shows. [`AgentSpec::parse_entry`] reads it
+    /// back to an equal spec.
+    pub fn to_entry(&self) -> serde_json::Value {
+        let mut entry = serde_json::json!({
+            "id": self.id,
+            "url": self.url,
+            "updates": self.updates,
+            "follow_interval": self.follow_interval.as_secs_f64(),
+        });
+        if let Some(version) = &self.version {
+            entry["version"] = version.clone().into();
+        }
+        if let Some(participant) = &self.participant {
+            entry["participant"] = participant.clone().into();
+        }
+        if !self.allowed_origins.is_empty() {
+            entry["allowed_origins"] = self.allowed_origins.clone().into();
+        }
+        entry
+    }
+}
+
 impl AgentsConfig {
     pub fn agent(&self, id: &str) -> Option<&AgentSpec> {
         self.agents.iter().find(|a| a.id == id)
@@ -331,6 +388,38 @@ mod tests {
             "the problem names the field and the known ones: {unknown}"
         );
         assert!(!unknown.problem.contains("line"), "{unknown}");
+    }
+
+    #[test]
+    fn an_entry_reads_back_to_the_spec_it_was_written_from() {
+        let cfg = AgentsConfig::parse(
+            r#"{"agents":[{"id":"a","url":"https://a.example","version":"1.0","updates":"follow","follow_interval":2.5,"participant":"p","allowed_origins":["https://b.example"]},{"id":"b","url":"http://h"}]}"#,
+        )
+        .expect("valid");
+        for spec in &cfg.agents {
+            let text = spec.to_entry().to_string();
+            assert_eq!(&AgentSpec::parse_entry(&text).expect("reads back"), spec);
+        }
+    }
+
+    #[test]
+    fn a_registry_entry_names_its_field_and_keeps_ids_path_safe() {
+        let field = |json: &str| AgentSpec::parse_entry(json).expect_err("must fail").field;
+        assert_eq!(field(r#"{"id":"a","url":"ftp://h"}"#), "url");
+        assert_eq!(field(r#"{"id":"a"}"#), "url");
+        assert_eq!(field(r#"{"url":"http://h"}"#), "id");
+        assert_eq!(
+            field(r#"{"id":"a","url":"http://h","follow_interval":0}"#),
+            "follow_interval"
+        );
+        assert_eq!(field(r#"{"id":"a","url":"http://h","colour":1}"#), "colour");
+        assert_eq!(field("[1]"), "agent entry");
+        assert_eq!(field("{"), "agent entry");
+        for bad in ["", "a/b", "a b", "é", &"x".repeat(65)] {
+            let json = serde_json::json!({"id": bad, "url": "http://h"}).to_string();
+            assert_eq!(field(&json), "id", "{bad:?}");
+        }
+        assert!(AgentSpec::parse_entry(r#"{"id":"A-1.b_c","url":"http://h"}"#).is_ok());
     }
 
     #[test]

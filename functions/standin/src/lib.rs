@@ -15,7 +15,8 @@
 //!   parents.
 //! - [`control`]: the parent's control API and the `Executions` port.
 //! - [`state`]: a remote task's state as the stand-in reports it (scrubbed, compared).
-//! - [`agents`]: the agents document.
+//! - [`agents`]: the agents document and its entries.
+//! - [`registry`]: the agents added at run time, and the catalog of both.
 //! - [`lambda`]: the composition root: reads settings, builds adapters, serves; decides
 //!   nothing.
 //!
@@ -30,6 +31,7 @@ pub mod lambda;
 pub mod metrics;
 pub mod outbox;
 pub mod push;
+pub mod registry;
 pub mod row;
 pub mod state;
 pub mod steps;

@@ -11,6 +11,8 @@ use standin::control::memory::MemoryExecutions;
 use standin::control::{Answer, Call, Control, NOTES_PAGE};
 use standin::doorbell::memory::MemoryDoorbell;
 use standin::push::token::PushToken;
+use standin::registry::Catalog;
+use standin::registry::memory::MemoryRegistry;
 use standin::row::RowStore;
 use standin::row::memory::MemoryStore;
 use standin::row::{Row, Watch, WatchMode};
@@ -22,19 +24,23 @@ struct World {
     store: MemoryStore,
     bell: MemoryDoorbell,
     executions: MemoryExecutions,
-    agents: AgentsConfig,
+    agents: Catalog,
+    registry: MemoryRegistry,
 }
 
 impl World {
     fn new() -> Self {
+        let stack = AgentsConfig::parse(
+            r#"{"agents":[{"id":"writer","url":"http://127.0.0.1:9"},{"id":"critic","url":"http://127.0.0.1:9"}]}"#,
+        )
+        .unwrap();
+        let registry = MemoryRegistry::default();
         Self {
             store: MemoryStore::new(),
             bell: MemoryDoorbell::new(),
             executions: MemoryExecutions::new(),
-            agents: AgentsConfig::parse(
-                r#"{"agents":[{"id":"writer","url":"http://127.0.0.1:9"},{"id":"critic","url":"http://127.0.0.1:9"}]}"#,
-            )
-            .unwrap(),
+            agents: Catalog::new(stack, Some(Box::new(registry.clone()))),
+            registry,
         }
     }
 
@@ -48,6 +54,10 @@ impl World {
             Call::Status { task_id } => Some(("GET", format!("/standins/{task_id}"))),
             Call::Notes { task_id, .. } => Some(("GET", format!("/standins/{task_id}/notes"))),
             Call::List { .. } => Some(("GET", "/standins".to_owned())),
+            Call::AgentPut { id, .. } => Some(("PUT", format!("/agents/{id}"))),
+            Call::AgentShow { id } => Some(("GET", format!("/agents/{id}"))),
+            Call::AgentRemove { id } => Some(("DELETE", format!("/agents/{id}"))),
+            Call::AgentList { .. } => Some(("GET", "/agents".to_owned())),
             Call::NoRoute { .. } => None,
         };
         let answer = Control {
@@ -179,10 +189,13 @@ async fn requests_are_routed_by_method_path_and_parameter() {
 async fn every_operation_of_the_document_is_routed() {
     let (_, router) = router();
     let ops = operations().unwrap();
-    assert_eq!(ops.len(), 6);
+    assert_eq!(ops.len(), 10);
     for op in ops {
         let method = op.method.to_ascii_uppercase();
-        let path = op.template.replace("{task_id}", "job-1");
+        let path = op
+            .template
+            .replace("{task_id}", "job-1")
+            .replace("{agent_id}", "agent-1");
         let (status, body) = request(&router, &method, &path, json!({})).await;
         assert!(
             !body["error"]
@@ -795,4 +808,148 @@ async fn the_list_pages_through_the_stand_ins() {
     let second = w.call(Call::List { after: Some(&next) }).await;
     assert_eq!(second.body["standins"].as_array().unwrap().len(), 5);
     assert_eq!(second.body["next"], Value::Null);
+}
+
+/// The registry through the API: an agent put is listed, shown and takes a stand-in, its
+/// entry snapshotted on the row; the stack's agents are not the API's to change.
+#[tokio::test]
+async fn an_agent_put_through_the_api_takes_a_stand_in_and_keeps_its_entry() {
+    let w = World::new();
+    let body = json!({"url": "https://added.example", "updates": "follow"});
+    let put = w
+        .call(Call::AgentPut {
+            id: "added",
+            body: &body,
+        })
+        .await;
+    assert_eq!(put.status, 200, "{}", put.body);
+    assert_eq!(put.body["source"], "registry");
+    assert_eq!(put.body["agent"]["url"], "https://added.example");
+    let shown = w.call(Call::AgentShow { id: "added" }).await;
+    assert_eq!(
+        (shown.status, &shown.body["agent"]),
+        (200, &put.body["agent"])
+    );
+    let listed = w.call(Call::AgentList { after: None }).await;
+    let ids: Vec<(&str, &str)> = listed.body["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["agent"]["id"].as_str().unwrap(),
+                a["source"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            ("writer", "stack"),
+            ("critic", "stack"),
+            ("added", "registry")
+        ]
+    );
+    let started = w
+        .start(json!({"agent": "added", "message": "hi", "task_id": "si-added"}))
+        .await;
+    assert_eq!(started.status, 200, "{}", started.body);
+    let row = w.store.get("si-added").await.unwrap().expect("a row");
+    let kept = row.agent_entry.expect("the row keeps the entry");
+    assert!(kept.contains("https://added.example"), "{kept}");
+    // An edit changes new stand-ins only: the row's snapshot stays.
+    let edit = json!({"url": "https://moved.example"});
+    assert_eq!(
+        w.call(Call::AgentPut {
+            id: "added",
+            body: &edit
+        })
+        .await
+        .status,
+        200
+    );
+    let row = w.store.get("si-added").await.unwrap().expect("a row");
+    assert!(row.agent_entry.unwrap().contains("https://added.example"));
+    let removed = w.call(Call::AgentRemove { id: "added" }).await;
+    assert_eq!(
+        (removed.status, removed.body["removed"].as_bool()),
+        (200, Some(true))
+    );
+    assert_eq!(w.registry.entry("added"), None);
+    assert_eq!(w.call(Call::AgentShow { id: "added" }).await.status, 404);
+    assert_eq!(w.call(Call::AgentRemove { id: "added" }).await.status, 404);
+    let unknown = w
+        .start(json!({"agent": "added", "message": "hi", "task_id": "si-gone"}))
+        .await;
+    assert_eq!(unknown.status, 400, "{}", unknown.body);
+}
+
+#[tokio::test]
+async fn a_bad_agent_entry_is_refused_naming_its_field_and_the_stacks_are_kept() {
+    let w = World::new();
+    let bad = json!({"url": "ftp://h"});
+    let refused = w
+        .call(Call::AgentPut {
+            id: "x",
+            body: &bad,
+        })
+        .await;
+    assert_eq!(
+        (refused.status, refused.body["field"].as_str()),
+        (400, Some("url"))
+    );
+    assert!(error(&refused).starts_with("url: "), "{}", refused.body);
+    let wrong_id = json!({"id": "y", "url": "http://h"});
+    let refused = w
+        .call(Call::AgentPut {
+            id: "x",
+            body: &wrong_id,
+        })
+        .await;
+    assert_eq!(
+        refused.body["field"].as_str(),
+        Some("id"),
+        "{}",
+        refused.body
+    );
+    let bad_path = json!({"url": "http://h"});
+    let refused = w
+        .call(Call::AgentPut {
+            id: "a b",
+            body: &bad_path,
+        })
+        .await;
+    assert_eq!(
+        refused.body["field"].as_str(),
+        Some("id"),
+        "{}",
+        refused.body
+    );
+    assert_eq!(w.registry.entry("x"), None);
+    let taken = w
+        .call(Call::AgentPut {
+            id: "writer",
+            body: &bad_path,
+        })
+        .await;
+    assert_eq!(taken.status, 409, "{}", taken.body);
+    assert!(error(&taken).contains("Agents parameter"), "{}", taken.body);
+    assert_eq!(w.call(Call::AgentRemove { id: "writer" }).await.status, 409);
+    let shown = w.call(Call::AgentShow { id: "writer" }).await;
+    assert_eq!(shown.body["source"], "stack");
+}
+
+#[tokio::test]
+async fn the_agent_routes_are_the_documents() {
+    let (_w, router) = router();
+    let (status, body) = request(&router, "PUT", "/agents/r1", json!({"url": "http://h"})).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = request(&router, "GET", "/agents/r1", Value::Null).await;
+    assert_eq!((status, body["agent"]["id"].as_str()), (200, Some("r1")));
+    let (status, body) = request(&router, "GET", "/agents", Value::Null).await;
+    assert_eq!(status, 200, "{body}");
+    let (status, _) = request(&router, "DELETE", "/agents/r1", Value::Null).await;
+    assert_eq!(status, 200);
+    let (status, body) = request(&router, "POST", "/agents/r1", Value::Null).await;
+    assert_eq!(status, 404, "{body}");
 }

@@ -55,7 +55,7 @@ impl Watch {
     }
 }
 
-/// A soak persona: an agent of `tests/agents.json` served by the soak on `port`, how the
+/// A soak persona: an agent of `tests/registry-agents.json` (put through the registry) served by the soak on `port`, how the
 /// stand-in hears it, and how the agent misbehaves all the time.
 #[derive(Clone, Copy, Debug)]
 pub struct Persona {

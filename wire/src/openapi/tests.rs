@@ -83,12 +83,16 @@ fn every_operation_is_signed_integrated_and_validated() {
     assert_eq!(
         names,
         [
+            "delete /agents/{agent_id}",
+            "get /agents",
+            "get /agents/{agent_id}",
             "get /standins",
             "get /standins/{task_id}",
             "get /standins/{task_id}/notes",
             "post /standins",
             "post /standins/{task_id}/cancel",
             "post /standins/{task_id}/reply",
+            "put /agents/{agent_id}",
         ]
     );
     for op in ops {
@@ -104,9 +108,12 @@ fn every_operation_is_signed_integrated_and_validated() {
         );
         // A cancel's body is optional: API Gateway would refuse an empty one as not an
         // object, so only required bodies are validated there.
+        // An agent entry is checked by the function alone, which names the field that
+        // breaks its rule (API Gateway's validator would only say "Invalid request body").
+        let validated_by_the_function = d["operationId"] == "putAgent";
         assert_eq!(
             d["x-amazon-apigateway-request-validator"] == "body",
-            d["requestBody"]["required"] == true,
+            d["requestBody"]["required"] == true && !validated_by_the_function,
             "{} {}",
             op.method,
             op.template

@@ -32,14 +32,21 @@ impl Pairs {
     }
 }
 
+/// The document's path parameters.
+pub const PATH_PARAMETERS: [&str; 2] = ["task_id", "agent_id"];
+
 /// The path the document names for a request API Gateway matched to `resource`
-/// (`/standins/{task_id}/reply`): the resource with `task_id` filled in, encoded as one
-/// path segment.
-pub fn document_path(resource: &str, task_id: Option<&str>) -> String {
-    match task_id {
-        Some(id) => resource.replace("{task_id}", &crate::push::token::percent_encode_segment(id)),
-        None => resource.to_owned(),
-    }
+/// (`/standins/{task_id}/reply`): the resource with each parameter filled in, encoded as
+/// one path segment.
+pub fn document_path(resource: &str, params: &[(&str, &str)]) -> String {
+    params
+        .iter()
+        .fold(resource.to_owned(), |path, (name, value)| {
+            path.replace(
+                &format!("{{{name}}}"),
+                &crate::push::token::percent_encode_segment(value),
+            )
+        })
 }
 
 /// A path the router cannot read (an escape that is not UTF-8): the API's own 400.
@@ -78,6 +85,11 @@ where
         .route("/standins/{task_id}/reply", post(reply))
         .route("/standins/{task_id}/cancel", post(cancel))
         .route("/standins/{task_id}/notes", get(notes))
+        .route("/agents", get(agent_list))
+        .route(
+            "/agents/{agent_id}",
+            get(agent_show).put(agent_put).delete(agent_remove),
+        )
         .fallback(no_route)
         .method_not_allowed_fallback(no_route)
         .with_state(control)
@@ -172,6 +184,68 @@ async fn notes<S: RowStore, D: Doorbell, E: Executions>(
             })
             .await,
     )
+}
+
+async fn agent_list<S: RowStore, D: Doorbell, E: Executions>(
+    State(control): Api<S, D, E>,
+    Query(pairs): Query<Pairs>,
+) -> Response {
+    let call = Call::AgentList {
+        after: pairs.after(),
+    };
+    respond(control.handle(call).await)
+}
+
+/// A call on one agent of the registry, by the id in its path.
+async fn on_agent<S: RowStore, D: Doorbell, E: Executions>(
+    control: Control<'static, S, D, E>,
+    id: Result<Path<String>, PathRejection>,
+    call: impl for<'a> FnOnce(&'a str) -> Call<'a>,
+) -> Response {
+    match id {
+        Ok(Path(id)) => respond(control.handle(call(&id)).await),
+        Err(rejection) => unreadable_agent(rejection),
+    }
+}
+
+fn unreadable_agent(rejection: PathRejection) -> Response {
+    respond(Answer::error(
+        400,
+        format!("the agent id in the path does not read: {rejection}"),
+    ))
+}
+
+async fn agent_show<S: RowStore, D: Doorbell, E: Executions>(
+    State(control): Api<S, D, E>,
+    id: Result<Path<String>, PathRejection>,
+) -> Response {
+    on_agent(control, id, |id| Call::AgentShow { id }).await
+}
+
+async fn agent_remove<S: RowStore, D: Doorbell, E: Executions>(
+    State(control): Api<S, D, E>,
+    id: Result<Path<String>, PathRejection>,
+) -> Response {
+    on_agent(control, id, |id| Call::AgentRemove { id }).await
+}
+
+async fn agent_put<S: RowStore, D: Doorbell, E: Executions>(
+    State(control): Api<S, D, E>,
+    id: Result<Path<String>, PathRejection>,
+    body: Bytes,
+) -> Response {
+    let body = json(&body);
+    match id {
+        Ok(Path(id)) => respond(
+            control
+                .handle(Call::AgentPut {
+                    id: &id,
+                    body: &body,
+                })
+                .await,
+        ),
+        Err(rejection) => unreadable_agent(rejection),
+    }
 }
 
 async fn no_route<S: RowStore, D: Doorbell, E: Executions>(

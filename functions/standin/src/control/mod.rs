@@ -2,6 +2,7 @@
 //! The Lambda glue turns an HTTP request into a [`Call`] and the [`Answer`] back into a
 //! response; everything a parent is told, and with which status, is decided here.
 
+mod agents;
 mod executions;
 pub mod http;
 pub mod memory;
@@ -17,9 +18,9 @@ use standin_wire::{
 };
 use tracing::{error, warn};
 
-use crate::agents::AgentsConfig;
 use crate::doorbell;
 use crate::doorbell::Doorbell;
+use crate::registry::{Catalog, RegistryError};
 use crate::row::{Guard, Row, WakeEvent};
 use crate::row::{RowStore, StoreError};
 use crate::steps::{Step, execution_name};
@@ -44,6 +45,19 @@ pub enum Call<'a> {
         after: Option<&'a str>,
     },
     List {
+        after: Option<&'a str>,
+    },
+    AgentPut {
+        id: &'a str,
+        body: &'a Value,
+    },
+    AgentShow {
+        id: &'a str,
+    },
+    AgentRemove {
+        id: &'a str,
+    },
+    AgentList {
         after: Option<&'a str>,
     },
     NoRoute {
@@ -87,6 +101,8 @@ pub enum ControlError {
     Executions(#[from] ExecutionError),
     #[error("the step input could not be written: {0}")]
     Input(#[from] serde_json::Error),
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
 }
 
 /// What a parent may see of a row: never the park token or the token's digest.
@@ -117,7 +133,7 @@ pub struct Control<'a, S, D, E> {
     pub store: &'a S,
     pub bell: &'a D,
     pub executions: &'a E,
-    pub agents: &'a AgentsConfig,
+    pub agents: &'a Catalog,
 }
 
 // Only references: a copy is as good as the original, whatever the ports are.
@@ -140,6 +156,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                     ControlError::Store(_) => "the stand-ins' table did not answer",
                     ControlError::Executions(_) => "Step Functions did not answer",
                     ControlError::Input(_) => "the stand-in's input could not be written",
+                    ControlError::Registry(_) => "the agent registry did not answer",
                 };
                 Answer::error(503, format!("{what}; try again"))
             }
@@ -158,6 +175,10 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                 let standins = rows.iter().map(summary).collect();
                 Ok(Answer::of(200, ListPage { standins, next }))
             }
+            Call::AgentPut { id, body } => self.put_agent(id, body).await,
+            Call::AgentShow { id } => self.show_agent(id).await,
+            Call::AgentRemove { id } => self.remove_agent(id).await,
+            Call::AgentList { after } => self.list_agents(after).await,
             Call::NoRoute { method, path } => {
                 Ok(Answer::error(404, format!("no route {method} {path}")))
             }
@@ -167,16 +188,21 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
     async fn start(&self, body: &Value) -> Result<Answer, ControlError> {
         // The agent first: a caller who names one this deployment does not know learns
         // the known ones before anything else about the body.
-        if let Some(agent) = body["agent"].as_str().filter(|a| !a.is_empty())
-            && self.agents.agent(agent).is_none()
-        {
-            return Ok(self.unknown_agent(agent));
+        let mut spec = None;
+        if let Some(agent) = body["agent"].as_str().filter(|a| !a.is_empty()) {
+            match self.agents.agent(agent).await? {
+                Some((found, _)) => spec = Some(found),
+                None => return self.unknown_agent(agent).await,
+            }
         }
         let request = match StartRequest::parse(body) {
             Ok(request) => request,
             Err(BodyError(message)) => return Ok(Answer::error(400, message)),
         };
         let agent = request.agent.as_str();
+        let Some(spec) = spec.filter(|spec| spec.id == agent) else {
+            return self.unknown_agent(agent).await;
+        };
         let task_id = match request.task_id {
             Some(id) => id,
             None => TaskId::parse(&format!("si-{}", random_hex()))
@@ -188,6 +214,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         let mut row = Row::new(task_id.as_str(), agent);
         row.created_at = Some(crate::clock::now_rfc3339());
         row.parent_task_token = request.parent_task_token.clone();
+        row.agent_entry = Some(spec.to_entry().to_string());
         match self.store.create(&row).await {
             Ok(_) => {}
             Err(StoreError::AlreadyExists(_)) => {
@@ -267,15 +294,17 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         ))
     }
 
-    fn unknown_agent(&self, agent: &str) -> Answer {
-        let known = self.agents.agents.iter().map(|a| a.id.clone()).collect();
-        Answer::of(
+    /// An unknown agent, with the known ones (the stack's and the registry's first
+    /// page; `GET /agents` has them all).
+    async fn unknown_agent(&self, agent: &str) -> Result<Answer, ControlError> {
+        let (known, _) = self.agents.list(None, crate::registry::AGENTS_PAGE).await?;
+        Ok(Answer::of(
             400,
             ErrorBody {
                 error: format!("unknown agent {agent:?}"),
-                agents: Some(known),
+                agents: Some(known.into_iter().map(|(a, _)| a.id).collect()),
             },
-        )
+        ))
     }
 
     async fn reply(&self, task_id: &str, body: &Value) -> Result<Answer, ControlError> {

@@ -102,6 +102,9 @@ impl Tables {
 pub struct StepSettings {
     pub tables: Tables,
     pub agents: AgentsConfig,
+    /// The agent registry's table: only the turn reads it (a first turn snapshots the
+    /// entry on the row; every later step reads the row's).
+    pub agents_table: Option<String>,
     /// Without it, no push URL can be offered and every stand-in follows or polls.
     pub push_base_url: Option<String>,
     pub history_bound: u32,
@@ -117,6 +120,7 @@ impl StepSettings {
         Ok(Self {
             tables: Tables::read(env)?,
             agents: agents(env)?,
+            agents_table: optional(env, "AGENTS_TABLE_NAME"),
             push_base_url: optional(env, "PUSH_BASE_URL"),
             history_bound: u32::try_from(history_bound)
                 .ok()
@@ -150,6 +154,7 @@ impl StepSettings {
 pub struct ControlSettings {
     pub tables: Tables,
     pub agents: AgentsConfig,
+    pub agents_table: String,
     pub state_machine_arn: String,
 }
 
@@ -158,6 +163,7 @@ impl ControlSettings {
         Ok(Self {
             tables: Tables::read(env)?,
             agents: agents(env)?,
+            agents_table: required(env, "AGENTS_TABLE_NAME")?,
             state_machine_arn: required(env, "STATE_MACHINE_ARN")?,
         })
     }
@@ -235,6 +241,7 @@ mod tests {
             ("NOTES_TABLE_NAME", "notes"),
             ("PARENT_QUEUE_URL", "https://sqs/q.fifo"),
             ("STATE_MACHINE_ARN", "arn:aws:states:r:1:stateMachine:s"),
+            ("AGENTS_TABLE_NAME", "agents"),
             (
                 "AGENTS",
                 r#"{"agents":[{"id":"a","url":"https://a.example"}]}"#,
@@ -267,6 +274,7 @@ mod tests {
             DEFAULT_FOLLOW_HEARTBEAT_SECS
         );
         assert_eq!((steps.push_base_url, steps.agent_ca_file), (None, None));
+        assert_eq!(steps.agents_table.as_deref(), Some("agents"));
         let control = ControlSettings::read(&full()).expect("control");
         assert_eq!(
             control.state_machine_arn,
@@ -300,6 +308,11 @@ mod tests {
             control.to_string(),
             "STATE_MACHINE_ARN: environment variable is not set"
         );
+        let control = ControlSettings::read(&without("AGENTS_TABLE_NAME")).expect_err("control");
+        assert_eq!(control.field, "AGENTS_TABLE_NAME");
+        // The steps do without the registry (only the turn is given it).
+        let steps = StepSettings::read(&without("AGENTS_TABLE_NAME")).expect("steps");
+        assert_eq!(steps.agents_table, None);
         let notify = NotifySettings::read(&without("PARENT_QUEUE_URL")).expect_err("notify");
         assert_eq!(notify.field, "PARENT_QUEUE_URL");
         // A blank value is as good as none.

@@ -8,13 +8,17 @@ use standin_remote::{AgentClient, Connector, Reach, RemoteError};
 use super::calls::CallRecorder;
 
 use super::config::{ControlSettings, NotifySettings, Retries, StepSettings, Tables};
-use crate::agents::{AgentSpec, AgentsConfig, ConfigError};
+use crate::agents::{AgentSpec, ConfigError};
 use crate::control::sfn::SfnExecutions;
 use crate::doorbell::sfn::SfnDoorbell;
 use crate::outbox::callback::SfnCallback;
 use crate::outbox::events::EventBridgeBus;
 use crate::outbox::sqs::SqsParentQueue;
+use crate::registry::Catalog;
+use crate::registry::dynamo::DynamoRegistry;
+use crate::row::RowStore;
 use crate::row::dynamo::DynamoRowStore;
+use crate::steps::StepError;
 
 /// A client of one service on the shared configuration, recording its calls when asked.
 macro_rules! client {
@@ -65,11 +69,13 @@ impl Rows {
     }
 }
 
-/// What the steps run on: the rows, the agents' connector, and the step settings.
+/// What the steps run on: the rows, the agents' catalog and connector, and the step
+/// settings.
 pub struct StepDeps {
     pub store: DynamoRowStore,
     pub bell: SfnDoorbell,
     pub settings: StepSettings,
+    catalog: Catalog,
     agents: Connector,
 }
 
@@ -81,37 +87,64 @@ impl StepDeps {
                 problem: e.problem,
             })?;
         let Rows { store, bell } = Rows::new(aws, &settings.tables);
+        let catalog = catalog(
+            aws,
+            settings.agents.clone(),
+            settings.agents_table.as_deref(),
+        );
         Ok(Self {
             store,
             bell,
             settings,
+            catalog,
             agents: Connector::new(http),
         })
     }
 
-    pub(crate) fn spec(&self, agent: &str) -> Option<&AgentSpec> {
-        self.settings.agents.agent(agent)
+    /// The stand-in's agent: the entry its row kept when it started, else (a first turn,
+    /// a row from before snapshots) the catalog's.
+    pub async fn spec(&self, task_id: &str, agent: &str) -> Result<Option<AgentSpec>, StepError> {
+        if let Some(row) = self.store.get(task_id).await?
+            && row.agent == agent
+            && let Some(text) = &row.agent_entry
+        {
+            match AgentSpec::parse_entry(text) {
+                Ok(spec) => return Ok(Some(spec)),
+                Err(err) => {
+                    tracing::error!(task_id, error = %err, "the row's agent entry does not read; using the catalog's")
+                }
+            }
+        }
+        Ok(self.catalog.agent(agent).await?.map(|(spec, _)| spec))
     }
 
-    /// Reads the agent's card (once per process) and connects.
-    pub async fn connect(&self, agent: &str) -> Result<AgentClient, RemoteError> {
-        let spec = self.spec(agent).ok_or_else(|| {
-            RemoteError::Card(format!("no agent {agent:?} in the AGENTS document"))
-        })?;
+    /// Reads the agent's card (once per process and entry: an edited entry reads it
+    /// again) and connects.
+    pub async fn connect(&self, spec: &AgentSpec) -> Result<AgentClient, RemoteError> {
         let reach = Reach {
             url: &spec.url,
             allowed_origins: &spec.allowed_origins,
             participant: spec.participant.as_deref(),
         };
-        self.agents.connect(agent, reach).await
+        self.agents
+            .connect(&spec.to_entry().to_string(), reach)
+            .await
     }
+}
+
+/// The stack's agents, and the registry's when the function is given its table.
+fn catalog(aws: &Aws, stack: crate::agents::AgentsConfig, table: Option<&str>) -> Catalog {
+    let registry = table.map(|table| {
+        Box::new(DynamoRegistry::new(aws.dynamodb(), table)) as Box<dyn crate::registry::Registry>
+    });
+    Catalog::new(stack, registry)
 }
 
 /// What the control API runs on: the rows, the executions, the agents' names.
 pub struct ControlDeps {
     pub rows: Rows,
     pub executions: SfnExecutions,
-    pub agents: AgentsConfig,
+    pub agents: Catalog,
 }
 
 impl ControlDeps {
@@ -119,7 +152,7 @@ impl ControlDeps {
         Self {
             rows: Rows::new(aws, &settings.tables),
             executions: SfnExecutions::new(aws.sfn(), settings.state_machine_arn),
-            agents: settings.agents,
+            agents: catalog(aws, settings.agents, Some(&settings.agents_table)),
         }
     }
 }

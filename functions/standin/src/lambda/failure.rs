@@ -34,6 +34,7 @@ impl From<StepError> for StepFailure {
         let permanent = match &err {
             // DynamoDB throttled or unreachable: the next attempt may get through.
             StepError::Store(StoreError::Backend(_)) => false,
+            StepError::Registry(_) => false,
             // No row, a row that exists, a guard that refuses, a step input without what
             // it needs: the same call gives the same answer.
             StepError::Store(_)

@@ -9,6 +9,7 @@ use standin_remote::{AgentClient, RemoteError};
 
 use super::deps::{Rows, StepDeps};
 use super::failure::StepFailure;
+use crate::agents::AgentSpec;
 use crate::follow::{self, FollowTiming};
 use crate::steps::next::FOLLOW_WINDOW_SECS;
 use crate::steps::{self, Owner, Step};
@@ -44,21 +45,42 @@ impl ParkInput {
 fn connector(
     deps: &'static StepDeps,
     agent: &str,
+    spec: Option<AgentSpec>,
 ) -> impl FnOnce() -> std::pin::Pin<
     Box<dyn Future<Output = Result<AgentClient, RemoteError>> + Send + 'static>,
 > + use<> {
     let agent = agent.to_owned();
-    move || Box::pin(async move { deps.connect(&agent).await })
+    move || {
+        Box::pin(async move {
+            match spec {
+                Some(spec) => deps.connect(&spec).await,
+                None => Err(RemoteError::Card(format!(
+                    "no agent {agent:?} in the stack's Agents or the agent registry"
+                ))),
+            }
+        })
+    }
 }
 
+/// The stand-in's agent and the way to reach it.
+async fn reach(
+    deps: &'static StepDeps,
+    step: &Step,
+) -> Result<(Option<AgentSpec>, impl FnOnce() -> ConnectFuture + use<>), StepFailure> {
+    let spec = deps.spec(&step.task_id, &step.agent).await?;
+    Ok((spec.clone(), connector(deps, &step.agent, spec)))
+}
+
+type ConnectFuture =
+    std::pin::Pin<Box<dyn Future<Output = Result<AgentClient, RemoteError>> + Send + 'static>>;
+
 pub async fn turn(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailure> {
-    let connect = connector(deps, &step.agent);
-    let spec = deps.spec(&step.agent);
+    let (spec, connect) = reach(deps, &step).await?;
     let settings = &deps.settings;
     let step = steps::turn(
         &deps.store,
         connect,
-        spec,
+        spec.as_ref(),
         step,
         settings.turn_window,
         settings.pacing,
@@ -68,13 +90,12 @@ pub async fn turn(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailu
 }
 
 pub async fn register(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailure> {
-    let connect = connector(deps, &step.agent);
-    let spec = deps.spec(&step.agent);
+    let (spec, connect) = reach(deps, &step).await?;
     let settings = &deps.settings;
     let step = steps::register(
         &deps.store,
         connect,
-        spec,
+        spec.as_ref(),
         settings.push_base_url.as_deref(),
         step,
         settings.pacing,
@@ -84,7 +105,7 @@ pub async fn register(deps: &'static StepDeps, step: Step) -> Result<Step, StepF
 }
 
 pub async fn wake(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailure> {
-    let connect = connector(deps, &step.agent);
+    let (_, connect) = reach(deps, &step).await?;
     let settings = &deps.settings;
     let step = steps::wake(
         &deps.store,
@@ -100,7 +121,8 @@ pub async fn wake(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailu
 /// Close and tell the parent before anything slow at the agent: the card is read only
 /// when the end needs the agent (a cancel's remote answer, a push config to delete).
 pub async fn end(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailure> {
-    steps::end(&deps.store, &step, connector(deps, &step.agent)).await?;
+    let (_, connect) = reach(deps, &step).await?;
+    steps::end(&deps.store, &step, connect).await?;
     Ok(step)
 }
 
@@ -118,8 +140,12 @@ pub async fn park(deps: &'static Rows, input: ParkInput) -> Result<Value, StepFa
 }
 
 pub async fn follow(deps: &'static StepDeps, input: ParkInput) -> Result<Value, StepFailure> {
-    let interval = deps
-        .spec(&input.agent)
+    let spec = deps
+        .spec(&input.task_id, &input.agent)
+        .await
+        .map_err(StepFailure::from)?;
+    let interval = spec
+        .as_ref()
         .map_or(crate::agents::DEFAULT_FOLLOW_INTERVAL, |s| {
             s.follow_interval
         });
@@ -134,7 +160,7 @@ pub async fn follow(deps: &'static StepDeps, input: ParkInput) -> Result<Value, 
         token: &input.token,
         owner: input.owner(),
     };
-    let connect = deps.connect(&input.agent);
+    let connect = connector(deps, &input.agent, spec)();
     let end = follow::run(&deps.store, &deps.bell, connect, &park, timing).await?;
     Ok(json!({"follow": format!("{end:?}")}))
 }

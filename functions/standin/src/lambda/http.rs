@@ -38,7 +38,11 @@ pub(super) fn by_resource(mut request: Request) -> Request {
         return request;
     };
     let params = request.path_parameters();
-    let path = crate::control::http::document_path(&resource, params.first("task_id"));
+    let filled: Vec<(&str, &str)> = crate::control::http::PATH_PARAMETERS
+        .iter()
+        .filter_map(|name| params.first(name).map(|value| (*name, value)))
+        .collect();
+    let path = crate::control::http::document_path(&resource, &filled);
     let uri = match request.uri().query() {
         Some(query) => format!("{path}?{query}"),
         None => path,

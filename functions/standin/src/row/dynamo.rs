@@ -883,6 +883,7 @@ mod tests {
         row.lease = Some("lease-2".into());
         row.generation = 2;
         row.previous_lease = Some("lease-1".into());
+        row.agent_entry = Some(r#"{"id":"writer","url":"http://h"}"#.into());
         row
     }
 

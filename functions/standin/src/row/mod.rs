@@ -227,6 +227,11 @@ pub struct Row {
     /// roll (a retried wake) or end the stand-in (a successor name that was taken).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub previous_lease: Option<String>,
+    /// The agent's entry as the stand-in started with it (JSON, as the registry stores
+    /// it): an edit or a removal of the agent changes new stand-ins only. It names
+    /// secrets, never holds them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_entry: Option<String>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -255,6 +260,7 @@ impl Row {
             lease: None,
             generation: 0,
             previous_lease: None,
+            agent_entry: None,
         }
     }
 

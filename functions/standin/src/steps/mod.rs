@@ -166,6 +166,8 @@ pub enum StepError {
     /// parent's token waits in the step: the state machine answers it with this reason.
     #[error("{0}")]
     Unrecorded(String),
+    #[error(transparent)]
+    Registry(#[from] crate::registry::RegistryError),
 }
 
 impl Step {

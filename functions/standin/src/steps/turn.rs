@@ -24,7 +24,14 @@ use standin_remote::{Agent, FollowUp, RemoteError, Sent, Turn};
 /// and the parent hears why instead of waiting. One whose id breaks the rules gets none
 /// (a row, and so every note, is keyed by the id): its token stays in the step, and the
 /// end answers it directly.
-pub async fn adopt<S: RowStore>(store: &S, step: &mut Step) -> Result<(), StepError> {
+///
+/// The row keeps the agent's entry as it is now (`spec`), so later edits of the agent
+/// change new stand-ins only.
+pub async fn adopt<S: RowStore>(
+    store: &S,
+    step: &mut Step,
+    spec: Option<&AgentSpec>,
+) -> Result<(), StepError> {
     let token = step.parent_task_token.take();
     let first = step.message.is_some() || token.is_some();
     if first && standin_wire::TaskId::parse(&step.task_id).is_err() {
@@ -37,6 +44,7 @@ pub async fn adopt<S: RowStore>(store: &S, step: &mut Step) -> Result<(), StepEr
     let mut row = Row::new(step.task_id.as_str(), step.agent.as_str());
     row.created_at = Some(crate::clock::now_rfc3339());
     row.parent_task_token = token;
+    row.agent_entry = spec.map(|spec| spec.to_entry().to_string());
     match store.create(&row).await {
         Ok(_) | Err(StoreError::AlreadyExists(_)) => Ok(()),
         Err(err) => Err(err.into()),
@@ -70,7 +78,7 @@ where
     // An execution that is not the stand-in's touches nothing, its row least of all.
     ensure_ours(store, &step).await?;
     // Before anything can fail: a stand-in whose row exists can always be ended.
-    adopt(store, &mut step).await?;
+    adopt(store, &mut step, spec).await?;
     if step.next.is_none() {
         let first = json!({"agent": step.agent, "message": step.message, "task_id": step.task_id});
         if let Err(standin_wire::BodyError(reason)) = standin_wire::StartRequest::parse(&first) {

@@ -1,0 +1,71 @@
+//! `/agents`: the registry's entries, added, shown, listed and removed at run time. Only
+//! the registry's own entries change here; the stack's are its deployments'.
+
+use serde_json::{Value, json};
+use standin_wire::{AgentView, AgentsPage, Removed};
+
+use super::{Answer, Control, ControlError, Executions};
+use crate::agents::AgentSpec;
+use crate::doorbell::Doorbell;
+use crate::registry::{AGENTS_PAGE, ChangeError, Source};
+use crate::row::RowStore;
+
+fn view(spec: &AgentSpec, source: Source) -> AgentView {
+    AgentView {
+        source: match source {
+            Source::Stack => "stack",
+            Source::Registry => "registry",
+        }
+        .to_owned(),
+        agent: spec.to_entry(),
+    }
+}
+
+impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
+    pub(super) async fn put_agent(&self, id: &str, body: &Value) -> Result<Answer, ControlError> {
+        match self.agents.put(id, body).await {
+            Ok(spec) => Ok(Answer::of(200, view(&spec, Source::Registry))),
+            Err(ChangeError::Invalid(err)) => Ok(Answer::of(
+                400,
+                json!({"error": err.to_string(), "field": err.field}),
+            )),
+            Err(err @ ChangeError::StackOwned(_)) => Ok(Answer::error(409, err.to_string())),
+            Err(ChangeError::Registry(err)) => Err(err.into()),
+        }
+    }
+
+    pub(super) async fn show_agent(&self, id: &str) -> Result<Answer, ControlError> {
+        Ok(match self.agents.agent(id).await? {
+            Some((spec, source)) => Answer::of(200, view(&spec, source)),
+            None => Answer::error(404, format!("no agent {id:?}")),
+        })
+    }
+
+    pub(super) async fn remove_agent(&self, id: &str) -> Result<Answer, ControlError> {
+        match self.agents.remove(id).await {
+            Ok(true) => Ok(Answer::of(
+                200,
+                Removed {
+                    id: id.to_owned(),
+                    removed: true,
+                },
+            )),
+            Ok(false) => Ok(Answer::error(
+                404,
+                format!("no agent {id:?} in the registry"),
+            )),
+            Err(err @ ChangeError::StackOwned(_)) => Ok(Answer::error(409, err.to_string())),
+            Err(ChangeError::Invalid(err)) => Ok(Answer::error(400, err.to_string())),
+            Err(ChangeError::Registry(err)) => Err(err.into()),
+        }
+    }
+
+    pub(super) async fn list_agents(&self, after: Option<&str>) -> Result<Answer, ControlError> {
+        let (agents, next) = self.agents.list(after, AGENTS_PAGE).await?;
+        let agents = agents
+            .iter()
+            .map(|(spec, source)| view(spec, *source))
+            .collect();
+        Ok(Answer::of(200, AgentsPage { agents, next }))
+    }
+}

@@ -1,0 +1,113 @@
+//! The registry on DynamoDB: one item per agent, keyed by `id`, the entry as JSON text.
+
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::types::AttributeValue;
+
+use super::{BoxFuture, Page, Registry, RegistryError};
+
+/// The table's key and the entry's attribute (the template names them too).
+pub const ID: &str = "id";
+pub const ENTRY: &str = "entry";
+pub const UPDATED_AT: &str = "updated_at";
+
+#[derive(Clone)]
+pub struct DynamoRegistry {
+    client: Client,
+    table: String,
+}
+
+impl DynamoRegistry {
+    pub fn new(client: Client, table: impl Into<String>) -> Self {
+        Self {
+            client,
+            table: table.into(),
+        }
+    }
+}
+
+fn unavailable(err: impl std::fmt::Display) -> RegistryError {
+    RegistryError::Unavailable(err.to_string())
+}
+
+fn key(id: &str) -> (String, AttributeValue) {
+    (ID.to_owned(), AttributeValue::S(id.to_owned()))
+}
+
+fn entry_of(item: &std::collections::HashMap<String, AttributeValue>) -> Option<String> {
+    item.get(ENTRY)?.as_s().ok().cloned()
+}
+
+impl Registry for DynamoRegistry {
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<String>, RegistryError>> {
+        Box::pin(async move {
+            let (k, v) = key(id);
+            let out = self
+                .client
+                .get_item()
+                .table_name(&self.table)
+                .key(k, v)
+                .send()
+                .await
+                .map_err(|e| unavailable(aws_sdk_dynamodb::error::DisplayErrorContext(e)))?;
+            Ok(out.item.as_ref().and_then(entry_of))
+        })
+    }
+
+    fn put<'a>(&'a self, id: &'a str, entry: &'a str) -> BoxFuture<'a, Result<(), RegistryError>> {
+        Box::pin(async move {
+            let (k, v) = key(id);
+            self.client
+                .put_item()
+                .table_name(&self.table)
+                .item(k, v)
+                .item(ENTRY, AttributeValue::S(entry.to_owned()))
+                .item(UPDATED_AT, AttributeValue::S(crate::clock::now_rfc3339()))
+                .send()
+                .await
+                .map_err(|e| unavailable(aws_sdk_dynamodb::error::DisplayErrorContext(e)))?;
+            Ok(())
+        })
+    }
+
+    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, RegistryError>> {
+        Box::pin(async move {
+            let (k, v) = key(id);
+            let out = self
+                .client
+                .delete_item()
+                .table_name(&self.table)
+                .key(k, v)
+                .return_values(aws_sdk_dynamodb::types::ReturnValue::AllOld)
+                .send()
+                .await
+                .map_err(|e| unavailable(aws_sdk_dynamodb::error::DisplayErrorContext(e)))?;
+            Ok(out.attributes.is_some_and(|old| !old.is_empty()))
+        })
+    }
+
+    fn list<'a>(
+        &'a self,
+        after: Option<&'a str>,
+        limit: u32,
+    ) -> BoxFuture<'a, Result<Page, RegistryError>> {
+        Box::pin(async move {
+            let start = after.map(|id| std::collections::HashMap::from([key(id)]));
+            let out = self
+                .client
+                .scan()
+                .table_name(&self.table)
+                .set_exclusive_start_key(start)
+                .limit(i32::try_from(limit).unwrap_or(i32::MAX))
+                .send()
+                .await
+                .map_err(|e| unavailable(aws_sdk_dynamodb::error::DisplayErrorContext(e)))?;
+            let entries = out.items().iter().filter_map(entry_of).collect();
+            let next = out
+                .last_evaluated_key()
+                .and_then(|k| k.get(ID))
+                .and_then(|v| v.as_s().ok())
+                .cloned();
+            Ok((entries, next))
+        })
+    }
+}

@@ -1,0 +1,221 @@
+//! The agent registry: agents added, changed and removed at run time (`/agents`), beside
+//! the stack's own (the template's `Agents` parameter). The stack's entries belong to
+//! its deployments and the registry's to the API: an id is in one or the other, so a
+//! deploy never undoes an edit and an edit never fights a deploy.
+//!
+//! The [`Registry`] port stores each entry as the text [`AgentSpec::to_entry`] writes;
+//! the [`Catalog`] reads both sources, checks every entry with the document's parser and
+//! keeps what it read for [`CATALOG_TTL`], so an edit reaches every function within it.
+
+pub mod dynamo;
+pub mod memory;
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::agents::{AgentSpec, AgentsConfig, ConfigError};
+
+/// How long a function keeps an entry (or its absence) before reading the registry again.
+pub const CATALOG_TTL: Duration = Duration::from_secs(30);
+/// Entries per page of `GET /agents`.
+pub const AGENTS_PAGE: u32 = 100;
+
+/// A page of stored entries, and the id the next page starts after.
+pub type Page = (Vec<String>, Option<String>);
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistryError {
+    #[error("the agent registry did not answer: {0}")]
+    Unavailable(String),
+}
+
+/// Where the entries live. Entries are stored as JSON text, checked by the catalog.
+pub trait Registry: Send + Sync {
+    fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<String>, RegistryError>>;
+    fn put<'a>(&'a self, id: &'a str, entry: &'a str) -> BoxFuture<'a, Result<(), RegistryError>>;
+    /// Whether there was an entry to remove.
+    fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, RegistryError>>;
+    /// A page of entries (in the store's order), and the id the next page starts after.
+    fn list<'a>(
+        &'a self,
+        after: Option<&'a str>,
+        limit: u32,
+    ) -> BoxFuture<'a, Result<Page, RegistryError>>;
+}
+
+/// Which source an entry comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// The template's `Agents` parameter: changed by a deploy.
+    Stack,
+    /// `PUT /agents/{id}`.
+    Registry,
+}
+
+/// Why a change to the registry was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChangeError {
+    #[error("{0}")]
+    Invalid(ConfigError),
+    #[error(
+        "agent {0:?} is the stack's (the template's Agents parameter): change it with a deploy"
+    )]
+    StackOwned(String),
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+}
+
+/// The agents a function may delegate to: the stack's, then the registry's.
+pub struct Catalog {
+    stack: AgentsConfig,
+    registry: Option<Box<dyn Registry>>,
+    ttl: Duration,
+    cache: Mutex<HashMap<String, (Instant, Option<AgentSpec>)>>,
+}
+
+impl Catalog {
+    /// The stack's agents and, when the function has one, the registry.
+    pub fn new(stack: AgentsConfig, registry: Option<Box<dyn Registry>>) -> Self {
+        Self::with_ttl(stack, registry, CATALOG_TTL)
+    }
+
+    pub fn with_ttl(
+        stack: AgentsConfig,
+        registry: Option<Box<dyn Registry>>,
+        ttl: Duration,
+    ) -> Self {
+        Self {
+            stack,
+            registry,
+            ttl,
+            cache: Mutex::default(),
+        }
+    }
+
+    pub fn stack(&self) -> &AgentsConfig {
+        &self.stack
+    }
+
+    /// The agent `id`, from the stack or the registry (cached). A stored entry that no
+    /// longer passes the checks is logged and treated as absent.
+    pub async fn agent(&self, id: &str) -> Result<Option<(AgentSpec, Source)>, RegistryError> {
+        if let Some(spec) = self.stack.agent(id) {
+            return Ok(Some((spec.clone(), Source::Stack)));
+        }
+        let Some(registry) = &self.registry else {
+            return Ok(None);
+        };
+        let cached = self.cache.lock().ok().and_then(|cache| {
+            cache
+                .get(id)
+                .filter(|(at, _)| at.elapsed() < self.ttl)
+                .map(|(_, spec)| spec.clone())
+        });
+        let spec = match cached {
+            Some(spec) => spec,
+            None => {
+                let spec = registry
+                    .get(id)
+                    .await?
+                    .and_then(|text| read_stored(id, &text));
+                self.remember(id, spec.clone());
+                spec
+            }
+        };
+        Ok(spec.map(|spec| (spec, Source::Registry)))
+    }
+
+    fn remember(&self, id: &str, spec: Option<AgentSpec>) {
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.insert(id.to_owned(), (Instant::now(), spec));
+        }
+    }
+
+    /// Adds or replaces a registry entry. `id` is the path's; an entry that names
+    /// another is refused, one that names none takes it.
+    pub async fn put(&self, id: &str, entry: &serde_json::Value) -> Result<AgentSpec, ChangeError> {
+        let mut entry = entry.clone();
+        match entry.get("id") {
+            None if entry.is_object() => entry["id"] = id.into(),
+            Some(named) if named != id => {
+                return Err(ChangeError::Invalid(ConfigError {
+                    field: "id".into(),
+                    problem: format!("the entry names {named}, the path {id:?}"),
+                }));
+            }
+            _ => {}
+        }
+        let spec = AgentSpec::parse_entry(&entry.to_string()).map_err(ChangeError::Invalid)?;
+        if self.stack.agent(id).is_some() {
+            return Err(ChangeError::StackOwned(id.to_owned()));
+        }
+        let registry = self.registry_or_refuse()?;
+        registry.put(id, &spec.to_entry().to_string()).await?;
+        self.remember(id, Some(spec.clone()));
+        Ok(spec)
+    }
+
+    /// Removes a registry entry; whether there was one.
+    pub async fn remove(&self, id: &str) -> Result<bool, ChangeError> {
+        if self.stack.agent(id).is_some() {
+            return Err(ChangeError::StackOwned(id.to_owned()));
+        }
+        let removed = self.registry_or_refuse()?.remove(id).await?;
+        self.remember(id, None);
+        Ok(removed)
+    }
+
+    /// A page of agents: the stack's first (on the first page), then the registry's.
+    pub async fn list(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<(Vec<(AgentSpec, Source)>, Option<String>), RegistryError> {
+        let mut agents: Vec<(AgentSpec, Source)> = Vec::new();
+        if after.is_none() {
+            agents.extend(self.stack.agents.iter().map(|a| (a.clone(), Source::Stack)));
+        }
+        let Some(registry) = &self.registry else {
+            return Ok((agents, None));
+        };
+        let (page, next) = registry.list(after, limit).await?;
+        agents.extend(page.iter().filter_map(|text| {
+            let id = serde_json::from_str::<serde_json::Value>(text)
+                .ok()
+                .and_then(|v| v["id"].as_str().map(str::to_owned))
+                .unwrap_or_default();
+            read_stored(&id, text).map(|spec| (spec, Source::Registry))
+        }));
+        Ok((agents, next))
+    }
+
+    fn registry_or_refuse(&self) -> Result<&dyn Registry, RegistryError> {
+        self.registry
+            .as_deref()
+            .ok_or_else(|| RegistryError::Unavailable("this function has no registry".into()))
+    }
+}
+
+/// A stored entry, checked again: the rules may have tightened since it was written.
+fn read_stored(id: &str, text: &str) -> Option<AgentSpec> {
+    match AgentSpec::parse_entry(text) {
+        Ok(spec) if spec.id == id => Some(spec),
+        Ok(spec) => {
+            tracing::error!(agent = id, stored = %spec.id, "registry entry names another id; ignored");
+            None
+        }
+        Err(err) => {
+            tracing::error!(agent = id, error = %err, "registry entry no longer valid; ignored");
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
