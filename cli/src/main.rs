@@ -277,6 +277,7 @@ fn watch_name(watch: Option<WatchMode>) -> &'static str {
     match watch {
         Some(WatchMode::Push) => "push",
         Some(WatchMode::Follow) => "follow",
+        Some(WatchMode::Poll) => "poll",
         Some(WatchMode::Off) => "off",
         None => "-",
     }

@@ -5,19 +5,53 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use crate::a2a::client::{AgentClient, ResolvedAgent, Timeouts, fetch_card};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+
+use crate::a2a::card::{CardAt, ResolvedAgent, fetch_card};
+use crate::a2a::client::{AgentClient, Timeouts};
 use crate::a2a::reach::check_interface;
 use crate::error::RemoteError;
 
-/// Where an agent is and how far the stand-in may follow its card.
+/// Where an agent is, how far the stand-in may follow its card, and what goes with
+/// every call.
 #[derive(Debug, Clone, Copy)]
 pub struct Reach<'a> {
-    /// The agent's base URL (its card is under it).
+    /// The agent's base URL (its card is under it, unless `card_url` says where).
     pub url: &'a str,
+    /// The card's full URL (path and query), when it is not under `url`.
+    pub card_url: Option<&'a str>,
     /// Origins besides the URL's own that the card's interface may point at.
     pub allowed_origins: &'a [String],
     /// Sent as `X-Participant-Id` on every call when set.
     pub participant: Option<&'a str>,
+    /// Static headers sent on every call, the card's fetch included.
+    pub headers: &'a [(String, String)],
+    /// A header and the stand-in's own session id, sent on every call.
+    pub session: Option<(&'a str, &'a str)>,
+    /// Extensions to announce (`A2A-Extensions`); a card requiring another is refused.
+    pub extensions: &'a [String],
+}
+
+impl Reach<'_> {
+    /// Every header a call carries, checked.
+    fn headers(&self) -> Result<HeaderMap, RemoteError> {
+        let mut map = HeaderMap::new();
+        let pairs = self
+            .headers
+            .iter()
+            .map(|(n, v)| (n.as_str(), v.as_str()))
+            .chain(self.participant.map(|p| ("x-participant-id", p)))
+            .chain(self.session);
+        for (name, value) in pairs {
+            let header = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|_| RemoteError::Card(format!("{name:?} is not a header name")))?;
+            let value = HeaderValue::from_str(value).map_err(|_| {
+                RemoteError::Card(format!("the value of {name} is not a header value"))
+            })?;
+            map.insert(header, value);
+        }
+        Ok(map)
+    }
 }
 
 pub struct Connector {
@@ -34,26 +68,28 @@ impl Connector {
         }
     }
 
-    /// Connects to agent `key` (JSON-RPC or HTTP+JSON, whichever its card prefers).
+    /// Connects to agent `key` (JSON-RPC or HTTP+JSON, 1.0 or 0.3, whichever its card
+    /// prefers). `key` names the agent's configuration: a changed one reads the card again.
     pub async fn connect(&self, key: &str, reach: Reach<'_>) -> Result<AgentClient, RemoteError> {
+        let headers = reach.headers()?;
         let cached = self.cards.lock().ok().and_then(|c| c.get(key).cloned());
         let resolved = match cached {
             Some(resolved) => resolved,
             None => {
-                let (card, url) = fetch_card(&self.http, reach.url, Timeouts::default()).await?;
-                let resolved = ResolvedAgent::from_card(&card, &url)?;
-                check_interface(reach.url, reach.allowed_origins, &resolved.endpoint).await?;
+                let at = reach
+                    .card_url
+                    .map_or(CardAt::Base(reach.url), CardAt::Exact);
+                let (card, url) = fetch_card(&self.http, at, &headers, Timeouts::default()).await?;
+                let resolved = ResolvedAgent::from_card(&card, &url, reach.extensions)?;
+                let mut allowed = reach.allowed_origins.to_vec();
+                allowed.push(url.origin().ascii_serialization());
+                check_interface(reach.url, &allowed, &resolved.endpoint).await?;
                 if let Ok(mut cards) = self.cards.lock() {
                     cards.insert(key.to_owned(), resolved.clone());
                 }
                 resolved
             }
         };
-        AgentClient::new(
-            self.http.clone(),
-            resolved,
-            reach.participant,
-            Timeouts::default(),
-        )
+        AgentClient::new(self.http.clone(), resolved, headers, Timeouts::default())
     }
 }

@@ -51,9 +51,26 @@ impl RemoteError {
         }
     }
 
-    /// -32004 on a subscribe: the task is finished; `get` tells how.
+    /// On a subscribe, the task is finished; `get` tells how: 1.0's -32004, or the
+    /// -32602 with which a2a-sdk 0.3 says a task "is in terminal state".
     pub fn is_terminal_task(&self) -> bool {
-        matches!(self, Self::UnsupportedOperation(_))
+        matches!(
+            self,
+            Self::UnsupportedOperation(_) | Self::Rpc { code: -32602, .. }
+        )
+    }
+
+    /// A subscribe refused, though the task may still be there: "not found" (a2a-sdk 0.3
+    /// and a2a-go for an input-required task), no such method, no such route.
+    pub fn refuses_subscribe(&self) -> bool {
+        matches!(
+            self,
+            Self::TaskNotFound(_)
+                | Self::Rpc { code: -32601, .. }
+                | Self::Http {
+                    status: 404 | 405 | 501
+                }
+        )
     }
 
     /// The error's kind alone, for a log line that must not echo the agent's text.

@@ -11,8 +11,10 @@
 //! - `connector.rs`: from an agent's configured reach to a connected client (the card,
 //!   read once per process, and the reach check).
 //! - `push.rs`: what a push body claims, read without keeping its text.
-//! - `a2a/`: the A2A 1.0 dialect (private): `types.rs` (the wire), `client.rs` (both
-//!   bindings), `sse.rs`, `limits.rs`, `reach.rs`, `map.rs` (wire → model).
+//! - `a2a/` (private): `types.rs` (the wire, 1.0's), `card.rs` (which interface, which
+//!   dialect), `dialect.rs` (each call in 1.0 or 0.3, each answer read as 1.0's),
+//!   `v03.rs` (0.3's two wire forms), `client.rs` (both bindings), `sse.rs`, `limits.rs`,
+//!   `reach.rs`, `map.rs` (wire → model).
 //! - `fake.rs`: a scriptable agent behind the port, for the library's unit tests.
 //! - `tls.rs`: the roots the agent client trusts.
 //!

@@ -37,7 +37,10 @@ impl Status {
 pub enum Update {
     /// The task's state (a whole task or a status update).
     Status(Status),
-    /// Something that carries no task state: an artifact, a message.
+    /// A message that belongs to no task: the agent answered directly, and the exchange
+    /// is over with this text.
+    Answer(String),
+    /// Something that carries no task state: an artifact, a message about a task.
     Other,
 }
 

@@ -2,6 +2,7 @@
 //! rechecks only: nothing in a push is applied). Its text is never kept.
 
 use crate::a2a::{map, types::StreamResponse};
+
 use standin_wire::TaskState;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,9 +29,18 @@ impl PushBodyError {
     }
 }
 
+/// Reads a push body of either version: 1.0's stream response, or 0.3's whole task
+/// (or other `kind`-tagged object), which is read as 1.0's.
 pub fn read_push(body: &[u8]) -> Result<PushClaim, PushBodyError> {
-    let event: StreamResponse =
+    let value: serde_json::Value =
         serde_json::from_slice(body).map_err(|_| PushBodyError::NotStreamResponse)?;
+    let value = if value.get("kind").is_some() {
+        crate::a2a::v03::kinded_v1(&value)
+    } else {
+        value
+    };
+    let event: StreamResponse =
+        serde_json::from_value(value).map_err(|_| PushBodyError::NotStreamResponse)?;
     let remote_task_id = event
         .remote_task_id()
         .ok_or(PushBodyError::NoTaskId)?

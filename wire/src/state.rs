@@ -68,6 +68,9 @@ impl std::fmt::Display for TaskState {
 pub enum WatchMode {
     Push,
     Follow,
+    /// GetTask at growing intervals (an agent with neither push nor streaming, or one
+    /// whose subscribe refuses a task GetTask still knows).
+    Poll,
     Off,
 }
 
@@ -77,6 +80,7 @@ impl WatchMode {
         match self {
             Self::Push => "push",
             Self::Follow => "follow",
+            Self::Poll => "poll",
             Self::Off => "off",
         }
     }
@@ -106,7 +110,12 @@ mod tests {
                 serde_json::from_value(serde_json::json!(state.as_str()));
             assert_eq!(back.ok(), Some(state));
         }
-        for mode in [WatchMode::Push, WatchMode::Follow, WatchMode::Off] {
+        for mode in [
+            WatchMode::Push,
+            WatchMode::Follow,
+            WatchMode::Poll,
+            WatchMode::Off,
+        ] {
             let json = serde_json::to_value(mode).map_err(|e| e.to_string());
             assert_eq!(json, Ok(serde_json::json!(mode.as_str())));
         }

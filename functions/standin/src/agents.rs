@@ -11,11 +11,36 @@ use serde::{Deserialize, Serialize};
 pub enum Updates {
     Auto,
     Follow,
+    /// GetTask at growing intervals, waiting in Step Functions.
+    Poll,
     Off,
 }
 
 pub const DEFAULT_FOLLOW_INTERVAL: Duration = Duration::from_secs(5);
 pub const MIN_FOLLOW_INTERVAL: Duration = Duration::from_secs(1);
+/// The longest wait between two polls, when `poll_max_interval` is not set.
+pub const DEFAULT_POLL_MAX_INTERVAL: Duration = Duration::from_secs(60);
+/// The first wait of a poll, and the least `poll_max_interval`.
+pub const POLL_FIRST_INTERVAL: Duration = Duration::from_secs(2);
+/// The most `poll_max_interval` may be: an hour, the longest idle re-check.
+pub const MAX_POLL_INTERVAL: Duration = Duration::from_secs(3600);
+/// The least length of the session id `session_header` carries (AgentCore Runtime's).
+pub const SESSION_ID_MIN_CHARS: usize = 33;
+/// Headers the stand-in writes itself, or that would carry a secret in plain text: a
+/// credential belongs in the agent's `auth`, read from Secrets Manager.
+const RESERVED_HEADERS: [&str; 11] = [
+    "host",
+    "content-length",
+    "content-type",
+    "transfer-encoding",
+    "connection",
+    "a2a-version",
+    "a2a-extensions",
+    "x-participant-id",
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+];
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentSpec {
@@ -30,6 +55,16 @@ pub struct AgentSpec {
     /// Origins (`scheme://host[:port]`) the card's interface may point at besides the
     /// configured URL's own.
     pub allowed_origins: Vec<String>,
+    /// The card's full URL (path and query) when it is not under `url`.
+    pub card_url: Option<String>,
+    /// Static headers sent on every call, by lowercase name.
+    pub headers: Vec<(String, String)>,
+    /// A header that carries the stand-in's own stable session id on every call.
+    pub session_header: Option<String>,
+    /// Extensions announced in `A2A-Extensions`; a card that requires another is refused.
+    pub extensions: Vec<String>,
+    /// The longest wait between two polls of a polled stand-in.
+    pub poll_max_interval: Duration,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -76,6 +111,16 @@ struct Entry {
     participant: Option<String>,
     #[serde(default)]
     allowed_origins: Vec<String>,
+    #[serde(default)]
+    card_url: Option<String>,
+    #[serde(default)]
+    headers: std::collections::BTreeMap<String, String>,
+    #[serde(default)]
+    session_header: Option<String>,
+    #[serde(default)]
+    extensions: Vec<String>,
+    #[serde(default, deserialize_with = "seconds")]
+    poll_max_interval: Option<f64>,
 }
 
 fn auto() -> Updates {
@@ -112,6 +157,15 @@ fn read_error(e: serde_path_to_error::Error<serde_json::Error>) -> ConfigError {
         problem
     };
     err(field, problem)
+}
+
+/// The stable session id a stand-in sends in its agent's `session_header`: derived from
+/// its id (the same for every call and every generation), 72 characters.
+pub fn session_id(task_id: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(task_id.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("standin-{hex}")
 }
 
 /// The most characters of an agent id the registry takes: it is a path segment of the
@@ -166,6 +220,26 @@ impl AgentSpec {
         }
         if !self.allowed_origins.is_empty() {
             entry["allowed_origins"] = self.allowed_origins.clone().into();
+        }
+        if let Some(card_url) = &self.card_url {
+            entry["card_url"] = card_url.clone().into();
+        }
+        if !self.headers.is_empty() {
+            let headers: serde_json::Map<String, serde_json::Value> = self
+                .headers
+                .iter()
+                .map(|(n, v)| (n.clone(), v.clone().into()))
+                .collect();
+            entry["headers"] = headers.into();
+        }
+        if let Some(session_header) = &self.session_header {
+            entry["session_header"] = session_header.clone().into();
+        }
+        if !self.extensions.is_empty() {
+            entry["extensions"] = self.extensions.clone().into();
+        }
+        if self.poll_max_interval != DEFAULT_POLL_MAX_INTERVAL {
+            entry["poll_max_interval"] = self.poll_max_interval.as_secs_f64().into();
         }
         entry
     }
@@ -238,6 +312,41 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
         .enumerate()
         .map(|(i, text)| bare_origin(&format!("{at}.allowed_origins[{i}]"), text))
         .collect::<Result<_, _>>()?;
+    let card_url = entry
+        .card_url
+        .map(|text| http_url(&format!("{at}.card_url"), &text).map(|()| text))
+        .transpose()?;
+    let headers = entry
+        .headers
+        .into_iter()
+        .map(|(name, value)| header(&format!("{at}.headers.{name}"), &name, &value))
+        .collect::<Result<_, _>>()?;
+    let session_header = entry
+        .session_header
+        .map(|name| header(&format!("{at}.session_header"), &name, "x").map(|(n, _)| n))
+        .transpose()?;
+    for (i, uri) in entry.extensions.iter().enumerate() {
+        http_url(&format!("{at}.extensions[{i}]"), uri)?;
+    }
+    let poll_max_interval = match entry.poll_max_interval {
+        None => DEFAULT_POLL_MAX_INTERVAL,
+        Some(secs)
+            if (POLL_FIRST_INTERVAL.as_secs_f64()..=MAX_POLL_INTERVAL.as_secs_f64())
+                .contains(&secs) =>
+        {
+            Duration::from_secs_f64(secs)
+        }
+        Some(secs) => {
+            return Err(err(
+                format!("{at}.poll_max_interval"),
+                format!(
+                    "must be {} to {} seconds, got {secs}",
+                    POLL_FIRST_INTERVAL.as_secs(),
+                    MAX_POLL_INTERVAL.as_secs()
+                ),
+            ));
+        }
+    };
     Ok(AgentSpec {
         id: entry.id,
         url: entry.url,
@@ -246,7 +355,43 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
         follow_interval,
         participant: entry.participant,
         allowed_origins,
+        card_url,
+        headers,
+        session_header,
+        extensions: entry.extensions,
+        poll_max_interval,
     })
+}
+
+/// An http(s) URL with a host.
+fn http_url(field: &str, text: &str) -> Result<(), ConfigError> {
+    let url = reqwest::Url::parse(text).map_err(|e| err(field, format!("not a URL: {e}")))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err(err(field, "must be an http:// or https:// URL with a host"));
+    }
+    Ok(())
+}
+
+/// A header the stand-in may send: a valid name it does not write itself, and a value
+/// of visible ASCII. The name is kept lowercase.
+fn header(field: &str, name: &str, value: &str) -> Result<(String, String), ConfigError> {
+    let lower = name.to_ascii_lowercase();
+    if http::HeaderName::from_bytes(lower.as_bytes()).is_err() {
+        return Err(err(field, format!("{name:?} is not a header name")));
+    }
+    if RESERVED_HEADERS.contains(&lower.as_str()) {
+        return Err(err(
+            field,
+            format!("{name} is the stand-in's to send (credentials go in the agent's auth)"),
+        ));
+    }
+    if http::HeaderValue::from_str(value).is_err() || value.trim().is_empty() {
+        return Err(err(
+            field,
+            "must be a non-empty header value of visible ASCII",
+        ));
+    }
+    Ok((lower, value.to_owned()))
 }
 
 /// An origin (`scheme://host[:port]`): no path, query or fragment.
@@ -393,7 +538,8 @@ mod tests {
     #[test]
     fn an_entry_reads_back_to_the_spec_it_was_written_from() {
         let cfg = AgentsConfig::parse(
-            r#"{"agents":[{"id":"a","url":"https://a.example","version":"1.0","updates":"follow","follow_interval":2.5,"participant":"p","allowed_origins":["https://b.example"]},{"id":"b","url":"http://h"}]}"#,
+            r#"{"agents":[{"id":"a","url":"https://a.example","version":"1.0","updates":"follow","follow_interval":2.5,"participant":"p","allowed_origins":["https://b.example"]},{"id":"b","url":"http://h"},
+                {"id":"c","url":"https://c.example","updates":"poll","poll_max_interval":30,"card_url":"https://c.example/a2a/v1/card?assistant_id=x","headers":{"X-Api-Version":"2"},"session_header":"X-Amzn-Bedrock-AgentCore-Runtime-Session-Id","extensions":["https://ext.example/v1"]}]}"#,
         )
         .expect("valid");
         for spec in &cfg.agents {
@@ -420,6 +566,64 @@ mod tests {
             assert_eq!(field(&json), "id", "{bad:?}");
         }
         assert!(AgentSpec::parse_entry(r#"{"id":"A-1.b_c","url":"http://h"}"#).is_ok());
+    }
+
+    #[test]
+    fn reach_settings_are_checked_field_by_field() {
+        let field = |extra: &str| {
+            field_of(&format!(
+                r#"{{"agents":[{{"id":"a","url":"http://h",{extra}}}]}}"#
+            ))
+        };
+        assert_eq!(field(r#""card_url":"ftp://h/card""#), "agents[0].card_url");
+        assert_eq!(field(r#""card_url":3"#), "agents[0].card_url");
+        assert_eq!(
+            field(r#""headers":{"Authorization":"Bearer x"}"#),
+            "agents[0].headers.Authorization"
+        );
+        assert_eq!(
+            field(r#""headers":{"bad name":"x"}"#),
+            "agents[0].headers.bad name"
+        );
+        assert_eq!(
+            field(
+                r#""headers":{"x-ok":"line
+break"}"#
+            ),
+            "agents[0].headers.x-ok"
+        );
+        assert_eq!(field(r#""headers":{"x-ok":""}"#), "agents[0].headers.x-ok");
+        assert_eq!(field(r#""headers":["x"]"#), "agents[0].headers");
+        assert_eq!(
+            field(r#""session_header":"A2A-Version""#),
+            "agents[0].session_header"
+        );
+        assert_eq!(
+            field(r#""session_header":"two words""#),
+            "agents[0].session_header"
+        );
+        assert_eq!(
+            field(r#""extensions":["not a url"]"#),
+            "agents[0].extensions[0]"
+        );
+        assert_eq!(
+            field(r#""poll_max_interval":1"#),
+            "agents[0].poll_max_interval"
+        );
+        assert_eq!(
+            field(r#""poll_max_interval":7200"#),
+            "agents[0].poll_max_interval"
+        );
+        assert_eq!(field(r#""updates":"sometimes""#), "agents[0].updates");
+        let cfg = AgentsConfig::parse(
+            r#"{"agents":[{"id":"a","url":"http://h","updates":"poll","headers":{"X-Api-Version":"2"},"session_header":"X-Session"}]}"#,
+        )
+        .expect("valid");
+        let a = cfg.agent("a").expect("a");
+        assert_eq!(a.updates, Updates::Poll);
+        assert_eq!(a.headers, [("x-api-version".to_owned(), "2".to_owned())]);
+        assert_eq!(a.session_header.as_deref(), Some("x-session"));
+        assert_eq!(a.poll_max_interval, DEFAULT_POLL_MAX_INTERVAL);
     }
 
     #[test]

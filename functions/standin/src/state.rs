@@ -58,12 +58,19 @@ pub fn from_status(status: &Status, known_text: &str) -> RemoteOut {
     remote_out(&status.task_id, status.state, text)
 }
 
-/// One streamed update. Artifacts and messages carry no task state.
+/// One streamed update. Artifacts and messages carry no task state; a direct answer
+/// is a completed exchange with no remote task.
 pub fn from_update(update: &Update, known_text: &str) -> Option<RemoteOut> {
     match update {
         Update::Status(status) => Some(from_status(status, known_text)),
+        Update::Answer(text) => Some(answered(text)),
         Update::Other => None,
     }
+}
+
+/// A direct answer (a message, no task): the exchange is over, COMPLETED with its text.
+pub fn answered(text: &str) -> RemoteOut {
+    remote_out("", TaskState::Completed, text)
 }
 
 /// Reader 1: a turn's stream, folded to where it stopped. Returns `None` when the stream
@@ -161,6 +168,22 @@ mod tests {
         assert_eq!(turn.context_id(), Some("c1"));
         assert_eq!(from_check, from_stream);
         assert_eq!(turn.finish(), Some(from_check));
+    }
+
+    #[test]
+    fn a_direct_answer_completes_the_turn_with_its_text() {
+        let mut turn = TurnReader::new();
+        assert!(turn.read(&Update::Answer("42".into())));
+        let out = turn.finish().expect("an answer");
+        assert_eq!(
+            (
+                out.remote_task_id.as_str(),
+                out.state,
+                out.text.as_str(),
+                out.is_final
+            ),
+            ("", TaskState::Completed, "42", true)
+        );
     }
 
     #[test]

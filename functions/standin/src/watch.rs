@@ -1,5 +1,5 @@
-//! The watch, chosen once per remote task (push, follow or off, by the card, the agent's
-//! `updates` and how registration goes, with every fallback).
+//! The watch, chosen once per remote task (push, follow, poll or off, by the card, the
+//! agent's `updates` and how registration goes, with every fallback).
 
 use tracing::warn;
 
@@ -13,6 +13,7 @@ use standin_remote::{Agent, PushRequest};
 pub enum WatchPlan {
     Off,
     Follow,
+    Poll,
     /// Register a push config; on any failure, follow.
     TryPush,
 }
@@ -26,6 +27,7 @@ pub fn plan_watch(
     match updates {
         None | Some(Updates::Off) => WatchPlan::Off,
         Some(Updates::Follow) => WatchPlan::Follow,
+        Some(Updates::Poll) => WatchPlan::Poll,
         Some(Updates::Auto) if card_push && push_base_url.is_some() => WatchPlan::TryPush,
         Some(Updates::Auto) => WatchPlan::Follow,
     }
@@ -41,11 +43,11 @@ pub fn misconfigured(agent_id: &str, updates: Updates, streaming: bool) -> Optio
     })
 }
 
-/// Without streaming there is nothing to follow: a watch that would follow is off
-/// (replies and cancels still wake the stand-in).
+/// Without streaming there is nothing to follow: a watch that would follow polls
+/// instead (GetTask at growing intervals).
 pub fn fit_to_streaming(watch: Watch, streaming: bool) -> Watch {
     if watch.mode == WatchMode::Follow && !streaming {
-        return Watch::off();
+        return Watch::poll();
     }
     watch
 }
@@ -68,6 +70,7 @@ pub async fn register<A: Agent>(
     match plan {
         WatchPlan::Off => return Watch::off(),
         WatchPlan::Follow => return Watch::follow(),
+        WatchPlan::Poll => return Watch::poll(),
         WatchPlan::TryPush => {}
     }
     let Some(base) = push_base_url else {

@@ -171,8 +171,17 @@ async fn abuse_5_oversized_and_malformed_bodies() {
     let writes = w.store.writes();
     let good = headers(Some(w.token_a.expose()));
     let big = vec![b' '; MAX_PUSH_BYTES + 1];
-    assert_refused(&w, &send(&w, A, &good, &big).await, 413, writes).await;
-    let mut declared = good.clone();
+    // A stranger's oversized body is refused first, whatever its token.
+    let strangers = [
+        headers(None),
+        headers(Some("not-the-token")),
+        headers(Some(w.token_b.expose())),
+        headers(Some(&"x".repeat(43))),
+    ];
+    for stranger in &strangers {
+        assert_refused(&w, &send(&w, A, stranger, &big).await, 413, writes).await;
+    }
+    let mut declared = strangers[1].clone();
     declared.insert("content-length", "10000000".parse().expect("header"));
     assert_refused(&w, &send(&w, A, &declared, b"{}").await, 413, writes).await;
     for body in [
@@ -193,6 +202,49 @@ async fn abuse_5_oversized_and_malformed_bodies() {
         writes,
     )
     .await;
+}
+
+/// A 0.3 agent pushes the whole task, history and artifacts included: a genuine push of
+/// 200 KiB rings (claiming no state, so the wake asks GetTask) instead of being lost.
+#[tokio::test]
+async fn a_genuine_oversized_push_rings_without_its_body_being_read() {
+    let w = world().await;
+    let history = format!(
+        r#"{{"kind":"task","id":"remote-a","contextId":"c","status":{{"state":"completed"}},"history":[{{"kind":"message","messageId":"m","role":"agent","parts":[{{"kind":"text","text":"{}"}}]}}]}}"#,
+        "x".repeat(200 * 1024)
+    );
+    assert!(history.len() > MAX_PUSH_BYTES);
+    let mut bearer = HeaderMap::new();
+    bearer.insert(
+        "authorization",
+        format!("Bearer {}", w.token_a.expose())
+            .parse()
+            .expect("header"),
+    );
+    let answer = send(&w, A, &bearer, history.as_bytes()).await;
+    assert_eq!(answer.status, 204);
+    assert_eq!(w.bell.rings(), [format!("park-{A}")]);
+    let row = w.store.snapshot(A).expect("row");
+    assert_eq!(row.pending.push, Some(PushClaim { claimed: None }));
+}
+
+/// The Rust SDK names the token header `A2A-Notification-Token`.
+#[tokio::test]
+async fn the_token_is_read_from_each_header_real_senders_use() {
+    let w = world().await;
+    let mut rust_sdk = HeaderMap::new();
+    rust_sdk.insert(
+        "a2a-notification-token",
+        w.token_a.expose().parse().expect("header"),
+    );
+    let answer = send(
+        &w,
+        A,
+        &rust_sdk,
+        &status_body("remote-a", "TASK_STATE_WORKING"),
+    )
+    .await;
+    assert_eq!(answer.status, 204);
 }
 
 #[tokio::test]
@@ -329,7 +381,13 @@ enum ContentType {
 /// The order, written out independently of the receiver.
 fn expected(declared_big: bool, token: Token, body: Body, row: RowState, ct: ContentType) -> u16 {
     if declared_big || matches!(body, Body::Oversize) {
-        return 413;
+        // Unread, it rings only for the stand-in's own token on a push row.
+        let genuine = matches!(token, Token::Right | Token::RightBearer);
+        return if genuine && matches!(row, RowState::Push) {
+            204
+        } else {
+            413
+        };
     }
     if matches!(token, Token::Absent | Token::Empty) {
         return 401;

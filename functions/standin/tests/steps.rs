@@ -66,11 +66,17 @@ fn spec(updates: Updates) -> AgentSpec {
         follow_interval: Duration::from_secs(1),
         participant: None,
         allowed_origins: Vec::new(),
+        card_url: None,
+        headers: Vec::new(),
+        session_header: None,
+        extensions: Vec::new(),
+        poll_max_interval: standin::agents::DEFAULT_POLL_MAX_INTERVAL,
     }
 }
 
 const PACING: Pacing = Pacing {
     idle_recheck_secs: IDLE_RECHECK_SECS,
+    poll_max_secs: standin::steps::next::POLL_MAX_SECS,
 };
 
 /// (follow, timeout_secs) of a plain idle park and of a follow park.
@@ -400,7 +406,7 @@ async fn follow_watch_hears_a_change_through_subscribe() {
 }
 
 #[tokio::test]
-async fn a_terminal_subscribe_fetches_and_a_gone_task_turns_the_watch_off() {
+async fn a_terminal_subscribe_fetches_and_a_gone_task_turns_the_watch_off_a_refused_one_polls() {
     let w = World::new(false).await;
     let spec = spec(Updates::Follow);
     let step = first_turn(&w, &spec).await;
@@ -422,14 +428,38 @@ async fn a_terminal_subscribe_fetches_and_a_gone_task_turns_the_watch_off() {
         Some((2, "TASK_STATE_COMPLETED".into(), true))
     );
 
+    // Neither subscribe nor GetTask knows the task: nothing more can be heard.
     let w = World::new(false).await;
     let step = first_turn(&w, &spec).await;
     w.agent
         .script_stream(Err(RemoteError::TaskNotFound("gone".into())));
+    w.agent
+        .fail_gets(vec![RemoteError::TaskNotFound("gone".into())]);
     w.follow(&step, "f1").await;
     assert_eq!(w.store.snapshot(ID).unwrap().mode(), WatchMode::Off);
     let step = w.wake(step, Woke::Rung, &spec).await;
     assert_eq!(park_shape(&step), PLAIN);
+
+    // The subscribe says "not found" (a2a-sdk 0.3 on an input-required task, a2a-go) or
+    // lacks the method, while GetTask knows the task: the stand-in polls it.
+    for refusal in [
+        RemoteError::TaskNotFound("Task not found".into()),
+        RemoteError::Rpc {
+            code: -32601,
+            message: "Method not found".into(),
+        },
+    ] {
+        let w = World::new(false).await;
+        let step = first_turn(&w, &spec).await;
+        w.agent.script_stream(Err(refusal));
+        w.follow(&step, "f1").await;
+        assert_eq!(w.store.snapshot(ID).unwrap().mode(), WatchMode::Poll);
+        let step = w.wake(step, Woke::Rung, &spec).await;
+        assert_eq!(
+            park_shape(&step),
+            (false, standin::steps::next::POLL_FIRST_SECS)
+        );
+    }
 }
 
 #[tokio::test]
@@ -900,6 +930,7 @@ async fn the_pacing_sets_the_idle_timeout() {
     ]));
     let pacing = Pacing {
         idle_recheck_secs: 90,
+        ..PACING
     };
     let step = steps::turn(
         &w.store,
@@ -1166,11 +1197,11 @@ async fn an_agent_that_cannot_stream_takes_turns_by_send_message_and_get_task() 
 }
 
 #[tokio::test]
-async fn without_streaming_or_push_the_watch_is_off_and_follow_is_refused() {
+async fn without_streaming_or_push_the_watch_polls_and_follow_is_refused() {
     use standin::watch::{fit_to_streaming, misconfigured};
     assert_eq!(
         fit_to_streaming(standin::row::Watch::follow(), false).mode,
-        WatchMode::Off
+        WatchMode::Poll
     );
     assert_eq!(
         fit_to_streaming(standin::row::Watch::follow(), true).mode,
@@ -1184,7 +1215,7 @@ async fn without_streaming_or_push_the_watch_is_off_and_follow_is_refused() {
     assert_eq!(misconfigured("w", Updates::Auto, false), None);
     assert_eq!(misconfigured("w", Updates::Follow, true), None);
 
-    // A follow park on such an agent (its watch chosen without the card) turns it off.
+    // A follow park on such an agent (its watch chosen without the card) polls instead.
     let mut w = World::new(false).await;
     let spec = spec(Updates::Follow);
     let step = first_turn(&w, &spec).await;
@@ -1194,7 +1225,7 @@ async fn without_streaming_or_push_the_watch_is_off_and_follow_is_refused() {
         FollowEnd::Reported(FollowOutcome::Gone)
     );
     assert_eq!(w.agent.count("SubscribeToTask"), 0);
-    assert_eq!(w.store.snapshot(ID).unwrap().mode(), WatchMode::Off);
+    assert_eq!(w.store.snapshot(ID).unwrap().mode(), WatchMode::Poll);
 }
 
 #[tokio::test]
@@ -1481,4 +1512,76 @@ async fn the_generation_that_rolled_may_finish_and_no_older_one_comes_back() {
     old.next = Some(Next::End(EndCause::failed("back")));
     let refused = steps::end(&w.store, &old, steps::ready(&w.agent)).await;
     assert!(matches!(refused, Err(StepError::NotOurs(_))), "{refused:?}");
+}
+
+/// `updates = "poll"`: no push, no stream held; each park waits its poll interval in
+/// Step Functions, and its timeout asks GetTask, until the task ends.
+#[tokio::test]
+async fn a_polled_stand_in_asks_gettask_each_time_its_wait_is_over() {
+    let w = World::new(true).await;
+    let spec = spec(Updates::Poll);
+    let step = first_turn(&w, &spec).await;
+    assert_eq!(w.store.snapshot(ID).unwrap().mode(), WatchMode::Poll);
+    assert!(w.agent.configs().is_empty(), "no push registered");
+    assert_eq!(park_shape(&step), (false, 2));
+    let step = w.wake(step, Woke::TimedOut, &spec).await;
+    assert_eq!(
+        park_shape(&step),
+        (false, 4),
+        "nothing new: the wait doubles"
+    );
+    w.agent.set_task(task(TaskState::Working, "on it"));
+    let step = w.wake(step, Woke::TimedOut, &spec).await;
+    assert_eq!(
+        park_shape(&step),
+        (false, 2),
+        "a change: back to the first wait"
+    );
+    w.agent.set_task(task(TaskState::Completed, "done"));
+    let step = w.wake(step, Woke::TimedOut, &spec).await;
+    assert_eq!(step.next, Some(Next::End(EndCause::Final)));
+    assert_eq!(w.agent.count("SubscribeToTask"), 0);
+    assert_eq!(
+        w.notes().last().cloned(),
+        Some((3, "TASK_STATE_COMPLETED".into(), true))
+    );
+}
+
+/// A direct answer (a message, no task) is a finished exchange: COMPLETED with its text,
+/// streamed or not, and no watch is chosen for a task that does not exist.
+#[tokio::test]
+async fn a_direct_answer_completes_the_stand_in_with_its_text() {
+    for streaming in [true, false] {
+        let mut w = World::new(false).await;
+        w.agent.streaming = streaming;
+        let spec = spec(Updates::Auto);
+        if streaming {
+            w.agent
+                .script_stream(Ok(vec![Ok(Update::Answer("The answer is 42.".into()))]));
+        } else {
+            w.agent
+                .script_send(Ok(standin_remote::Sent::Answer("The answer is 42.".into())));
+        }
+        let step = w
+            .run(Step::start(ID, "widgets", "What is it?"), &spec)
+            .await;
+        assert_eq!(
+            step.next,
+            Some(Next::End(EndCause::Final)),
+            "streaming: {streaming}"
+        );
+        let notes = w.store.outbox();
+        let last = notes.last().expect("a note");
+        assert_eq!(
+            (
+                last.state,
+                last.text.as_str(),
+                last.is_final,
+                last.remote_task_id.as_deref()
+            ),
+            (TaskState::Completed, "The answer is 42.", true, None),
+            "streaming: {streaming}"
+        );
+        assert_eq!(w.store.snapshot(ID).unwrap().watch, None);
+    }
 }

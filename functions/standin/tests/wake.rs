@@ -10,6 +10,7 @@ use standin_wire::TaskState;
 
 const PACING: Pacing = Pacing {
     idle_recheck_secs: IDLE_RECHECK_SECS,
+    poll_max_secs: POLL_MAX_SECS,
 };
 
 fn out(state: TaskState) -> RemoteOut {
@@ -66,7 +67,7 @@ fn wake(c: &mut Cursor, mode: WatchMode, woke: Woke, event: Option<WakeEvent>) -
 }
 
 fn checked(c: &mut Cursor, mode: WatchMode, fetched: Option<&RemoteOut>) -> Next {
-    let next = after_check(c, mode, fetched, PACING);
+    let next = after_check(c, mode, fetched, false, PACING);
     numbered(c, next)
 }
 
@@ -517,6 +518,7 @@ fn an_idle_push_park_that_times_out_checks_for_itself() {
 fn an_idle_off_park_that_times_out_parks_again_under_a_new_number() {
     let pacing = Pacing {
         idle_recheck_secs: 120,
+        ..PACING
     };
     let mut c = Cursor::default();
     let first = park_for(&mut c, WatchMode::Off, pacing);
@@ -547,6 +549,7 @@ fn a_follow_park_times_out_after_its_window_and_a_minute() {
         WatchMode::Follow,
         Pacing {
             idle_recheck_secs: 5,
+            ..PACING
         },
     );
     assert_eq!(next, Next::Follow { park: 1 });
@@ -556,10 +559,16 @@ fn a_follow_park_times_out_after_its_window_and_a_minute() {
 fn every_park_has_a_finite_timeout_even_with_a_zero_pacing() {
     let pacing = Pacing {
         idle_recheck_secs: 0,
+        ..PACING
     };
     let mut c = Cursor::default();
     let mut parks = Vec::new();
-    for mode in [WatchMode::Push, WatchMode::Follow, WatchMode::Off] {
+    for mode in [
+        WatchMode::Push,
+        WatchMode::Follow,
+        WatchMode::Poll,
+        WatchMode::Off,
+    ] {
         parks.push(park_for(&mut c, mode, pacing));
         for woke in [Woke::Rung, Woke::TimedOut, Woke::Failed] {
             parks.push(after_wake(&mut c, mode, woke, None, pacing));
@@ -579,7 +588,7 @@ fn every_park_has_a_finite_timeout_even_with_a_zero_pacing() {
             ));
         }
         parks.push(after_register(&mut c, mode, pacing));
-        parks.push(after_check(&mut c, mode, None, pacing));
+        parks.push(after_check(&mut c, mode, None, false, pacing));
     }
     let mut seen = 0;
     for next in parks {
@@ -628,4 +637,100 @@ fn park_numbers_strictly_increase_and_carry_across_a_roll() {
         PACING,
     ));
     assert_eq!(numbers, [1, 2, 3, 4, 5]);
+}
+
+/// A polled stand-in asks GetTask at growing intervals: 2 s doubling to the agent's
+/// `poll_max_interval`, back to 2 s after a change or a turn; a poll park's timeout is a
+/// check, never a re-park.
+#[test]
+fn a_poll_waits_two_seconds_doubling_to_its_bound_and_starts_over_after_a_change() {
+    let pacing = PACING.with_poll_max(std::time::Duration::from_secs(20));
+    let mut c = Cursor::default();
+    let mut waits = Vec::new();
+    let mut next = after_register(&mut c, WatchMode::Poll, pacing);
+    for changed in [false, false, false, false, true, false] {
+        let Next::Park { timeout_secs, .. } = next else {
+            panic!("a poll parks: {next:?}")
+        };
+        waits.push(timeout_secs);
+        let woke = after_wake(&mut c, WatchMode::Poll, Woke::TimedOut, None, pacing);
+        assert_eq!(
+            woke,
+            Next::Check {
+                push_triggered: false
+            },
+            "its wait over, it asks"
+        );
+        next = after_check(
+            &mut c,
+            WatchMode::Poll,
+            Some(&out(TaskState::Working)),
+            changed,
+            pacing,
+        );
+    }
+    let Next::Park { timeout_secs, .. } = next else {
+        panic!("{next:?}")
+    };
+    waits.push(timeout_secs);
+    assert_eq!(waits, [2, 4, 8, 16, 20, 2, 4]);
+    let after_reply = after_turn(
+        &mut c,
+        &out(TaskState::Working),
+        Some(WatchMode::Poll),
+        pacing,
+    );
+    assert!(
+        matches!(
+            after_reply,
+            Next::Park {
+                timeout_secs: 2,
+                ..
+            }
+        ),
+        "{after_reply:?}"
+    );
+    let done = after_check(
+        &mut c,
+        WatchMode::Poll,
+        Some(&out(TaskState::Completed)),
+        true,
+        pacing,
+    );
+    assert_eq!(done, Next::End(EndCause::Final));
+}
+
+/// A follow whose subscribe was refused set the row to poll: the wake parks to poll, and
+/// a follow that found the task gone parks off.
+#[test]
+fn a_follow_gone_parks_by_the_rows_new_watch() {
+    let gone = || {
+        Some(WakeEvent::Follow {
+            epoch: 1,
+            outcome: FollowOutcome::Gone,
+        })
+    };
+    let mut c = Cursor::default();
+    let polled = after_wake(&mut c, WatchMode::Poll, Woke::Rung, gone(), PACING);
+    assert!(
+        matches!(
+            polled,
+            Next::Park {
+                timeout_secs: 2,
+                ..
+            }
+        ),
+        "{polled:?}"
+    );
+    let off = after_wake(&mut c, WatchMode::Off, Woke::Rung, gone(), PACING);
+    assert!(
+        matches!(
+            off,
+            Next::Park {
+                timeout_secs: IDLE_RECHECK_SECS,
+                ..
+            }
+        ),
+        "{off:?}"
+    );
 }

@@ -1,41 +1,36 @@
-//! A thin A2A 1.0 client over reqwest: exactly the calls the stand-in makes, over the
-//! JSON-RPC binding or HTTP+JSON, whichever the agent card lists first at version 1.0.
+//! A thin A2A client over reqwest: exactly the calls the stand-in makes, over the JSON-RPC
+//! binding or HTTP+JSON, in the dialect (1.0 or 0.3) the agent's card chose
+//! (`card`, `dialect`).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
-use reqwest::{Method, Url};
+#[cfg(test)]
+use reqwest::header::HeaderName;
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::limits::{
-    MAX_CARD_BYTES, MAX_EVENT_BYTES, MAX_RESPONSE_BYTES, MAX_STREAM_BYTES, Skim, bounded_message,
-};
+use super::card::{Binding, ResolvedAgent};
+use super::dialect::{Answer, Call, Calls};
+use super::limits::{MAX_EVENT_BYTES, MAX_RESPONSE_BYTES, MAX_STREAM_BYTES, Skim, bounded_message};
 use super::map;
 use super::sse::{SseDecoder, SseEvent};
 use super::types::{
-    AgentCard, AuthenticationInfo, Message, SendMessageResult, StreamResponse, Task,
+    AuthenticationInfo, Message, SendMessageResult, StreamResponse, Task,
     TaskPushNotificationConfig,
 };
 use crate::error::RemoteError;
 use crate::model::{PushRequest, Sent, Status, Turn, UpdateStream};
 use crate::port::Agent;
 
-pub const CARD_PATH: &str = "/.well-known/agent-card.json";
-pub const A2A_VERSION: &str = "1.0";
+#[cfg(test)]
 const PARTICIPANT_HEADER: &str = "x-participant-id";
 
 /// A stream of events from SendStreamingMessage or SubscribeToTask.
 pub type EventStream = BoxStream<'static, Result<StreamResponse, RemoteError>>;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Binding {
-    JsonRpc,
-    HttpJson,
-}
 
 #[derive(Debug, Clone, Copy)]
 pub struct Timeouts {
@@ -54,79 +49,6 @@ impl Default for Timeouts {
     }
 }
 
-/// What the stand-in takes from an agent card.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ResolvedAgent {
-    pub endpoint: Url,
-    pub binding: Binding,
-    pub streaming: bool,
-    pub push_notifications: bool,
-    /// Sent as `A2A-Extensions`: only what the card advertises.
-    pub extensions: Vec<String>,
-}
-
-impl ResolvedAgent {
-    /// Picks the first interface at protocol 1.x with a binding this client speaks.
-    pub fn from_card(card: &AgentCard, card_url: &Url) -> Result<Self, RemoteError> {
-        if card.supported_interfaces.is_empty() {
-            return Err(RemoteError::Card("supportedInterfaces is empty".into()));
-        }
-        let (interface, binding) = card
-            .supported_interfaces
-            .iter()
-            .filter(|i| i.protocol_version == "1" || i.protocol_version.starts_with("1."))
-            .find_map(|i| match i.protocol_binding.as_str() {
-                "JSONRPC" => Some((i, Binding::JsonRpc)),
-                "HTTP+JSON" => Some((i, Binding::HttpJson)),
-                _ => None,
-            })
-            .ok_or_else(|| {
-                RemoteError::Card(
-                    "no supportedInterfaces entry at protocolVersion 1.0 with binding JSONRPC or HTTP+JSON"
-                        .into(),
-                )
-            })?;
-        let endpoint = card_url.join(&interface.url).map_err(|e| {
-            RemoteError::Card(format!(
-                "supportedInterfaces url {:?} is not a URL: {e}",
-                interface.url
-            ))
-        })?;
-        if !matches!(endpoint.scheme(), "http" | "https") {
-            return Err(RemoteError::Card(format!(
-                "supportedInterfaces url must be http or https, got {}",
-                endpoint.scheme()
-            )));
-        }
-        Ok(Self {
-            endpoint,
-            binding,
-            streaming: card.capabilities.streaming,
-            push_notifications: card.capabilities.push_notifications,
-            extensions: card
-                .capabilities
-                .extensions
-                .iter()
-                .map(|e| e.uri.clone())
-                .filter(|u| !u.is_empty())
-                .collect(),
-        })
-    }
-}
-
-/// The card URL for an agent's base URL, under its path as the SDK builds it
-/// (`https://host/agents/x` reads `https://host/agents/x/.well-known/agent-card.json`).
-pub fn card_url(base_url: &str) -> Result<Url, RemoteError> {
-    let mut base = Url::parse(base_url)
-        .map_err(|e| RemoteError::Card(format!("agent url {base_url:?} is not a URL: {e}")))?;
-    if !base.path().ends_with('/') {
-        let path = format!("{}/", base.path());
-        base.set_path(&path);
-    }
-    base.join(CARD_PATH.trim_start_matches('/'))
-        .map_err(|e| RemoteError::Card(format!("cannot build the card URL: {e}")))
-}
-
 /// The agent client on the built-in roots alone (see [`crate::tls::Roots`]); the
 /// functions build theirs with `AGENT_CA_FILE` too.
 #[cfg(test)]
@@ -138,7 +60,7 @@ pub fn http_client() -> Result<reqwest::Client, RemoteError> {
 
 /// Reads a body whole; None past `limit` bytes (checked on Content-Length first, then
 /// as it arrives, so nothing beyond the limit is held).
-async fn read_capped(
+pub(super) async fn read_capped(
     mut response: reqwest::Response,
     limit: usize,
 ) -> Result<Option<Vec<u8>>, reqwest::Error> {
@@ -171,40 +93,11 @@ async fn read_skimmed(
     Ok(skim.finish())
 }
 
-pub async fn fetch_card(
-    http: &reqwest::Client,
-    base_url: &str,
-    timeouts: Timeouts,
-) -> Result<(AgentCard, Url), RemoteError> {
-    let url = card_url(base_url)?;
-    let response = http
-        .get(url.clone())
-        .header("a2a-version", A2A_VERSION)
-        .timeout(timeouts.call)
-        .send()
-        .await
-        .map_err(|e| timeout_or("GetAgentCard", timeouts.call, e))?;
-    let status = response.status();
-    if !status.is_success() {
-        return Err(RemoteError::Card(format!("{url} answered HTTP {status}")));
-    }
-    let body = read_capped(response, MAX_CARD_BYTES)
-        .await
-        .map_err(|e| timeout_or("GetAgentCard", timeouts.call, e))?
-        .ok_or(RemoteError::TooLarge {
-            what: "the card",
-            limit: MAX_CARD_BYTES,
-        })?;
-    let card = serde_json::from_slice::<AgentCard>(&body).map_err(|e| {
-        RemoteError::Card(bounded_message(&format!("{url} is not an agent card: {e}")))
-    })?;
-    Ok((card, url))
-}
-
 /// A connected agent: its card read, its interface chosen. Reached only through [`Agent`].
 pub struct AgentClient {
     http: reqwest::Client,
     agent: ResolvedAgent,
+    calls: Calls,
     headers: HeaderMap,
     timeouts: Timeouts,
     next_id: AtomicU64,
@@ -219,32 +112,43 @@ impl AgentClient {
         participant: Option<&str>,
         timeouts: Timeouts,
     ) -> Result<Self, RemoteError> {
-        let (card, url) = fetch_card(&http, base_url, timeouts).await?;
-        let agent = ResolvedAgent::from_card(&card, &url)?;
-        Self::new(http, agent, participant, timeouts)
-    }
-
-    pub(crate) fn new(
-        http: reqwest::Client,
-        agent: ResolvedAgent,
-        participant: Option<&str>,
-        timeouts: Timeouts,
-    ) -> Result<Self, RemoteError> {
+        let at = super::card::CardAt::Base(base_url);
+        let (card, url) = super::card::fetch_card(&http, at, &HeaderMap::new(), timeouts).await?;
+        let agent = ResolvedAgent::from_card(&card, &url, &[])?;
         let mut headers = HeaderMap::new();
-        headers.insert("a2a-version", HeaderValue::from_static(A2A_VERSION));
-        if !agent.extensions.is_empty() {
-            let value = HeaderValue::from_str(&agent.extensions.join(","))
-                .map_err(|_| RemoteError::Card("an extension URI is not a valid header".into()))?;
-            headers.insert("a2a-extensions", value);
-        }
         if let Some(p) = participant {
             let value = HeaderValue::from_str(p)
                 .map_err(|_| RemoteError::Card("participant is not a valid header value".into()))?;
             headers.insert(HeaderName::from_static(PARTICIPANT_HEADER), value);
         }
+        Self::new(http, agent, headers, timeouts)
+    }
+
+    /// `headers` go on every call (the agent's own, its session and participant ones);
+    /// the version and extensions headers are added here.
+    pub(crate) fn new(
+        http: reqwest::Client,
+        agent: ResolvedAgent,
+        mut headers: HeaderMap,
+        timeouts: Timeouts,
+    ) -> Result<Self, RemoteError> {
+        headers.insert(
+            "a2a-version",
+            HeaderValue::from_static(agent.dialect.version()),
+        );
+        if !agent.extensions.is_empty() {
+            let value = HeaderValue::from_str(&agent.extensions.join(","))
+                .map_err(|_| RemoteError::Card("an extension URI is not a valid header".into()))?;
+            headers.insert("a2a-extensions", value);
+        }
+        let calls = Calls {
+            dialect: agent.dialect,
+            tenant: agent.tenant.clone(),
+        };
         Ok(Self {
             http,
             agent,
+            calls,
             headers,
             timeouts,
             next_id: AtomicU64::new(1),
@@ -262,11 +166,7 @@ impl AgentClient {
         message: &Message,
         return_immediately: bool,
     ) -> Result<SendMessageResult, RemoteError> {
-        let mut params = json!({ "message": message });
-        if return_immediately {
-            params["configuration"] = json!({ "returnImmediately": true });
-        }
-        let call = Call::new("SendMessage", params, Method::POST, &["message:send"]);
+        let call = self.calls.send(&wire(message)?, return_immediately);
         let value: Value = self.unary(call).await?;
         parse_send_result(value)
     }
@@ -275,48 +175,19 @@ impl AgentClient {
         &self,
         message: &Message,
     ) -> Result<EventStream, RemoteError> {
-        let call = Call::new(
-            "SendStreamingMessage",
-            json!({ "message": message }),
-            Method::POST,
-            &["message:stream"],
-        );
-        self.stream(call).await
+        self.stream(self.calls.stream(&wire(message)?)).await
     }
 
     pub(crate) async fn get_task(&self, id: &str) -> Result<Task, RemoteError> {
-        // The stand-in reads only the status: leave the history behind.
-        let mut call = Call::new(
-            "GetTask",
-            json!({ "id": id, "historyLength": 0 }),
-            Method::GET,
-            &["tasks", id],
-        );
-        call.rest_query = Some(("historyLength", "0"));
-        call.rest_body = None;
-        self.unary(call).await
+        self.unary(self.calls.get(id)).await
     }
 
     pub(crate) async fn subscribe_to_task(&self, id: &str) -> Result<EventStream, RemoteError> {
-        let mut call = Call::new(
-            "SubscribeToTask",
-            json!({ "id": id }),
-            Method::POST,
-            &["tasks", &format!("{id}:subscribe")],
-        );
-        call.rest_body = None;
-        self.stream(call).await
+        self.stream(self.calls.subscribe(id)).await
     }
 
     pub(crate) async fn cancel_task(&self, id: &str) -> Result<Task, RemoteError> {
-        let mut call = Call::new(
-            "CancelTask",
-            json!({ "id": id }),
-            Method::POST,
-            &["tasks", &format!("{id}:cancel")],
-        );
-        call.rest_body = Some(json!({}));
-        self.unary(call).await
+        self.unary(self.calls.cancel(id)).await
     }
 
     /// Registers a push config under our own id (SDKs disagree on the default id).
@@ -326,17 +197,8 @@ impl AgentClient {
     ) -> Result<TaskPushNotificationConfig, RemoteError> {
         let params = serde_json::to_value(config)
             .map_err(|e| RemoteError::InvalidResponse(format!("cannot encode push config: {e}")))?;
-        let mut rest_body = params.clone();
-        if let Some(obj) = rest_body.as_object_mut() {
-            obj.remove("taskId");
-        }
-        let mut call = Call::new(
-            "CreateTaskPushNotificationConfig",
-            params,
-            Method::POST,
-            &["tasks", &config.task_id, "pushNotificationConfigs"],
-        );
-        call.rest_body = Some(rest_body);
+        let config_id = config.id.as_deref().unwrap_or_default();
+        let call = self.calls.create_push(&params, &config.task_id, config_id);
         self.unary(call).await
     }
 
@@ -346,14 +208,9 @@ impl AgentClient {
         task_id: &str,
         config_id: &str,
     ) -> Result<(), RemoteError> {
-        let mut call = Call::new(
-            "DeleteTaskPushNotificationConfig",
-            json!({ "taskId": task_id, "id": config_id }),
-            Method::DELETE,
-            &["tasks", task_id, "pushNotificationConfigs", config_id],
-        );
-        call.rest_body = None;
-        let _: Value = self.unary(call).await?;
+        let _: Value = self
+            .unary(self.calls.delete_push(task_id, config_id))
+            .await?;
         Ok(())
     }
 
@@ -364,7 +221,7 @@ impl AgentClient {
                 let body = json!({
                     "jsonrpc": "2.0",
                     "id": id,
-                    "method": call.method,
+                    "method": call.rpc_method,
                     "params": call.params,
                 });
                 self.http
@@ -398,39 +255,50 @@ impl AgentClient {
 
     async fn unary<T: DeserializeOwned>(&self, call: Call) -> Result<T, RemoteError> {
         let timeout = self.timeouts.call;
+        let operation = call.operation;
         let response = self
             .request(&call)?
             .timeout(timeout)
             .send()
             .await
-            .map_err(|e| timeout_or(call.method, timeout, e))?;
+            .map_err(|e| timeout_or(operation, timeout, e))?;
         let status = response.status();
         let body = read_skimmed(response, MAX_RESPONSE_BYTES)
             .await
-            .map_err(|e| timeout_or(call.method, timeout, e))?
+            .map_err(|e| timeout_or(operation, timeout, e))?
             .ok_or(RemoteError::TooLarge {
                 what: "an answer",
                 limit: MAX_RESPONSE_BYTES,
             })?;
+        // A 0.3 delete may answer an empty body, or JSON-RPC with no result.
+        let nothing = call.answer == Answer::Nothing;
+        if nothing && status.is_success() && body.iter().all(u8::is_ascii_whitespace) {
+            return serde_json::from_value(Value::Null).map_err(|e| invalid(operation, e));
+        }
         let value = parse_json_or_status(&body, status.as_u16())?;
         let result = match self.agent.binding {
+            Binding::JsonRpc if nothing && value.get("error").is_none() => {
+                value.get("result").cloned().unwrap_or(Value::Null)
+            }
             Binding::JsonRpc => jsonrpc_result(value)?,
             Binding::HttpJson if status.is_success() => value,
             Binding::HttpJson => return Err(rest_error(&value, status.as_u16())),
         };
-        serde_json::from_value(result).map_err(|e| invalid(&format!("{} result", call.method), e))
+        let result = self.calls.read(&call.answer, self.agent.binding, result);
+        serde_json::from_value(result).map_err(|e| invalid(&format!("{operation} result"), e))
     }
 
     async fn stream(&self, call: Call) -> Result<EventStream, RemoteError> {
         let timeout = self.timeouts.call;
+        let operation = call.operation;
         let request = self.request(&call)?.header(ACCEPT, "text/event-stream");
         let response = tokio::time::timeout(timeout, request.send())
             .await
             .map_err(|_| RemoteError::Timeout {
-                operation: call.method,
+                operation,
                 seconds: timeout.as_secs(),
             })?
-            .map_err(|e| timeout_or(call.method, timeout, e))?;
+            .map_err(|e| timeout_or(operation, timeout, e))?;
         let status = response.status().as_u16();
         let is_sse = response
             .headers()
@@ -442,10 +310,10 @@ impl AgentClient {
             let body = tokio::time::timeout(timeout, read_skimmed(response, MAX_RESPONSE_BYTES))
                 .await
                 .map_err(|_| RemoteError::Timeout {
-                    operation: call.method,
+                    operation,
                     seconds: timeout.as_secs(),
                 })?
-                .map_err(|e| timeout_or(call.method, timeout, e))?
+                .map_err(|e| timeout_or(operation, timeout, e))?
                 .ok_or(RemoteError::TooLarge {
                     what: "an answer",
                     limit: MAX_RESPONSE_BYTES,
@@ -455,7 +323,7 @@ impl AgentClient {
                 Some(error) => super::error::from_error_object(error),
                 None if (200..300).contains(&status) => RemoteError::InvalidResponse(format!(
                     "{} answered JSON where a stream was expected",
-                    call.method
+                    operation
                 )),
                 None => RemoteError::Http { status },
             });
@@ -463,32 +331,16 @@ impl AgentClient {
         Ok(event_stream(
             response,
             self.agent.binding,
+            self.calls.clone(),
             self.timeouts.stream_idle,
         ))
     }
 }
 
-/// One operation in both bindings' terms.
-struct Call {
-    method: &'static str,
-    params: Value,
-    rest_method: Method,
-    rest_path: Vec<String>,
-    rest_query: Option<(&'static str, &'static str)>,
-    rest_body: Option<Value>,
-}
-
-impl Call {
-    fn new(method: &'static str, params: Value, rest_method: Method, rest_path: &[&str]) -> Self {
-        Self {
-            method,
-            rest_body: Some(params.clone()),
-            params,
-            rest_method,
-            rest_path: rest_path.iter().map(|s| (*s).to_owned()).collect(),
-            rest_query: None,
-        }
-    }
+/// 1.0's wire form of a message, which each dialect writes its own way.
+fn wire(message: &Message) -> Result<Value, RemoteError> {
+    serde_json::to_value(message)
+        .map_err(|e| RemoteError::InvalidResponse(format!("cannot encode the message: {e}")))
 }
 
 /// An answer that does not parse. The parser's message quotes the agent's text, so it is
@@ -497,7 +349,11 @@ fn invalid(what: &str, err: impl std::fmt::Display) -> RemoteError {
     RemoteError::InvalidResponse(bounded_message(&format!("{what}: {err}")))
 }
 
-fn timeout_or(operation: &'static str, timeout: Duration, err: reqwest::Error) -> RemoteError {
+pub(super) fn timeout_or(
+    operation: &'static str,
+    timeout: Duration,
+    err: reqwest::Error,
+) -> RemoteError {
     if err.is_timeout() {
         RemoteError::Timeout {
             operation,
@@ -533,7 +389,11 @@ fn jsonrpc_result(mut value: Value) -> Result<Value, RemoteError> {
 fn rest_error(value: &Value, status: u16) -> RemoteError {
     match value.get("error") {
         Some(error) => super::error::from_error_object(error),
-        None => RemoteError::Http { status },
+        // 0.3's HTTP+JSON says only `{"message": …}` and the status.
+        None => match (status, value.get("message").and_then(Value::as_str)) {
+            (404, Some(message)) => RemoteError::TaskNotFound(bounded_message(message)),
+            _ => RemoteError::Http { status },
+        },
     }
 }
 
@@ -541,8 +401,12 @@ fn parse_send_result(value: Value) -> Result<SendMessageResult, RemoteError> {
     serde_json::from_value(value).map_err(|e| invalid("SendMessage result", e))
 }
 
-/// Decodes one SSE event into a stream item (or the error it carries).
-pub fn decode_event(event: &SseEvent, binding: Binding) -> Result<StreamResponse, RemoteError> {
+/// Decodes one SSE event into a stream item (or the error it carries), as 1.0's.
+pub fn decode_event(
+    event: &SseEvent,
+    binding: Binding,
+    calls: &Calls,
+) -> Result<StreamResponse, RemoteError> {
     if event.oversized {
         return Err(RemoteError::TooLarge {
             what: "a stream event",
@@ -564,7 +428,7 @@ pub fn decode_event(event: &SseEvent, binding: Binding) -> Result<StreamResponse
             None => value,
         },
     };
-    serde_json::from_value(item).map_err(|e| invalid("stream item", e))
+    serde_json::from_value(calls.item(binding, item)).map_err(|e| invalid("stream item", e))
 }
 
 struct StreamState {
@@ -572,18 +436,25 @@ struct StreamState {
     decoder: SseDecoder,
     pending: std::collections::VecDeque<SseEvent>,
     binding: Binding,
+    calls: Calls,
     idle: Duration,
     done: bool,
     /// Bytes read so far, skimmed ones included (bounded by `MAX_STREAM_BYTES`).
     read: usize,
 }
 
-fn event_stream(response: reqwest::Response, binding: Binding, idle: Duration) -> EventStream {
+fn event_stream(
+    response: reqwest::Response,
+    binding: Binding,
+    calls: Calls,
+    idle: Duration,
+) -> EventStream {
     let state = StreamState {
         body: response.bytes_stream().boxed(),
         decoder: SseDecoder::new(),
         pending: Default::default(),
         binding,
+        calls,
         idle,
         done: false,
         read: 0,
@@ -591,7 +462,7 @@ fn event_stream(response: reqwest::Response, binding: Binding, idle: Duration) -
     futures_util::stream::unfold(state, |mut s| async move {
         loop {
             if let Some(event) = s.pending.pop_front() {
-                let item = decode_event(&event, s.binding);
+                let item = decode_event(&event, s.binding, &s.calls);
                 if item.is_err() {
                     // An error ends the stream: the server closes it after an error event.
                     s.pending.clear();
@@ -686,33 +557,4 @@ impl Agent for AgentClient {
 /// The wire's events as the model's updates.
 fn updates(events: EventStream) -> UpdateStream {
     events.map(|event| event.map(|e| map::update(&e))).boxed()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_card_url_keeps_the_agent_urls_path() {
-        for (base, card) in [
-            (
-                "https://host/agents/x",
-                "https://host/agents/x/.well-known/agent-card.json",
-            ),
-            (
-                "https://host/agents/x/",
-                "https://host/agents/x/.well-known/agent-card.json",
-            ),
-            (
-                "http://127.0.0.1:9000",
-                "http://127.0.0.1:9000/.well-known/agent-card.json",
-            ),
-        ] {
-            assert_eq!(
-                card_url(base).map(|u| u.to_string()),
-                Ok(card.to_owned()),
-                "{base}"
-            );
-        }
-    }
 }

@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use super::client::{AgentClient, Binding, EventStream, Timeouts, http_client};
+use super::card::Binding;
+use super::client::{AgentClient, EventStream, Timeouts, http_client};
 use super::replay::*;
 use super::types::{
     Message, SendMessageResult, StreamResponse, TaskPushNotificationConfig, TaskState,
@@ -242,25 +243,54 @@ async fn follow_ups_carry_task_and_context_ids() {
     assert_eq!(params["configuration"]["returnImmediately"], true);
 }
 
+/// `A2A-Extensions` names only what the operator named for the agent (the stand-in
+/// implements none itself), whatever the card advertises.
 #[tokio::test]
-async fn extensions_header_lists_only_what_the_card_advertises() {
+async fn extensions_header_lists_only_what_the_operator_names() {
     let card = card_with(|c| {
         c["capabilities"]["extensions"] =
             json!([{"uri": "https://ext.example/a"}, {"uri": "https://ext.example/b"}])
     });
-    let server = ReplayServer::start(vec![
-        card,
-        captured("a_jsonrpc_main/03_get_task_input_required.json"),
-    ])
-    .await;
-    let client = AgentClient::connect(http_client().expect("client"), &server.base, None, quick())
-        .await
-        .expect("card");
-    client.get_task(TASK).await.expect("task");
-    assert_eq!(
-        server.requests()[1].header("a2a-extensions"),
-        Some("https://ext.example/a,https://ext.example/b")
-    );
+    for (named, header) in [
+        (vec![], None),
+        (
+            vec!["https://ext.example/a".to_owned()],
+            Some("https://ext.example/a"),
+        ),
+    ] {
+        let server = ReplayServer::start(vec![
+            card.clone(),
+            captured("a_jsonrpc_main/03_get_task_input_required.json"),
+        ])
+        .await;
+        let reach = crate::connector::Reach {
+            url: &server.base,
+            card_url: None,
+            allowed_origins: &[],
+            participant: None,
+            headers: &[("x-tenant-key".to_owned(), "k1".to_owned())],
+            session: Some(("x-session", "s-0123456789012345678901234567890123")),
+            extensions: &named,
+        };
+        let client = crate::connector::Connector::new(http_client().expect("client"))
+            .connect("agent", reach)
+            .await
+            .expect("card");
+        client.get_task(TASK).await.expect("task");
+        let requests = server.requests();
+        assert_eq!(requests[1].header("a2a-extensions"), header);
+        for request in &requests {
+            assert_eq!(
+                request.header("x-tenant-key"),
+                Some("k1"),
+                "on the card's fetch too"
+            );
+            assert_eq!(
+                request.header("x-session"),
+                Some("s-0123456789012345678901234567890123")
+            );
+        }
+    }
 }
 
 #[tokio::test]

@@ -97,14 +97,18 @@ fn status_update(update: &TaskStatusUpdateEvent) -> Status {
     }
 }
 
-/// One stream item (or push body). Artifacts and messages carry no task state.
+/// One stream item (or push body). Artifacts and messages about a task carry no task
+/// state; a message that names no task is a direct answer.
 pub fn update(event: &StreamResponse) -> Update {
     if let Some(t) = &event.task {
         return Update::Status(task(t));
     }
-    match &event.status_update {
-        Some(u) => Update::Status(status_update(u)),
-        None => Update::Other,
+    match (&event.status_update, &event.message) {
+        (Some(u), _) => Update::Status(status_update(u)),
+        (None, Some(m)) if m.task_id.as_deref().is_none_or(str::is_empty) => {
+            Update::Answer(m.text())
+        }
+        _ => Update::Other,
     }
 }
 

@@ -1,15 +1,22 @@
-//! A2A 1.0 as the official SDK speaks it (the choices are in docs/decisions.md). Private
-//! to the crate: what leaves it is the model (`map`).
+//! A2A as the official SDKs speak it, 1.0 and 0.3 (the choices are in docs/decisions.md).
+//! Private to the crate: what leaves it is the model (`map`). One set of wire types
+//! (`types`, 1.0's) and one reading of them (`map`); each dialect and binding is read into
+//! them at the edge (`dialect`, `v03`).
 
+pub mod card;
 pub mod client;
+pub mod dialect;
 pub mod error;
 pub mod limits;
 pub mod map;
 pub mod reach;
 pub mod sse;
 pub mod types;
+pub mod v03;
 
 #[cfg(test)]
 mod client_tests;
+#[cfg(test)]
+mod client_tests_v03;
 #[cfg(test)]
 mod replay;

@@ -249,3 +249,35 @@ pub fn json_reply(status: u16, body: Value) -> Reply {
         body: body.to_string().into_bytes(),
     }
 }
+
+/// An exchange captured from a 0.3 server (`tests/data/a2a-0.3/`): its JSON body or its
+/// SSE stream as it came, in `piece`-byte writes.
+pub fn captured_03(rel: &str, edit: impl FnOnce(&mut Value)) -> Reply {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/a2a-0.3")
+        .join(rel);
+    let text = std::fs::read_to_string(path).expect("fixture exists");
+    let mut fixture: Value = serde_json::from_str(&text).expect("fixture is JSON");
+    let response = &mut fixture["response"];
+    if let Some(raw) = response["sse_raw"].as_str() {
+        return Reply::Sse {
+            body: raw.as_bytes().to_vec(),
+            piece: 17,
+            hold_open: false,
+        };
+    }
+    edit(&mut response["body"]);
+    json_reply(
+        response["status"].as_u64().expect("status") as u16,
+        response["body"].clone(),
+    )
+}
+
+/// The request a 0.3 capture sent.
+pub fn captured_request_03(rel: &str) -> Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/a2a-0.3")
+        .join(rel);
+    let text = std::fs::read_to_string(path).expect("fixture exists");
+    serde_json::from_str::<Value>(&text).expect("fixture is JSON")["request"]["body"].clone()
+}

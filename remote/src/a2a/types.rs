@@ -254,6 +254,9 @@ pub struct AgentInterface {
 pub struct AgentExtension {
     #[serde(default)]
     pub uri: String,
+    /// The agent refuses clients that do not speak it.
+    #[serde(default)]
+    pub required: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -267,6 +270,18 @@ pub struct AgentCapabilities {
     pub extensions: Vec<AgentExtension>,
 }
 
+/// A 0.3 card's other interfaces (`additionalInterfaces`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct LegacyInterface {
+    #[serde(default)]
+    pub url: String,
+    #[serde(default)]
+    pub transport: String,
+}
+
+/// A card of either version: 1.0's `supportedInterfaces`, or 0.3's `url`,
+/// `preferredTransport`, `additionalInterfaces` and `protocolVersion`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct AgentCard {
@@ -278,6 +293,14 @@ pub struct AgentCard {
     pub supported_interfaces: Vec<AgentInterface>,
     #[serde(default)]
     pub capabilities: AgentCapabilities,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preferred_transport: Option<String>,
+    #[serde(default)]
+    pub additional_interfaces: Vec<LegacyInterface>,
 }
 
 fn is_blank(s: &Option<String>) -> bool {

@@ -158,9 +158,9 @@ pub async fn follow<S: RowStore, D: Doorbell, A: Agent>(
     }
     if !agent.can_stream() {
         // Its card says it cannot stream (the watch was chosen without the card): there
-        // is nothing to follow, so the watch turns off rather than loop on refusals.
-        info!(task_id, "the agent cannot stream; the watch turns off");
-        store.set_watch(task_id, &Watch::off()).await?;
+        // is nothing to follow, so the stand-in polls rather than loop on refusals.
+        info!(task_id, "the agent cannot stream; the watch polls");
+        store.set_watch(task_id, &Watch::poll()).await?;
         return match doorbell::follow_report(
             store,
             bell,
@@ -287,12 +287,32 @@ impl<S: RowStore, D: Doorbell, A: Agent> Follower<'_, S, D, A> {
                 }
             };
         }
-        if matches!(err, RemoteError::TaskNotFound(_)) {
-            // The agent no longer knows the task: nothing more can be heard.
-            info!(task_id = %self.row.task_id, "remote task gone; the watch turns off");
-            self.store
-                .set_watch(&self.row.task_id, &Watch::off())
-                .await?;
+        if err.refuses_subscribe() {
+            // The subscribe is refused (a2a-sdk 0.3 and a2a-go answer "not found" for an
+            // input-required task; others lack the method): if GetTask still knows the
+            // task the stand-in polls it, else nothing more can be heard.
+            let agent = self.agent;
+            let Some(fetched) = self.beating(agent.get(remote)).await? else {
+                return Ok(Step::Stop(FollowEnd::ParkOver));
+            };
+            let watch = match fetched {
+                Ok(_) => {
+                    info!(task_id = %self.row.task_id, error = %err, "subscribe refused, the task is known; the watch polls");
+                    Watch::poll()
+                }
+                Err(e) if e.is_retryable() => {
+                    warn!(task_id = %self.row.task_id, error = %e, "GetTask after a refused subscribe failed");
+                    return self
+                        .report(None, FollowOutcome::Failed)
+                        .await
+                        .map(Step::Stop);
+                }
+                Err(_) => {
+                    info!(task_id = %self.row.task_id, "remote task gone; the watch turns off");
+                    Watch::off()
+                }
+            };
+            self.store.set_watch(&self.row.task_id, &watch).await?;
             return self.report(None, FollowOutcome::Gone).await.map(Step::Stop);
         }
         warn!(task_id = %self.row.task_id, error = %err, "follow stream failed; subscribing again");
@@ -397,6 +417,6 @@ impl<S: RowStore, D: Doorbell, A: Agent> Follower<'_, S, D, A> {
 fn changed_at(update: &standin_remote::Update) -> Option<&str> {
     match update {
         standin_remote::Update::Status(status) => status.at.as_deref(),
-        standin_remote::Update::Other => None,
+        standin_remote::Update::Answer(_) | standin_remote::Update::Other => None,
     }
 }

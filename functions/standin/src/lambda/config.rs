@@ -133,6 +133,7 @@ impl StepSettings {
                 })?,
             pacing: Pacing {
                 idle_recheck_secs: positive(env, "IDLE_RECHECK_SECS", IDLE_RECHECK_SECS)?,
+                ..Pacing::default()
             },
             turn_window: Duration::from_secs(positive(
                 env,

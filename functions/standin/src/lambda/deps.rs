@@ -119,12 +119,24 @@ impl StepDeps {
     }
 
     /// Reads the agent's card (once per process and entry: an edited entry reads it
-    /// again) and connects.
-    pub async fn connect(&self, spec: &AgentSpec) -> Result<AgentClient, RemoteError> {
+    /// again) and connects on behalf of stand-in `task_id`.
+    pub async fn connect(
+        &self,
+        spec: &AgentSpec,
+        task_id: &str,
+    ) -> Result<AgentClient, RemoteError> {
+        let session = spec
+            .session_header
+            .as_deref()
+            .map(|name| (name, crate::agents::session_id(task_id)));
         let reach = Reach {
             url: &spec.url,
+            card_url: spec.card_url.as_deref(),
             allowed_origins: &spec.allowed_origins,
             participant: spec.participant.as_deref(),
+            headers: &spec.headers,
+            session: session.as_ref().map(|(name, id)| (*name, id.as_str())),
+            extensions: &spec.extensions,
         };
         self.agents
             .connect(&spec.to_entry().to_string(), reach)

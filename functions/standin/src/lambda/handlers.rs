@@ -44,16 +44,18 @@ impl ParkInput {
 /// Connects to the stand-in's agent only when the step asks.
 fn connector(
     deps: &'static StepDeps,
+    task_id: &str,
     agent: &str,
     spec: Option<AgentSpec>,
 ) -> impl FnOnce() -> std::pin::Pin<
     Box<dyn Future<Output = Result<AgentClient, RemoteError>> + Send + 'static>,
 > + use<> {
     let agent = agent.to_owned();
+    let task_id = task_id.to_owned();
     move || {
         Box::pin(async move {
             match spec {
-                Some(spec) => deps.connect(&spec).await,
+                Some(spec) => deps.connect(&spec, &task_id).await,
                 None => Err(RemoteError::Card(format!(
                     "no agent {agent:?} in the stack's Agents or the agent registry"
                 ))),
@@ -68,11 +70,20 @@ async fn reach(
     step: &Step,
 ) -> Result<(Option<AgentSpec>, impl FnOnce() -> ConnectFuture + use<>), StepFailure> {
     let spec = deps.spec(&step.task_id, &step.agent).await?;
-    Ok((spec.clone(), connector(deps, &step.agent, spec)))
+    Ok((
+        spec.clone(),
+        connector(deps, &step.task_id, &step.agent, spec),
+    ))
 }
 
 type ConnectFuture =
     std::pin::Pin<Box<dyn Future<Output = Result<AgentClient, RemoteError>> + Send + 'static>>;
+
+/// The deployment's pacing with the stand-in's agent's own poll bound.
+fn pacing(deps: &StepDeps, spec: Option<&AgentSpec>) -> steps::next::Pacing {
+    let pacing = deps.settings.pacing;
+    spec.map_or(pacing, |spec| pacing.with_poll_max(spec.poll_max_interval))
+}
 
 pub async fn turn(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailure> {
     let (spec, connect) = reach(deps, &step).await?;
@@ -83,7 +94,7 @@ pub async fn turn(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailu
         spec.as_ref(),
         step,
         settings.turn_window,
-        settings.pacing,
+        pacing(deps, spec.as_ref()),
     )
     .await?;
     Ok(step)
@@ -98,21 +109,21 @@ pub async fn register(deps: &'static StepDeps, step: Step) -> Result<Step, StepF
         spec.as_ref(),
         settings.push_base_url.as_deref(),
         step,
-        settings.pacing,
+        pacing(deps, spec.as_ref()),
     )
     .await?;
     Ok(step)
 }
 
 pub async fn wake(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailure> {
-    let (_, connect) = reach(deps, &step).await?;
+    let (spec, connect) = reach(deps, &step).await?;
     let settings = &deps.settings;
     let step = steps::wake(
         &deps.store,
         connect,
         step,
         settings.history_bound,
-        settings.pacing,
+        pacing(deps, spec.as_ref()),
     )
     .await?;
     Ok(step)
@@ -160,7 +171,7 @@ pub async fn follow(deps: &'static StepDeps, input: ParkInput) -> Result<Value, 
         token: &input.token,
         owner: input.owner(),
     };
-    let connect = connector(deps, &input.agent, spec)();
+    let connect = connector(deps, &input.task_id, &input.agent, spec)();
     let end = follow::run(&deps.store, &deps.bell, connect, &park, timing).await?;
     Ok(json!({"follow": format!("{end:?}")}))
 }

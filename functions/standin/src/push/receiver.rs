@@ -1,6 +1,11 @@
 //! The push receiver (docs/architecture.md): a doorbell check in a fixed order
 //! (413 → 401 → 400 → 401 / 204). Nothing from the body is applied; a refusal writes
 //! nothing and rings nothing, and every 401 looks the same.
+//!
+//! A body over 64 KiB is refused (413) before anything else, unless it comes with the
+//! stand-in's own token: a 0.3 agent pushes the whole task, history and artifacts
+//! included, and a genuine push must not be lost to its size. Such a body is not read at
+//! all; the ring claims no state and the wake asks GetTask, as after any push.
 
 use crate::metrics::Metric;
 use http::HeaderMap;
@@ -16,6 +21,8 @@ use standin_wire::TaskState;
 
 pub const MAX_PUSH_BYTES: usize = 64 * 1024;
 pub const TOKEN_HEADER: &str = "x-a2a-notification-token";
+/// The Rust SDK's spelling of the token header.
+pub const RUST_SDK_TOKEN_HEADER: &str = "a2a-notification-token";
 
 /// Why a push was refused; the category is logged, never the token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -115,12 +122,17 @@ pub fn declared_too_large(headers: &HeaderMap) -> bool {
         .is_some_and(|n| n > MAX_PUSH_BYTES as u64)
 }
 
+/// The token from each header real senders use: `X-A2A-Notification-Token` (the Python
+/// and JS SDKs), `A2A-Notification-Token` (the Rust SDK), `Authorization: Bearer`.
 pub fn presented_token(headers: &HeaderMap) -> Option<&str> {
-    let from_header = headers
-        .get(TOKEN_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::trim)
-        .filter(|t| !t.is_empty());
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+    };
+    let from_header = header(TOKEN_HEADER).or_else(|| header(RUST_SDK_TOKEN_HEADER));
     from_header.or_else(|| {
         let auth = headers.get(AUTHORIZATION)?.to_str().ok()?.trim();
         let (scheme, value) = auth.split_once(' ')?;
@@ -196,6 +208,12 @@ pub async fn receive<S: RowStore, D: Doorbell>(
 ) -> PushResponse {
     let push = match precheck(headers, body) {
         Ok(push) => push,
+        Err(Refusal::TooLarge) => match presented_token(headers) {
+            Some(token) if super::token::looks_like_ours(token) => {
+                return receive_oversized(store, bell, task_id, TokenDigest::of(token)).await;
+            }
+            _ => return PushResponse::refused(task_id, Refusal::TooLarge),
+        },
         Err(refusal) => return PushResponse::refused(task_id, refusal),
     };
     let row = match store.get(task_id).await {
@@ -219,6 +237,54 @@ pub async fn receive<S: RowStore, D: Doorbell>(
         }
         Err(StoreError::Refused(_) | StoreError::NotFound(_)) => {
             PushResponse::refused(task_id, Refusal::NotAccepted("lost_race"))
+        }
+        Err(err) => store_failure(task_id, &err),
+    }
+}
+
+/// A body too large to read, with a token shaped like ours: it rings only if the token is
+/// this stand-in's, for the remote task the row watches; anyone else still gets the 413.
+async fn receive_oversized<S: RowStore, D: Doorbell>(
+    store: &S,
+    bell: &D,
+    task_id: &str,
+    digest: TokenDigest,
+) -> PushResponse {
+    let row = match store.get(task_id).await {
+        Ok(row) => row,
+        Err(err) => return store_failure(task_id, &err),
+    };
+    let remote_task_id = row
+        .as_ref()
+        .and_then(|r| r.remote_task_id.clone())
+        .unwrap_or_default();
+    let push = CheckedPush {
+        digest,
+        remote_task_id,
+        claimed: None,
+    };
+    if authorize(row.as_ref(), &push).is_err() {
+        return PushResponse::refused(task_id, Refusal::TooLarge);
+    }
+    let guard = Guard::Push {
+        digest: push.digest,
+        remote_task_id: push.remote_task_id,
+    };
+    match ring(
+        store,
+        bell,
+        task_id,
+        &WakeEvent::Push { claimed: None },
+        &guard,
+    )
+    .await
+    {
+        Ok(_) => {
+            crate::metrics::record(Metric::PushesAccepted, 1.0, None, Some(task_id));
+            PushResponse::ACCEPTED
+        }
+        Err(StoreError::Refused(_) | StoreError::NotFound(_)) => {
+            PushResponse::refused(task_id, Refusal::TooLarge)
         }
         Err(err) => store_failure(task_id, &err),
     }

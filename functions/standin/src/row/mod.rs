@@ -41,6 +41,14 @@ impl Watch {
             token_digest: None,
         }
     }
+
+    pub fn poll() -> Self {
+        Self {
+            mode: WatchMode::Poll,
+            config_id: None,
+            token_digest: None,
+        }
+    }
 }
 
 /// How a follow window ended, as the follow function reports it.

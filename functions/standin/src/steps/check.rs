@@ -40,7 +40,7 @@ where
         Ok(agent) => agent,
         Err(err) => {
             warn!(task_id = %step.task_id, error = %err, "agent unavailable for GetTask; keeping the last state");
-            let next = next::after_check(&mut step.cursor, row.mode(), None, pacing);
+            let next = next::after_check(&mut step.cursor, row.mode(), None, false, pacing);
             return Ok(step.then(next));
         }
     };
@@ -67,15 +67,23 @@ where
             }
         }
     }
+    let mut changed = false;
     if let Some(out) = &fetched {
         match apply_open(store, &step.task_id, out).await? {
             Outcome::AlreadyFinal => return Ok(step.then(Next::End(EndCause::Final))),
             Outcome::Changed => {
+                changed = true;
                 crate::metrics::heard(changed_at.as_deref(), row.mode().as_str(), &step.task_id);
             }
             Outcome::Unchanged => {}
         }
     }
-    let next = next::after_check(&mut step.cursor, row.mode(), fetched.as_ref(), pacing);
+    let next = next::after_check(
+        &mut step.cursor,
+        row.mode(),
+        fetched.as_ref(),
+        changed,
+        pacing,
+    );
     Ok(step.then(next))
 }

@@ -24,17 +24,35 @@ pub const FOLLOW_PARK_SECS: u64 = FOLLOW_WINDOW_SECS + 60;
 /// an hour keeps an idle stand-in near free (the cost model is in docs/performance.md).
 pub const IDLE_RECHECK_SECS: u64 = 3600;
 
-/// The timings the decisions need that a deployment may set.
+/// The first wait of a poll, and the wait after a poll that heard a change.
+pub const POLL_FIRST_SECS: u64 = 2;
+/// The longest wait between polls, when the agent does not set `poll_max_interval`.
+pub const POLL_MAX_SECS: u64 = 60;
+
+/// The timings the decisions need that a deployment (or the stand-in's agent) may set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pacing {
     /// How long a push or off park waits before re-checking (`IDLE_RECHECK_SECS`).
     pub idle_recheck_secs: u64,
+    /// The longest wait between two polls (the agent's `poll_max_interval`).
+    pub poll_max_secs: u64,
 }
 
 impl Default for Pacing {
     fn default() -> Self {
         Self {
             idle_recheck_secs: IDLE_RECHECK_SECS,
+            poll_max_secs: POLL_MAX_SECS,
+        }
+    }
+}
+
+impl Pacing {
+    /// The pacing of a stand-in on an agent whose `poll_max_interval` is `poll_max`.
+    pub fn with_poll_max(self, poll_max: std::time::Duration) -> Self {
+        Self {
+            poll_max_secs: poll_max.as_secs().max(POLL_FIRST_SECS),
+            ..self
         }
     }
 }
@@ -60,6 +78,36 @@ pub struct Cursor {
     /// stores its token only if its number is the newest the row has seen.
     #[serde(default)]
     pub parks: u64,
+    /// A polled stand-in's next wait, in seconds (0: none yet, the first is
+    /// `POLL_FIRST_SECS`): doubled after each poll that heard nothing, reset after one
+    /// that heard a change and after a turn.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub poll_wait: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl Cursor {
+    /// The wait of the next poll park.
+    fn poll_park_secs(&self, pacing: Pacing) -> u64 {
+        match self.poll_wait {
+            0 => POLL_FIRST_SECS,
+            wait => wait,
+        }
+        .min(pacing.poll_max_secs)
+    }
+
+    /// After a poll: back to the first wait if it heard a change, else twice the wait
+    /// (at most `poll_max_secs`).
+    fn after_poll(&mut self, changed: bool, pacing: Pacing) {
+        self.poll_wait = if changed {
+            POLL_FIRST_SECS
+        } else {
+            (self.poll_park_secs(pacing) * 2).min(pacing.poll_max_secs)
+        };
+    }
 }
 
 impl Cursor {
@@ -136,6 +184,12 @@ pub fn park_for(cursor: &mut Cursor, mode: WatchMode, pacing: Pacing) -> Next {
     if mode == WatchMode::Follow {
         return Next::Follow { park };
     }
+    if mode == WatchMode::Poll {
+        return Next::Park {
+            park,
+            timeout_secs: cursor.poll_park_secs(pacing),
+        };
+    }
     Next::Park {
         park,
         timeout_secs: pacing.idle_recheck_secs.max(1),
@@ -193,8 +247,16 @@ pub fn after_wake(
                 cursor.follow_retry = true;
                 park_for(cursor, mode, pacing)
             }
-            // The follow function turned the watch off on the row.
-            FollowOutcome::Gone => park_for(cursor, WatchMode::Off, pacing),
+            // The follow function changed the watch on the row (to poll, or off when the
+            // agent no longer knows the task); `mode` is the row's, read at the drain.
+            FollowOutcome::Gone => {
+                let mode = if mode == WatchMode::Follow {
+                    WatchMode::Off
+                } else {
+                    mode
+                };
+                park_for(cursor, mode, pacing)
+            }
         },
         None => match woke {
             Woke::TimedOut if cursor.recheck.is_some_and(|r| r.waits > 0) => Next::Check {
@@ -208,6 +270,10 @@ pub fn after_wake(
             // An idle push park ran its time with nothing heard: a push may have been lost
             // (senders do not retry), so look for ourselves.
             Woke::TimedOut if mode == WatchMode::Push => Next::Check {
+                push_triggered: false,
+            },
+            // A poll's wait is over: ask.
+            Woke::TimedOut if mode == WatchMode::Poll => Next::Check {
                 push_triggered: false,
             },
             // Off re-parks (a park whose invoke never ran is replaced this way); a follow
@@ -225,16 +291,21 @@ pub fn after_wake(
 }
 
 /// After a check: `fetched` is `None` when GetTask failed (fail closed: the row keeps its
-/// last state, and a disagreeing push still gets its rechecks).
+/// last state, and a disagreeing push still gets its rechecks); `changed` says whether
+/// it told the parent something new (a poll's next wait depends on it).
 pub fn after_check(
     cursor: &mut Cursor,
     mode: WatchMode,
     fetched: Option<&RemoteOut>,
+    changed: bool,
     pacing: Pacing,
 ) -> Next {
     if fetched.is_some_and(|out| out.is_final) {
         cursor.recheck = None;
         return Next::End(EndCause::Final);
+    }
+    if mode == WatchMode::Poll {
+        cursor.after_poll(changed, pacing);
     }
     if let Some(r) = cursor.recheck.as_mut() {
         let agrees = matches!((r.claimed, fetched), (Some(c), Some(out)) if c == out.state);
@@ -260,7 +331,11 @@ pub fn after_turn(
     }
     match watch {
         None => Next::Register,
-        Some(mode) => park_for(cursor, mode, pacing),
+        Some(mode) => {
+            // A turn moves the task: poll soon again.
+            cursor.poll_wait = 0;
+            park_for(cursor, mode, pacing)
+        }
     }
 }
 

@@ -178,8 +178,12 @@ async fn exchange<S: RowStore, A: Agent>(
             }
         }
     };
+    // A direct answer (a message, no task) ends the exchange: COMPLETED with its text,
+    // about the task the stand-in had, if any.
+    let answered = out.remote_task_id.is_empty() && out.is_final;
     let out = match row.remote_task_id.as_deref() {
         Some(remote) => out.about(remote),
+        None if answered => out,
         None => {
             let too_long = out.remote_task_id.len() > MAX_ID_BYTES
                 || context.as_ref().is_some_and(|c| c.len() > MAX_ID_BYTES);
@@ -234,7 +238,7 @@ async fn send_unary<A: Agent>(
     let deadline = tokio::time::Instant::now() + window;
     let task = match agent.send(message).await? {
         Sent::Task(task) => task,
-        Sent::Answer(_) => return Ok(None),
+        Sent::Answer(text) => return Ok(Some((crate::state::answered(&text), None))),
     };
     let context = task.context_id.clone();
     let mut out = from_status(&task, "");

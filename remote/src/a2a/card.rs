@@ -1,0 +1,357 @@
+//! The agent card: where it is read, which interface of it the stand-in talks to, and in
+//! which dialect (1.0 from `supportedInterfaces`, else 0.3 from `url` and
+//! `preferredTransport`).
+
+use reqwest::Url;
+use reqwest::header::HeaderMap;
+
+use super::client::{Timeouts, read_capped, timeout_or};
+use super::dialect::Dialect;
+use super::limits::{MAX_CARD_BYTES, bounded_message};
+use super::types::AgentCard;
+use crate::error::RemoteError;
+
+pub const CARD_PATH: &str = "/.well-known/agent-card.json";
+/// Where 0.3 servers before 0.3.0 (and many still) serve the card.
+pub const OLD_CARD_PATH: &str = "/.well-known/agent.json";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binding {
+    JsonRpc,
+    HttpJson,
+}
+
+/// What the stand-in takes from an agent card.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedAgent {
+    pub endpoint: Url,
+    pub binding: Binding,
+    pub dialect: Dialect,
+    /// The interface's tenant (1.0): a param of every JSON-RPC call, a path prefix over
+    /// HTTP+JSON.
+    pub tenant: Option<String>,
+    pub streaming: bool,
+    pub push_notifications: bool,
+    /// Sent as `A2A-Extensions`: the ones the operator named for this agent.
+    pub extensions: Vec<String>,
+}
+
+fn binding_named(name: &str) -> Option<Binding> {
+    match name {
+        "JSONRPC" => Some(Binding::JsonRpc),
+        "HTTP+JSON" => Some(Binding::HttpJson),
+        _ => None,
+    }
+}
+
+fn is_one_point_x(version: &str) -> bool {
+    version == "1" || version.starts_with("1.")
+}
+
+/// A card's 0.3 reading applies when it lists no 1.0 interface: `protocolVersion` 0.3
+/// (or 0.2, whose wire 0.3 kept) or none at all beside a `url`.
+fn is_legacy(card: &AgentCard) -> bool {
+    match card.protocol_version.as_deref() {
+        Some(v) => v.starts_with("0.3") || v.starts_with("0.2"),
+        None => card.url.is_some(),
+    }
+}
+
+/// The interface to talk to: `(url, binding, dialect, tenant)`.
+fn choose(card: &AgentCard) -> Result<(String, Binding, Dialect, Option<String>), RemoteError> {
+    let one_point_x = card
+        .supported_interfaces
+        .iter()
+        .filter(|i| is_one_point_x(&i.protocol_version))
+        .find_map(|i| binding_named(&i.protocol_binding).map(|b| (i, b)));
+    if let Some((interface, binding)) = one_point_x {
+        let tenant = interface.tenant.clone().filter(|t| !t.is_empty());
+        return Ok((interface.url.clone(), binding, Dialect::V1, tenant));
+    }
+    if card.supported_interfaces.is_empty() && is_legacy(card) {
+        let preferred = card.url.as_ref().map(|url| {
+            (
+                url,
+                card.preferred_transport.as_deref().unwrap_or("JSONRPC"),
+            )
+        });
+        let others = card
+            .additional_interfaces
+            .iter()
+            .map(|i| (&i.url, i.transport.as_str()));
+        return preferred
+            .into_iter()
+            .chain(others)
+            .find_map(|(url, transport)| {
+                binding_named(transport).map(|b| (url.clone(), b, Dialect::V03, None))
+            })
+            .ok_or_else(|| {
+                RemoteError::Card(
+                    "the 0.3 card offers neither JSONRPC nor HTTP+JSON (url, preferredTransport, additionalInterfaces)"
+                        .into(),
+                )
+            });
+    }
+    if card.supported_interfaces.is_empty() {
+        let version = card.protocol_version.as_deref().unwrap_or("none");
+        return Err(RemoteError::Card(format!(
+            "supportedInterfaces is empty and protocolVersion {version:?} is not 0.3"
+        )));
+    }
+    Err(RemoteError::Card(
+        "no supportedInterfaces entry at protocolVersion 1.0 with binding JSONRPC or HTTP+JSON"
+            .into(),
+    ))
+}
+
+impl ResolvedAgent {
+    /// Picks the first 1.x interface with a binding this client speaks, else a 0.3 one.
+    /// `extensions` are the operator's for this agent: a card that requires another is
+    /// refused, naming it.
+    pub fn from_card(
+        card: &AgentCard,
+        card_url: &Url,
+        extensions: &[String],
+    ) -> Result<Self, RemoteError> {
+        let (url, binding, dialect, tenant) = choose(card)?;
+        let endpoint = card_url.join(&url).map_err(|e| {
+            RemoteError::Card(format!(
+                "the card's interface url {url:?} is not a URL: {e}"
+            ))
+        })?;
+        if !matches!(endpoint.scheme(), "http" | "https") {
+            return Err(RemoteError::Card(format!(
+                "the card's interface url must be http or https, got {}",
+                endpoint.scheme()
+            )));
+        }
+        if let Some(missing) = card
+            .capabilities
+            .extensions
+            .iter()
+            .find(|e| e.required && !extensions.contains(&e.uri))
+        {
+            return Err(RemoteError::Card(bounded_message(&format!(
+                "the agent requires the extension {:?}, which the stand-in does not speak; name it in the agent's extensions if the agent may be used without it",
+                missing.uri
+            ))));
+        }
+        Ok(Self {
+            endpoint,
+            binding,
+            dialect,
+            tenant,
+            streaming: card.capabilities.streaming,
+            push_notifications: card.capabilities.push_notifications,
+            extensions: extensions.to_vec(),
+        })
+    }
+}
+
+/// The card URL for an agent's base URL, under its path as the SDK builds it
+/// (`https://host/agents/x` reads `https://host/agents/x/.well-known/agent-card.json`).
+pub fn card_url(base_url: &str) -> Result<Url, RemoteError> {
+    under(base_url, CARD_PATH)
+}
+
+fn under(base_url: &str, path: &str) -> Result<Url, RemoteError> {
+    let mut base = Url::parse(base_url)
+        .map_err(|e| RemoteError::Card(format!("agent url {base_url:?} is not a URL: {e}")))?;
+    if !base.path().ends_with('/') {
+        let path = format!("{}/", base.path());
+        base.set_path(&path);
+    }
+    base.join(path.trim_start_matches('/'))
+        .map_err(|e| RemoteError::Card(format!("cannot build the card URL: {e}")))
+}
+
+/// Where a card is read.
+#[derive(Debug, Clone, Copy)]
+pub enum CardAt<'a> {
+    /// Under the agent's base URL: the current path, then (on a 404) the 0.3 one.
+    Base(&'a str),
+    /// Exactly here (path and query as configured).
+    Exact(&'a str),
+}
+
+/// Reads the card, with `headers` (the agent's extra headers) on the request.
+pub async fn fetch_card(
+    http: &reqwest::Client,
+    at: CardAt<'_>,
+    headers: &HeaderMap,
+    timeouts: Timeouts,
+) -> Result<(AgentCard, Url), RemoteError> {
+    match at {
+        CardAt::Exact(url) => {
+            let url = Url::parse(url)
+                .map_err(|e| RemoteError::Card(format!("card_url {url:?} is not a URL: {e}")))?;
+            read_card(http, url, headers, timeouts).await
+        }
+        CardAt::Base(base) => match read_card(http, card_url(base)?, headers, timeouts).await {
+            Err(RemoteError::Card(why)) if why.ends_with("HTTP 404 Not Found") => {
+                read_card(http, under(base, OLD_CARD_PATH)?, headers, timeouts)
+                    .await
+                    .map_err(|err| match err {
+                        RemoteError::Card(old) => RemoteError::Card(format!("{why}; {old}")),
+                        other => other,
+                    })
+            }
+            other => other,
+        },
+    }
+}
+
+async fn read_card(
+    http: &reqwest::Client,
+    url: Url,
+    headers: &HeaderMap,
+    timeouts: Timeouts,
+) -> Result<(AgentCard, Url), RemoteError> {
+    let response = http
+        .get(url.clone())
+        .headers(headers.clone())
+        .timeout(timeouts.call)
+        .send()
+        .await
+        .map_err(|e| timeout_or("GetAgentCard", timeouts.call, e))?;
+    let status = response.status();
+    if !status.is_success() {
+        return Err(RemoteError::Card(format!("{url} answered HTTP {status}")));
+    }
+    let body = read_capped(response, MAX_CARD_BYTES)
+        .await
+        .map_err(|e| timeout_or("GetAgentCard", timeouts.call, e))?
+        .ok_or(RemoteError::TooLarge {
+            what: "the card",
+            limit: MAX_CARD_BYTES,
+        })?;
+    let card = serde_json::from_slice::<AgentCard>(&body).map_err(|e| {
+        RemoteError::Card(bounded_message(&format!("{url} is not an agent card: {e}")))
+    })?;
+    Ok((card, url))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn card(value: serde_json::Value) -> AgentCard {
+        serde_json::from_value(value).expect("a card")
+    }
+
+    fn base() -> Url {
+        Url::parse("http://127.0.0.1:9/.well-known/agent-card.json").expect("url")
+    }
+
+    #[test]
+    fn the_card_url_keeps_the_agent_urls_path() {
+        for (base, card) in [
+            (
+                "https://host/agents/x",
+                "https://host/agents/x/.well-known/agent-card.json",
+            ),
+            (
+                "https://host/agents/x/",
+                "https://host/agents/x/.well-known/agent-card.json",
+            ),
+            (
+                "http://127.0.0.1:9000",
+                "http://127.0.0.1:9000/.well-known/agent-card.json",
+            ),
+        ] {
+            assert_eq!(
+                card_url(base).map(|u| u.to_string()),
+                Ok(card.to_owned()),
+                "{base}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_zero_point_three_card_is_read_from_url_and_preferred_transport() {
+        let legacy = card(
+            json!({"protocolVersion": "0.3.0", "url": "http://127.0.0.1:9/rpc",
+            "preferredTransport": "GRPC",
+            "additionalInterfaces": [{"url": "http://127.0.0.1:9/rest", "transport": "HTTP+JSON"}],
+            "capabilities": {"streaming": true}}),
+        );
+        let agent = ResolvedAgent::from_card(&legacy, &base(), &[]).expect("usable");
+        assert_eq!(
+            (agent.endpoint.as_str(), agent.binding, agent.dialect),
+            ("http://127.0.0.1:9/rest", Binding::HttpJson, Dialect::V03)
+        );
+        let plain = card(json!({"protocolVersion": "0.3.0", "url": "http://127.0.0.1:9/"}));
+        let agent = ResolvedAgent::from_card(&plain, &base(), &[]).expect("usable");
+        assert_eq!(
+            (agent.binding, agent.dialect),
+            (Binding::JsonRpc, Dialect::V03)
+        );
+    }
+
+    #[test]
+    fn a_one_point_zero_interface_wins_and_brings_its_tenant() {
+        let both = card(
+            json!({"protocolVersion": "0.3.0", "url": "http://127.0.0.1:9/old",
+            "supportedInterfaces": [{"url": "http://127.0.0.1:9/new", "protocolBinding": "HTTP+JSON",
+                "protocolVersion": "1.0", "tenant": "acme"}]}),
+        );
+        let agent = ResolvedAgent::from_card(&both, &base(), &[]).expect("usable");
+        assert_eq!(
+            (
+                agent.endpoint.path(),
+                agent.dialect,
+                agent.tenant.as_deref()
+            ),
+            ("/new", Dialect::V1, Some("acme"))
+        );
+    }
+
+    #[test]
+    fn unusable_cards_say_why() {
+        for (value, says) in [
+            (
+                json!({"protocolVersion": "0.1", "url": "http://x/"}),
+                "is not 0.3",
+            ),
+            (
+                json!({"name": "no interfaces"}),
+                "supportedInterfaces is empty",
+            ),
+            (
+                json!({"protocolVersion": "0.3.0", "url": "http://x/", "preferredTransport": "GRPC"}),
+                "neither JSONRPC nor HTTP+JSON",
+            ),
+            (
+                json!({"supportedInterfaces": [{"url": "http://x/", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]}),
+                "binding",
+            ),
+        ] {
+            let err =
+                ResolvedAgent::from_card(&card(value.clone()), &base(), &[]).expect_err("refused");
+            assert!(
+                matches!(&err, RemoteError::Card(m) if m.contains(says)),
+                "{value}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_required_extension_the_stand_in_lacks_is_named_unless_the_operator_names_it() {
+        let requiring = card(
+            json!({"supportedInterfaces": [{"url": "http://x/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
+            "capabilities": {"extensions": [{"uri": "https://ext.example/optional"}, {"uri": "https://ext.example/must", "required": true}]}}),
+        );
+        let err = ResolvedAgent::from_card(&requiring, &base(), &[]).expect_err("refused");
+        assert!(
+            err.to_string().contains("https://ext.example/must"),
+            "{err}"
+        );
+        let named = vec!["https://ext.example/must".to_owned()];
+        let agent = ResolvedAgent::from_card(&requiring, &base(), &named).expect("usable");
+        assert_eq!(
+            agent.extensions, named,
+            "only what the operator named is sent"
+        );
+    }
+}
