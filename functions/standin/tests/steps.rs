@@ -1585,3 +1585,26 @@ async fn a_direct_answer_completes_the_stand_in_with_its_text() {
         assert_eq!(w.store.snapshot(ID).unwrap().watch, None);
     }
 }
+
+/// a2a-sdk 0.3's HTTP+JSON cuts every subscribe of an input-required task before its
+/// first event: after a few in a row the stand-in polls, since GetTask knows the task.
+#[tokio::test]
+async fn subscriptions_that_break_before_their_first_event_turn_into_a_poll() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Follow);
+    let step = first_turn(&w, &spec).await;
+    for _ in 0..standin::follow::SUBSCRIBES_BROKEN_BEFORE_POLL {
+        w.agent.script_stream(Ok(vec![Err(RemoteError::Transport(
+            "peer closed connection without sending complete message body".into(),
+        ))]));
+    }
+    assert_eq!(
+        w.follow(&step, "f1").await,
+        FollowEnd::Reported(FollowOutcome::Gone)
+    );
+    assert_eq!(
+        w.agent.count("SubscribeToTask"),
+        standin::follow::SUBSCRIBES_BROKEN_BEFORE_POLL as usize
+    );
+    assert_eq!(w.store.snapshot(ID).unwrap().mode(), WatchMode::Poll);
+}

@@ -44,7 +44,13 @@ struct Follower<'a, S, D, A> {
     row: Row,
     timing: FollowTiming,
     next_beat: Instant,
+    /// Subscriptions in a row that ended or broke before their first event.
+    broken: u32,
 }
+
+/// Subscriptions in a row that end or break before their first event before the
+/// stand-in polls instead.
+pub const SUBSCRIBES_BROKEN_BEFORE_POLL: u32 = 3;
 
 /// Heartbeats the park every `every` while `work` runs (a card read, before there is a
 /// follower): a slow agent must not look like a crashed follow.
@@ -188,6 +194,7 @@ pub async fn follow<S: RowStore, D: Doorbell, A: Agent>(
         next_beat: Instant::now() + timing.heartbeat,
         row,
         timing,
+        broken: 0,
     };
     let deadline = Instant::now() + timing.window;
     while Instant::now() < deadline {
@@ -231,6 +238,7 @@ impl<S: RowStore, D: Doorbell, A: Agent> Follower<'_, S, D, A> {
             Ok(stream) => stream,
             Err(err) => return self.on_error(remote, err).await,
         };
+        let mut seen = false;
         loop {
             let wait = self.next_beat.min(deadline);
             match tokio::time::timeout_at(wait, stream.next()).await {
@@ -242,9 +250,18 @@ impl<S: RowStore, D: Doorbell, A: Agent> Follower<'_, S, D, A> {
                         return Ok(Step::Stop(FollowEnd::ParkOver));
                     }
                 }
+                Ok(None) if !seen => return self.broke(remote, "ended").await,
                 Ok(None) => return Ok(Step::Continue),
+                Ok(Some(Err(err)))
+                    if !seen && !err.refuses_subscribe() && !err.is_terminal_task() =>
+                {
+                    warn!(task_id = %self.row.task_id, error = %err, "subscription broke before its first event");
+                    return self.broke(remote, "broke").await;
+                }
                 Ok(Some(Err(err))) => return self.on_error(remote, err).await,
                 Ok(Some(Ok(event))) => {
+                    seen = true;
+                    self.broken = 0;
                     let known_text = self.known().map_or(String::new(), |k| k.text.clone());
                     if let Some(out) = from_update(&event, &known_text)
                         .map(|o| o.about(remote))
@@ -288,16 +305,39 @@ impl<S: RowStore, D: Doorbell, A: Agent> Follower<'_, S, D, A> {
             };
         }
         if err.refuses_subscribe() {
-            // The subscribe is refused (a2a-sdk 0.3 and a2a-go answer "not found" for an
-            // input-required task; others lack the method): if GetTask still knows the
-            // task the stand-in polls it, else nothing more can be heard.
+            return self.poll_instead(remote, &err.to_string()).await;
+        }
+        warn!(task_id = %self.row.task_id, error = %err, "follow stream failed; subscribing again");
+        Ok(Step::Continue)
+    }
+
+    /// A subscription that ended or broke before its first event. Some servers do that
+    /// to every subscribe of a task they will not stream (a2a-sdk 0.3's HTTP+JSON cuts
+    /// the connection for an input-required task): after a few in a row, poll.
+    async fn broke(&mut self, remote: &str, how: &str) -> Result<Step, StepError> {
+        self.broken += 1;
+        if self.broken < SUBSCRIBES_BROKEN_BEFORE_POLL {
+            return Ok(Step::Continue);
+        }
+        let why = format!(
+            "{} subscriptions in a row {how} before their first event",
+            self.broken
+        );
+        self.poll_instead(remote, &why).await
+    }
+
+    /// The subscribe is refused (a2a-sdk 0.3 and a2a-go answer "not found" for an
+    /// input-required task; others lack the method): if GetTask still knows the task the
+    /// stand-in polls it, else nothing more can be heard.
+    async fn poll_instead(&mut self, remote: &str, why: &str) -> Result<Step, StepError> {
+        {
             let agent = self.agent;
             let Some(fetched) = self.beating(agent.get(remote)).await? else {
                 return Ok(Step::Stop(FollowEnd::ParkOver));
             };
             let watch = match fetched {
                 Ok(_) => {
-                    info!(task_id = %self.row.task_id, error = %err, "subscribe refused, the task is known; the watch polls");
+                    info!(task_id = %self.row.task_id, why, "subscribe refused, the task is known; the watch polls");
                     Watch::poll()
                 }
                 Err(e) if e.is_retryable() => {
@@ -313,10 +353,8 @@ impl<S: RowStore, D: Doorbell, A: Agent> Follower<'_, S, D, A> {
                 }
             };
             self.store.set_watch(&self.row.task_id, &watch).await?;
-            return self.report(None, FollowOutcome::Gone).await.map(Step::Stop);
+            self.report(None, FollowOutcome::Gone).await.map(Step::Stop)
         }
-        warn!(task_id = %self.row.task_id, error = %err, "follow stream failed; subscribing again");
-        Ok(Step::Continue)
     }
 
     /// Runs `work` (opening a stream, GetTask), heartbeating while it takes long; None

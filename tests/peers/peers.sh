@@ -1,0 +1,79 @@
+# shellcheck shell=bash
+# The real A2A servers the end-to-end tests talk to besides the scripted agents, each
+# installed pinned (its lock file) into $STANDIN_CACHE and started on loopback:
+#   27141  a2a-sdk 0.3.26, JSON-RPC, push         (sdk03/)
+#   27142  a2a-sdk 0.3.26, 0.3's HTTP+JSON, push  (sdk03/ --rest)
+#   27143  Strands Agents 1.62 A2AServer          (strands/, a scripted model)
+#   27144  Google ADK 2.13 to_a2a                 (adk/, a scripted model)
+#   27145  @a2a-js/sdk 0.3.14, JSON-RPC, push     (js03/)
+# Sourced after env.sh. install_peers is idempotent (a stamp per lock file); start_peers
+# records the PIDs in PEER_PIDS for the caller's cleanup (stop_peers).
+PEERS_DIR="$STANDIN_ROOT/tests/peers"
+PEER_PIDS=""
+
+peer_venv() {
+  local name=$1 lock="$PEERS_DIR/$1/requirements.lock" venv stamp
+  venv="$STANDIN_CACHE/venv-peer-$name"
+  stamp="$venv/.stamp-$(sha256sum "$lock" | cut -c1-12)"
+  if [ ! -f "$stamp" ]; then
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    PIP_CACHE_DIR="$STANDIN_CACHE/pip" "$venv/bin/pip" install -q --disable-pip-version-check \
+      --no-deps -r "$lock"
+    touch "$stamp"
+  fi
+}
+
+install_peers() {
+  local name js stamp
+  for name in sdk03 strands adk; do peer_venv "$name"; done
+  js="$STANDIN_CACHE/peer-js03"
+  stamp="$js/.stamp-$(cat "$PEERS_DIR/js03/package.json" "$PEERS_DIR/js03/package-lock.json" | sha256sum | cut -c1-12)"
+  if [ ! -f "$stamp" ]; then
+    rm -rf "$js" && mkdir -p "$js"
+    cp "$PEERS_DIR/js03/package.json" "$PEERS_DIR/js03/package-lock.json" "$js/"
+    (cd "$js" && npm_config_cache="$STANDIN_CACHE/npm" npm ci --silent --no-audit --no-fund)
+    touch "$stamp"
+  fi
+  cp "$PEERS_DIR/js03/server.mjs" "$js/server.mjs"
+}
+
+# Starts one peer: name, port, log, command...
+start_peer() {
+  local name=$1 port=$2 log=$3; shift 3
+  "$@" >"$log" 2>&1 &
+  PEER_PIDS="$PEER_PIDS $!"
+  local pid=$!
+  for _ in $(seq 1 150); do
+    curl -fsS --max-time 1 "http://127.0.0.1:$port/.well-known/agent-card.json" >/dev/null 2>&1 && return 0
+    if ! kill -0 "$pid" 2>/dev/null; then
+      cat "$log" >&2
+      echo "the $name peer did not start on 127.0.0.1:$port" >&2
+      return 1
+    fi
+    sleep 0.2
+  done
+  cat "$log" >&2
+  echo "the $name peer did not answer on 127.0.0.1:$port within 30 s" >&2
+  return 1
+}
+
+start_peers() {
+  local logs=$1 venv="$STANDIN_CACHE/venv-peer"
+  start_peer sdk03 27141 "$logs/peer-sdk03.log" \
+    "$venv-sdk03/bin/python" "$PEERS_DIR/sdk03/server.py" --port 27141 --work-seconds 15
+  start_peer sdk03-rest 27142 "$logs/peer-sdk03-rest.log" \
+    "$venv-sdk03/bin/python" "$PEERS_DIR/sdk03/server.py" --port 27142 --rest --work-seconds 15
+  start_peer strands 27143 "$logs/peer-strands.log" \
+    "$venv-strands/bin/python" "$PEERS_DIR/strands/server.py" --port 27143
+  start_peer adk 27144 "$logs/peer-adk.log" \
+    "$venv-adk/bin/python" "$PEERS_DIR/adk/server.py" --port 27144
+  start_peer js03 27145 "$logs/peer-js03.log" \
+    node "$STANDIN_CACHE/peer-js03/server.mjs" --port 27145 --work-seconds 15
+}
+
+stop_peers() {
+  local pid
+  for pid in $PEER_PIDS; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+  PEER_PIDS=""
+}

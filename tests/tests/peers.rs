@@ -1,0 +1,112 @@
+//! The agents people run, as real servers (tests/peers/, installed pinned and started by
+//! `scripts/test`): the official a2a-sdk 0.3 (JSON-RPC and HTTP+JSON) and @a2a-js/sdk 0.3
+//! servers in a two-turn conversation heard by push, by follow and by poll, and the
+//! frameworks' own servers (Strands' `A2AServer`, ADK's `to_a2a`) on scripted models.
+//! Each conversation ends with the right final note and text. Their agents are the
+//! registry's (tests/registry-agents.json), beside the 1.0 stand-ins of the other tests.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
+
+use standin_integration::e2e::{
+    COMPLETED, INPUT_REQUIRED, SOON, WORKING, reply, start_as, states, wait_parked,
+};
+use standin_integration::stack::{Stack, unique};
+
+const STACK: &str = "standin";
+
+/// Asks, is answered "blue", works past the turn window (heard by `watch`), completes.
+async fn widget_conversation(persona: &str, first_watch: &str, later_watch: &str) {
+    let stack = Stack::load(STACK).await;
+    let id = unique(persona);
+    start_as(&stack, persona, &id).await;
+    let notes = stack.wait_notes(&id, 1, SOON).await;
+    assert_eq!(
+        (notes[0]["state"].as_str(), notes[0]["text"].as_str()),
+        (
+            Some(INPUT_REQUIRED),
+            Some("Which colour should the widget be?")
+        ),
+        "{notes:#?}"
+    );
+    wait_parked(&stack, &id, first_watch).await;
+    assert_eq!(reply(&stack, &id, "blue").await, 202);
+    let notes = stack.wait_notes(&id, 3, SOON).await;
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+    assert_eq!(
+        states(&notes),
+        [
+            (1, INPUT_REQUIRED.into(), false),
+            (2, WORKING.into(), false),
+            (3, COMPLETED.into(), true)
+        ],
+        "{persona}: {notes:#?}"
+    );
+    assert_eq!(notes[1]["text"], "Building a blue widget...");
+    assert_eq!(notes[2]["text"], "Your blue widget is ready.");
+    let row = stack.row_status(&id).await;
+    assert_eq!(row["watch"], later_watch, "{row}");
+}
+
+/// One turn that completes: the final note carries the framework's answer.
+async fn one_answer(persona: &str, text: &str) {
+    let stack = Stack::load(STACK).await;
+    let id = unique(persona);
+    start_as(&stack, persona, &id).await;
+    let notes = stack.wait_notes(&id, 1, SOON).await;
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+    let last = notes.last().unwrap();
+    assert_eq!(
+        (
+            last["state"].as_str(),
+            last["text"].as_str(),
+            last["final"].as_bool()
+        ),
+        (Some(COMPLETED), Some(text), Some(true)),
+        "{persona}: {notes:#?}"
+    );
+}
+
+#[tokio::test]
+async fn a2a_sdk_0_3_over_json_rpc_heard_by_push() {
+    widget_conversation("sdk03-push", "push", "push").await;
+}
+
+/// a2a-sdk 0.3 answers a resubscribe to an input-required task "not found": the follow
+/// turns into a poll, which hears the rest.
+#[tokio::test]
+async fn a2a_sdk_0_3_followed_falls_back_to_a_poll() {
+    widget_conversation("sdk03-follow", "poll", "poll").await;
+}
+
+#[tokio::test]
+async fn a2a_sdk_0_3_heard_by_poll() {
+    widget_conversation("sdk03-poll", "poll", "poll").await;
+}
+
+/// 0.3's HTTP+JSON binding, its card read at the configured `card_url` (the older path).
+#[tokio::test]
+async fn a2a_sdk_0_3_over_http_json_heard_by_push() {
+    widget_conversation("sdk03-rest", "push", "push").await;
+}
+
+#[tokio::test]
+async fn the_javascript_sdk_0_3_heard_by_push() {
+    widget_conversation("js03-push", "push", "push").await;
+}
+
+#[tokio::test]
+async fn the_javascript_sdk_0_3_followed() {
+    widget_conversation("js03-follow", "follow", "follow").await;
+}
+
+/// Strands streams its answer in pieces and completes with no status message (the
+/// answer is also an artifact): the last text heard is the final note's.
+#[tokio::test]
+async fn strands_agents_a2a_server_answers() {
+    one_answer("strands", "The answer is 42.").await;
+}
+
+#[tokio::test]
+async fn google_adk_to_a2a_answers() {
+    one_answer("adk", "ADK says: the answer is 42.").await;
+}
