@@ -9,7 +9,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::a2a::card::{CardAt, ResolvedAgent, fetch_card};
 use crate::a2a::client::{AgentClient, Timeouts};
-use crate::a2a::reach::check_interface;
+use crate::a2a::reach::{check_interface, check_target};
 use crate::error::RemoteError;
 
 /// Where an agent is, how far the stand-in may follow its card, and what goes with
@@ -30,6 +30,9 @@ pub struct Reach<'a> {
     pub session: Option<(&'a str, &'a str)>,
     /// Extensions to announce (`A2A-Extensions`); a card requiring another is refused.
     pub extensions: &'a [String],
+    /// Whether the agent (its card, its interface) may be on a private or loopback
+    /// address: the deployment's choice (`AllowPrivateAgents`).
+    pub allow_private: bool,
 }
 
 impl Reach<'_> {
@@ -76,14 +79,24 @@ impl Connector {
         let resolved = match cached {
             Some(resolved) => resolved,
             None => {
+                // The card's own address first: an agent added at run time could name
+                // the function's neighbours.
+                let first = reach.card_url.unwrap_or(reach.url);
+                let first = reqwest::Url::parse(first)
+                    .map_err(|e| RemoteError::Card(format!("{first:?} is not a URL: {e}")))?;
+                check_target(&first, "the agent's card", reach.allow_private).await?;
                 let at = reach
                     .card_url
                     .map_or(CardAt::Base(reach.url), CardAt::Exact);
                 let (card, url) = fetch_card(&self.http, at, &headers, Timeouts::default()).await?;
                 let resolved = ResolvedAgent::from_card(&card, &url, reach.extensions)?;
-                let mut allowed = reach.allowed_origins.to_vec();
-                allowed.push(url.origin().ascii_serialization());
-                check_interface(reach.url, &allowed, &resolved.endpoint).await?;
+                check_interface(
+                    reach.url,
+                    reach.allowed_origins,
+                    &resolved.endpoint,
+                    reach.allow_private,
+                )
+                .await?;
                 if let Ok(mut cards) = self.cards.lock() {
                     cards.insert(key.to_owned(), resolved.clone());
                 }

@@ -75,7 +75,12 @@ async fn a_missing_variable_fails_the_cold_start_naming_it() {
         ("push", TABLES),
         (
             "control",
-            &["TABLE_NAME", "NOTES_TABLE_NAME", "STATE_MACHINE_ARN"],
+            &[
+                "TABLE_NAME",
+                "NOTES_TABLE_NAME",
+                "STATE_MACHINE_ARN",
+                "AGENTS_TABLE_NAME",
+            ],
         ),
         ("notify", &["PARENT_QUEUE_URL"]),
     ];
@@ -105,6 +110,8 @@ async fn a_variable_only_other_kinds_read_does_not_stop_a_start() {
         ("push", "PARENT_QUEUE_URL"),
         ("push", "STATE_MACHINE_ARN"),
         ("park", "STATE_MACHINE_ARN"),
+        ("turn", "AGENTS_TABLE_NAME"),
+        ("wake", "AGENTS_TABLE_NAME"),
         ("control", "PARENT_QUEUE_URL"),
     ] {
         if let Start::Refused(said) = start(function, variable).await {

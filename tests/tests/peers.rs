@@ -110,3 +110,48 @@ async fn strands_agents_a2a_server_answers() {
 async fn google_adk_to_a2a_answers() {
     one_answer("adk", "ADK says: the answer is 42.").await;
 }
+
+/// A 0.3 agent pushes the whole task, history included: a genuine push of 200 KiB,
+/// through API Gateway and the push function, rings the stand-in (204), and the change
+/// is heard by the GetTask that follows. A stranger's oversized push is still a 413.
+#[tokio::test]
+async fn a_genuine_push_of_200_kib_is_heard_not_refused() {
+    use serde_json::json;
+    use standin_integration::agent::{Behaviour, TestAgent};
+    use standin_integration::e2e::wait_heard;
+    let stack = Stack::load(STACK).await;
+    let agent = TestAgent::start(27146, Behaviour::default()).await;
+    agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
+    let id = unique("bigpush");
+    start_as(&stack, "bigpush", &id).await;
+    stack.wait_notes(&id, 1, SOON).await;
+    wait_parked(&stack, &id, "push").await;
+    let remote = agent.task_ids().pop().unwrap();
+    agent.change_and_lose_the_push(&remote, WORKING, "Building it");
+    let history = "x".repeat(200 * 1024);
+    let whole_task = json!({"kind": "task", "id": remote, "contextId": "c",
+        "status": {"state": "working"},
+        "history": [{"kind": "message", "messageId": "m", "role": "agent",
+            "parts": [{"kind": "text", "text": history}]}]});
+    agent.push(&remote, &whole_task).await;
+    let pushes = agent.pushes_sent();
+    assert_eq!(
+        pushes.last().map(|(_, status)| *status),
+        Some(204),
+        "{pushes:?}"
+    );
+    wait_heard(&stack, &id, 2).await;
+    let notes = stack.wait_notes(&id, 2, SOON).await;
+    assert_eq!(notes[1]["text"], "Building it");
+    // Without the token the same body is refused before anything is read.
+    let url = pushes.last().unwrap().0.clone();
+    let refused = reqwest::Client::new()
+        .post(&url)
+        .header("content-type", "application/json")
+        .header("x-a2a-notification-token", "x".repeat(43))
+        .body(whole_task.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status().as_u16(), 413);
+}

@@ -26,20 +26,35 @@ pub const POLL_FIRST_INTERVAL: Duration = Duration::from_secs(2);
 pub const MAX_POLL_INTERVAL: Duration = Duration::from_secs(3600);
 /// The least length of the session id `session_header` carries (AgentCore Runtime's).
 pub const SESSION_ID_MIN_CHARS: usize = 33;
-/// Headers the stand-in writes itself, or that would carry a secret in plain text: a
-/// credential belongs in the agent's `auth`, read from Secrets Manager.
-const RESERVED_HEADERS: [&str; 11] = [
+/// Headers the stand-in writes itself, or that HTTP keeps for the connection.
+const RESERVED_HEADERS: [&str; 15] = [
     "host",
     "content-length",
     "content-type",
     "transfer-encoding",
     "connection",
+    "keep-alive",
+    "te",
+    "trailer",
+    "upgrade",
+    "expect",
+    "accept",
+    "accept-encoding",
     "a2a-version",
     "a2a-extensions",
     "x-participant-id",
-    "authorization",
-    "proxy-authorization",
+];
+/// Parts of a header name that say it carries a credential. The entry is stored in plain
+/// text (the registry, the Agents parameter, every row's snapshot) and shown by
+/// `GET /agents`: a credential has no place in it.
+const CREDENTIAL_WORDS: [&str; 7] = [
+    "auth",
+    "token",
+    "secret",
+    "password",
+    "key",
     "cookie",
+    "credential",
 ];
 
 #[derive(Debug, Clone, PartialEq)]
@@ -160,10 +175,12 @@ fn read_error(e: serde_path_to_error::Error<serde_json::Error>) -> ConfigError {
 }
 
 /// The stable session id a stand-in sends in its agent's `session_header`: derived from
-/// its id (the same for every call and every generation), 72 characters.
-pub fn session_id(task_id: &str) -> String {
+/// the deployment (`salt`, its stack name) and the stand-in's id, so it is the same for
+/// every call and every generation, and two deployments sharing an agent never share a
+/// session. 72 characters.
+pub fn session_id(salt: &str, task_id: &str) -> String {
     use sha2::Digest;
-    let digest = sha2::Sha256::digest(task_id.as_bytes());
+    let digest = sha2::Sha256::digest(format!("{salt}\n{task_id}").as_bytes());
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     format!("standin-{hex}")
 }
@@ -306,7 +323,7 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
             ));
         }
     };
-    let allowed_origins = entry
+    let allowed_origins: Vec<String> = entry
         .allowed_origins
         .iter()
         .enumerate()
@@ -314,16 +331,45 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
         .collect::<Result<_, _>>()?;
     let card_url = entry
         .card_url
-        .map(|text| http_url(&format!("{at}.card_url"), &text).map(|()| text))
+        .map(|text| {
+            card_at(
+                &format!("{at}.card_url"),
+                &text,
+                &entry.url,
+                &allowed_origins,
+            )
+        })
         .transpose()?;
-    let headers = entry
-        .headers
-        .into_iter()
-        .map(|(name, value)| header(&format!("{at}.headers.{name}"), &name, &value))
-        .collect::<Result<_, _>>()?;
+    let mut headers: Vec<(String, String)> = Vec::new();
+    for (name, value) in entry.headers {
+        let field = format!("{at}.headers.{name}");
+        let (lower, value) = header(&field, &name, &value)?;
+        if CREDENTIAL_WORDS.iter().any(|word| lower.contains(word)) {
+            return Err(err(
+                field,
+                format!(
+                    "{name} looks like a credential; headers are stored and shown in plain text"
+                ),
+            ));
+        }
+        if headers.iter().any(|(known, _)| *known == lower) {
+            return Err(err(
+                field,
+                format!("{name} is given twice (header names ignore case)"),
+            ));
+        }
+        headers.push((lower, value));
+    }
     let session_header = entry
         .session_header
-        .map(|name| header(&format!("{at}.session_header"), &name, "x").map(|(n, _)| n))
+        .map(|name| {
+            let field = format!("{at}.session_header");
+            let (lower, _) = header(&field, &name, "x")?;
+            if headers.iter().any(|(known, _)| *known == lower) {
+                return Err(err(field, format!("{name} is also in headers")));
+            }
+            Ok(lower)
+        })
         .transpose()?;
     for (i, uri) in entry.extensions.iter().enumerate() {
         http_url(&format!("{at}.extensions[{i}]"), uri)?;
@@ -372,6 +418,21 @@ fn http_url(field: &str, text: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// A card URL: http(s), on the agent URL's origin or one of `allowed_origins` (a card
+/// elsewhere would let an entry point the stand-in anywhere).
+fn card_at(field: &str, text: &str, url: &str, allowed: &[String]) -> Result<String, ConfigError> {
+    http_url(field, text)?;
+    let origin = |u: &str| reqwest::Url::parse(u).map(|u| u.origin().ascii_serialization());
+    let card = origin(text).map_err(|e| err(field, format!("not a URL: {e}")))?;
+    if origin(url).ok().as_ref() != Some(&card) && !allowed.contains(&card) {
+        return Err(err(
+            field,
+            format!("{card} is neither the url's origin nor in allowed_origins"),
+        ));
+    }
+    Ok(text.to_owned())
+}
+
 /// A header the stand-in may send: a valid name it does not write itself, and a value
 /// of visible ASCII. The name is kept lowercase.
 fn header(field: &str, name: &str, value: &str) -> Result<(String, String), ConfigError> {
@@ -380,10 +441,7 @@ fn header(field: &str, name: &str, value: &str) -> Result<(String, String), Conf
         return Err(err(field, format!("{name:?} is not a header name")));
     }
     if RESERVED_HEADERS.contains(&lower.as_str()) {
-        return Err(err(
-            field,
-            format!("{name} is the stand-in's to send (credentials go in the agent's auth)"),
-        ));
+        return Err(err(field, format!("{name} is the stand-in's to send")));
     }
     if http::HeaderValue::from_str(value).is_err() || value.trim().is_empty() {
         return Err(err(
@@ -569,6 +627,15 @@ mod tests {
     }
 
     #[test]
+    fn a_session_id_is_stable_long_enough_and_the_deployments_own() {
+        let id = session_id("stack-a", "si-1");
+        assert_eq!(id, session_id("stack-a", "si-1"));
+        assert!(id.len() >= SESSION_ID_MIN_CHARS, "{id}");
+        assert_ne!(id, session_id("stack-b", "si-1"));
+        assert_ne!(id, session_id("stack-a", "si-2"));
+    }
+
+    #[test]
     fn reach_settings_are_checked_field_by_field() {
         let field = |extra: &str| {
             field_of(&format!(
@@ -576,6 +643,43 @@ mod tests {
             ))
         };
         assert_eq!(field(r#""card_url":"ftp://h/card""#), "agents[0].card_url");
+        assert_eq!(
+            field(r#""card_url":"http://elsewhere/card""#),
+            "agents[0].card_url"
+        );
+        assert!(
+            AgentsConfig::parse(
+                r#"{"agents":[{"id":"a","url":"http://h","card_url":"http://cards.example/c","allowed_origins":["http://cards.example"]}]}"#
+            )
+            .is_ok(),
+            "a card on an allowed origin"
+        );
+        for credential in [
+            "X-Api-Key",
+            "x-auth-token",
+            "X-Amz-Security-Token",
+            "Cookie",
+            "Authorization",
+        ] {
+            let json = format!(r#""headers":{{"{credential}":"v"}}"#);
+            assert_eq!(
+                field(&json),
+                format!("agents[0].headers.{credential}"),
+                "{credential}"
+            );
+        }
+        assert_eq!(
+            field(r#""headers":{"X-A":"1","x-a":"2"}"#),
+            "agents[0].headers.x-a"
+        );
+        assert_eq!(
+            field(r#""headers":{"Upgrade":"h2c"}"#),
+            "agents[0].headers.Upgrade"
+        );
+        assert_eq!(
+            field(r#""headers":{"X-S":"1"},"session_header":"x-s""#),
+            "agents[0].session_header"
+        );
         assert_eq!(field(r#""card_url":3"#), "agents[0].card_url");
         assert_eq!(
             field(r#""headers":{"Authorization":"Bearer x"}"#),

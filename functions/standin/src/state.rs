@@ -96,7 +96,10 @@ impl TurnReader {
             self.context_id = Some(ctx.clone());
         }
         let known = self.last.as_ref().map_or("", |l| l.text.as_str());
-        if let Some(out) = from_update(update, known) {
+        // A bare message after the task showed itself is a message about it, not a
+        // direct answer: it must not hide the task.
+        let answers_after_task = matches!(update, Update::Answer(_)) && self.last.is_some();
+        if let Some(out) = from_update(update, known).filter(|_| !answers_after_task) {
             self.last = Some(out);
         }
         self.last
@@ -183,6 +186,18 @@ mod tests {
                 out.is_final
             ),
             ("", TaskState::Completed, "42", true)
+        );
+    }
+
+    #[test]
+    fn a_bare_message_after_the_task_does_not_hide_it() {
+        let mut turn = TurnReader::new();
+        assert!(!turn.read(&Update::Status(status(TaskState::Working, Some("on it")))));
+        turn.read(&Update::Answer("by the way".into()));
+        let out = turn.finish().expect("the task");
+        assert_eq!(
+            (out.remote_task_id.as_str(), out.state),
+            ("r1", TaskState::Working)
         );
     }
 

@@ -1608,3 +1608,46 @@ async fn subscriptions_that_break_before_their_first_event_turn_into_a_poll() {
     );
     assert_eq!(w.store.snapshot(ID).unwrap().mode(), WatchMode::Poll);
 }
+
+/// A follow-up answered by a bare message says nothing of the task: GetTask decides,
+/// and the stand-in does not end COMPLETED on the agent's word.
+#[tokio::test]
+async fn a_bare_message_answering_a_follow_up_leaves_the_task_to_get_task() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Follow);
+    let step = first_turn(&w, &spec).await;
+    w.agent
+        .script_stream(Ok(vec![Ok(Update::Answer("noted".into()))]));
+    w.agent.set_task(task(TaskState::Working, "painting"));
+    let mut step = step;
+    step.next = Some(Next::Turn {
+        reply: "blue".into(),
+    });
+    let step = w.run(step, &spec).await;
+    assert_ne!(
+        step.next,
+        Some(Next::End(EndCause::Final)),
+        "{:?}",
+        step.next
+    );
+    let last = w.notes().last().cloned();
+    assert_eq!(
+        last,
+        Some((2, "TASK_STATE_WORKING".into(), false)),
+        "GetTask's state"
+    );
+}
+
+/// A polled task the agent no longer knows: the poll stops (the watch turns off)
+/// instead of asking for ever.
+#[tokio::test]
+async fn a_poll_of_a_task_the_agent_forgot_stops() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Poll);
+    let step = first_turn(&w, &spec).await;
+    w.agent
+        .fail_gets(vec![RemoteError::TaskNotFound("gone".into()); 3]);
+    let step = w.wake(step, Woke::TimedOut, &spec).await;
+    assert_eq!(w.store.snapshot(ID).unwrap().mode(), WatchMode::Off);
+    assert_eq!(park_shape(&step), PLAIN, "an idle park, not another poll");
+}

@@ -271,6 +271,7 @@ async fn extensions_header_lists_only_what_the_operator_names() {
             headers: &[("x-tenant-key".to_owned(), "k1".to_owned())],
             session: Some(("x-session", "s-0123456789012345678901234567890123")),
             extensions: &named,
+            allow_private: true,
         };
         let client = crate::connector::Connector::new(http_client().expect("client"))
             .connect("agent", reach)

@@ -1,8 +1,11 @@
 //! Where a stand-in may connect. The agent card names the interface to call; a hostile or
 //! broken card must not turn the stand-in against other hosts (SSRF): the interface must
 //! share the configured URL's origin unless the agents document lists its origin in
-//! `allowed_origins`, and it may not resolve to a loopback, link-local or private address
-//! unless the configured URL itself is local (development and tests).
+//! `allowed_origins`, and neither the agent's own URL (its card's) nor the interface may
+//! resolve to a loopback, link-local or private address unless the deployment allows
+//! private agents (`AllowPrivateAgents`; always on LocalStack): agents may be added at
+//! run time, and the function's own neighbours (the Lambda Runtime API on loopback, the
+//! metadata service) must stay out of reach.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -15,6 +18,7 @@ pub async fn check_interface(
     configured_url: &str,
     allowed_origins: &[String],
     endpoint: &Url,
+    allow_private: bool,
 ) -> Result<(), RemoteError> {
     let configured = Url::parse(configured_url).map_err(|e| {
         RemoteError::Card(format!("agent url {configured_url:?} is not a URL: {e}"))
@@ -26,31 +30,27 @@ pub async fn check_interface(
             "the card's interface is at {origin}, not at the agent's own origin {own}; list it in the agent's allowed_origins to allow it"
         )));
     }
-    if is_local(&configured).await {
+    check_target(endpoint, "the card's interface", allow_private).await
+}
+
+/// Refuses `url` (`what`, for the message) when its host resolves to a non-public
+/// address, unless private agents are allowed.
+pub async fn check_target(url: &Url, what: &str, allow_private: bool) -> Result<(), RemoteError> {
+    if allow_private {
         return Ok(());
     }
-    if let Some(ip) = addresses(endpoint)
-        .await?
-        .into_iter()
-        .find(|ip| !is_public(*ip))
-    {
+    if url.host_str() == Some("localhost") {
         return Err(RemoteError::Refused(format!(
-            "the card's interface host {} resolves to the non-public address {ip}",
-            endpoint.host_str().unwrap_or_default()
+            "{what} is on localhost; private agents are not allowed in this deployment (AllowPrivateAgents)"
+        )));
+    }
+    if let Some(ip) = addresses(url).await?.into_iter().find(|ip| !is_public(*ip)) {
+        return Err(RemoteError::Refused(format!(
+            "{what} host {} resolves to the non-public address {ip}; private agents are not allowed in this deployment (AllowPrivateAgents)",
+            url.host_str().unwrap_or_default()
         )));
     }
     Ok(())
-}
-
-/// A configured URL on this machine or a private network: its interfaces may be too.
-async fn is_local(url: &Url) -> bool {
-    if url.host_str() == Some("localhost") {
-        return true;
-    }
-    match addresses(url).await {
-        Ok(ips) => !ips.is_empty() && ips.iter().all(|ip| !is_public(*ip)),
-        Err(_) => false,
-    }
 }
 
 async fn addresses(url: &Url) -> Result<Vec<IpAddr>, RemoteError> {
@@ -165,17 +165,46 @@ mod tests {
     async fn another_origin_is_refused_unless_allowed() {
         let configured = "http://127.0.0.1:27101";
         let other = url("http://127.0.0.1:9999/");
-        let refused = check_interface(configured, &[], &other).await;
+        let refused = check_interface(configured, &[], &other, true).await;
         assert!(
             matches!(&refused, Err(RemoteError::Refused(m)) if m.contains("allowed_origins")),
             "{refused:?}"
         );
         let allowed = ["http://127.0.0.1:9999".to_owned()];
-        assert_eq!(check_interface(configured, &allowed, &other).await, Ok(()));
         assert_eq!(
-            check_interface(configured, &[], &url("http://127.0.0.1:27101/rpc")).await,
+            check_interface(configured, &allowed, &other, true).await,
+            Ok(())
+        );
+        assert_eq!(
+            check_interface(configured, &[], &url("http://127.0.0.1:27101/rpc"), true).await,
             Ok(()),
             "the same origin, another path"
+        );
+    }
+
+    /// An agent added at run time could name the function's neighbours: the Lambda
+    /// Runtime API on loopback, the metadata service. Refused unless allowed.
+    #[tokio::test]
+    async fn a_private_agent_is_refused_unless_the_deployment_allows_them() {
+        for target in [
+            "http://127.0.0.1:9001/2018-06-01/runtime/invocation/next",
+            "http://169.254.169.254/latest/meta-data/",
+            "http://localhost:8080/",
+            "http://10.0.0.5/",
+        ] {
+            let refused = check_target(&url(target), "the agent's card", false).await;
+            assert!(
+                matches!(&refused, Err(RemoteError::Refused(m)) if m.contains("AllowPrivateAgents")),
+                "{target}: {refused:?}"
+            );
+            assert_eq!(
+                check_target(&url(target), "the agent's card", true).await,
+                Ok(())
+            );
+        }
+        assert_eq!(
+            check_target(&url("https://93.184.216.34/"), "the agent's card", false).await,
+            Ok(())
         );
     }
 
@@ -191,7 +220,7 @@ mod tests {
         ] {
             let endpoint = url(target);
             let allowed = [endpoint.origin().ascii_serialization()];
-            let refused = check_interface(configured, &allowed, &endpoint).await;
+            let refused = check_interface(configured, &allowed, &endpoint, false).await;
             assert!(
                 matches!(&refused, Err(RemoteError::Refused(m)) if m.contains("non-public")),
                 "{target}: {refused:?}"

@@ -32,6 +32,7 @@ pub const ENV: &[(&str, &str)] = &[
         "arn:aws:states:us-east-1:000000000000:stateMachine:bench",
     ),
     ("AGENTS", r#"{"agents":[]}"#),
+    ("AGENTS_TABLE_NAME", "bench-agents"),
 ];
 
 /// Every function, by its crate's name without `standin-`.

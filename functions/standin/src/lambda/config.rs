@@ -112,6 +112,11 @@ pub struct StepSettings {
     pub turn_window: Duration,
     pub follow_heartbeat: Duration,
     pub agent_ca_file: Option<PathBuf>,
+    /// Whether agents may be on private or loopback addresses (`ALLOW_PRIVATE_AGENTS`,
+    /// default false; the template sets it true on LocalStack).
+    pub allow_private_agents: bool,
+    /// The deployment's name (`STACK_NAME`): the salt of each stand-in's session id.
+    pub stack_name: String,
 }
 
 impl StepSettings {
@@ -146,6 +151,8 @@ impl StepSettings {
                 DEFAULT_FOLLOW_HEARTBEAT_SECS,
             )?),
             agent_ca_file: optional(env, standin_remote::tls::AGENT_CA_FILE).map(PathBuf::from),
+            allow_private_agents: boolean(env, "ALLOW_PRIVATE_AGENTS")?,
+            stack_name: optional(env, "STACK_NAME").unwrap_or_default(),
         })
     }
 }
@@ -190,7 +197,11 @@ impl NotifySettings {
 /// Whether the function logs the IAM action of each AWS call it makes
 /// (`RECORD_AWS_CALLS`: `true` or `false`, default `false`).
 pub fn record_calls(env: &impl Env) -> Result<bool, ConfigError> {
-    let name = super::calls::RECORD_AWS_CALLS;
+    boolean(env, super::calls::RECORD_AWS_CALLS)
+}
+
+/// `true` or `false`, default `false`.
+fn boolean(env: &impl Env, name: &str) -> Result<bool, ConfigError> {
     match optional(env, name).as_deref().map(str::trim) {
         None | Some("false") => Ok(false),
         Some("true") => Ok(true),
@@ -276,6 +287,20 @@ mod tests {
         );
         assert_eq!((steps.push_base_url, steps.agent_ca_file), (None, None));
         assert_eq!(steps.agents_table.as_deref(), Some("agents"));
+        assert!(
+            !steps.allow_private_agents,
+            "private agents are refused unless allowed"
+        );
+        let mut private = full();
+        private.insert("ALLOW_PRIVATE_AGENTS", "true");
+        assert!(
+            StepSettings::read(&private)
+                .expect("steps")
+                .allow_private_agents
+        );
+        private.insert("ALLOW_PRIVATE_AGENTS", "yes");
+        let refused = StepSettings::read(&private).expect_err("not a boolean");
+        assert_eq!(refused.field, "ALLOW_PRIVATE_AGENTS");
         let control = ControlSettings::read(&full()).expect("control");
         assert_eq!(
             control.state_machine_arn,

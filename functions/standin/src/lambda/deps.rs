@@ -125,10 +125,10 @@ impl StepDeps {
         spec: &AgentSpec,
         task_id: &str,
     ) -> Result<AgentClient, RemoteError> {
-        let session = spec
-            .session_header
-            .as_deref()
-            .map(|name| (name, crate::agents::session_id(task_id)));
+        let session = spec.session_header.as_deref().map(|name| {
+            let salt = &self.settings.stack_name;
+            (name, crate::agents::session_id(salt, task_id))
+        });
         let reach = Reach {
             url: &spec.url,
             card_url: spec.card_url.as_deref(),
@@ -137,6 +137,7 @@ impl StepDeps {
             headers: &spec.headers,
             session: session.as_ref().map(|(name, id)| (*name, id.as_str())),
             extensions: &spec.extensions,
+            allow_private: self.settings.allow_private_agents,
         };
         self.agents
             .connect(&spec.to_entry().to_string(), reach)

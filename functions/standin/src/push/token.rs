@@ -73,8 +73,6 @@ pub enum PushUrlError {
     EmptyId,
 }
 
-/// `{base}/a2a/push/{id}` with every byte of the id outside `[A-Za-z0-9_-]` encoded, so
-/// no id (`/`, `?`, `#`, `..`, `%`) can change the path, query or fragment.
 /// Whether `token` has the shape of one [`PushToken::generate`] makes (43 characters of
 /// unpadded base64url): only such a token is worth a row read for an oversized push.
 pub fn looks_like_ours(token: &str) -> bool {
@@ -84,6 +82,8 @@ pub fn looks_like_ours(token: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
+/// `{base}/a2a/push/{id}` with every byte of the id outside `[A-Za-z0-9_-]` encoded, so
+/// no id (`/`, `?`, `#`, `..`, `%`) can change the path, query or fragment.
 pub fn push_url(base_url: &str, local_task_id: &str) -> Result<String, PushUrlError> {
     let rest = base_url
         .strip_prefix("https://")

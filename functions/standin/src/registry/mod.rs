@@ -20,6 +20,9 @@ use crate::agents::{AgentSpec, AgentsConfig, ConfigError};
 
 /// How long a function keeps an entry (or its absence) before reading the registry again.
 pub const CATALOG_TTL: Duration = Duration::from_secs(30);
+/// The most entries a function keeps at once: past it the cache starts over, so names
+/// asked about once (unknown ones included) cannot grow it without bound.
+pub const CATALOG_ENTRIES: usize = 1024;
 /// Entries per page of `GET /agents`.
 pub const AGENTS_PAGE: u32 = 100;
 
@@ -133,6 +136,9 @@ impl Catalog {
 
     fn remember(&self, id: &str, spec: Option<AgentSpec>) {
         if let Ok(mut cache) = self.cache.lock() {
+            if cache.len() >= CATALOG_ENTRIES && !cache.contains_key(id) {
+                cache.clear();
+            }
             cache.insert(id.to_owned(), (Instant::now(), spec));
         }
     }
@@ -161,12 +167,14 @@ impl Catalog {
         Ok(spec)
     }
 
-    /// Removes a registry entry; whether there was one.
+    /// Removes a registry entry; whether there was one. An entry a later deploy gave
+    /// the stack too is never served (the stack's wins); removing it is allowed, and the
+    /// stack's stays.
     pub async fn remove(&self, id: &str) -> Result<bool, ChangeError> {
-        if self.stack.agent(id).is_some() {
+        let removed = self.registry_or_refuse()?.remove(id).await?;
+        if self.stack.agent(id).is_some() && !removed {
             return Err(ChangeError::StackOwned(id.to_owned()));
         }
-        let removed = self.registry_or_refuse()?.remove(id).await?;
         self.remember(id, None);
         Ok(removed)
     }
@@ -190,7 +198,10 @@ impl Catalog {
                 .ok()
                 .and_then(|v| v["id"].as_str().map(str::to_owned))
                 .unwrap_or_default();
-            read_stored(&id, text).map(|spec| (spec, Source::Registry))
+            // The stack's wins an id both have (a deploy that added it later).
+            read_stored(&id, text)
+                .filter(|spec| self.stack.agent(&spec.id).is_none())
+                .map(|spec| (spec, Source::Registry))
         }));
         Ok((agents, next))
     }

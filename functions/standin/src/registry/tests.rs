@@ -133,3 +133,39 @@ async fn without_a_registry_only_the_stacks_agents_are_known() {
     let put = catalog.put("added", &json!({"url": "http://h"})).await;
     assert!(matches!(put, Err(ChangeError::Registry(_))), "{put:?}");
 }
+
+#[tokio::test]
+async fn an_id_a_later_deploy_gave_the_stack_is_listed_once_and_its_copy_removable() {
+    let (catalog, registry) = catalog(CATALOG_TTL);
+    registry.set(
+        "seeded",
+        Some(r#"{"id":"seeded","url":"http://elsewhere"}"#),
+    );
+    let (listed, _) = catalog.list(None, 10).await.expect("list");
+    let seeded: Vec<_> = listed.iter().filter(|(a, _)| a.id == "seeded").collect();
+    assert_eq!(seeded.len(), 1);
+    assert_eq!(seeded[0].1, Source::Stack);
+    assert_eq!(
+        catalog.remove("seeded").await,
+        Ok(true),
+        "the shadowed copy goes"
+    );
+    assert_eq!(registry.entry("seeded"), None);
+    assert!(matches!(
+        catalog.remove("seeded").await,
+        Err(ChangeError::StackOwned(_))
+    ));
+}
+
+#[tokio::test]
+async fn the_cache_is_bounded() {
+    let (catalog, _registry) = catalog(CATALOG_TTL);
+    for i in 0..(CATALOG_ENTRIES + 10) {
+        assert_eq!(
+            catalog.agent(&format!("unknown-{i}")).await.expect("read"),
+            None
+        );
+    }
+    let held = catalog.cache.lock().map(|c| c.len()).unwrap_or(usize::MAX);
+    assert!(held <= CATALOG_ENTRIES, "{held}");
+}

@@ -7,7 +7,7 @@ use super::{Outcome, Step, StepError, apply_open, load_row};
 use crate::doorbell::EndCause;
 use std::future::Future;
 
-use crate::row::RowStore;
+use crate::row::{RowStore, Watch, WatchMode};
 use crate::state::from_status;
 use standin_remote::{Agent, RemoteError};
 
@@ -51,6 +51,7 @@ where
     let attempts = if push_triggered { 1 } else { CHECK_ATTEMPTS };
     let mut fetched = None;
     let mut changed_at = None;
+    let mut gone = false;
     for attempt in 1..=attempts {
         match agent.get(&remote).await {
             Ok(task) => {
@@ -61,6 +62,7 @@ where
             }
             Err(err) => {
                 warn!(task_id = %step.task_id, attempt, error = %err, "GetTask failed");
+                gone = matches!(err, RemoteError::TaskNotFound(_));
                 if !err.is_retryable() {
                     break;
                 }
@@ -78,12 +80,13 @@ where
             Outcome::Unchanged => {}
         }
     }
-    let next = next::after_check(
-        &mut step.cursor,
-        row.mode(),
-        fetched.as_ref(),
-        changed,
-        pacing,
-    );
+    let mut mode = row.mode();
+    if gone && mode == WatchMode::Poll {
+        // The agent no longer knows the task: polling it would go on for ever.
+        warn!(task_id = %step.task_id, "remote task gone; the poll stops");
+        store.set_watch(&step.task_id, &Watch::off()).await?;
+        mode = WatchMode::Off;
+    }
+    let next = next::after_check(&mut step.cursor, mode, fetched.as_ref(), changed, pacing);
     Ok(step.then(next))
 }

@@ -25,9 +25,9 @@ pub const FOLLOW_PARK_SECS: u64 = FOLLOW_WINDOW_SECS + 60;
 pub const IDLE_RECHECK_SECS: u64 = 3600;
 
 /// The first wait of a poll, and the wait after a poll that heard a change.
-pub const POLL_FIRST_SECS: u64 = 2;
+pub const POLL_FIRST_SECS: u64 = crate::agents::POLL_FIRST_INTERVAL.as_secs();
 /// The longest wait between polls, when the agent does not set `poll_max_interval`.
-pub const POLL_MAX_SECS: u64 = 60;
+pub const POLL_MAX_SECS: u64 = crate::agents::DEFAULT_POLL_MAX_INTERVAL.as_secs();
 
 /// The timings the decisions need that a deployment (or the stand-in's agent) may set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -132,13 +132,13 @@ async fn exchange<S: RowStore, A: Agent>(
                 context_id,
             });
     let message = Turn::new(text, follow_up);
-    let mut sent = send(agent, &message, window).await;
+    let mut sent = only_first_answers(send(agent, &message, window).await, &row);
     if row.remote_task_id.is_some()
         && matches!(&sent, Err(err) if err.is_retryable() && !matches!(err, RemoteError::Timeout { .. }))
     {
         // Refused before the agent took it (connection, 5xx, 429): once more.
         tokio::time::sleep(RESEND_AFTER).await;
-        sent = send(agent, &message, window).await;
+        sent = only_first_answers(send(agent, &message, window).await, &row);
     }
     let (out, context) = match sent {
         Ok(Some(result)) => result,
@@ -178,8 +178,8 @@ async fn exchange<S: RowStore, A: Agent>(
             }
         }
     };
-    // A direct answer (a message, no task) ends the exchange: COMPLETED with its text,
-    // about the task the stand-in had, if any.
+    // A direct answer to a first turn (a message, no task) ends the exchange: COMPLETED
+    // with its text, and no remote task.
     let answered = out.remote_task_id.is_empty() && out.is_final;
     let out = match row.remote_task_id.as_deref() {
         Some(remote) => out.about(remote),
@@ -209,6 +209,20 @@ async fn exchange<S: RowStore, A: Agent>(
         pacing,
     );
     Ok(step.then(next))
+}
+
+/// A direct answer ends the exchange only when there is no task yet: answering a
+/// follow-up with a bare message says nothing of the task, so GetTask decides.
+fn only_first_answers(
+    sent: Result<Option<(RemoteOut, Option<String>)>, RemoteError>,
+    row: &Row,
+) -> Result<Option<(RemoteOut, Option<String>)>, RemoteError> {
+    match sent {
+        Ok(Some((out, _))) if row.remote_task_id.is_some() && out.remote_task_id.is_empty() => {
+            Ok(None)
+        }
+        other => other,
+    }
 }
 
 /// How long a refused follow-up waits before it is sent once more.
