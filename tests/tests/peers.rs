@@ -83,7 +83,8 @@ async fn a2a_sdk_0_3_heard_by_poll() {
     widget_conversation("sdk03-poll", "poll", "poll").await;
 }
 
-/// 0.3's HTTP+JSON binding, its card read at the configured `card_url` (the older path).
+/// 0.3's HTTP+JSON binding, its card read at the configured `card_url` (with a query, as
+/// LangGraph's `?assistant_id=`).
 #[tokio::test]
 async fn a2a_sdk_0_3_over_http_json_heard_by_push() {
     widget_conversation("sdk03-rest", "push", "push").await;

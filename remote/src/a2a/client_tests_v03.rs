@@ -302,3 +302,129 @@ fn a_zero_point_three_push_body_is_a_whole_task_and_reads_as_its_claim() {
         Some(standin_wire::TaskState::Completed)
     );
 }
+
+/// 0.3's HTTP+JSON binding as a2a-sdk 0.3.26 serves it (`c_sdk03_rest/`, captured by
+/// `capture_rest.py`): `/v1/...` paths, the protobuf's JSON, multi-line SSE data.
+const REST: &str = "c_sdk03_rest";
+
+#[tokio::test]
+async fn the_http_json_binding_of_zero_point_three_converses_like_one_point_zero() {
+    let (server, client) = client(
+        REST,
+        vec![
+            captured_03(&format!("{REST}/02_message_stream_first_turn.json"), |_| {}),
+            captured_03(&format!("{REST}/03_tasks_get_input_required.json"), |_| {}),
+            captured_03(&format!("{REST}/05_message_stream_follow_up.json"), |_| {}),
+            captured_03(&format!("{REST}/06_tasks_get_completed.json"), |_| {}),
+            captured_03(&format!("{REST}/07_push_config_delete.json"), |_| {}),
+            captured_03(&format!("{REST}/08_tasks_get_unknown.json"), |_| {}),
+        ],
+    )
+    .await;
+    assert_eq!(
+        (client.agent().dialect, client.agent().binding),
+        (Dialect::V03, Binding::HttpJson)
+    );
+    let first = statuses(&client, &turn("Build me a widget", false)).await;
+    let asked = first.last().expect("states");
+    assert_eq!(
+        (asked.state, asked.text.as_deref()),
+        (
+            standin_wire::TaskState::InputRequired,
+            Some("Which colour should the widget be?")
+        )
+    );
+    let task_id = asked.task_id.clone();
+    let got = client.get(&task_id).await.expect("the task");
+    assert_eq!(got.state, standin_wire::TaskState::InputRequired);
+    let follow_up = crate::model::Turn::new(
+        "blue",
+        Some(crate::model::FollowUp {
+            task_id: task_id.clone(),
+            context_id: asked.context_id.clone().expect("a context"),
+        }),
+    );
+    let second = statuses(&client, &follow_up).await;
+    let done = second.last().expect("states");
+    assert_eq!(
+        (done.state, done.text.as_deref()),
+        (
+            standin_wire::TaskState::Completed,
+            Some("Your blue widget is ready.")
+        )
+    );
+    assert_eq!(
+        client.get(&task_id).await.expect("the task").state,
+        standin_wire::TaskState::Completed
+    );
+    // The SDK serves no DELETE for a push config: a refusal, not a crash.
+    let deleted = client.delete_push_config(&task_id, "standin-1").await;
+    assert!(
+        matches!(deleted, Err(RemoteError::Http { status: 405 })),
+        "{deleted:?}"
+    );
+    let unknown = client.get("no-such-task").await;
+    assert!(
+        matches!(unknown, Err(RemoteError::TaskNotFound(_))),
+        "{unknown:?}"
+    );
+    let requests = server.requests();
+    let targets: Vec<(String, String)> = requests
+        .iter()
+        .map(|r| (r.method.clone(), r.target.clone()))
+        .collect();
+    assert_eq!(targets[1], ("POST".into(), "/v1/message:stream".into()));
+    assert_eq!(
+        targets[2],
+        ("GET".into(), format!("/v1/tasks/{task_id}?historyLength=0"))
+    );
+    assert_eq!(targets[5].0, "DELETE");
+    let sent = requests[1].json();
+    assert_eq!(sent["request"]["role"], "ROLE_USER");
+    assert_eq!(
+        sent["request"]["content"],
+        json!([{"text": "Build me a widget"}])
+    );
+    let captured = captured_request_03(&format!("{REST}/02_message_stream_first_turn.json"));
+    assert_eq!(sent["request"]["content"], captured["request"]["content"]);
+    assert_eq!(requests[3].json()["request"]["taskId"], task_id.as_str());
+}
+
+#[tokio::test]
+async fn the_http_json_binding_sets_push_and_cancels_in_its_own_terms() {
+    let (server, client) = client(
+        REST,
+        vec![
+            captured_03(&format!("{REST}/04_push_config_set.json"), |_| {}),
+            captured_03(&format!("{REST}/10_cancel_input_required.json"), |_| {}),
+        ],
+    )
+    .await;
+    let config = TaskPushNotificationConfig {
+        id: Some("standin-1".into()),
+        task_id: "t-1".into(),
+        url: "http://127.0.0.1:1/push".into(),
+        token: Some("tok-0123456789".into()),
+        authentication: Some(super::types::AuthenticationInfo {
+            scheme: "Bearer".into(),
+            credentials: Some("tok-0123456789".into()),
+        }),
+    };
+    let created = client.create_push_config(&config).await.expect("set");
+    assert_eq!(created.id.as_deref(), Some("standin-1"));
+    let cancelled = client.cancel("t-2").await.expect("cancelled");
+    assert_eq!(
+        cancelled.state,
+        standin_wire::TaskState::Canceled,
+        "TASK_STATE_CANCELLED read"
+    );
+    let requests = server.requests();
+    let body = requests[1].json();
+    assert_eq!(body["parent"], "tasks/t-1");
+    assert_eq!(body["configId"], "standin-1");
+    assert_eq!(
+        body["config"]["pushNotificationConfig"]["authentication"]["schemes"],
+        json!(["Bearer"])
+    );
+    assert_eq!(requests[2].target, "/v1/tasks/t-2:cancel");
+}
