@@ -82,10 +82,11 @@ impl Stack {
         // must be refused (400), and every answer must fit the schema of its status.
         let misfit = standin_wire::openapi::check_request(method, path, body.as_ref()).err();
         let url = self.api_url("ControlApiId", path);
+        let verb = reqwest::Method::from_bytes(method.as_bytes()).unwrap_or(reqwest::Method::POST);
         let request = match (method, &body) {
             ("GET", _) => self.http.get(url),
-            (_, Some(body)) => self.http.post(url).json(body),
-            (_, None) => self.http.post(url),
+            (_, Some(body)) => self.http.request(verb, url).json(body),
+            (_, None) => self.http.request(verb, url),
         };
         let response = request.send().await?;
         let status = response.status().as_u16();
