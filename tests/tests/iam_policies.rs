@@ -115,7 +115,7 @@ fn the_template_parser_reads_both_forms_of_action() {
         ]
     );
     assert!(functions().contains(&"NotifyFunction"), "{:?}", functions());
-    assert_eq!(tables(), ["Table", "NotesTable"]);
+    assert_eq!(tables(), ["Table", "AgentsTable", "NotesTable"]);
 }
 
 #[tokio::test]
