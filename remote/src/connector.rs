@@ -3,19 +3,26 @@
 //! the reach check on where that interface points.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
-use crate::a2a::card::{CardAt, ResolvedAgent, fetch_card};
+use sha2::{Digest, Sha256};
+
+use crate::a2a::card::{CardAt, CardRead, ResolvedAgent, fetch_card};
 use crate::a2a::client::{AgentClient, Timeouts};
 use crate::a2a::reach::{check_interface, check_target};
+use crate::a2a::security;
+use crate::auth::Credentials;
 use crate::error::RemoteError;
+use crate::tls::Roots;
 
 /// Where an agent is, how far the stand-in may follow its card, and what goes with
 /// every call.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 pub struct Reach<'a> {
+    /// The agent's id, for the errors that name it.
+    pub agent: &'a str,
     /// The agent's base URL (its card is under it, unless `card_url` says where).
     pub url: &'a str,
     /// The card's full URL (path and query), when it is not under `url`.
@@ -33,6 +40,8 @@ pub struct Reach<'a> {
     /// Whether the agent (its card, its interface) may be on a private or loopback
     /// address: the deployment's choice (`AllowPrivateAgents`).
     pub allow_private: bool,
+    /// What every call presents, the card's fetch included, when the agent requires it.
+    pub credentials: Option<Arc<dyn Credentials>>,
 }
 
 impl Reach<'_> {
@@ -58,51 +67,157 @@ impl Reach<'_> {
 }
 
 pub struct Connector {
+    roots: Roots,
     http: reqwest::Client,
     cards: Mutex<HashMap<String, ResolvedAgent>>,
+    /// One client per client certificate in use (mTLS), by the SHA-256 of its PEM: a
+    /// rotated certificate gets a client of its own.
+    identified: Mutex<HashMap<[u8; 32], reqwest::Client>>,
 }
 
+/// Client certificates in use at once, past which the oldest clients are dropped.
+const MAX_IDENTIFIED_CLIENTS: usize = 64;
+
 impl Connector {
-    /// `http` is the agent client (see [`crate::tls::Roots`]).
-    pub fn new(http: reqwest::Client) -> Self {
+    /// `http` is the agent client built on `roots` (see [`crate::tls::Roots`]); a
+    /// client that presents a certificate is built on the same roots.
+    pub fn new(roots: Roots, http: reqwest::Client) -> Self {
         Self {
+            roots,
             http,
             cards: Mutex::default(),
+            identified: Mutex::default(),
         }
+    }
+
+    /// The client that presents the credentials' certificate, if they have one.
+    async fn client_for(
+        &self,
+        credentials: Option<&dyn Credentials>,
+    ) -> Result<reqwest::Client, RemoteError> {
+        let Some(identity) = (match credentials {
+            Some(credentials) => credentials.identity().await?,
+            None => None,
+        }) else {
+            return Ok(self.http.clone());
+        };
+        let digest: [u8; 32] = Sha256::digest(&identity.pem).into();
+        if let Some(client) = self
+            .identified
+            .lock()
+            .ok()
+            .and_then(|c| c.get(&digest).cloned())
+        {
+            return Ok(client);
+        }
+        let client = self
+            .roots
+            .agent_http_client_presenting(&identity.pem)
+            .map_err(|e| RemoteError::Credentials(e.problem))?;
+        if let Ok(mut clients) = self.identified.lock() {
+            if clients.len() >= MAX_IDENTIFIED_CLIENTS {
+                clients.clear();
+            }
+            clients.insert(digest, client.clone());
+        }
+        Ok(client)
     }
 
     /// Connects to agent `key` (JSON-RPC or HTTP+JSON, 1.0 or 0.3, whichever its card
     /// prefers). `key` names the agent's configuration: a changed one reads the card again.
     pub async fn connect(&self, key: &str, reach: Reach<'_>) -> Result<AgentClient, RemoteError> {
         let headers = reach.headers()?;
+        let credentials = reach.credentials.clone();
+        let http = self.client_for(credentials.as_deref()).await?;
         let cached = self.cards.lock().ok().and_then(|c| c.get(key).cloned());
         let resolved = match cached {
             Some(resolved) => resolved,
             None => {
-                // The card's own address first: an agent added at run time could name
-                // the function's neighbours.
-                let first = reach.card_url.unwrap_or(reach.url);
-                let first = reqwest::Url::parse(first)
-                    .map_err(|e| RemoteError::Card(format!("{first:?} is not a URL: {e}")))?;
-                check_target(&first, "the agent's card", reach.allow_private).await?;
-                let at = reach
-                    .card_url
-                    .map_or(CardAt::Base(reach.url), CardAt::Exact);
-                let (card, url) = fetch_card(&self.http, at, &headers, Timeouts::default()).await?;
-                let resolved = ResolvedAgent::from_card(&card, &url, reach.extensions)?;
-                check_interface(
-                    reach.url,
-                    reach.allowed_origins,
-                    &resolved.endpoint,
-                    reach.allow_private,
-                )
-                .await?;
+                let resolved = self.resolve(&http, &headers, &reach).await?;
                 if let Ok(mut cards) = self.cards.lock() {
+                    if cards.len() >= MAX_CARDS {
+                        cards.clear();
+                    }
                     cards.insert(key.to_owned(), resolved.clone());
                 }
                 resolved
             }
         };
-        AgentClient::new(self.http.clone(), resolved, headers, Timeouts::default())
+        Ok(
+            AgentClient::new(http, resolved, headers, Timeouts::default())?
+                .with_credentials(credentials),
+        )
+    }
+
+    /// Reads the card (with the credentials), checks that they meet what it requires,
+    /// and, when it offers one, reads the extended card in its place.
+    async fn resolve(
+        &self,
+        http: &reqwest::Client,
+        headers: &HeaderMap,
+        reach: &Reach<'_>,
+    ) -> Result<ResolvedAgent, RemoteError> {
+        // The card's own address first: an agent added at run time could name the
+        // function's neighbours.
+        let first = reach.card_url.unwrap_or(reach.url);
+        let first = reqwest::Url::parse(first)
+            .map_err(|e| RemoteError::Card(format!("{first:?} is not a URL: {e}")))?;
+        check_target(&first, "the agent's card", reach.allow_private).await?;
+        let at = reach
+            .card_url
+            .map_or(CardAt::Base(reach.url), CardAt::Exact);
+        let read = CardRead {
+            http,
+            headers,
+            credentials: reach.credentials.as_deref(),
+            timeouts: Timeouts::default(),
+        };
+        let (card, url) = fetch_card(read, at).await?;
+        let configured = reach.credentials.as_ref().map(|c| c.scheme());
+        if let Some(unmet) = security::requirements(&card).unmet(reach.agent, configured) {
+            return Err(RemoteError::AuthNotConfigured(unmet));
+        }
+        let resolved = ResolvedAgent::from_card(&card, &url, reach.extensions)?;
+        check_interface(
+            reach.url,
+            reach.allowed_origins,
+            &resolved.endpoint,
+            reach.allow_private,
+        )
+        .await?;
+        if reach.credentials.is_none() || !security::offers_extended_card(&card) {
+            return Ok(resolved);
+        }
+        let public = AgentClient::new(
+            http.clone(),
+            resolved.clone(),
+            headers.clone(),
+            Timeouts::default(),
+        )?
+        .with_credentials(reach.credentials.clone());
+        let extended = match public.extended_card().await {
+            Ok(extended) => extended,
+            Err(err @ (RemoteError::Unauthorized { .. } | RemoteError::Credentials(_))) => {
+                return Err(err);
+            }
+            Err(err) => {
+                tracing::warn!(agent = reach.agent, error = %err, "the extended card does not read; using the public one");
+                return Ok(resolved);
+            }
+        };
+        // The extended card is read from the interface the public one chose: its
+        // interface is held to the same reach rules.
+        let fuller = ResolvedAgent::from_card(&extended, &resolved.endpoint, reach.extensions)?;
+        check_interface(
+            reach.url,
+            reach.allowed_origins,
+            &fuller.endpoint,
+            reach.allow_private,
+        )
+        .await?;
+        Ok(fuller)
     }
 }
+
+/// Agents' cards kept at once, past which the cache starts again.
+const MAX_CARDS: usize = 1024;

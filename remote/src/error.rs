@@ -34,6 +34,19 @@ pub enum RemoteError {
     /// An answer past one of the read limits: not kept, and an agent error like any other.
     #[error("{what} from the agent is over the {limit}-byte limit")]
     TooLarge { what: &'static str, limit: usize },
+    /// The agent refused the call's credentials (401, 403) even read afresh, or asked for
+    /// some where none are configured.
+    #[error("{}", unauthorized(*status, *scheme))]
+    Unauthorized {
+        status: u16,
+        scheme: Option<crate::auth::Scheme>,
+    },
+    /// The card requires a scheme the agent's entry does not configure.
+    #[error("{0}")]
+    AuthNotConfigured(String),
+    /// The credentials could not be had: the secret, the token endpoint, the signer.
+    #[error("{0}")]
+    Credentials(String),
     /// Where the stand-in may not connect: another origin than the configured one, a
     /// private address, a redirect.
     #[error("agent location refused: {0}")]
@@ -89,7 +102,21 @@ impl RemoteError {
             Self::Card(_) => "card",
             Self::TooLarge { .. } => "too_large",
             Self::Refused(_) => "refused",
+            Self::Unauthorized { .. } => "unauthorized",
+            Self::AuthNotConfigured(_) => "auth_not_configured",
+            Self::Credentials(_) => "credentials",
         }
+    }
+}
+
+fn unauthorized(status: u16, scheme: Option<crate::auth::Scheme>) -> String {
+    match scheme {
+        Some(scheme) => format!(
+            "the agent refused the {scheme} credentials (HTTP {status}), also read afresh: check the secret's value and the agent's access rules"
+        ),
+        None => format!(
+            "the agent requires credentials (HTTP {status}) and its entry has no auth: configure its auth"
+        ),
     }
 }
 

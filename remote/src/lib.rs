@@ -10,6 +10,8 @@
 //! - `model.rs`, `error.rs`, `port.rs`: the port and its terms.
 //! - `connector.rs`: from an agent's configured reach to a connected client (the card,
 //!   read once per process, and the reach check).
+//! - `auth.rs`: the agent's credentials as a port the stand-in supplies (`Credentials`),
+//!   and what a card requires of them (read by `a2a/security.rs`).
 //! - `push.rs`: what a push body claims, read without keeping its text.
 //! - `a2a/` (private): `types.rs` (the wire, 1.0's), `card.rs` (which interface, which
 //!   dialect), `dialect.rs` (each call in 1.0 or 0.3, each answer read as 1.0's),
@@ -22,6 +24,7 @@
 //! workspace's layout test refuses a path into it from any other crate.
 
 mod a2a;
+pub mod auth;
 mod connector;
 mod error;
 pub mod fake;

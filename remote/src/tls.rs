@@ -85,15 +85,34 @@ impl Roots {
     /// connect, and redirects never followed: a 307/308 would re-send a POST (the push
     /// token at registration, the parent's reply) to wherever the agent points.
     pub fn agent_http_client(&self) -> Result<reqwest::Client, TlsError> {
-        reqwest::Client::builder()
+        self.builder()?.build().map_err(|e| TlsError {
+            field: "agent HTTP client".into(),
+            problem: e.to_string(),
+        })
+    }
+
+    /// The agent client presenting a client certificate (mTLS): `pem` holds the chain,
+    /// leaf first, and its private key. A buffer that does not read is refused without
+    /// quoting it.
+    pub fn agent_http_client_presenting(&self, pem: &[u8]) -> Result<reqwest::Client, TlsError> {
+        let refused = |problem: String| TlsError {
+            field: "auth.secret".into(),
+            problem,
+        };
+        let identity = reqwest::Identity::from_pem(pem).map_err(|_| {
+            refused("the mTLS secret is not a PEM certificate chain and private key".into())
+        })?;
+        self.builder()?
+            .identity(identity)
+            .build()
+            .map_err(|_| refused("the mTLS certificate and key do not make a TLS client".into()))
+    }
+
+    fn builder(&self) -> Result<reqwest::ClientBuilder, TlsError> {
+        Ok(reqwest::Client::builder()
             .tls_certs_only(self.certificates()?)
             .connect_timeout(Duration::from_secs(10))
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .map_err(|e| TlsError {
-                field: "agent HTTP client".into(),
-                problem: e.to_string(),
-            })
+            .redirect(reqwest::redirect::Policy::none()))
     }
 }
 

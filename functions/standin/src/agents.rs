@@ -80,6 +80,8 @@ pub struct AgentSpec {
     pub extensions: Vec<String>,
     /// The longest wait between two polls of a polled stand-in.
     pub poll_max_interval: Duration,
+    /// How the stand-in authenticates to the agent (a secret's name, never a secret).
+    pub auth: Option<crate::auth::AuthSpec>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -136,6 +138,8 @@ struct Entry {
     extensions: Vec<String>,
     #[serde(default, deserialize_with = "seconds")]
     poll_max_interval: Option<f64>,
+    #[serde(default)]
+    auth: Option<serde_json::Value>,
 }
 
 fn auto() -> Updates {
@@ -257,6 +261,9 @@ impl AgentSpec {
         }
         if self.poll_max_interval != DEFAULT_POLL_MAX_INTERVAL {
             entry["poll_max_interval"] = self.poll_max_interval.as_secs_f64().into();
+        }
+        if let Some(auth) = &self.auth {
+            entry["auth"] = auth.to_entry();
         }
         entry
     }
@@ -393,7 +400,12 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
             ));
         }
     };
+    let auth = entry
+        .auth
+        .map(|value| crate::auth::AuthSpec::parse(&format!("{at}.auth"), value))
+        .transpose()?;
     Ok(AgentSpec {
+        auth,
         id: entry.id,
         url: entry.url,
         version: entry.version,

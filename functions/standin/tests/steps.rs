@@ -71,6 +71,7 @@ fn spec(updates: Updates) -> AgentSpec {
         session_header: None,
         extensions: Vec::new(),
         poll_max_interval: standin::agents::DEFAULT_POLL_MAX_INTERVAL,
+        auth: None,
     }
 }
 

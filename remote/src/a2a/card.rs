@@ -5,10 +5,11 @@
 use reqwest::Url;
 use reqwest::header::HeaderMap;
 
-use super::client::{Timeouts, read_capped, timeout_or};
+use super::client::{Timeouts, read_capped, send_authorized, timeout_or};
 use super::dialect::Dialect;
 use super::limits::{MAX_CARD_BYTES, bounded_message};
 use super::types::AgentCard;
+use crate::auth::Credentials;
 use crate::error::RemoteError;
 
 pub const CARD_PATH: &str = "/.well-known/agent-card.json";
@@ -174,22 +175,30 @@ pub enum CardAt<'a> {
     Exact(&'a str),
 }
 
-/// Reads the card, with `headers` (the agent's extra headers) on the request.
+/// How a card is read: the client, the agent's extra headers, its credentials (an agent
+/// that requires them may require them for its card too), the timeouts.
+#[derive(Clone, Copy)]
+pub struct CardRead<'a> {
+    pub http: &'a reqwest::Client,
+    pub headers: &'a HeaderMap,
+    pub credentials: Option<&'a dyn Credentials>,
+    pub timeouts: Timeouts,
+}
+
+/// Reads the card.
 pub async fn fetch_card(
-    http: &reqwest::Client,
+    read: CardRead<'_>,
     at: CardAt<'_>,
-    headers: &HeaderMap,
-    timeouts: Timeouts,
 ) -> Result<(AgentCard, Url), RemoteError> {
     match at {
         CardAt::Exact(url) => {
             let url = Url::parse(url)
                 .map_err(|e| RemoteError::Card(format!("card_url {url:?} is not a URL: {e}")))?;
-            read_card(http, url, headers, timeouts).await
+            read_card(read, url).await
         }
-        CardAt::Base(base) => match read_card(http, card_url(base)?, headers, timeouts).await {
+        CardAt::Base(base) => match read_card(read, card_url(base)?).await {
             Err(RemoteError::Card(why)) if why.ends_with("HTTP 404 Not Found") => {
-                read_card(http, under(base, OLD_CARD_PATH)?, headers, timeouts)
+                read_card(read, under(base, OLD_CARD_PATH)?)
                     .await
                     .map_err(|err| match err {
                         RemoteError::Card(old) => RemoteError::Card(format!("{why}; {old}")),
@@ -201,19 +210,22 @@ pub async fn fetch_card(
     }
 }
 
-async fn read_card(
-    http: &reqwest::Client,
-    url: Url,
-    headers: &HeaderMap,
-    timeouts: Timeouts,
-) -> Result<(AgentCard, Url), RemoteError> {
-    let response = http
-        .get(url.clone())
-        .headers(headers.clone())
-        .timeout(timeouts.call)
-        .send()
+async fn read_card(read: CardRead<'_>, url: Url) -> Result<(AgentCard, Url), RemoteError> {
+    let CardRead {
+        http,
+        headers,
+        credentials,
+        timeouts,
+    } = read;
+    let request = || {
+        Ok(http
+            .get(url.clone())
+            .headers(headers.clone())
+            .timeout(timeouts.call))
+    };
+    let response = send_authorized(http, credentials, request)
         .await
-        .map_err(|e| timeout_or("GetAgentCard", timeouts.call, e))?;
+        .map_err(|e| e.or_timeout("GetAgentCard", timeouts.call))?;
     let status = response.status();
     if !status.is_success() {
         return Err(RemoteError::Card(format!("{url} answered HTTP {status}")));

@@ -2,6 +2,7 @@
 //! binding or HTTP+JSON, in the dialect (1.0 or 0.3) the agent's card chose
 //! (`card`, `dialect`).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -22,6 +23,7 @@ use super::types::{
     AuthenticationInfo, Message, SendMessageResult, StreamResponse, Task,
     TaskPushNotificationConfig,
 };
+use crate::auth::Credentials;
 use crate::error::RemoteError;
 use crate::model::{PushRequest, Sent, Status, Turn, UpdateStream};
 use crate::port::Agent;
@@ -101,6 +103,7 @@ pub struct AgentClient {
     headers: HeaderMap,
     timeouts: Timeouts,
     next_id: AtomicU64,
+    credentials: Option<Arc<dyn Credentials>>,
 }
 
 impl AgentClient {
@@ -113,7 +116,13 @@ impl AgentClient {
         timeouts: Timeouts,
     ) -> Result<Self, RemoteError> {
         let at = super::card::CardAt::Base(base_url);
-        let (card, url) = super::card::fetch_card(&http, at, &HeaderMap::new(), timeouts).await?;
+        let read = super::card::CardRead {
+            http: &http,
+            headers: &HeaderMap::new(),
+            credentials: None,
+            timeouts,
+        };
+        let (card, url) = super::card::fetch_card(read, at).await?;
         let agent = ResolvedAgent::from_card(&card, &url, &[])?;
         let mut headers = HeaderMap::new();
         if let Some(p) = participant {
@@ -152,7 +161,19 @@ impl AgentClient {
             headers,
             timeouts,
             next_id: AtomicU64::new(1),
+            credentials: None,
         })
+    }
+
+    /// Every call from now on presents `credentials`.
+    pub(crate) fn with_credentials(mut self, credentials: Option<Arc<dyn Credentials>>) -> Self {
+        self.credentials = credentials;
+        self
+    }
+
+    /// The card an authenticated caller may read, in place of the public one.
+    pub(crate) async fn extended_card(&self) -> Result<super::types::AgentCard, RemoteError> {
+        self.unary(self.calls.extended_card()).await
     }
 
     #[cfg(test)]
@@ -256,12 +277,11 @@ impl AgentClient {
     async fn unary<T: DeserializeOwned>(&self, call: Call) -> Result<T, RemoteError> {
         let timeout = self.timeouts.call;
         let operation = call.operation;
-        let response = self
-            .request(&call)?
-            .timeout(timeout)
-            .send()
-            .await
-            .map_err(|e| timeout_or(operation, timeout, e))?;
+        let response = send_authorized(&self.http, self.credentials.as_deref(), || {
+            Ok(self.request(&call)?.timeout(timeout))
+        })
+        .await
+        .map_err(|e| e.or_timeout(operation, timeout))?;
         let status = response.status();
         let body = read_skimmed(response, MAX_RESPONSE_BYTES)
             .await
@@ -291,14 +311,15 @@ impl AgentClient {
     async fn stream(&self, call: Call) -> Result<EventStream, RemoteError> {
         let timeout = self.timeouts.call;
         let operation = call.operation;
-        let request = self.request(&call)?.header(ACCEPT, "text/event-stream");
-        let response = tokio::time::timeout(timeout, request.send())
+        let request = || Ok(self.request(&call)?.header(ACCEPT, "text/event-stream"));
+        let sent = send_authorized(&self.http, self.credentials.as_deref(), request);
+        let response = tokio::time::timeout(timeout, sent)
             .await
             .map_err(|_| RemoteError::Timeout {
                 operation,
                 seconds: timeout.as_secs(),
             })?
-            .map_err(|e| timeout_or(operation, timeout, e))?;
+            .map_err(|e| e.or_timeout(operation, timeout))?;
         let status = response.status().as_u16();
         let is_sse = response
             .headers()
@@ -334,6 +355,60 @@ impl AgentClient {
             self.calls.clone(),
             self.timeouts.stream_idle,
         ))
+    }
+}
+
+/// A failure to send: the agent's refusal, or the transport's error (which may be a
+/// timeout of the caller's operation).
+pub(super) enum SendError {
+    Remote(RemoteError),
+    Http(reqwest::Error),
+}
+
+impl From<RemoteError> for SendError {
+    fn from(err: RemoteError) -> Self {
+        Self::Remote(err)
+    }
+}
+
+impl SendError {
+    pub(super) fn or_timeout(self, operation: &'static str, timeout: Duration) -> RemoteError {
+        match self {
+            Self::Remote(err) => err,
+            Self::Http(err) => timeout_or(operation, timeout, err),
+        }
+    }
+}
+
+/// Sends the request `build` makes with the credentials on it. A 401 or 403 is the
+/// credentials' refusal: they are read afresh (the secret may have rotated, the token
+/// expired) and the request sent once more; a second refusal, or one without
+/// credentials configured, is an error that says what to do.
+pub(super) async fn send_authorized(
+    http: &reqwest::Client,
+    credentials: Option<&dyn Credentials>,
+    build: impl Fn() -> Result<reqwest::RequestBuilder, RemoteError>,
+) -> Result<reqwest::Response, SendError> {
+    let mut renewed = false;
+    loop {
+        let mut request = build()?.build().map_err(SendError::Http)?;
+        if let Some(credentials) = credentials {
+            credentials.authorize(&mut request).await?;
+        }
+        let response = http.execute(request).await.map_err(SendError::Http)?;
+        let status = response.status().as_u16();
+        if !matches!(status, 401 | 403) {
+            return Ok(response);
+        }
+        match credentials {
+            Some(credentials) if !renewed && credentials.renew().await => renewed = true,
+            configured => {
+                return Err(SendError::Remote(RemoteError::Unauthorized {
+                    status,
+                    scheme: configured.map(|c| c.scheme()),
+                }));
+            }
+        }
     }
 }
 

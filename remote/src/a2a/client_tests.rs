@@ -264,6 +264,7 @@ async fn extensions_header_lists_only_what_the_operator_names() {
         ])
         .await;
         let reach = crate::connector::Reach {
+            agent: "agent",
             url: &server.base,
             card_url: None,
             allowed_origins: &[],
@@ -272,8 +273,10 @@ async fn extensions_header_lists_only_what_the_operator_names() {
             session: Some(("x-session", "s-0123456789012345678901234567890123")),
             extensions: &named,
             allow_private: true,
+            credentials: None,
         };
-        let client = crate::connector::Connector::new(http_client().expect("client"))
+        let roots = crate::tls::Roots::built_in();
+        let client = crate::connector::Connector::new(roots, http_client().expect("client"))
             .connect("agent", reach)
             .await
             .expect("card");

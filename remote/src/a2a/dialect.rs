@@ -35,6 +35,8 @@ pub enum Answer {
     PushConfig(String),
     /// Nothing worth reading (a delete); 0.3 may send no result at all.
     Nothing,
+    /// An agent card, read as either version's.
+    Card,
 }
 
 /// One operation in both bindings' terms. `operation` is 1.0's name, for errors and logs.
@@ -170,6 +172,23 @@ impl Calls {
         call
     }
 
+    /// The card an authenticated caller may read (0.3's "authenticated extended card").
+    pub fn extended_card(&self) -> Call {
+        let (rpc, path) = if self.v1() {
+            ("GetExtendedAgentCard", "extendedAgentCard")
+        } else {
+            ("agent/getAuthenticatedExtendedCard", "card")
+        };
+        self.call(
+            "GetExtendedAgentCard",
+            rpc,
+            json!({}),
+            (Method::GET, &[path]),
+            None,
+            Answer::Card,
+        )
+    }
+
     /// SubscribeToTask (0.3's `tasks/resubscribe`, a GET over HTTP+JSON).
     pub fn subscribe(&self, id: &str) -> Call {
         let (rpc, method) = if self.v1() {
@@ -277,7 +296,7 @@ impl Calls {
             Answer::Task => v03::task_v1(&result),
             Answer::Sent => self.item(binding, result),
             Answer::PushConfig(task_id) => v03::push_config_v1(&result, task_id),
-            Answer::Nothing => result,
+            Answer::Nothing | Answer::Card => result,
         }
     }
 

@@ -10,12 +10,15 @@ pub mod error;
 pub mod limits;
 pub mod map;
 pub mod reach;
+pub mod security;
 pub mod sse;
 pub mod types;
 pub mod v03;
 
 #[cfg(test)]
 mod client_tests;
+#[cfg(test)]
+mod client_tests_auth;
 #[cfg(test)]
 mod client_tests_v03;
 #[cfg(test)]

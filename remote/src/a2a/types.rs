@@ -268,6 +268,9 @@ pub struct AgentCapabilities {
     pub push_notifications: bool,
     #[serde(default)]
     pub extensions: Vec<AgentExtension>,
+    /// 1.0: an authenticated caller may read a fuller card (GetExtendedAgentCard).
+    #[serde(default)]
+    pub extended_agent_card: bool,
 }
 
 /// A 0.3 card's other interfaces (`additionalInterfaces`).
@@ -301,6 +304,18 @@ pub struct AgentCard {
     pub preferred_transport: Option<String>,
     #[serde(default)]
     pub additional_interfaces: Vec<LegacyInterface>,
+    /// The schemes the requirements name, each in its version's form (`security`).
+    #[serde(default)]
+    pub security_schemes: std::collections::BTreeMap<String, Value>,
+    /// 1.0's requirements: `[{"schemes": {name: {"list": scopes}}}]`.
+    #[serde(default)]
+    pub security_requirements: Vec<Value>,
+    /// 0.3's requirements: `[{name: scopes}]`.
+    #[serde(default)]
+    pub security: Vec<Value>,
+    /// 0.3's flag for the authenticated extended card.
+    #[serde(default)]
+    pub supports_authenticated_extended_card: bool,
 }
 
 fn is_blank(s: &Option<String>) -> bool {

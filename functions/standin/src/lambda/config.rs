@@ -75,10 +75,25 @@ fn positive(env: &impl Env, name: &str, default: u64) -> Result<u64, ConfigError
 
 fn agents(env: &impl Env) -> Result<AgentsConfig, ConfigError> {
     let document = optional(env, "AGENTS").unwrap_or_else(|| r#"{"agents":[]}"#.into());
-    AgentsConfig::parse(&document).map_err(|e| ConfigError {
+    let in_agents = |e: ConfigError| ConfigError {
         field: format!("AGENTS: {}", e.field),
         problem: e.problem,
-    })
+    };
+    let config = AgentsConfig::parse(&document).map_err(in_agents)?;
+    let prefix = secret_prefix(env);
+    for (i, agent) in config.agents.iter().enumerate() {
+        if let Some(auth) = &agent.auth {
+            auth.check_secret_prefix(&format!("agents[{i}].auth"), &prefix)
+                .map_err(in_agents)?;
+        }
+    }
+    Ok(config)
+}
+
+/// The prefix of the secrets agents' entries may name (`AGENT_SECRETS_PREFIX`, set by
+/// the template; unset, any).
+fn secret_prefix(env: &impl Env) -> String {
+    optional(env, "AGENT_SECRETS_PREFIX").unwrap_or_default()
 }
 
 /// The row table and the note log: every function but notify.
@@ -164,6 +179,7 @@ pub struct ControlSettings {
     pub agents: AgentsConfig,
     pub agents_table: String,
     pub state_machine_arn: String,
+    pub agent_secrets_prefix: String,
 }
 
 impl ControlSettings {
@@ -173,6 +189,7 @@ impl ControlSettings {
             agents: agents(env)?,
             agents_table: required(env, "AGENTS_TABLE_NAME")?,
             state_machine_arn: required(env, "STATE_MACHINE_ARN")?,
+            agent_secrets_prefix: secret_prefix(env),
         })
     }
 }

@@ -9,6 +9,10 @@ use super::calls::CallRecorder;
 
 use super::config::{ControlSettings, NotifySettings, Retries, StepSettings, Tables};
 use crate::agents::{AgentSpec, ConfigError};
+use crate::auth::Keyring;
+use crate::auth::secrets::Secrets;
+use crate::auth::secretsmanager::SecretsManager;
+use crate::auth::sigv4::RoleSigner;
 use crate::control::sfn::SfnExecutions;
 use crate::doorbell::sfn::SfnDoorbell;
 use crate::outbox::callback::SfnCallback;
@@ -52,6 +56,15 @@ impl Aws {
     client!(sfn, aws_sdk_sfn);
     client!(sqs, aws_sdk_sqs);
     client!(eventbridge, aws_sdk_eventbridge);
+    client!(secretsmanager, aws_sdk_secretsmanager);
+
+    /// Signs agents' calls with the function's role (SigV4 agents).
+    pub fn signer(&self) -> RoleSigner {
+        RoleSigner::new(
+            self.config.credentials_provider(),
+            self.config.region().map(|r| r.to_string()),
+        )
+    }
 }
 
 /// The row store and the doorbell: all the push receiver and a park need.
@@ -77,15 +90,26 @@ pub struct StepDeps {
     pub settings: StepSettings,
     catalog: Catalog,
     agents: Connector,
+    keyring: Keyring,
 }
 
 impl StepDeps {
     pub fn new(aws: &Aws, settings: StepSettings) -> Result<Self, ConfigError> {
-        let http =
-            Roots::agent_client(settings.agent_ca_file.as_deref()).map_err(|e| ConfigError {
-                field: e.field,
-                problem: e.problem,
-            })?;
+        let tls = |e: standin_remote::tls::TlsError| ConfigError {
+            field: e.field,
+            problem: e.problem,
+        };
+        let roots = match settings.agent_ca_file.as_deref() {
+            Some(path) => Roots::with_file(path).map_err(tls)?,
+            None => Roots::built_in(),
+        };
+        let http = roots.agent_http_client().map_err(tls)?;
+        // Secrets Manager's client is made only here, and only the steps reach agents.
+        let keyring = Keyring::new(
+            Secrets::new(SecretsManager::new(aws.secretsmanager())),
+            http.clone(),
+            aws.signer(),
+        );
         let Rows { store, bell } = Rows::new(aws, &settings.tables);
         let catalog = catalog(
             aws,
@@ -97,7 +121,8 @@ impl StepDeps {
             bell,
             settings,
             catalog,
-            agents: Connector::new(http),
+            agents: Connector::new(roots, http),
+            keyring,
         })
     }
 
@@ -129,7 +154,14 @@ impl StepDeps {
             let salt = &self.settings.stack_name;
             (name, crate::agents::session_id(salt, task_id))
         });
+        let key = spec.to_entry().to_string();
+        let credentials = spec
+            .auth
+            .as_ref()
+            .map(|auth| self.keyring.credentials(&key, auth));
         let reach = Reach {
+            agent: &spec.id,
+            credentials,
             url: &spec.url,
             card_url: spec.card_url.as_deref(),
             allowed_origins: &spec.allowed_origins,
@@ -139,9 +171,7 @@ impl StepDeps {
             extensions: &spec.extensions,
             allow_private: self.settings.allow_private_agents,
         };
-        self.agents
-            .connect(&spec.to_entry().to_string(), reach)
-            .await
+        self.agents.connect(&key, reach).await
     }
 }
 
@@ -165,7 +195,8 @@ impl ControlDeps {
         Self {
             rows: Rows::new(aws, &settings.tables),
             executions: SfnExecutions::new(aws.sfn(), settings.state_machine_arn),
-            agents: catalog(aws, settings.agents, Some(&settings.agents_table)),
+            agents: catalog(aws, settings.agents, Some(&settings.agents_table))
+                .with_secret_prefix(&settings.agent_secrets_prefix),
         }
     }
 }

@@ -80,6 +80,9 @@ pub struct Catalog {
     registry: Option<Box<dyn Registry>>,
     ttl: Duration,
     cache: Mutex<HashMap<String, (Instant, Option<AgentSpec>)>>,
+    /// The prefix of the secrets the deployment may read: an entry naming another is
+    /// refused at `put`, naming `auth.secret`.
+    secret_prefix: String,
 }
 
 impl Catalog {
@@ -97,6 +100,7 @@ impl Catalog {
             stack,
             registry,
             ttl,
+            secret_prefix: String::new(),
             cache: Mutex::default(),
         }
     }
@@ -143,6 +147,12 @@ impl Catalog {
         }
     }
 
+    /// Entries must name secrets under `prefix` (the template's).
+    pub fn with_secret_prefix(mut self, prefix: &str) -> Self {
+        prefix.clone_into(&mut self.secret_prefix);
+        self
+    }
+
     /// Adds or replaces a registry entry. `id` is the path's; an entry that names
     /// another is refused, one that names none takes it.
     pub async fn put(&self, id: &str, entry: &serde_json::Value) -> Result<AgentSpec, ChangeError> {
@@ -158,6 +168,10 @@ impl Catalog {
             _ => {}
         }
         let spec = AgentSpec::parse_entry(&entry.to_string()).map_err(ChangeError::Invalid)?;
+        if let Some(auth) = &spec.auth {
+            auth.check_secret_prefix("auth", &self.secret_prefix)
+                .map_err(ChangeError::Invalid)?;
+        }
         if self.stack.agent(id).is_some() {
             return Err(ChangeError::StackOwned(id.to_owned()));
         }

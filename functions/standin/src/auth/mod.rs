@@ -1,0 +1,244 @@
+//! How the stand-in authenticates to an agent: the entry's `auth` (`spec`), the secrets
+//! it names (`secrets`, read from Secrets Manager by `secretsmanager`), OAuth2's
+//! client-credentials tokens (`oauth2`), SigV4 with the function's role (`sigv4`). What
+//! leaves here is [`Credentials`], the remote crate's port: no secret is stored, logged
+//! or shown by anything in this slice, and an error names a secret's id at most.
+
+pub mod oauth2;
+pub mod secrets;
+pub mod secretsmanager;
+pub mod sigv4;
+pub mod spec;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use base64::Engine;
+use futures_util::future::BoxFuture;
+use reqwest::header::{AUTHORIZATION, HeaderName, HeaderValue};
+use serde::Deserialize;
+use standin_remote::RemoteError;
+use standin_remote::auth::{ClientIdentity, Credentials, Scheme};
+
+use oauth2::{ClientCredentials, TokenCache, fetch_token};
+use secrets::{SecretValue, Secrets};
+use sigv4::RoleSigner;
+pub use spec::AuthSpec;
+use spec::KeyIn;
+
+/// What the functions hold to authenticate: the secrets' cache, the client the token
+/// endpoints are reached with, the role's signer, and one set of credentials per
+/// agent entry (so an OAuth2 token is shared by every call of the process).
+pub struct Keyring {
+    secrets: Arc<Secrets>,
+    http: reqwest::Client,
+    signer: Arc<RoleSigner>,
+    by_entry: Mutex<HashMap<String, Arc<AgentCredentials>>>,
+}
+
+/// Entries whose credentials are kept at once, past which the cache starts again.
+const MAX_KEPT_CREDENTIALS: usize = 256;
+
+impl Keyring {
+    pub fn new(secrets: Secrets, http: reqwest::Client, signer: RoleSigner) -> Self {
+        Self {
+            secrets: Arc::new(secrets),
+            http,
+            signer: Arc::new(signer),
+            by_entry: Mutex::default(),
+        }
+    }
+
+    /// The credentials for `spec` (by `key`, the agent's entry: an edited entry gets
+    /// new ones).
+    pub fn credentials(&self, key: &str, spec: &AuthSpec) -> Arc<dyn Credentials> {
+        if let Some(kept) = self.by_entry.lock().ok().and_then(|k| k.get(key).cloned()) {
+            return kept;
+        }
+        let made = Arc::new(AgentCredentials {
+            spec: spec.clone(),
+            secrets: self.secrets.clone(),
+            http: self.http.clone(),
+            signer: self.signer.clone(),
+            token: TokenCache::default(),
+        });
+        if let Ok(mut kept) = self.by_entry.lock() {
+            if kept.len() >= MAX_KEPT_CREDENTIALS {
+                kept.clear();
+            }
+            kept.insert(key.to_owned(), made.clone());
+        }
+        made
+    }
+}
+
+/// One agent's credentials.
+pub struct AgentCredentials {
+    spec: AuthSpec,
+    secrets: Arc<Secrets>,
+    http: reqwest::Client,
+    signer: Arc<RoleSigner>,
+    token: TokenCache,
+}
+
+fn unreadable(err: impl std::fmt::Display) -> RemoteError {
+    RemoteError::Credentials(err.to_string())
+}
+
+/// A header value that is never printed (`HeaderValue::set_sensitive`).
+fn sensitive(value: &str, secret: &str) -> Result<HeaderValue, RemoteError> {
+    let mut value = HeaderValue::from_str(value).map_err(|_| {
+        RemoteError::Credentials(format!(
+            "the secret {secret:?} does not make a header value (visible ASCII only)"
+        ))
+    })?;
+    value.set_sensitive(true);
+    Ok(value)
+}
+
+#[derive(Deserialize)]
+struct UserPassword {
+    username: String,
+    password: String,
+}
+
+impl AgentCredentials {
+    async fn secret(&self, id: &str) -> Result<SecretValue, RemoteError> {
+        self.secrets.read(id).await.map_err(unreadable)
+    }
+
+    async fn authorization(&self) -> Result<Option<(HeaderName, HeaderValue)>, RemoteError> {
+        Ok(match &self.spec {
+            AuthSpec::ApiKey {
+                location: KeyIn::Header,
+                name,
+                secret,
+            } => {
+                let name = HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|_| unreadable(format!("auth.name {name:?} is not a header name")))?;
+                let value = self.secret(secret).await?;
+                Some((name, sensitive(value.expose(), secret)?))
+            }
+            AuthSpec::Bearer { secret } => {
+                let value = self.secret(secret).await?;
+                let bearer = format!("Bearer {}", value.expose().trim());
+                Some((AUTHORIZATION, sensitive(&bearer, secret)?))
+            }
+            AuthSpec::Basic { secret } => {
+                let value = self.secret(secret).await?;
+                let pair: UserPassword = serde_json::from_str(value.expose()).map_err(|_| {
+                    RemoteError::Credentials(format!(
+                        "the secret {secret:?} must be JSON: {{\"username\": ..., \"password\": ...}}"
+                    ))
+                })?;
+                let encoded = base64::engine::general_purpose::STANDARD
+                    .encode(format!("{}:{}", pair.username, pair.password));
+                Some((
+                    AUTHORIZATION,
+                    sensitive(&format!("Basic {encoded}"), secret)?,
+                ))
+            }
+            AuthSpec::OAuth2ClientCredentials {
+                token_url,
+                client_id,
+                secret,
+                scopes,
+                audience,
+            } => {
+                let grant = ClientCredentials {
+                    token_url: token_url.clone(),
+                    client_id: client_id.clone(),
+                    scopes: scopes.clone(),
+                    audience: audience.clone(),
+                };
+                let token = self
+                    .token
+                    .token(|| async {
+                        let client_secret = self.secret(secret).await?;
+                        fetch_token(&self.http, &grant, &client_secret).await
+                    })
+                    .await?;
+                let bearer = format!("Bearer {}", token.expose());
+                Some((AUTHORIZATION, sensitive(&bearer, "the access token")?))
+            }
+            AuthSpec::ApiKey { .. } | AuthSpec::SigV4 { .. } | AuthSpec::MutualTls { .. } => None,
+        })
+    }
+}
+
+impl Credentials for AgentCredentials {
+    fn scheme(&self) -> Scheme {
+        match self.spec {
+            AuthSpec::ApiKey { .. } => Scheme::ApiKey,
+            AuthSpec::Bearer { .. } => Scheme::Bearer,
+            AuthSpec::Basic { .. } => Scheme::Basic,
+            AuthSpec::OAuth2ClientCredentials { .. } => Scheme::OAuth2ClientCredentials,
+            AuthSpec::SigV4 { .. } => Scheme::SigV4,
+            AuthSpec::MutualTls { .. } => Scheme::MutualTls,
+        }
+    }
+
+    fn authorize<'a>(
+        &'a self,
+        request: &'a mut reqwest::Request,
+    ) -> BoxFuture<'a, Result<(), RemoteError>> {
+        Box::pin(async move {
+            if let Some((name, value)) = self.authorization().await? {
+                request.headers_mut().insert(name, value);
+            }
+            match &self.spec {
+                AuthSpec::ApiKey {
+                    location: KeyIn::Query,
+                    name,
+                    secret,
+                } => {
+                    let value = self.secret(secret).await?;
+                    request
+                        .url_mut()
+                        .query_pairs_mut()
+                        .append_pair(name, value.expose());
+                }
+                AuthSpec::SigV4 { service, region } => {
+                    self.signer
+                        .sign(request, service, region.as_deref())
+                        .await?;
+                }
+                _ => {}
+            }
+            Ok(())
+        })
+    }
+
+    fn renew(&self) -> BoxFuture<'_, bool> {
+        Box::pin(async move {
+            match &self.spec {
+                // The role's credentials are the runtime's: nothing fresher to read.
+                AuthSpec::SigV4 { .. } => false,
+                spec => {
+                    if let Some(secret) = spec.secret() {
+                        self.secrets.forget(secret);
+                    }
+                    self.token.forget().await;
+                    true
+                }
+            }
+        })
+    }
+
+    fn identity(&self) -> BoxFuture<'_, Result<Option<ClientIdentity>, RemoteError>> {
+        Box::pin(async move {
+            match &self.spec {
+                AuthSpec::MutualTls { secret } => {
+                    let pem = self.secret(secret).await?;
+                    Ok(Some(ClientIdentity {
+                        pem: pem.expose().as_bytes().to_vec(),
+                    }))
+                }
+                _ => Ok(None),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

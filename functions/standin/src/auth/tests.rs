@@ -1,0 +1,255 @@
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use aws_credential_types::provider::SharedCredentialsProvider;
+use serde_json::json;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+use super::secrets::MemorySecrets;
+use super::*;
+
+fn keyring(store: &Arc<MemorySecrets>) -> Keyring {
+    let creds = aws_credential_types::Credentials::new("AKIDEXAMPLE", "wJalr", None, None, "test");
+    Keyring::new(
+        Secrets::new(store.clone()),
+        reqwest::Client::new(),
+        RoleSigner::new(
+            Some(SharedCredentialsProvider::new(creds)),
+            Some("us-east-1".into()),
+        ),
+    )
+}
+
+fn spec(value: serde_json::Value) -> AuthSpec {
+    AuthSpec::parse("auth", value).expect("valid")
+}
+
+async fn authorized(credentials: &dyn Credentials, url: &str) -> reqwest::Request {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .body("{\"jsonrpc\":\"2.0\"}")
+        .build()
+        .unwrap();
+    credentials
+        .authorize(&mut request)
+        .await
+        .expect("authorized");
+    request
+}
+
+fn header<'a>(request: &'a reqwest::Request, name: &str) -> Option<&'a str> {
+    request.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+#[tokio::test]
+async fn each_secret_scheme_puts_the_secret_where_the_agent_expects_it() {
+    let store = Arc::new(MemorySecrets::default());
+    store.set("p/key", "k-123");
+    store.set("p/basic", r#"{"username": "ann", "password": "pw:1"}"#);
+    let ring = keyring(&store);
+
+    let key = ring.credentials(
+        "a",
+        &spec(json!({"type": "api_key", "in": "header", "name": "X-API-Key", "secret": "p/key"})),
+    );
+    assert_eq!(key.scheme(), Scheme::ApiKey);
+    let request = authorized(key.as_ref(), "http://127.0.0.1:1/").await;
+    assert_eq!(header(&request, "x-api-key"), Some("k-123"));
+    assert!(request.headers()["x-api-key"].is_sensitive());
+
+    let query = ring.credentials(
+        "q",
+        &spec(json!({"type": "api_key", "in": "query", "name": "code", "secret": "p/key"})),
+    );
+    let request = authorized(query.as_ref(), "http://127.0.0.1:1/a?x=1").await;
+    assert_eq!(request.url().query(), Some("x=1&code=k-123"));
+
+    let bearer = ring.credentials("b", &spec(json!({"type": "bearer", "secret": "p/key"})));
+    let request = authorized(bearer.as_ref(), "http://127.0.0.1:1/").await;
+    assert_eq!(header(&request, "authorization"), Some("Bearer k-123"));
+
+    let basic = ring.credentials("c", &spec(json!({"type": "basic", "secret": "p/basic"})));
+    let request = authorized(basic.as_ref(), "http://127.0.0.1:1/").await;
+    // base64("ann:pw:1")
+    assert_eq!(
+        header(&request, "authorization"),
+        Some("Basic YW5uOnB3OjE=")
+    );
+
+    let mtls = ring.credentials("m", &spec(json!({"type": "mtls", "secret": "p/key"})));
+    let request = authorized(mtls.as_ref(), "http://127.0.0.1:1/").await;
+    assert!(header(&request, "authorization").is_none());
+    assert_eq!(
+        mtls.identity().await.expect("read").map(|i| i.pem),
+        Some(b"k-123".to_vec())
+    );
+}
+
+#[tokio::test]
+async fn a_refusal_reads_a_rotated_secret_and_errors_never_show_a_value() {
+    let store = Arc::new(MemorySecrets::default());
+    store.set("p/b", "old-value");
+    let ring = keyring(&store);
+    let bearer = ring.credentials("b", &spec(json!({"type": "bearer", "secret": "p/b"})));
+    authorized(bearer.as_ref(), "http://127.0.0.1:1/").await;
+    store.set("p/b", "new-value");
+    let cached = authorized(bearer.as_ref(), "http://127.0.0.1:1/").await;
+    assert_eq!(header(&cached, "authorization"), Some("Bearer old-value"));
+    assert!(bearer.renew().await);
+    let fresh = authorized(bearer.as_ref(), "http://127.0.0.1:1/").await;
+    assert_eq!(header(&fresh, "authorization"), Some("Bearer new-value"));
+
+    store.set("p/basic", "not json: hunter2");
+    let basic = ring.credentials("c", &spec(json!({"type": "basic", "secret": "p/basic"})));
+    let mut request = reqwest::Client::new()
+        .get("http://127.0.0.1:1/")
+        .build()
+        .unwrap();
+    let err = basic.authorize(&mut request).await.expect_err("unreadable");
+    assert!(err.to_string().contains("\"p/basic\""), "{err}");
+    assert!(!err.to_string().contains("hunter2"), "{err}");
+
+    let missing = ring.credentials("d", &spec(json!({"type": "bearer", "secret": "p/none"})));
+    let err = missing.authorize(&mut request).await.expect_err("missing");
+    assert!(err.to_string().contains("does not exist"), "{err}");
+}
+
+#[tokio::test]
+async fn sigv4_signs_the_request_with_the_roles_credentials_for_the_service() {
+    let store = Arc::new(MemorySecrets::default());
+    let ring = keyring(&store);
+    let sigv4 = ring.credentials(
+        "s",
+        &spec(json!({"type": "sigv4", "service": "bedrock-agentcore"})),
+    );
+    let request = authorized(sigv4.as_ref(), "http://127.0.0.1:9/invocations?q=1").await;
+    let auth = header(&request, "authorization").unwrap();
+    assert!(
+        auth.starts_with("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
+            && auth.contains("/us-east-1/bedrock-agentcore/aws4_request"),
+        "{auth}"
+    );
+    assert!(header(&request, "x-amz-date").is_some());
+    assert!(
+        !sigv4.renew().await,
+        "nothing fresher than the role's own credentials"
+    );
+}
+
+/// A token endpoint on loopback: answers each request with the next reply, counting.
+async fn token_endpoint(
+    replies: Vec<(u16, serde_json::Value)>,
+) -> (String, Arc<AtomicUsize>, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/token", listener.local_addr().unwrap());
+    let count = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (counter, heard) = (count.clone(), seen.clone());
+    tokio::spawn(async move {
+        let mut replies = replies.into_iter();
+        while let Ok((mut conn, _)) = listener.accept().await {
+            let mut buf = vec![0u8; 8192];
+            let n = conn.read(&mut buf).await.unwrap_or(0);
+            heard
+                .lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&buf[..n]).into_owned());
+            counter.fetch_add(1, Ordering::SeqCst);
+            let (status, body) = replies.next().unwrap_or((500, json!({})));
+            let body = body.to_string();
+            let head = format!(
+                "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = conn.write_all(head.as_bytes()).await;
+            let _ = conn.write_all(body.as_bytes()).await;
+        }
+    });
+    (url, count, seen)
+}
+
+#[tokio::test]
+async fn an_oauth2_token_is_fetched_once_kept_and_fetched_again_after_a_refusal() {
+    let (url, fetched, seen) = token_endpoint(vec![
+        (
+            200,
+            json!({"access_token": "tok-1", "token_type": "Bearer", "expires_in": 3600}),
+        ),
+        (
+            200,
+            json!({"access_token": "tok-2", "token_type": "Bearer", "expires_in": 3600}),
+        ),
+    ])
+    .await;
+    let store = Arc::new(MemorySecrets::default());
+    store.set("p/client", "s3cr3t");
+    let ring = keyring(&store);
+    let oauth = ring.credentials(
+        "o",
+        &spec(
+            json!({"type": "oauth2_client_credentials", "token_url": url, "client_id": "stand in",
+                     "secret": "p/client", "scopes": ["a2a.call", "read"], "audience": "agents"}),
+        ),
+    );
+    for _ in 0..3 {
+        let request = authorized(oauth.as_ref(), "http://127.0.0.1:1/").await;
+        assert_eq!(header(&request, "authorization"), Some("Bearer tok-1"));
+    }
+    assert_eq!(
+        fetched.load(Ordering::SeqCst),
+        1,
+        "kept until shortly before it expires"
+    );
+    assert!(oauth.renew().await);
+    let request = authorized(oauth.as_ref(), "http://127.0.0.1:1/").await;
+    assert_eq!(header(&request, "authorization"), Some("Bearer tok-2"));
+    let asked = seen.lock().unwrap()[0].clone();
+    assert!(
+        asked.contains("grant_type=client_credentials&scope=a2a.call+read&audience=agents"),
+        "{asked}"
+    );
+    // Basic base64("stand+in:s3cr3t")
+    assert!(
+        asked
+            .to_ascii_lowercase()
+            .contains("authorization: basic c3rhbmqraw46cznjcjn0"),
+        "{asked}"
+    );
+}
+
+#[tokio::test]
+async fn a_token_endpoints_refusal_is_named_plainly_without_the_secret() {
+    let (url, _, _) = token_endpoint(vec![(
+        401,
+        json!({"error": "invalid_client", "error_description": "Client authentication failed"}),
+    )])
+    .await;
+    let store = Arc::new(MemorySecrets::default());
+    store.set("p/client", "s3cr3t");
+    let ring = keyring(&store);
+    let oauth = ring.credentials(
+        "o",
+        &spec(json!({"type": "oauth2_client_credentials", "token_url": url, "client_id": "c1", "secret": "p/client"})),
+    );
+    let mut request = reqwest::Client::new()
+        .get("http://127.0.0.1:1/")
+        .build()
+        .unwrap();
+    let err = oauth
+        .authorize(&mut request)
+        .await
+        .expect_err("refused")
+        .to_string();
+    assert!(
+        err.contains(&url) && err.contains("invalid_client") && err.contains("\"c1\""),
+        "{err}"
+    );
+    assert!(
+        err.contains("HTTP 401") && err.contains("Client authentication failed"),
+        "{err}"
+    );
+    assert!(!err.contains("s3cr3t"), "{err}");
+}
