@@ -112,7 +112,7 @@ impl RemoteError {
 fn unauthorized(status: u16, scheme: Option<crate::auth::Scheme>) -> String {
     match scheme {
         Some(scheme) => format!(
-            "the agent refused the {scheme} credentials (HTTP {status}), also read afresh: check the secret's value and the agent's access rules"
+            "the agent refused the credentials (auth.type {scheme}, HTTP {status}), also when read afresh: check the value in Secrets Manager and the agent's access rules"
         ),
         None => format!(
             "the agent requires credentials (HTTP {status}) and its entry has no auth: configure its auth"

@@ -6,6 +6,9 @@
 #   27143  Strands Agents 1.62 A2AServer          (strands/, a scripted model)
 #   27144  Google ADK 2.13 to_a2a                 (adk/, a scripted model)
 #   27145  @a2a-js/sdk 0.3.14, JSON-RPC, push     (js03/)
+#   27161-27164  a2a-sdk 1.3 behind auth: API key (its card too), bearer (an extended
+#                card), basic (no push), OAuth2 JWTs   (tests/sdk_agent/server.py --auth)
+#   27165  oauth2-mock-server 7.2.1, the OAuth2 server those JWTs come from (oauth2/)
 # Sourced after env.sh. install_peers is idempotent (a stamp per lock file); start_peers
 # records the PIDs in PEER_PIDS for the caller's cleanup (stop_peers).
 PEERS_DIR="$STANDIN_ROOT/tests/peers"
@@ -36,6 +39,59 @@ install_peers() {
     touch "$stamp"
   fi
   cp "$PEERS_DIR/js03/server.mjs" "$js/server.mjs"
+  js="$STANDIN_CACHE/peer-oauth2"
+  stamp="$js/.stamp-$(cat "$PEERS_DIR/oauth2/package.json" "$PEERS_DIR/oauth2/package-lock.json" | sha256sum | cut -c1-12)"
+  if [ ! -f "$stamp" ]; then
+    rm -rf "$js" && mkdir -p "$js"
+    cp "$PEERS_DIR/oauth2/package.json" "$PEERS_DIR/oauth2/package-lock.json" "$js/"
+    (cd "$js" && npm_config_cache="$STANDIN_CACHE/npm" npm ci --silent --no-audit --no-fund)
+    touch "$stamp"
+  fi
+}
+
+# Waits until something answers HTTP at a URL (any status: a card may want credentials).
+await_http() {
+  local name=$1 url=$2 pid=$3 log=$4
+  for _ in $(seq 1 150); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$url" 2>/dev/null)" != "000" ] && return 0
+    if ! kill -0 "$pid" 2>/dev/null; then
+      cat "$log" >&2
+      echo "the $name peer did not start ($url)" >&2
+      return 1
+    fi
+    sleep 0.2
+  done
+  cat "$log" >&2
+  echo "the $name peer did not answer at $url within 30 s" >&2
+  return 1
+}
+
+# The agents that require credentials, and the OAuth2 server. What each accepts is a
+# fresh random value in $STANDIN_AUTH_DIR/<scheme> (the tests put it in Secrets Manager
+# and may rotate it by writing the file); what each heard goes to <scheme>.heard.
+start_auth_peers() {
+  local logs=$1 sdk="$STANDIN_CACHE/venv-a2a-sdk/bin/python" server="$STANDIN_ROOT/tests/sdk_agent/server.py"
+  export STANDIN_AUTH_DIR="$STANDIN_CACHE/auth-peers"
+  rm -rf "$STANDIN_AUTH_DIR" && mkdir -p "$STANDIN_AUTH_DIR"
+  random() { head -c 24 /dev/urandom | base64 | tr '+/' '-_'; }
+  random >"$STANDIN_AUTH_DIR/api_key"
+  random >"$STANDIN_AUTH_DIR/bearer"
+  printf '{"username": "stand-in", "password": "%s"}' "$(random)" >"$STANDIN_AUTH_DIR/basic"
+  : >"$STANDIN_AUTH_DIR/oauth2"
+  node "$STANDIN_CACHE/peer-oauth2/node_modules/oauth2-mock-server/dist/oauth2-mock-server.js" \
+    -a 127.0.0.1 -p 27165 >"$logs/peer-oauth2.log" 2>&1 &
+  PEER_PIDS="$PEER_PIDS $!"
+  await_http oauth2 http://127.0.0.1:27165/jwks $! "$logs/peer-oauth2.log"
+  local scheme port extra
+  for spec in "api_key 27161 --card-needs-auth" "bearer 27162 --extended-card" "basic 27163 --no-push" \
+      "oauth2 27164 --jwks http://127.0.0.1:27165/jwks --issuer http://localhost:27165"; do
+    read -r scheme port extra <<<"$spec"
+    # shellcheck disable=SC2086 # extra is a list of flags
+    "$sdk" "$server" --port "$port" --work-seconds 15 --auth "$scheme" \
+      --accept-file "$STANDIN_AUTH_DIR/$scheme" $extra >"$logs/peer-auth-$scheme.log" 2>&1 &
+    PEER_PIDS="$PEER_PIDS $!"
+    await_http "auth-$scheme" "http://127.0.0.1:$port/.well-known/agent-card.json" $! "$logs/peer-auth-$scheme.log"
+  done
 }
 
 # Starts one peer: name, port, log, command...

@@ -3,12 +3,27 @@ asks a question (INPUT_REQUIRED), then works for a while and completes. The end-
 tests run the stand-in against it.
 
     python server.py --port 27110 [--no-push] [--no-streaming] [--work-seconds 15]
+        [--auth api_key|bearer|basic|oauth2 --accept-file F [--jwks URL --issuer URL]
+         [--extended-card] [--card-needs-auth]]
+
+With --auth, every request (the card's too with --card-needs-auth) must carry what the
+scheme says, checked against --accept-file read on each request (so a test rotates the
+credential by writing the file): the API key (X-API-Key), the bearer token, the basic
+pair (JSON {"username", "password"}); for oauth2, a JWT signed by the OAuth2 server's key
+(its JWKS at --jwks) and issued by --issuer. The card names the scheme as required.
+Refusals are 401; every credential heard is appended to F.heard, so a test can look for
+them where they must not be.
 """
 
 import argparse
 import asyncio
+import base64
+import hmac
+import json
+import pathlib
 
 import httpx
+import jwt
 import uvicorn
 from starlette.applications import Starlette
 
@@ -24,6 +39,70 @@ from a2a.server.tasks.inmemory_task_store import InMemoryTaskStore
 from a2a.server.tasks.task_updater import TaskUpdater
 from a2a.helpers.proto_helpers import new_task
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Part, TaskState
+from a2a.types import a2a_pb2
+from starlette.responses import JSONResponse
+
+
+class AuthMiddleware:
+    """Refuses (401) a request without the scheme's credential."""
+
+    def __init__(self, app, scheme, accept_file, jwks, issuer, card_needs_auth):
+        self.app, self.scheme, self.accept = app, scheme, pathlib.Path(accept_file)
+        self.heard = pathlib.Path(accept_file + ".heard")
+        self.issuer, self.card_needs_auth = issuer, card_needs_auth
+        self.jwks = jwt.PyJWKClient(jwks) if jwks else None
+
+    def presented(self, headers):
+        if self.scheme == "api_key":
+            return headers.get("x-api-key", "")
+        auth = headers.get("authorization", "")
+        kind, _, value = auth.partition(" ")
+        want = "basic" if self.scheme == "basic" else "bearer"
+        return value if kind.lower() == want else ""
+
+    def accepts(self, value):
+        if not value:
+            return False
+        expected = self.accept.read_text().strip()
+        if self.scheme == "basic":
+            pair = json.loads(expected)
+            expected = base64.b64encode(f"{pair['username']}:{pair['password']}".encode()).decode()
+        if self.scheme != "oauth2":
+            return hmac.compare_digest(value.encode(), expected.encode())
+        try:
+            key = self.jwks.get_signing_key_from_jwt(value).key
+            jwt.decode(value, key, algorithms=["RS256"], issuer=self.issuer,
+                       options={"verify_aud": False, "require": ["exp", "iss"]})
+            return True
+        except jwt.PyJWTError:
+            return False
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        is_card = scope["path"].startswith("/.well-known/")
+        if is_card and not self.card_needs_auth:
+            return await self.app(scope, receive, send)
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        value = self.presented(headers)
+        if value:
+            with self.heard.open("a") as heard:
+                heard.write(value + "\n")
+        if not self.accepts(value):
+            response = JSONResponse({"error": "unauthorized"}, status_code=401)
+            return await response(scope, receive, send)
+        return await self.app(scope, receive, send)
+
+
+def security(scheme):
+    """The card's securitySchemes and securityRequirements for the scheme."""
+    schemes = {
+        "api_key": a2a_pb2.SecurityScheme(api_key_security_scheme=a2a_pb2.APIKeySecurityScheme(location="header", name="X-API-Key")),
+        "bearer": a2a_pb2.SecurityScheme(http_auth_security_scheme=a2a_pb2.HTTPAuthSecurityScheme(scheme="Bearer")),
+        "basic": a2a_pb2.SecurityScheme(http_auth_security_scheme=a2a_pb2.HTTPAuthSecurityScheme(scheme="Basic")),
+        "oauth2": a2a_pb2.SecurityScheme(http_auth_security_scheme=a2a_pb2.HTTPAuthSecurityScheme(scheme="Bearer", bearer_format="JWT")),
+    }
+    return {scheme: schemes[scheme]}, [a2a_pb2.SecurityRequirement(schemes={scheme: a2a_pb2.StringList()})]
 
 
 class WidgetExecutor(AgentExecutor):
@@ -55,6 +134,12 @@ def main():
     parser.add_argument("--no-push", action="store_true")
     parser.add_argument("--no-streaming", action="store_true", help="the card says streaming: false")
     parser.add_argument("--work-seconds", type=float, default=15.0)
+    parser.add_argument("--auth", choices=["api_key", "bearer", "basic", "oauth2"])
+    parser.add_argument("--accept-file")
+    parser.add_argument("--jwks")
+    parser.add_argument("--issuer")
+    parser.add_argument("--extended-card", action="store_true")
+    parser.add_argument("--card-needs-auth", action="store_true")
     args = parser.parse_args()
     base = f"http://127.0.0.1:{args.port}"
     card = AgentCard(
@@ -62,11 +147,26 @@ def main():
         description="Asks one question, then works and completes.",
         supported_interfaces=[AgentInterface(url=f"{base}/", protocol_binding="JSONRPC", protocol_version="1.0")],
         version="0.0.1",
-        capabilities=AgentCapabilities(streaming=not args.no_streaming, push_notifications=not args.no_push),
+        capabilities=AgentCapabilities(
+            streaming=not args.no_streaming,
+            push_notifications=not args.no_push,
+            extended_agent_card=args.extended_card,
+        ),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[AgentSkill(id="widget", name="Build widget", description="Builds a widget", tags=["demo"])],
     )
+    extended = None
+    if args.auth:
+        schemes, requirements = security(args.auth)
+        for name, scheme in schemes.items():
+            card.security_schemes[name].CopyFrom(scheme)
+        card.security_requirements.extend(requirements)
+    if args.extended_card:
+        # The authenticated caller's card: the same agent under another name.
+        extended = AgentCard()
+        extended.CopyFrom(card)
+        extended.name = "Widget agent (a2a-sdk), extended"
     push_store = InMemoryPushNotificationConfigStore()
     handler = DefaultRequestHandlerV2(
         agent_executor=WidgetExecutor(args.work_seconds),
@@ -74,9 +174,13 @@ def main():
         agent_card=card,
         push_config_store=push_store,
         push_sender=BasePushNotificationSender(httpx.AsyncClient(timeout=10), push_store),
+        extended_agent_card=extended,
     )
     routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, rpc_url="/")
-    uvicorn.run(Starlette(routes=routes), host="127.0.0.1", port=args.port, log_level="warning")
+    app = Starlette(routes=routes)
+    if args.auth:
+        app = AuthMiddleware(app, args.auth, args.accept_file, args.jwks, args.issuer, args.card_needs_auth)
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 
 
 if __name__ == "__main__":

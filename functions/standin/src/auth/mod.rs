@@ -89,7 +89,7 @@ fn unreadable(err: impl std::fmt::Display) -> RemoteError {
 fn sensitive(value: &str, secret: &str) -> Result<HeaderValue, RemoteError> {
     let mut value = HeaderValue::from_str(value).map_err(|_| {
         RemoteError::Credentials(format!(
-            "the secret {secret:?} does not make a header value (visible ASCII only)"
+            "the Secrets Manager entry {secret:?} does not make a header value (visible ASCII only)"
         ))
     })?;
     value.set_sensitive(true);
@@ -128,7 +128,7 @@ impl AgentCredentials {
                 let value = self.secret(secret).await?;
                 let pair: UserPassword = serde_json::from_str(value.expose()).map_err(|_| {
                     RemoteError::Credentials(format!(
-                        "the secret {secret:?} must be JSON: {{\"username\": ..., \"password\": ...}}"
+                        "the Secrets Manager entry {secret:?} must be JSON with a username and a password"
                     ))
                 })?;
                 let encoded = base64::engine::general_purpose::STANDARD
@@ -159,7 +159,7 @@ impl AgentCredentials {
                     })
                     .await?;
                 let bearer = format!("Bearer {}", token.expose());
-                Some((AUTHORIZATION, sensitive(&bearer, "the access token")?))
+                Some((AUTHORIZATION, sensitive(&bearer, "the access_token")?))
             }
             AuthSpec::ApiKey { .. } | AuthSpec::SigV4 { .. } | AuthSpec::MutualTls { .. } => None,
         })

@@ -71,7 +71,9 @@ impl TokenCache {
 }
 
 fn plain(url: &str, problem: impl std::fmt::Display) -> RemoteError {
-    RemoteError::Credentials(format!("the token endpoint {url} {problem}"))
+    // "token_url", not "token endpoint": a failure reason is scrubbed, and a
+    // secret-sounding word followed by a space loses the next one.
+    RemoteError::Credentials(format!("the OAuth2 token_url {url} {problem}"))
 }
 
 /// Asks the endpoint for a token; the answer's lifetime with it. Errors name the

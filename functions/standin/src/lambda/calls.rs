@@ -29,6 +29,7 @@ fn prefix(service: &str) -> &str {
         "SFN" => "states",
         "SQS" => "sqs",
         "EventBridge" => "events",
+        "Secrets Manager" => "secretsmanager",
         other => other,
     }
 }

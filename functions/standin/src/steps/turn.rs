@@ -90,7 +90,13 @@ where
         Ok(agent) => agent,
         Err(err) => {
             warn!(task_id = %step.task_id, error = %err, "agent unavailable for the turn");
-            let reason = format!("agent unavailable: {err}");
+            // A refused credential names the agent (the card's check already does).
+            let reason = match &err {
+                RemoteError::Unauthorized { .. } | RemoteError::Credentials(_) => {
+                    format!("agent unavailable: agent {:?}: {err}", step.agent)
+                }
+                _ => format!("agent unavailable: {err}"),
+            };
             return Ok(step.then(Next::End(EndCause::failed(&reason))));
         }
     };

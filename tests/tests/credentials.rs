@@ -1,0 +1,316 @@
+//! Agents that require credentials, on the stack: the official a2a-sdk server behind auth
+//! middleware (`tests/sdk_agent/server.py --auth`, started by `scripts/test` on
+//! 127.0.0.1:27161-27164) takes an API key (its card too), a bearer token (with an
+//! extended card), a basic pair, or a JWT from a real OAuth2 server (`oauth2-mock-server`
+//! on 27165, checked against its JWKS). Each secret is in LocalStack's Secrets Manager,
+//! each agent added through the registry at run time. A conversation runs with each; a
+//! rotated secret is used by the next call; an agent whose card requires what its entry
+//! does not configure ends its first turn FAILED with one line saying what to set; and no
+//! secret or token the agents heard appears in a table, an execution's history, a log or
+//! a note.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+use standin_integration::e2e::{
+    COMPLETED, FAILED, INPUT_REQUIRED, SOON, WORKING, reply, start_as, states, wait_final,
+};
+use standin_integration::stack::{Stack, unique};
+
+const STACK: &str = "standin";
+/// The template's prefix for the stack `standin`.
+const PREFIX: &str = "standin/standin/";
+
+/// Where `scripts/test` keeps what each auth agent accepts (and what it heard).
+fn auth_dir() -> PathBuf {
+    PathBuf::from(
+        std::env::var("STANDIN_AUTH_DIR").expect("STANDIN_AUTH_DIR (set by scripts/test)"),
+    )
+}
+
+fn accepted(scheme: &str) -> String {
+    std::fs::read_to_string(auth_dir().join(scheme))
+        .unwrap()
+        .trim()
+        .to_owned()
+}
+
+fn heard(scheme: &str) -> Vec<String> {
+    std::fs::read_to_string(auth_dir().join(format!("{scheme}.heard")))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+async fn put_secret(stack: &Stack, name: &str, value: &str) {
+    let secrets = aws_sdk_secretsmanager::Client::new(&stack.config);
+    let created = secrets
+        .create_secret()
+        .name(name)
+        .secret_string(value)
+        .send()
+        .await;
+    if created.is_err() {
+        secrets
+            .put_secret_value()
+            .secret_id(name)
+            .secret_string(value)
+            .send()
+            .await
+            .expect("the secret is written");
+    }
+}
+
+/// Adds agent `id` at `port` with `auth` through the registry.
+async fn put_agent(stack: &Stack, id: &str, port: u16, extra: Value) {
+    let mut entry = json!({"url": format!("http://127.0.0.1:{port}"), "follow_interval": 1});
+    if let (Some(entry), Some(extra)) = (entry.as_object_mut(), extra.as_object()) {
+        entry.extend(extra.clone());
+    }
+    let (status, body) = stack
+        .control("PUT", &format!("/agents/{id}"), Some(entry))
+        .await;
+    assert_eq!(status, 200, "{body}");
+}
+
+/// The widget conversation: asked, answered "blue", worked on, completed.
+async fn converse(stack: &Stack, agent: &str, between: impl AsyncFnOnce()) -> String {
+    let id = unique(agent);
+    start_as(stack, agent, &id).await;
+    let notes = stack.wait_notes(&id, 1, SOON).await;
+    assert_eq!(
+        (notes[0]["state"].as_str(), notes[0]["text"].as_str()),
+        (
+            Some(INPUT_REQUIRED),
+            Some("What colour should the widget be?")
+        ),
+        "{agent}: {notes:#?}"
+    );
+    between().await;
+    assert_eq!(reply(stack, &id, "blue").await, 202);
+    let notes = wait_final(stack, &id).await;
+    assert_eq!(
+        states(&notes),
+        [
+            (1, INPUT_REQUIRED.into(), false),
+            (2, WORKING.into(), false),
+            (3, COMPLETED.into(), true)
+        ],
+        "{agent}: {notes:#?}"
+    );
+    assert_eq!(notes[2]["text"], "Your blue widget is ready.");
+    id
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conversation_runs_with_each_scheme_and_no_secret_is_left_anywhere() {
+    let stack = Stack::load(STACK).await;
+    let run = unique("auth");
+    let secret = |scheme: &str| format!("{PREFIX}{run}/{scheme}");
+    let key = (
+        "api_key",
+        27161,
+        json!({"type": "api_key", "in": "header", "name": "X-API-Key", "secret": secret("api_key")}),
+    );
+    let basic = (
+        "basic",
+        27163,
+        json!({"type": "basic", "secret": secret("basic")}),
+    );
+    let oauth = (
+        "oauth2",
+        27164,
+        json!({"type": "oauth2_client_credentials", "token_url": "http://127.0.0.1:27165/token",
+               "client_id": "stand-in", "secret": secret("oauth2"), "scopes": ["widgets"]}),
+    );
+    for (scheme, port, auth) in [&key, &basic, &oauth] {
+        let value = if *scheme == "oauth2" {
+            "client-secret-of-the-stand-in".to_owned()
+        } else {
+            accepted(scheme)
+        };
+        put_secret(&stack, &secret(scheme), &value).await;
+        put_agent(
+            &stack,
+            &format!("{run}-{scheme}"),
+            *port,
+            json!({"auth": auth}),
+        )
+        .await;
+    }
+    // The API key agent pushes (register, wake and end call it); the basic one cannot
+    // push (the stand-in follows it); the OAuth2 one pushes.
+    let agents: Vec<String> = ["api_key", "basic", "oauth2"]
+        .iter()
+        .map(|s| format!("{run}-{s}"))
+        .collect();
+    let conversations = futures_util::future::join_all(
+        agents
+            .iter()
+            .map(|agent| converse(&stack, agent, async || {})),
+    )
+    .await;
+    assert_eq!(conversations.len(), 3);
+    let followed = stack.row_status(&conversations[1]).await;
+    assert_eq!(followed["watch"], "follow", "{followed}");
+    assert!(
+        !heard("oauth2").is_empty(),
+        "the OAuth2 agent was called with tokens"
+    );
+
+    // Nothing we were given or fetched is anywhere the token scans look.
+    let mut secrets: Vec<String> = ["api_key", "basic", "bearer"]
+        .iter()
+        .map(|s| accepted(s))
+        .collect();
+    secrets.push("client-secret-of-the-stand-in".into());
+    for scheme in ["api_key", "basic", "bearer", "oauth2"] {
+        secrets.extend(heard(scheme));
+    }
+    secrets.retain(|s| s.len() >= 8);
+    let places = [
+        ("rows", stack.table_text("TableName").await.unwrap()),
+        (
+            "note log",
+            stack.table_text("NotesTableName").await.unwrap(),
+        ),
+        (
+            "agent registry",
+            stack.table_text("AgentsTableName").await.unwrap(),
+        ),
+        (
+            "execution history",
+            stack.history_text(|_| true).await.unwrap(),
+        ),
+        (
+            "logs",
+            stack.log_text("/aws/lambda/standin-", None).await.unwrap(),
+        ),
+        ("parent notes", stack.all_note_bodies().join("\n")),
+    ];
+    for (place, text) in &places {
+        assert!(!text.is_empty(), "{place} read");
+        for secret in &secrets {
+            assert!(
+                !text.contains(secret.as_str()),
+                "a credential leaked into the {place}"
+            );
+        }
+    }
+    // The basic pair's password, and a token's base64 in a Basic header, as well.
+    let pair: Value = serde_json::from_str(&accepted("basic")).unwrap();
+    let password = pair["password"].as_str().unwrap();
+    for (place, text) in &places {
+        assert!(
+            !text.contains(password),
+            "the basic password leaked into the {place}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_secret_rotated_in_secrets_manager_is_used_by_the_next_call() {
+    let stack = Stack::load(STACK).await;
+    let run = unique("rot");
+    let name = format!("{PREFIX}{run}/bearer");
+    put_secret(&stack, &name, &accepted("bearer")).await;
+    let agent = format!("{run}-bearer");
+    put_agent(
+        &stack,
+        &agent,
+        27162,
+        json!({"auth": {"type": "bearer", "secret": name}}),
+    )
+    .await;
+    let rotated = format!("rotated-{}", unique("t").replace('-', ""));
+    let before = accepted("bearer");
+    converse(&stack, &agent, async || {
+        // The agent now takes only the new token, and the secret holds it: the turn's
+        // cached old one is refused, and the secret read afresh.
+        put_secret(&stack, &name, &rotated).await;
+        std::fs::write(auth_dir().join("bearer"), &rotated).unwrap();
+    })
+    .await;
+    let heard = heard("bearer");
+    assert!(heard.contains(&before), "the first turn used the old token");
+    assert!(heard.contains(&rotated), "the reply used the rotated one");
+    // The other test's scans look for the agents' current values: put the old one back.
+    put_secret(&stack, &name, &before).await;
+    std::fs::write(auth_dir().join("bearer"), &before).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_whose_card_requires_what_its_entry_lacks_fails_its_first_turn_saying_what_to_set()
+{
+    let stack = Stack::load(STACK).await;
+    let run = unique("noauth");
+    // The bearer agent's card is public and names its scheme; the API key agent refuses
+    // even its card.
+    for (agent, port, expect) in [
+        (
+            format!("{run}-card"),
+            27162,
+            vec![
+                "requires the \"bearer\" security scheme",
+                "no auth",
+                "\"type\": \"bearer\"",
+            ],
+        ),
+        (
+            format!("{run}-401"),
+            27161,
+            vec!["requires credentials (HTTP 401)", "configure its auth"],
+        ),
+    ] {
+        put_agent(&stack, &agent, port, json!({})).await;
+        let id = unique(&agent);
+        start_as(&stack, &agent, &id).await;
+        let notes = wait_final(&stack, &id).await;
+        let last = notes.last().unwrap();
+        assert_eq!(last["state"], FAILED, "{notes:#?}");
+        let text = last["text"].as_str().unwrap();
+        assert!(
+            text.contains(&format!("{agent:?}")),
+            "the agent is named: {text}"
+        );
+        for part in expect {
+            assert!(text.contains(part), "{part:?} in {text:?}");
+        }
+        assert_eq!(text.lines().count(), 1, "{text}");
+    }
+}
+
+#[tokio::test]
+async fn an_entry_naming_a_secret_outside_the_prefix_is_refused_naming_the_field() {
+    let stack = Stack::load(STACK).await;
+    let (status, body) = stack
+        .control(
+            "PUT",
+            &format!("/agents/{}", unique("outside")),
+            Some(json!({"url": "http://127.0.0.1:27161",
+                        "auth": {"type": "bearer", "secret": "someone-elses/secret"}})),
+        )
+        .await;
+    assert_eq!(
+        (status, body["field"].as_str()),
+        (400, Some("auth.secret")),
+        "{body}"
+    );
+    let (status, body) = stack
+        .control(
+            "PUT",
+            &format!("/agents/{}", unique("badauth")),
+            Some(json!({"url": "http://127.0.0.1:27161",
+                        "auth": {"type": "oauth2_client_credentials", "token_url": "http://login.example/token",
+                                 "client_id": "c", "secret": format!("{PREFIX}x")}})),
+        )
+        .await;
+    assert_eq!(
+        (status, body["field"].as_str()),
+        (400, Some("auth.token_url")),
+        "{body}"
+    );
+}
