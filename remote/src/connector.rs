@@ -219,5 +219,14 @@ impl Connector {
     }
 }
 
+/// Refuses `url` on a private, loopback or link-local address unless the deployment
+/// allows private agents: the same rule as an agent's card and interface, for what else
+/// the stand-in calls on an entry's word (an OAuth2 token endpoint).
+pub async fn check_reach(url: &str, what: &str, allow_private: bool) -> Result<(), RemoteError> {
+    let parsed = reqwest::Url::parse(url)
+        .map_err(|e| RemoteError::Refused(format!("{what} is not a URL: {e}")))?;
+    check_target(&parsed, what, allow_private).await
+}
+
 /// Agents' cards kept at once, past which the cache starts again.
 const MAX_CARDS: usize = 1024;

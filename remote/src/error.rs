@@ -111,6 +111,9 @@ impl RemoteError {
 
 fn unauthorized(status: u16, scheme: Option<crate::auth::Scheme>) -> String {
     match scheme {
+        Some(crate::auth::Scheme::SigV4) => format!(
+            "the agent refused the signature (auth.type sigv4, HTTP {status}): check that the functions' role may invoke it"
+        ),
         Some(scheme) => format!(
             "the agent refused the credentials (auth.type {scheme}, HTTP {status}), also when read afresh: check the value in Secrets Manager and the agent's access rules"
         ),

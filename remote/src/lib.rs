@@ -34,7 +34,7 @@ mod push;
 pub mod tls;
 
 pub use a2a::client::{AgentClient, Timeouts};
-pub use connector::{Connector, Reach};
+pub use connector::{Connector, Reach, check_reach};
 pub use error::RemoteError;
 pub use model::{FollowUp, PushRequest, Sent, Status, Turn, Update, UpdateStream};
 pub use port::Agent;

@@ -100,7 +100,10 @@ impl Roots {
             problem,
         };
         let identity = reqwest::Identity::from_pem(pem).map_err(|_| {
-            refused("the mTLS secret is not a PEM certificate chain and private key".into())
+            refused(
+                "the mTLS Secrets Manager entry holds no PEM certificate chain and private key"
+                    .into(),
+            )
         })?;
         self.builder()?
             .identity(identity)

@@ -9,10 +9,17 @@
 #   27161-27164  a2a-sdk 1.3 behind auth: API key (its card too), bearer (an extended
 #                card), basic (no push), OAuth2 JWTs   (tests/sdk_agent/server.py --auth)
 #   27165  oauth2-mock-server 7.2.1, the OAuth2 server those JWTs come from (oauth2/)
+#   27166  a2a-sdk 1.3 that checks SigV4 signatures (bedrock-agentcore, as AgentCore
+#          Runtime): LocalStack's executor writes each role's secret key to
+#          $STANDIN_TEST_ROLE_KEYS_DIR (exported here, before LocalStack starts), where
+#          the agent looks up the signer's
 # Sourced after env.sh. install_peers is idempotent (a stamp per lock file); start_peers
 # records the PIDs in PEER_PIDS for the caller's cleanup (stop_peers).
 PEERS_DIR="$STANDIN_ROOT/tests/peers"
 PEER_PIDS=""
+# Cleared here, before LocalStack starts and its executor writes the keys of this run.
+export STANDIN_TEST_ROLE_KEYS_DIR="$STANDIN_CACHE/role-keys"
+rm -rf "$STANDIN_TEST_ROLE_KEYS_DIR"
 
 peer_venv() {
   local name=$1 lock="$PEERS_DIR/$1/requirements.lock" venv stamp
@@ -82,7 +89,7 @@ start_auth_peers() {
     -a 127.0.0.1 -p 27165 >"$logs/peer-oauth2.log" 2>&1 &
   PEER_PIDS="$PEER_PIDS $!"
   await_http oauth2 http://127.0.0.1:27165/jwks $! "$logs/peer-oauth2.log"
-  local scheme port extra
+  local scheme port extra spec
   for spec in "api_key 27161 --card-needs-auth" "bearer 27162 --extended-card" "basic 27163 --no-push" \
       "oauth2 27164 --jwks http://127.0.0.1:27165/jwks --issuer http://localhost:27165"; do
     read -r scheme port extra <<<"$spec"
@@ -92,6 +99,12 @@ start_auth_peers() {
     PEER_PIDS="$PEER_PIDS $!"
     await_http "auth-$scheme" "http://127.0.0.1:$port/.well-known/agent-card.json" $! "$logs/peer-auth-$scheme.log"
   done
+  mkdir -p "$STANDIN_TEST_ROLE_KEYS_DIR"
+  "$sdk" "$server" --port 27166 --work-seconds 15 --auth sigv4 \
+    --accept-file "$STANDIN_TEST_ROLE_KEYS_DIR" --heard-file "$STANDIN_AUTH_DIR/sigv4.heard" \
+    >"$logs/peer-auth-sigv4.log" 2>&1 &
+  PEER_PIDS="$PEER_PIDS $!"
+  await_http auth-sigv4 http://127.0.0.1:27166/.well-known/agent-card.json $! "$logs/peer-auth-sigv4.log"
 }
 
 # Starts one peer: name, port, log, command...

@@ -3,14 +3,17 @@ asks a question (INPUT_REQUIRED), then works for a while and completes. The end-
 tests run the stand-in against it.
 
     python server.py --port 27110 [--no-push] [--no-streaming] [--work-seconds 15]
-        [--auth api_key|bearer|basic|oauth2 --accept-file F [--jwks URL --issuer URL]
+        [--auth api_key|bearer|basic|oauth2|sigv4 --accept-file F [--jwks URL --issuer URL]
          [--extended-card] [--card-needs-auth]]
 
 With --auth, every request (the card's too with --card-needs-auth) must carry what the
 scheme says, checked against --accept-file read on each request (so a test rotates the
 credential by writing the file): the API key (X-API-Key), the bearer token, the basic
 pair (JSON {"username", "password"}); for oauth2, a JWT signed by the OAuth2 server's key
-(its JWKS at --jwks) and issued by --issuer. The card names the scheme as required.
+(its JWKS at --jwks) and issued by --issuer; for sigv4, a SigV4 signature for the
+service bedrock-agentcore, checked as IAM does with the secret key of the signer's access
+key id, which LocalStack's executor (under the tests) writes in the folder F. The card names
+the scheme as required (SigV4 has no card scheme).
 Refusals are 401; every credential heard is appended to F.heard, so a test can look for
 them where they must not be.
 """
@@ -18,7 +21,9 @@ them where they must not be.
 import argparse
 import asyncio
 import base64
+import hashlib
 import hmac
+import re
 import json
 import pathlib
 
@@ -46,19 +51,56 @@ from starlette.responses import JSONResponse
 class AuthMiddleware:
     """Refuses (401) a request without the scheme's credential."""
 
-    def __init__(self, app, scheme, accept_file, jwks, issuer, card_needs_auth):
+    def __init__(self, app, scheme, accept_file, jwks, issuer, card_needs_auth, heard_file=None):
         self.app, self.scheme, self.accept = app, scheme, pathlib.Path(accept_file)
-        self.heard = pathlib.Path(accept_file + ".heard")
+        self.heard = pathlib.Path(heard_file or accept_file + ".heard")
         self.issuer, self.card_needs_auth = issuer, card_needs_auth
         self.jwks = jwt.PyJWKClient(jwks) if jwks else None
 
     def presented(self, headers):
+        if self.scheme == "sigv4":
+            return headers.get("authorization", "")
         if self.scheme == "api_key":
             return headers.get("x-api-key", "")
         auth = headers.get("authorization", "")
         kind, _, value = auth.partition(" ")
         want = "basic" if self.scheme == "basic" else "bearer"
         return value if kind.lower() == want else ""
+
+    def signed(self, scope, headers, body):
+        """The request's SigV4 signature, recomputed with the signer's secret key (paths
+        and queries of plain characters only: what an A2A client sends)."""
+        match = re.fullmatch(
+            r"AWS4-HMAC-SHA256 Credential=([^/]+)/(\d{8})/([^/]+)/([^/]+)/aws4_request, "
+            r"SignedHeaders=([^,]+), Signature=([0-9a-f]{64})",
+            headers.get("authorization", ""),
+        )
+        if not match:
+            return False
+        key_id, day, region, service, names, signature = match.groups()
+        secret_file = self.accept / key_id
+        if service != "bedrock-agentcore" or not secret_file.is_file() or "host" not in names.split(";"):
+            return False
+        query = scope["query_string"].decode()
+        canonical = "\n".join([
+            scope["method"],
+            scope["raw_path"].decode() or "/",
+            "&".join(sorted(query.split("&"))) if query else "",
+            "".join(f"{n}:{' '.join(headers.get(n, '').split())}\n" for n in names.split(";")),
+            names,
+            hashlib.sha256(body).hexdigest(),
+        ])
+        to_sign = "\n".join([
+            "AWS4-HMAC-SHA256",
+            headers.get("x-amz-date", ""),
+            f"{day}/{region}/{service}/aws4_request",
+            hashlib.sha256(canonical.encode()).hexdigest(),
+        ])
+        key = ("AWS4" + secret_file.read_text()).encode()
+        for part in (day, region, service, "aws4_request"):
+            key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+        expected = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
+        return hmac.compare_digest(expected, signature)
 
     def accepts(self, value):
         if not value:
@@ -88,10 +130,31 @@ class AuthMiddleware:
         if value:
             with self.heard.open("a") as heard:
                 heard.write(value + "\n")
-        if not self.accepts(value):
+        if self.scheme == "sigv4":
+            # The body is part of the signature: read it whole, then hand it on.
+            chunks, more = [], True
+            while more:
+                message = await receive()
+                chunks.append(message.get("body", b""))
+                more = message.get("more_body", False)
+            body = b"".join(chunks)
+            ok = self.signed(scope, headers, body)
+            sent = False
+
+            async def replay():
+                nonlocal sent
+                if sent:
+                    return await receive()
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+
+            receive_next = replay
+        else:
+            ok, receive_next = self.accepts(value), receive
+        if not ok:
             response = JSONResponse({"error": "unauthorized"}, status_code=401)
             return await response(scope, receive, send)
-        return await self.app(scope, receive, send)
+        return await self.app(scope, receive_next, send)
 
 
 def security(scheme):
@@ -134,12 +197,13 @@ def main():
     parser.add_argument("--no-push", action="store_true")
     parser.add_argument("--no-streaming", action="store_true", help="the card says streaming: false")
     parser.add_argument("--work-seconds", type=float, default=15.0)
-    parser.add_argument("--auth", choices=["api_key", "bearer", "basic", "oauth2"])
+    parser.add_argument("--auth", choices=["api_key", "bearer", "basic", "oauth2", "sigv4"])
     parser.add_argument("--accept-file")
     parser.add_argument("--jwks")
     parser.add_argument("--issuer")
     parser.add_argument("--extended-card", action="store_true")
     parser.add_argument("--card-needs-auth", action="store_true")
+    parser.add_argument("--heard-file", help="where heard credentials go (default: the accept file's .heard)")
     args = parser.parse_args()
     base = f"http://127.0.0.1:{args.port}"
     card = AgentCard(
@@ -157,7 +221,7 @@ def main():
         skills=[AgentSkill(id="widget", name="Build widget", description="Builds a widget", tags=["demo"])],
     )
     extended = None
-    if args.auth:
+    if args.auth and args.auth != "sigv4":
         schemes, requirements = security(args.auth)
         for name, scheme in schemes.items():
             card.security_schemes[name].CopyFrom(scheme)
@@ -179,7 +243,7 @@ def main():
     routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, rpc_url="/")
     app = Starlette(routes=routes)
     if args.auth:
-        app = AuthMiddleware(app, args.auth, args.accept_file, args.jwks, args.issuer, args.card_needs_auth)
+        app = AuthMiddleware(app, args.auth, args.accept_file, args.jwks, args.issuer, args.card_needs_auth, args.heard_file)
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
 
 

@@ -5,7 +5,8 @@
 //! on 27165, checked against its JWKS). Each secret is in LocalStack's Secrets Manager,
 //! each agent added through the registry at run time. A conversation runs with each; a
 //! rotated secret is used by the next call; an agent whose card requires what its entry
-//! does not configure ends its first turn FAILED with one line saying what to set; and no
+//! does not configure ends its first turn FAILED with one line saying what to set; an agent
+//! on 27166 checks SigV4 signatures with the functions' role keys; and no
 //! secret or token the agents heard appears in a table, an execution's history, a log or
 //! a note.
 
@@ -43,6 +44,13 @@ fn heard(scheme: &str) -> Vec<String> {
         .lines()
         .map(str::to_owned)
         .collect()
+}
+
+/// Replaces what an agent accepts at once (the agent reads the file on every request).
+fn replace_file(scheme: &str, value: &str) {
+    let next = auth_dir().join(format!("{scheme}.next"));
+    std::fs::write(&next, value).unwrap();
+    std::fs::rename(next, auth_dir().join(scheme)).unwrap();
 }
 
 async fn put_secret(stack: &Stack, name: &str, value: &str) {
@@ -153,7 +161,15 @@ async fn a_conversation_runs_with_each_scheme_and_no_secret_is_left_anywhere() {
             .map(|agent| converse(&stack, agent, async || {})),
     )
     .await;
-    assert_eq!(conversations.len(), 3);
+    assert_eq!(conversations.len(), 4);
+    let signatures = heard("sigv4");
+    assert!(
+        !signatures.is_empty()
+            && signatures
+                .iter()
+                .all(|h| h.starts_with("AWS4-HMAC-SHA256 ")),
+        "the SigV4 agent heard signatures, and checked each: {signatures:?}"
+    );
     let followed = stack.row_status(&conversations[1]).await;
     assert_eq!(followed["watch"], "follow", "{followed}");
     assert!(
@@ -169,6 +185,11 @@ async fn a_conversation_runs_with_each_scheme_and_no_secret_is_left_anywhere() {
     secrets.push("client-secret-of-the-stand-in".into());
     for scheme in ["api_key", "basic", "bearer", "oauth2"] {
         secrets.extend(heard(scheme));
+    }
+    // The functions' own role keys, which SigV4 signs with.
+    let role_keys = PathBuf::from(std::env::var("STANDIN_TEST_ROLE_KEYS_DIR").unwrap());
+    for file in std::fs::read_dir(role_keys).unwrap() {
+        secrets.push(std::fs::read_to_string(file.unwrap().path()).unwrap());
     }
     secrets.retain(|s| s.len() >= 8);
     let places = [
@@ -231,7 +252,7 @@ async fn a_secret_rotated_in_secrets_manager_is_used_by_the_next_call() {
         // The agent now takes only the new token, and the secret holds it: the turn's
         // cached old one is refused, and the secret read afresh.
         put_secret(&stack, &name, &rotated).await;
-        std::fs::write(auth_dir().join("bearer"), &rotated).unwrap();
+        replace_file("bearer", &rotated);
     })
     .await;
     let heard = heard("bearer");
@@ -239,7 +260,7 @@ async fn a_secret_rotated_in_secrets_manager_is_used_by_the_next_call() {
     assert!(heard.contains(&rotated), "the reply used the rotated one");
     // The other test's scans look for the agents' current values: put the old one back.
     put_secret(&stack, &name, &before).await;
-    std::fs::write(auth_dir().join("bearer"), &before).unwrap();
+    replace_file("bearer", &before);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

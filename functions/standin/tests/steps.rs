@@ -20,7 +20,7 @@ use standin::row::{FollowOutcome, Guard, Row, WakeEvent, WatchMode};
 use standin::steps;
 use standin::steps::ParkOutcome;
 use standin::steps::next::{
-    FOLLOW_PARK_SECS, FOLLOW_RETRY_SECS, IDLE_RECHECK_SECS, Next, Pacing, Woke,
+    FOLLOW_PARK_SECS, FOLLOW_RETRY_SECS, GONE_REASON, IDLE_RECHECK_SECS, Next, Pacing, Woke,
 };
 use standin::steps::{Bound, Owner, Step, StepError};
 use standin_remote::fake::FakeAgent;
@@ -435,11 +435,12 @@ async fn a_terminal_subscribe_fetches_and_a_gone_task_turns_the_watch_off_a_refu
     w.agent
         .script_stream(Err(RemoteError::TaskNotFound("gone".into())));
     w.agent
-        .fail_gets(vec![RemoteError::TaskNotFound("gone".into())]);
+        .fail_gets(vec![RemoteError::TaskNotFound("gone".into()); 2]);
     w.follow(&step, "f1").await;
     assert_eq!(w.store.snapshot(ID).unwrap().mode(), WatchMode::Off);
+    // The wake asks at once, and re-checks before it ends the stand-in.
     let step = w.wake(step, Woke::Rung, &spec).await;
-    assert_eq!(park_shape(&step), PLAIN);
+    assert_eq!(park_shape(&step), (false, 1));
 
     // The subscribe says "not found" (a2a-sdk 0.3 on an input-required task, a2a-go) or
     // lacks the method, while GetTask knows the task: the stand-in polls it.
@@ -455,10 +456,13 @@ async fn a_terminal_subscribe_fetches_and_a_gone_task_turns_the_watch_off_a_refu
         w.agent.script_stream(Err(refusal));
         w.follow(&step, "f1").await;
         assert_eq!(w.store.snapshot(ID).unwrap().mode(), WatchMode::Poll);
+        let asked = w.agent.count("GetTask");
         let step = w.wake(step, Woke::Rung, &spec).await;
+        // The wake polls at once; nothing changed, so the next poll waits twice as long.
+        assert_eq!(w.agent.count("GetTask"), asked + 1);
         assert_eq!(
             park_shape(&step),
-            (false, standin::steps::next::POLL_FIRST_SECS)
+            (false, 2 * standin::steps::next::POLL_FIRST_SECS)
         );
     }
 }
@@ -908,8 +912,10 @@ async fn an_idle_push_park_that_times_out_fetches_and_hears_a_lost_push() {
     );
 }
 
+/// An off park's idle time asks the agent once (it hears nothing else), then parks
+/// again under a newer number.
 #[tokio::test]
-async fn an_idle_off_park_that_times_out_parks_again_under_a_new_number() {
+async fn an_idle_off_park_that_times_out_asks_and_parks_again_under_a_new_number() {
     let w = World::new(true).await;
     let spec = spec(Updates::Off);
     let step = first_turn(&w, &spec).await;
@@ -917,7 +923,11 @@ async fn an_idle_off_park_that_times_out_parks_again_under_a_new_number() {
     let gets = w.agent.count("GetTask");
     let step = w.wake(step, Woke::TimedOut, &spec).await;
     assert_eq!((park_shape(&step), park_no(&step)), (PLAIN, 2));
-    assert_eq!(w.agent.count("GetTask"), gets, "off asks nothing");
+    assert_eq!(
+        w.agent.count("GetTask"),
+        gets + 1,
+        "off asks at its idle time"
+    );
     assert!(w.park(&step, "p2").await);
 }
 
@@ -1639,16 +1649,68 @@ async fn a_bare_message_answering_a_follow_up_leaves_the_task_to_get_task() {
     );
 }
 
-/// A polled task the agent no longer knows: the poll stops (the watch turns off)
-/// instead of asking for ever.
+/// A task the agent no longer knows (it restarted with an in-memory store) ends the
+/// stand-in FAILED after a bounded re-check (1 s, 2 s), whatever its watch: before, a
+/// poll turned off and a push or off stand-in kept its last state for ever.
 #[tokio::test]
-async fn a_poll_of_a_task_the_agent_forgot_stops() {
+async fn a_task_the_agent_forgot_ends_the_stand_in_after_a_bounded_recheck() {
+    for updates in [Updates::Poll, Updates::Auto, Updates::Off] {
+        let w = World::new(updates == Updates::Auto).await;
+        let spec = spec(updates);
+        let step = first_turn(&w, &spec).await;
+        let asked = w.agent.count("GetTask");
+        w.agent
+            .fail_gets(vec![RemoteError::TaskNotFound("gone".into()); 3]);
+        let step = w.wake(step, Woke::TimedOut, &spec).await;
+        assert_eq!(
+            park_shape(&step),
+            (false, 1),
+            "{updates:?}: re-checked in 1 s"
+        );
+        let step = w.wake(step, Woke::TimedOut, &spec).await;
+        assert_eq!(park_shape(&step), (false, 2), "{updates:?}: then in 2 s");
+        let step = w.wake(step, Woke::TimedOut, &spec).await;
+        assert_eq!(
+            step.next,
+            Some(Next::End(EndCause::failed(GONE_REASON))),
+            "{updates:?}"
+        );
+        assert_eq!(w.agent.count("GetTask"), asked + 3, "{updates:?}");
+    }
+}
+
+/// One answer between two "not found"s: the count starts again.
+#[tokio::test]
+async fn a_task_found_again_resets_the_gone_count() {
     let w = World::new(false).await;
     let spec = spec(Updates::Poll);
     let step = first_turn(&w, &spec).await;
     w.agent
-        .fail_gets(vec![RemoteError::TaskNotFound("gone".into()); 3]);
+        .fail_gets(vec![RemoteError::TaskNotFound("gone".into()); 2]);
     let step = w.wake(step, Woke::TimedOut, &spec).await;
-    assert_eq!(w.store.snapshot(ID).unwrap().mode(), WatchMode::Off);
-    assert_eq!(park_shape(&step), PLAIN, "an idle park, not another poll");
+    let step = w.wake(step, Woke::TimedOut, &spec).await;
+    assert_eq!(step.cursor.gone_checks, 2);
+    w.agent
+        .set_task(task(TaskState::InputRequired, "Which colour?"));
+    let step = w.wake(step, Woke::TimedOut, &spec).await;
+    assert_eq!(step.cursor.gone_checks, 0);
+    assert!(
+        matches!(step.next, Some(Next::Park { .. })),
+        "{:?}",
+        step.next
+    );
+}
+
+/// An off stand-in hears nothing by itself: at its idle timeout it asks, and a task that
+/// ended meanwhile ends it (before, it re-parked for ever).
+#[tokio::test]
+async fn an_off_stand_in_asks_at_its_idle_timeout() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Off);
+    let step = first_turn(&w, &spec).await;
+    assert_eq!(park_shape(&step), PLAIN);
+    w.agent.set_task(task(TaskState::Completed, "done"));
+    let step = w.wake(step, Woke::TimedOut, &spec).await;
+    assert_eq!(step.next, Some(Next::End(EndCause::Final)));
+    assert_eq!(w.agent.count("GetTask"), 1);
 }

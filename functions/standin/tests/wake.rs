@@ -354,7 +354,7 @@ fn follow_outcomes() {
         Some(WakeEvent::reply("y")),
     );
     assert_eq!(parked(&mut c, WatchMode::Follow), FOLLOW_PARK);
-    // The agent is gone: the watch is off from now on.
+    // The agent is gone: ask at once (the check re-checks, then ends the stand-in).
     assert_eq!(
         wake(
             &mut c,
@@ -362,7 +362,9 @@ fn follow_outcomes() {
             Woke::Rung,
             follow(FollowOutcome::Gone)
         ),
-        PLAIN_PARK
+        Next::Check {
+            push_triggered: false
+        }
     );
 }
 
@@ -514,15 +516,30 @@ fn an_idle_push_park_that_times_out_checks_for_itself() {
     );
 }
 
+/// An off park that times out asks the agent (it hears nothing else), then parks again
+/// under a newer number (a park whose invoke never ran is replaced this way too).
 #[test]
-fn an_idle_off_park_that_times_out_parks_again_under_a_new_number() {
+fn an_idle_off_park_that_times_out_checks_then_parks_under_a_new_number() {
     let pacing = Pacing {
         idle_recheck_secs: 120,
         ..PACING
     };
     let mut c = Cursor::default();
     let first = park_for(&mut c, WatchMode::Off, pacing);
-    let again = after_wake(&mut c, WatchMode::Off, Woke::TimedOut, None, pacing);
+    let timer = after_wake(&mut c, WatchMode::Off, Woke::TimedOut, None, pacing);
+    assert_eq!(
+        timer,
+        Next::Check {
+            push_triggered: false
+        }
+    );
+    let again = after_check(
+        &mut c,
+        WatchMode::Off,
+        Some(&out(TaskState::Working)),
+        false,
+        pacing,
+    );
     assert_eq!(
         (first, again),
         (
@@ -700,37 +717,62 @@ fn a_poll_waits_two_seconds_doubling_to_its_bound_and_starts_over_after_a_change
     assert_eq!(done, Next::End(EndCause::Final));
 }
 
-/// A follow whose subscribe was refused set the row to poll: the wake parks to poll, and
-/// a follow that found the task gone parks off.
+/// A follow whose subscribe was refused (the row now polls) or that found the task gone
+/// (the row is off): the wake asks at once, and the check decides.
 #[test]
-fn a_follow_gone_parks_by_the_rows_new_watch() {
+fn a_follow_gone_asks_at_once() {
     let gone = || {
         Some(WakeEvent::Follow {
             epoch: 1,
             outcome: FollowOutcome::Gone,
         })
     };
+    for mode in [WatchMode::Poll, WatchMode::Off] {
+        let mut c = Cursor::default();
+        let next = after_wake(&mut c, mode, Woke::Rung, gone(), PACING);
+        assert_eq!(
+            next,
+            Next::Check {
+                push_triggered: false
+            },
+            "{mode:?}"
+        );
+    }
+}
+
+/// Found gone by a check: re-checked in 1 s, then 2 s, and the third ends the stand-in.
+#[test]
+fn a_gone_task_is_rechecked_twice_then_ends() {
     let mut c = Cursor::default();
-    let polled = after_wake(&mut c, WatchMode::Poll, Woke::Rung, gone(), PACING);
+    let first = after_gone(&mut c, WatchMode::Push, PACING);
     assert!(
         matches!(
-            polled,
+            first,
+            Next::Park {
+                timeout_secs: 1,
+                ..
+            }
+        ),
+        "{first:?}"
+    );
+    let timer = after_wake(&mut c, WatchMode::Push, Woke::TimedOut, None, PACING);
+    assert_eq!(
+        timer,
+        Next::Check {
+            push_triggered: true
+        }
+    );
+    let second = after_gone(&mut c, WatchMode::Push, PACING);
+    assert!(
+        matches!(
+            second,
             Next::Park {
                 timeout_secs: 2,
                 ..
             }
         ),
-        "{polled:?}"
+        "{second:?}"
     );
-    let off = after_wake(&mut c, WatchMode::Off, Woke::Rung, gone(), PACING);
-    assert!(
-        matches!(
-            off,
-            Next::Park {
-                timeout_secs: IDLE_RECHECK_SECS,
-                ..
-            }
-        ),
-        "{off:?}"
-    );
+    let third = after_gone(&mut c, WatchMode::Push, PACING);
+    assert_eq!(third, Next::End(EndCause::failed(GONE_REASON)));
 }

@@ -33,6 +33,21 @@ POLL_S = 0.02
 AWAIT_POLL_S = 0.25
 # Inherited from LocalStack's own environment; everything else comes from the function.
 PASS_THROUGH = ("PATH", "LANG", "HOME", "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR")
+# Where the tests' SigV4 agent learns the secret key of each role's credentials (LocalStack
+# makes them up at each AssumeRole): set by scripts/test only, off everywhere else.
+ROLE_KEYS_DIR = "STANDIN_TEST_ROLE_KEYS_DIR"
+
+
+def share_role_key(env: dict[str, str]) -> None:
+    """Writes the environment's access key id and secret key where the SigV4 agent reads
+    them, so it can check a signature as IAM does on AWS."""
+    folder = os.environ.get(ROLE_KEYS_DIR)
+    key_id, secret = env.get("AWS_ACCESS_KEY_ID"), env.get("AWS_SECRET_ACCESS_KEY")
+    if not folder or not key_id or not secret:
+        return
+    path = Path(folder)
+    path.mkdir(parents=True, exist_ok=True)
+    (path / key_id).write_text(secret)
 
 
 class LogBuffer:
@@ -91,6 +106,7 @@ class HostRuntimeExecutor(RuntimeExecutor):
     def start(self, env_vars: dict[str, str]) -> None:
         # LocalStack hands some values over as ints; a process environment wants strings.
         self.env = {k: str(v) for k, v in env_vars.items() if v is not None}
+        share_role_key(self.env)
         self.api.start()
         self._spawn()
         startup = float(config.LAMBDA_RUNTIME_ENVIRONMENT_TIMEOUT)

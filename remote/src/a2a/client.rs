@@ -397,7 +397,13 @@ pub(super) async fn send_authorized(
         }
         let response = http.execute(request).await.map_err(SendError::Http)?;
         let status = response.status().as_u16();
-        if !matches!(status, 401 | 403) {
+        // A 403 without credentials is a refusal like any other (its error body says
+        // why); with them, it may be a stale secret as much as a 401.
+        let refused = match credentials {
+            Some(_) => matches!(status, 401 | 403),
+            None => status == 401,
+        };
+        if !refused {
             return Ok(response);
         }
         match credentials {

@@ -269,7 +269,7 @@ pub struct AgentCapabilities {
     #[serde(default)]
     pub extensions: Vec<AgentExtension>,
     /// 1.0: an authenticated caller may read a fuller card (GetExtendedAgentCard).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     pub extended_agent_card: bool,
 }
 
@@ -305,19 +305,29 @@ pub struct AgentCard {
     #[serde(default)]
     pub additional_interfaces: Vec<LegacyInterface>,
     /// The schemes the requirements name, each in its version's form (`security`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     pub security_schemes: std::collections::BTreeMap<String, Value>,
     /// 1.0's requirements: `[{"schemes": {name: {"list": scopes}}}]`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     pub security_requirements: Vec<Value>,
     /// 0.3's requirements: `[{name: scopes}]`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     pub security: Vec<Value>,
     /// 0.3's flag for the authenticated extended card.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     pub supports_authenticated_extended_card: bool,
 }
 
 fn is_blank(s: &Option<String>) -> bool {
     s.as_deref().is_none_or(str::is_empty)
+}
+
+/// A field a card may write as `null` (some servers do for what they leave unset): its
+/// default, rather than a card refused whole.
+fn null_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }

@@ -32,6 +32,8 @@ use spec::KeyIn;
 pub struct Keyring {
     secrets: Arc<Secrets>,
     http: reqwest::Client,
+    /// Whether an entry's token endpoint may be on a private address (`AllowPrivateAgents`).
+    allow_private: bool,
     signer: Arc<RoleSigner>,
     by_entry: Mutex<HashMap<String, Arc<AgentCredentials>>>,
 }
@@ -40,10 +42,16 @@ pub struct Keyring {
 const MAX_KEPT_CREDENTIALS: usize = 256;
 
 impl Keyring {
-    pub fn new(secrets: Secrets, http: reqwest::Client, signer: RoleSigner) -> Self {
+    pub fn new(
+        secrets: Secrets,
+        http: reqwest::Client,
+        signer: RoleSigner,
+        allow_private: bool,
+    ) -> Self {
         Self {
             secrets: Arc::new(secrets),
             http,
+            allow_private,
             signer: Arc::new(signer),
             by_entry: Mutex::default(),
         }
@@ -61,6 +69,7 @@ impl Keyring {
             http: self.http.clone(),
             signer: self.signer.clone(),
             token: TokenCache::default(),
+            allow_private: self.allow_private,
         });
         if let Ok(mut kept) = self.by_entry.lock() {
             if kept.len() >= MAX_KEPT_CREDENTIALS {
@@ -79,17 +88,23 @@ pub struct AgentCredentials {
     http: reqwest::Client,
     signer: Arc<RoleSigner>,
     token: TokenCache,
+    allow_private: bool,
+}
+
+fn entry(secret: &str) -> String {
+    format!("the Secrets Manager entry {secret:?}")
 }
 
 fn unreadable(err: impl std::fmt::Display) -> RemoteError {
     RemoteError::Credentials(err.to_string())
 }
 
-/// A header value that is never printed (`HeaderValue::set_sensitive`).
-fn sensitive(value: &str, secret: &str) -> Result<HeaderValue, RemoteError> {
+/// A header value that is never printed (`HeaderValue::set_sensitive`); `from` says
+/// where it came from when it cannot be one.
+fn sensitive(value: &str, from: &str) -> Result<HeaderValue, RemoteError> {
     let mut value = HeaderValue::from_str(value).map_err(|_| {
         RemoteError::Credentials(format!(
-            "the Secrets Manager entry {secret:?} does not make a header value (visible ASCII only)"
+            "{from} does not make a header value (visible ASCII only)"
         ))
     })?;
     value.set_sensitive(true);
@@ -103,8 +118,12 @@ struct UserPassword {
 }
 
 impl AgentCredentials {
+    /// The secret's value, without the line end a secret made from a file keeps.
     async fn secret(&self, id: &str) -> Result<SecretValue, RemoteError> {
-        self.secrets.read(id).await.map_err(unreadable)
+        let value = self.secrets.read(id).await.map_err(unreadable)?;
+        Ok(SecretValue::new(
+            value.expose().trim_end_matches(['\r', '\n']),
+        ))
     }
 
     async fn authorization(&self) -> Result<Option<(HeaderName, HeaderValue)>, RemoteError> {
@@ -117,12 +136,12 @@ impl AgentCredentials {
                 let name = HeaderName::from_bytes(name.as_bytes())
                     .map_err(|_| unreadable(format!("auth.name {name:?} is not a header name")))?;
                 let value = self.secret(secret).await?;
-                Some((name, sensitive(value.expose(), secret)?))
+                Some((name, sensitive(value.expose(), &entry(secret))?))
             }
             AuthSpec::Bearer { secret } => {
                 let value = self.secret(secret).await?;
                 let bearer = format!("Bearer {}", value.expose().trim());
-                Some((AUTHORIZATION, sensitive(&bearer, secret)?))
+                Some((AUTHORIZATION, sensitive(&bearer, &entry(secret))?))
             }
             AuthSpec::Basic { secret } => {
                 let value = self.secret(secret).await?;
@@ -154,12 +173,22 @@ impl AgentCredentials {
                 let token = self
                     .token
                     .token(|| async {
+                        // An entry names the endpoint: held to the agents' reach rule.
+                        standin_remote::check_reach(
+                            token_url,
+                            "the OAuth2 token_url",
+                            self.allow_private,
+                        )
+                        .await?;
                         let client_secret = self.secret(secret).await?;
                         fetch_token(&self.http, &grant, &client_secret).await
                     })
                     .await?;
                 let bearer = format!("Bearer {}", token.expose());
-                Some((AUTHORIZATION, sensitive(&bearer, "the access_token")?))
+                Some((
+                    AUTHORIZATION,
+                    sensitive(&bearer, "the OAuth2 endpoint's access_token")?,
+                ))
             }
             AuthSpec::ApiKey { .. } | AuthSpec::SigV4 { .. } | AuthSpec::MutualTls { .. } => None,
         })
@@ -212,8 +241,10 @@ impl Credentials for AgentCredentials {
     fn renew(&self) -> BoxFuture<'_, bool> {
         Box::pin(async move {
             match &self.spec {
-                // The role's credentials are the runtime's: nothing fresher to read.
-                AuthSpec::SigV4 { .. } => false,
+                // The role's credentials are the runtime's: nothing fresher to read. A
+                // certificate is presented when the connection is made, before any call:
+                // read afresh when its cache runs out, not by sending again.
+                AuthSpec::SigV4 { .. } | AuthSpec::MutualTls { .. } => false,
                 spec => {
                     if let Some(secret) = spec.secret() {
                         self.secrets.forget(secret);

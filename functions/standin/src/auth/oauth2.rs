@@ -28,8 +28,17 @@ pub struct ClientCredentials {
 #[derive(Deserialize)]
 struct Granted {
     access_token: String,
+    /// A number, or (Azure AD v1, some others) a numeric string.
     #[serde(default)]
-    expires_in: Option<f64>,
+    expires_in: Option<serde_json::Value>,
+}
+
+fn seconds(value: Option<&serde_json::Value>) -> Option<f64> {
+    match value? {
+        serde_json::Value::Number(n) => n.as_f64(),
+        serde_json::Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
 }
 
 #[derive(Deserialize)]
@@ -73,7 +82,9 @@ impl TokenCache {
 fn plain(url: &str, problem: impl std::fmt::Display) -> RemoteError {
     // "token_url", not "token endpoint": a failure reason is scrubbed, and a
     // secret-sounding word followed by a space loses the next one.
-    RemoteError::Credentials(format!("the OAuth2 token_url {url} {problem}"))
+    // The URL in parentheses: most end in "/token", which the scrub would take for a
+    // key and blank the word after it.
+    RemoteError::Credentials(format!("the OAuth2 token_url ({url}) {problem}"))
 }
 
 /// Asks the endpoint for a token; the answer's lifetime with it. Errors name the
@@ -146,13 +157,16 @@ pub async fn fetch_token(
             ),
         ));
     }
-    let granted: Granted = serde_json::from_slice(&bytes)
-        .map_err(|_| plain(url, "answered without an access_token"))?;
+    let granted: Granted = serde_json::from_slice(&bytes).map_err(|_| {
+        plain(
+            url,
+            "answered what does not read as a grant (an access_token)",
+        )
+    })?;
     if granted.access_token.is_empty() {
         return Err(plain(url, "answered an empty access_token"));
     }
-    let lifetime = granted
-        .expires_in
+    let lifetime = seconds(granted.expires_in.as_ref())
         .filter(|s| s.is_finite() && *s > 0.0)
         .and_then(|s| Duration::try_from_secs_f64(s).ok())
         .unwrap_or(UNDATED_TOKEN_LIFETIME);

@@ -20,6 +20,7 @@ fn keyring(store: &Arc<MemorySecrets>) -> Keyring {
             Some(SharedCredentialsProvider::new(creds)),
             Some("us-east-1".into()),
         ),
+        true,
     )
 }
 
@@ -252,4 +253,55 @@ async fn a_token_endpoints_refusal_is_named_plainly_without_the_secret() {
         "{err}"
     );
     assert!(!err.contains("s3cr3t"), "{err}");
+}
+
+#[tokio::test]
+async fn a_token_endpoint_on_a_private_address_is_refused_unless_private_agents_are_allowed() {
+    let (url, fetched, _) =
+        token_endpoint(vec![(200, json!({"access_token": "t", "expires_in": 60}))]).await;
+    let store = Arc::new(MemorySecrets::default());
+    store.set("p/client", "s");
+    let creds = aws_credential_types::Credentials::new("AKIDEXAMPLE", "wJalr", None, None, "test");
+    let strict = Keyring::new(
+        Secrets::new(store.clone()),
+        reqwest::Client::new(),
+        RoleSigner::new(Some(SharedCredentialsProvider::new(creds)), None),
+        false,
+    );
+    let oauth = strict.credentials(
+        "o",
+        &spec(json!({"type": "oauth2_client_credentials", "token_url": url, "client_id": "c", "secret": "p/client"})),
+    );
+    let mut request = reqwest::Client::new()
+        .get("http://127.0.0.1:1/")
+        .build()
+        .unwrap();
+    let err = oauth.authorize(&mut request).await.expect_err("refused");
+    assert!(err.to_string().contains("AllowPrivateAgents"), "{err}");
+    assert_eq!(fetched.load(Ordering::SeqCst), 0, "nothing was sent to it");
+}
+
+#[tokio::test]
+async fn a_token_lifetime_given_as_text_reads() {
+    let (url, fetched, _) = token_endpoint(vec![(
+        200,
+        json!({"access_token": "t1", "expires_in": "3599"}),
+    )])
+    .await;
+    let store = Arc::new(MemorySecrets::default());
+    store.set("p/client", "s\n");
+    let ring = keyring(&store);
+    let oauth = ring.credentials(
+        "o",
+        &spec(json!({"type": "oauth2_client_credentials", "token_url": url, "client_id": "c", "secret": "p/client"})),
+    );
+    for _ in 0..2 {
+        let request = authorized(oauth.as_ref(), "http://127.0.0.1:1/").await;
+        assert_eq!(header(&request, "authorization"), Some("Bearer t1"));
+    }
+    assert_eq!(
+        fetched.load(Ordering::SeqCst),
+        1,
+        "kept an hour, as it said"
+    );
 }

@@ -109,6 +109,7 @@ impl StepDeps {
             Secrets::new(SecretsManager::new(aws.secretsmanager())),
             http.clone(),
             aws.signer(),
+            settings.allow_private_agents,
         );
         let Rows { store, bell } = Rows::new(aws, &settings.tables);
         let catalog = catalog(

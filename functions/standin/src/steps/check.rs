@@ -7,7 +7,7 @@ use super::{Outcome, Step, StepError, apply_open, load_row};
 use crate::doorbell::EndCause;
 use std::future::Future;
 
-use crate::row::{RowStore, Watch, WatchMode};
+use crate::row::RowStore;
 use crate::state::from_status;
 use standin_remote::{Agent, RemoteError};
 
@@ -44,10 +44,11 @@ where
             return Ok(step.then(next));
         }
     };
-    let remote = row
-        .remote_task_id
-        .clone()
-        .ok_or(StepError::Input("a remote task id"))?;
+    let Some(remote) = row.remote_task_id.clone() else {
+        // Nothing to ask about (an off park before any remote task): park as before.
+        let next = next::after_check(&mut step.cursor, row.mode(), None, false, pacing);
+        return Ok(step.then(next));
+    };
     let attempts = if push_triggered { 1 } else { CHECK_ATTEMPTS };
     let mut fetched = None;
     let mut changed_at = None;
@@ -80,12 +81,16 @@ where
             Outcome::Unchanged => {}
         }
     }
-    let mut mode = row.mode();
-    if gone && mode == WatchMode::Poll {
-        // The agent no longer knows the task: polling it would go on for ever.
-        warn!(task_id = %step.task_id, "remote task gone; the poll stops");
-        store.set_watch(&step.task_id, &Watch::off()).await?;
-        mode = WatchMode::Off;
+    let mode = row.mode();
+    if gone && fetched.is_none() {
+        // The agent no longer knows the task: asking would go on for ever. Re-checked a
+        // bounded number of times, then the stand-in ends failed.
+        warn!(task_id = %step.task_id, gone_checks = step.cursor.gone_checks + 1, "remote task unknown to the agent");
+        let next = next::after_gone(&mut step.cursor, mode, pacing);
+        return Ok(step.then(next));
+    }
+    if fetched.is_some() {
+        step.cursor.gone_checks = 0;
     }
     let next = next::after_check(&mut step.cursor, mode, fetched.as_ref(), changed, pacing);
     Ok(step.then(next))

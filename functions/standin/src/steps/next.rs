@@ -83,10 +83,41 @@ pub struct Cursor {
     /// that heard a change and after a turn.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub poll_wait: u64,
+    /// Checks in a row that found the remote task unknown to the agent (an agent that
+    /// restarted with an in-memory store forgets its tasks).
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub gone_checks: u32,
 }
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
+}
+
+/// Checks in a row that must find the remote task gone (the first, then after 1 s and
+/// 2 s) before the stand-in ends: an agent's replicas may disagree for a moment, an agent
+/// that forgot the task never remembers it.
+pub const GONE_CHECKS: u32 = 3;
+/// The reason the parent hears when the agent no longer knows the task.
+pub const GONE_REASON: &str = "the agent no longer knows the task";
+
+/// After a check that found the remote task unknown: re-check (1 s, then 2 s), and past
+/// `GONE_CHECKS` in a row end the stand-in failed.
+pub fn after_gone(cursor: &mut Cursor, mode: WatchMode, pacing: Pacing) -> Next {
+    cursor.gone_checks += 1;
+    if cursor.gone_checks >= GONE_CHECKS {
+        cursor.recheck = None;
+        return Next::End(EndCause::failed(GONE_REASON));
+    }
+    let waits = u8::try_from(cursor.gone_checks).unwrap_or(u8::MAX);
+    cursor.recheck = Some(Recheck {
+        claimed: None,
+        waits,
+    });
+    park_for(cursor, mode, pacing)
 }
 
 impl Cursor {
@@ -248,15 +279,11 @@ pub fn after_wake(
                 park_for(cursor, mode, pacing)
             }
             // The follow function changed the watch on the row (to poll, or off when the
-            // agent no longer knows the task); `mode` is the row's, read at the drain.
-            FollowOutcome::Gone => {
-                let mode = if mode == WatchMode::Follow {
-                    WatchMode::Off
-                } else {
-                    mode
-                };
-                park_for(cursor, mode, pacing)
-            }
+            // agent no longer knows the task): ask at once; a task that is gone is
+            // re-checked and ends the stand-in, one the agent knows is polled.
+            FollowOutcome::Gone => Next::Check {
+                push_triggered: false,
+            },
         },
         None => match woke {
             Woke::TimedOut if cursor.recheck.is_some_and(|r| r.waits > 0) => Next::Check {
@@ -272,12 +299,13 @@ pub fn after_wake(
             Woke::TimedOut if mode == WatchMode::Push => Next::Check {
                 push_triggered: false,
             },
-            // A poll's wait is over: ask.
-            Woke::TimedOut if mode == WatchMode::Poll => Next::Check {
+            // A poll's wait is over, or an off park's idle time: ask (an off stand-in
+            // hears nothing else, so a task that ended or was forgotten would hold it
+            // for ever).
+            Woke::TimedOut if matches!(mode, WatchMode::Poll | WatchMode::Off) => Next::Check {
                 push_triggered: false,
             },
-            // Off re-parks (a park whose invoke never ran is replaced this way); a follow
-            // that stopped heartbeating (crashed) is simply followed again.
+            // A follow that stopped heartbeating (crashed) is simply followed again.
             Woke::TimedOut => park_for(cursor, mode, pacing),
             // Rung with nothing pending: an earlier drain took it. Park as before.
             Woke::Rung => park_for(cursor, mode, pacing),

@@ -152,6 +152,9 @@ async fn exchange<S: RowStore, A: Agent>(
             // A timeout may have delivered the reply all the same: the watch will tell.
             let maybe_taken = matches!(&refused, Err(RemoteError::Timeout { .. }));
             let why = match refused {
+                Err(err @ (RemoteError::Unauthorized { .. } | RemoteError::Credentials(_))) => {
+                    format!("turn failed: agent {:?}: {err}", step.agent)
+                }
                 Err(err) => format!("turn failed: {err}"),
                 _ => "the agent answered without a task state".to_owned(),
             };
