@@ -34,26 +34,24 @@ peer_venv() {
   fi
 }
 
+# Installs a Node peer from its lock file into $STANDIN_CACHE/peer-NAME (a stamp per lock).
+npm_peer() {
+  local name=$1 dir="$STANDIN_CACHE/peer-$1" stamp
+  stamp="$dir/.stamp-$(cat "$PEERS_DIR/$name/package.json" "$PEERS_DIR/$name/package-lock.json" | sha256sum | cut -c1-12)"
+  if [ ! -f "$stamp" ]; then
+    rm -rf "$dir" && mkdir -p "$dir"
+    cp "$PEERS_DIR/$name/package.json" "$PEERS_DIR/$name/package-lock.json" "$dir/"
+    (cd "$dir" && npm_config_cache="$STANDIN_CACHE/npm" npm ci --silent --no-audit --no-fund)
+    touch "$stamp"
+  fi
+}
+
 install_peers() {
-  local name js stamp
+  local name
   for name in sdk03 strands adk; do peer_venv "$name"; done
-  js="$STANDIN_CACHE/peer-js03"
-  stamp="$js/.stamp-$(cat "$PEERS_DIR/js03/package.json" "$PEERS_DIR/js03/package-lock.json" | sha256sum | cut -c1-12)"
-  if [ ! -f "$stamp" ]; then
-    rm -rf "$js" && mkdir -p "$js"
-    cp "$PEERS_DIR/js03/package.json" "$PEERS_DIR/js03/package-lock.json" "$js/"
-    (cd "$js" && npm_config_cache="$STANDIN_CACHE/npm" npm ci --silent --no-audit --no-fund)
-    touch "$stamp"
-  fi
-  cp "$PEERS_DIR/js03/server.mjs" "$js/server.mjs"
-  js="$STANDIN_CACHE/peer-oauth2"
-  stamp="$js/.stamp-$(cat "$PEERS_DIR/oauth2/package.json" "$PEERS_DIR/oauth2/package-lock.json" | sha256sum | cut -c1-12)"
-  if [ ! -f "$stamp" ]; then
-    rm -rf "$js" && mkdir -p "$js"
-    cp "$PEERS_DIR/oauth2/package.json" "$PEERS_DIR/oauth2/package-lock.json" "$js/"
-    (cd "$js" && npm_config_cache="$STANDIN_CACHE/npm" npm ci --silent --no-audit --no-fund)
-    touch "$stamp"
-  fi
+  npm_peer js03
+  cp "$PEERS_DIR/js03/server.mjs" "$STANDIN_CACHE/peer-js03/server.mjs"
+  npm_peer oauth2
 }
 
 # Waits until something answers HTTP at a URL (any status: a card may want credentials).

@@ -23,6 +23,8 @@ use standin_integration::stack::{Stack, unique};
 const STACK: &str = "standin";
 /// The template's prefix for the stack `standin`.
 const PREFIX: &str = "standin/standin/";
+/// What the stand-in's OAuth2 client secret is (oauth2-mock-server takes any).
+const OAUTH2_CLIENT_SECRET: &str = "client-secret-of-the-stand-in";
 
 /// Where `scripts/test` keeps what each auth agent accepts (and what it heard).
 fn auth_dir() -> PathBuf {
@@ -134,13 +136,17 @@ async fn a_conversation_runs_with_each_scheme_and_no_secret_is_left_anywhere() {
         json!({"type": "oauth2_client_credentials", "token_url": "http://127.0.0.1:27165/token",
                "client_id": "stand-in", "secret": secret("oauth2"), "scopes": ["widgets"]}),
     );
-    for (scheme, port, auth) in [&key, &basic, &oauth] {
-        let value = if *scheme == "oauth2" {
-            "client-secret-of-the-stand-in".to_owned()
-        } else {
-            accepted(scheme)
-        };
-        put_secret(&stack, &secret(scheme), &value).await;
+    let sigv4 = (
+        "sigv4",
+        27166,
+        json!({"type": "sigv4", "service": "bedrock-agentcore"}),
+    );
+    for (scheme, port, auth) in [&key, &basic, &oauth, &sigv4] {
+        match *scheme {
+            "sigv4" => {}
+            "oauth2" => put_secret(&stack, &secret(scheme), OAUTH2_CLIENT_SECRET).await,
+            _ => put_secret(&stack, &secret(scheme), &accepted(scheme)).await,
+        }
         put_agent(
             &stack,
             &format!("{run}-{scheme}"),
@@ -150,8 +156,8 @@ async fn a_conversation_runs_with_each_scheme_and_no_secret_is_left_anywhere() {
         .await;
     }
     // The API key agent pushes (register, wake and end call it); the basic one cannot
-    // push (the stand-in follows it); the OAuth2 one pushes.
-    let agents: Vec<String> = ["api_key", "basic", "oauth2"]
+    // push (the stand-in follows it); the OAuth2 and SigV4 ones push.
+    let agents: Vec<String> = ["api_key", "basic", "oauth2", "sigv4"]
         .iter()
         .map(|s| format!("{run}-{s}"))
         .collect();
@@ -182,7 +188,7 @@ async fn a_conversation_runs_with_each_scheme_and_no_secret_is_left_anywhere() {
         .iter()
         .map(|s| accepted(s))
         .collect();
-    secrets.push("client-secret-of-the-stand-in".into());
+    secrets.push(OAUTH2_CLIENT_SECRET.into());
     for scheme in ["api_key", "basic", "bearer", "oauth2"] {
         secrets.extend(heard(scheme));
     }
@@ -275,9 +281,9 @@ async fn an_agent_whose_card_requires_what_its_entry_lacks_fails_its_first_turn_
             format!("{run}-card"),
             27162,
             vec![
-                "requires the \"bearer\" security scheme",
-                "no auth",
-                "\"type\": \"bearer\"",
+                "requires the card's security scheme \"bearer\"",
+                "its auth (none) does not meet",
+                "set auth.type to bearer,",
             ],
         ),
         (

@@ -154,7 +154,7 @@ impl AgentCredentials {
                     .encode(format!("{}:{}", pair.username, pair.password));
                 Some((
                     AUTHORIZATION,
-                    sensitive(&format!("Basic {encoded}"), secret)?,
+                    sensitive(&format!("Basic {encoded}"), &entry(secret))?,
                 ))
             }
             AuthSpec::OAuth2ClientCredentials {

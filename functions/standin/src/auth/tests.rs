@@ -12,6 +12,11 @@ use super::secrets::MemorySecrets;
 use super::*;
 
 fn keyring(store: &Arc<MemorySecrets>) -> Keyring {
+    keyring_where(store, true)
+}
+
+/// A keyring on `store`, signing as a fixed test key; `allow_private` as the deployment's.
+fn keyring_where(store: &Arc<MemorySecrets>, allow_private: bool) -> Keyring {
     let creds = aws_credential_types::Credentials::new("AKIDEXAMPLE", "wJalr", None, None, "test");
     Keyring::new(
         Secrets::new(store.clone()),
@@ -20,7 +25,7 @@ fn keyring(store: &Arc<MemorySecrets>) -> Keyring {
             Some(SharedCredentialsProvider::new(creds)),
             Some("us-east-1".into()),
         ),
-        true,
+        allow_private,
     )
 }
 
@@ -261,13 +266,7 @@ async fn a_token_endpoint_on_a_private_address_is_refused_unless_private_agents_
         token_endpoint(vec![(200, json!({"access_token": "t", "expires_in": 60}))]).await;
     let store = Arc::new(MemorySecrets::default());
     store.set("p/client", "s");
-    let creds = aws_credential_types::Credentials::new("AKIDEXAMPLE", "wJalr", None, None, "test");
-    let strict = Keyring::new(
-        Secrets::new(store.clone()),
-        reqwest::Client::new(),
-        RoleSigner::new(Some(SharedCredentialsProvider::new(creds)), None),
-        false,
-    );
+    let strict = keyring_where(&store, false);
     let oauth = strict.credentials(
         "o",
         &spec(json!({"type": "oauth2_client_credentials", "token_url": url, "client_id": "c", "secret": "p/client"})),
