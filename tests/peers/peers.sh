@@ -9,6 +9,8 @@
 #   27161-27164  a2a-sdk 1.3 behind auth: API key (its card too), bearer (an extended
 #                card), basic (no push), OAuth2 JWTs   (tests/sdk_agent/server.py --auth)
 #   27165  oauth2-mock-server 7.2.1, the OAuth2 server those JWTs come from (oauth2/)
+#   27167  a2a-sdk 1.3 over HTTPS requiring a client certificate (mTLS), with the test
+#          certificates of remote/tests/data/tls/ (the stack trusts their CA: AgentCaFile)
 #   27166  a2a-sdk 1.3 that checks SigV4 signatures (bedrock-agentcore, as AgentCore
 #          Runtime): LocalStack's executor writes each role's secret key to
 #          $STANDIN_TEST_ROLE_KEYS_DIR (exported here, before LocalStack starts), where
@@ -103,6 +105,21 @@ start_auth_peers() {
     >"$logs/peer-auth-sigv4.log" 2>&1 &
   PEER_PIDS="$PEER_PIDS $!"
   await_http auth-sigv4 http://127.0.0.1:27166/.well-known/agent-card.json $! "$logs/peer-auth-sigv4.log"
+  local tls="$STANDIN_ROOT/remote/tests/data/tls"
+  cp "$tls/client-identity.pem" "$STANDIN_AUTH_DIR/mtls"
+  "$sdk" "$server" --port 27167 --work-seconds 15 --tls-cert "$tls/server.pem" \
+    --tls-key "$tls/server.key" --client-ca "$tls/client-ca.pem" >"$logs/peer-auth-mtls.log" 2>&1 &
+  PEER_PIDS="$PEER_PIDS $!"
+  # Without a certificate the handshake fails: wait for the port instead.
+  local pid=$!
+  for _ in $(seq 1 150); do
+    (exec 3<>/dev/tcp/127.0.0.1/27167) 2>/dev/null && return 0
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  cat "$logs/peer-auth-mtls.log" >&2
+  echo "the auth-mtls peer did not start on 127.0.0.1:27167" >&2
+  return 1
 }
 
 # Starts one peer: name, port, log, command...

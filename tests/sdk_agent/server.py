@@ -5,6 +5,7 @@ tests run the stand-in against it.
     python server.py --port 27110 [--no-push] [--no-streaming] [--work-seconds 15]
         [--auth api_key|bearer|basic|oauth2|sigv4 --accept-file F [--jwks URL --issuer URL]
          [--extended-card] [--card-needs-auth]]
+        [--tls-cert F --tls-key F [--client-ca F]]
 
 With --auth, every request (the card's too with --card-needs-auth) must carry what the
 scheme says, checked against --accept-file read on each request (so a test rotates the
@@ -13,13 +14,16 @@ pair (JSON {"username", "password"}); for oauth2, a JWT signed by the OAuth2 ser
 (its JWKS at --jwks) and issued by --issuer; for sigv4, a SigV4 signature for the
 service bedrock-agentcore, checked as IAM does with the secret key of the signer's access
 key id, which LocalStack's executor (under the tests) writes in the folder F. The card names
-the scheme as required (SigV4 has no card scheme).
+the scheme as required (SigV4 has no card scheme). With --tls-cert the agent serves
+HTTPS, and with --client-ca it requires a client certificate that CA signed (mTLS; its
+card names the mtls scheme).
 Refusals are 401; every credential heard is appended to F.heard, so a test can look for
 them where they must not be.
 """
 
 import argparse
 import asyncio
+import ssl
 import base64
 import hashlib
 import hmac
@@ -164,6 +168,7 @@ def security(scheme):
         "bearer": a2a_pb2.SecurityScheme(http_auth_security_scheme=a2a_pb2.HTTPAuthSecurityScheme(scheme="Bearer")),
         "basic": a2a_pb2.SecurityScheme(http_auth_security_scheme=a2a_pb2.HTTPAuthSecurityScheme(scheme="Basic")),
         "oauth2": a2a_pb2.SecurityScheme(http_auth_security_scheme=a2a_pb2.HTTPAuthSecurityScheme(scheme="Bearer", bearer_format="JWT")),
+        "mtls": a2a_pb2.SecurityScheme(mtls_security_scheme=a2a_pb2.MutualTlsSecurityScheme()),
     }
     return {scheme: schemes[scheme]}, [a2a_pb2.SecurityRequirement(schemes={scheme: a2a_pb2.StringList()})]
 
@@ -203,9 +208,12 @@ def main():
     parser.add_argument("--issuer")
     parser.add_argument("--extended-card", action="store_true")
     parser.add_argument("--card-needs-auth", action="store_true")
+    parser.add_argument("--tls-cert")
+    parser.add_argument("--tls-key")
+    parser.add_argument("--client-ca")
     parser.add_argument("--heard-file", help="where heard credentials go (default: the accept file's .heard)")
     args = parser.parse_args()
-    base = f"http://127.0.0.1:{args.port}"
+    base = f"{'https' if args.tls_cert else 'http'}://127.0.0.1:{args.port}"
     card = AgentCard(
         name="Widget agent (a2a-sdk)",
         description="Asks one question, then works and completes.",
@@ -221,8 +229,9 @@ def main():
         skills=[AgentSkill(id="widget", name="Build widget", description="Builds a widget", tags=["demo"])],
     )
     extended = None
-    if args.auth and args.auth != "sigv4":
-        schemes, requirements = security(args.auth)
+    scheme = "mtls" if args.client_ca else args.auth
+    if scheme and scheme != "sigv4":
+        schemes, requirements = security(scheme)
         for name, scheme in schemes.items():
             card.security_schemes[name].CopyFrom(scheme)
         card.security_requirements.extend(requirements)
@@ -244,7 +253,12 @@ def main():
     app = Starlette(routes=routes)
     if args.auth:
         app = AuthMiddleware(app, args.auth, args.accept_file, args.jwks, args.issuer, args.card_needs_auth, args.heard_file)
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning")
+    tls = {}
+    if args.tls_cert:
+        tls = {"ssl_certfile": args.tls_cert, "ssl_keyfile": args.tls_key}
+        if args.client_ca:
+            tls.update(ssl_ca_certs=args.client_ca, ssl_cert_reqs=ssl.CERT_REQUIRED)
+    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", **tls)
 
 
 if __name__ == "__main__":

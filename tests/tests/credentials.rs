@@ -141,23 +141,26 @@ async fn a_conversation_runs_with_each_scheme_and_no_secret_is_left_anywhere() {
         27166,
         json!({"type": "sigv4", "service": "bedrock-agentcore"}),
     );
-    for (scheme, port, auth) in [&key, &basic, &oauth, &sigv4] {
+    let mtls = (
+        "mtls",
+        27167,
+        json!({"type": "mtls", "secret": secret("mtls")}),
+    );
+    for (scheme, port, auth) in [&key, &basic, &oauth, &sigv4, &mtls] {
         match *scheme {
             "sigv4" => {}
             "oauth2" => put_secret(&stack, &secret(scheme), OAUTH2_CLIENT_SECRET).await,
             _ => put_secret(&stack, &secret(scheme), &accepted(scheme)).await,
         }
-        put_agent(
-            &stack,
-            &format!("{run}-{scheme}"),
-            *port,
-            json!({"auth": auth}),
-        )
-        .await;
+        let mut extra = json!({"auth": auth});
+        if *scheme == "mtls" {
+            extra["url"] = json!(format!("https://127.0.0.1:{port}"));
+        }
+        put_agent(&stack, &format!("{run}-{scheme}"), *port, extra).await;
     }
     // The API key agent pushes (register, wake and end call it); the basic one cannot
-    // push (the stand-in follows it); the OAuth2 and SigV4 ones push.
-    let agents: Vec<String> = ["api_key", "basic", "oauth2", "sigv4"]
+    // push (the stand-in follows it); the OAuth2, SigV4 and mTLS ones push.
+    let agents: Vec<String> = ["api_key", "basic", "oauth2", "sigv4", "mtls"]
         .iter()
         .map(|s| format!("{run}-{s}"))
         .collect();
@@ -167,7 +170,7 @@ async fn a_conversation_runs_with_each_scheme_and_no_secret_is_left_anywhere() {
             .map(|agent| converse(&stack, agent, async || {})),
     )
     .await;
-    assert_eq!(conversations.len(), 4);
+    assert_eq!(conversations.len(), 5);
     let signatures = heard("sigv4");
     assert!(
         !signatures.is_empty()
@@ -192,6 +195,13 @@ async fn a_conversation_runs_with_each_scheme_and_no_secret_is_left_anywhere() {
     for scheme in ["api_key", "basic", "bearer", "oauth2"] {
         secrets.extend(heard(scheme));
     }
+    // The client certificate's key, line by line (PEM splits it).
+    secrets.extend(
+        accepted("mtls")
+            .lines()
+            .filter(|l| !l.starts_with("-----"))
+            .map(str::to_owned),
+    );
     // The functions' own role keys, which SigV4 signs with.
     let role_keys = PathBuf::from(std::env::var("STANDIN_TEST_ROLE_KEYS_DIR").unwrap());
     for file in std::fs::read_dir(role_keys).unwrap() {

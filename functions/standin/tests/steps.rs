@@ -1155,10 +1155,12 @@ async fn a_cancel_whose_remote_task_had_already_completed_reports_the_completion
     assert_eq!(w.notes().len(), 2);
 }
 
+/// Nothing moved after the rechecks (GetTask shows the same question at once, after 1 s,
+/// 2 s and 4 s): parking would leave the parent and the agent waiting on each other, so
+/// the parent is told.
 #[tokio::test]
-async fn a_reply_the_agent_refuses_while_it_still_waits_for_input_ends_the_stand_in() {
-    // Nothing moved (GetTask shows the same question): parking would leave the parent
-    // and the agent waiting on each other, so the parent is told.
+async fn a_reply_the_agent_refuses_while_it_still_waits_for_input_ends_the_stand_in_after_the_rechecks()
+ {
     let w = World::new(false).await;
     let spec = spec(Updates::Off);
     let step = first_turn(&w, &spec).await;
@@ -1167,13 +1169,42 @@ async fn a_reply_the_agent_refuses_while_it_still_waits_for_input_ends_the_stand
         message: "invalid params".into(),
     }));
     w.ring(reply("blue")).await;
-    let step = w.wake(step, Woke::Rung, &spec).await;
+    let mut step = w.wake(step, Woke::Rung, &spec).await;
+    for secs in [1, 2, 4] {
+        assert_eq!(park_shape(&step), (false, secs), "rechecked in {secs} s");
+        step = w.wake(step, Woke::TimedOut, &spec).await;
+    }
     match &step.next {
         Some(Next::End(EndCause::Failed { reason })) => {
             assert!(reason.contains("did not take the reply"), "{reason}");
         }
         other => panic!("expected a failure, got {other:?}"),
     }
+}
+
+/// Measured with @a2a-js/sdk: it refuses a follow-up stream that begins with a status
+/// update (-32004) while its executor takes the reply and completes a second later. The
+/// stand-in judged the reply at once and ended FAILED; now a recheck hears the task move.
+#[tokio::test]
+async fn a_refused_reply_the_agent_took_after_all_is_heard_by_a_recheck() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Off);
+    let step = first_turn(&w, &spec).await;
+    w.agent.script_stream(Err(RemoteError::UnsupportedOperation(
+        "Task is in a terminal state or stream ended".into(),
+    )));
+    w.ring(reply("blue")).await;
+    let step = w.wake(step, Woke::Rung, &spec).await;
+    assert_eq!(park_shape(&step), (false, 1), "not judged at once");
+    w.agent
+        .set_task(task(TaskState::Completed, "Your blue widget is ready."));
+    let step = w.wake(step, Woke::TimedOut, &spec).await;
+    assert_eq!(step.next, Some(Next::End(EndCause::Final)));
+    assert_eq!(
+        w.notes().last().cloned(),
+        Some((2, "TASK_STATE_COMPLETED".into(), true))
+    );
+    assert_eq!(step.cursor.unconfirmed_reply, None);
 }
 
 // Agents that cannot stream.

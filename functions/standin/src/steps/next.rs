@@ -87,6 +87,11 @@ pub struct Cursor {
     /// restarted with an in-memory store forgets its tasks).
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub gone_checks: u32,
+    /// A reply the agent refused while the task looked unmoved: why it was refused. The
+    /// rechecks (1 s, 2 s, 4 s) look whether the agent took it after all (an SDK may
+    /// refuse the stream and still run the turn); unmoved after them, the stand-in ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unconfirmed_reply: Option<String>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -103,6 +108,50 @@ fn is_zero_u32(n: &u32) -> bool {
 pub const GONE_CHECKS: u32 = 3;
 /// The reason the parent hears when the agent no longer knows the task.
 pub const GONE_REASON: &str = "the agent no longer knows the task";
+
+/// After a refused reply whose task looked unmoved: recheck before judging it.
+pub fn after_refused_reply(
+    cursor: &mut Cursor,
+    why: String,
+    mode: WatchMode,
+    pacing: Pacing,
+) -> Next {
+    cursor.unconfirmed_reply = Some(why);
+    cursor.recheck = Some(Recheck {
+        claimed: None,
+        waits: 1,
+    });
+    park_for(cursor, mode, pacing)
+}
+
+/// A refused reply's recheck: a task that moved took it; one still unmoved is rechecked
+/// until the sequence is spent, and then the stand-in ends. None when there is no such
+/// reply, or it was taken.
+fn judge_reply(
+    cursor: &mut Cursor,
+    changed: bool,
+    mode: WatchMode,
+    pacing: Pacing,
+) -> Option<Next> {
+    let why = cursor.unconfirmed_reply.take()?;
+    if changed {
+        cursor.recheck = None;
+        return None;
+    }
+    let waits = cursor.recheck.map_or(0, |r| r.waits);
+    if usize::from(waits) < PUSH_RECHECKS_SECS.len() {
+        cursor.unconfirmed_reply = Some(why);
+        cursor.recheck = Some(Recheck {
+            claimed: None,
+            waits: waits + 1,
+        });
+        return Some(park_for(cursor, mode, pacing));
+    }
+    cursor.recheck = None;
+    Some(Next::End(EndCause::failed(&format!(
+        "the agent did not take the reply ({why})"
+    ))))
+}
 
 /// After a check that found the remote task unknown: re-check (1 s, then 2 s), and past
 /// `GONE_CHECKS` in a row end the stand-in failed.
@@ -257,6 +306,7 @@ pub fn after_wake(
         }
         Some(WakeEvent::Reply { text, .. }) => {
             cursor.recheck = None;
+            cursor.unconfirmed_reply = None;
             cursor.follow_retry = false;
             Next::Turn { reply: text }
         }
@@ -330,7 +380,11 @@ pub fn after_check(
 ) -> Next {
     if fetched.is_some_and(|out| out.is_final) {
         cursor.recheck = None;
+        cursor.unconfirmed_reply = None;
         return Next::End(EndCause::Final);
+    }
+    if let Some(next) = judge_reply(cursor, changed, mode, pacing) {
+        return next;
     }
     if mode == WatchMode::Poll {
         cursor.after_poll(changed, pacing);

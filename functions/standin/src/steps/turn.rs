@@ -175,8 +175,13 @@ async fn exchange<S: RowStore, A: Agent>(
                             .as_ref()
                             .is_some_and(|last| !out.differs_from(last))
                     {
-                        let reason = format!("the agent did not take the reply ({why})");
-                        return Ok(step.then(Next::End(EndCause::failed(&reason))));
+                        // Judged after the rechecks: an SDK may refuse the stream and
+                        // still run the turn (@a2a-js/sdk answers -32004 to a follow-up
+                        // stream that begins with a status update, and completes).
+                        warn!(task_id = %step.task_id, "reply refused and the task unmoved; rechecking");
+                        let next =
+                            next::after_refused_reply(&mut step.cursor, why, row.mode(), pacing);
+                        return Ok(step.then(next));
                     }
                     (out, None)
                 }
