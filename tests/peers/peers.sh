@@ -56,11 +56,23 @@ install_peers() {
   npm_peer oauth2
 }
 
-# Waits until something answers HTTP at a URL (any status: a card may want credentials).
+# Whether something answers at a URL: any HTTP status (a card may want credentials), or
+# for tcp://host:port a connection (an mTLS agent refuses a handshake without a certificate).
+answers() {
+  case $1 in
+    tcp://*)
+      local at=${1#tcp://}
+      (exec 3<>"/dev/tcp/${at%:*}/${at##*:}") 2>/dev/null
+      ;;
+    *) [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$1" 2>/dev/null)" != "000" ] ;;
+  esac
+}
+
+# Waits until the peer started as `pid` answers at a URL (see answers).
 await_http() {
   local name=$1 url=$2 pid=$3 log=$4
   for _ in $(seq 1 150); do
-    [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "$url" 2>/dev/null)" != "000" ] && return 0
+    answers "$url" && return 0
     if ! kill -0 "$pid" 2>/dev/null; then
       cat "$log" >&2
       echo "the $name peer did not start ($url)" >&2
@@ -110,16 +122,7 @@ start_auth_peers() {
   "$sdk" "$server" --port 27167 --work-seconds 15 --tls-cert "$tls/server.pem" \
     --tls-key "$tls/server.key" --client-ca "$tls/client-ca.pem" >"$logs/peer-auth-mtls.log" 2>&1 &
   PEER_PIDS="$PEER_PIDS $!"
-  # Without a certificate the handshake fails: wait for the port instead.
-  local pid=$!
-  for _ in $(seq 1 150); do
-    (exec 3<>/dev/tcp/127.0.0.1/27167) 2>/dev/null && return 0
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.2
-  done
-  cat "$logs/peer-auth-mtls.log" >&2
-  echo "the auth-mtls peer did not start on 127.0.0.1:27167" >&2
-  return 1
+  await_http auth-mtls tcp://127.0.0.1:27167 $! "$logs/peer-auth-mtls.log"
 }
 
 # Starts one peer: name, port, log, command...

@@ -110,10 +110,7 @@ async fn a_refusal_reads_a_rotated_secret_and_errors_never_show_a_value() {
 
     store.set("p/basic", "not json: hunter2");
     let basic = ring.credentials("c", &spec(json!({"type": "basic", "secret": "p/basic"})));
-    let mut request = reqwest::Client::new()
-        .get("http://127.0.0.1:1/")
-        .build()
-        .unwrap();
+    let mut request = bare_request();
     let err = basic.authorize(&mut request).await.expect_err("unreadable");
     assert!(err.to_string().contains("\"p/basic\""), "{err}");
     assert!(!err.to_string().contains("hunter2"), "{err}");
@@ -143,6 +140,30 @@ async fn sigv4_signs_the_request_with_the_roles_credentials_for_the_service() {
         !sigv4.renew().await,
         "nothing fresher than the role's own credentials"
     );
+}
+
+/// OAuth2 credentials for client `client_id` at `url`, its secret `client_secret` in the
+/// store; `allow_private` as the deployment's.
+fn oauth2(
+    url: &str,
+    client_id: &str,
+    client_secret: &str,
+    allow_private: bool,
+) -> Arc<dyn Credentials> {
+    let store = Arc::new(MemorySecrets::default());
+    store.set("p/client", client_secret);
+    keyring_where(&store, allow_private).credentials(
+        "o",
+        &spec(json!({"type": "oauth2_client_credentials", "token_url": url, "client_id": client_id, "secret": "p/client"})),
+    )
+}
+
+/// A request with nothing on it yet.
+fn bare_request() -> reqwest::Request {
+    reqwest::Client::new()
+        .get("http://127.0.0.1:1/")
+        .build()
+        .unwrap()
 }
 
 /// A token endpoint on loopback: answers each request with the next reply, counting.
@@ -233,17 +254,8 @@ async fn a_token_endpoints_refusal_is_named_plainly_without_the_secret() {
         json!({"error": "invalid_client", "error_description": "Client authentication failed"}),
     )])
     .await;
-    let store = Arc::new(MemorySecrets::default());
-    store.set("p/client", "s3cr3t");
-    let ring = keyring(&store);
-    let oauth = ring.credentials(
-        "o",
-        &spec(json!({"type": "oauth2_client_credentials", "token_url": url, "client_id": "c1", "secret": "p/client"})),
-    );
-    let mut request = reqwest::Client::new()
-        .get("http://127.0.0.1:1/")
-        .build()
-        .unwrap();
+    let oauth = oauth2(&url, "c1", "s3cr3t", true);
+    let mut request = bare_request();
     let err = oauth
         .authorize(&mut request)
         .await
@@ -264,17 +276,8 @@ async fn a_token_endpoints_refusal_is_named_plainly_without_the_secret() {
 async fn a_token_endpoint_on_a_private_address_is_refused_unless_private_agents_are_allowed() {
     let (url, fetched, _) =
         token_endpoint(vec![(200, json!({"access_token": "t", "expires_in": 60}))]).await;
-    let store = Arc::new(MemorySecrets::default());
-    store.set("p/client", "s");
-    let strict = keyring_where(&store, false);
-    let oauth = strict.credentials(
-        "o",
-        &spec(json!({"type": "oauth2_client_credentials", "token_url": url, "client_id": "c", "secret": "p/client"})),
-    );
-    let mut request = reqwest::Client::new()
-        .get("http://127.0.0.1:1/")
-        .build()
-        .unwrap();
+    let oauth = oauth2(&url, "c", "s", false);
+    let mut request = bare_request();
     let err = oauth.authorize(&mut request).await.expect_err("refused");
     assert!(err.to_string().contains("AllowPrivateAgents"), "{err}");
     assert_eq!(fetched.load(Ordering::SeqCst), 0, "nothing was sent to it");
@@ -287,13 +290,7 @@ async fn a_token_lifetime_given_as_text_reads() {
         json!({"access_token": "t1", "expires_in": "3599"}),
     )])
     .await;
-    let store = Arc::new(MemorySecrets::default());
-    store.set("p/client", "s\n");
-    let ring = keyring(&store);
-    let oauth = ring.credentials(
-        "o",
-        &spec(json!({"type": "oauth2_client_credentials", "token_url": url, "client_id": "c", "secret": "p/client"})),
-    );
+    let oauth = oauth2(&url, "c", "s\n", true);
     for _ in 0..2 {
         let request = authorized(oauth.as_ref(), "http://127.0.0.1:1/").await;
         assert_eq!(header(&request, "authorization"), Some("Bearer t1"));
