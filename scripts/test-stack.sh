@@ -29,8 +29,9 @@ start_fault_proxy() {
 # The stand-in as the tests run it: the test agents' personas (tests/agents.json, and
 # tests/registry-agents.json put through the agent registry), a
 # small history bound so that a long follow rolls over, a short turn window so that the
-# SDK agent's work (15 s) is heard by the watch, not by the turn, and a short idle
-# re-check (20 s) so that a lost push or a park that never ran is recovered within a test;
+# SDK agent's work (15 s) is heard by the watch, not by the turn, and an idle re-check
+# of at most 90 s (the backstop starts at 30 s), so that a lost push or a park that never
+# ran is recovered within a test and the backstop's growth shows;
 # the test CA trusted for agents (the mTLS agent's server certificate);
 # notes also go to the default event bus, where a test routes them with a rule; every AWS
 # call is logged with its IAM action, for the test that checks the policies.
@@ -38,7 +39,8 @@ deploy_test_stack() {
   local name=$1 agents
   agents=$(python3 -c 'import json; print(json.dumps(json.dumps(json.load(open("tests/agents.json")), separators=(",", ":"))))')
   bash "$STANDIN_ROOT/localstack/deploy" template.yaml "$name" \
-    --parameter-overrides Endpoint=localstack HistoryBound=8 TurnWindowSecs=10 IdleRecheckSecs=20 NoteBusName=default RecordAwsCalls=true \
+    --parameter-overrides Endpoint=localstack HistoryBound=8 TurnWindowSecs=10 IdleRecheckSecs=90 NoteBusName=default RecordAwsCalls=true \
+    PushRateLimit=75 PushBurstLimit=150 \
     "AgentCaFile=$STANDIN_ROOT/remote/tests/data/tls/ca.pem" \
     "Agents=$agents" >/dev/null
   # The rest of the test agents (the soak's personas) go through the registry, as an

@@ -77,7 +77,6 @@ impl ControlClient {
             agent: agent.to_owned(),
             message: message.to_owned(),
             task_id,
-            parent_task_token: None,
         };
         let shown = request
             .task_id

@@ -30,6 +30,7 @@ pub struct FakeAgent {
     configs: Mutex<Vec<PushRequest>>,
     slowness: Mutex<Option<std::time::Duration>>,
     sends: Mutex<Vec<Result<Sent, RemoteError>>>,
+    message_ids: Mutex<Vec<String>>,
 }
 
 impl FakeAgent {
@@ -93,6 +94,11 @@ impl FakeAgent {
             .count()
     }
 
+    /// The message id of each turn sent, in order.
+    pub fn message_ids(&self) -> Vec<String> {
+        lock(&self.message_ids).clone()
+    }
+
     /// The push registrations the agent took.
     pub fn configs(&self) -> Vec<PushRequest> {
         lock(&self.configs).clone()
@@ -123,11 +129,13 @@ impl Agent for FakeAgent {
 
     async fn send_streaming(&self, turn: &Turn) -> Result<UpdateStream, RemoteError> {
         self.log(format!("SendStreamingMessage:{}", turn.text));
+        lock(&self.message_ids).push(turn.message_id.clone());
         self.next_stream()
     }
 
     async fn send(&self, turn: &Turn) -> Result<Sent, RemoteError> {
         self.log(format!("SendMessage:{}", turn.text));
+        lock(&self.message_ids).push(turn.message_id.clone());
         let mut sends = lock(&self.sends);
         if sends.is_empty() {
             return Err(RemoteError::Transport(

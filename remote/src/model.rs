@@ -77,8 +77,22 @@ impl Turn {
     pub fn new(text: impl Into<String>, follow_up: Option<FollowUp>) -> Self {
         let mut id = [0u8; 16];
         rand::Rng::fill_bytes(&mut rand::rng(), &mut id);
+        Self::with_id(
+            id.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+            text,
+            follow_up,
+        )
+    }
+
+    /// A turn whose id the caller derives, so a retried step sends the same message
+    /// again rather than a new one the agent would take twice.
+    pub fn with_id(
+        message_id: impl Into<String>,
+        text: impl Into<String>,
+        follow_up: Option<FollowUp>,
+    ) -> Self {
         Self {
-            message_id: id.iter().map(|b| format!("{b:02x}")).collect(),
+            message_id: message_id.into(),
             text: text.into(),
             follow_up,
         }

@@ -41,7 +41,6 @@ pub async fn start_as(stack: &Stack, persona: &str, id: &str) {
                     agent: persona.into(),
                     message: "Please build me a widget".into(),
                     task_id: Some(TaskId::parse(id).unwrap()),
-                    parent_task_token: None,
                 })
                 .unwrap(),
             ),

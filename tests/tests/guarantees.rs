@@ -185,7 +185,7 @@ async fn a_park_invoke_delivered_late_or_twice_leaves_no_stand_in_hanging() {
     agent.catch_up(&remote);
     agent.script_turn(&[(COMPLETED, "Blue it is")]);
     // The parent's reply must ring the live park at once: with a dead token stored, it
-    // would wait for the idle re-check (20 s on the test stack; an hour by default).
+    // would wait for the idle re-check (30 s at first, growing to 90 s on the test stack).
     let replied = std::time::Instant::now();
     assert_eq!(reply(&stack, &id, "blue").await, 202);
     wait_final(&stack, &id).await;
@@ -229,7 +229,7 @@ async fn a_park_invoke_never_delivered_is_replaced_when_the_park_times_out() {
     );
     agent.script_turn(&[(COMPLETED, "Red it is")]);
     assert_eq!(reply(&stack, &id, "red").await, 202);
-    // The park's timeout (the test stack's idle re-check, 20 s) ends it; the wake finds
+    // The park's timeout (the backstop's first idle re-check, 30 s) ends it; the wake finds
     // the reply waiting on the row.
     let notes = stack.wait_notes(&id, 2, SOON).await;
     stack.wait_execution(&id, "SUCCEEDED", SOON).await;

@@ -8,9 +8,9 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use standin_integration::agent::{Behaviour, TestAgent};
 use standin_integration::e2e::{
     COMPLETED, INPUT_REQUIRED, SOON, WORKING, start_as, wait_final, wait_parked,
@@ -192,4 +192,45 @@ async fn every_log_line_names_its_stand_in_and_the_metrics_are_emf() {
         metric(&lines, "FollowWindows", &pushed).is_empty(),
         "a push stand-in never follows"
     );
+}
+
+#[tokio::test]
+async fn a_parent_answer_step_functions_refuses_is_counted_for_its_alarm() {
+    let stack = Stack::load(STACK).await;
+    let since = now_ms();
+    let agent = TestAgent::start(27116, Behaviour::default()).await;
+    agent.script_turn(&[(COMPLETED, "Widget built")]);
+    // A "parent" that started the stand-in itself with a token Step Functions never
+    // issued: the end's SendTaskSuccess is refused for good.
+    let id = unique("lost-parent");
+    aws_sdk_sfn::Client::new(&stack.config)
+        .start_execution()
+        .state_machine_arn(stack.out("StateMachineArn"))
+        .name(&id)
+        .input(
+            json!({
+                "task_id": id,
+                "agent": "restart",
+                "message": "Please build me a widget",
+                "parent_task_token": "not-a-task-token-step-functions-issued",
+            })
+            .to_string(),
+        )
+        .send()
+        .await
+        .expect("started");
+    wait_final(&stack, &id).await;
+    let deadline = Instant::now() + SOON;
+    loop {
+        let lines = lines_since(&stack, since).await;
+        let refused = metric(&lines, "ParentCallbacksRefused", &id);
+        if !refused.is_empty() {
+            assert_eq!(refused, [(None, 1.0)]);
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no ParentCallbacksRefused line for {id}"
+        );
+    }
 }

@@ -43,7 +43,7 @@ async fn push_watch_hears_changes_replies_turn_and_completion_deletes_the_config
     wait_parked(&stack, &id, "push").await;
     // The push-heard change costs three state entries after the park: the wake drains,
     // fetches, applies and decides in one invocation; one Choice routes to the next park.
-    // (An idle re-check, 20 s on the test stack, may add TimedOut, Wake, Route, Park.)
+    // (An idle re-check, 30 s after the park at first, may add TimedOut, Wake, Route, Park.)
     let entered = stack.states_entered(&id).await;
     assert_eq!(
         entered[..7],

@@ -11,8 +11,9 @@ use crate::{ParentNote, ReplyId, TaskId, TaskState, WatchMode};
 pub const MAX_MESSAGE_BYTES: usize = 32 * 1024;
 /// The longest cancel reason, in bytes.
 pub const MAX_REASON_BYTES: usize = 4 * 1024;
-/// The longest Step Functions task token (`$$.Task.Token`), in bytes: the API's bound.
-pub const MAX_TASK_TOKEN_BYTES: usize = 2048;
+/// Why `POST /standins` takes no parent task token: whoever could call it would have
+/// the stack answer (complete or fail) any task of the account.
+pub const NO_TOKEN_HERE: &str = "body.parent_task_token is not taken by POST /standins: a Step Functions parent starts the stand-in's execution itself (states:startExecution.waitForTaskToken, passing parent_task_token in its input), so only a principal allowed StartExecution on the stand-in machine can have a task answered";
 
 /// A request body the API refuses, with the message it answers (400).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -45,11 +46,6 @@ pub struct StartRequest {
     /// with the same id and agent answers the running stand-in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_id: Option<TaskId>,
-    /// A Step Functions parent's `$$.Task.Token`: when the stand-in ends, the parent's
-    /// task gets the final note (SendTaskSuccess), or fails (SendTaskFailure) when the
-    /// stand-in failed or the agent rejected the task.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent_task_token: Option<String>,
 }
 
 impl StartRequest {
@@ -62,24 +58,13 @@ impl StartRequest {
             Value::String(id) => Some(TaskId::parse(id).map_err(|e| BodyError(e.to_string()))?),
             _ => return Err(BodyError(TaskId::RULE.into())),
         };
-        let parent_task_token = match &body["parent_task_token"] {
-            Value::Null => None,
-            Value::String(token) if !token.is_empty() => {
-                bounded("parent_task_token", token, MAX_TASK_TOKEN_BYTES)?;
-                Some(token.clone())
-            }
-            _ => {
-                return Err(BodyError(
-                    "body.parent_task_token must be a Step Functions task token (a non-empty string)"
-                        .into(),
-                ));
-            }
-        };
+        if !body["parent_task_token"].is_null() {
+            return Err(BodyError(NO_TOKEN_HERE.into()));
+        }
         Ok(Self {
             agent: agent.to_owned(),
             message: message.to_owned(),
             task_id,
-            parent_task_token,
         })
     }
 }
@@ -277,16 +262,12 @@ mod tests {
                 TaskId::RULE.to_owned(),
             ),
             (
-                json!({"agent": "a", "message": "m", "parent_task_token": ""}),
-                "body.parent_task_token must be a Step Functions task token (a non-empty string)"
-                    .to_owned(),
+                json!({"agent": "a", "message": "m", "parent_task_token": "AQB8-token"}),
+                NO_TOKEN_HERE.to_owned(),
             ),
             (
-                json!({"agent": "a", "message": "m", "parent_task_token": "t".repeat(MAX_TASK_TOKEN_BYTES + 1)}),
-                format!(
-                    "body.parent_task_token is {} bytes; the limit is {MAX_TASK_TOKEN_BYTES}",
-                    MAX_TASK_TOKEN_BYTES + 1
-                ),
+                json!({"agent": "a", "message": "m", "parent_task_token": 5}),
+                NO_TOKEN_HERE.to_owned(),
             ),
         ] {
             assert_eq!(refused(StartRequest::parse(&body)), message, "{body}");
@@ -299,7 +280,6 @@ mod tests {
             agent: "writer".into(),
             message: "Write a haiku".into(),
             task_id: TaskId::parse("si-1").ok(),
-            parent_task_token: Some("AQB8-token".into()),
         };
         let body = serde_json::to_value(&start).unwrap_or_default();
         assert_eq!(StartRequest::parse(&body), Ok(start));

@@ -13,8 +13,8 @@ pub mod time;
 
 pub use control::{
     Accepted, AgentView, AgentsPage, BodyError, CancelRequest, ErrorBody, ListPage,
-    MAX_MESSAGE_BYTES, MAX_REASON_BYTES, MAX_TASK_TOKEN_BYTES, NotesPage, Pending, Removed,
-    ReplyRequest, StartRequest, Started, Status, Summary,
+    MAX_MESSAGE_BYTES, MAX_REASON_BYTES, NO_TOKEN_HERE, NotesPage, Pending, Removed, ReplyRequest,
+    StartRequest, Started, Status, Summary,
 };
 pub use id::{IdError, MAX_REPLY_ID_BYTES, ReplyId, TaskId};
 pub use note::ParentNote;

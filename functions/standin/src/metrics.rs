@@ -35,6 +35,11 @@ pub enum Metric {
     /// A note an outlet refused for good (the sender's fault): passed over so the notes
     /// behind it go on, kept in the note log; its own alarm says so.
     NotesRefused,
+    /// A Step Functions parent's answer (SendTaskSuccess or SendTaskFailure) that Step
+    /// Functions refused for good (not a token, a bad output, a key or permission we
+    /// lack; not a parent that stopped waiting): that parent never hears the end; its own
+    /// alarm says so.
+    ParentCallbacksRefused,
     /// From the agent's change (its status timestamp) to the stand-in's record of it, in
     /// milliseconds; dimension `Watch` (`push`, `follow`, `off`).
     HeardLatency,
@@ -52,6 +57,7 @@ impl Metric {
             Self::NotesSent => "NotesSent",
             Self::NotesNotDelivered => "NotesNotDelivered",
             Self::NotesRefused => "NotesRefused",
+            Self::ParentCallbacksRefused => "ParentCallbacksRefused",
             Self::HeardLatency => "HeardLatency",
             Self::FollowWindows => "FollowWindows",
             Self::StandInsEnded => "StandInsEnded",
@@ -75,17 +81,19 @@ impl Metric {
             Self::PushesAccepted
             | Self::NotesSent
             | Self::NotesNotDelivered
-            | Self::NotesRefused => None,
+            | Self::NotesRefused
+            | Self::ParentCallbacksRefused => None,
         }
     }
 
     /// Every metric, for the template's dashboard test.
-    pub const ALL: [Self; 8] = [
+    pub const ALL: [Self; 9] = [
         Self::PushesAccepted,
         Self::PushesRefused,
         Self::NotesSent,
         Self::NotesNotDelivered,
         Self::NotesRefused,
+        Self::ParentCallbacksRefused,
         Self::HeardLatency,
         Self::FollowWindows,
         Self::StandInsEnded,

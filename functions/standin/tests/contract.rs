@@ -256,6 +256,28 @@ fn only_a_permanent_step_error_skips_the_retries() {
         !turn.contains("States.ALL") && !turn.contains(standin::lambda::TRANSIENT),
         "a turn is retried only where the function did not run: {turn}"
     );
+    // A throttled turn (the function never ran) waits out the account's concurrency for
+    // minutes, not seconds, before the stand-in would end.
+    let throttled = state("Turn")["Retry"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["ErrorEquals"] == json!(["Lambda.TooManyRequestsException"]))
+        .cloned()
+        .expect("a retrier of its own for throttles");
+    let (mut wait, mut total) = (throttled["IntervalSeconds"].as_f64().unwrap(), 0.0);
+    for _ in 0..throttled["MaxAttempts"].as_u64().unwrap() {
+        let step = throttled["MaxDelaySeconds"]
+            .as_f64()
+            .map_or(wait, |m| wait.min(m));
+        total += step;
+        wait *= throttled["BackoffRate"].as_f64().unwrap();
+    }
+    // Full jitter waits a random share of each delay: half of it on average.
+    if throttled["JitterStrategy"] == "FULL" {
+        total /= 2.0;
+    }
+    assert!(total >= 300.0, "throttles retried for {total} s on average");
 }
 
 #[test]
@@ -508,6 +530,7 @@ fn the_template_carries_its_operations() {
         ("StandInsFailedAlarm", "ExecutionsAborted"),
         ("NoteDeliveryErrorsAlarm", "NotesNotDelivered"),
         ("NotesRefusedAlarm", "NotesRefused"),
+        ("ParentCallbacksRefusedAlarm", "ParentCallbacksRefused"),
         ("NotifyErrorsAlarm", "Errors"),
         (
             "ParentDeadLettersAlarm",
@@ -667,4 +690,79 @@ fn the_history_bound_has_a_ceiling_and_the_role_no_unused_grant() {
         !ASL.contains(".sync"),
         "no state waits on .sync, which would need it"
     );
+}
+
+/// LocalStack has no WAF, so the per-source limit is checked here as CloudFormation
+/// will read it: optional, one rate rule per address, blocking, on the push stage only.
+#[test]
+fn a_flood_from_one_address_meets_a_waf_rate_rule_of_its_own_when_configured() {
+    let acl = resource("PushWebAcl");
+    for expected in [
+        "Type: AWS::WAFv2::WebACL",
+        "Condition: PushWafOn",
+        "Scope: REGIONAL",
+        "DefaultAction: { Allow: {} }",
+        "Action: { Block: {} }",
+        "Limit: !Ref PushWafRateLimit",
+        "AggregateKeyType: IP",
+    ] {
+        assert!(
+            acl.contains(expected),
+            "PushWebAcl lacks {expected}:\n{acl}"
+        );
+    }
+    let association = resource("PushWebAclOnStage");
+    assert!(association.contains("Condition: PushWafOn"));
+    assert!(association.contains("WebACLArn: !GetAtt PushWebAcl.Arn"));
+    assert!(
+        association.contains("/restapis/${PushApi}/stages/${PushApi.Stage}"),
+        "{association}"
+    );
+    assert!(
+        TEMPLATE.contains("PushWafOn: !Not [!Equals [!Ref PushWafRateLimit, 0]]"),
+        "0 leaves WAF out"
+    );
+    let stage = resource("PushApi");
+    assert!(stage.contains("ThrottlingRateLimit: !Ref PushRateLimit"));
+    assert!(stage.contains("ThrottlingBurstLimit: !Ref PushBurstLimit"));
+}
+
+/// LocalStack's CloudFormation does not apply `ReservedConcurrentExecutions`, so the
+/// reservations are checked as CloudFormation will read them: push, control and notify
+/// hold one, follow a cap, each from its parameter, 0 meaning none; the steps share the
+/// pool.
+#[test]
+fn concurrency_is_reserved_for_push_control_and_notify_and_capped_for_follow() {
+    for (function, parameter, condition) in [
+        ("PushFunction", "PushConcurrency", "ReservePush"),
+        ("ControlFunction", "ControlConcurrency", "ReserveControl"),
+        ("NotifyFunction", "NotifyConcurrency", "ReserveNotify"),
+        ("FollowFunction", "FollowConcurrency", "CapFollow"),
+    ] {
+        assert!(
+            resource(function).contains(&format!(
+                "ReservedConcurrentExecutions: !If [{condition}, !Ref {parameter}, !Ref AWS::NoValue]"
+            )),
+            "{function}"
+        );
+        assert!(
+            TEMPLATE.contains(&format!(
+                "{condition}: !Not [!Equals [!Ref {parameter}, 0]]"
+            )),
+            "{condition}: 0 reserves nothing"
+        );
+        assert!(resource(parameter).contains("MinValue: 0"), "{parameter}");
+    }
+    for step in [
+        "TurnFunction",
+        "RegisterFunction",
+        "WakeFunction",
+        "EndFunction",
+        "ParkFunction",
+    ] {
+        assert!(
+            !resource(step).contains("ReservedConcurrentExecutions"),
+            "{step} shares the unreserved pool"
+        );
+    }
 }

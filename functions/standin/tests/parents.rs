@@ -167,6 +167,18 @@ async fn step_functions_unavailable_holds_the_final_note_and_a_gone_parent_does_
     };
     assert_eq!(notify::deliver(&fanout, &later_note, later()).await, None);
     assert_eq!(callback.answers().len(), 1);
+    // A token Step Functions refuses for good: not retried either (and counted).
+    callback.fail_with(vec![CallbackError::Refused("InvalidToken".into())]);
+    let third_note = vec![note("c", 1, TaskState::Completed, "done")];
+    let third = tokens(&[("c", 1, "tok-c")]);
+    let fanout = Fanout {
+        queue: &queue,
+        bus: None::<&MemoryBus>,
+        callback: &callback,
+        tokens: &third,
+    };
+    assert_eq!(notify::deliver(&fanout, &third_note, later()).await, None);
+    assert_eq!(callback.answers().len(), 1);
 }
 
 #[tokio::test]

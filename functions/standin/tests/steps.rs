@@ -20,7 +20,8 @@ use standin::row::{FollowOutcome, Guard, Row, WakeEvent, WatchMode};
 use standin::steps;
 use standin::steps::ParkOutcome;
 use standin::steps::next::{
-    FOLLOW_PARK_SECS, FOLLOW_RETRY_SECS, GONE_REASON, IDLE_RECHECK_SECS, Next, Pacing, Woke,
+    BACKSTOP_FIRST_SECS, FOLLOW_PARK_SECS, FOLLOW_RETRY_SECS, GONE_REASON, IDLE_RECHECK_SECS, Next,
+    Pacing, Woke,
 };
 use standin::steps::{Bound, Owner, Step, StepError};
 use standin_remote::fake::FakeAgent;
@@ -80,8 +81,9 @@ const PACING: Pacing = Pacing {
     poll_max_secs: standin::steps::next::POLL_MAX_SECS,
 };
 
-/// (follow, timeout_secs) of a plain idle park and of a follow park.
-const PLAIN: (bool, u64) = (false, IDLE_RECHECK_SECS);
+/// (follow, timeout_secs) of a plain idle park (the backstop's first wait) and of a
+/// follow park.
+const PLAIN: (bool, u64) = (false, BACKSTOP_FIRST_SECS);
 const FOLLOW: (bool, u64) = (true, FOLLOW_PARK_SECS);
 
 /// The shape of the park a step decided on: (follow, timeout_secs).
@@ -619,7 +621,54 @@ async fn a_follow_up_that_breaks_before_its_first_event_parks_on_what_get_task_s
             "{why}: GetTask's state applied"
         );
         assert!(!w.store.snapshot(ID).unwrap().closed, "{why}");
+        // The agent may have the reply: it is not sent a second time.
+        assert_eq!(
+            w.agent.count("SendStreamingMessage"),
+            2,
+            "{why}: the first turn and the reply, once"
+        );
     }
+}
+
+#[tokio::test]
+async fn a_turn_that_step_functions_runs_again_sends_the_same_message_id() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Off);
+    let step = first_turn(&w, &spec).await;
+    w.ring(reply("blue")).await;
+    let mut woke = step.clone();
+    woke.park = Some(ParkOutcome { woke: Woke::Rung });
+    let turn = steps::wake(&w.store, steps::ready(&w.agent), woke, 100, PACING)
+        .await
+        .unwrap();
+    assert!(
+        matches!(turn.next, Some(Next::Turn { .. })),
+        "{:?}",
+        turn.next
+    );
+    // The Turn state's Lambda fails after sending (a service error), and Step Functions
+    // retries it with the same input.
+    for _ in 0..2 {
+        w.agent
+            .script_stream(Ok(vec![Ok(update(TaskState::Working, "on it"))]));
+        steps::turn(
+            &w.store,
+            steps::ready(&w.agent),
+            Some(&spec),
+            turn.clone(),
+            Duration::from_secs(5),
+            PACING,
+        )
+        .await
+        .unwrap();
+    }
+    let ids = w.agent.message_ids();
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    assert_eq!(ids[1], ids[2], "the retried reply keeps its message id");
+    assert_ne!(
+        ids[0], ids[1],
+        "the first turn and the reply are two messages"
+    );
 }
 
 #[tokio::test]
@@ -760,7 +809,11 @@ async fn a_late_park_invoke_after_its_wake_changes_nothing() {
     let step = first_turn(&w, &spec).await;
     let first = step.clone();
     let step = w.wake(step, Woke::TimedOut, &spec).await;
-    assert_eq!((park_shape(&step), park_no(&step)), (PLAIN, 2));
+    // Nothing new: the backstop waits twice as long.
+    assert_eq!(
+        (park_shape(&step), park_no(&step)),
+        ((false, 2 * BACKSTOP_FIRST_SECS), 2)
+    );
     assert!(!w.park(&first, "p1-late").await, "its wake already ran");
     assert!(w.park(&step, "p2").await);
     assert!(
@@ -922,7 +975,10 @@ async fn an_idle_off_park_that_times_out_asks_and_parks_again_under_a_new_number
     assert!(w.park(&step, "p1").await);
     let gets = w.agent.count("GetTask");
     let step = w.wake(step, Woke::TimedOut, &spec).await;
-    assert_eq!((park_shape(&step), park_no(&step)), (PLAIN, 2));
+    assert_eq!(
+        (park_shape(&step), park_no(&step)),
+        ((false, 2 * BACKSTOP_FIRST_SECS), 2)
+    );
     assert_eq!(
         w.agent.count("GetTask"),
         gets + 1,
@@ -932,13 +988,14 @@ async fn an_idle_off_park_that_times_out_asks_and_parks_again_under_a_new_number
 }
 
 #[tokio::test]
-async fn the_pacing_sets_the_idle_timeout() {
+async fn the_idle_backstop_grows_to_the_pacing_and_starts_again_on_a_change() {
     let w = World::new(true).await;
     let spec = spec(Updates::Off);
     w.agent.script_stream(Ok(vec![
         Ok(first_event()),
         Ok(update(TaskState::InputRequired, "q")),
     ]));
+    w.agent.set_task(task(TaskState::InputRequired, "q"));
     let pacing = Pacing {
         idle_recheck_secs: 90,
         ..PACING
@@ -963,7 +1020,29 @@ async fn the_pacing_sets_the_idle_timeout() {
     )
     .await
     .unwrap();
-    assert_eq!(park_shape(&step), (false, 90));
+    // The backstop starts short, doubles while nothing moves, and stops at the pacing.
+    assert_eq!(park_shape(&step), (false, BACKSTOP_FIRST_SECS));
+    let mut step = step;
+    let mut waits = vec![];
+    for _ in 0..3 {
+        step.park = Some(ParkOutcome {
+            woke: Woke::TimedOut,
+        });
+        step = steps::wake(&w.store, steps::ready(&w.agent), step, 100, pacing)
+            .await
+            .unwrap();
+        waits.push(park_shape(&step).1);
+    }
+    assert_eq!(waits, [60, 90, 90]);
+    // The task moves: the next re-check comes soon again.
+    w.agent.set_task(task(TaskState::Working, "moved on"));
+    step.park = Some(ParkOutcome {
+        woke: Woke::TimedOut,
+    });
+    let step = steps::wake(&w.store, steps::ready(&w.agent), step, 100, pacing)
+        .await
+        .unwrap();
+    assert_eq!(park_shape(&step), (false, BACKSTOP_FIRST_SECS));
 }
 
 #[tokio::test]
@@ -1161,24 +1240,42 @@ async fn a_cancel_whose_remote_task_had_already_completed_reports_the_completion
 #[tokio::test]
 async fn a_reply_the_agent_refuses_while_it_still_waits_for_input_ends_the_stand_in_after_the_rechecks()
  {
-    let w = World::new(false).await;
-    let spec = spec(Updates::Off);
-    let step = first_turn(&w, &spec).await;
-    w.agent.script_stream(Err(RemoteError::Rpc {
-        code: -32602,
-        message: "invalid params".into(),
-    }));
-    w.ring(reply("blue")).await;
-    let mut step = w.wake(step, Woke::Rung, &spec).await;
-    for secs in [1, 2, 4] {
-        assert_eq!(park_shape(&step), (false, secs), "rechecked in {secs} s");
-        step = w.wake(step, Woke::TimedOut, &spec).await;
-    }
-    match &step.next {
-        Some(Next::End(EndCause::Failed { reason })) => {
-            assert!(reason.contains("did not take the reply"), "{reason}");
+    let refusals: Vec<(&str, StreamScript)> = vec![
+        (
+            "refused up front",
+            Err(RemoteError::Rpc {
+                code: -32602,
+                message: "invalid params".into(),
+            }),
+        ),
+        // Accepted (200), then broken: not sent again, but not waited on for ever either.
+        (
+            "a stream that broke before its first event",
+            Ok(vec![Err(RemoteError::Transport("stream broke".into()))]),
+        ),
+    ];
+    for (why, script) in refusals {
+        let w = World::new(false).await;
+        let spec = spec(Updates::Off);
+        let step = first_turn(&w, &spec).await;
+        w.agent.script_stream(script);
+        w.ring(reply("blue")).await;
+        let mut step = w.wake(step, Woke::Rung, &spec).await;
+        for secs in [1, 2, 4] {
+            assert_eq!(
+                park_shape(&step),
+                (false, secs),
+                "{why}: rechecked in {secs} s"
+            );
+            step = w.wake(step, Woke::TimedOut, &spec).await;
         }
-        other => panic!("expected a failure, got {other:?}"),
+        match &step.next {
+            Some(Next::End(EndCause::Failed { reason })) => {
+                assert!(reason.contains("did not take the reply"), "{why}: {reason}");
+            }
+            other => panic!("{why}: expected a failure, got {other:?}"),
+        }
+        assert_eq!(w.agent.count("SendStreamingMessage"), 2, "{why}: sent once");
     }
 }
 

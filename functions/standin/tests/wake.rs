@@ -24,10 +24,10 @@ fn push(claimed: TaskState) -> Option<WakeEvent> {
 }
 
 /// The park's shape with its number left out (`park: 0`); the numbers are checked by
-/// `numbered` and by their own tests.
+/// `numbered` and by their own tests. A plain park is the idle backstop's first wait.
 const PLAIN_PARK: Next = Next::Park {
     park: 0,
-    timeout_secs: IDLE_RECHECK_SECS,
+    timeout_secs: BACKSTOP_FIRST_SECS,
 };
 const FOLLOW_PARK: Next = Next::Follow { park: 0 };
 
@@ -145,7 +145,7 @@ fn a_disagreeing_push_gets_three_rechecks_and_no_more() {
             }
             Next::Park {
                 timeout_secs: s, ..
-            } if s < IDLE_RECHECK_SECS => {
+            } if s < BACKSTOP_FIRST_SECS => {
                 waits.push(s);
                 next = wake(&mut c, WatchMode::Push, Woke::TimedOut, None);
             }
@@ -511,8 +511,8 @@ fn an_idle_push_park_that_times_out_checks_for_itself() {
     assert_eq!(c.recheck, None, "no claim to recheck against");
     assert_eq!(
         checked(&mut c, WatchMode::Push, Some(&out(TaskState::Working))),
-        PLAIN_PARK,
-        "and parks idle again"
+        timed_park(2 * BACKSTOP_FIRST_SECS),
+        "and parks idle again, twice as long: nothing was new"
     );
 }
 
@@ -545,14 +545,14 @@ fn an_idle_off_park_that_times_out_checks_then_parks_under_a_new_number() {
         (
             Next::Park {
                 park: 1,
-                timeout_secs: 120,
+                timeout_secs: BACKSTOP_FIRST_SECS,
             },
             Next::Park {
                 park: 2,
-                timeout_secs: 120,
+                timeout_secs: 2 * BACKSTOP_FIRST_SECS,
             }
         ),
-        "the deployment's idle re-check, and a newer number than the park that timed out"
+        "the backstop's first wait, then twice it under a newer number than the park that timed out"
     );
 }
 

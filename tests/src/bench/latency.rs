@@ -251,3 +251,39 @@ pub async fn floor(stack: &Stack, changes: usize) -> Result<Heard, String> {
     heard.standins.push(id);
     Ok(heard)
 }
+
+/// A push stand-in whose final push is lost on the way (A2A senders do not retry): from
+/// the agent's change to the parent's final note, which only the backstop's re-check
+/// can hear. Milliseconds.
+pub async fn lost_final_push(stack: &Stack, persona: &str, port: u16) -> Result<u64, String> {
+    let agent = TestAgent::try_start(port, Behaviour::default())
+        .await
+        .map_err(|e| format!("the {persona} agent on 127.0.0.1:{port}: {e}"))?;
+    agent.script_turn(&[(INPUT_REQUIRED, "Which colour?")]);
+    let id = unique("bench-lost");
+    start_as(stack, persona, &id).await;
+    stack.wait_notes(&id, 1, SOON).await;
+    wait_parked(stack, &id, "push").await;
+    let remote = agent
+        .task_ids()
+        .pop()
+        .ok_or("the agent has no task for the stand-in")?;
+    let changed = now_ms();
+    agent.change_and_lose_the_push(&remote, COMPLETED, "Done; its push was lost");
+    let deadline = changed + 5 * 60 * 1000;
+    loop {
+        let heard = stack
+            .notes_received(&id)
+            .into_iter()
+            .find(|(note, _)| note["final"] == true);
+        if let Some((_, received)) = heard {
+            return Ok(received.saturating_sub(changed));
+        }
+        if now_ms() > deadline {
+            return Err(format!(
+                "{id}: the lost final push was not heard in 5 minutes"
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

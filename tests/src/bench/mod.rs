@@ -35,6 +35,8 @@ pub struct Options {
 /// The soak personas' agents: the benchmark runs alone, never beside the soak.
 const PUSH: (&str, u16) = ("soak-push-a", 27150);
 const FOLLOW: (&str, u16) = ("soak-follow-a", 27153);
+/// A second push persona, for the stand-in whose final push is lost.
+const PUSH_LOST: (&str, u16) = ("soak-push-b", 27151);
 
 pub struct Results {
     pub json: Value,
@@ -51,6 +53,8 @@ pub async fn run(o: &Options) -> Result<Results, String> {
     let follow = latency::stand_in(&stack, FOLLOW.0, FOLLOW.1, "follow", o.changes).await?;
     eprintln!("  floor: {} pushes", o.changes);
     let floor = latency::floor(&floor_stack, o.changes).await?;
+    eprintln!("  backstop: a final push lost on the way");
+    let lost_ms = latency::lost_final_push(&stack, PUSH_LOST.0, PUSH_LOST.1).await?;
     // Lambda writes REPORT lines when an invocation ends; give the last ones a moment.
     tokio::time::sleep(std::time::Duration::from_secs(3)).await;
 
@@ -134,6 +138,9 @@ pub async fn run(o: &Options) -> Result<Results, String> {
         "changes_per_watch": o.changes,
         "watches": watches,
         "idle_hour": idle_hour(),
+        // The deployed test stack's idle re-check is 90 s; the first re-check (30 s after
+        // the task last moved) is the same at every setting.
+        "lost_final_push_heard_ms": lost_ms,
         "cold_start_ms": cold,
         "receiver_ns": receiver,
         "prices": cost::PRICES.iter().map(|(n, p, what)| json!({"name": n, "usd": p, "what": what})).collect::<Vec<_>>(),
@@ -245,27 +252,61 @@ fn spread_json(values: &[u64]) -> Value {
     json!({"count": v.len(), "p50": q(0.5), "p95": q(0.95), "max": v.last()})
 }
 
-/// An idle hour parked, from the deployed defaults: push and off re-check once an hour
-/// (TimedOut, Wake, Route, Park; a wake with GetTask and a park invocation); follow
-/// holds SubscribeToTask open in windows of ten minutes (Follow, Wake, Route per window,
-/// and the follow function running the whole hour).
+/// A push stand-in's idle re-checks in its first idle hour and in each later one, walked
+/// through the stand-in's own decisions (`steps/next.rs`) at the deployed default
+/// (`IdleRecheckSecs` an hour): the backstop starts 30 s after the task last moved and
+/// doubles while nothing does.
+fn backstop_rechecks() -> (f64, f64) {
+    use standin::row::WatchMode;
+    use standin::steps::next::{self, Cursor, Next, Pacing, Woke};
+    let (pacing, mode) = (Pacing::default(), WatchMode::Push);
+    let quiet = standin::state::remote_out("r", standin_wire::TaskState::Working, "");
+    let mut cursor = Cursor::default();
+    let mut park = next::park_for(&mut cursor, mode, pacing);
+    let (day, mut at, mut first, mut later) = (24 * 3600, 0, 0.0, 0.0);
+    while let Next::Park { timeout_secs, .. } = park {
+        at += timeout_secs;
+        if at > day {
+            break;
+        }
+        if at <= 3600 {
+            first += 1.0;
+        } else {
+            later += 1.0;
+        }
+        next::after_wake(&mut cursor, mode, Woke::TimedOut, None, pacing);
+        park = next::after_check(&mut cursor, mode, Some(&quiet), false, pacing);
+    }
+    (first, later / 23.0)
+}
+
+/// An idle hour parked, from the deployed defaults: each push or off re-check is
+/// TimedOut, Wake, Route, Park (a wake with GetTask and a park invocation), 6 of them in
+/// the first idle hour and one in each later one; follow holds SubscribeToTask open in
+/// windows of ten minutes (Follow, Wake, Route per window, and the follow function
+/// running the whole hour).
 fn idle_hour() -> Value {
-    let push_transitions = 4.0;
+    let (first_rechecks, later_rechecks) = backstop_rechecks();
+    let recheck = 4.0 * cost::price("state_transition")
+        + 2.0 * cost::price("lambda_request")
+        + 0.1 * 0.125 * cost::price("lambda_gb_second")
+        + 3.0 * cost::price("dynamodb_write")
+        + cost::price("dynamodb_read");
+    let push_first = first_rechecks * recheck;
+    let push_day = (first_rechecks + 23.0 * later_rechecks) * recheck;
+    let push_transitions = 4.0 * later_rechecks;
     let follow_windows = 3600.0 / crate::bench::FOLLOW_WINDOW_SECS;
     let follow_transitions = 3.0 * follow_windows;
     let gb_s = |secs: f64| secs * 0.125 * cost::price("lambda_gb_second");
-    let push = push_transitions * cost::price("state_transition")
-        + 2.0 * cost::price("lambda_request")
-        + gb_s(0.1)
-        + 3.0 * cost::price("dynamodb_write")
-        + cost::price("dynamodb_read");
+    let push = later_rechecks * recheck;
     let follow = follow_transitions * cost::price("state_transition")
         + 2.0 * follow_windows * cost::price("lambda_request")
         + gb_s(3600.0)
         + follow_windows * 2.0 * cost::price("dynamodb_write");
     json!({
         "push": {"state_transitions": push_transitions, "dollars": push,
-                 "dollars_per_1000_standins_a_day": push * 24.0 * 1000.0},
+                 "first_hour": {"rechecks": first_rechecks, "state_transitions": 4.0 * first_rechecks, "dollars": push_first},
+                 "dollars_per_1000_standins_a_day": push_day * 1000.0},
         "follow": {"state_transitions": follow_transitions, "dollars": follow,
                    "dollars_per_1000_standins_a_day": follow * 24.0 * 1000.0},
     })
@@ -383,6 +424,19 @@ fn table(j: &Value) -> String {
             ));
         }
     }
+    if let Some(ms) = j["lost_final_push_heard_ms"].as_u64() {
+        t.push_str(&format!(
+            "a final push lost: heard by the backstop's re-check in {:.1} s\n",
+            ms as f64 / 1000.0
+        ));
+    }
+    let first = &j["idle_hour"]["push"]["first_hour"];
+    t.push_str(&format!(
+        "first idle hour on push: {} re-checks, {} state transitions, ${:.6}\n",
+        first["rechecks"],
+        first["state_transitions"],
+        first["dollars"].as_f64().unwrap_or(0.0)
+    ));
     for name in ["push", "follow"] {
         let i = &j["idle_hour"][name];
         t.push_str(&format!("idle hour parked on {name}: {} state transitions, ${:.6} (${:.2} per 1,000 stand-ins a day)\n",

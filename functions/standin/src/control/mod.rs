@@ -213,7 +213,6 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         let message = request.message.as_str();
         let mut row = Row::new(task_id.as_str(), agent);
         row.created_at = Some(crate::clock::now_rfc3339());
-        row.parent_task_token = request.parent_task_token.clone();
         row.agent_entry = Some(spec.to_entry().to_string());
         match self.store.create(&row).await {
             Ok(_) => {}
@@ -223,21 +222,6 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                     return Ok(Answer::error(
                         409,
                         format!("stand-in {task_id} exists for another agent"),
-                    ));
-                }
-                // A parent's retried task comes with a new token: the stand-in answers
-                // only the token it was started with, so say so rather than leave the
-                // new one waiting.
-                if request.parent_task_token.is_some()
-                    && existing
-                        .as_ref()
-                        .is_some_and(|r| r.parent_task_token != request.parent_task_token)
-                {
-                    return Ok(Answer::error(
-                        409,
-                        format!(
-                            "stand-in {task_id} was started for another parent task token; start a new stand-in with another task_id"
-                        ),
                     ));
                 }
                 if existing.as_ref().is_some_and(|r| r.closed) {

@@ -24,19 +24,19 @@ where
     result.map(|_| ()).map_err(|err| {
         let text = DisplayErrorContext(&err).to_string();
         match err.code() {
-            // Nobody waits any more (timed out, stopped, answered), or the answer will be
-            // refused however often it is sent (a bad output, a parent's key or a
-            // permission we lack): holding the notes behind it for a day helps nobody.
+            // Nobody waits any more (timed out, stopped, or answered already: the outbox
+            // delivers at least once): holding the notes behind it helps nobody.
+            Some("TaskTimedOut" | "TaskDoesNotExist") => CallbackError::Gone(text),
+            // The answer will be refused however often it is sent (not a token, a bad
+            // output, a parent's key or a permission we lack): the parent never hears.
             Some(
-                "TaskTimedOut"
-                | "InvalidToken"
-                | "TaskDoesNotExist"
+                "InvalidToken"
                 | "InvalidOutput"
                 | "ValidationException"
                 | "AccessDeniedException"
                 | "KmsAccessDeniedException"
                 | "KmsInvalidStateException",
-            ) => CallbackError::Gone(text),
+            ) => CallbackError::Refused(text),
             _ => CallbackError::Unavailable(text),
         }
     })

@@ -137,6 +137,17 @@ impl<Q: ParentQueue, B: NoteBus, C: ParentCallback> Fanout<'_, Q, B, C> {
                 warn!(task_id = %note.task_id, reason = %why, "the Step Functions parent no longer waits");
                 Ok(())
             }
+            Err(CallbackError::Refused(why)) => {
+                crate::metrics::record(
+                    Metric::ParentCallbacksRefused,
+                    1.0,
+                    None,
+                    Some(&note.task_id),
+                );
+                tracing::error!(task_id = %note.task_id, reason = %why,
+                    "Step Functions refused the answer to the parent for good; the end stays in the note log");
+                Ok(())
+            }
             Err(CallbackError::Unavailable(why)) => Err(QueueError::Unavailable(why)),
         }
     }

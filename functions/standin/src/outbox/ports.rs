@@ -70,6 +70,10 @@ pub enum CallbackError {
     /// one: nobody waits for the answer, so it is not tried again.
     #[error("the parent's task no longer waits: {0}")]
     Gone(String),
+    /// Step Functions refuses the answer for good (not a token, a bad output, a key or
+    /// permission missing): the parent never hears the end.
+    #[error("Step Functions refused the answer: {0}")]
+    Refused(String),
     #[error("Step Functions unavailable: {0}")]
     Unavailable(String),
 }

@@ -44,6 +44,7 @@ macro_rules! row_store_contract {
             list_pages_through_every_row_once,
             replies_queue_up_to_the_bound_in_the_write_itself,
             a_named_reply_is_queued_once_in_the_write_itself,
+            a_long_conversation_keeps_the_latest_reply_ids_only,
             a_roll_ends_the_park_and_keeps_its_first_lease,
         );
     };
@@ -605,6 +606,42 @@ pub async fn a_named_reply_is_queued_once_in_the_write_itself<S: RowStore>(store
         .await
         .expect("a retry after its turn is accepted, not queued");
     assert_eq!(row.pending.replies, ["green"]);
+}
+
+/// Every reply is named, so a conversation of hundreds of replies must not grow the row
+/// toward DynamoDB's item limit: the oldest ids go, the latest still refuse a retry.
+pub async fn a_long_conversation_keeps_the_latest_reply_ids_only<S: RowStore>(store: &S) {
+    use crate::row::{REPLY_IDS_KEPT, REPLY_IDS_MAX};
+    push_row(store).await;
+    let named = |i: usize| WakeEvent::Reply {
+        text: format!("reply {i}"),
+        id: Some(format!("r-{i}")),
+    };
+    let replies = REPLY_IDS_MAX + REPLY_IDS_KEPT + 5;
+    for i in 0..replies {
+        store
+            .record(ID, &named(i), &Guard::Open)
+            .await
+            .expect("queued");
+        let park = u64::try_from(i).unwrap() + 1;
+        store.park(ID, park, "t").await.expect("parked");
+        store.drain(ID, park).await.expect("drained");
+    }
+    let row = store.get(ID).await.unwrap().unwrap();
+    assert!(
+        (REPLY_IDS_KEPT..=REPLY_IDS_MAX).contains(&row.reply_ids.len()),
+        "{} ids kept",
+        row.reply_ids.len()
+    );
+    let latest: Vec<String> = (replies - REPLY_IDS_KEPT..replies)
+        .map(|i| format!("r-{i}"))
+        .collect();
+    assert!(row.reply_ids.ends_with(&latest), "{:?}", row.reply_ids);
+    let row = store
+        .record(ID, &named(replies - REPLY_IDS_KEPT), &Guard::Open)
+        .await
+        .expect("a retry of a recent reply is accepted");
+    assert!(row.pending.replies.is_empty(), "and not queued again");
 }
 
 /// The roll ends the park like a wake and writes the successor's lease once: a retried

@@ -17,7 +17,8 @@ use serde::Serialize;
 use super::{Applied, Closed, Drained, RowStore, StoreError};
 use crate::outbox::ParentNote;
 use crate::row::{
-    FollowReport, Guard, MAX_QUEUED_REPLIES, PushClaim, Row, Taken, WakeEvent, Watch,
+    FollowReport, Guard, MAX_QUEUED_REPLIES, PushClaim, REPLY_IDS_KEPT, REPLY_IDS_MAX, Row, Taken,
+    WakeEvent, Watch,
 };
 use crate::state::RemoteOut;
 
@@ -679,6 +680,11 @@ impl RowStore for DynamoRowStore {
     }
 }
 
+/// How often a reply refused for a full list of reply ids is trimmed and written again
+/// before it is refused: enough for a row trimmed by a concurrent reply meanwhile, and
+/// for a row from before the bound that holds a few hundred ids.
+const TRIM_ROUNDS: usize = 4;
+
 impl DynamoRowStore {
     /// A reply joins the queue, unless `MAX_QUEUED_REPLIES` wait already, or unless the
     /// row has queued a reply of the same id (then it answers as if it queued it now: a
@@ -712,42 +718,90 @@ impl DynamoRowStore {
                 AttributeValue::L(vec![AttributeValue::S(id.to_owned())]),
             );
             let rid = expr.val("rid", AttributeValue::S(id.to_owned()));
+            let most = expr.val("most", AttributeValue::N(REPLY_IDS_MAX.to_string()));
             update.push_str(&format!(
                 ", {ids} = list_append(if_not_exists({ids}, {empty}), {named})"
             ));
-            condition.push_str(&format!(" AND NOT contains({ids}, {rid})"));
+            condition.push_str(&format!(
+                " AND NOT contains({ids}, {rid}) AND (attribute_not_exists({ids}) OR size({ids}) < {most})"
+            ));
         }
-        // A named reply is idempotent, so a write whose answer never came (the SDK does
-        // not retry a request that may have been carried out) is sent again.
+        let event = WakeEvent::Reply {
+            text: text.to_owned(),
+            id: id.map(str::to_owned),
+        };
+        // A refusal is read back to say why. A row whose reply ids are full is trimmed
+        // (whichever concurrent reply's trim applies) and the reply written again.
+        for _ in 0..TRIM_ROUNDS {
+            let outcome = self
+                .send_reply(task_id, id.is_some(), &update, &condition, &expr)
+                .await;
+            let Err(StoreError::Refused(_)) = outcome else {
+                return outcome;
+            };
+            let row = self.get(task_id).await?.filter(|row| guard.admits(row));
+            match row {
+                Some(row) if row.has_reply(&event) => return Ok(row),
+                Some(row) if row.pending.replies.len() >= MAX_QUEUED_REPLIES => {
+                    return Err(StoreError::RepliesFull(task_id.to_owned()));
+                }
+                Some(row) if id.is_some() && row.reply_ids.len() >= REPLY_IDS_MAX => {
+                    self.trim_reply_ids(task_id, row.reply_ids.len()).await?;
+                }
+                _ => return Err(StoreError::Refused(task_id.to_owned())),
+            }
+        }
+        Err(StoreError::Refused(task_id.to_owned()))
+    }
+
+    /// The reply's write. A named reply is idempotent, so a write whose answer never came
+    /// (the SDK does not retry a request that may have been carried out) is sent again.
+    async fn send_reply(
+        &self,
+        task_id: &str,
+        named: bool,
+        update: &str,
+        condition: &str,
+        expr: &Expr,
+    ) -> Result<Row, StoreError> {
         let mut attempt = 0;
-        let outcome = loop {
+        loop {
             attempt += 1;
             let sent = self
-                .send_update(task_id, update.clone(), condition.clone(), expr.clone())
+                .send_update(
+                    task_id,
+                    update.to_owned(),
+                    condition.to_owned(),
+                    expr.clone(),
+                )
                 .await;
             match sent {
-                Err(StoreError::Backend(_)) if id.is_some() && attempt < 3 => {
+                Err(StoreError::Backend(_)) if named && attempt < 3 => {
                     tokio::time::sleep(std::time::Duration::from_millis(100 * attempt)).await;
                 }
-                other => break other,
+                other => return other,
             }
-        };
-        match outcome {
-            Err(StoreError::Refused(_)) => {
-                let row = self.get(task_id).await?.filter(|row| guard.admits(row));
-                let event = WakeEvent::Reply {
-                    text: text.to_owned(),
-                    id: id.map(str::to_owned),
-                };
-                match row {
-                    Some(row) if row.has_reply(&event) => Ok(row),
-                    Some(row) if row.pending.replies.len() >= MAX_QUEUED_REPLIES => {
-                        Err(StoreError::RepliesFull(task_id.to_owned()))
-                    }
-                    _ => Err(StoreError::Refused(task_id.to_owned())),
-                }
-            }
-            other => other,
+        }
+    }
+
+    /// Drops the oldest reply ids of a row seen holding `seen` of them (at least
+    /// [`REPLY_IDS_MAX`]), down to the newest [`REPLY_IDS_KEPT`], at most
+    /// `REPLY_IDS_MAX` at a time (an expression's size is bounded). The write requires
+    /// the list to hold exactly `seen`, so of two trims at once only one applies; the
+    /// other's reply is written again all the same.
+    async fn trim_reply_ids(&self, task_id: &str, seen: usize) -> Result<(), StoreError> {
+        let mut expr = Expr::default();
+        let ids = expr.name(REPLY_IDS);
+        let size = expr.val("seen", AttributeValue::N(seen.to_string()));
+        let oldest = (0..(seen - REPLY_IDS_KEPT).min(REPLY_IDS_MAX))
+            .map(|i| format!("{ids}[{i}]"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let update = format!("REMOVE {oldest}");
+        let condition = format!("size({ids}) = {size}");
+        match self.send_update(task_id, update, condition, expr).await {
+            Ok(_) | Err(StoreError::Refused(_)) => Ok(()),
+            Err(err) => Err(err),
         }
     }
 

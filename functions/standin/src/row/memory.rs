@@ -126,6 +126,10 @@ impl RowStore for MemoryStore {
         self.update(task_id, guard, |row| {
             row.pending.record(event);
             if let WakeEvent::Reply { id: Some(id), .. } = event {
+                if row.reply_ids.len() >= super::REPLY_IDS_MAX {
+                    let dropped = row.reply_ids.len() - super::REPLY_IDS_KEPT;
+                    row.reply_ids.drain(..dropped);
+                }
                 row.reply_ids.push(id.clone());
             }
             row.clone()

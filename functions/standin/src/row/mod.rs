@@ -119,6 +119,14 @@ pub struct FollowReport {
 /// holds 400 KB.
 pub const MAX_QUEUED_REPLIES: usize = 8;
 
+/// How many reply ids a row remembers at most: every reply is named (the API names the
+/// unnamed ones), so a long conversation would otherwise grow the row to DynamoDB's
+/// 400 KB and make it unwritable. At this size the oldest are dropped down to
+/// [`REPLY_IDS_KEPT`], so a retry of any of the latest 64 replies is still known.
+pub const REPLY_IDS_MAX: usize = 128;
+/// How many of the newest reply ids a trimmed row keeps.
+pub const REPLY_IDS_KEPT: usize = 64;
+
 /// The pending wake events, one slot per kind; replies queue.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Pending {
@@ -211,8 +219,8 @@ pub struct Row {
     /// The last sequence number used for a parent note.
     #[serde(default)]
     pub seq: u64,
-    /// The ids of every reply the row has queued, so that a reply sent twice is queued
-    /// once.
+    /// The ids of the latest replies the row has queued (at least the last
+    /// [`REPLY_IDS_KEPT`]), so that a reply sent twice is queued once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reply_ids: Vec<String>,
     /// RFC 3339, UTC; set by the control API's start (rows from before it have none).

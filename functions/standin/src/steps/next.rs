@@ -18,11 +18,17 @@ pub const FOLLOW_WINDOW_SECS: u64 = 600;
 /// A follow park's own timeout: the window plus a minute for the report (its heartbeat
 /// timeout catches a crashed follow much sooner).
 pub const FOLLOW_PARK_SECS: u64 = FOLLOW_WINDOW_SECS + 60;
-/// The default for how long a push or off park waits with nothing heard before the
-/// stand-in re-checks (push: GetTask) and parks again. A lost push (A2A senders do not
-/// retry) is heard within this; each re-check costs a handful of state transitions, so
-/// an hour keeps an idle stand-in near free (the cost model is in docs/performance.md).
+/// The default for the longest a push or off park waits with nothing heard before the
+/// stand-in re-checks (GetTask) and parks again: the backstop grows to it from
+/// `BACKSTOP_FIRST_SECS`. Each re-check costs a handful of state transitions, so an hour
+/// keeps a long idle stand-in near free (the cost model is in docs/performance.md).
 pub const IDLE_RECHECK_SECS: u64 = 3600;
+
+/// The first idle re-check of a push or off stand-in, and the first again after anything
+/// moved the task: each re-check that finds nothing new doubles the wait, up to
+/// `idle_recheck_secs`. A short task whose last push is lost is heard within a minute;
+/// a long idle one soon costs one re-check per `idle_recheck_secs` again.
+pub const BACKSTOP_FIRST_SECS: u64 = 30;
 
 /// The first wait of a poll, and the wait after a poll that heard a change.
 pub const POLL_FIRST_SECS: u64 = crate::agents::POLL_FIRST_INTERVAL.as_secs();
@@ -83,6 +89,11 @@ pub struct Cursor {
     /// that heard a change and after a turn.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub poll_wait: u64,
+    /// A push or off stand-in's next idle re-check, in seconds (0: none yet, the first
+    /// is `BACKSTOP_FIRST_SECS`): doubled after each check that heard nothing new, reset
+    /// after one that did and after a turn.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub idle_wait: u64,
     /// Checks in a row that found the remote task unknown to the agent (an agent that
     /// restarted with an in-memory store forgets its tasks).
     #[serde(default, skip_serializing_if = "is_zero_u32")]
@@ -179,6 +190,22 @@ impl Cursor {
         .min(pacing.poll_max_secs)
     }
 
+    /// The wait of the next idle park (push or off).
+    fn idle_park_secs(&self, pacing: Pacing) -> u64 {
+        match self.idle_wait {
+            0 => BACKSTOP_FIRST_SECS,
+            wait => wait,
+        }
+        .min(pacing.idle_recheck_secs)
+        .max(1)
+    }
+
+    /// An idle park ran its time with nothing heard: the next one waits twice as long
+    /// (at most `idle_recheck_secs`).
+    fn idle_park_over(&mut self, pacing: Pacing) {
+        self.idle_wait = (self.idle_park_secs(pacing) * 2).min(pacing.idle_recheck_secs.max(1));
+    }
+
     /// After a poll: back to the first wait if it heard a change, else twice the wait
     /// (at most `poll_max_secs`).
     fn after_poll(&mut self, changed: bool, pacing: Pacing) {
@@ -272,7 +299,7 @@ pub fn park_for(cursor: &mut Cursor, mode: WatchMode, pacing: Pacing) -> Next {
     }
     Next::Park {
         park,
-        timeout_secs: pacing.idle_recheck_secs.max(1),
+        timeout_secs: cursor.idle_park_secs(pacing),
     }
 }
 
@@ -346,15 +373,23 @@ pub fn after_wake(
             }
             // An idle push park ran its time with nothing heard: a push may have been lost
             // (senders do not retry), so look for ourselves.
-            Woke::TimedOut if mode == WatchMode::Push => Next::Check {
-                push_triggered: false,
-            },
+            Woke::TimedOut if mode == WatchMode::Push => {
+                cursor.idle_park_over(pacing);
+                Next::Check {
+                    push_triggered: false,
+                }
+            }
             // A poll's wait is over, or an off park's idle time: ask (an off stand-in
             // hears nothing else, so a task that ended or was forgotten would hold it
             // for ever).
-            Woke::TimedOut if matches!(mode, WatchMode::Poll | WatchMode::Off) => Next::Check {
-                push_triggered: false,
-            },
+            Woke::TimedOut if matches!(mode, WatchMode::Poll | WatchMode::Off) => {
+                if mode == WatchMode::Off {
+                    cursor.idle_park_over(pacing);
+                }
+                Next::Check {
+                    push_triggered: false,
+                }
+            }
             // A follow that stopped heartbeating (crashed) is simply followed again.
             Woke::TimedOut => park_for(cursor, mode, pacing),
             // Rung with nothing pending: an earlier drain took it. Park as before.
@@ -386,8 +421,11 @@ pub fn after_check(
     if let Some(next) = judge_reply(cursor, changed, mode, pacing) {
         return next;
     }
-    if mode == WatchMode::Poll {
-        cursor.after_poll(changed, pacing);
+    match mode {
+        WatchMode::Poll => cursor.after_poll(changed, pacing),
+        // The task moved: the backstop starts again from its first wait.
+        WatchMode::Push | WatchMode::Off if changed => cursor.idle_wait = 0,
+        _ => {}
     }
     if let Some(r) = cursor.recheck.as_mut() {
         let agrees = matches!((r.claimed, fetched), (Some(c), Some(out)) if c == out.state);
@@ -414,8 +452,9 @@ pub fn after_turn(
     match watch {
         None => Next::Register,
         Some(mode) => {
-            // A turn moves the task: poll soon again.
+            // A turn moves the task: poll, or re-check, soon again.
             cursor.poll_wait = 0;
+            cursor.idle_wait = 0;
             park_for(cursor, mode, pacing)
         }
     }

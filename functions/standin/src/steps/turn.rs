@@ -137,11 +137,9 @@ async fn exchange<S: RowStore, A: Agent>(
                 task_id,
                 context_id,
             });
-    let message = Turn::new(text, follow_up);
+    let message = Turn::with_id(message_id(&step, &row), text, follow_up);
     let mut sent = only_first_answers(send(agent, &message, window).await, &row);
-    if row.remote_task_id.is_some()
-        && matches!(&sent, Err(err) if err.is_retryable() && !matches!(err, RemoteError::Timeout { .. }))
-    {
+    if row.remote_task_id.is_some() && matches!(&sent, Err(failed) if failed.may_resend()) {
         // Refused before the agent took it (connection, 5xx, 429): once more.
         tokio::time::sleep(RESEND_AFTER).await;
         sent = only_first_answers(send(agent, &message, window).await, &row);
@@ -150,12 +148,18 @@ async fn exchange<S: RowStore, A: Agent>(
         Ok(Some(result)) => result,
         refused => {
             // A timeout may have delivered the reply all the same: the watch will tell.
-            let maybe_taken = matches!(&refused, Err(RemoteError::Timeout { .. }));
+            // (A stream the agent accepted and then broke is not sent again, but judged
+            // like a refusal: if the task stays unmoved through the rechecks it ends,
+            // rather than leave parent and agent waiting on each other.)
+            let maybe_taken = matches!(&refused, Err(failed) if failed.timed_out());
             let why = match refused {
-                Err(err @ (RemoteError::Unauthorized { .. } | RemoteError::Credentials(_))) => {
+                Err(NotSent {
+                    error: err @ (RemoteError::Unauthorized { .. } | RemoteError::Credentials(_)),
+                    ..
+                }) => {
                     format!("turn failed: agent {:?}: {err}", step.agent)
                 }
-                Err(err) => format!("turn failed: {err}"),
+                Err(failed) => format!("turn failed: {}", failed.error),
                 _ => "the agent answered without a task state".to_owned(),
             };
             warn!(task_id = %step.task_id, reason = %why, "turn refused; asking GetTask");
@@ -225,12 +229,59 @@ async fn exchange<S: RowStore, A: Agent>(
     Ok(step.then(next))
 }
 
+/// The turn's message id, the same however often Step Functions runs the step (a Lambda
+/// service error retries it with the same input): the stand-in (its id and when its row
+/// was made), its generation and the park the turn follows name the turn.
+fn message_id(step: &Step, row: &Row) -> String {
+    use sha2::{Digest, Sha256};
+    // The row's creation time tells apart two deployments (or two lives of one id after
+    // its row expired) that name a stand-in alike and share an agent.
+    let created = row.created_at.as_deref().unwrap_or_default();
+    let digest = Sha256::new()
+        .chain_update(step.task_id.as_bytes())
+        .chain_update([0])
+        .chain_update(created.as_bytes())
+        .chain_update([0])
+        .chain_update(step.generation.to_be_bytes())
+        .chain_update(step.cursor.parks.to_be_bytes())
+        .finalize();
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A turn that did not come back with a task state, and whether the agent had accepted
+/// it (a 200 stream that broke before its first event) before it failed.
+#[derive(Debug)]
+struct NotSent {
+    error: RemoteError,
+    accepted: bool,
+}
+
+impl NotSent {
+    fn refused(error: RemoteError) -> Self {
+        Self {
+            error,
+            accepted: false,
+        }
+    }
+
+    /// Only what the agent never accepted is sent again: a passing refusal (connection,
+    /// 5xx, 429), never a timeout, an accepted stream, or a gateway's 502 or 504 (the
+    /// agent behind it may have taken the message).
+    fn may_resend(&self) -> bool {
+        let gateway = matches!(self.error, RemoteError::Http { status: 502 | 504 });
+        !self.accepted && !gateway && !self.timed_out() && self.error.is_retryable()
+    }
+
+    fn timed_out(&self) -> bool {
+        matches!(self.error, RemoteError::Timeout { .. })
+    }
+}
+
+type Sending = Result<Option<(RemoteOut, Option<String>)>, NotSent>;
+
 /// A direct answer ends the exchange only when there is no task yet: answering a
 /// follow-up with a bare message says nothing of the task, so GetTask decides.
-fn only_first_answers(
-    sent: Result<Option<(RemoteOut, Option<String>)>, RemoteError>,
-    row: &Row,
-) -> Result<Option<(RemoteOut, Option<String>)>, RemoteError> {
+fn only_first_answers(sent: Sending, row: &Row) -> Sending {
     match sent {
         Ok(Some((out, _))) if row.remote_task_id.is_some() && out.remote_task_id.is_empty() => {
             Ok(None)
@@ -242,11 +293,7 @@ fn only_first_answers(
 /// How long a refused follow-up waits before it is sent once more.
 const RESEND_AFTER: Duration = Duration::from_secs(2);
 
-async fn send<A: Agent>(
-    agent: &A,
-    message: &Turn,
-    window: Duration,
-) -> Result<Option<(RemoteOut, Option<String>)>, RemoteError> {
+async fn send<A: Agent>(agent: &A, message: &Turn, window: Duration) -> Sending {
     if agent.can_stream() {
         send_turn(agent, message, window).await
     } else {
@@ -258,13 +305,9 @@ async fn send<A: Agent>(
 /// (`returnImmediately`); GetTask then follows the task, waiting 1 s, 2 s, 4 s, … (at
 /// most 8 s) between asks, to an interrupted or final state or the end of the window.
 /// So a first turn longer than the window still learns its task and hands it to the watch.
-async fn send_unary<A: Agent>(
-    agent: &A,
-    message: &Turn,
-    window: Duration,
-) -> Result<Option<(RemoteOut, Option<String>)>, RemoteError> {
+async fn send_unary<A: Agent>(agent: &A, message: &Turn, window: Duration) -> Sending {
     let deadline = tokio::time::Instant::now() + window;
-    let task = match agent.send(message).await? {
+    let task = match agent.send(message).await.map_err(NotSent::refused)? {
         Sent::Task(task) => task,
         Sent::Answer(text) => return Ok(Some((crate::state::answered(&text), None))),
     };
@@ -288,22 +331,25 @@ async fn send_unary<A: Agent>(
 /// The longest wait between GetTask calls while a non-streaming turn runs.
 const UNARY_POLL_MAX: Duration = Duration::from_secs(8);
 
-async fn send_turn<A: Agent>(
-    agent: &A,
-    message: &Turn,
-    window: Duration,
-) -> Result<Option<(RemoteOut, Option<String>)>, RemoteError> {
+async fn send_turn<A: Agent>(agent: &A, message: &Turn, window: Duration) -> Sending {
     let mut reader = TurnReader::new();
-    let mut stream = agent.send_streaming(message).await?;
+    let mut stream = agent
+        .send_streaming(message)
+        .await
+        .map_err(NotSent::refused)?;
     let deadline = tokio::time::Instant::now() + window;
     loop {
         match tokio::time::timeout_at(deadline, stream.next()).await {
             // The window is over: what was seen so far is the turn's result; the watch
             // hears the rest.
             Err(_) | Ok(None) => break,
-            Ok(Some(Err(err))) => {
+            Ok(Some(Err(error))) => {
                 if reader.last().is_none() {
-                    return Err(err);
+                    // The agent answered 200 and began the stream: it has the message.
+                    return Err(NotSent {
+                        error,
+                        accepted: true,
+                    });
                 }
                 break;
             }
