@@ -155,30 +155,24 @@ async fn step_functions_unavailable_holds_the_final_note_and_a_gone_parent_does_
     assert_eq!(notify::deliver(&fanout, &notes, later()).await, Some(0));
     assert_eq!(notify::deliver(&fanout, &notes, later()).await, None);
     assert_eq!(callback.answers().len(), 1, "answered once the retry came");
-    // A parent whose task timed out: nothing to retry for.
-    callback.fail_with(vec![CallbackError::Gone("TaskTimedOut".into())]);
-    let later_note = vec![note("b", 1, TaskState::Completed, "done")];
-    let second = tokens(&[("b", 1, "tok-b")]);
-    let fanout = Fanout {
-        queue: &queue,
-        bus: None::<&MemoryBus>,
-        callback: &callback,
-        tokens: &second,
-    };
-    assert_eq!(notify::deliver(&fanout, &later_note, later()).await, None);
-    assert_eq!(callback.answers().len(), 1);
-    // A token Step Functions refuses for good: not retried either (and counted).
-    callback.fail_with(vec![CallbackError::Refused("InvalidToken".into())]);
-    let third_note = vec![note("c", 1, TaskState::Completed, "done")];
-    let third = tokens(&[("c", 1, "tok-c")]);
-    let fanout = Fanout {
-        queue: &queue,
-        bus: None::<&MemoryBus>,
-        callback: &callback,
-        tokens: &third,
-    };
-    assert_eq!(notify::deliver(&fanout, &third_note, later()).await, None);
-    assert_eq!(callback.answers().len(), 1);
+    // A parent whose task timed out, and a token Step Functions refuses for good (which
+    // is counted): nothing to retry for either.
+    for (refusal, id) in [
+        (CallbackError::Gone("TaskTimedOut".into()), "b"),
+        (CallbackError::Refused("InvalidToken".into()), "c"),
+    ] {
+        callback.fail_with(vec![refusal]);
+        let later_note = vec![note(id, 1, TaskState::Completed, "done")];
+        let held = tokens(&[(id, 1, "tok")]);
+        let fanout = Fanout {
+            queue: &queue,
+            bus: None::<&MemoryBus>,
+            callback: &callback,
+            tokens: &held,
+        };
+        assert_eq!(notify::deliver(&fanout, &later_note, later()).await, None);
+        assert_eq!(callback.answers().len(), 1);
+    }
 }
 
 #[tokio::test]
