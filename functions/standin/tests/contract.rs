@@ -719,7 +719,7 @@ fn a_flood_from_one_address_meets_a_waf_rate_rule_of_its_own_when_configured() {
         "{association}"
     );
     assert!(
-        TEMPLATE.contains("PushWafOn: !Not [!Equals [!Ref PushWafRateLimit, 0]]"),
+        TEMPLATE.contains(r#"PushWafOn: !Not [!Equals [!Ref PushWafRateLimit, "0"]]"#),
         "0 leaves WAF out"
     );
     let stage = resource("PushApi");

@@ -630,6 +630,36 @@ async fn a_follow_up_that_breaks_before_its_first_event_parks_on_what_get_task_s
     }
 }
 
+/// The first turn reached the agent (the row has its task), then the Lambda failed with
+/// a service error and Step Functions ran the step again with the same input: sent again,
+/// the prompt would arrive as a follow-up, taken for the answer to the agent's question.
+#[tokio::test]
+async fn a_first_turn_run_again_after_it_reached_the_agent_sends_nothing_and_asks() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Off);
+    first_turn(&w, &spec).await;
+    assert_eq!(w.agent.count("SendStreamingMessage"), 1);
+    let gets = w.agent.count("GetTask");
+    let again = steps::turn(
+        &w.store,
+        steps::ready(&w.agent),
+        Some(&spec),
+        Step::start(ID, "widgets", "go"),
+        Duration::from_secs(5),
+        PACING,
+    )
+    .await
+    .unwrap();
+    assert_eq!(w.agent.count("SendStreamingMessage"), 1, "not sent twice");
+    assert_eq!(w.agent.count("GetTask"), gets + 1, "asked instead");
+    assert!(
+        matches!(again.next, Some(Next::Park { .. })),
+        "parks on the question: {:?}",
+        again.next
+    );
+    assert_eq!(w.notes().len(), 1, "nothing new to tell");
+}
+
 #[tokio::test]
 async fn a_turn_that_step_functions_runs_again_sends_the_same_message_id() {
     let w = World::new(false).await;

@@ -751,7 +751,11 @@ impl DynamoRowStore {
                 _ => return Err(StoreError::Refused(task_id.to_owned())),
             }
         }
-        Err(StoreError::Refused(task_id.to_owned()))
+        // Not a refusal the parent should act on (the stand-in is alive): a passing
+        // failure, so the reply is sent again.
+        Err(StoreError::Backend(format!(
+            "the reply ids of {task_id} could not be trimmed in {TRIM_ROUNDS} rounds"
+        )))
     }
 
     /// The reply's write. A named reply is idempotent, so a write whose answer never came

@@ -118,9 +118,12 @@ async fn exchange<S: RowStore, A: Agent>(
     window: Duration,
     pacing: Pacing,
 ) -> Result<Step, StepError> {
-    let text = match step.next.take() {
-        Some(Next::Turn { reply }) => reply,
-        _ => step.message.take().ok_or(StepError::Input("message"))?,
+    let (text, first) = match step.next.take() {
+        Some(Next::Turn { reply }) => (reply, false),
+        _ => (
+            step.message.take().ok_or(StepError::Input("message"))?,
+            true,
+        ),
     };
     let row = load_row(store, &step).await?;
     if row.closed {
@@ -138,8 +141,21 @@ async fn exchange<S: RowStore, A: Agent>(
                 context_id,
             });
     let message = Turn::with_id(message_id(&step, &row), text, follow_up);
-    let mut sent = only_first_answers(send(agent, &message, window).await, &row);
-    if row.remote_task_id.is_some() && matches!(&sent, Err(failed) if failed.may_resend()) {
+    // A first turn that Step Functions runs again after it reached the agent (the row
+    // has the agent's task): sent again it would be a follow-up, the prompt taken for an
+    // answer. GetTask says where the task stands instead.
+    let first_again = first && row.remote_task_id.is_some();
+    let mut sent = if first_again {
+        Err(NotSent::refused(RemoteError::Transport(
+            "the first message reached the agent in an earlier run of this step".into(),
+        )))
+    } else {
+        only_first_answers(send(agent, &message, window).await, &row)
+    };
+    if row.remote_task_id.is_some()
+        && !first_again
+        && matches!(&sent, Err(failed) if failed.may_resend())
+    {
         // Refused before the agent took it (connection, 5xx, 429): once more.
         tokio::time::sleep(RESEND_AFTER).await;
         sent = only_first_answers(send(agent, &message, window).await, &row);
@@ -151,7 +167,8 @@ async fn exchange<S: RowStore, A: Agent>(
             // (A stream the agent accepted and then broke is not sent again, but judged
             // like a refusal: if the task stays unmoved through the rechecks it ends,
             // rather than leave parent and agent waiting on each other.)
-            let maybe_taken = matches!(&refused, Err(failed) if failed.timed_out());
+            let maybe_taken =
+                first_again || matches!(&refused, Err(failed) if failed.may_have_taken());
             let why = match refused {
                 Err(NotSent {
                     error: err @ (RemoteError::Unauthorized { .. } | RemoteError::Credentials(_)),
@@ -269,11 +286,16 @@ impl NotSent {
     /// agent behind it may have taken the message).
     fn may_resend(&self) -> bool {
         let gateway = matches!(self.error, RemoteError::Http { status: 502 | 504 });
-        !self.accepted && !gateway && !self.timed_out() && self.error.is_retryable()
+        !self.accepted && !gateway && !self.may_have_taken() && self.error.is_retryable()
     }
 
-    fn timed_out(&self) -> bool {
-        matches!(self.error, RemoteError::Timeout { .. })
+    /// A timeout, ours or a gateway's (504): the agent may be working on the message, so
+    /// the stand-in parks and the watch tells, rather than judge it refused.
+    fn may_have_taken(&self) -> bool {
+        matches!(
+            self.error,
+            RemoteError::Timeout { .. } | RemoteError::Http { status: 504 }
+        )
     }
 }
 
