@@ -16,7 +16,9 @@
 //! - `a2a/` (private): `types.rs` (the wire, 1.0's), `card.rs` (which interface, which
 //!   dialect), `dialect.rs` (each call in 1.0 or 0.3, each answer read as 1.0's),
 //!   `v03.rs` (0.3's two wire forms), `client.rs` (both bindings), `sse.rs`, `limits.rs`,
-//!   `reach.rs`, `map.rs` (wire → model).
+//!   `reach.rs`, `map.rs` (wire → model), `skim.rs` (what is kept of an answer as
+//!   it arrives), `divert.rs` and `artifact.rs` (artifacts collected, large content
+//!   stored as it arrives through a [`ContentSink`]).
 //! - `fake.rs`: a scriptable agent behind the port, for the library's unit tests.
 //! - `tls.rs`: the roots the agent client trusts.
 //!
@@ -36,7 +38,10 @@ pub mod tls;
 pub use a2a::client::{AgentClient, Timeouts};
 pub use connector::{Connector, Reach, check_reach};
 pub use error::RemoteError;
-pub use model::{FollowUp, PushRequest, Sent, Status, Turn, Update, UpdateStream};
-pub use port::Agent;
+pub use model::{
+    Artifact, ArtifactUpdate, Content, ContentKind, FollowUp, Part, PushRequest, Sent, Spilled,
+    Status, Turn, Update, UpdateStream,
+};
+pub use port::{Agent, ContentSink};
 pub use push::{PushBodyError, PushClaim, read_push};
 pub use standin_wire::TaskState;

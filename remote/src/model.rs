@@ -19,6 +19,9 @@ pub struct Status {
     pub text: Option<String>,
     /// When the agent says the state changed (RFC 3339), as it said it.
     pub at: Option<String>,
+    /// The task's artifacts as the agent holds them now, when the call collected them
+    /// (a whole task's; empty from a status update).
+    pub artifacts: Vec<Artifact>,
 }
 
 impl Status {
@@ -40,7 +43,10 @@ pub enum Update {
     /// A message that belongs to no task: the agent answered directly, and the exchange
     /// is over with this text.
     Answer(String),
-    /// Something that carries no task state: an artifact, a message about a task.
+    /// An artifact, or part of one (only when the call collected them).
+    Artifact(ArtifactUpdate),
+    /// Something that carries no task state: a message about a task, or an artifact
+    /// the call did not collect.
     Other,
 }
 
@@ -119,4 +125,72 @@ impl std::fmt::Debug for PushRequest {
             .field("token", &"<redacted>")
             .finish()
     }
+}
+
+/// A piece of a task's output (an A2A artifact), as the stand-in keeps it. Large content
+/// is not here: it went to the [`ContentSink`](crate::ContentSink) as it arrived, and the
+/// part names where (`Content::Stored`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Artifact {
+    pub id: String,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    /// The agent's metadata, as JSON text.
+    pub metadata: Option<String>,
+    pub parts: Vec<Part>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Part {
+    pub media_type: Option<String>,
+    pub filename: Option<String>,
+    pub content: Content,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Content {
+    Text(String),
+    /// JSON text.
+    Data(String),
+    /// A file's bytes, small enough to have come inline.
+    Bytes(Vec<u8>),
+    /// A file the agent points at; the stand-in never fetches it.
+    Url(String),
+    /// Content handed to the sink as it arrived, under this spill id.
+    Stored {
+        spill: String,
+        kind: ContentKind,
+    },
+    /// A part the stand-in cannot read (no content, or bytes that are not base64).
+    Unreadable(String),
+}
+
+/// What stored content holds, as the sink receives it (already decoded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContentKind {
+    /// UTF-8 text.
+    Text,
+    /// A file's bytes.
+    File,
+    /// JSON text.
+    Data,
+}
+
+/// An artifact update from a stream: `append` adds its parts to the artifact of the same
+/// id; without it the artifact is replaced. `last_chunk` says the artifact is whole.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArtifactUpdate {
+    pub artifact: Artifact,
+    pub append: bool,
+    pub last_chunk: bool,
+}
+
+/// Large content on its way out of an answer, in order: opened, its bytes in chunks,
+/// closed (`valid` is false when the bytes could not be decoded, e.g. a file part that
+/// is not base64).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Spilled {
+    Opened { spill: String, kind: ContentKind },
+    Bytes { spill: String, bytes: Vec<u8> },
+    Closed { spill: String, valid: bool },
 }

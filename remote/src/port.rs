@@ -3,7 +3,7 @@
 use std::future::Future;
 
 use crate::error::RemoteError;
-use crate::model::{PushRequest, Sent, Status, Turn, UpdateStream};
+use crate::model::{PushRequest, Sent, Spilled, Status, Turn, UpdateStream};
 
 pub trait Agent: Send + Sync {
     /// The agent can post the task's changes to a URL.
@@ -70,4 +70,10 @@ impl<T: Agent> Agent for &T {
     async fn cancel(&self, id: &str) -> Result<Status, RemoteError> {
         (**self).cancel(id).await
     }
+}
+
+/// Where an artifact's large content goes as it arrives (see [`Spilled`]): the stand-in
+/// stores it. A failure to store is the sink's to record; the call goes on.
+pub trait ContentSink: Send + Sync {
+    fn take(&self, spilled: Spilled) -> futures_util::future::BoxFuture<'_, ()>;
 }

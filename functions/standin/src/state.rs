@@ -64,7 +64,7 @@ pub fn from_update(update: &Update, known_text: &str) -> Option<RemoteOut> {
     match update {
         Update::Status(status) => Some(from_status(status, known_text)),
         Update::Answer(text) => Some(answered(text)),
-        Update::Other => None,
+        Update::Artifact(_) | Update::Other => None,
     }
 }
 

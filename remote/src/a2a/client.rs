@@ -14,10 +14,13 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use super::artifact;
 use super::card::{Binding, ResolvedAgent};
 use super::dialect::{Answer, Call, Calls};
-use super::limits::{MAX_EVENT_BYTES, MAX_RESPONSE_BYTES, MAX_STREAM_BYTES, Skim, bounded_message};
+use super::divert::SpillNames;
+use super::limits::{MAX_EVENT_BYTES, MAX_RESPONSE_BYTES, MAX_STREAM_BYTES, bounded_message};
 use super::map;
+use super::skim::Skim;
 use super::sse::{SseDecoder, SseEvent};
 use super::types::{
     AuthenticationInfo, Message, SendMessageResult, StreamResponse, Task,
@@ -25,8 +28,8 @@ use super::types::{
 };
 use crate::auth::Credentials;
 use crate::error::RemoteError;
-use crate::model::{PushRequest, Sent, Status, Turn, UpdateStream};
-use crate::port::Agent;
+use crate::model::{PushRequest, Sent, Spilled, Status, Turn, Update, UpdateStream};
+use crate::port::{Agent, ContentSink};
 
 #[cfg(test)]
 const PARTICIPANT_HEADER: &str = "x-participant-id";
@@ -79,15 +82,39 @@ pub(super) async fn read_capped(
     Ok(Some(body))
 }
 
+/// Artifacts collected: how stored content is named, and where it goes.
+#[derive(Clone)]
+pub(crate) struct Collect {
+    names: SpillNames,
+    sink: Arc<dyn ContentSink>,
+}
+
+impl Collect {
+    fn skim(&self, limit: usize) -> Skim {
+        Skim::collecting(limit, self.names.clone())
+    }
+
+    async fn hand_on(&self, spilled: Vec<Spilled>) {
+        for each in spilled {
+            self.sink.take(each).await;
+        }
+    }
+}
+
 /// Reads a JSON body through `Skim`: what the stand-in never reads is dropped as it
-/// arrives; past `limit` kept bytes the answer is refused without reading further.
+/// arrives (and collected artifacts' large content handed on, chunk by chunk); past
+/// `limit` kept bytes the answer is refused without reading further.
 async fn read_skimmed(
     mut response: reqwest::Response,
     limit: usize,
+    collect: Option<&Collect>,
 ) -> Result<Option<Vec<u8>>, reqwest::Error> {
-    let mut skim = Skim::new(limit);
+    let mut skim = collect.map_or_else(|| Skim::new(limit), |c| c.skim(limit));
     while let Some(chunk) = response.chunk().await? {
         skim.push(&chunk);
+        if let Some(collect) = collect {
+            collect.hand_on(skim.take_spilled()).await;
+        }
         if skim.is_over() {
             return Ok(None);
         }
@@ -104,6 +131,7 @@ pub struct AgentClient {
     timeouts: Timeouts,
     next_id: AtomicU64,
     credentials: Option<Arc<dyn Credentials>>,
+    collect: Option<Collect>,
 }
 
 impl AgentClient {
@@ -162,7 +190,48 @@ impl AgentClient {
             timeouts,
             next_id: AtomicU64::new(1),
             credentials: None,
+            collect: None,
         })
+    }
+
+    /// Calls from now on keep the task's artifacts, their large content stored through
+    /// `sink` as it arrives.
+    pub fn with_artifacts(mut self, sink: Option<Arc<dyn ContentSink>>) -> Self {
+        self.collect = sink.map(|sink| Collect {
+            names: SpillNames::new(),
+            sink,
+        });
+        self
+    }
+
+    /// A whole task's status, with its artifacts when they are collected.
+    fn status_of(&self, task: &Task) -> Status {
+        let mut status = map::task(task);
+        if let Some(collect) = &self.collect {
+            status.artifacts = artifact::artifacts(&task.artifacts, &collect.names);
+        }
+        status
+    }
+
+    /// The wire's events as the model's updates.
+    fn updates(&self, events: EventStream) -> UpdateStream {
+        let names = self.collect.as_ref().map(|c| c.names.clone());
+        events
+            .map(move |event| {
+                let event = event?;
+                Ok(match (&names, &event.task, &event.artifact_update) {
+                    (Some(names), Some(task), _) => {
+                        let mut status = map::task(task);
+                        status.artifacts = artifact::artifacts(&task.artifacts, names);
+                        Update::Status(status)
+                    }
+                    (Some(names), None, Some(update)) => {
+                        Update::Artifact(artifact::update(update, names))
+                    }
+                    _ => map::update(&event),
+                })
+            })
+            .boxed()
     }
 
     /// Every call from now on presents `credentials`.
@@ -283,7 +352,7 @@ impl AgentClient {
         .await
         .map_err(|e| e.or_timeout(operation, timeout))?;
         let status = response.status();
-        let body = read_skimmed(response, MAX_RESPONSE_BYTES)
+        let body = read_skimmed(response, MAX_RESPONSE_BYTES, self.collect.as_ref())
             .await
             .map_err(|e| timeout_or(operation, timeout, e))?
             .ok_or(RemoteError::TooLarge {
@@ -328,17 +397,18 @@ impl AgentClient {
             .is_some_and(|v| v.starts_with("text/event-stream"));
         if !is_sse {
             // Errors found before the stream starts come back as plain JSON.
-            let body = tokio::time::timeout(timeout, read_skimmed(response, MAX_RESPONSE_BYTES))
-                .await
-                .map_err(|_| RemoteError::Timeout {
-                    operation,
-                    seconds: timeout.as_secs(),
-                })?
-                .map_err(|e| timeout_or(operation, timeout, e))?
-                .ok_or(RemoteError::TooLarge {
-                    what: "an answer",
-                    limit: MAX_RESPONSE_BYTES,
-                })?;
+            let body =
+                tokio::time::timeout(timeout, read_skimmed(response, MAX_RESPONSE_BYTES, None))
+                    .await
+                    .map_err(|_| RemoteError::Timeout {
+                        operation,
+                        seconds: timeout.as_secs(),
+                    })?
+                    .map_err(|e| timeout_or(operation, timeout, e))?
+                    .ok_or(RemoteError::TooLarge {
+                        what: "an answer",
+                        limit: MAX_RESPONSE_BYTES,
+                    })?;
             let value = parse_json_or_status(&body, status)?;
             return Err(match value.get("error") {
                 Some(error) => super::error::from_error_object(error),
@@ -351,9 +421,12 @@ impl AgentClient {
         }
         Ok(event_stream(
             response,
-            self.agent.binding,
-            self.calls.clone(),
-            self.timeouts.stream_idle,
+            Decoding {
+                binding: self.agent.binding,
+                calls: self.calls.clone(),
+                idle: self.timeouts.stream_idle,
+                collect: self.collect.clone(),
+            },
         ))
     }
 }
@@ -512,6 +585,14 @@ pub fn decode_event(
     serde_json::from_value(calls.item(binding, item)).map_err(|e| invalid("stream item", e))
 }
 
+/// How a stream's events are read.
+struct Decoding {
+    binding: Binding,
+    calls: Calls,
+    idle: Duration,
+    collect: Option<Collect>,
+}
+
 struct StreamState {
     body: BoxStream<'static, reqwest::Result<bytes::Bytes>>,
     decoder: SseDecoder,
@@ -519,24 +600,25 @@ struct StreamState {
     binding: Binding,
     calls: Calls,
     idle: Duration,
+    collect: Option<Collect>,
     done: bool,
     /// Bytes read so far, skimmed ones included (bounded by `MAX_STREAM_BYTES`).
     read: usize,
 }
 
-fn event_stream(
-    response: reqwest::Response,
-    binding: Binding,
-    calls: Calls,
-    idle: Duration,
-) -> EventStream {
+fn event_stream(response: reqwest::Response, how: Decoding) -> EventStream {
+    let decoder = match &how.collect {
+        Some(collect) => SseDecoder::collecting(collect.names.clone()),
+        None => SseDecoder::new(),
+    };
     let state = StreamState {
         body: response.bytes_stream().boxed(),
-        decoder: SseDecoder::new(),
+        decoder,
         pending: Default::default(),
-        binding,
-        calls,
-        idle,
+        binding: how.binding,
+        calls: how.calls,
+        idle: how.idle,
+        collect: how.collect,
         done: false,
         read: 0,
     };
@@ -574,6 +656,10 @@ fn event_stream(
                         return Some((Err(err), s));
                     }
                     s.pending.extend(s.decoder.push(&chunk));
+                    // Stored before the events that name it are used.
+                    if let Some(collect) = &s.collect {
+                        collect.hand_on(s.decoder.take_spilled()).await;
+                    }
                 }
                 Ok(Some(Err(e))) => {
                     s.done = true;
@@ -582,6 +668,9 @@ fn event_stream(
                 Ok(None) => {
                     s.done = true;
                     s.pending.extend(s.decoder.finish());
+                    if let Some(collect) = &s.collect {
+                        collect.hand_on(s.decoder.take_spilled()).await;
+                    }
                 }
             }
         }
@@ -600,17 +689,20 @@ impl Agent for AgentClient {
         let events = self
             .send_streaming_message(&Message::from_turn(turn))
             .await?;
-        Ok(updates(events))
+        Ok(self.updates(events))
     }
     async fn send(&self, turn: &Turn) -> Result<Sent, RemoteError> {
         let result = self.send_message(&Message::from_turn(turn), true).await?;
-        Ok(map::sent(&result))
+        Ok(match &result {
+            SendMessageResult::Task(task) => Sent::Task(self.status_of(task)),
+            SendMessageResult::Message(_) => map::sent(&result),
+        })
     }
     async fn get(&self, id: &str) -> Result<Status, RemoteError> {
-        Ok(map::task(&self.get_task(id).await?))
+        Ok(self.status_of(&self.get_task(id).await?))
     }
     async fn subscribe(&self, id: &str) -> Result<UpdateStream, RemoteError> {
-        Ok(updates(self.subscribe_to_task(id).await?))
+        Ok(self.updates(self.subscribe_to_task(id).await?))
     }
     async fn register_push(&self, push: &PushRequest) -> Result<Option<String>, RemoteError> {
         let config = TaskPushNotificationConfig {
@@ -633,9 +725,4 @@ impl Agent for AgentClient {
     async fn cancel(&self, id: &str) -> Result<Status, RemoteError> {
         Ok(map::task(&self.cancel_task(id).await?))
     }
-}
-
-/// The wire's events as the model's updates.
-fn updates(events: EventStream) -> UpdateStream {
-    events.map(|event| event.map(|e| map::update(&e))).boxed()
 }

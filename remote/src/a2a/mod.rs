@@ -3,20 +3,25 @@
 //! (`types`, 1.0's) and one reading of them (`map`); each dialect and binding is read into
 //! them at the edge (`dialect`, `v03`).
 
+pub mod artifact;
 pub mod card;
 pub mod client;
 pub mod dialect;
+pub mod divert;
 pub mod error;
 pub mod limits;
 pub mod map;
 pub mod reach;
 pub mod security;
+pub mod skim;
 pub mod sse;
 pub mod types;
 pub mod v03;
 
 #[cfg(test)]
 mod client_tests;
+#[cfg(test)]
+mod client_tests_artifacts;
 #[cfg(test)]
 mod client_tests_auth;
 #[cfg(test)]

@@ -1,13 +1,16 @@
 //! A server-sent events decoder for A2A streams: CR, LF or CRLF line ends, `:` comments
 //! (the SDK's pings), multi-line `data`, and named events (`event: error`).
 
-use super::limits::{MAX_EVENT_BYTES, Skim};
+use super::divert::SpillNames;
+use super::limits::MAX_EVENT_BYTES;
+use super::skim::Skim;
+use crate::model::Spilled;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SseEvent {
     /// `message` unless the server named it (A2A uses `error`).
     pub event: String,
-    /// The event's data, skimmed (see `limits::Skim`): whitespace between JSON tokens and
+    /// The event's data, skimmed (see `skim::Skim`): whitespace between JSON tokens and
     /// the members the stand-in never reads are gone.
     pub data: String,
     /// The data went past `MAX_EVENT_BYTES` after skimming: it was not kept.
@@ -40,6 +43,10 @@ pub struct SseDecoder {
     data_lines: usize,
     /// A CR ended the last line; an LF arriving next belongs to it.
     after_cr: bool,
+    /// Set when artifacts are collected (see `Skim::collecting`).
+    collect: Option<SpillNames>,
+    /// Stored content of events already dispatched, not yet taken.
+    spilled: Vec<Spilled>,
 }
 
 impl Default for SseDecoder {
@@ -52,6 +59,8 @@ impl Default for SseDecoder {
             data: None,
             data_lines: 0,
             after_cr: false,
+            collect: None,
+            spilled: Vec::new(),
         }
     }
 }
@@ -59,6 +68,24 @@ impl Default for SseDecoder {
 impl SseDecoder {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A decoder whose events keep their artifacts (see `Skim::collecting`).
+    pub fn collecting(names: SpillNames) -> Self {
+        Self {
+            collect: Some(names),
+            ..Self::default()
+        }
+    }
+
+    /// Stored content read since the last call, in order: taken after each `push`,
+    /// before the events it returned are used.
+    pub fn take_spilled(&mut self) -> Vec<Spilled> {
+        let mut spilled = std::mem::take(&mut self.spilled);
+        if let Some(data) = self.data.as_mut() {
+            spilled.extend(data.take_spilled());
+        }
+        spilled
     }
 
     /// Feeds bytes as they arrive and returns the events they complete.
@@ -127,7 +154,11 @@ impl SseDecoder {
     }
 
     fn start_data_line(&mut self) {
-        let data = self.data.get_or_insert_with(|| Skim::new(MAX_EVENT_BYTES));
+        let collect = &self.collect;
+        let data = self.data.get_or_insert_with(|| match collect {
+            Some(names) => Skim::collecting(MAX_EVENT_BYTES, names.clone()),
+            None => Skim::new(MAX_EVENT_BYTES),
+        });
         if self.data_lines > 0 {
             data.push(b"\n");
         }
@@ -152,7 +183,8 @@ impl SseDecoder {
     fn dispatch(&mut self) -> Option<SseEvent> {
         let name = std::mem::take(&mut self.event_name);
         self.data_lines = 0;
-        let data = self.data.take()?;
+        let mut data = self.data.take()?;
+        self.spilled.extend(data.take_spilled());
         let event = if name.is_empty() {
             "message".to_owned()
         } else {

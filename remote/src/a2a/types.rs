@@ -50,8 +50,13 @@ pub struct Part {
     pub data: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+    /// A file's bytes, base64 (or, when collected, the mark of where they were stored).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub media_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filename: Option<String>,
 }
 
 impl Part {
@@ -123,8 +128,12 @@ pub struct Artifact {
     pub artifact_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
     #[serde(default)]
     pub parts: Vec<Part>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Value>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -163,6 +172,10 @@ pub struct TaskArtifactUpdateEvent {
     pub context_id: String,
     #[serde(default)]
     pub artifact: Artifact,
+    #[serde(default)]
+    pub append: bool,
+    #[serde(default)]
+    pub last_chunk: bool,
 }
 
 /// A stream item and a push body: exactly one member is set.

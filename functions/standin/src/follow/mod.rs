@@ -455,6 +455,8 @@ impl<S: RowStore, D: Doorbell, A: Agent> Follower<'_, S, D, A> {
 fn changed_at(update: &standin_remote::Update) -> Option<&str> {
     match update {
         standin_remote::Update::Status(status) => status.at.as_deref(),
-        standin_remote::Update::Answer(_) | standin_remote::Update::Other => None,
+        standin_remote::Update::Answer(_)
+        | standin_remote::Update::Artifact(_)
+        | standin_remote::Update::Other => None,
     }
 }
