@@ -19,9 +19,9 @@ pub struct Status {
     pub text: Option<String>,
     /// When the agent says the state changed (RFC 3339), as it said it.
     pub at: Option<String>,
-    /// The task's artifacts as the agent holds them now, when the call collected them
-    /// (a whole task's; empty from a status update).
-    pub artifacts: Vec<Artifact>,
+    /// The task's artifacts as the agent holds them now: set only for a whole task
+    /// read by a call that collects them (never from a status update).
+    pub artifacts: Option<Vec<Artifact>>,
 }
 
 impl Status {

@@ -3,6 +3,7 @@
 //! and in the note log), the control API's request and answer bodies, and the ids whose
 //! rules the API enforces, as types that cannot hold a value the rules refuse.
 
+mod artifact;
 mod control;
 mod id;
 mod note;
@@ -11,6 +12,9 @@ pub mod scrub;
 mod state;
 pub mod time;
 
+pub use artifact::{
+    ArtifactContent, ArtifactView, ArtifactsPage, NOTE_INLINE_BYTES, PartFlag, PartKind, PartView,
+};
 pub use control::{
     Accepted, AgentView, AgentsPage, BodyError, CancelRequest, ErrorBody, ListPage,
     MAX_MESSAGE_BYTES, MAX_REASON_BYTES, NO_TOKEN_HERE, NotesPage, Pending, Removed, ReplyRequest,

@@ -24,6 +24,9 @@ pub struct ParentNote {
     pub seq: u64,
     /// RFC 3339, UTC.
     pub at: String,
+    /// Artifacts completed since the previous note; the final note carries all of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub artifacts: Vec<crate::ArtifactView>,
 }
 
 fn empty_is_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {

@@ -17,6 +17,8 @@
 //! - [`state`]: a remote task's state as the stand-in reports it (scrubbed, compared).
 //! - [`agents`]: the agents document and its entries.
 //! - [`registry`]: the agents added at run time, and the catalog of both.
+//! - [`artifacts`]: what the sub-task produced: collected as it arrives, stored (the
+//!   `Blobs` port on S3), told in the notes.
 //! - [`auth`]: an agent's credentials: the entry's `auth`, the secrets it names
 //!   (`SecretStore` port on Secrets Manager), OAuth2 tokens, SigV4 with the role.
 //! - [`lambda`]: the composition root: reads settings, builds adapters, serves; decides
@@ -25,6 +27,7 @@
 //! The remote agent is `standin_remote`'s port: no module here names an A2A type.
 
 pub mod agents;
+pub mod artifacts;
 pub mod auth;
 pub mod clock;
 pub mod control;

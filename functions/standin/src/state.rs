@@ -15,6 +15,10 @@ pub struct RemoteOut {
     pub text: String,
     #[serde(rename = "final")]
     pub is_final: bool,
+    /// What the note for this change carries of the artifacts (added by the artifact
+    /// store just before the note is written; never kept on the row).
+    #[serde(skip)]
+    pub artifacts: Vec<standin_wire::ArtifactView>,
 }
 
 impl RemoteOut {
@@ -48,6 +52,7 @@ pub fn remote_out(remote_task_id: &str, state: TaskState, text: &str) -> RemoteO
         state,
         text: scrub(text),
         is_final: state.is_terminal(),
+        artifacts: Vec::new(),
     }
 }
 

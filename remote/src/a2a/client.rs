@@ -208,7 +208,7 @@ impl AgentClient {
     fn status_of(&self, task: &Task) -> Status {
         let mut status = map::task(task);
         if let Some(collect) = &self.collect {
-            status.artifacts = artifact::artifacts(&task.artifacts, &collect.names);
+            status.artifacts = Some(artifact::artifacts(&task.artifacts, &collect.names));
         }
         status
     }
@@ -222,7 +222,7 @@ impl AgentClient {
                 Ok(match (&names, &event.task, &event.artifact_update) {
                     (Some(names), Some(task), _) => {
                         let mut status = map::task(task);
-                        status.artifacts = artifact::artifacts(&task.artifacts, names);
+                        status.artifacts = Some(artifact::artifacts(&task.artifacts, names));
                         Update::Status(status)
                     }
                     (Some(names), None, Some(update)) => {

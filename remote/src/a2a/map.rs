@@ -84,7 +84,7 @@ pub fn task(task: &Task) -> Status {
         state: read_state(task.status.state, task_sub_state(task)),
         text: status_text(&task.status),
         at: task.status.timestamp.clone(),
-        artifacts: Vec::new(),
+        artifacts: None,
     }
 }
 
@@ -95,7 +95,7 @@ fn status_update(update: &TaskStatusUpdateEvent) -> Status {
         state: read_state(update.status.state, update_sub_state(update)),
         text: status_text(&update.status),
         at: update.status.timestamp.clone(),
-        artifacts: Vec::new(),
+        artifacts: None,
     }
 }
 

@@ -246,6 +246,7 @@ fn note(seq: u64, remote: Option<&str>) -> ParentNote {
         is_final: false,
         seq,
         at: "2026-12-01T10:00:00.000Z".into(),
+        artifacts: Vec::new(),
     }
 }
 

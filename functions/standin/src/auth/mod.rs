@@ -81,6 +81,23 @@ impl Keyring {
     }
 }
 
+impl Keyring {
+    /// Every credential value this process holds (secrets read, tokens fetched): what
+    /// the artifact guard blanks if an agent echoes one.
+    pub async fn held_values(&self) -> Vec<String> {
+        let mut values = self.secrets.held_values();
+        let kept: Vec<Arc<AgentCredentials>> = self
+            .by_entry
+            .lock()
+            .map(|k| k.values().cloned().collect())
+            .unwrap_or_default();
+        for credentials in kept {
+            values.extend(credentials.token.held().await);
+        }
+        values
+    }
+}
+
 /// One agent's credentials.
 pub struct AgentCredentials {
     spec: AuthSpec,

@@ -55,6 +55,15 @@ pub struct TokenCache {
 }
 
 impl TokenCache {
+    /// The token held now, if any (for the artifact guard: never logged).
+    pub async fn held(&self) -> Option<String> {
+        self.token
+            .lock()
+            .await
+            .as_ref()
+            .map(|(_, value)| value.expose().to_owned())
+    }
+
     /// The cached token while it is good, else a fresh one from `fetch`.
     pub async fn token<F, Fut>(&self, fetch: F) -> Result<SecretValue, RemoteError>
     where

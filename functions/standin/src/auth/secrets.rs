@@ -105,6 +105,29 @@ impl Secrets {
     }
 
     /// The agent refused what was read: the next read asks the store.
+    /// Every value this process holds, and each string inside a JSON one (a password, a
+    /// PEM key): what an agent could echo back into an artifact.
+    pub fn held_values(&self) -> Vec<String> {
+        let values: Vec<String> = self
+            .cached
+            .lock()
+            .map(|c| c.values().map(|(_, v)| v.expose().to_owned()).collect())
+            .unwrap_or_default();
+        let mut all = Vec::new();
+        for value in values {
+            if let Ok(serde_json::Value::Object(members)) = serde_json::from_str(&value) {
+                all.extend(
+                    members
+                        .values()
+                        .filter_map(|v| v.as_str())
+                        .map(|v| v.trim_end_matches(['\r', '\n']).to_owned()),
+                );
+            }
+            all.push(value.trim_end_matches(['\r', '\n']).to_owned());
+        }
+        all
+    }
+
     pub fn forget(&self, id: &str) {
         if let Ok(mut cached) = self.cached.lock() {
             cached.remove(id);

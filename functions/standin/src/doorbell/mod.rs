@@ -201,6 +201,7 @@ fn final_out(row: &Row, cause: &EndCause) -> RemoteOut {
         state,
         text,
         is_final: true,
+        artifacts: Vec::new(),
     }
 }
 
@@ -304,6 +305,7 @@ async fn cancel_remote<A: Agent>(
         state: TaskState::Canceled,
         text: standin_wire::scrub::scrub(reason),
         is_final: true,
+        artifacts: Vec::new(),
     };
     let task = match agent.cancel(remote).await {
         Ok(task) => Some(task),

@@ -132,6 +132,35 @@ pub struct StepSettings {
     pub allow_private_agents: bool,
     /// The deployment's name (`STACK_NAME`): the salt of each stand-in's session id.
     pub stack_name: String,
+    /// Where artifacts go (`ARTIFACTS_BUCKET`); without it they are not collected.
+    pub artifacts: Option<ArtifactSettings>,
+}
+
+/// The artifacts bucket and what one stand-in may keep in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArtifactSettings {
+    pub bucket: String,
+    pub bounds: crate::artifacts::Bounds,
+}
+
+impl ArtifactSettings {
+    pub fn read(env: &impl Env) -> Result<Option<Self>, ConfigError> {
+        let Some(bucket) = optional(env, "ARTIFACTS_BUCKET") else {
+            return Ok(None);
+        };
+        let defaults = crate::artifacts::Bounds::default();
+        let max_count = positive(env, "MAX_ARTIFACTS", defaults.max_count as u64)?;
+        Ok(Some(Self {
+            bucket,
+            bounds: crate::artifacts::Bounds {
+                max_bytes: positive(env, "MAX_ARTIFACT_BYTES", defaults.max_bytes)?,
+                max_count: usize::try_from(max_count).map_err(|_| ConfigError {
+                    field: "MAX_ARTIFACTS".into(),
+                    problem: format!("{max_count} is too many"),
+                })?,
+            },
+        }))
+    }
 }
 
 impl StepSettings {
@@ -168,6 +197,7 @@ impl StepSettings {
             agent_ca_file: optional(env, standin_remote::tls::AGENT_CA_FILE).map(PathBuf::from),
             allow_private_agents: boolean(env, "ALLOW_PRIVATE_AGENTS")?,
             stack_name: optional(env, "STACK_NAME").unwrap_or_default(),
+            artifacts: ArtifactSettings::read(env)?,
         })
     }
 }

@@ -9,6 +9,8 @@ use super::calls::CallRecorder;
 
 use super::config::{ControlSettings, NotifySettings, Retries, StepSettings, Tables};
 use crate::agents::{AgentSpec, ConfigError};
+use crate::artifacts::s3::S3Blobs;
+use crate::artifacts::{Desk, Ours};
 use crate::auth::Keyring;
 use crate::auth::secrets::Secrets;
 use crate::auth::secretsmanager::SecretsManager;
@@ -18,6 +20,7 @@ use crate::doorbell::sfn::SfnDoorbell;
 use crate::outbox::callback::SfnCallback;
 use crate::outbox::events::EventBridgeBus;
 use crate::outbox::sqs::SqsParentQueue;
+use crate::push::TokenDigest;
 use crate::registry::Catalog;
 use crate::registry::dynamo::DynamoRegistry;
 use crate::row::RowStore;
@@ -57,6 +60,7 @@ impl Aws {
     client!(sqs, aws_sdk_sqs);
     client!(eventbridge, aws_sdk_eventbridge);
     client!(secretsmanager, aws_sdk_secretsmanager);
+    client!(s3, aws_sdk_s3);
 
     /// Signs agents' calls with the function's role (SigV4 agents).
     pub fn signer(&self) -> RoleSigner {
@@ -90,7 +94,9 @@ pub struct StepDeps {
     pub settings: StepSettings,
     catalog: Catalog,
     agents: Connector,
-    keyring: Keyring,
+    keyring: std::sync::Arc<Keyring>,
+    /// The artifacts bucket, when the stack has one.
+    blobs: Option<std::sync::Arc<dyn crate::artifacts::Blobs>>,
 }
 
 impl StepDeps {
@@ -105,12 +111,16 @@ impl StepDeps {
         };
         let http = roots.agent_http_client().map_err(tls)?;
         // Secrets Manager's client is made only here, and only the steps reach agents.
-        let keyring = Keyring::new(
+        let keyring = std::sync::Arc::new(Keyring::new(
             Secrets::new(SecretsManager::new(aws.secretsmanager())),
             http.clone(),
             aws.signer(),
             settings.allow_private_agents,
-        );
+        ));
+        let blobs = settings.artifacts.as_ref().map(|a| {
+            std::sync::Arc::new(S3Blobs::new(aws.s3(), &a.bucket))
+                as std::sync::Arc<dyn crate::artifacts::Blobs>
+        });
         let Rows { store, bell } = Rows::new(aws, &settings.tables);
         let catalog = catalog(
             aws,
@@ -124,24 +134,54 @@ impl StepDeps {
             catalog,
             agents: Connector::new(roots, http),
             keyring,
+            blobs,
         })
+    }
+
+    /// Stand-in `task_id`'s artifacts desk for this invocation (None: no bucket);
+    /// `token` is the digest of the push token its agent was given.
+    pub fn desk(&self, task_id: &str, token: Option<TokenDigest>) -> Option<std::sync::Arc<Desk>> {
+        let (blobs, settings) = (self.blobs.clone()?, self.settings.artifacts.as_ref()?);
+        let ours = Ours {
+            token,
+            held: Some(self.keyring.clone() as std::sync::Arc<dyn crate::artifacts::HeldSecrets>),
+        };
+        Some(std::sync::Arc::new(Desk::new(
+            blobs,
+            task_id,
+            settings.bounds,
+            ours,
+        )))
     }
 
     /// The stand-in's agent: the entry its row kept when it started, else (a first turn,
     /// a row from before snapshots) the catalog's.
-    pub async fn spec(&self, task_id: &str, agent: &str) -> Result<Option<AgentSpec>, StepError> {
-        if let Some(row) = self.store.get(task_id).await?
+    /// And the digest of the push token the agent was given, from the same read.
+    pub async fn spec(
+        &self,
+        task_id: &str,
+        agent: &str,
+    ) -> Result<(Option<AgentSpec>, Option<TokenDigest>), StepError> {
+        let row = self.store.get(task_id).await?;
+        let token = row
+            .as_ref()
+            .and_then(|r| r.watch.as_ref())
+            .and_then(|w| w.token_digest.clone());
+        if let Some(row) = &row
             && row.agent == agent
             && let Some(text) = &row.agent_entry
         {
             match AgentSpec::parse_entry(text) {
-                Ok(spec) => return Ok(Some(spec)),
+                Ok(spec) => return Ok((Some(spec), token)),
                 Err(err) => {
                     tracing::error!(task_id, error = %err, "the row's agent entry does not read; using the catalog's")
                 }
             }
         }
-        Ok(self.catalog.agent(agent).await?.map(|(spec, _)| spec))
+        Ok((
+            self.catalog.agent(agent).await?.map(|(spec, _)| spec),
+            token,
+        ))
     }
 
     /// Reads the agent's card (once per process and entry: an edited entry reads it

@@ -5,11 +5,14 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
+use std::sync::Arc;
+
 use standin_remote::{AgentClient, RemoteError};
 
 use super::deps::{Rows, StepDeps};
 use super::failure::StepFailure;
 use crate::agents::AgentSpec;
+use crate::artifacts::{Collecting, Desk, WithArtifacts};
 use crate::follow::{self, FollowTiming};
 use crate::steps::next::FOLLOW_WINDOW_SECS;
 use crate::steps::{self, Owner, Step};
@@ -41,43 +44,65 @@ impl ParkInput {
     }
 }
 
+/// The agent as the steps reach it: its answers' artifacts go to the desk.
+type Reached = Collecting<AgentClient>;
+
 /// Connects to the stand-in's agent only when the step asks.
 fn connector(
     deps: &'static StepDeps,
     task_id: &str,
     agent: &str,
     spec: Option<AgentSpec>,
-) -> impl FnOnce() -> std::pin::Pin<
-    Box<dyn Future<Output = Result<AgentClient, RemoteError>> + Send + 'static>,
-> + use<> {
+    desk: Option<Arc<Desk>>,
+) -> impl FnOnce() -> ConnectFuture + use<> {
     let agent = agent.to_owned();
     let task_id = task_id.to_owned();
     move || {
         Box::pin(async move {
-            match spec {
-                Some(spec) => deps.connect(&spec, &task_id).await,
-                None => Err(RemoteError::Card(format!(
+            let Some(spec) = spec else {
+                return Err(RemoteError::Card(format!(
                     "no agent {agent:?} in the stack's Agents or the agent registry"
-                ))),
-            }
+                )));
+            };
+            let sink = desk.as_ref().map(|d| d.sink());
+            let client = deps.connect(&spec, &task_id).await?.with_artifacts(sink);
+            Ok(Collecting::new(client, desk))
         })
     }
 }
 
-/// The stand-in's agent and the way to reach it.
+/// The stand-in's agent, the way to reach it, and its artifacts desk.
 async fn reach(
     deps: &'static StepDeps,
     step: &Step,
-) -> Result<(Option<AgentSpec>, impl FnOnce() -> ConnectFuture + use<>), StepFailure> {
-    let spec = deps.spec(&step.task_id, &step.agent).await?;
+) -> Result<
+    (
+        Option<AgentSpec>,
+        impl FnOnce() -> ConnectFuture + use<>,
+        Option<Arc<Desk>>,
+    ),
+    StepFailure,
+> {
+    let (spec, token) = deps.spec(&step.task_id, &step.agent).await?;
+    let desk = deps.desk(&step.task_id, token);
     Ok((
         spec.clone(),
-        connector(deps, &step.task_id, &step.agent, spec),
+        connector(deps, &step.task_id, &step.agent, spec, desk.clone()),
+        desk,
     ))
 }
 
 type ConnectFuture =
-    std::pin::Pin<Box<dyn Future<Output = Result<AgentClient, RemoteError>> + Send + 'static>>;
+    std::pin::Pin<Box<dyn Future<Output = Result<Reached, RemoteError>> + Send + 'static>>;
+
+/// What the calls saw but no note carried is kept for the next one.
+async fn keep(desk: Option<Arc<Desk>>) {
+    if let Some(desk) = desk
+        && let Err(err) = desk.keep().await
+    {
+        tracing::error!(error = %err, "artifacts seen but not recorded");
+    }
+}
 
 /// The deployment's pacing with the stand-in's agent's own poll bound.
 fn pacing(deps: &StepDeps, spec: Option<&AgentSpec>) -> steps::next::Pacing {
@@ -86,10 +111,10 @@ fn pacing(deps: &StepDeps, spec: Option<&AgentSpec>) -> steps::next::Pacing {
 }
 
 pub async fn turn(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailure> {
-    let (spec, connect) = reach(deps, &step).await?;
+    let (spec, connect, desk) = reach(deps, &step).await?;
     let settings = &deps.settings;
     let step = steps::turn(
-        &deps.store,
+        &WithArtifacts::new(&deps.store, desk.clone()),
         connect,
         spec.as_ref(),
         step,
@@ -97,14 +122,15 @@ pub async fn turn(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailu
         pacing(deps, spec.as_ref()),
     )
     .await?;
+    keep(desk).await;
     Ok(step)
 }
 
 pub async fn register(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailure> {
-    let (spec, connect) = reach(deps, &step).await?;
+    let (spec, connect, desk) = reach(deps, &step).await?;
     let settings = &deps.settings;
     let step = steps::register(
-        &deps.store,
+        &WithArtifacts::new(&deps.store, desk.clone()),
         connect,
         spec.as_ref(),
         settings.push_base_url.as_deref(),
@@ -112,28 +138,36 @@ pub async fn register(deps: &'static StepDeps, step: Step) -> Result<Step, StepF
         pacing(deps, spec.as_ref()),
     )
     .await?;
+    keep(desk).await;
     Ok(step)
 }
 
 pub async fn wake(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailure> {
-    let (spec, connect) = reach(deps, &step).await?;
+    let (spec, connect, desk) = reach(deps, &step).await?;
     let settings = &deps.settings;
     let step = steps::wake(
-        &deps.store,
+        &WithArtifacts::new(&deps.store, desk.clone()),
         connect,
         step,
         settings.history_bound,
         pacing(deps, spec.as_ref()),
     )
     .await?;
+    keep(desk).await;
     Ok(step)
 }
 
 /// Close and tell the parent before anything slow at the agent: the card is read only
 /// when the end needs the agent (a cancel's remote answer, a push config to delete).
 pub async fn end(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailure> {
-    let (_, connect) = reach(deps, &step).await?;
-    steps::end(&deps.store, &step, connect).await?;
+    let (_, connect, desk) = reach(deps, &step).await?;
+    steps::end(
+        &WithArtifacts::new(&deps.store, desk.clone()),
+        &step,
+        connect,
+    )
+    .await?;
+    keep(desk).await;
     Ok(step)
 }
 
@@ -151,7 +185,7 @@ pub async fn park(deps: &'static Rows, input: ParkInput) -> Result<Value, StepFa
 }
 
 pub async fn follow(deps: &'static StepDeps, input: ParkInput) -> Result<Value, StepFailure> {
-    let spec = deps
+    let (spec, token) = deps
         .spec(&input.task_id, &input.agent)
         .await
         .map_err(StepFailure::from)?;
@@ -171,7 +205,10 @@ pub async fn follow(deps: &'static StepDeps, input: ParkInput) -> Result<Value, 
         token: &input.token,
         owner: input.owner(),
     };
-    let connect = connector(deps, &input.task_id, &input.agent, spec)();
-    let end = follow::run(&deps.store, &deps.bell, connect, &park, timing).await?;
+    let desk = deps.desk(&input.task_id, token);
+    let connect = connector(deps, &input.task_id, &input.agent, spec, desk.clone())();
+    let store = WithArtifacts::new(&deps.store, desk.clone());
+    let end = follow::run(&store, &deps.bell, connect, &park, timing).await?;
+    keep(desk).await;
     Ok(json!({"follow": format!("{end:?}")}))
 }

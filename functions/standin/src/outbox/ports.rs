@@ -18,6 +18,7 @@ pub fn note_of(row: &Row, out: &RemoteOut, seq: u64) -> ParentNote {
         is_final: out.is_final,
         seq,
         at: crate::clock::now_rfc3339(),
+        artifacts: out.artifacts.clone(),
     }
 }
 

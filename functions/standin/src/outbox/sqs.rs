@@ -271,6 +271,7 @@ mod tests {
             is_final: true,
             seq: 12,
             at: "2026-12-01T00:00:00.000Z".into(),
+            artifacts: Vec::new(),
         };
         assert_eq!(
             group_id("job-1_a"),
@@ -318,6 +319,7 @@ mod tests {
             is_final: false,
             seq: 1,
             at: "2026-12-01T00:00:00.000Z".into(),
+            artifacts: Vec::new(),
         };
         let body = message_body(&note).expect("body");
         assert!(!body.contains(['\u{FFFE}', '\u{FFFF}']), "{body}");

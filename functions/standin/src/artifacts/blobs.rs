@@ -1,0 +1,56 @@
+//! Where artifacts' bytes and each stand-in's manifest are kept: a port, with S3 (`s3`)
+//! and memory (`memory`) adapters.
+
+use futures_util::future::BoxFuture;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BlobError {
+    #[error("artifact storage unavailable: {0}")]
+    Unavailable(String),
+    /// A conditional write lost to another writer.
+    #[error("the manifest changed under this write")]
+    Conflict,
+}
+
+/// One multipart upload in progress.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Upload {
+    pub key: String,
+    pub id: String,
+    /// (part number, ETag), in order.
+    pub parts: Vec<(i32, String)>,
+}
+
+/// An object read whole, and its version for a conditional write back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Versioned {
+    pub bytes: Vec<u8>,
+    pub etag: Option<String>,
+}
+
+pub trait Blobs: Send + Sync {
+    fn put(&self, key: &str, bytes: Vec<u8>) -> BoxFuture<'_, Result<(), BlobError>>;
+    /// Writes only if the object is still at `etag` (None: only if it does not exist).
+    fn put_if(
+        &self,
+        key: &str,
+        bytes: Vec<u8>,
+        etag: Option<&str>,
+    ) -> BoxFuture<'_, Result<(), BlobError>>;
+    fn get(&self, key: &str) -> BoxFuture<'_, Result<Option<Versioned>, BlobError>>;
+    fn delete(&self, key: &str) -> BoxFuture<'_, Result<(), BlobError>>;
+    fn start(&self, key: &str) -> BoxFuture<'_, Result<Upload, BlobError>>;
+    /// Uploads the next part (every part but the last at least `MIN_PART_BYTES`).
+    fn part<'a>(
+        &'a self,
+        upload: &'a mut Upload,
+        bytes: Vec<u8>,
+    ) -> BoxFuture<'a, Result<(), BlobError>>;
+    fn complete(&self, upload: Upload) -> BoxFuture<'_, Result<(), BlobError>>;
+    fn abort(&self, upload: Upload) -> BoxFuture<'_, Result<(), BlobError>>;
+    /// A link that reads the object for `seconds`.
+    fn link(&self, key: &str, seconds: u64) -> BoxFuture<'_, Result<String, BlobError>>;
+}
+
+/// S3's least part size (but the last).
+pub const MIN_PART_BYTES: usize = 5 * 1024 * 1024;

@@ -1,0 +1,267 @@
+//! One invocation's artifacts for one stand-in: what its calls to the agent saw, folded
+//! into the stand-in's manifest (kept beside the parts, `{task_id}/manifest.json`), and
+//! what the next note carries.
+
+use std::sync::{Arc, Mutex};
+
+use super::blobs::{BlobError, Blobs};
+use super::manifest::{Bounds, Manifest, Seen, StoredPart};
+use super::sink::{Ours, PartSink, Stored};
+use standin_remote::{Artifact, ArtifactUpdate, Content, ContentKind, ContentSink, Part};
+use standin_wire::{NOTE_INLINE_BYTES, PartFlag, PartKind, PartView};
+
+/// What a call showed.
+#[derive(Debug, Clone)]
+enum Observed {
+    Update(ArtifactUpdate),
+    /// A whole task's artifacts: the agent's account of them.
+    Task(Vec<Artifact>),
+}
+
+/// Writes of the manifest tried at once before giving up (each after re-reading it).
+const SAVE_ATTEMPTS: usize = 4;
+
+pub fn manifest_key(task_id: &str) -> String {
+    format!("{task_id}/manifest.json")
+}
+
+pub fn parts_prefix(task_id: &str) -> String {
+    format!("{task_id}/parts/")
+}
+
+pub struct Desk {
+    blobs: Arc<dyn Blobs>,
+    task_id: String,
+    bounds: Bounds,
+    sink: Arc<PartSink>,
+    observed: Mutex<Vec<Observed>>,
+}
+
+impl Desk {
+    /// Nothing is read until a call brings an artifact or a note is written.
+    pub fn new(blobs: Arc<dyn Blobs>, task_id: &str, bounds: Bounds, ours: Ours) -> Self {
+        Self {
+            sink: Arc::new(PartSink::new(blobs.clone(), task_id, bounds, ours)),
+            blobs,
+            task_id: task_id.to_owned(),
+            bounds,
+            observed: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Where the calls store large content as it arrives.
+    pub fn sink(&self) -> Arc<dyn ContentSink> {
+        self.sink.clone()
+    }
+
+    pub fn observe_update(&self, update: &ArtifactUpdate) {
+        self.push(Observed::Update(update.clone()));
+    }
+
+    pub fn observe_task(&self, artifacts: &[Artifact]) {
+        self.push(Observed::Task(artifacts.to_vec()));
+    }
+
+    fn push(&self, observed: Observed) {
+        if let Ok(mut all) = self.observed.lock() {
+            all.push(observed);
+        }
+    }
+
+    fn take_observed(&self) -> Vec<Observed> {
+        self.observed
+            .lock()
+            .map(|mut all| std::mem::take(&mut *all))
+            .unwrap_or_default()
+    }
+
+    /// Keeps what the calls saw for the next note, if they saw anything.
+    pub async fn keep(&self) -> Result<(), BlobError> {
+        let observed = self.take_observed();
+        if !observed.is_empty() {
+            self.fold(observed).await?;
+        }
+        Ok(())
+    }
+
+    /// Folds what was seen into the manifest and saves it; returns the manifest saved.
+    pub async fn save(&self) -> Result<Manifest, BlobError> {
+        self.fold(self.take_observed()).await
+    }
+
+    async fn fold(&self, observed: Vec<Observed>) -> Result<Manifest, BlobError> {
+        let mut seen = Vec::with_capacity(observed.len());
+        for each in observed {
+            seen.push(match each {
+                Observed::Update(u) => (
+                    Some((u.append, u.last_chunk)),
+                    vec![self.seen(&u.artifact).await],
+                ),
+                Observed::Task(list) => {
+                    let mut all = Vec::with_capacity(list.len());
+                    for artifact in &list {
+                        all.push(self.seen(artifact).await);
+                    }
+                    (None, all)
+                }
+            });
+        }
+        self.change(|manifest, bounds| {
+            let mut gone = Vec::new();
+            for (update, artifacts) in seen.clone() {
+                match update {
+                    Some((append, last)) => {
+                        for s in artifacts {
+                            gone.extend(manifest.update(s, append, last, bounds));
+                        }
+                    }
+                    None => gone.extend(manifest.reconcile(artifacts, bounds)),
+                }
+            }
+            gone
+        })
+        .await
+    }
+
+    /// A note told of these (id, version) pairs.
+    pub async fn noted(&self, told: Vec<(String, u64)>) -> Result<Manifest, BlobError> {
+        self.change(|manifest, _| {
+            manifest.noted(&told);
+            Vec::new()
+        })
+        .await
+    }
+
+    /// Reads, changes and writes the manifest back only if no one wrote it meanwhile;
+    /// parts the change no longer lists are deleted.
+    async fn change(
+        &self,
+        edit: impl Fn(&mut Manifest, Bounds) -> Vec<String>,
+    ) -> Result<Manifest, BlobError> {
+        let key = manifest_key(&self.task_id);
+        for _ in 0..SAVE_ATTEMPTS {
+            let (mut manifest, etag) = load(self.blobs.as_ref(), &self.task_id).await?;
+            let before = manifest.clone();
+            let gone = edit(&mut manifest, self.bounds);
+            if manifest == before {
+                return Ok(manifest);
+            }
+            let bytes = serde_json::to_vec(&manifest)
+                .map_err(|e| BlobError::Unavailable(format!("manifest: {e}")))?;
+            match self.blobs.put_if(&key, bytes, etag.as_deref()).await {
+                Ok(()) => {
+                    for key in gone {
+                        let _ = self.blobs.delete(&key).await;
+                    }
+                    return Ok(manifest);
+                }
+                Err(BlobError::Conflict) => continue,
+                Err(err) => return Err(err),
+            }
+        }
+        Err(BlobError::Conflict)
+    }
+
+    /// An artifact as seen, each part stored (a small one now, a large one was as it
+    /// arrived).
+    async fn seen(&self, artifact: &Artifact) -> Seen {
+        let mut parts = Vec::with_capacity(artifact.parts.len());
+        for part in &artifact.parts {
+            parts.push(self.stored_part(part).await);
+        }
+        Seen {
+            id: artifact.id.clone(),
+            name: artifact.name.clone(),
+            description: artifact.description.clone(),
+            metadata: artifact
+                .metadata
+                .as_deref()
+                .and_then(|m| serde_json::from_str(m).ok()),
+            parts,
+        }
+    }
+
+    async fn stored_part(&self, part: &Part) -> StoredPart {
+        let mut view = PartView {
+            kind: PartKind::Text,
+            media_type: part.media_type.clone(),
+            filename: part.filename.clone(),
+            size: None,
+            sha256: None,
+            text: None,
+            data: None,
+            url: None,
+            stored: false,
+            flag: None,
+        };
+        let stored = match &part.content {
+            Content::Text(text) => {
+                let stored = self.sink.store_whole(text.clone().into_bytes()).await;
+                if stored.flag.is_none() && text.len() <= NOTE_INLINE_BYTES {
+                    view.text = Some(text.clone());
+                }
+                Some(stored)
+            }
+            Content::Data(json) => {
+                view.kind = PartKind::Data;
+                let stored = self.sink.store_whole(json.clone().into_bytes()).await;
+                if stored.flag.is_none() && json.len() <= NOTE_INLINE_BYTES {
+                    view.data = serde_json::from_str(json).ok();
+                }
+                Some(stored)
+            }
+            Content::Bytes(bytes) => {
+                view.kind = PartKind::File;
+                Some(self.sink.store_whole(bytes.clone()).await)
+            }
+            Content::Url(url) => {
+                view.kind = PartKind::Url;
+                view.url = Some(url.clone());
+                None
+            }
+            Content::Stored { spill, kind } => {
+                view.kind = match kind {
+                    ContentKind::Text => PartKind::Text,
+                    ContentKind::Data => PartKind::Data,
+                    ContentKind::File => PartKind::File,
+                };
+                Some(self.sink.stored(spill).await.unwrap_or(Stored {
+                    key: None,
+                    size: 0,
+                    sha256: String::new(),
+                    flag: Some(PartFlag::NotStored),
+                }))
+            }
+            Content::Unreadable(_) => {
+                view.flag = Some(PartFlag::Unreadable);
+                None
+            }
+        };
+        let Some(stored) = stored else {
+            return StoredPart { view, key: None };
+        };
+        view.size = Some(stored.size);
+        view.sha256 = Some(stored.sha256).filter(|s| !s.is_empty());
+        view.stored = stored.key.is_some();
+        view.flag = stored.flag;
+        StoredPart {
+            view,
+            key: stored.key,
+        }
+    }
+}
+
+/// The stand-in's manifest and its version (None: there is none yet).
+pub async fn load(
+    blobs: &dyn Blobs,
+    task_id: &str,
+) -> Result<(Manifest, Option<String>), BlobError> {
+    match blobs.get(&manifest_key(task_id)).await? {
+        None => Ok((Manifest::default(), None)),
+        Some(object) => {
+            let manifest = serde_json::from_slice(&object.bytes)
+                .map_err(|e| BlobError::Unavailable(format!("manifest does not read: {e}")))?;
+            Ok((manifest, object.etag))
+        }
+    }
+}

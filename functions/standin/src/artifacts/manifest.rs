@@ -1,0 +1,295 @@
+//! The stand-in's record of what its agent produced: each artifact as the parent sees it,
+//! where each part's bytes are stored, and which version the parent was last told of.
+//! Pure: the desk loads and saves it, the store adds what notes carry.
+
+use serde::{Deserialize, Serialize};
+
+use standin_wire::{ArtifactView, NOTE_INLINE_BYTES, PartFlag, PartView};
+
+/// How much one stand-in may keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bounds {
+    /// Stored bytes in all (`MaxArtifactBytes`).
+    pub max_bytes: u64,
+    /// Artifacts (`MaxArtifacts`): past it an artifact is listed, truncated, without parts.
+    pub max_count: usize,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Self {
+            max_bytes: 100 * 1024 * 1024,
+            max_count: 100,
+        }
+    }
+}
+
+/// Artifacts listed at most, truncated ones included: past it a new id is not listed
+/// (an agent inventing ids cannot grow the manifest without end).
+const LISTED_PER_KEPT: usize = 4;
+
+/// A part, and where its bytes are stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredPart {
+    pub view: PartView,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+}
+
+/// An artifact as a step saw it, its parts stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seen {
+    pub id: String,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub metadata: Option<serde_json::Value>,
+    pub parts: Vec<StoredPart>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    pub artifact_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<serde_json::Value>,
+    pub parts: Vec<StoredPart>,
+    pub complete: bool,
+    #[serde(default)]
+    pub truncated: bool,
+    /// Listed past `Bounds::max_count`: its parts are not kept.
+    #[serde(default)]
+    pub listed_only: bool,
+    /// Bumped on every change; a note carries an entry whose version it has not told.
+    pub version: u64,
+    #[serde(default)]
+    pub noted: u64,
+}
+
+impl Entry {
+    /// The artifact as the parent sees it; `inline_left` is what may still come inline.
+    pub fn view(&self, inline_left: &mut usize) -> ArtifactView {
+        ArtifactView {
+            artifact_id: self.artifact_id.clone(),
+            name: self.name.clone(),
+            description: self.description.clone(),
+            metadata: self.metadata.clone(),
+            parts: self
+                .parts
+                .iter()
+                .map(|p| inline_within(&p.view, inline_left))
+                .collect(),
+            complete: self.complete,
+            truncated: self.truncated,
+        }
+    }
+
+    fn same_content(&self, parts: &[StoredPart]) -> bool {
+        let content = |p: &StoredPart| (p.view.sha256.clone(), p.view.url.clone(), p.view.flag);
+        self.parts.len() == parts.len()
+            && self.parts.iter().map(content).eq(parts.iter().map(content))
+    }
+}
+
+fn keys(parts: &[StoredPart]) -> Vec<String> {
+    parts.iter().filter_map(|p| p.key.clone()).collect()
+}
+
+/// Keys of `old` parts that `kept` does not list (the same content may be stored under
+/// one key for both).
+fn replaced(old: Vec<StoredPart>, kept: &[StoredPart]) -> Vec<String> {
+    old.into_iter()
+        .filter_map(|p| p.key)
+        .filter(|key| !kept.iter().any(|k| k.key.as_deref() == Some(key)))
+        .collect()
+}
+
+fn any_truncated(parts: &[StoredPart]) -> bool {
+    parts
+        .iter()
+        .any(|p| p.view.flag == Some(PartFlag::Truncated))
+}
+
+/// A part's inline text or data, kept only while the budget lasts.
+fn inline_within(part: &PartView, left: &mut usize) -> PartView {
+    let mut part = part.clone();
+    let size = part.text.as_ref().map(String::len).unwrap_or_default()
+        + part.data.as_ref().map_or(0, |d| d.to_string().len());
+    if size > *left {
+        part.text = None;
+        part.data = None;
+    } else {
+        *left -= size;
+    }
+    part
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub artifacts: Vec<Entry>,
+    /// Bytes stored for the stand-in so far, against `Bounds::max_bytes`.
+    #[serde(default)]
+    pub stored_bytes: u64,
+}
+
+impl Manifest {
+    pub fn bytes_left(&self, bounds: Bounds) -> u64 {
+        bounds.max_bytes.saturating_sub(self.stored_bytes)
+    }
+
+    /// Keys of stored parts by content, so content stored again is not kept twice.
+    pub fn stored_by_digest(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.artifacts.iter().flat_map(|e| {
+            e.parts
+                .iter()
+                .filter_map(|p| Some((p.view.sha256.as_deref()?, p.key.as_deref()?)))
+        })
+    }
+
+    /// A streamed update: `append` adds its parts to the artifact of the same id, else
+    /// it replaces (or adds) the artifact; `last_chunk` says it is whole. Returns the
+    /// keys of stored parts no longer kept (the caller deletes them).
+    pub fn update(
+        &mut self,
+        seen: Seen,
+        append: bool,
+        last_chunk: bool,
+        bounds: Bounds,
+    ) -> Vec<String> {
+        let Some(entry) = self.entry(&seen.id, bounds) else {
+            return keys(&seen.parts);
+        };
+        entry.name = seen.name.or(entry.name.take());
+        entry.description = seen.description.or(entry.description.take());
+        entry.metadata = seen.metadata.or(entry.metadata.take());
+        let gone = if entry.listed_only {
+            keys(&seen.parts)
+        } else if append {
+            entry.parts.extend(seen.parts);
+            Vec::new()
+        } else {
+            replaced(
+                std::mem::replace(&mut entry.parts, seen.parts),
+                &entry.parts,
+            )
+        };
+        entry.complete = last_chunk;
+        entry.truncated = entry.listed_only || any_truncated(&entry.parts);
+        entry.version += 1;
+        self.recount();
+        gone
+    }
+
+    /// A whole task's artifacts, the agent's own account: each replaces what streamed
+    /// under its id when its content differs, and is whole. Artifacts the task no longer
+    /// lists stay (nothing the parent was told is taken back). Returns the keys of
+    /// stored parts no longer kept.
+    pub fn reconcile(&mut self, task: Vec<Seen>, bounds: Bounds) -> Vec<String> {
+        let mut gone = Vec::new();
+        for seen in task {
+            let Some(entry) = self.entry(&seen.id, bounds) else {
+                gone.extend(keys(&seen.parts));
+                continue;
+            };
+            if entry.listed_only {
+                gone.extend(keys(&seen.parts));
+                if !entry.complete {
+                    entry.complete = true;
+                    entry.version += 1;
+                }
+                continue;
+            }
+            if entry.complete && entry.same_content(&seen.parts) {
+                // Stored again by this read: the earlier copy is the one listed.
+                gone.extend(replaced(seen.parts, &entry.parts));
+                continue;
+            }
+            entry.name = seen.name;
+            entry.description = seen.description;
+            entry.metadata = seen.metadata;
+            gone.extend(replaced(
+                std::mem::replace(&mut entry.parts, seen.parts),
+                &entry.parts,
+            ));
+            entry.complete = true;
+            entry.truncated = any_truncated(&entry.parts);
+            entry.version += 1;
+        }
+        self.recount();
+        gone
+    }
+
+    /// The entry for `id`, added when new; past `max_count` a new one is listed without
+    /// parts, truncated; past `LISTED_PER_KEPT` times that, not at all.
+    fn entry(&mut self, id: &str, bounds: Bounds) -> Option<&mut Entry> {
+        if let Some(at) = self.artifacts.iter().position(|e| e.artifact_id == id) {
+            return self.artifacts.get_mut(at);
+        }
+        let count = self.artifacts.len();
+        if count >= bounds.max_count.saturating_mul(LISTED_PER_KEPT) {
+            tracing::warn!(artifact_id = id, "past the artifacts listed; not recorded");
+            return None;
+        }
+        self.artifacts.push(Entry {
+            artifact_id: id.to_owned(),
+            name: None,
+            description: None,
+            metadata: None,
+            parts: Vec::new(),
+            complete: false,
+            truncated: count >= bounds.max_count,
+            listed_only: count >= bounds.max_count,
+            version: 0,
+            noted: 0,
+        });
+        self.artifacts.last_mut()
+    }
+
+    /// Stored parts no longer listed stop counting against the bound.
+    fn recount(&mut self) {
+        self.stored_bytes = self
+            .artifacts
+            .iter()
+            .flat_map(|e| e.parts.iter())
+            .filter(|p| p.key.is_some())
+            .filter_map(|p| p.view.size)
+            .sum();
+    }
+
+    /// What the next note carries: the artifacts whole (or truncated) and changed since
+    /// a note last told of them, or, on the final note, every artifact; and the (id,
+    /// version) pairs to mark told once it is written. Text and data come inline within
+    /// `NOTE_INLINE_BYTES` in all.
+    pub fn for_note(&self, is_final: bool) -> (Vec<ArtifactView>, Vec<(String, u64)>) {
+        let mut left = NOTE_INLINE_BYTES;
+        self.artifacts
+            .iter()
+            .filter(|e| is_final || (e.complete || e.truncated) && e.version > e.noted)
+            .map(|e| (e.view(&mut left), (e.artifact_id.clone(), e.version)))
+            .unzip()
+    }
+
+    /// A note told of these versions.
+    pub fn noted(&mut self, told: &[(String, u64)]) {
+        for entry in &mut self.artifacts {
+            if let Some((_, version)) = told.iter().find(|(id, _)| *id == entry.artifact_id) {
+                entry.noted = entry.noted.max(*version);
+            }
+        }
+    }
+
+    /// Every artifact as the parent sees it (the API's answer).
+    pub fn views(&self) -> Vec<ArtifactView> {
+        let mut unlimited = usize::MAX;
+        self.artifacts
+            .iter()
+            .map(|e| e.view(&mut unlimited))
+            .collect()
+    }
+
+    pub fn get(&self, artifact_id: &str) -> Option<&Entry> {
+        self.artifacts.iter().find(|e| e.artifact_id == artifact_id)
+    }
+}

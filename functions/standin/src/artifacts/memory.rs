@@ -1,0 +1,169 @@
+//! Blobs in memory, for the library's tests: what was stored, and the largest part any
+//! one call was handed (to show content streams rather than sits whole).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use futures_util::future::BoxFuture;
+
+use super::blobs::{BlobError, Blobs, MIN_PART_BYTES, Upload, Versioned};
+
+#[derive(Default)]
+pub struct MemoryBlobs {
+    objects: Mutex<HashMap<String, (Vec<u8>, u64)>>,
+    uploads: Mutex<HashMap<String, Vec<Vec<u8>>>>,
+    largest_call: Mutex<usize>,
+    next: Mutex<u64>,
+    /// Set by a test: every call fails, as S3 down would.
+    pub down: std::sync::atomic::AtomicBool,
+}
+
+impl MemoryBlobs {
+    pub fn object(&self, key: &str) -> Option<Vec<u8>> {
+        self.lock().get(key).map(|(b, _)| b.clone())
+    }
+
+    pub fn keys(&self) -> Vec<String> {
+        let mut keys: Vec<String> = self.lock().keys().cloned().collect();
+        keys.sort();
+        keys
+    }
+
+    pub fn open_uploads(&self) -> usize {
+        self.uploads.lock().map(|u| u.len()).unwrap_or_default()
+    }
+
+    /// The most bytes one call handed over.
+    pub fn largest_call(&self) -> usize {
+        self.largest_call.lock().map(|l| *l).unwrap_or_default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Vec<u8>, u64)>> {
+        self.objects.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn check(&self, bytes: usize) -> Result<(), BlobError> {
+        if self.down.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(BlobError::Unavailable("down".into()));
+        }
+        if let Ok(mut largest) = self.largest_call.lock() {
+            *largest = (*largest).max(bytes);
+        }
+        Ok(())
+    }
+
+    fn version(&self) -> u64 {
+        let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
+        *next += 1;
+        *next
+    }
+}
+
+impl Blobs for MemoryBlobs {
+    fn put(&self, key: &str, bytes: Vec<u8>) -> BoxFuture<'_, Result<(), BlobError>> {
+        let result = self.check(bytes.len()).map(|()| {
+            let version = self.version();
+            self.lock().insert(key.to_owned(), (bytes, version));
+        });
+        Box::pin(async move { result })
+    }
+
+    fn put_if(
+        &self,
+        key: &str,
+        bytes: Vec<u8>,
+        etag: Option<&str>,
+    ) -> BoxFuture<'_, Result<(), BlobError>> {
+        let result = self.check(bytes.len()).and_then(|()| {
+            let version = self.version();
+            let mut objects = self.lock();
+            let current = objects.get(key).map(|(_, v)| v.to_string());
+            if current.as_deref() != etag {
+                return Err(BlobError::Conflict);
+            }
+            objects.insert(key.to_owned(), (bytes, version));
+            Ok(())
+        });
+        Box::pin(async move { result })
+    }
+
+    fn get(&self, key: &str) -> BoxFuture<'_, Result<Option<Versioned>, BlobError>> {
+        let result = self.check(0).map(|()| {
+            self.lock().get(key).map(|(bytes, version)| Versioned {
+                bytes: bytes.clone(),
+                etag: Some(version.to_string()),
+            })
+        });
+        Box::pin(async move { result })
+    }
+
+    fn delete(&self, key: &str) -> BoxFuture<'_, Result<(), BlobError>> {
+        let result = self.check(0).map(|()| {
+            self.lock().remove(key);
+        });
+        Box::pin(async move { result })
+    }
+
+    fn start(&self, key: &str) -> BoxFuture<'_, Result<Upload, BlobError>> {
+        let result = self.check(0).map(|()| {
+            let id = self.version().to_string();
+            if let Ok(mut uploads) = self.uploads.lock() {
+                uploads.insert(id.clone(), Vec::new());
+            }
+            Upload {
+                key: key.to_owned(),
+                id,
+                parts: Vec::new(),
+            }
+        });
+        Box::pin(async move { result })
+    }
+
+    fn part<'a>(
+        &'a self,
+        upload: &'a mut Upload,
+        bytes: Vec<u8>,
+    ) -> BoxFuture<'a, Result<(), BlobError>> {
+        let result = self.check(bytes.len()).and_then(|()| {
+            let mut uploads = self.uploads.lock().unwrap_or_else(|e| e.into_inner());
+            let parts = uploads
+                .get_mut(&upload.id)
+                .ok_or_else(|| BlobError::Unavailable("no such upload".into()))?;
+            if parts.last().is_some_and(|last| last.len() < MIN_PART_BYTES) {
+                return Err(BlobError::Unavailable("EntityTooSmall".into()));
+            }
+            parts.push(bytes);
+            let n = i32::try_from(parts.len()).unwrap_or(i32::MAX);
+            upload.parts.push((n, format!("etag-{n}")));
+            Ok(())
+        });
+        Box::pin(async move { result })
+    }
+
+    fn complete(&self, upload: Upload) -> BoxFuture<'_, Result<(), BlobError>> {
+        let result = self.check(0).and_then(|()| {
+            let parts = self
+                .uploads
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .remove(&upload.id)
+                .ok_or_else(|| BlobError::Unavailable("no such upload".into()))?;
+            let version = self.version();
+            self.lock().insert(upload.key, (parts.concat(), version));
+            Ok(())
+        });
+        Box::pin(async move { result })
+    }
+
+    fn abort(&self, upload: Upload) -> BoxFuture<'_, Result<(), BlobError>> {
+        if let Ok(mut uploads) = self.uploads.lock() {
+            uploads.remove(&upload.id);
+        }
+        Box::pin(async { Ok(()) })
+    }
+
+    fn link(&self, key: &str, seconds: u64) -> BoxFuture<'_, Result<String, BlobError>> {
+        let link = format!("memory://{key}?expires={seconds}");
+        Box::pin(async move { Ok(link) })
+    }
+}

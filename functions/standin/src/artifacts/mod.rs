@@ -1,0 +1,27 @@
+//! What the sub-task produced: the agent's artifacts, collected as its answers arrive,
+//! their bytes stored, and told to the parent in the notes.
+//!
+//! - `manifest`: the stand-in's record of its artifacts (pure: merges, bounds, what a
+//!   note carries).
+//! - `blobs`: where bytes and manifests are kept (a port), `s3` and `memory` adapters.
+//! - `sink`: content stored as it arrives, checked by `guard` for echoes of our secrets.
+//! - `desk`: one invocation's artifacts, folded into the manifest.
+//! - `collect`: an agent whose answers' artifacts reach the desk.
+//! - `rows`: the row store whose notes carry them.
+
+pub mod blobs;
+pub mod collect;
+pub mod desk;
+pub mod guard;
+pub mod manifest;
+pub mod memory;
+pub mod rows;
+pub mod s3;
+pub mod sink;
+
+pub use blobs::{BlobError, Blobs};
+pub use collect::Collecting;
+pub use desk::Desk;
+pub use manifest::{Bounds, Manifest};
+pub use rows::WithArtifacts;
+pub use sink::{HeldSecrets, Ours};

@@ -1,0 +1,144 @@
+//! The row store, with the artifacts a note carries: before a note is written the desk
+//! folds in what the calls saw, and the note carries the artifacts completed since the
+//! last one (the final note, all of them); once written, the manifest records it.
+//! Every other write passes through unchanged.
+
+use std::sync::Arc;
+
+use super::desk::Desk;
+use crate::outbox::ParentNote;
+use crate::row::{Applied, Closed, Drained, Guard, Row, RowStore, StoreError, WakeEvent, Watch};
+use crate::state::RemoteOut;
+
+pub struct WithArtifacts<'a, S> {
+    inner: &'a S,
+    desk: Option<Arc<Desk>>,
+}
+
+impl<'a, S: RowStore> WithArtifacts<'a, S> {
+    /// Without a desk (no bucket configured) it is the store itself.
+    pub fn new(inner: &'a S, desk: Option<Arc<Desk>>) -> Self {
+        Self { inner, desk }
+    }
+
+    /// `out` with the artifacts its note carries, and the (id, version) pairs that
+    /// will be marked told once it is written.
+    async fn carrying(&self, out: &RemoteOut) -> (RemoteOut, Vec<(String, u64)>) {
+        let mut out = out.clone();
+        let Some(desk) = &self.desk else {
+            return (out, Vec::new());
+        };
+        match desk.save().await {
+            Ok(manifest) => {
+                let (views, told) = manifest.for_note(out.is_final);
+                out.artifacts = views;
+                (out, told)
+            }
+            Err(err) => {
+                tracing::error!(error = %err, "artifacts not recorded; the note goes without them");
+                (out, Vec::new())
+            }
+        }
+    }
+
+    async fn told(&self, told: Vec<(String, u64)>) {
+        if let Some(desk) = &self.desk
+            && !told.is_empty()
+            && let Err(err) = desk.noted(told).await
+        {
+            tracing::error!(error = %err, "artifacts told but not marked; the next note repeats them");
+        }
+    }
+}
+
+impl<S: RowStore> RowStore for WithArtifacts<'_, S> {
+    async fn create(&self, row: &Row) -> Result<Row, StoreError> {
+        self.inner.create(row).await
+    }
+    async fn get(&self, task_id: &str) -> Result<Option<Row>, StoreError> {
+        self.inner.get(task_id).await
+    }
+    async fn list(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<(Vec<Row>, Option<String>), StoreError> {
+        self.inner.list(after, limit).await
+    }
+    async fn record(
+        &self,
+        task_id: &str,
+        event: &WakeEvent,
+        guard: &Guard,
+    ) -> Result<Row, StoreError> {
+        self.inner.record(task_id, event, guard).await
+    }
+    async fn park(&self, task_id: &str, park: u64, token: &str) -> Result<Row, StoreError> {
+        self.inner.park(task_id, park, token).await
+    }
+    async fn wake(&self, task_id: &str, park: u64) -> Result<Row, StoreError> {
+        self.inner.wake(task_id, park).await
+    }
+    async fn roll(
+        &self,
+        task_id: &str,
+        park: u64,
+        to: u32,
+        lease: &str,
+        previous: Option<&str>,
+    ) -> Result<Row, StoreError> {
+        self.inner.roll(task_id, park, to, lease, previous).await
+    }
+    async fn drain(&self, task_id: &str, park: u64) -> Result<Drained, StoreError> {
+        self.inner.drain(task_id, park).await
+    }
+    async fn apply(
+        &self,
+        task_id: &str,
+        out: &RemoteOut,
+        guard: &Guard,
+    ) -> Result<Applied, StoreError> {
+        let (out, told) = self.carrying(out).await;
+        let applied = self.inner.apply(task_id, &out, guard).await?;
+        if matches!(applied, Applied::Changed { .. }) {
+            self.told(told).await;
+        }
+        Ok(applied)
+    }
+    async fn set_remote(
+        &self,
+        task_id: &str,
+        remote_task_id: &str,
+        context_id: Option<&str>,
+    ) -> Result<Row, StoreError> {
+        self.inner
+            .set_remote(task_id, remote_task_id, context_id)
+            .await
+    }
+    async fn set_watch(&self, task_id: &str, watch: &Watch) -> Result<Row, StoreError> {
+        self.inner.set_watch(task_id, watch).await
+    }
+    async fn close(
+        &self,
+        task_id: &str,
+        final_note: Option<&RemoteOut>,
+    ) -> Result<Closed, StoreError> {
+        let Some(note) = final_note else {
+            return self.inner.close(task_id, None).await;
+        };
+        let (note, told) = self.carrying(note).await;
+        let closed = self.inner.close(task_id, Some(&note)).await?;
+        if closed.seq.is_some() {
+            self.told(told).await;
+        }
+        Ok(closed)
+    }
+    async fn notes(
+        &self,
+        task_id: &str,
+        after: u64,
+        limit: u32,
+    ) -> Result<Vec<ParentNote>, StoreError> {
+        self.inner.notes(task_id, after, limit).await
+    }
+}

@@ -1,0 +1,232 @@
+//! Blobs in the stack's artifacts bucket (S3): parts by multipart upload as they arrive,
+//! the manifest by conditional writes (`If-Match`, `If-None-Match`), links presigned.
+
+use std::time::Duration;
+
+use aws_sdk_s3::Client;
+use aws_sdk_s3::error::ProvideErrorMetadata;
+use aws_sdk_s3::presigning::PresigningConfig;
+use aws_sdk_s3::primitives::ByteStream;
+use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
+use futures_util::future::BoxFuture;
+
+use super::blobs::{BlobError, Blobs, Upload, Versioned};
+
+pub struct S3Blobs {
+    s3: Client,
+    bucket: String,
+}
+
+impl S3Blobs {
+    pub fn new(s3: Client, bucket: impl Into<String>) -> Self {
+        Self {
+            s3,
+            bucket: bucket.into(),
+        }
+    }
+}
+
+fn unavailable<E: ProvideErrorMetadata + std::fmt::Debug>(
+    what: &str,
+) -> impl FnOnce(aws_sdk_s3::error::SdkError<E>) -> BlobError + '_ {
+    move |err| {
+        let code = err.code().unwrap_or("no code").to_owned();
+        let message = err.message().unwrap_or_default().to_owned();
+        BlobError::Unavailable(format!("S3 {what}: {code} {message}"))
+    }
+}
+
+impl Blobs for S3Blobs {
+    fn put(&self, key: &str, bytes: Vec<u8>) -> BoxFuture<'_, Result<(), BlobError>> {
+        let key = key.to_owned();
+        Box::pin(async move {
+            self.s3
+                .put_object()
+                .bucket(&self.bucket)
+                .key(key)
+                .body(ByteStream::from(bytes))
+                .send()
+                .await
+                .map_err(unavailable("PutObject"))?;
+            Ok(())
+        })
+    }
+
+    fn put_if(
+        &self,
+        key: &str,
+        bytes: Vec<u8>,
+        etag: Option<&str>,
+    ) -> BoxFuture<'_, Result<(), BlobError>> {
+        let key = key.to_owned();
+        let etag = etag.map(str::to_owned);
+        Box::pin(async move {
+            let request = self
+                .s3
+                .put_object()
+                .bucket(&self.bucket)
+                .key(key)
+                .content_type("application/json")
+                .body(ByteStream::from(bytes));
+            let request = match etag {
+                Some(etag) => request.if_match(etag),
+                None => request.if_none_match("*"),
+            };
+            match request.send().await {
+                Ok(_) => Ok(()),
+                Err(err)
+                    if matches!(
+                        err.code(),
+                        Some("PreconditionFailed" | "ConditionalRequestConflict")
+                    ) || err
+                        .raw_response()
+                        .is_some_and(|r| matches!(r.status().as_u16(), 409 | 412)) =>
+                {
+                    Err(BlobError::Conflict)
+                }
+                Err(err) => Err(unavailable("PutObject")(err)),
+            }
+        })
+    }
+
+    fn get(&self, key: &str) -> BoxFuture<'_, Result<Option<Versioned>, BlobError>> {
+        let key = key.to_owned();
+        Box::pin(async move {
+            let object = match self
+                .s3
+                .get_object()
+                .bucket(&self.bucket)
+                .key(key)
+                .send()
+                .await
+            {
+                Ok(object) => object,
+                Err(err) if err.code() == Some("NoSuchKey") => return Ok(None),
+                Err(err) => return Err(unavailable("GetObject")(err)),
+            };
+            let etag = object.e_tag().map(str::to_owned);
+            let bytes = object
+                .body
+                .collect()
+                .await
+                .map_err(|e| BlobError::Unavailable(format!("S3 GetObject body: {e}")))?
+                .to_vec();
+            Ok(Some(Versioned { bytes, etag }))
+        })
+    }
+
+    fn delete(&self, key: &str) -> BoxFuture<'_, Result<(), BlobError>> {
+        let key = key.to_owned();
+        Box::pin(async move {
+            self.s3
+                .delete_object()
+                .bucket(&self.bucket)
+                .key(key)
+                .send()
+                .await
+                .map_err(unavailable("DeleteObject"))?;
+            Ok(())
+        })
+    }
+
+    fn start(&self, key: &str) -> BoxFuture<'_, Result<Upload, BlobError>> {
+        let key = key.to_owned();
+        Box::pin(async move {
+            let started = self
+                .s3
+                .create_multipart_upload()
+                .bucket(&self.bucket)
+                .key(&key)
+                .send()
+                .await
+                .map_err(unavailable("CreateMultipartUpload"))?;
+            let id = started
+                .upload_id()
+                .ok_or_else(|| BlobError::Unavailable("S3 gave no upload id".into()))?;
+            Ok(Upload {
+                key,
+                id: id.to_owned(),
+                parts: Vec::new(),
+            })
+        })
+    }
+
+    fn part<'a>(
+        &'a self,
+        upload: &'a mut Upload,
+        bytes: Vec<u8>,
+    ) -> BoxFuture<'a, Result<(), BlobError>> {
+        Box::pin(async move {
+            let number = i32::try_from(upload.parts.len() + 1).unwrap_or(i32::MAX);
+            let part = self
+                .s3
+                .upload_part()
+                .bucket(&self.bucket)
+                .key(&upload.key)
+                .upload_id(&upload.id)
+                .part_number(number)
+                .body(ByteStream::from(bytes))
+                .send()
+                .await
+                .map_err(unavailable("UploadPart"))?;
+            let etag = part.e_tag().unwrap_or_default().to_owned();
+            upload.parts.push((number, etag));
+            Ok(())
+        })
+    }
+
+    fn complete(&self, upload: Upload) -> BoxFuture<'_, Result<(), BlobError>> {
+        Box::pin(async move {
+            let parts = upload
+                .parts
+                .iter()
+                .map(|(n, etag)| CompletedPart::builder().part_number(*n).e_tag(etag).build())
+                .collect();
+            self.s3
+                .complete_multipart_upload()
+                .bucket(&self.bucket)
+                .key(&upload.key)
+                .upload_id(&upload.id)
+                .multipart_upload(
+                    CompletedMultipartUpload::builder()
+                        .set_parts(Some(parts))
+                        .build(),
+                )
+                .send()
+                .await
+                .map_err(unavailable("CompleteMultipartUpload"))?;
+            Ok(())
+        })
+    }
+
+    fn abort(&self, upload: Upload) -> BoxFuture<'_, Result<(), BlobError>> {
+        Box::pin(async move {
+            self.s3
+                .abort_multipart_upload()
+                .bucket(&self.bucket)
+                .key(&upload.key)
+                .upload_id(&upload.id)
+                .send()
+                .await
+                .map_err(unavailable("AbortMultipartUpload"))?;
+            Ok(())
+        })
+    }
+
+    fn link(&self, key: &str, seconds: u64) -> BoxFuture<'_, Result<String, BlobError>> {
+        let key = key.to_owned();
+        Box::pin(async move {
+            let config = PresigningConfig::expires_in(Duration::from_secs(seconds))
+                .map_err(|e| BlobError::Unavailable(format!("presigning: {e}")))?;
+            let request = self
+                .s3
+                .get_object()
+                .bucket(&self.bucket)
+                .key(key)
+                .presigned(config)
+                .await
+                .map_err(unavailable("presigned GetObject"))?;
+            Ok(request.uri().to_owned())
+        })
+    }
+}

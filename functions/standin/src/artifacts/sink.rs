@@ -1,0 +1,336 @@
+//! One stand-in's part storage: content handed over as it arrives (the remote crate's
+//! `ContentSink`) goes up in parts of `PART_BYTES`, checked for echoes of our secrets,
+//! hashed as stored, and bounded by what the stand-in may still keep.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+use sha2::{Digest, Sha256};
+use tokio::sync::Mutex;
+
+use super::blobs::{BlobError, Blobs, MIN_PART_BYTES, Upload};
+use super::desk::{load, parts_prefix};
+use super::guard::EchoGuard;
+use super::manifest::{Bounds, Manifest};
+use crate::push::TokenDigest;
+
+/// What of ours must not be stored: the push token (by its digest) and the credentials
+/// the process holds.
+#[derive(Clone, Default)]
+pub struct Ours {
+    pub token: Option<TokenDigest>,
+    pub held: Option<Arc<dyn HeldSecrets>>,
+}
+use standin_remote::{ContentSink, Spilled};
+use standin_wire::PartFlag;
+
+/// Bytes held before a part goes up: S3's least part size, plus what the guard holds
+/// back. What a function holds of one artifact at a time.
+pub const PART_BYTES: usize = MIN_PART_BYTES;
+
+/// Where a part's bytes went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stored {
+    /// None when nothing is stored (unreadable, or storage failed).
+    pub key: Option<String>,
+    pub size: u64,
+    pub sha256: String,
+    pub flag: Option<PartFlag>,
+}
+
+struct Open {
+    spill: String,
+    /// Built when the part opens, from the credentials held then (the call that brings
+    /// the part has read them).
+    guard: EchoGuard,
+    key: String,
+    held: Vec<u8>,
+    upload: Option<Upload>,
+    sha: Sha256,
+    size: u64,
+    flag: Option<PartFlag>,
+    failed: bool,
+}
+
+struct State {
+    open: Option<Open>,
+    done: HashMap<String, Stored>,
+    bytes_left: u64,
+    /// Stored content by SHA-256: the same content read again is not stored twice.
+    known: HashMap<String, String>,
+    next: u64,
+}
+
+impl State {
+    fn empty() -> Self {
+        Self {
+            open: None,
+            done: HashMap::new(),
+            bytes_left: 0,
+            known: HashMap::new(),
+            next: 0,
+        }
+    }
+}
+
+/// The credential values a process holds, for the guard.
+pub trait HeldSecrets: Send + Sync {
+    fn held(&self) -> BoxFuture<'_, Vec<String>>;
+}
+
+impl HeldSecrets for crate::auth::Keyring {
+    fn held(&self) -> BoxFuture<'_, Vec<String>> {
+        Box::pin(self.held_values())
+    }
+}
+
+pub struct PartSink {
+    blobs: Arc<dyn Blobs>,
+    task_id: String,
+    bounds: Bounds,
+    token: Option<TokenDigest>,
+    held: Option<Arc<dyn HeldSecrets>>,
+    /// Read from the manifest when the first part arrives: a call that brings no
+    /// artifact costs no read.
+    state: Mutex<Option<State>>,
+}
+
+fn hex(digest: &[u8]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+impl PartSink {
+    /// Stand-in `task_id`'s parts, within `bounds`.
+    pub fn new(blobs: Arc<dyn Blobs>, task_id: &str, bounds: Bounds, secrets: Ours) -> Self {
+        Self {
+            blobs,
+            task_id: task_id.to_owned(),
+            bounds,
+            token: secrets.token,
+            held: secrets.held,
+            state: Mutex::new(None),
+        }
+    }
+
+    /// What is stored already and what may still be, from the manifest.
+    async fn state(&self) -> tokio::sync::MappedMutexGuard<'_, State> {
+        let mut state = self.state.lock().await;
+        if state.is_none() {
+            let manifest = match load(self.blobs.as_ref(), &self.task_id).await {
+                Ok((manifest, _)) => manifest,
+                Err(err) => {
+                    tracing::error!(error = %err, "manifest unreadable; storing within the whole bound");
+                    Manifest::default()
+                }
+            };
+            *state = Some(State {
+                open: None,
+                done: HashMap::new(),
+                bytes_left: manifest.bytes_left(self.bounds),
+                known: manifest
+                    .stored_by_digest()
+                    .map(|(sha, key)| (sha.to_owned(), key.to_owned()))
+                    .collect(),
+                next: 0,
+            });
+        }
+        tokio::sync::MutexGuard::map(state, |s| s.get_or_insert_with(State::empty))
+    }
+
+    /// Where the content handed over as `spill` went (None: never closed).
+    pub async fn stored(&self, spill: &str) -> Option<Stored> {
+        self.state().await.done.get(spill).cloned()
+    }
+
+    /// Content that came whole (a small part): stored the same way.
+    pub async fn store_whole(&self, bytes: Vec<u8>) -> Stored {
+        let mut state = self.state().await;
+        let spill = format!("whole-{}", state.next);
+        let mut open = self.open(&mut state, spill).await;
+        self.take_bytes(&mut state, &mut open, bytes).await;
+        self.close(&mut state, open, true).await
+    }
+
+    async fn open(&self, state: &mut State, spill: String) -> Open {
+        let held = match &self.held {
+            Some(held) => held.held().await,
+            None => Vec::new(),
+        };
+        state.next += 1;
+        let mut nonce = [0u8; 8];
+        rand::Rng::fill_bytes(&mut rand::rng(), &mut nonce);
+        // Unique across invocations (two may store for one stand-in at once).
+        let key = format!(
+            "{}{}-{}",
+            parts_prefix(&self.task_id),
+            hex(&nonce),
+            state.next
+        );
+        Open {
+            spill,
+            guard: EchoGuard::new(self.token.clone(), held),
+            key,
+            held: Vec::new(),
+            upload: None,
+            sha: Sha256::new(),
+            size: 0,
+            flag: None,
+            failed: false,
+        }
+    }
+
+    async fn take_bytes(&self, state: &mut State, open: &mut Open, bytes: Vec<u8>) {
+        let room = usize::try_from(state.bytes_left).unwrap_or(usize::MAX);
+        let fits = bytes.len().min(room);
+        if fits < bytes.len() {
+            open.flag = Some(PartFlag::Truncated);
+        }
+        state.bytes_left -= fits as u64;
+        open.held.extend_from_slice(&bytes[..fits]);
+        let hold = open.guard.hold();
+        if open.held.len() >= PART_BYTES + hold {
+            let rest = open.held.split_off(open.held.len() - hold);
+            let mut part = std::mem::replace(&mut open.held, rest);
+            // The held tail was checked with what follows it; checked again next time.
+            let mut checked = part.clone();
+            checked.extend_from_slice(&open.held);
+            if open.guard.redact(&mut checked) {
+                open.flag.get_or_insert(PartFlag::Redacted);
+                let (head, tail) = checked.split_at(part.len());
+                part.copy_from_slice(head);
+                open.held.copy_from_slice(tail);
+            }
+            self.upload_part(open, part).await;
+        }
+    }
+
+    async fn upload_part(&self, open: &mut Open, part: Vec<u8>) {
+        if open.failed {
+            return;
+        }
+        open.sha.update(&part);
+        open.size += part.len() as u64;
+        if open.upload.is_none() {
+            match self.blobs.start(&open.key).await {
+                Ok(upload) => open.upload = Some(upload),
+                Err(err) => return self.fail(open, &err).await,
+            }
+        }
+        let Some(upload) = open.upload.as_mut() else {
+            return;
+        };
+        if let Err(err) = self.blobs.part(upload, part).await {
+            self.fail(open, &err).await;
+        }
+    }
+
+    async fn fail(&self, open: &mut Open, err: &BlobError) {
+        tracing::error!(error = %err, "an artifact part was not stored");
+        open.failed = true;
+        if let Some(upload) = open.upload.take() {
+            let _ = self.blobs.abort(upload).await;
+        }
+    }
+
+    async fn close(&self, state: &mut State, mut open: Open, valid: bool) -> Stored {
+        let mut last = std::mem::take(&mut open.held);
+        if open.guard.redact(&mut last) {
+            open.flag.get_or_insert(PartFlag::Redacted);
+        }
+        if !valid {
+            open.flag = Some(PartFlag::Unreadable);
+        }
+        open.sha.update(&last);
+        open.size += last.len() as u64;
+        let sha256 = hex(&open.sha.clone().finalize());
+        let stored_before = state.known.get(&sha256).cloned();
+        if open.failed || !valid {
+            if let Some(upload) = open.upload.take() {
+                let _ = self.blobs.abort(upload).await;
+            }
+            open.failed = true;
+        }
+        let key = match (open.upload.take(), &stored_before) {
+            _ if open.failed => None,
+            (Some(upload), Some(_)) => {
+                let _ = self.blobs.abort(upload).await;
+                stored_before.clone()
+            }
+            (None, Some(_)) => stored_before.clone(),
+            (None, None) => match self.blobs.put(&open.key, last).await {
+                Ok(()) => Some(open.key.clone()),
+                Err(err) => {
+                    self.fail(&mut open, &err).await;
+                    None
+                }
+            },
+            (Some(mut upload), None) => {
+                let mut done = Ok(());
+                if !last.is_empty() {
+                    done = self.blobs.part(&mut upload, last).await;
+                }
+                let done = match done {
+                    Ok(()) => self.blobs.complete(upload).await,
+                    Err(err) => {
+                        let _ = self.blobs.abort(upload).await;
+                        Err(err)
+                    }
+                };
+                match done {
+                    Ok(()) => Some(open.key.clone()),
+                    Err(err) => {
+                        self.fail(&mut open, &err).await;
+                        None
+                    }
+                }
+            }
+        };
+        if key.is_none() || key == stored_before {
+            // Nothing new stored (content stored earlier, or none at all): this copy
+            // spends nothing of the bound.
+            state.bytes_left += open.size;
+        }
+        if let Some(key) = &key {
+            state.known.insert(sha256.clone(), key.clone());
+        }
+        let flag = match (&key, open.flag) {
+            (None, None) => Some(PartFlag::NotStored),
+            (_, flag) => flag,
+        };
+        let stored = Stored {
+            key,
+            size: open.size,
+            sha256,
+            flag,
+        };
+        state.done.insert(open.spill, stored.clone());
+        stored
+    }
+}
+
+impl ContentSink for PartSink {
+    fn take(&self, spilled: Spilled) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            let mut state = self.state().await;
+            match spilled {
+                Spilled::Opened { spill, .. } => {
+                    let open = self.open(&mut state, spill).await;
+                    state.open = Some(open);
+                }
+                Spilled::Bytes { spill, bytes } => {
+                    let Some(mut open) = state.open.take().filter(|o| o.spill == spill) else {
+                        return;
+                    };
+                    self.take_bytes(&mut state, &mut open, bytes).await;
+                    state.open = Some(open);
+                }
+                Spilled::Closed { spill, valid } => {
+                    if let Some(open) = state.open.take().filter(|o| o.spill == spill) {
+                        self.close(&mut state, open, valid).await;
+                    }
+                }
+            }
+        })
+    }
+}

@@ -1,0 +1,390 @@
+//! Artifacts without AWS: parts stored as they arrive (memory blobs), the manifest's
+//! rules, and the notes that carry them through the steps with a scripted agent.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+use standin::agents::{AgentSpec, Updates};
+use standin::artifacts::manifest::{Seen, StoredPart};
+use standin::artifacts::memory::MemoryBlobs;
+use standin::artifacts::sink::{PART_BYTES, PartSink};
+use standin::artifacts::{Blobs, Bounds, Collecting, Desk, Manifest, Ours, WithArtifacts};
+use standin::push::PushToken;
+use standin::row::memory::MemoryStore;
+use standin::row::{Row, RowStore};
+use standin::steps::next::{IDLE_RECHECK_SECS, Pacing};
+use standin::steps::{self, Step};
+use standin_remote::fake::FakeAgent;
+use standin_remote::{
+    Artifact, ArtifactUpdate, Content, ContentKind, ContentSink, Part, Spilled, Status, Update,
+};
+use standin_wire::{PartFlag, PartKind, PartView, TaskState};
+
+const ID: &str = "sub-1";
+const REMOTE: &str = "r-1";
+
+fn sha(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn sink(blobs: &Arc<MemoryBlobs>, bounds: Bounds, ours: Ours) -> PartSink {
+    PartSink::new(blobs.clone() as Arc<dyn Blobs>, ID, bounds, ours)
+}
+
+/// Hands `content` over as a call would: opened, in `chunk`-byte pieces, closed.
+async fn spill(sink: &PartSink, name: &str, content: &[u8], chunk: usize) {
+    sink.take(Spilled::Opened {
+        spill: name.into(),
+        kind: ContentKind::File,
+    })
+    .await;
+    for piece in content.chunks(chunk) {
+        sink.take(Spilled::Bytes {
+            spill: name.into(),
+            bytes: piece.to_vec(),
+        })
+        .await;
+    }
+    sink.take(Spilled::Closed {
+        spill: name.into(),
+        valid: true,
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_twenty_megabyte_part_goes_up_in_parts_and_reads_back_byte_for_byte() {
+    let blobs = Arc::new(MemoryBlobs::default());
+    let sink = sink(&blobs, Bounds::default(), Ours::default());
+    let content: Vec<u8> = (0..20 * 1024 * 1024u32).map(|i| (i % 251) as u8).collect();
+    spill(&sink, "s1", &content, 64 * 1024).await;
+    let stored = sink.stored("s1").await.expect("closed");
+    assert_eq!(stored.flag, None);
+    assert_eq!(stored.size, content.len() as u64);
+    assert_eq!(stored.sha256, sha(&content));
+    let key = stored.key.expect("stored");
+    assert!(key.starts_with(&format!("{ID}/parts/")), "{key}");
+    assert_eq!(blobs.object(&key).expect("the object"), content);
+    assert!(
+        // A part, plus at most the chunk that filled it.
+        blobs.largest_call() <= PART_BYTES + 128 * 1024,
+        "{} bytes in one call: the part was held whole",
+        blobs.largest_call()
+    );
+    assert_eq!(blobs.open_uploads(), 0);
+}
+
+#[tokio::test]
+async fn past_the_bound_a_part_is_truncated_and_what_follows_is_not_kept() {
+    let blobs = Arc::new(MemoryBlobs::default());
+    let bounds = Bounds {
+        max_bytes: 1024 * 1024,
+        max_count: 10,
+    };
+    let sink = sink(&blobs, bounds, Ours::default());
+    spill(&sink, "big", &vec![1u8; 3 * 1024 * 1024], 100_000).await;
+    let big = sink.stored("big").await.unwrap();
+    assert_eq!(big.flag, Some(PartFlag::Truncated));
+    assert_eq!(big.size, 1024 * 1024);
+    assert_eq!(blobs.object(&big.key.unwrap()).unwrap().len(), 1024 * 1024);
+    spill(&sink, "next", b"more", 4).await;
+    let next = sink.stored("next").await.unwrap();
+    assert_eq!((next.flag, next.size), (Some(PartFlag::Truncated), 0));
+}
+
+#[tokio::test]
+async fn an_echo_of_the_push_token_or_a_credential_is_blanked_even_across_chunks() {
+    struct Held;
+    impl standin::artifacts::HeldSecrets for Held {
+        fn held(&self) -> futures_util::future::BoxFuture<'_, Vec<String>> {
+            Box::pin(async { vec!["api-key-0123456789".to_owned()] })
+        }
+    }
+    let token = PushToken::generate();
+    let blobs = Arc::new(MemoryBlobs::default());
+    let ours = Ours {
+        token: Some(token.digest()),
+        held: Some(Arc::new(Held)),
+    };
+    let sink = sink(&blobs, Bounds::default(), ours);
+    let text = format!(
+        "{}echo {} and api-key-0123456789 end",
+        "x ".repeat(PART_BYTES / 2 - 10),
+        token.expose()
+    );
+    // Chunks of 7 bytes: the token straddles a chunk, and a part boundary.
+    spill(&sink, "echo", text.as_bytes(), 7).await;
+    let stored = sink.stored("echo").await.unwrap();
+    assert_eq!(stored.flag, Some(PartFlag::Redacted));
+    let object = String::from_utf8(blobs.object(&stored.key.unwrap()).unwrap()).unwrap();
+    assert!(!object.contains(token.expose()));
+    assert!(!object.contains("api-key-0123456789"));
+    assert_eq!(object.len(), text.len());
+}
+
+#[tokio::test]
+async fn content_read_again_is_stored_once() {
+    let blobs = Arc::new(MemoryBlobs::default());
+    let sink = sink(&blobs, Bounds::default(), Ours::default());
+    let content = vec![9u8; PART_BYTES + 100];
+    spill(&sink, "a", &content, 1 << 16).await;
+    spill(&sink, "b", &content, 1 << 16).await;
+    let (a, b) = (
+        sink.stored("a").await.unwrap(),
+        sink.stored("b").await.unwrap(),
+    );
+    assert_eq!(a.key, b.key);
+    assert_eq!(blobs.keys().len(), 1);
+    assert_eq!(blobs.open_uploads(), 0, "the second upload was aborted");
+}
+
+fn text_part(text: &str) -> StoredPart {
+    StoredPart {
+        view: PartView {
+            kind: PartKind::Text,
+            media_type: None,
+            filename: None,
+            size: Some(text.len() as u64),
+            sha256: Some(sha(text.as_bytes())),
+            text: Some(text.into()),
+            data: None,
+            url: None,
+            stored: true,
+            flag: None,
+        },
+        key: Some(format!("k-{}", sha(text.as_bytes()))),
+    }
+}
+
+fn seen(id: &str, parts: &[&str]) -> Seen {
+    Seen {
+        id: id.into(),
+        name: Some(format!("{id}.md")),
+        description: None,
+        metadata: None,
+        parts: parts.iter().map(|p| text_part(p)).collect(),
+    }
+}
+
+fn texts(manifest: &Manifest, id: &str) -> Vec<String> {
+    manifest
+        .get(id)
+        .map(|e| e.parts.iter().filter_map(|p| p.view.text.clone()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn chunks_are_joined_in_order_and_an_update_without_append_replaces() {
+    let mut m = Manifest::default();
+    let b = Bounds::default();
+    m.update(seen("a", &["one"]), false, false, b);
+    m.update(seen("a", &["two"]), true, false, b);
+    assert_eq!(m.for_note(false).0, vec![], "not whole yet: not noted");
+    m.update(seen("a", &["three"]), true, true, b);
+    assert_eq!(texts(&m, "a"), ["one", "two", "three"]);
+    let gone = m.update(seen("a", &["new"]), false, true, b);
+    assert_eq!(texts(&m, "a"), ["new"]);
+    assert_eq!(gone.len(), 3, "the replaced parts' objects go");
+}
+
+#[test]
+fn a_note_carries_what_completed_since_the_last_and_the_final_note_all() {
+    let mut m = Manifest::default();
+    let b = Bounds::default();
+    m.update(seen("a", &["A"]), false, true, b);
+    let (views, told) = m.for_note(false);
+    assert_eq!(
+        views
+            .iter()
+            .map(|v| v.artifact_id.as_str())
+            .collect::<Vec<_>>(),
+        ["a"]
+    );
+    m.noted(&told);
+    m.update(seen("b", &["B"]), false, true, b);
+    let (views, _) = m.for_note(false);
+    assert_eq!(
+        views
+            .iter()
+            .map(|v| v.artifact_id.as_str())
+            .collect::<Vec<_>>(),
+        ["b"]
+    );
+    let (all, _) = m.for_note(true);
+    assert_eq!(all.len(), 2);
+}
+
+#[test]
+fn the_task_s_own_list_is_the_truth_and_inline_content_stays_within_a_note_s_budget() {
+    let mut m = Manifest::default();
+    let b = Bounds::default();
+    m.update(seen("a", &["streamed"]), false, false, b);
+    let big = "t".repeat(5000);
+    m.reconcile(
+        vec![
+            seen("a", &["final"]),
+            seen("b", &[&big]),
+            seen("c", &[&big]),
+        ],
+        b,
+    );
+    assert_eq!(texts(&m, "a"), ["final"]);
+    assert!(m.get("a").unwrap().complete);
+    let (views, _) = m.for_note(true);
+    let inline: usize = views
+        .iter()
+        .flat_map(|v| v.parts.iter())
+        .filter_map(|p| p.text.as_ref())
+        .map(String::len)
+        .sum();
+    assert!(inline <= standin_wire::NOTE_INLINE_BYTES, "{inline}");
+    assert!(views[2].parts[0].text.is_none() && views[2].parts[0].stored);
+    let before = m.clone();
+    m.reconcile(vec![seen("a", &["final"])], b);
+    assert_eq!(m, before, "the same account again changes nothing");
+}
+
+#[test]
+fn past_the_count_an_artifact_is_listed_truncated_without_its_parts() {
+    let mut m = Manifest::default();
+    let b = Bounds {
+        max_bytes: u64::MAX,
+        max_count: 2,
+    };
+    for id in ["a", "b", "c"] {
+        m.update(seen(id, &[id]), false, true, b);
+    }
+    let c = m.get("c").unwrap();
+    assert!(c.truncated && c.parts.is_empty());
+    for n in 0..20 {
+        m.update(seen(&format!("x{n}"), &["x"]), false, true, b);
+    }
+    assert_eq!(
+        m.artifacts.len(),
+        8,
+        "listed up to 4 times the bound, then not at all"
+    );
+}
+
+fn spec() -> AgentSpec {
+    AgentSpec {
+        id: "widgets".into(),
+        url: "http://127.0.0.1:1".into(),
+        version: None,
+        updates: Updates::Off,
+        follow_interval: Duration::from_secs(1),
+        participant: None,
+        allowed_origins: Vec::new(),
+        card_url: None,
+        headers: Vec::new(),
+        session_header: None,
+        extensions: Vec::new(),
+        poll_max_interval: standin::agents::DEFAULT_POLL_MAX_INTERVAL,
+        auth: None,
+    }
+}
+
+const PACING: Pacing = Pacing {
+    idle_recheck_secs: IDLE_RECHECK_SECS,
+    poll_max_secs: standin::steps::next::POLL_MAX_SECS,
+};
+
+fn artifact(id: &str, text: &str) -> Artifact {
+    Artifact {
+        id: id.into(),
+        name: Some(format!("{id}.md")),
+        parts: vec![Part {
+            media_type: Some("text/markdown".into()),
+            filename: None,
+            content: Content::Text(text.into()),
+        }],
+        ..Artifact::default()
+    }
+}
+
+fn status(state: TaskState, artifacts: Option<Vec<Artifact>>) -> Status {
+    Status {
+        context_id: Some("ctx".into()),
+        artifacts,
+        ..Status::new(REMOTE, state, Some("done"))
+    }
+}
+
+#[tokio::test]
+async fn a_turn_s_streamed_artifacts_reach_the_final_note_with_the_task_s_own_account() {
+    let rows = MemoryStore::new();
+    rows.create(&Row::new(ID, "widgets")).await.unwrap();
+    let blobs = Arc::new(MemoryBlobs::default());
+    let desk = Arc::new(Desk::new(
+        blobs.clone() as Arc<dyn Blobs>,
+        ID,
+        Bounds::default(),
+        Ours::default(),
+    ));
+    let fake = FakeAgent::new(false);
+    fake.script_stream(Ok(vec![
+        Ok(Update::Status(status(TaskState::Working, None))),
+        Ok(Update::Artifact(ArtifactUpdate {
+            artifact: artifact("report", "# Draft"),
+            append: false,
+            last_chunk: false,
+        })),
+        Ok(Update::Status(status(TaskState::Completed, None))),
+    ]));
+    // GetTask, asked for the truth at the end: the report as the task holds it.
+    fake.set_task(status(
+        TaskState::Completed,
+        Some(vec![artifact("report", "# Report\nAll good.")]),
+    ));
+    let agent = Collecting::new(fake, Some(desk.clone()));
+    let store = WithArtifacts::new(&rows, Some(desk.clone()));
+    steps::turn(
+        &store,
+        steps::ready(&agent),
+        Some(&spec()),
+        Step::start(ID, "widgets", "write the report"),
+        Duration::from_secs(5),
+        PACING,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        agent.inner().count("GetTask"),
+        1,
+        "the task's own account asked"
+    );
+    let notes = rows.outbox();
+    let last = notes.last().expect("a final note");
+    assert!(last.is_final);
+    let [report] = &last.artifacts[..] else {
+        panic!("{:?}", last.artifacts);
+    };
+    assert_eq!(report.artifact_id, "report");
+    assert!(report.complete);
+    assert_eq!(report.parts[0].text.as_deref(), Some("# Report\nAll good."));
+    assert_eq!(report.parts[0].media_type.as_deref(), Some("text/markdown"));
+    let key = blobs
+        .keys()
+        .into_iter()
+        .find(|k| k.contains("/parts/") && blobs.object(k).unwrap() == b"# Report\nAll good.")
+        .expect("the final part stored");
+    let manifest: Manifest =
+        serde_json::from_slice(&blobs.object(&format!("{ID}/manifest.json")).unwrap()).unwrap();
+    assert_eq!(
+        manifest.get("report").unwrap().parts[0].key.as_deref(),
+        Some(key.as_str())
+    );
+    assert!(
+        !blobs
+            .keys()
+            .iter()
+            .any(|k| blobs.object(k).unwrap() == b"# Draft"),
+        "the replaced draft is deleted"
+    );
+}
