@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A parent in Python, with boto3 only: start a stand-in through the control API (signed
 with SigV4 by botocore), hear its notes on the parent queue, answer its question, and
-stop at its end.
+at its end save what the sub-task produced (each part's SHA-256 checked).
 
     python examples/parent.py --stack standin --agent writer \
         --message "Write a haiku about autumn" --answer "Make it about leaves"
@@ -15,10 +15,14 @@ otherwise, 2 when the stand-in could not be started.
 """
 
 import argparse
+import hashlib
 import json
+import os
+import re
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import boto3
@@ -47,6 +51,34 @@ def call(session, method, url, body=None):
         return refused.code, json.loads(refused.read() or b"null")
 
 
+def safe(name):
+    """An agent's name as one file name: nothing that could leave the directory."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".")[:100] or "part"
+
+
+def save(session, control, task_id, note, into):
+    """Every part of the final note's artifacts, read through its link, checked, written."""
+    for listed in note.get("artifacts", []):
+        artifact_id = listed["artifact_id"]
+        path = urllib.parse.quote(artifact_id, safe="")
+        status, content = call(session, "GET", f"{control}/standins/{task_id}/artifacts/{path}")
+        if status != 200:
+            raise RuntimeError(f"artifact {artifact_id!r} did not read ({status}): {content}")
+        for index, (part, link) in enumerate(zip(content["artifact"]["parts"], content["links"])):
+            if link is None:
+                continue  # a URL part (the reference is in the note), or nothing stored
+            with urllib.request.urlopen(link, timeout=300) as answer:
+                data = answer.read()
+            if hashlib.sha256(data).hexdigest() != part.get("sha256"):
+                raise RuntimeError(f"part {index} of {artifact_id!r} does not match its SHA-256")
+            name = part.get("filename") or listed.get("name") or "part"
+            target = os.path.join(into, safe(artifact_id), f"{index}-{safe(name)}")
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "wb") as out:
+                out.write(data)
+            print(f"saved {target}", flush=True)
+
+
 def show(note):
     mark = " (final)" if note["final"] else ""
     print(f"seq {note['seq']}  {note['state'].removeprefix('TASK_STATE_')}  {note['text']!r}{mark}", flush=True)
@@ -60,6 +92,7 @@ def main():
     parser.add_argument("--answer", default="yes", help="the reply to any question the agent asks")
     parser.add_argument("--task-id", help="the stand-in's id (the API makes one up without it)")
     parser.add_argument("--timeout", type=int, default=600, help="seconds to wait for the end")
+    parser.add_argument("--save", default="artifacts", help="where the sub-task's artifacts go")
     args = parser.parse_args()
 
     session = boto3.session.Session()
@@ -104,6 +137,7 @@ def main():
                 show(note)
                 if note["final"]:
                     sqs.delete_message(QueueUrl=queue, ReceiptHandle=message["ReceiptHandle"])
+                    save(session, control, task_id, note, os.path.join(args.save, task_id))
                     return 0 if note["state"] == "TASK_STATE_COMPLETED" else 1
                 if note["state"] == "TASK_STATE_INPUT_REQUIRED":
                     print(f"replying {args.answer!r}", flush=True)

@@ -32,7 +32,8 @@ start_fault_proxy() {
 # SDK agent's work (15 s) is heard by the watch, not by the turn, and an idle re-check
 # of at most 90 s (the backstop starts at 30 s), so that a lost push or a park that never
 # ran is recovered within a test and the backstop's growth shows;
-# the test CA trusted for agents (the mTLS agent's server certificate);
+# the test CA trusted for agents (the mTLS agent's server certificate); 25 MiB of
+# artifacts per stand-in, so a 20 MB file is kept whole and the next one truncated;
 # notes also go to the default event bus, where a test routes them with a rule; every AWS
 # call is logged with its IAM action, for the test that checks the policies.
 deploy_test_stack() {
@@ -40,7 +41,7 @@ deploy_test_stack() {
   agents=$(python3 -c 'import json; print(json.dumps(json.dumps(json.load(open("tests/agents.json")), separators=(",", ":"))))')
   bash "$STANDIN_ROOT/localstack/deploy" template.yaml "$name" \
     --parameter-overrides Endpoint=localstack HistoryBound=8 TurnWindowSecs=10 IdleRecheckSecs=90 NoteBusName=default RecordAwsCalls=true \
-    PushRateLimit=75 PushBurstLimit=150 \
+    PushRateLimit=75 PushBurstLimit=150 MaxArtifactBytes=26214400 \
     "AgentCaFile=$STANDIN_ROOT/remote/tests/data/tls/ca.pem" \
     "Agents=$agents" >/dev/null
   # The rest of the test agents (the soak's personas) go through the registry, as an

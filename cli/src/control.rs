@@ -12,8 +12,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use standin_wire::openapi;
 use standin_wire::{
-    AgentView, AgentsPage, CancelRequest, ErrorBody, ListPage, NotesPage, ParentNote, ReplyRequest,
-    StartRequest, Started, Status, Summary, TaskId,
+    AgentView, AgentsPage, ArtifactContent, ArtifactsPage, CancelRequest, ErrorBody, ListPage,
+    NotesPage, ParentNote, ReplyRequest, StartRequest, Started, Status, Summary, TaskId,
 };
 
 use crate::error::CliError;
@@ -152,6 +152,42 @@ impl ControlClient {
             }
         }
         Ok(all)
+    }
+
+    /// What the stand-in's sub-task produced.
+    pub async fn artifacts(&self, id: &str) -> Result<ArtifactsPage, CliError> {
+        let path = format!("/standins/{}/artifacts", path_id(id)?);
+        decode(judge(self.call("GET", &path, None).await?, id)?)
+    }
+
+    /// One artifact, with a link per stored part.
+    pub async fn artifact(&self, id: &str, artifact_id: &str) -> Result<ArtifactContent, CliError> {
+        let path = format!(
+            "/standins/{}/artifacts/{}",
+            path_id(id)?,
+            segment(artifact_id)
+        );
+        decode(judge(self.call("GET", &path, None).await?, id)?)
+    }
+
+    /// A part's bytes, read through its link (no signing: the link carries its own).
+    pub async fn download(&self, link: &str) -> Result<Vec<u8>, CliError> {
+        let response = self
+            .http
+            .get(link)
+            .timeout(Duration::from_secs(300))
+            .send()
+            .await
+            .map_err(|e| self.unreachable(&e))?;
+        let status = response.status().as_u16();
+        if status != 200 {
+            return Err(CliError::Api {
+                status,
+                detail: "the part's link did not read (it lasts five minutes: ask again)".into(),
+            });
+        }
+        let bytes = response.bytes().await.map_err(|e| self.unreachable(&e))?;
+        Ok(bytes.to_vec())
     }
 
     /// Every stand-in, newest first (the API pages; this follows the pages).
@@ -397,6 +433,19 @@ fn host_of(url: &str) -> String {
             })
         })
         .unwrap_or_default()
+}
+
+/// An id as one path segment: every byte outside the unreserved set percent-encoded.
+fn segment(id: &str) -> String {
+    id.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! queue. The demo driver (`standin-demo`) uses the same pieces.
 
 pub mod agents;
+pub mod artifacts;
 pub mod control;
 pub mod error;
 pub mod events;

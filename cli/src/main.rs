@@ -66,6 +66,16 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// What a stand-in's sub-task produced: its artifacts, or (with --out) each stored
+    /// part written to DIR/ARTIFACT_ID/N-NAME, its SHA-256 checked.
+    Artifacts {
+        id: String,
+        #[arg(long)]
+        json: bool,
+        /// Write each part to a file under this directory.
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+    },
     /// List the stand-ins with their state.
     List {
         #[arg(long)]
@@ -165,6 +175,25 @@ async fn run(cli: Cli) -> Result<(), CliError> {
                     println!("{}", to_json(&note));
                 } else {
                     println!("{}", human_line(&note));
+                }
+            }
+        }
+        Command::Artifacts { id, json, out } => {
+            let control = control().await?;
+            match out {
+                Some(dir) => {
+                    for path in standin_cli::artifacts::save(&control, &id, &dir).await? {
+                        println!("{}", path.display());
+                    }
+                }
+                None => {
+                    let page = control.artifacts(&id).await?;
+                    if json {
+                        println!("{}", to_json(&page));
+                    }
+                    for artifact in page.artifacts.iter().filter(|_| !json) {
+                        println!("{}", standin_cli::artifacts::human_line(artifact));
+                    }
                 }
             }
         }

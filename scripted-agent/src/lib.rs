@@ -242,6 +242,15 @@ impl TestAgent {
         lock(&self.inner).changes.clone()
     }
 
+    /// The task's artifacts as it keeps them.
+    pub fn task_artifacts(&self, task: &str) -> Vec<Value> {
+        lock(&self.inner)
+            .tasks
+            .get(task)
+            .map(|t| t.artifacts.clone())
+            .unwrap_or_default()
+    }
+
     /// The task's current state (None for an unknown task).
     pub fn state(&self, task: &str) -> Option<String> {
         lock(&self.inner).tasks.get(task).map(|t| t.state.clone())
@@ -250,15 +259,38 @@ impl TestAgent {
     /// Adds an artifact to the task, streams and pushes it (it carries no state).
     pub async fn add_artifact(&self, task: &str, name: &str, text: &str) {
         let artifact = json!({"artifactId": format!("a-{}", rand_id()), "name": name, "parts": [{"text": text}]});
+        self.artifact_update(task, artifact, false, true).await;
+    }
+
+    /// An artifact update as A2A defines it, streamed, pushed and kept on the task:
+    /// `append` adds its parts to the artifact of the same id, else it replaces (or adds)
+    /// that artifact; `last_chunk` says it is whole.
+    pub async fn artifact_update(
+        &self,
+        task: &str,
+        artifact: Value,
+        append: bool,
+        last_chunk: bool,
+    ) {
         let context = {
             let mut inner = lock(&self.inner);
             let Some(rec) = inner.tasks.get_mut(task) else {
                 return;
             };
-            rec.artifacts.push(artifact.clone());
+            let id = artifact["artifactId"].clone();
+            match rec.artifacts.iter_mut().find(|a| a["artifactId"] == id) {
+                Some(kept) if append => {
+                    let parts = artifact["parts"].as_array().cloned().unwrap_or_default();
+                    if let Some(list) = kept["parts"].as_array_mut() {
+                        list.extend(parts);
+                    }
+                }
+                Some(kept) => *kept = artifact.clone(),
+                None => rec.artifacts.push(artifact.clone()),
+            }
             rec.context_id.clone()
         };
-        let event = json!({"artifactUpdate": {"taskId": task, "contextId": context, "artifact": artifact, "append": false, "lastChunk": true}});
+        let event = json!({"artifactUpdate": {"taskId": task, "contextId": context, "artifact": artifact, "append": append, "lastChunk": last_chunk}});
         let _ = self.events.send((task.to_owned(), event.clone()));
         self.push(task, &event).await;
     }

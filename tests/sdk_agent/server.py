@@ -189,6 +189,9 @@ class WidgetExecutor(AgentExecutor):
         colour = context.get_user_input() or "plain"
         await updater.start_work(updater.new_agent_message([Part(text=f"Building a {colour} widget...")]))
         await asyncio.sleep(self.work_seconds)
+        # What the work produced, in two chunks: the stand-in joins them for the parent.
+        await updater.add_artifact([Part(text=f"widget(colour={colour})")], artifact_id="widget", name="widget.txt", last_chunk=False)
+        await updater.add_artifact([Part(text=" size=large")], artifact_id="widget", append=True, last_chunk=True)
         await updater.complete(updater.new_agent_message([Part(text=f"Your {colour} widget is ready.")]))
 
     async def cancel(self, context, event_queue):

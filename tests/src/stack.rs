@@ -292,6 +292,65 @@ impl Stack {
         Ok(text)
     }
 
+    /// Every object in the artifacts bucket, read as text (bytes that are not UTF-8 as
+    /// replacement characters): what the token scans search.
+    pub async fn bucket_text(&self) -> Result<String, String> {
+        let s3 = aws_sdk_s3::Client::from_conf(
+            aws_sdk_s3::config::Builder::from(&self.config)
+                .force_path_style(true)
+                .build(),
+        );
+        let bucket = self.out("ArtifactsBucketName");
+        let mut pages = s3.list_objects_v2().bucket(bucket).into_paginator().send();
+        let mut text = String::new();
+        while let Some(page) = pages.next().await {
+            let page =
+                page.map_err(|e| format!("the artifacts bucket could not be listed: {e}"))?;
+            for object in page.contents() {
+                let key = object.key().unwrap_or_default();
+                let body = s3
+                    .get_object()
+                    .bucket(bucket)
+                    .key(key)
+                    .send()
+                    .await
+                    .map_err(|e| format!("{key} could not be read: {e}"))?
+                    .body
+                    .collect()
+                    .await
+                    .map_err(|e| format!("{key} could not be read: {e}"))?;
+                text.push_str(&String::from_utf8_lossy(&body.into_bytes()));
+                text.push('\n');
+            }
+        }
+        Ok(text)
+    }
+
+    /// Peak memory (MB) in the REPORT lines of the functions whose log groups start with
+    /// `prefix`, since `since_ms`: (function, largest Max Memory Used).
+    pub async fn peak_memory(
+        &self,
+        prefix: &str,
+        since_ms: u64,
+    ) -> Result<Vec<(String, u64)>, String> {
+        let mut peaks: std::collections::BTreeMap<String, u64> = Default::default();
+        for (group, line) in self
+            .log_events(prefix, Some(since_ms), None, Some("REPORT"))
+            .await?
+        {
+            let used = line
+                .split("Max Memory Used: ")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|mb| mb.parse::<u64>().ok());
+            if let Some(mb) = used {
+                let peak = peaks.entry(group).or_default();
+                *peak = (*peak).max(mb);
+            }
+        }
+        Ok(peaks.into_iter().collect())
+    }
+
     /// The whole history, with its data, of every execution whose name `keep` accepts.
     pub async fn history_text(&self, keep: impl Fn(&str) -> bool) -> Result<String, String> {
         let sfn = aws_sdk_sfn::Client::new(&self.config);

@@ -227,6 +227,7 @@ async fn a_conversation_runs_with_each_scheme_and_no_secret_is_left_anywhere() {
             stack.log_text("/aws/lambda/standin-", None).await.unwrap(),
         ),
         ("parent notes", stack.all_note_bodies().join("\n")),
+        ("artifacts bucket", stack.bucket_text().await.unwrap()),
     ];
     for (place, text) in &places {
         assert!(!text.is_empty(), "{place} read");

@@ -6,7 +6,10 @@
 //! enforce IAM), and an action no call used is a grant to take away.
 //!
 //! Excepted from "used": the task-token actions (a token names no resource, so they are
-//! granted as a set and a test run need not need each).
+//! granted as a set and a test run need not need each), and the artifact actions of a
+//! function that collects artifacts (granted as the capability's set: which of them an
+//! invocation needs depends on what the agent sends, e.g. a delete only when an artifact
+//! is replaced). A function granted them must still have been seen to use one.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
@@ -20,6 +23,12 @@ const TASK_TOKEN_ACTIONS: [&str; 3] = [
     "states:SendTaskSuccess",
     "states:SendTaskFailure",
     "states:SendTaskHeartbeat",
+];
+const ARTIFACT_ACTIONS: [&str; 4] = [
+    "s3:GetObject",
+    "s3:PutObject",
+    "s3:DeleteObject",
+    "s3:AbortMultipartUpload",
 ];
 
 /// A resource of the template, from its name to the next resource.
@@ -185,8 +194,19 @@ async fn every_function_may_make_the_calls_it_made_and_no_others() {
             !made.is_empty(),
             "{function}: no call recorded; is RecordAwsCalls on?"
         );
+        let collects = allowed.iter().any(|(a, _)| a == "s3:PutObject");
+        if collects
+            && !made
+                .iter()
+                .any(|(a, _)| ARTIFACT_ACTIONS.contains(&a.as_str()))
+        {
+            problems.push(format!(
+                "{function} is allowed the artifact actions but used none"
+            ));
+        }
         for (action, table) in allowed.difference(&made) {
-            if !TASK_TOKEN_ACTIONS.contains(&action.as_str()) {
+            let artifact_set = collects && ARTIFACT_ACTIONS.contains(&action.as_str());
+            if !TASK_TOKEN_ACTIONS.contains(&action.as_str()) && !artifact_set {
                 let on = table
                     .as_deref()
                     .map(|t| format!(" on {t}"))

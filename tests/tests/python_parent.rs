@@ -1,5 +1,6 @@
 //! `examples/parent.py`, the documented Python parent (boto3 only), run against the
-//! deployed stack: it starts a stand-in, hears the question, replies, hears the end.
+//! deployed stack: it starts a stand-in, hears the question, replies, hears the end,
+//! and saves the artifact the agent produced.
 //! A test binary of its own: the other binaries' note collector would take its notes.
 //! The agent is the CLI test's persona (cargo runs the binaries one after another).
 
@@ -20,17 +21,37 @@ async fn the_python_parent_starts_hears_replies_and_ends() {
         .join("venv-tools/bin/python");
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let id = unique("py-parent");
-    let run = tokio::process::Command::new(python)
+    let save = std::env::temp_dir().join(format!("standin-{id}"));
+    let parent = tokio::process::Command::new(python)
         .arg(root.join("examples/parent.py"))
         .args(["--stack", "standin", "--agent", "cli", "--task-id", &id])
         .args(["--message", "Please build me a widget", "--answer", "blue"])
-        .args(["--timeout", "120"])
-        .output()
-        .await
+        .args(["--timeout", "120", "--save"])
+        .arg(&save)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
         .expect("python runs");
+    // While the agent waits for the answer, it produces the drawing.
+    let remote = loop {
+        if let Some(remote) = agent.task_ids().pop() {
+            break remote;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    agent
+        .add_artifact(&remote, "widget.svg", "<svg>a blue widget</svg>")
+        .await;
+    let run = parent.wait_with_output().await.expect("python ends");
     let said = String::from_utf8_lossy(&run.stdout);
     let complained = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "{}: {said}\n{complained}", run.status);
+    let artifact = agent.task_artifacts(&remote).pop().expect("the artifact");
+    let saved = save
+        .join(&id)
+        .join(artifact["artifactId"].as_str().unwrap())
+        .join("0-widget.svg");
     let lines: Vec<&str> = said.lines().collect();
     assert_eq!(
         lines,
@@ -39,8 +60,13 @@ async fn the_python_parent_starts_hears_replies_and_ends() {
             "seq 1  INPUT_REQUIRED  'Which colour?'",
             "replying 'blue'",
             "seq 2  COMPLETED  'A blue widget' (final)",
+            format!("saved {}", saved.display()).as_str(),
         ],
         "{complained}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&saved).unwrap(),
+        "<svg>a blue widget</svg>"
     );
     assert_eq!(
         agent.count("SendStreamingMessage"),

@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use base64::Engine as _;
 use serde_json::{Value, json};
 use standin_integration::agent::{Behaviour, TestAgent};
 use standin_integration::e2e::{
@@ -597,6 +598,17 @@ async fn the_push_token_appears_nowhere_but_as_its_digest() {
             false,
         )
         .await;
+    // And in an artifact, as text and as a file's bytes: blanked before it is stored.
+    agent
+        .artifact_update(
+            &remote,
+            json!({"artifactId": "echo", "parts": [
+                {"text": format!("the token: {token}.")},
+                {"raw": base64::engine::general_purpose::STANDARD.encode(format!("{token}\n"))}]}),
+            false,
+            true,
+        )
+        .await;
     agent.script_turn(&[(COMPLETED, &format!("done; token={token}"))]);
     stack.wait_notes(&id, 2, SOON).await;
     reply(&stack, &id, "blue").await;
@@ -648,12 +660,28 @@ async fn the_push_token_appears_nowhere_but_as_its_digest() {
         .map(Value::to_string)
         .collect::<Vec<_>>()
         .join("\n");
+    let bucket = stack.bucket_text().await.unwrap();
+    assert!(
+        bucket.contains("the token: ****"),
+        "the echoing artifact was stored, blanked"
+    );
+    let last = notes.last().unwrap();
+    let echo = &last["artifacts"][0];
+    assert_eq!(
+        (
+            echo["parts"][0]["flag"].as_str(),
+            echo["parts"][1]["flag"].as_str()
+        ),
+        (Some("redacted"), Some("redacted")),
+        "{last}"
+    );
     for (name, text) in [
         ("table", &table),
         ("note log", &notes_table),
         ("execution history", &history),
         ("logs", &log_text),
         ("parent notes", &queue_text),
+        ("artifacts bucket", &bucket),
     ] {
         assert!(
             !text.contains(&token),
@@ -701,6 +729,25 @@ async fn sdk_scenario(persona: &str, watch: &str) {
     );
     assert_eq!(notes[1]["text"], "Building a teal widget...");
     assert_eq!(notes[2]["text"], "Your teal widget is ready.");
+    // The SDK's artifact, streamed in two chunks: joined, whole, on the final note.
+    let widget = &notes[2]["artifacts"][0];
+    assert_eq!(
+        (
+            widget["artifact_id"].as_str(),
+            widget["name"].as_str(),
+            widget["complete"].as_bool()
+        ),
+        (Some("widget"), Some("widget.txt"), Some(true)),
+        "{}",
+        notes[2]
+    );
+    let texts: Vec<&str> = widget["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["text"].as_str())
+        .collect();
+    assert_eq!(texts, ["widget(colour=teal)", " size=large"]);
 }
 
 #[tokio::test]

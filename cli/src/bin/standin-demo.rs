@@ -30,6 +30,9 @@ struct Args {
     /// Write the JSON summary here.
     #[arg(long)]
     summary: Option<std::path::PathBuf>,
+    /// Save what each sub-task produced under this directory (DIR/TASK_ID/...).
+    #[arg(long, default_value = "standin-artifacts")]
+    artifacts: std::path::PathBuf,
 }
 
 const BRIEF: &str = "Write a short report on how A2A agents report progress.";
@@ -237,7 +240,13 @@ async fn run_scenario(
         "  stand-in      {task_id}: watch {watch}, {} notes, final {final_state}",
         seen.len()
     );
-    report["ok"] = json!(final_note.is_some() && watch == scenario.watch && replied);
+    let saved = match &final_note {
+        Some(note) => deliverable(note, control, &task_id, &args.artifacts).await,
+        None => Vec::new(),
+    };
+    report["artifacts"] = json!(saved);
+    report["ok"] =
+        json!(final_note.is_some() && watch == scenario.watch && replied && !saved.is_empty());
     if final_note.is_some() && watch != scenario.watch {
         report["error"] = json!(format!("watched by {watch}, expected {}", scenario.watch));
     }
@@ -252,6 +261,38 @@ async fn run_scenario(
     });
     report["elapsed_ms"] = json!(started.elapsed().as_millis() as u64);
     report
+}
+
+/// What the sub-task produced, as the parent gets it: the report printed from the final
+/// note, and every part saved through the control API (its SHA-256 checked). The files
+/// saved.
+async fn deliverable(
+    note: &standin_wire::ParentNote,
+    control: &ControlClient,
+    task_id: &str,
+    out: &std::path::Path,
+) -> Vec<String> {
+    for artifact in &note.artifacts {
+        let name = artifact.name.as_deref().unwrap_or(&artifact.artifact_id);
+        println!("  parent gets   {name}:");
+        for part in &artifact.parts {
+            for line in part.text.as_deref().unwrap_or_default().lines() {
+                println!("                | {line}");
+            }
+        }
+    }
+    match standin_cli::artifacts::save(control, task_id, &out.join(task_id)).await {
+        Ok(paths) => {
+            for path in &paths {
+                println!("  parent saved  {}", path.display());
+            }
+            paths.iter().map(|p| p.display().to_string()).collect()
+        }
+        Err(err) => {
+            println!("  artifacts not saved: {err}");
+            Vec::new()
+        }
+    }
 }
 
 /// How long after the agent's matching change the parent got the note: the agent lists

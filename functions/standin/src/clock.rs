@@ -16,4 +16,12 @@ pub fn now_rfc3339() -> String {
     rfc3339(since.as_secs(), since.subsec_millis())
 }
 
+/// `seconds` from now.
+pub fn rfc3339_in(seconds: u64) -> String {
+    let since = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    rfc3339(since.as_secs() + seconds, since.subsec_millis())
+}
+
 pub use standin_wire::time::{parse_rfc3339_ms, rfc3339};

@@ -26,6 +26,7 @@ struct World {
     executions: MemoryExecutions,
     agents: Catalog,
     registry: MemoryRegistry,
+    blobs: standin::artifacts::memory::MemoryBlobs,
 }
 
 impl World {
@@ -41,6 +42,7 @@ impl World {
             executions: MemoryExecutions::new(),
             agents: Catalog::new(stack, Some(Box::new(registry.clone()))),
             registry,
+            blobs: Default::default(),
         }
     }
 
@@ -53,6 +55,14 @@ impl World {
             Call::Cancel { task_id, .. } => Some(("POST", format!("/standins/{task_id}/cancel"))),
             Call::Status { task_id } => Some(("GET", format!("/standins/{task_id}"))),
             Call::Notes { task_id, .. } => Some(("GET", format!("/standins/{task_id}/notes"))),
+            Call::Artifacts { task_id } => Some(("GET", format!("/standins/{task_id}/artifacts"))),
+            Call::Artifact {
+                task_id,
+                artifact_id,
+            } => Some((
+                "GET",
+                format!("/standins/{task_id}/artifacts/{artifact_id}"),
+            )),
             Call::List { .. } => Some(("GET", "/standins".to_owned())),
             Call::AgentPut { id, .. } => Some(("PUT", format!("/agents/{id}"))),
             Call::AgentShow { id } => Some(("GET", format!("/agents/{id}"))),
@@ -65,6 +75,7 @@ impl World {
             bell: &self.bell,
             executions: &self.executions,
             agents: &self.agents,
+            artifacts: Some(&self.blobs),
         }
         .handle(call)
         .await;
@@ -92,6 +103,7 @@ fn router() -> (&'static World, axum::Router) {
         bell: &w.bell,
         executions: &w.executions,
         agents: &w.agents,
+        artifacts: Some(&w.blobs),
     });
     (w, router)
 }
@@ -189,13 +201,14 @@ async fn requests_are_routed_by_method_path_and_parameter() {
 async fn every_operation_of_the_document_is_routed() {
     let (_, router) = router();
     let ops = operations().unwrap();
-    assert_eq!(ops.len(), 10);
+    assert_eq!(ops.len(), 12);
     for op in ops {
         let method = op.method.to_ascii_uppercase();
         let path = op
             .template
             .replace("{task_id}", "job-1")
-            .replace("{agent_id}", "agent-1");
+            .replace("{agent_id}", "agent-1")
+            .replace("{artifact_id}", "report");
         let (status, body) = request(&router, &method, &path, json!({})).await;
         assert!(
             !body["error"]
@@ -925,4 +938,82 @@ async fn the_agent_routes_are_the_documents() {
     assert_eq!(status, 200);
     let (status, body) = request(&router, "POST", "/agents/r1", Value::Null).await;
     assert_eq!(status, 404, "{body}");
+}
+
+#[tokio::test]
+async fn a_parent_reads_the_artifacts_and_a_link_per_stored_part() {
+    use standin::artifacts::Blobs;
+    let w = World::new();
+    w.start(json!({"task_id": "si-art", "agent": "writer", "message": "go"}))
+        .await;
+    let manifest = json!({"stored_bytes": 9, "artifacts": [{
+        "artifact_id": "report", "name": "report.md", "complete": true, "version": 1, "noted": 1,
+        "parts": [
+            {"view": {"kind": "text", "size": 9, "sha256": "ab", "text": "# Report\n", "stored": true},
+             "key": "si-art/parts/p1"},
+            {"view": {"kind": "url", "url": "https://files.example/x.pdf"}}]}]});
+    w.blobs
+        .put("si-art/manifest.json", manifest.to_string().into_bytes())
+        .await
+        .unwrap();
+    let page = w.call(Call::Artifacts { task_id: "si-art" }).await;
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert_eq!(page.body["artifacts"][0]["artifact_id"], "report");
+    assert_eq!(page.body["artifacts"][0]["parts"][0]["text"], "# Report\n");
+    assert!(
+        page.body["artifacts"][0].get("version").is_none(),
+        "no bookkeeping shown"
+    );
+    assert!(
+        page.body["artifacts"][0]["parts"][0].get("key").is_none(),
+        "no bucket key shown"
+    );
+    let one = w
+        .call(Call::Artifact {
+            task_id: "si-art",
+            artifact_id: "report",
+        })
+        .await;
+    assert_eq!(one.status, 200, "{}", one.body);
+    assert!(
+        one.body["links"][0]
+            .as_str()
+            .is_some_and(|l| l.contains("si-art/parts/p1"))
+    );
+    assert_eq!(
+        one.body["links"][1],
+        Value::Null,
+        "a URL part has nothing stored"
+    );
+    let missing = w
+        .call(Call::Artifact {
+            task_id: "si-art",
+            artifact_id: "nope",
+        })
+        .await;
+    assert_eq!(missing.status, 404);
+    assert_eq!(
+        w.call(Call::Artifacts { task_id: "si-none" }).await.status,
+        404
+    );
+}
+
+#[tokio::test]
+async fn the_artifact_routes_are_served_with_their_ids_in_the_path() {
+    let (w, router) = router();
+    w.start(json!({"task_id": "si-r", "agent": "writer", "message": "go"}))
+        .await;
+    for (uri, status) in [
+        ("/standins/si-r/artifacts", 200),
+        ("/standins/si-r/artifacts/a%20b", 404),
+    ] {
+        let request = axum::http::Request::builder()
+            .uri(uri)
+            .body(axum::body::Body::empty())
+            .unwrap();
+        let response = tower::ServiceExt::oneshot(router.clone(), request)
+            .await
+            .unwrap();
+        assert_eq!(response.status().as_u16(), status, "{uri}");
+    }
 }

@@ -221,11 +221,26 @@ class HostRuntimeExecutor(RuntimeExecutor):
         self.logs.append(
             f"REPORT RequestId: {request_id}\tDuration: {elapsed_ms:.2f} ms\t"
             f"Billed Duration: {int(elapsed_ms) + 1} ms\t"
-            f"Memory Size: {self.env.get('AWS_LAMBDA_FUNCTION_MEMORY_SIZE', '128')} MB"
+            f"Memory Size: {self.env.get('AWS_LAMBDA_FUNCTION_MEMORY_SIZE', '128')} MB\t"
+            f"Max Memory Used: {self._peak_mb()} MB"
         )
         return InvocationResult(
             request_id=request_id, payload=result, is_error=is_error, logs=self.logs.since(mark)
         )
+
+    def _peak_mb(self) -> int:
+        """The process's peak resident memory so far (VmHWM), as Lambda's REPORT line
+        gives the environment's: what a test reads to see memory stay bounded."""
+        with self._lock:
+            pid = None if self.process is None else self.process.pid
+        try:
+            with open(f"/proc/{pid}/status", encoding="ascii") as status:
+                for line in status:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) // 1024
+        except (OSError, ValueError):
+            pass
+        return 0
 
     def _ensure_running(self) -> None:
         with self._lock:

@@ -33,7 +33,7 @@ impl Pairs {
 }
 
 /// The document's path parameters.
-pub const PATH_PARAMETERS: [&str; 2] = ["task_id", "agent_id"];
+pub const PATH_PARAMETERS: [&str; 3] = ["task_id", "agent_id", "artifact_id"];
 
 /// The path the document names for a request API Gateway matched to `resource`
 /// (`/standins/{task_id}/reply`): the resource with each parameter filled in, encoded as
@@ -85,6 +85,8 @@ where
         .route("/standins/{task_id}/reply", post(reply))
         .route("/standins/{task_id}/cancel", post(cancel))
         .route("/standins/{task_id}/notes", get(notes))
+        .route("/standins/{task_id}/artifacts", get(artifacts))
+        .route("/standins/{task_id}/artifacts/{artifact_id}", get(artifact))
         .route("/agents", get(agent_list))
         .route(
             "/agents/{agent_id}",
@@ -184,6 +186,33 @@ async fn notes<S: RowStore, D: Doorbell, E: Executions>(
             })
             .await,
     )
+}
+
+async fn artifacts<S: RowStore, D: Doorbell, E: Executions>(
+    State(control): Api<S, D, E>,
+    task_id: Result<Path<String>, PathRejection>,
+) -> Response {
+    match task_id {
+        Ok(Path(task_id)) => respond(control.handle(Call::Artifacts { task_id: &task_id }).await),
+        Err(rejection) => unreadable(rejection),
+    }
+}
+
+async fn artifact<S: RowStore, D: Doorbell, E: Executions>(
+    State(control): Api<S, D, E>,
+    ids: Result<Path<(String, String)>, PathRejection>,
+) -> Response {
+    match ids {
+        Ok(Path((task_id, artifact_id))) => respond(
+            control
+                .handle(Call::Artifact {
+                    task_id: &task_id,
+                    artifact_id: &artifact_id,
+                })
+                .await,
+        ),
+        Err(rejection) => unreadable(rejection),
+    }
 }
 
 async fn agent_list<S: RowStore, D: Doorbell, E: Executions>(

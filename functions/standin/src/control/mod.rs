@@ -3,6 +3,7 @@
 //! response; everything a parent is told, and with which status, is decided here.
 
 mod agents;
+mod artifacts;
 mod executions;
 pub mod http;
 pub mod memory;
@@ -43,6 +44,13 @@ pub enum Call<'a> {
     Notes {
         task_id: &'a str,
         after: Option<&'a str>,
+    },
+    Artifacts {
+        task_id: &'a str,
+    },
+    Artifact {
+        task_id: &'a str,
+        artifact_id: &'a str,
     },
     List {
         after: Option<&'a str>,
@@ -103,6 +111,8 @@ pub enum ControlError {
     Input(#[from] serde_json::Error),
     #[error(transparent)]
     Registry(#[from] RegistryError),
+    #[error(transparent)]
+    Artifacts(#[from] crate::artifacts::BlobError),
 }
 
 /// What a parent may see of a row: never the park token or the token's digest.
@@ -134,6 +144,8 @@ pub struct Control<'a, S, D, E> {
     pub bell: &'a D,
     pub executions: &'a E,
     pub agents: &'a Catalog,
+    /// The artifacts bucket, when the deployment has one.
+    pub artifacts: Option<&'a dyn crate::artifacts::Blobs>,
 }
 
 // Only references: a copy is as good as the original, whatever the ports are.
@@ -157,6 +169,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                     ControlError::Executions(_) => "Step Functions did not answer",
                     ControlError::Input(_) => "the stand-in's input could not be written",
                     ControlError::Registry(_) => "the agent registry did not answer",
+                    ControlError::Artifacts(_) => "the artifacts bucket did not answer",
                 };
                 Answer::error(503, format!("{what}; try again"))
             }
@@ -170,6 +183,11 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             Call::Cancel { task_id, body } => self.cancel(task_id, body).await,
             Call::Status { task_id } => self.status(task_id).await,
             Call::Notes { task_id, after } => self.notes(task_id, after).await,
+            Call::Artifacts { task_id } => self.artifacts(task_id).await,
+            Call::Artifact {
+                task_id,
+                artifact_id,
+            } => self.artifact(task_id, artifact_id).await,
             Call::List { after } => {
                 let (rows, next) = self.store.list(after, LIST_PAGE).await?;
                 let standins = rows.iter().map(summary).collect();

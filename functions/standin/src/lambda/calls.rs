@@ -30,6 +30,7 @@ fn prefix(service: &str) -> &str {
         "SQS" => "sqs",
         "EventBridge" => "events",
         "Secrets Manager" => "secretsmanager",
+        "S3" => "s3",
         other => other,
     }
 }
@@ -70,6 +71,8 @@ pub fn actions(service: &str, operation: &str, input: &Input) -> Vec<Needed> {
     let action = match operation {
         "SendMessageBatch" => "SendMessage",
         "DeleteMessageBatch" => "DeleteMessage",
+        // A multipart upload is PutObject's, in IAM's terms.
+        "CreateMultipartUpload" | "UploadPart" | "CompleteMultipartUpload" => "PutObject",
         other => other,
     };
     vec![needs(action, table(input))]

@@ -210,6 +210,8 @@ pub struct ControlSettings {
     pub agents_table: String,
     pub state_machine_arn: String,
     pub agent_secrets_prefix: String,
+    /// The artifacts bucket (`ARTIFACTS_BUCKET`), when the deployment keeps them.
+    pub artifacts_bucket: Option<String>,
 }
 
 impl ControlSettings {
@@ -220,6 +222,7 @@ impl ControlSettings {
             agents_table: required(env, "AGENTS_TABLE_NAME")?,
             state_machine_arn: required(env, "STATE_MACHINE_ARN")?,
             agent_secrets_prefix: secret_prefix(env),
+            artifacts_bucket: optional(env, "ARTIFACTS_BUCKET"),
         })
     }
 }

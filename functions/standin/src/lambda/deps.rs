@@ -60,7 +60,17 @@ impl Aws {
     client!(sqs, aws_sdk_sqs);
     client!(eventbridge, aws_sdk_eventbridge);
     client!(secretsmanager, aws_sdk_secretsmanager);
-    client!(s3, aws_sdk_s3);
+
+    /// S3, by path (`endpoint/bucket/key`) when the endpoint is not AWS's own (LocalStack,
+    /// a proxy): a bucket's own host name would not resolve there.
+    pub fn s3(&self) -> aws_sdk_s3::Client {
+        let mut builder = aws_sdk_s3::config::Builder::from(&self.config)
+            .force_path_style(self.config.endpoint_url().is_some());
+        if self.record {
+            builder = builder.interceptor(CallRecorder);
+        }
+        aws_sdk_s3::Client::from_conf(builder.build())
+    }
 
     /// Signs agents' calls with the function's role (SigV4 agents).
     pub fn signer(&self) -> RoleSigner {
@@ -229,6 +239,7 @@ pub struct ControlDeps {
     pub rows: Rows,
     pub executions: SfnExecutions,
     pub agents: Catalog,
+    pub artifacts: Option<S3Blobs>,
 }
 
 impl ControlDeps {
@@ -238,6 +249,9 @@ impl ControlDeps {
             executions: SfnExecutions::new(aws.sfn(), settings.state_machine_arn),
             agents: catalog(aws, settings.agents, Some(&settings.agents_table))
                 .with_secret_prefix(&settings.agent_secrets_prefix),
+            artifacts: settings
+                .artifacts_bucket
+                .map(|bucket| S3Blobs::new(aws.s3(), bucket)),
         }
     }
 }

@@ -161,6 +161,10 @@ pub async fn serve_control() -> Result<(), Error> {
         bell: &deps.rows.bell,
         executions: &deps.executions,
         agents: &deps.agents,
+        artifacts: deps
+            .artifacts
+            .as_ref()
+            .map(|b| b as &dyn crate::artifacts::Blobs),
     });
     Box::pin(lambda_http::run(service_fn(move |request: Request| {
         let span = logs::request_span(&request);

@@ -1,0 +1,157 @@
+//! `standin artifacts`: what a sub-task produced, listed, or written to files with each
+//! part's SHA-256 checked against the one the stand-in recorded.
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use standin_wire::{ArtifactView, PartKind, PartView};
+
+use crate::control::ControlClient;
+use crate::error::CliError;
+
+/// One line per artifact: id, name, whether whole, and its parts.
+pub fn human_line(artifact: &ArtifactView) -> String {
+    let parts: Vec<String> = artifact.parts.iter().map(describe).collect();
+    format!(
+        "{}  {}  {}{}  {}",
+        artifact.artifact_id,
+        artifact.name.as_deref().unwrap_or("-"),
+        if artifact.complete {
+            "complete"
+        } else {
+            "in progress"
+        },
+        if artifact.truncated {
+            " (truncated)"
+        } else {
+            ""
+        },
+        parts.join(", ")
+    )
+}
+
+fn describe(part: &PartView) -> String {
+    let kind = match part.kind {
+        PartKind::Text => "text",
+        PartKind::Data => "data",
+        PartKind::File => "file",
+        PartKind::Url => "url",
+    };
+    let mut line = match (&part.url, part.size) {
+        (Some(url), _) => format!("{kind} {url}"),
+        (None, Some(size)) => format!("{kind} {size} bytes"),
+        (None, None) => kind.to_owned(),
+    };
+    if let Some(media) = &part.media_type {
+        line.push_str(&format!(" {media}"));
+    }
+    if let Some(flag) = part.flag {
+        line.push_str(&format!(
+            " [{}]",
+            serde_json::to_value(flag)
+                .unwrap_or_default()
+                .as_str()
+                .unwrap_or("")
+        ));
+    }
+    line
+}
+
+/// A name from an agent, safe as one file name: no separators, no `..`, no control
+/// characters, not empty.
+pub fn safe_name(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| {
+            if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(100)
+        .collect();
+    let cleaned = cleaned.trim_start_matches('.');
+    if cleaned.is_empty() {
+        "part".to_owned()
+    } else {
+        cleaned.to_owned()
+    }
+}
+
+/// Where part `index` of an artifact is written.
+pub fn part_path(out: &Path, artifact: &ArtifactView, index: usize, part: &PartView) -> PathBuf {
+    let fallback = match part.kind {
+        PartKind::Text => "part.txt",
+        PartKind::Data => "part.json",
+        PartKind::File | PartKind::Url => "part.bin",
+    };
+    let name = part.filename.as_deref().unwrap_or(fallback);
+    out.join(safe_name(&artifact.artifact_id))
+        .join(format!("{index}-{}", safe_name(name)))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Writes every stored part of the stand-in's artifacts under `out`; returns the files
+/// written. A part whose bytes do not match their SHA-256 is an error, and not kept.
+pub async fn save(control: &ControlClient, id: &str, out: &Path) -> Result<Vec<PathBuf>, CliError> {
+    let page = control.artifacts(id).await?;
+    let mut written = Vec::new();
+    for listed in &page.artifacts {
+        let content = control.artifact(id, &listed.artifact_id).await?;
+        for (index, part) in content.artifact.parts.iter().enumerate() {
+            let link = content.links.get(index).cloned().flatten();
+            let bytes = match (link, &part.text, &part.data) {
+                (Some(link), _, _) => control.download(&link).await?,
+                (None, Some(text), _) => text.clone().into_bytes(),
+                (None, None, Some(data)) => data.to_string().into_bytes(),
+                (None, None, None) => continue,
+            };
+            if let Some(expected) = &part.sha256
+                && hex(&Sha256::digest(&bytes)) != *expected
+            {
+                return Err(CliError::Api {
+                    status: 200,
+                    detail: format!(
+                        "part {index} of artifact {:?} does not match its SHA-256; not written",
+                        listed.artifact_id
+                    ),
+                });
+            }
+            let path = part_path(out, &content.artifact, index, part);
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).map_err(|e| CliError::Input {
+                    path: dir.display().to_string(),
+                    detail: e.to_string(),
+                })?;
+            }
+            std::fs::write(&path, &bytes).map_err(|e| CliError::Input {
+                path: path.display().to_string(),
+                detail: e.to_string(),
+            })?;
+            written.push(path);
+        }
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_s_names_cannot_leave_the_directory() {
+        for (name, safe) in [
+            ("../../etc/passwd", "_.._etc_passwd"),
+            ("report.md", "report.md"),
+            ("", "part"),
+            ("..", "part"),
+            ("a/b\\c\u{0}d", "a_b_c_d"),
+        ] {
+            assert_eq!(safe_name(name), safe, "{name:?}");
+        }
+    }
+}

@@ -1,0 +1,76 @@
+//! `/standins/{id}/artifacts`: what the sub-task produced, as the manifest lists it, and
+//! each stored part through a link that reads it for a few minutes. The parent reaches
+//! the bytes only this way: the bucket is the stack's, not the parent's.
+
+use standin_wire::{ArtifactContent, ArtifactsPage};
+
+use super::{Answer, Control, ControlError, Executions};
+use crate::artifacts::desk::load;
+use crate::doorbell::Doorbell;
+use crate::row::RowStore;
+
+/// How long a part's link reads it.
+pub const LINK_SECONDS: u64 = 300;
+
+impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
+    pub(super) async fn artifacts(&self, task_id: &str) -> Result<Answer, ControlError> {
+        let Some(blobs) = self.artifacts else {
+            return Ok(no_bucket());
+        };
+        if self.store.get(task_id).await?.is_none() {
+            return Ok(Answer::error(404, format!("no stand-in {task_id}")));
+        }
+        let (manifest, _) = load(blobs, task_id).await?;
+        Ok(Answer::of(
+            200,
+            ArtifactsPage {
+                task_id: task_id.to_owned(),
+                artifacts: manifest.views(),
+            },
+        ))
+    }
+
+    pub(super) async fn artifact(
+        &self,
+        task_id: &str,
+        artifact_id: &str,
+    ) -> Result<Answer, ControlError> {
+        let Some(blobs) = self.artifacts else {
+            return Ok(no_bucket());
+        };
+        if self.store.get(task_id).await?.is_none() {
+            return Ok(Answer::error(404, format!("no stand-in {task_id}")));
+        }
+        let (manifest, _) = load(blobs, task_id).await?;
+        let Some(entry) = manifest.get(artifact_id) else {
+            return Ok(Answer::error(
+                404,
+                format!("stand-in {task_id} has no artifact {artifact_id:?}"),
+            ));
+        };
+        let mut links = Vec::with_capacity(entry.parts.len());
+        for part in &entry.parts {
+            links.push(match &part.key {
+                Some(key) => Some(blobs.link(key, LINK_SECONDS).await?),
+                None => None,
+            });
+        }
+        let mut unlimited = usize::MAX;
+        Ok(Answer::of(
+            200,
+            ArtifactContent {
+                task_id: task_id.to_owned(),
+                artifact: entry.view(&mut unlimited),
+                links,
+                expires_at: crate::clock::rfc3339_in(LINK_SECONDS),
+            },
+        ))
+    }
+}
+
+fn no_bucket() -> Answer {
+    Answer::error(
+        404,
+        "this deployment keeps no artifacts (the function has no ARTIFACTS_BUCKET)",
+    )
+}
