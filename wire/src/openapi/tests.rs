@@ -88,6 +88,8 @@ fn every_operation_is_signed_integrated_and_validated() {
             "get /agents/{agent_id}",
             "get /standins",
             "get /standins/{task_id}",
+            "get /standins/{task_id}/artifacts",
+            "get /standins/{task_id}/artifacts/{artifact_id}",
             "get /standins/{task_id}/notes",
             "post /standins",
             "post /standins/{task_id}/cancel",
