@@ -19,6 +19,9 @@ pub struct Status {
     pub text: Option<String>,
     /// When the agent says the state changed (RFC 3339), as it said it.
     pub at: Option<String>,
+    /// The status message's parts other than text (a data form an INPUT_REQUIRED
+    /// question asks to fill, a file, a link), as the agent gave them.
+    pub parts: Vec<Part>,
     /// The task's artifacts as the agent holds them now: set only for a whole task
     /// read by a call that collects them (never from a status update).
     pub artifacts: Option<Vec<Artifact>>,

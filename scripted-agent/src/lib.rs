@@ -91,6 +91,8 @@ struct TaskRec {
     /// When the state last changed, as the status timestamp says (RFC 3339).
     changed_at: String,
     artifacts: Vec<Value>,
+    /// A data part beside the status text (a form the question asks to fill).
+    form: Option<Value>,
     turns: usize,
 }
 
@@ -355,7 +357,16 @@ impl TestAgent {
     /// The remote task moves on: GetTask shows it (unless `push_first`), subscribers see
     /// it, and registered configs are pushed (when the agent pushes).
     pub async fn change(&self, task: &str, state: &str, text: &str, push_first: bool) {
-        if let Some(event) = self.change_state(task, state, text, push_first) {
+        if let Some(event) = self.change_state(task, state, text, push_first, None) {
+            self.push(task, &event).await;
+        }
+    }
+
+    /// Asks a question with a form: the status message carries `form` as a data part
+    /// beside its text.
+    pub async fn ask_with_form(&self, task: &str, text: &str, form: Value) {
+        let asked = "TASK_STATE_INPUT_REQUIRED";
+        if let Some(event) = self.change_state(task, asked, text, false, Some(form)) {
             self.push(task, &event).await;
         }
     }
@@ -363,13 +374,21 @@ impl TestAgent {
     /// The remote task moves on, and its push is lost on the way (A2A senders do not
     /// retry): GetTask and subscribers see the change, the stand-in hears no push.
     pub fn change_and_lose_the_push(&self, task: &str, state: &str, text: &str) {
-        let _ = self.change_state(task, state, text, false);
+        let _ = self.change_state(task, state, text, false, None);
     }
 
-    fn change_state(&self, task: &str, state: &str, text: &str, push_first: bool) -> Option<Value> {
+    fn change_state(
+        &self,
+        task: &str,
+        state: &str,
+        text: &str,
+        push_first: bool,
+        form: Option<Value>,
+    ) -> Option<Value> {
         {
             let mut inner = lock(&self.inner);
             let rec = inner.tasks.get_mut(task)?;
+            rec.form = form;
             rec.state = state.to_owned();
             rec.text = text.to_owned();
             rec.changed_at = now_rfc3339();
@@ -419,12 +438,13 @@ impl TestAgent {
     }
 
     pub fn status_update(&self, task: &str, state: &str, text: &str) -> Value {
-        let context = lock(&self.inner)
+        let (context, form) = lock(&self.inner)
             .tasks
             .get(task)
-            .map(|t| t.context_id.clone())
+            .map(|t| (t.context_id.clone(), t.form.clone()))
             .unwrap_or_default();
-        json!({"statusUpdate": {"taskId": task, "contextId": context, "status": status(state, text, task, &context, &now_rfc3339())}})
+        let status = with_form(status(state, text, task, &context, &now_rfc3339()), form);
+        json!({"statusUpdate": {"taskId": task, "contextId": context, "status": status}})
     }
 
     fn snapshot(&self, task: &str, visible: bool) -> Option<Value> {
@@ -435,7 +455,13 @@ impl TestAgent {
         } else {
             (&t.state, &t.text)
         };
-        let mut task = json!({"id": t.id, "contextId": t.context_id, "status": status(state, text, &t.id, &t.context_id, &t.changed_at)});
+        let status = status(state, text, &t.id, &t.context_id, &t.changed_at);
+        let form = t
+            .form
+            .clone()
+            .filter(|_| !visible || t.visible_state == t.state);
+        let mut task =
+            json!({"id": t.id, "contextId": t.context_id, "status": with_form(status, form)});
         if !t.artifacts.is_empty() {
             task["artifacts"] = Value::Array(t.artifacts.clone());
         }
@@ -447,6 +473,14 @@ fn status(state: &str, text: &str, task: &str, context: &str, at: &str) -> Value
     let mut status = json!({"state": state, "timestamp": at});
     if !text.is_empty() {
         status["message"] = json!({"messageId": format!("m-{}", rand_id()), "taskId": task, "contextId": context, "role": "ROLE_AGENT", "parts": [{"text": text}]});
+    }
+    status
+}
+
+/// A status with a data part beside its text.
+fn with_form(mut status: Value, form: Option<Value>) -> Value {
+    if let (Some(form), Some(parts)) = (form, status["message"]["parts"].as_array_mut()) {
+        parts.push(json!({"data": form, "mediaType": "application/json"}));
     }
     status
 }
@@ -758,6 +792,7 @@ async fn send(agent: &TestAgent, id: Value, params: &Value, streaming: bool) -> 
                 visible_text: String::new(),
                 changed_at: now_rfc3339(),
                 artifacts: Vec::new(),
+                form: None,
                 turns: 0,
             };
             lock(&agent.inner).tasks.insert(task.clone(), rec);
@@ -785,6 +820,10 @@ async fn send(agent: &TestAgent, id: Value, params: &Value, streaming: bool) -> 
         };
         (turn, script)
     };
+    // A turn answers the question: its form goes with it.
+    if let Some(rec) = lock(&agent.inner).tasks.get_mut(&task) {
+        rec.form = None;
+    }
     for (state, text) in &script {
         let update = agent.status_update(&task, state, text);
         {

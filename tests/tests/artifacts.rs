@@ -1,7 +1,7 @@
 //! What a sub-task produced reaches the parent, end to end on LocalStack: a report
 //! streamed in chunks, a data artifact, a 20 MB file beside a file URI, an artifact
 //! replaced, and (heard by push) one past the stand-in's bound (the test stack keeps
-//! 25 MiB). The final note lists them; the parent reads each part byte for byte through
+//! 25 MiB); and a question's form, a data part beside its text. The final note lists them; the parent reads each part byte for byte through
 //! the control API; the steps' peak memory stays far below the 20 MB file.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
@@ -72,6 +72,14 @@ async fn results(persona: &str, port: u16, watch: &str, past_the_bound: bool) {
     stack.wait_notes(&id, 1, SOON).await;
     wait_parked(&stack, &id, watch).await;
     let remote = agent.task_ids().pop().unwrap();
+    // A question with a form: the data part reaches the parent beside the text.
+    let form = json!({"sources": ["web", "papers"], "max": 3});
+    agent
+        .ask_with_form(&remote, "Which sources?  Fill in the form.", form.clone())
+        .await;
+    let asked = stack.wait_notes(&id, 2, SOON).await;
+    assert_eq!(asked[1]["parts"][0]["kind"], "data", "{}", asked[1]);
+    assert_eq!(asked[1]["parts"][0]["data"], form);
 
     let middle = "A long middle section. ".repeat(5_000);
     let report =
@@ -141,7 +149,7 @@ async fn results(persona: &str, port: u16, watch: &str, past_the_bound: bool) {
     agent
         .change(&remote, COMPLETED, "Report ready", false)
         .await;
-    let notes = stack.wait_notes(&id, 2, SOON).await;
+    let notes = stack.wait_notes(&id, 3, SOON).await;
     stack.wait_execution(&id, "SUCCEEDED", SOON).await;
     assert_no_step_died(&stack, &id).await;
 

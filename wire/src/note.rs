@@ -27,6 +27,10 @@ pub struct ParentNote {
     /// Artifacts completed since the previous note; the final note carries all of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<crate::ArtifactView>,
+    /// The status message's parts other than its text: a data form an INPUT_REQUIRED
+    /// question asks to fill, a link, a file described.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<crate::PartView>,
 }
 
 fn empty_is_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {

@@ -3,9 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use standin_remote::{Status, Update};
+use standin_remote::{Content, Part, Status, Update};
 use standin_wire::TaskState;
+use standin_wire::scrub::MAX_TEXT_BYTES;
 use standin_wire::scrub::scrub;
+use standin_wire::{PartFlag, PartKind, PartView};
 
 /// The remote task as the stand-in reports it: mapped state, scrubbed text, finality.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -19,6 +21,10 @@ pub struct RemoteOut {
     /// store just before the note is written; never kept on the row).
     #[serde(skip)]
     pub artifacts: Vec<standin_wire::ArtifactView>,
+    /// The status message's other parts (a question's form), for the note; never kept
+    /// on the row.
+    #[serde(skip)]
+    pub parts: Vec<PartView>,
 }
 
 impl RemoteOut {
@@ -53,6 +59,7 @@ pub fn remote_out(remote_task_id: &str, state: TaskState, text: &str) -> RemoteO
         text: scrub(text),
         is_final: state.is_terminal(),
         artifacts: Vec::new(),
+        parts: Vec::new(),
     }
 }
 
@@ -60,7 +67,69 @@ pub fn remote_out(remote_task_id: &str, state: TaskState, text: &str) -> RemoteO
 /// known text stays.
 pub fn from_status(status: &Status, known_text: &str) -> RemoteOut {
     let text = status.text.as_deref().unwrap_or(known_text);
-    remote_out(&status.task_id, status.state, text)
+    RemoteOut {
+        parts: status.parts.iter().map(message_part).collect(),
+        ..remote_out(&status.task_id, status.state, text)
+    }
+}
+
+/// A status message's part as the parent sees it: data and links inline, scrubbed as
+/// the text is (each string of the data); a file described, not carried. Data past
+/// `MAX_TEXT_BYTES` is described only, flagged `truncated`.
+fn message_part(part: &Part) -> PartView {
+    let mut view = PartView {
+        kind: PartKind::Data,
+        media_type: part.media_type.clone(),
+        filename: part.filename.clone(),
+        size: None,
+        sha256: None,
+        text: None,
+        data: None,
+        url: None,
+        stored: false,
+        flag: None,
+    };
+    match &part.content {
+        Content::Data(json) => {
+            view.size = Some(json.len() as u64);
+            match serde_json::from_str::<serde_json::Value>(json) {
+                Ok(data) if json.len() <= MAX_TEXT_BYTES => view.data = Some(scrub_strings(data)),
+                Ok(_) => view.flag = Some(PartFlag::Truncated),
+                Err(_) => view.flag = Some(PartFlag::Unreadable),
+            }
+        }
+        Content::Url(url) => {
+            view.kind = PartKind::Url;
+            view.url = Some(scrub(url));
+        }
+        Content::Bytes(bytes) => {
+            view.kind = PartKind::File;
+            view.size = Some(bytes.len() as u64);
+        }
+        Content::Text(text) => {
+            view.kind = PartKind::Text;
+            view.text = Some(scrub(text));
+        }
+        Content::Stored { .. } | Content::Unreadable(_) => {
+            view.flag = Some(PartFlag::Unreadable);
+        }
+    }
+    view
+}
+
+fn scrub_strings(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => Value::String(scrub(&s)),
+        Value::Array(items) => Value::Array(items.into_iter().map(scrub_strings).collect()),
+        Value::Object(members) => Value::Object(
+            members
+                .into_iter()
+                .map(|(k, v)| (k, scrub_strings(v)))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 /// One streamed update. Artifacts and messages carry no task state; a direct answer
@@ -129,6 +198,52 @@ impl TurnReader {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_question_s_form_is_noted_scrubbed_and_a_file_only_described() {
+        let mut asked = status(TaskState::InputRequired, Some("Which size?"));
+        let part = |content| Part {
+            media_type: Some("application/json".into()),
+            filename: None,
+            content,
+        };
+        asked.parts = vec![
+            part(Content::Data(
+                r#"{"size":["S","M"],"key":"Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MEFCQ0RFRkdISUpL"}"#.into(),
+            )),
+            part(Content::Bytes(vec![1, 2, 3])),
+            part(Content::Data(format!("\"{}\"", "x".repeat(MAX_TEXT_BYTES)))),
+        ];
+        let out = from_status(&asked, "");
+        assert_eq!(
+            out.parts[0].data.as_ref().map(|d| d["size"].clone()),
+            Some(serde_json::json!(["S", "M"]))
+        );
+        assert!(
+            !serde_json::to_string(&out.parts[0])
+                .unwrap_or_default()
+                .contains("Zm9vYmFy")
+        );
+        assert_eq!(
+            (
+                out.parts[1].kind,
+                out.parts[1].size,
+                out.parts[1].data.clone()
+            ),
+            (PartKind::File, Some(3), None)
+        );
+        assert_eq!(
+            (out.parts[2].flag, out.parts[2].data.clone()),
+            (Some(PartFlag::Truncated), None)
+        );
+        assert!(
+            serde_json::to_string(&out)
+                .unwrap_or_default()
+                .find("parts")
+                .is_none(),
+            "never kept on the row"
+        );
+    }
 
     fn status(state: TaskState, text: Option<&str>) -> Status {
         Status {

@@ -23,11 +23,25 @@ fn artifact(wire: &types::Artifact, names: &SpillNames) -> Artifact {
         name: wire.name.clone().filter(|n| !n.is_empty()),
         description: wire.description.clone().filter(|d| !d.is_empty()),
         metadata: wire.metadata.as_ref().map(serde_json::Value::to_string),
-        parts: wire.parts.iter().map(|p| part(p, names)).collect(),
+        parts: wire.parts.iter().map(|p| part(p, Some(names))).collect(),
     }
 }
 
-fn part(wire: &types::Part, names: &SpillNames) -> Part {
+/// A status message's parts other than text: nothing in a message is ever stored, so
+/// all of it came inline.
+pub fn message_parts(message: Option<&types::Message>) -> Vec<Part> {
+    message
+        .map(|m| {
+            m.parts
+                .iter()
+                .filter(|p| p.text.is_none())
+                .map(|p| part(p, None))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn part(wire: &types::Part, names: Option<&SpillNames>) -> Part {
     Part {
         media_type: wire.media_type.clone().filter(|m| !m.is_empty()),
         filename: wire.filename.clone().filter(|f| !f.is_empty()),
@@ -35,9 +49,9 @@ fn part(wire: &types::Part, names: &SpillNames) -> Part {
     }
 }
 
-fn content(wire: &types::Part, names: &SpillNames) -> Content {
+fn content(wire: &types::Part, names: Option<&SpillNames>) -> Content {
     let stored = |value: &str, kind| {
-        names.spill_in(value).map(|spill| Content::Stored {
+        names?.spill_in(value).map(|spill| Content::Stored {
             spill: spill.to_owned(),
             kind,
         })

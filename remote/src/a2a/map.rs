@@ -84,6 +84,7 @@ pub fn task(task: &Task) -> Status {
         state: read_state(task.status.state, task_sub_state(task)),
         text: status_text(&task.status),
         at: task.status.timestamp.clone(),
+        parts: super::artifact::message_parts(task.status.message.as_ref()),
         artifacts: None,
     }
 }
@@ -95,6 +96,7 @@ fn status_update(update: &TaskStatusUpdateEvent) -> Status {
         state: read_state(update.status.state, update_sub_state(update)),
         text: status_text(&update.status),
         at: update.status.timestamp.clone(),
+        parts: super::artifact::message_parts(update.status.message.as_ref()),
         artifacts: None,
     }
 }
@@ -250,5 +252,32 @@ mod tests {
             let name = serde_json::to_value(wire).expect("serialises");
             assert_eq!(name, json!(state(wire).as_str()), "{wire:?}");
         }
+    }
+
+    #[test]
+    fn a_question_s_form_reaches_the_model_beside_its_text() {
+        let event: StreamResponse = serde_json::from_value(json!({"statusUpdate": {
+            "taskId": "t", "contextId": "c",
+            "status": {"state": "TASK_STATE_INPUT_REQUIRED", "message": {"role": "ROLE_AGENT",
+                "parts": [{"text": "Which size?"},
+                          {"data": {"size": ["S", "M"]}, "mediaType": "application/json"},
+                          {"url": "https://f/form.html"}]}}}}))
+        .unwrap_or_default();
+        let Update::Status(status) = update(&event) else {
+            panic!("a status");
+        };
+        assert_eq!(status.text.as_deref(), Some("Which size?"));
+        let contents: Vec<_> = status.parts.iter().map(|p| p.content.clone()).collect();
+        assert_eq!(
+            contents,
+            [
+                crate::model::Content::Data(r#"{"size":["S","M"]}"#.into()),
+                crate::model::Content::Url("https://f/form.html".into()),
+            ]
+        );
+        assert_eq!(
+            status.parts[0].media_type.as_deref(),
+            Some("application/json")
+        );
     }
 }

@@ -19,6 +19,7 @@ pub fn note_of(row: &Row, out: &RemoteOut, seq: u64) -> ParentNote {
         seq,
         at: crate::clock::now_rfc3339(),
         artifacts: out.artifacts.clone(),
+        parts: out.parts.clone(),
     }
 }
 

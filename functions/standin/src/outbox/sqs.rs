@@ -272,6 +272,7 @@ mod tests {
             seq: 12,
             at: "2026-12-01T00:00:00.000Z".into(),
             artifacts: Vec::new(),
+            parts: Vec::new(),
         };
         assert_eq!(
             group_id("job-1_a"),
@@ -320,6 +321,7 @@ mod tests {
             seq: 1,
             at: "2026-12-01T00:00:00.000Z".into(),
             artifacts: Vec::new(),
+            parts: Vec::new(),
         };
         let body = message_body(&note).expect("body");
         assert!(!body.contains(['\u{FFFE}', '\u{FFFF}']), "{body}");
