@@ -72,7 +72,10 @@ def save(session, control, task_id, note, into):
             if hashlib.sha256(data).hexdigest() != part.get("sha256"):
                 raise RuntimeError(f"part {index} of {artifact_id!r} does not match its SHA-256")
             name = part.get("filename") or listed.get("name") or "part"
-            target = os.path.join(into, safe(artifact_id), f"{index}-{safe(name)}")
+            folder = safe(artifact_id)
+            if folder != artifact_id:  # "a/b" and "a_b" must not share a folder
+                folder += "-" + hashlib.sha256(artifact_id.encode()).hexdigest()[:8]
+            target = os.path.join(into, folder, f"{index}-{safe(name)}")
             os.makedirs(os.path.dirname(target), exist_ok=True)
             with open(target, "wb") as out:
                 out.write(data)

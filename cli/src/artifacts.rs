@@ -87,8 +87,18 @@ pub fn part_path(out: &Path, artifact: &ArtifactView, index: usize, part: &PartV
         PartKind::File | PartKind::Url => "part.bin",
     };
     let name = part.filename.as_deref().unwrap_or(fallback);
-    out.join(safe_name(&artifact.artifact_id))
+    out.join(directory_name(&artifact.artifact_id))
         .join(format!("{index}-{}", safe_name(name)))
+}
+
+/// An artifact's directory: its id made safe, and when that changed it, a digest of the
+/// id, so `a/b` and `a_b` do not share one.
+fn directory_name(id: &str) -> String {
+    let safe = safe_name(id);
+    if safe == id {
+        return safe;
+    }
+    format!("{safe}-{}", &hex(&Sha256::digest(id.as_bytes()))[..8])
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -132,6 +142,14 @@ pub async fn save(control: &ControlClient, id: &str, out: &Path) -> Result<Vec<P
                 path: path.display().to_string(),
                 detail: e.to_string(),
             })?;
+            if let Some(flag) = part.flag {
+                let flag = serde_json::to_value(flag).unwrap_or_default();
+                eprintln!(
+                    "standin: {} is not the whole part ({})",
+                    path.display(),
+                    flag.as_str().unwrap_or_default()
+                );
+            }
             written.push(path);
         }
     }
@@ -153,5 +171,7 @@ mod tests {
         ] {
             assert_eq!(safe_name(name), safe, "{name:?}");
         }
+        assert_ne!(directory_name("a/b"), directory_name("a_b"));
+        assert_eq!(directory_name("report"), "report");
     }
 }

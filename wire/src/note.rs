@@ -27,10 +27,18 @@ pub struct ParentNote {
     /// Artifacts completed since the previous note; the final note carries all of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<crate::ArtifactView>,
+    /// Artifacts due on this note but past its room (64 KiB of them): read them through
+    /// `GET /standins/{task_id}/artifacts`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub artifacts_omitted: u32,
     /// The status message's parts other than its text: a data form an INPUT_REQUIRED
     /// question asks to fill, a link, a file described.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<crate::PartView>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 fn empty_is_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {

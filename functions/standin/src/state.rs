@@ -21,6 +21,9 @@ pub struct RemoteOut {
     /// store just before the note is written; never kept on the row).
     #[serde(skip)]
     pub artifacts: Vec<standin_wire::ArtifactView>,
+    /// Artifacts due on the note but past its room (the API lists them).
+    #[serde(skip)]
+    pub artifacts_omitted: u32,
     /// The status message's other parts (a question's form), for the note; never kept
     /// on the row.
     #[serde(skip)]
@@ -59,6 +62,7 @@ pub fn remote_out(remote_task_id: &str, state: TaskState, text: &str) -> RemoteO
         text: scrub(text),
         is_final: state.is_terminal(),
         artifacts: Vec::new(),
+        artifacts_omitted: 0,
         parts: Vec::new(),
     }
 }
@@ -68,10 +72,18 @@ pub fn remote_out(remote_task_id: &str, state: TaskState, text: &str) -> RemoteO
 pub fn from_status(status: &Status, known_text: &str) -> RemoteOut {
     let text = status.text.as_deref().unwrap_or(known_text);
     RemoteOut {
-        parts: status.parts.iter().map(message_part).collect(),
+        parts: status
+            .parts
+            .iter()
+            .take(MAX_MESSAGE_PARTS)
+            .map(message_part)
+            .collect(),
         ..remote_out(&status.task_id, status.state, text)
     }
 }
+
+/// A status message's other parts a note carries; each is at most `MAX_TEXT_BYTES`.
+const MAX_MESSAGE_PARTS: usize = 16;
 
 /// A status message's part as the parent sees it: data and links inline, scrubbed as
 /// the text is (each string of the data); a file described, not carried. Data past

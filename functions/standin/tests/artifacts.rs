@@ -159,6 +159,7 @@ fn text_part(text: &str) -> StoredPart {
             flag: None,
         },
         key: Some(format!("k-{}", sha(text.as_bytes()))),
+        whole: None,
     }
 }
 
@@ -185,7 +186,7 @@ fn chunks_are_joined_in_order_and_an_update_without_append_replaces() {
     let b = Bounds::default();
     m.update(seen("a", &["one"]), false, false, b);
     m.update(seen("a", &["two"]), true, false, b);
-    assert_eq!(m.for_note(false).0, vec![], "not whole yet: not noted");
+    assert_eq!(m.for_note(false).views, vec![], "not whole yet: not noted");
     m.update(seen("a", &["three"]), true, true, b);
     assert_eq!(texts(&m, "a"), ["one", "two", "three"]);
     let gone = m.update(seen("a", &["new"]), false, true, b);
@@ -198,7 +199,8 @@ fn a_note_carries_what_completed_since_the_last_and_the_final_note_all() {
     let mut m = Manifest::default();
     let b = Bounds::default();
     m.update(seen("a", &["A"]), false, true, b);
-    let (views, told) = m.for_note(false);
+    let note = m.for_note(false);
+    let (views, told) = (note.views, note.told);
     assert_eq!(
         views
             .iter()
@@ -208,7 +210,7 @@ fn a_note_carries_what_completed_since_the_last_and_the_final_note_all() {
     );
     m.noted(&told);
     m.update(seen("b", &["B"]), false, true, b);
-    let (views, _) = m.for_note(false);
+    let views = m.for_note(false).views;
     assert_eq!(
         views
             .iter()
@@ -216,8 +218,7 @@ fn a_note_carries_what_completed_since_the_last_and_the_final_note_all() {
             .collect::<Vec<_>>(),
         ["b"]
     );
-    let (all, _) = m.for_note(true);
-    assert_eq!(all.len(), 2);
+    assert_eq!(m.for_note(true).views.len(), 2);
 }
 
 #[test]
@@ -225,6 +226,10 @@ fn the_task_s_own_list_is_the_truth_and_inline_content_stays_within_a_note_s_bud
     let mut m = Manifest::default();
     let b = Bounds::default();
     m.update(seen("a", &["streamed"]), false, false, b);
+    // Still working: its account replaces what streamed, but is not whole yet.
+    m.reconcile(vec![seen("a", &["half"])], false, b);
+    assert_eq!(texts(&m, "a"), ["half"]);
+    assert!(!m.get("a").unwrap().complete);
     let big = "t".repeat(5000);
     m.reconcile(
         vec![
@@ -232,11 +237,12 @@ fn the_task_s_own_list_is_the_truth_and_inline_content_stays_within_a_note_s_bud
             seen("b", &[&big]),
             seen("c", &[&big]),
         ],
+        true,
         b,
     );
     assert_eq!(texts(&m, "a"), ["final"]);
     assert!(m.get("a").unwrap().complete);
-    let (views, _) = m.for_note(true);
+    let views = m.for_note(true).views;
     let inline: usize = views
         .iter()
         .flat_map(|v| v.parts.iter())
@@ -246,8 +252,12 @@ fn the_task_s_own_list_is_the_truth_and_inline_content_stays_within_a_note_s_bud
     assert!(inline <= standin_wire::NOTE_INLINE_BYTES, "{inline}");
     assert!(views[2].parts[0].text.is_none() && views[2].parts[0].stored);
     let before = m.clone();
-    m.reconcile(vec![seen("a", &["final"])], b);
+    let gone = m.reconcile(vec![seen("a", &["final"])], true, b);
     assert_eq!(m, before, "the same account again changes nothing");
+    assert!(
+        gone.iter().all(|k| m.references(k)),
+        "nothing listed is let go"
+    );
 }
 
 #[test]
@@ -387,4 +397,114 @@ async fn a_turn_s_streamed_artifacts_reach_the_final_note_with_the_task_s_own_ac
             .any(|k| blobs.object(k).unwrap() == b"# Draft"),
         "the replaced draft is deleted"
     );
+}
+
+#[test]
+fn a_note_carries_at_most_its_room_of_artifacts_and_says_how_many_more() {
+    let mut m = Manifest::default();
+    let b = Bounds::default();
+    let long = "n".repeat(2000);
+    for n in 0..60 {
+        let mut artifact = seen(&format!("a{n}"), &["x"]);
+        artifact.description = Some(long.clone());
+        m.update(artifact, false, true, b);
+    }
+    let note = m.for_note(true);
+    let size = serde_json::to_string(&note.views).unwrap().len();
+    assert!(
+        size <= standin::artifacts::manifest::NOTE_ARTIFACT_BYTES,
+        "{size}"
+    );
+    assert!(note.omitted > 0);
+    assert_eq!(note.views.len() + note.omitted as usize, 60);
+}
+
+#[test]
+fn content_two_artifacts_share_is_kept_when_one_of_them_is_replaced() {
+    let mut m = Manifest::default();
+    let b = Bounds::default();
+    m.update(seen("a", &["OK"]), false, true, b);
+    m.update(seen("b", &["OK"]), false, true, b);
+    let gone = m.update(seen("a", &["changed"]), false, true, b);
+    assert!(
+        gone.iter().any(|k| m.references(k)),
+        "the manifest says what to keep; the desk deletes only what it no longer lists"
+    );
+}
+
+#[tokio::test]
+async fn a_truncated_re_read_of_content_kept_whole_is_that_content() {
+    let blobs = Arc::new(MemoryBlobs::default());
+    let bounds = Bounds {
+        max_bytes: 3 * 1024 * 1024,
+        max_count: 10,
+    };
+    let content = vec![5u8; 2 * 1024 * 1024];
+    let first = sink(&blobs, bounds, Ours::default());
+    spill(&first, "s", &content, 1 << 16).await;
+    let kept = first.stored("s").await.unwrap();
+    assert_eq!(kept.flag, None);
+    let manifest = Manifest {
+        artifacts: vec![standin::artifacts::manifest::Entry {
+            artifact_id: "big".into(),
+            name: None,
+            description: None,
+            metadata: None,
+            parts: vec![StoredPart {
+                view: PartView {
+                    kind: PartKind::File,
+                    media_type: None,
+                    filename: None,
+                    size: Some(kept.size),
+                    sha256: Some(kept.sha256.clone()),
+                    text: None,
+                    data: None,
+                    url: None,
+                    stored: true,
+                    flag: None,
+                },
+                key: kept.key.clone(),
+                whole: None,
+            }],
+            complete: true,
+            truncated: false,
+            listed_only: false,
+            version: 1,
+            noted: 1,
+        }],
+        stored_bytes: kept.size,
+    };
+    blobs
+        .put(
+            &format!("{ID}/manifest.json"),
+            serde_json::to_vec(&manifest).unwrap(),
+        )
+        .await
+        .unwrap();
+    // A later invocation reads it again with 1 MiB left of the bound.
+    let again = sink(&blobs, bounds, Ours::default());
+    spill(&again, "s2", &content, 1 << 16).await;
+    let read = again.stored("s2").await.unwrap();
+    assert_eq!((read.flag, read.key.clone()), (None, kept.key.clone()));
+    assert_eq!((read.size, read.sha256), (kept.size, kept.sha256));
+}
+
+#[test]
+fn a_truncated_part_read_again_keeps_what_was_kept_of_it() {
+    let mut m = Manifest::default();
+    let b = Bounds::default();
+    let truncated = |stored: &str| {
+        let mut part = text_part(stored);
+        part.view.flag = Some(PartFlag::Truncated);
+        part.whole = Some("the whole content's digest".into());
+        Seen {
+            parts: vec![part],
+            ..seen("extra", &[])
+        }
+    };
+    m.reconcile(vec![truncated("four megabytes of it")], true, b);
+    let gone = m.reconcile(vec![truncated("")], true, b);
+    assert_eq!(texts(&m, "extra"), ["four megabytes of it"]);
+    assert_eq!(gone.len(), 1, "the emptier copy goes");
+    assert!(!m.references(&gone[0]));
 }

@@ -248,6 +248,8 @@ struct Decoder {
     unescape: Unescape,
     base64: Base64,
     chunk: Vec<u8>,
+    /// A file's unescaped characters on their way to the base64 decoder.
+    scratch: Vec<u8>,
 }
 
 /// Bytes handed on at once; the sink buffers as it needs.
@@ -260,6 +262,7 @@ impl Decoder {
             unescape: Unescape::default(),
             base64: Base64::default(),
             chunk: Vec::with_capacity(CHUNK),
+            scratch: Vec::with_capacity(4),
         }
     }
 
@@ -268,9 +271,9 @@ impl Decoder {
             ContentKind::Data => self.chunk.push(b),
             ContentKind::Text => self.unescape.push(b, &mut self.chunk),
             ContentKind::File => {
-                let mut text = Vec::with_capacity(4);
-                self.unescape.push(b, &mut text);
-                for c in text {
+                self.scratch.clear();
+                self.unescape.push(b, &mut self.scratch);
+                for &c in &self.scratch {
                     self.base64.push(c, &mut self.chunk);
                 }
             }

@@ -33,6 +33,9 @@ enum Within {
     Part,
     /// A 0.3 part's `file`.
     PartFile,
+    /// Anything else inside an artifact (its metadata, a part's metadata): never
+    /// diverted, whatever its keys say.
+    Opaque,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -154,19 +157,21 @@ impl Skim {
             self.divert = Some(Divert::new(member));
         }
         if let Some(mut divert) = self.divert.take() {
-            let Some(names) = self.collect.clone() else {
+            let Some(names) = self.collect.as_ref() else {
                 return;
             };
-            match divert.feed(b, &names, &mut self.spilled) {
-                Fed::More => {
-                    self.divert = Some(divert);
-                    return;
-                }
-                Fed::Ended => {
-                    self.keep_diverted(divert, &names);
-                    return;
-                }
-                Fed::EndedBefore => self.keep_diverted(divert, &names),
+            let fed = divert.feed(b, names, &mut self.spilled);
+            if fed == Fed::More {
+                self.divert = Some(divert);
+                return;
+            }
+            // The value ended: its inline JSON or its placeholder takes its place.
+            let kept = divert.finish(names, &mut self.inline_left, &mut self.spilled);
+            for kept_byte in kept {
+                self.emit(kept_byte);
+            }
+            if fed == Fed::Ended {
+                return;
             }
         }
         if let Some(mut skip) = self.skip.take() {
@@ -243,7 +248,7 @@ impl Skim {
                     (Within::Other, _) => Within::Other,
                     (Within::Artifact, Some(b"parts")) => Within::Parts,
                     (Within::Part, Some(b"file")) => Within::PartFile,
-                    _ => Within::Artifact,
+                    _ => Within::Opaque,
                 };
                 self.divert_next = match (within, key) {
                     (Within::Part, Some(b"text")) => Some(Member::Text),
@@ -300,22 +305,16 @@ impl Skim {
         if parent.object {
             // `parts` must be an array and `file` an object to be what they say.
             return match (self.next_within, object) {
-                (Within::Parts, true) | (Within::PartFile, false) => Within::Artifact,
+                (Within::Parts, true) | (Within::PartFile, false) => Within::Opaque,
                 (within, _) => within,
             };
         }
         match parent.within {
+            // The elements of a task's `artifacts` are artifacts.
+            Within::Artifact => Within::Artifact,
             Within::Parts if object => Within::Part,
             Within::Other => Within::Other,
-            _ => Within::Artifact,
-        }
-    }
-
-    /// A diverted value ended: its inline JSON or its placeholder takes its place.
-    fn keep_diverted(&mut self, divert: Divert, names: &SpillNames) {
-        let kept = divert.finish(names, &mut self.inline_left, &mut self.spilled);
-        for b in kept {
-            self.emit(b);
+            _ => Within::Opaque,
         }
     }
 
@@ -473,7 +472,7 @@ mod tests {
         let task = format!(
             r#"{{"id":"t","history":[{{"parts":[{{"text":"{long}"}}]}}],
             "status":{{"message":{{"parts":[{{"text":"{long}"}}]}}}},
-            "artifacts":[{{"artifactId":"a","metadata":{{"text":"{long}"}},
+            "artifacts":[{{"artifactId":"a","metadata":{{"text":"{long}","parts":[{{"text":"{long}"}}]}},
               "parts":[{{"text":"small"}},{{"text":"{long}"}},{{"data":{{"text":"{long}"}}}}]}}]}}"#
         );
         let (kept, spills) = collect(&task);
@@ -485,6 +484,11 @@ mod tests {
             artifact["metadata"]["text"],
             long.as_str(),
             "metadata is not a part"
+        );
+        assert_eq!(
+            artifact["metadata"]["parts"][0]["text"],
+            long.as_str(),
+            "nor are parts inside metadata"
         );
         assert_eq!(artifact["parts"][0]["text"], "small");
         let stored = |v: &serde_json::Value| {

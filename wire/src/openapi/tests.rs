@@ -249,6 +249,7 @@ fn note(seq: u64, remote: Option<&str>) -> ParentNote {
         seq,
         at: "2026-12-01T10:00:00.000Z".into(),
         artifacts: Vec::new(),
+        artifacts_omitted: 0,
         parts: Vec::new(),
     }
 }

@@ -30,7 +30,7 @@ impl<A: Agent + 'static> Collecting<A> {
 
     fn observe(&self, status: &Status) {
         if let (Some(desk), Some(artifacts)) = (&self.desk, &status.artifacts) {
-            desk.observe_task(artifacts);
+            desk.observe_task(artifacts, settled(status));
         }
     }
 
@@ -46,11 +46,12 @@ impl<A: Agent + 'static> Collecting<A> {
                     match &item {
                         Ok(Update::Artifact(update)) => desk.observe_update(update),
                         Ok(Update::Status(status)) => match &status.artifacts {
-                            Some(artifacts) => desk.observe_task(artifacts),
+                            Some(artifacts) => desk.observe_task(artifacts, settled(status)),
                             None if status.state.is_terminal() && !status.task_id.is_empty() => {
                                 match inner.get(&status.task_id).await {
                                     Ok(task) => {
-                                        desk.observe_task(&task.artifacts.unwrap_or_default())
+                                        let whole = task.artifacts.clone().unwrap_or_default();
+                                        desk.observe_task(&whole, settled(&task));
                                     }
                                     Err(err) => tracing::warn!(
                                         error = %err,
@@ -67,6 +68,11 @@ impl<A: Agent + 'static> Collecting<A> {
             })
             .boxed()
     }
+}
+
+/// The task stands still (interrupted or ended): what it lists is whole.
+fn settled(status: &Status) -> bool {
+    status.state.is_terminal() || status.state.is_interrupted()
 }
 
 impl<A: Agent + 'static> Agent for Collecting<A> {

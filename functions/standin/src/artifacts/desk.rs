@@ -5,6 +5,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::blobs::{BlobError, Blobs};
+use super::guard::EchoGuard;
 use super::manifest::{Bounds, Manifest, Seen, StoredPart};
 use super::sink::{Ours, PartSink, Stored};
 use standin_remote::{Artifact, ArtifactUpdate, Content, ContentKind, ContentSink, Part};
@@ -14,9 +15,15 @@ use standin_wire::{NOTE_INLINE_BYTES, PartFlag, PartKind, PartView};
 #[derive(Debug, Clone)]
 enum Observed {
     Update(ArtifactUpdate),
-    /// A whole task's artifacts: the agent's account of them.
-    Task(Vec<Artifact>),
+    /// A whole task's artifacts: the agent's account of them, and whether the task
+    /// stood still (interrupted or ended) when it gave it.
+    Task(Vec<Artifact>, bool),
 }
+
+/// What one invocation keeps of what its calls saw before folding it (an agent that
+/// streams a part per token); past it updates are dropped, and the task's own account
+/// at the end restores what they said.
+const MAX_OBSERVED: usize = 1000;
 
 /// Writes of the manifest tried at once before giving up (each after re-reading it).
 const SAVE_ATTEMPTS: usize = 4;
@@ -58,13 +65,31 @@ impl Desk {
         self.push(Observed::Update(update.clone()));
     }
 
-    pub fn observe_task(&self, artifacts: &[Artifact]) {
-        self.push(Observed::Task(artifacts.to_vec()));
+    /// `settled`: the task was interrupted or ended when it listed them.
+    pub fn observe_task(&self, artifacts: &[Artifact], settled: bool) {
+        self.push(Observed::Task(artifacts.to_vec(), settled));
+    }
+
+    /// The push token the agent now holds (a registration gave it one).
+    pub fn set_token(&self, token: Option<crate::push::TokenDigest>) {
+        self.sink.set_token(token);
     }
 
     fn push(&self, observed: Observed) {
         if let Ok(mut all) = self.observed.lock() {
+            if all.len() >= MAX_OBSERVED && matches!(observed, Observed::Update(_)) {
+                tracing::warn!("too many artifact updates in one invocation; the rest dropped");
+                return;
+            }
             all.push(observed);
+        }
+    }
+
+    /// What a fold could not record goes back, for the next one.
+    fn restore(&self, observed: Vec<Observed>) {
+        if let Ok(mut all) = self.observed.lock() {
+            let later = std::mem::replace(&mut *all, observed);
+            all.extend(later);
         }
     }
 
@@ -90,19 +115,29 @@ impl Desk {
     }
 
     async fn fold(&self, observed: Vec<Observed>) -> Result<Manifest, BlobError> {
+        let again = observed.clone();
+        let folded = self.fold_once(observed).await;
+        if folded.is_err() {
+            self.restore(again);
+        }
+        folded
+    }
+
+    async fn fold_once(&self, observed: Vec<Observed>) -> Result<Manifest, BlobError> {
+        let guard = self.sink.guard().await;
         let mut seen = Vec::with_capacity(observed.len());
         for each in observed {
             seen.push(match each {
                 Observed::Update(u) => (
-                    Some((u.append, u.last_chunk)),
-                    vec![self.seen(&u.artifact).await],
+                    Ok((u.append, u.last_chunk)),
+                    vec![self.seen(&u.artifact, &guard).await],
                 ),
-                Observed::Task(list) => {
+                Observed::Task(list, settled) => {
                     let mut all = Vec::with_capacity(list.len());
                     for artifact in &list {
-                        all.push(self.seen(artifact).await);
+                        all.push(self.seen(artifact, &guard).await);
                     }
-                    (None, all)
+                    (Err(settled), all)
                 }
             });
         }
@@ -110,12 +145,12 @@ impl Desk {
             let mut gone = Vec::new();
             for (update, artifacts) in seen.clone() {
                 match update {
-                    Some((append, last)) => {
+                    Ok((append, last)) => {
                         for s in artifacts {
                             gone.extend(manifest.update(s, append, last, bounds));
                         }
                     }
-                    None => gone.extend(manifest.reconcile(artifacts, bounds)),
+                    Err(settled) => gone.extend(manifest.reconcile(artifacts, settled, bounds)),
                 }
             }
             gone
@@ -142,17 +177,18 @@ impl Desk {
         for _ in 0..SAVE_ATTEMPTS {
             let (mut manifest, etag) = load(self.blobs.as_ref(), &self.task_id).await?;
             let before = manifest.clone();
-            let gone = edit(&mut manifest, self.bounds);
+            let mut gone = edit(&mut manifest, self.bounds);
+            // Content is shared by key: only what no artifact lists any more goes.
+            gone.retain(|key| !manifest.references(key));
             if manifest == before {
+                self.delete(gone).await;
                 return Ok(manifest);
             }
             let bytes = serde_json::to_vec(&manifest)
                 .map_err(|e| BlobError::Unavailable(format!("manifest: {e}")))?;
             match self.blobs.put_if(&key, bytes, etag.as_deref()).await {
                 Ok(()) => {
-                    for key in gone {
-                        let _ = self.blobs.delete(&key).await;
-                    }
+                    self.delete(gone).await;
                     return Ok(manifest);
                 }
                 Err(BlobError::Conflict) => continue,
@@ -162,21 +198,37 @@ impl Desk {
         Err(BlobError::Conflict)
     }
 
+    async fn delete(&self, keys: Vec<String>) {
+        for key in keys {
+            if let Err(err) = self.blobs.delete(&key).await {
+                tracing::warn!(error = %err, "a part no longer listed stays until it expires");
+            }
+        }
+    }
+
     /// An artifact as seen, each part stored (a small one now, a large one was as it
-    /// arrived).
-    async fn seen(&self, artifact: &Artifact) -> Seen {
+    /// arrived), and no echo of ours in its names, metadata or links.
+    async fn seen(&self, artifact: &Artifact, guard: &EchoGuard) -> Seen {
         let mut parts = Vec::with_capacity(artifact.parts.len());
         for part in &artifact.parts {
-            parts.push(self.stored_part(part).await);
+            let mut stored = self.stored_part(part).await;
+            for field in [
+                &mut stored.view.media_type,
+                &mut stored.view.filename,
+                &mut stored.view.url,
+            ] {
+                *field = field.as_deref().map(|f| guard.blank(f));
+            }
+            parts.push(stored);
         }
         Seen {
             id: artifact.id.clone(),
-            name: artifact.name.clone(),
-            description: artifact.description.clone(),
+            name: artifact.name.as_deref().map(|n| guard.blank(n)),
+            description: artifact.description.as_deref().map(|d| guard.blank(d)),
             metadata: artifact
                 .metadata
                 .as_deref()
-                .and_then(|m| serde_json::from_str(m).ok()),
+                .and_then(|m| serde_json::from_str(&guard.blank(m)).ok()),
             parts,
         }
     }
@@ -229,6 +281,7 @@ impl Desk {
                     key: None,
                     size: 0,
                     sha256: String::new(),
+                    whole: None,
                     flag: Some(PartFlag::NotStored),
                 }))
             }
@@ -238,7 +291,11 @@ impl Desk {
             }
         };
         let Some(stored) = stored else {
-            return StoredPart { view, key: None };
+            return StoredPart {
+                view,
+                key: None,
+                whole: None,
+            };
         };
         view.size = Some(stored.size);
         view.sha256 = Some(stored.sha256).filter(|s| !s.is_empty());
@@ -247,6 +304,7 @@ impl Desk {
         StoredPart {
             view,
             key: stored.key,
+            whole: stored.whole,
         }
     }
 }

@@ -71,15 +71,30 @@ impl EchoGuard {
             }
         }
         if let Some(digest) = &self.token {
-            for range in token_shaped_runs(bytes) {
-                let candidate = std::str::from_utf8(&bytes[range.clone()]).unwrap_or_default();
-                if TokenDigest::of(candidate).matches(digest) {
-                    bytes[range].fill(BLANK);
-                    found = true;
+            for run in token_runs(bytes) {
+                // Every window of a run, so a token glued to other characters is seen.
+                for at in run.start..=run.end - TOKEN_LEN {
+                    let window = at..at + TOKEN_LEN;
+                    let candidate = std::str::from_utf8(&bytes[window.clone()]).unwrap_or_default();
+                    if TokenDigest::of(candidate).matches(digest) {
+                        bytes[window].fill(BLANK);
+                        found = true;
+                    }
                 }
             }
         }
         found
+    }
+}
+
+impl EchoGuard {
+    /// `text` with every echo blanked.
+    pub fn blank(&self, text: &str) -> String {
+        let mut bytes = text.as_bytes().to_vec();
+        if !self.redact(&mut bytes) {
+            return text.to_owned();
+        }
+        String::from_utf8_lossy(&bytes).into_owned()
     }
 }
 
@@ -91,16 +106,16 @@ fn is_token_char(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
 }
 
-/// Runs of exactly `TOKEN_LEN` token characters: only those are hashed, so checking a
-/// large file costs a scan, not a hash per byte.
-fn token_shaped_runs(bytes: &[u8]) -> Vec<std::ops::Range<usize>> {
+/// Runs of at least `TOKEN_LEN` token characters: only their windows are hashed, so
+/// checking a file costs a scan, and a hash per position only inside such runs.
+fn token_runs(bytes: &[u8]) -> Vec<std::ops::Range<usize>> {
     let mut runs = Vec::new();
     let mut start = None;
     for (i, &b) in bytes.iter().chain([&b' ']).enumerate() {
         match (is_token_char(b) && i < bytes.len(), start) {
             (true, None) => start = Some(i),
             (false, Some(s)) => {
-                if i - s == TOKEN_LEN {
+                if i - s >= TOKEN_LEN {
                     runs.push(s..i);
                 }
                 start = None;
@@ -122,9 +137,10 @@ mod tests {
         let guard = EchoGuard::new(Some(token.digest()), ["sk-live-0123456789".to_owned()]);
         let other = PushToken::generate();
         let text = format!(
-            "ours: {} theirs: {} key=sk-live-0123456789.",
+            "ours: {} theirs: {} key=sk-live-0123456789. glued: x{}y",
             token.expose(),
-            other.expose()
+            other.expose(),
+            token.expose()
         );
         let mut bytes = text.clone().into_bytes();
         assert!(guard.redact(&mut bytes));

@@ -24,6 +24,15 @@ impl Default for Bounds {
     }
 }
 
+/// Parts one artifact keeps (an agent that appends a part per token); past it the
+/// artifact is truncated.
+pub const MAX_PARTS: usize = 1000;
+/// What a note may carry of artifacts, serialized: past it the rest are read through the
+/// API (the note says how many), so a note stays far below SQS's 256 KB.
+pub const NOTE_ARTIFACT_BYTES: usize = 64 * 1024;
+/// An artifact's metadata larger than this is left out of notes (the API shows it).
+const NOTE_METADATA_BYTES: usize = 1024;
+
 /// Artifacts listed at most, truncated ones included: past it a new id is not listed
 /// (an agent inventing ids cannot grow the manifest without end).
 const LISTED_PER_KEPT: usize = 4;
@@ -34,6 +43,10 @@ pub struct StoredPart {
     pub view: PartView,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    /// A truncated part's whole content's SHA-256 (the stored bytes' is the view's): a
+    /// later read of the same content is the same part, whatever of it fit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub whole: Option<String>,
 }
 
 /// An artifact as a step saw it, its parts stored.
@@ -59,7 +72,8 @@ pub struct Entry {
     pub complete: bool,
     #[serde(default)]
     pub truncated: bool,
-    /// Listed past `Bounds::max_count`: its parts are not kept.
+    /// Listed past `Bounds::max_count` (no parts kept), or past `MAX_PARTS` (no more
+    /// kept): what streams of it is not kept.
     #[serde(default)]
     pub listed_only: bool,
     /// Bumped on every change; a note carries an entry whose version it has not told.
@@ -87,7 +101,11 @@ impl Entry {
     }
 
     fn same_content(&self, parts: &[StoredPart]) -> bool {
-        let content = |p: &StoredPart| (p.view.sha256.clone(), p.view.url.clone(), p.view.flag);
+        let content = |p: &StoredPart| {
+            let digest = p.whole.clone().or_else(|| p.view.sha256.clone());
+            let flag = p.view.flag.filter(|f| *f != PartFlag::Truncated);
+            (digest, p.view.url.clone(), flag)
+        };
         self.parts.len() == parts.len()
             && self.parts.iter().map(content).eq(parts.iter().map(content))
     }
@@ -126,6 +144,17 @@ fn inline_within(part: &PartView, left: &mut usize) -> PartView {
     part
 }
 
+/// What a note carries of the artifacts, and what to mark told once it is written.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ForNote {
+    pub views: Vec<ArtifactView>,
+    /// (id, version) of each artifact carried.
+    pub told: Vec<(String, u64)>,
+    /// Due but past the note's room: the API lists them (and a later note may carry
+    /// them).
+    pub omitted: u32,
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
     pub artifacts: Vec<Entry>,
@@ -139,13 +168,26 @@ impl Manifest {
         bounds.max_bytes.saturating_sub(self.stored_bytes)
     }
 
-    /// Keys of stored parts by content, so content stored again is not kept twice.
-    pub fn stored_by_digest(&self) -> impl Iterator<Item = (&str, &str)> {
+    /// Stored parts by content (SHA-256, key, size), so content stored again is kept
+    /// once.
+    pub fn stored_by_digest(&self) -> impl Iterator<Item = (&str, &str, u64)> {
         self.artifacts.iter().flat_map(|e| {
-            e.parts
-                .iter()
-                .filter_map(|p| Some((p.view.sha256.as_deref()?, p.key.as_deref()?)))
+            e.parts.iter().filter_map(|p| {
+                Some((
+                    p.view.sha256.as_deref()?,
+                    p.key.as_deref()?,
+                    p.view.size.unwrap_or_default(),
+                ))
+            })
         })
+    }
+
+    /// Whether any artifact lists a part stored under `key` (content is shared by key).
+    pub fn references(&self, key: &str) -> bool {
+        self.artifacts
+            .iter()
+            .flat_map(|e| e.parts.iter())
+            .any(|p| p.key.as_deref() == Some(key))
     }
 
     /// A streamed update: `append` adds its parts to the artifact of the same id, else
@@ -167,8 +209,15 @@ impl Manifest {
         let gone = if entry.listed_only {
             keys(&seen.parts)
         } else if append {
-            entry.parts.extend(seen.parts);
-            Vec::new()
+            let room = MAX_PARTS.saturating_sub(entry.parts.len());
+            let mut parts = seen.parts;
+            let past = parts.split_off(room.min(parts.len()));
+            entry.parts.extend(parts);
+            if !past.is_empty() {
+                tracing::warn!(artifact_id = %entry.artifact_id, "past the parts an artifact keeps");
+                entry.listed_only = true;
+            }
+            keys(&past)
         } else {
             replaced(
                 std::mem::replace(&mut entry.parts, seen.parts),
@@ -186,24 +235,24 @@ impl Manifest {
     /// under its id when its content differs, and is whole. Artifacts the task no longer
     /// lists stay (nothing the parent was told is taken back). Returns the keys of
     /// stored parts no longer kept.
-    pub fn reconcile(&mut self, task: Vec<Seen>, bounds: Bounds) -> Vec<String> {
+    ///
+    /// `settled`: the task stands still (interrupted or ended), so what it lists is
+    /// whole; a task still working may list an artifact half streamed.
+    pub fn reconcile(&mut self, task: Vec<Seen>, settled: bool, bounds: Bounds) -> Vec<String> {
         let mut gone = Vec::new();
         for seen in task {
             let Some(entry) = self.entry(&seen.id, bounds) else {
                 gone.extend(keys(&seen.parts));
                 continue;
             };
-            if entry.listed_only {
-                gone.extend(keys(&seen.parts));
-                if !entry.complete {
+            if entry.listed_only || entry.same_content(&seen.parts) {
+                // Nothing kept of it, or stored again by this read: the earlier copy is
+                // the one listed.
+                gone.extend(replaced(seen.parts, &entry.parts));
+                if settled && !entry.complete {
                     entry.complete = true;
                     entry.version += 1;
                 }
-                continue;
-            }
-            if entry.complete && entry.same_content(&seen.parts) {
-                // Stored again by this read: the earlier copy is the one listed.
-                gone.extend(replaced(seen.parts, &entry.parts));
                 continue;
             }
             entry.name = seen.name;
@@ -213,7 +262,7 @@ impl Manifest {
                 std::mem::replace(&mut entry.parts, seen.parts),
                 &entry.parts,
             ));
-            entry.complete = true;
+            entry.complete = settled;
             entry.truncated = any_truncated(&entry.parts);
             entry.version += 1;
         }
@@ -262,13 +311,33 @@ impl Manifest {
     /// a note last told of them, or, on the final note, every artifact; and the (id,
     /// version) pairs to mark told once it is written. Text and data come inline within
     /// `NOTE_INLINE_BYTES` in all.
-    pub fn for_note(&self, is_final: bool) -> (Vec<ArtifactView>, Vec<(String, u64)>) {
+    pub fn for_note(&self, is_final: bool) -> ForNote {
         let mut left = NOTE_INLINE_BYTES;
-        self.artifacts
+        let mut room = NOTE_ARTIFACT_BYTES;
+        let mut note = ForNote::default();
+        let due = self
+            .artifacts
             .iter()
-            .filter(|e| is_final || (e.complete || e.truncated) && e.version > e.noted)
-            .map(|e| (e.view(&mut left), (e.artifact_id.clone(), e.version)))
-            .unzip()
+            .filter(|e| is_final || (e.complete || e.truncated) && e.version > e.noted);
+        for entry in due {
+            let mut view = entry.view(&mut left);
+            if view
+                .metadata
+                .as_ref()
+                .is_some_and(|m| m.to_string().len() > NOTE_METADATA_BYTES)
+            {
+                view.metadata = None;
+            }
+            let size = serde_json::to_string(&view).map_or(usize::MAX, |j| j.len());
+            if size > room {
+                note.omitted += 1;
+                continue;
+            }
+            room -= size;
+            note.told.push((entry.artifact_id.clone(), entry.version));
+            note.views.push(view);
+        }
+        note
     }
 
     /// A note told of these versions.

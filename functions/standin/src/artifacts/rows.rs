@@ -30,9 +30,10 @@ impl<'a, S: RowStore> WithArtifacts<'a, S> {
         };
         match desk.save().await {
             Ok(manifest) => {
-                let (views, told) = manifest.for_note(out.is_final);
-                out.artifacts = views;
-                (out, told)
+                let note = manifest.for_note(out.is_final);
+                out.artifacts = note.views;
+                out.artifacts_omitted = note.omitted;
+                (out, note.told)
             }
             Err(err) => {
                 tracing::error!(error = %err, "artifacts not recorded; the note goes without them");
@@ -116,7 +117,12 @@ impl<S: RowStore> RowStore for WithArtifacts<'_, S> {
             .await
     }
     async fn set_watch(&self, task_id: &str, watch: &Watch) -> Result<Row, StoreError> {
-        self.inner.set_watch(task_id, watch).await
+        let row = self.inner.set_watch(task_id, watch).await?;
+        // A registration gave the agent a push token: an echo of it is blanked from now.
+        if let Some(desk) = &self.desk {
+            desk.set_token(watch.token_digest.clone());
+        }
+        Ok(row)
     }
     async fn close(
         &self,

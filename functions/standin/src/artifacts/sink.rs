@@ -36,6 +36,8 @@ pub struct Stored {
     pub key: Option<String>,
     pub size: u64,
     pub sha256: String,
+    /// When truncated: the SHA-256 of the whole content received.
+    pub whole: Option<String>,
     pub flag: Option<PartFlag>,
 }
 
@@ -47,25 +49,32 @@ struct Open {
     key: String,
     held: Vec<u8>,
     upload: Option<Upload>,
+    /// Of the bytes stored (after any blanking).
     sha: Sha256,
     size: u64,
+    /// Of every byte received, kept or not: a truncated read of content stored whole
+    /// earlier is that content.
+    whole: Sha256,
     flag: Option<PartFlag>,
     failed: bool,
 }
 
 struct State {
-    open: Option<Open>,
+    /// Parts being received, by spill (a GetTask may store parts while a stream's part
+    /// is still open).
+    open: HashMap<String, Open>,
     done: HashMap<String, Stored>,
     bytes_left: u64,
-    /// Stored content by SHA-256: the same content read again is not stored twice.
-    known: HashMap<String, String>,
+    /// Stored content by SHA-256, with its key and size: the same content read again is
+    /// kept once.
+    known: HashMap<String, (String, u64)>,
     next: u64,
 }
 
 impl State {
     fn empty() -> Self {
         Self {
-            open: None,
+            open: HashMap::new(),
             done: HashMap::new(),
             bytes_left: 0,
             known: HashMap::new(),
@@ -89,7 +98,9 @@ pub struct PartSink {
     blobs: Arc<dyn Blobs>,
     task_id: String,
     bounds: Bounds,
-    token: Option<TokenDigest>,
+    /// The digest of the push token the agent was given (set again when a
+    /// registration gives it a new one).
+    token: std::sync::Mutex<Option<TokenDigest>>,
     held: Option<Arc<dyn HeldSecrets>>,
     /// Read from the manifest when the first part arrives: a call that brings no
     /// artifact costs no read.
@@ -107,7 +118,7 @@ impl PartSink {
             blobs,
             task_id: task_id.to_owned(),
             bounds,
-            token: secrets.token,
+            token: std::sync::Mutex::new(secrets.token),
             held: secrets.held,
             state: Mutex::new(None),
         }
@@ -125,12 +136,12 @@ impl PartSink {
                 }
             };
             *state = Some(State {
-                open: None,
+                open: HashMap::new(),
                 done: HashMap::new(),
                 bytes_left: manifest.bytes_left(self.bounds),
                 known: manifest
                     .stored_by_digest()
-                    .map(|(sha, key)| (sha.to_owned(), key.to_owned()))
+                    .map(|(sha, key, size)| (sha.to_owned(), (key.to_owned(), size)))
                     .collect(),
                 next: 0,
             });
@@ -152,11 +163,25 @@ impl PartSink {
         self.close(&mut state, open, true).await
     }
 
-    async fn open(&self, state: &mut State, spill: String) -> Open {
+    /// The push token the agent now holds (a registration gave it one).
+    pub fn set_token(&self, token: Option<TokenDigest>) {
+        if let Ok(mut kept) = self.token.lock() {
+            *kept = token;
+        }
+    }
+
+    /// What must not be kept, as of now.
+    pub async fn guard(&self) -> EchoGuard {
         let held = match &self.held {
             Some(held) => held.held().await,
             None => Vec::new(),
         };
+        let token = self.token.lock().ok().and_then(|t| t.clone());
+        EchoGuard::new(token, held)
+    }
+
+    async fn open(&self, state: &mut State, spill: String) -> Open {
+        let guard = self.guard().await;
         state.next += 1;
         let mut nonce = [0u8; 8];
         rand::Rng::fill_bytes(&mut rand::rng(), &mut nonce);
@@ -169,18 +194,20 @@ impl PartSink {
         );
         Open {
             spill,
-            guard: EchoGuard::new(self.token.clone(), held),
+            guard,
             key,
             held: Vec::new(),
             upload: None,
             sha: Sha256::new(),
             size: 0,
+            whole: Sha256::new(),
             flag: None,
             failed: false,
         }
     }
 
     async fn take_bytes(&self, state: &mut State, open: &mut Open, bytes: Vec<u8>) {
+        open.whole.update(&bytes);
         let room = usize::try_from(state.bytes_left).unwrap_or(usize::MAX);
         let fits = bytes.len().min(room);
         if fits < bytes.len() {
@@ -244,7 +271,12 @@ impl PartSink {
         open.sha.update(&last);
         open.size += last.len() as u64;
         let sha256 = hex(&open.sha.clone().finalize());
-        let stored_before = state.known.get(&sha256).cloned();
+        let whole = hex(&open.whole.clone().finalize());
+        let truncated = open.flag == Some(PartFlag::Truncated);
+        // Content stored before, whole: a truncated re-read of it is that content.
+        let whole_before = state.known.get(&whole).filter(|_| truncated).cloned();
+        let known = state.known.get(&sha256).cloned().or(whole_before.clone());
+        let stored_before = known.as_ref().map(|(key, _)| key.clone());
         if open.failed || !valid {
             if let Some(upload) = open.upload.take() {
                 let _ = self.blobs.abort(upload).await;
@@ -292,16 +324,25 @@ impl PartSink {
             state.bytes_left += open.size;
         }
         if let Some(key) = &key {
-            state.known.insert(sha256.clone(), key.clone());
+            state.known.insert(sha256.clone(), (key.clone(), open.size));
         }
+        let (sha256, size, whole) = match whole_before {
+            Some((_, size)) if key == stored_before && key.is_some() => {
+                open.flag = None;
+                (whole, size, None)
+            }
+            _ if open.flag == Some(PartFlag::Truncated) => (sha256, open.size, Some(whole)),
+            _ => (sha256, open.size, None),
+        };
         let flag = match (&key, open.flag) {
             (None, None) => Some(PartFlag::NotStored),
             (_, flag) => flag,
         };
         let stored = Stored {
             key,
-            size: open.size,
+            size,
             sha256,
+            whole,
             flag,
         };
         state.done.insert(open.spill, stored.clone());
@@ -315,18 +356,18 @@ impl ContentSink for PartSink {
             let mut state = self.state().await;
             match spilled {
                 Spilled::Opened { spill, .. } => {
-                    let open = self.open(&mut state, spill).await;
-                    state.open = Some(open);
+                    let open = self.open(&mut state, spill.clone()).await;
+                    state.open.insert(spill, open);
                 }
                 Spilled::Bytes { spill, bytes } => {
-                    let Some(mut open) = state.open.take().filter(|o| o.spill == spill) else {
+                    let Some(mut open) = state.open.remove(&spill) else {
                         return;
                     };
                     self.take_bytes(&mut state, &mut open, bytes).await;
-                    state.open = Some(open);
+                    state.open.insert(spill, open);
                 }
                 Spilled::Closed { spill, valid } => {
-                    if let Some(open) = state.open.take().filter(|o| o.spill == spill) {
+                    if let Some(open) = state.open.remove(&spill) {
                         self.close(&mut state, open, valid).await;
                     }
                 }

@@ -202,6 +202,7 @@ fn final_out(row: &Row, cause: &EndCause) -> RemoteOut {
         text,
         is_final: true,
         artifacts: Vec::new(),
+        artifacts_omitted: 0,
         parts: Vec::new(),
     }
 }
@@ -307,6 +308,7 @@ async fn cancel_remote<A: Agent>(
         text: standin_wire::scrub::scrub(reason),
         is_final: true,
         artifacts: Vec::new(),
+        artifacts_omitted: 0,
         parts: Vec::new(),
     };
     let task = match agent.cancel(remote).await {

@@ -153,7 +153,7 @@ impl ArtifactSettings {
         Ok(Some(Self {
             bucket,
             bounds: crate::artifacts::Bounds {
-                max_bytes: positive(env, "MAX_ARTIFACT_BYTES", defaults.max_bytes)?,
+                max_bytes: number(env, "MAX_ARTIFACT_BYTES", defaults.max_bytes)?,
                 max_count: usize::try_from(max_count).map_err(|_| ConfigError {
                     field: "MAX_ARTIFACTS".into(),
                     problem: format!("{max_count} is too many"),

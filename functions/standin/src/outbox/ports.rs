@@ -19,6 +19,7 @@ pub fn note_of(row: &Row, out: &RemoteOut, seq: u64) -> ParentNote {
         seq,
         at: crate::clock::now_rfc3339(),
         artifacts: out.artifacts.clone(),
+        artifacts_omitted: out.artifacts_omitted,
         parts: out.parts.clone(),
     }
 }

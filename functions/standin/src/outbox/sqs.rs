@@ -272,6 +272,7 @@ mod tests {
             seq: 12,
             at: "2026-12-01T00:00:00.000Z".into(),
             artifacts: Vec::new(),
+            artifacts_omitted: 0,
             parts: Vec::new(),
         };
         assert_eq!(
@@ -321,6 +322,7 @@ mod tests {
             seq: 1,
             at: "2026-12-01T00:00:00.000Z".into(),
             artifacts: Vec::new(),
+            artifacts_omitted: 0,
             parts: Vec::new(),
         };
         let body = message_body(&note).expect("body");
