@@ -479,7 +479,11 @@ fn status(state: &str, text: &str, task: &str, context: &str, at: &str) -> Value
 
 /// A status with a data part beside its text.
 fn with_form(mut status: Value, form: Option<Value>) -> Value {
-    if let (Some(form), Some(parts)) = (form, status["message"]["parts"].as_array_mut()) {
+    let parts = status
+        .get_mut("message")
+        .and_then(|m| m.get_mut("parts"))
+        .and_then(Value::as_array_mut);
+    if let (Some(form), Some(parts)) = (form, parts) {
         parts.push(json!({"data": form, "mediaType": "application/json"}));
     }
     status

@@ -29,6 +29,12 @@ use standin_wire::PartFlag;
 /// back. What a function holds of one artifact at a time.
 pub const PART_BYTES: usize = MIN_PART_BYTES;
 
+/// Large content streams in and is stored as it arrives; an answer's small parts are
+/// stored after it is read. So large content leaves this much of the bound (an answer's
+/// inline content is at most the skim's 256 KiB): a draft listed before a large file is
+/// never cut to nothing by the file that followed it.
+const SMALL_PARTS_RESERVE: u64 = 256 * 1024;
+
 /// Where a part's bytes went.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stored {
@@ -159,7 +165,7 @@ impl PartSink {
         let mut state = self.state().await;
         let spill = format!("whole-{}", state.next);
         let mut open = self.open(&mut state, spill).await;
-        self.take_bytes(&mut state, &mut open, bytes).await;
+        self.take_bytes(&mut state, &mut open, bytes, 0).await;
         self.close(&mut state, open, true).await
     }
 
@@ -206,9 +212,11 @@ impl PartSink {
         }
     }
 
-    async fn take_bytes(&self, state: &mut State, open: &mut Open, bytes: Vec<u8>) {
+    /// `reserve`: bytes of the bound this content must leave for others (see
+    /// `SMALL_PARTS_RESERVE`).
+    async fn take_bytes(&self, state: &mut State, open: &mut Open, bytes: Vec<u8>, reserve: u64) {
         open.whole.update(&bytes);
-        let room = usize::try_from(state.bytes_left).unwrap_or(usize::MAX);
+        let room = usize::try_from(state.bytes_left.saturating_sub(reserve)).unwrap_or(usize::MAX);
         let fits = bytes.len().min(room);
         if fits < bytes.len() {
             open.flag = Some(PartFlag::Truncated);
@@ -363,7 +371,8 @@ impl ContentSink for PartSink {
                     let Some(mut open) = state.open.remove(&spill) else {
                         return;
                     };
-                    self.take_bytes(&mut state, &mut open, bytes).await;
+                    self.take_bytes(&mut state, &mut open, bytes, SMALL_PARTS_RESERVE)
+                        .await;
                     state.open.insert(spill, open);
                 }
                 Spilled::Closed { spill, valid } => {
