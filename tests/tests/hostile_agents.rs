@@ -97,11 +97,11 @@ async fn an_endless_stream_line_ends_the_turn_not_the_function() {
     )
     .await;
     let id = start(&stack, "endless").await;
-    // The stream's byte limit ends it (64 MiB arrive well within the 10 s turn window).
+    // The stream's byte limit ends it (256 MiB arrive well within the 10 s turn window).
     failed_with(
         &stack,
         &id,
-        "a stream from the agent is over the 67108864-byte limit",
+        "a stream from the agent is over the 268435456-byte limit",
     )
     .await;
     assert_no_step_died(&stack, &id).await;

@@ -70,6 +70,24 @@ pub struct PartView {
     pub flag: Option<PartFlag>,
 }
 
+impl PartView {
+    /// A part of `kind` with its names, nothing of its content known yet.
+    pub fn described(kind: PartKind, media_type: Option<String>, filename: Option<String>) -> Self {
+        Self {
+            kind,
+            media_type,
+            filename,
+            size: None,
+            sha256: None,
+            text: None,
+            data: None,
+            url: None,
+            stored: false,
+            flag: None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PartFlag {

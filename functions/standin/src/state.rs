@@ -89,18 +89,11 @@ const MAX_MESSAGE_PARTS: usize = 16;
 /// the text is (each string of the data); a file described, not carried. Data past
 /// `MAX_TEXT_BYTES` is described only, flagged `truncated`.
 fn message_part(part: &Part) -> PartView {
-    let mut view = PartView {
-        kind: PartKind::Data,
-        media_type: part.media_type.clone(),
-        filename: part.filename.clone(),
-        size: None,
-        sha256: None,
-        text: None,
-        data: None,
-        url: None,
-        stored: false,
-        flag: None,
-    };
+    let mut view = PartView::described(
+        PartKind::Data,
+        part.media_type.clone(),
+        part.filename.clone(),
+    );
     match &part.content {
         Content::Data(json) => {
             view.size = Some(json.len() as u64);

@@ -234,18 +234,11 @@ impl Desk {
     }
 
     async fn stored_part(&self, part: &Part) -> StoredPart {
-        let mut view = PartView {
-            kind: PartKind::Text,
-            media_type: part.media_type.clone(),
-            filename: part.filename.clone(),
-            size: None,
-            sha256: None,
-            text: None,
-            data: None,
-            url: None,
-            stored: false,
-            flag: None,
-        };
+        let mut view = PartView::described(
+            PartKind::Text,
+            part.media_type.clone(),
+            part.filename.clone(),
+        );
         let stored = match &part.content {
             Content::Text(text) => {
                 let stored = self.sink.store_whole(text.clone().into_bytes()).await;
