@@ -20,6 +20,17 @@ enum Observed {
     Task(Vec<Artifact>, bool),
 }
 
+/// What was observed, its parts stored.
+#[derive(Clone)]
+enum Folded {
+    Update {
+        seen: Seen,
+        append: bool,
+        last_chunk: bool,
+    },
+    Task(Vec<Seen>, bool),
+}
+
 /// What one invocation keeps of what its calls saw before folding it (an agent that
 /// streams a part per token); past it updates are dropped, and the task's own account
 /// at the end restores what they said.
@@ -125,33 +136,35 @@ impl Desk {
 
     async fn fold_once(&self, observed: Vec<Observed>) -> Result<Manifest, BlobError> {
         let guard = self.sink.guard().await;
-        let mut seen = Vec::with_capacity(observed.len());
+        // Parts are stored once, here; the edit may run again on a conflict.
+        let mut stored = Vec::with_capacity(observed.len());
         for each in observed {
-            seen.push(match each {
-                Observed::Update(u) => (
-                    Ok((u.append, u.last_chunk)),
-                    vec![self.seen(&u.artifact, &guard).await],
-                ),
+            stored.push(match each {
+                Observed::Update(u) => Folded::Update {
+                    seen: self.seen(&u.artifact, &guard).await,
+                    append: u.append,
+                    last_chunk: u.last_chunk,
+                },
                 Observed::Task(list, settled) => {
                     let mut all = Vec::with_capacity(list.len());
                     for artifact in &list {
                         all.push(self.seen(artifact, &guard).await);
                     }
-                    (Err(settled), all)
+                    Folded::Task(all, settled)
                 }
             });
         }
         self.change(|manifest, bounds| {
             let mut gone = Vec::new();
-            for (update, artifacts) in seen.clone() {
-                match update {
-                    Ok((append, last)) => {
-                        for s in artifacts {
-                            gone.extend(manifest.update(s, append, last, bounds));
-                        }
-                    }
-                    Err(settled) => gone.extend(manifest.reconcile(artifacts, settled, bounds)),
-                }
+            for each in stored.clone() {
+                gone.extend(match each {
+                    Folded::Update {
+                        seen,
+                        append,
+                        last_chunk,
+                    } => manifest.update(seen, append, last_chunk, bounds),
+                    Folded::Task(all, settled) => manifest.reconcile(all, settled, bounds),
+                });
             }
             gone
         })

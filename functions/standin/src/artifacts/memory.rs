@@ -14,8 +14,6 @@ pub struct MemoryBlobs {
     uploads: Mutex<HashMap<String, Vec<Vec<u8>>>>,
     largest_call: Mutex<usize>,
     next: Mutex<u64>,
-    /// Set by a test: every call fails, as S3 down would.
-    pub down: std::sync::atomic::AtomicBool,
 }
 
 impl MemoryBlobs {
@@ -43,9 +41,6 @@ impl MemoryBlobs {
     }
 
     fn check(&self, bytes: usize) -> Result<(), BlobError> {
-        if self.down.load(std::sync::atomic::Ordering::Relaxed) {
-            return Err(BlobError::Unavailable("down".into()));
-        }
         if let Ok(mut largest) = self.largest_call.lock() {
             *largest = (*largest).max(bytes);
         }
