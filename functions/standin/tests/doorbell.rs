@@ -626,9 +626,9 @@ async fn apply_notes_each_change_once_in_order() {
                 .await
                 .expect("applied")
             {
-                Applied::Changed { seq, row } => {
-                    assert_eq!((row.seq, row.last.as_ref()), (seq, Some(out)));
-                    Some(seq)
+                Applied::Changed { note, row } => {
+                    assert_eq!((row.seq, row.last.as_ref()), (note.seq, Some(out)));
+                    Some(note.seq)
                 }
                 Applied::Unchanged => None,
             },
@@ -673,13 +673,13 @@ async fn a_final_state_is_noted_and_closes_the_row_in_its_apply() {
         .await
         .expect("applied");
     let done = remote_out(REMOTE, TaskState::Completed, "ready");
-    let Applied::Changed { seq, row } = doorbell::apply(&store, ID, &done, &Guard::Open)
+    let Applied::Changed { note, row } = doorbell::apply(&store, ID, &done, &Guard::Open)
         .await
         .expect("applied")
     else {
         panic!("a final state is a change");
     };
-    assert_eq!(seq, 2);
+    assert_eq!(note.seq, 2);
     assert!(row.closed, "closed in the same write as its note");
     assert_eq!(
         row.park_token.as_deref(),
@@ -710,7 +710,7 @@ async fn a_final_state_is_noted_and_closes_the_row_in_its_apply() {
         reason: "parent gave up".into(),
     };
     let closed = end(&store, Some(&agent), &cause).await;
-    assert_eq!(closed.seq, None, "no second note");
+    assert_eq!(closed.seq(), None, "no second note");
     assert_eq!(
         closed.row.last.as_ref().map(|l| l.state),
         Some(TaskState::Completed)
@@ -807,7 +807,7 @@ async fn end_closes_before_deleting_the_push_config_and_a_failing_delete_does_no
          then two delete attempts, after the note"
     );
     assert_eq!(agent.inner.count("CancelTask"), 1);
-    assert_eq!(closed.seq, Some(1));
+    assert_eq!(closed.seq(), Some(1));
     let notes = store.outbox();
     assert_eq!(notes.len(), 1);
     assert_eq!(
@@ -858,7 +858,7 @@ async fn end_on_a_final_state_notes_it_once_and_cancels_nothing() {
         )
     );
     let closed = end(&store, Some(&agent), &EndCause::Final).await;
-    assert_eq!(closed.seq, None);
+    assert_eq!(closed.seq(), None);
     assert_eq!(
         agent.calls(),
         ["DeleteTaskPushNotificationConfig:remote-1/standin-local-1"]
@@ -915,7 +915,7 @@ async fn close_writes_a_canceled_or_failed_note_once() {
             .await
             .expect("applied");
         let first = end::<FakeAgent>(&store, None, &cause).await;
-        assert_eq!(first.seq, Some(2), "{state}: the next number");
+        assert_eq!(first.seq(), Some(2), "{state}: the next number");
         let row = &first.row;
         assert!(row.closed && row.park_token.is_none() && row.pending.is_empty());
         assert_eq!(
@@ -927,14 +927,14 @@ async fn close_writes_a_canceled_or_failed_note_once() {
         );
         let writes = store.writes();
         let again = end::<FakeAgent>(&store, None, &cause).await;
-        assert_eq!(again.seq, None, "{state}: a second close writes nothing");
+        assert_eq!(again.seq(), None, "{state}: a second close writes nothing");
         assert_eq!(again.row, first.row);
         assert_eq!(store.writes(), writes);
         let store_again = store
             .close(ID, Some(&working("ignored")))
             .await
             .expect("again");
-        assert_eq!(store_again.seq, None, "{state}: the store's close too");
+        assert_eq!(store_again.seq(), None, "{state}: the store's close too");
         let notes = store.outbox();
         assert_eq!(
             notes

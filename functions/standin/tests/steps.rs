@@ -164,9 +164,16 @@ impl World {
 
     async fn wake(&self, mut step: Step, woke: Woke, spec: &AgentSpec) -> Step {
         step.park = Some(ParkOutcome { woke });
-        let step = steps::wake(&self.store, steps::ready(&self.agent), step, 100, PACING)
-            .await
-            .unwrap();
+        let step = steps::wake(
+            &self.store,
+            steps::ready(&self.agent),
+            step,
+            None,
+            100,
+            PACING,
+        )
+        .await
+        .unwrap();
         self.run(step, spec).await
     }
 
@@ -314,7 +321,7 @@ async fn push_watch_from_first_turn_to_completion() {
         "closed by the final state"
     );
     let closed = w.end(&step).await;
-    assert_eq!(closed.seq, None);
+    assert_eq!(closed.seq(), None);
     let last = w.store.outbox().pop().unwrap();
     assert_eq!(
         (last.state.as_str(), last.text.as_str()),
@@ -490,7 +497,7 @@ async fn off_watch_and_a_cancel_while_parked() {
         }))
     );
     let closed = w.end(&step).await;
-    assert_eq!(closed.seq, Some(2));
+    assert_eq!(closed.seq(), Some(2));
     let note = w.store.outbox().pop().unwrap();
     assert_eq!(
         (note.state.as_str(), note.text.as_str(), note.is_final),
@@ -500,7 +507,7 @@ async fn off_watch_and_a_cancel_while_parked() {
     // A retried end (the End function is retried) writes no second note; cancelling
     // again is harmless.
     let again = w.end(&step).await;
-    assert_eq!(again.seq, None);
+    assert_eq!(again.seq(), None);
     assert_eq!(w.store.outbox().len(), 2);
 }
 
@@ -523,7 +530,7 @@ async fn a_turn_that_cannot_reach_the_agent_ends_as_failed() {
         "a first turn has no remote task to ask about"
     );
     let closed = w.end(&step).await;
-    assert_eq!(closed.seq, Some(1));
+    assert_eq!(closed.seq(), Some(1));
     assert_eq!(w.notes(), [(1, "TASK_STATE_FAILED".into(), true)]);
 }
 
@@ -571,7 +578,11 @@ async fn a_follow_up_refused_as_finished_ends_with_what_get_task_shows() {
         Some("GetTask:r-1")
     );
     let closed = w.end(&step).await;
-    assert_eq!(closed.seq, None, "the final state already told the parent");
+    assert_eq!(
+        closed.seq(),
+        None,
+        "the final state already told the parent"
+    );
     assert_eq!(
         w.notes(),
         [
@@ -668,7 +679,7 @@ async fn a_turn_that_step_functions_runs_again_sends_the_same_message_id() {
     w.ring(reply("blue")).await;
     let mut woke = step.clone();
     woke.park = Some(ParkOutcome { woke: Woke::Rung });
-    let turn = steps::wake(&w.store, steps::ready(&w.agent), woke, 100, PACING)
+    let turn = steps::wake(&w.store, steps::ready(&w.agent), woke, None, 100, PACING)
         .await
         .unwrap();
     assert!(
@@ -718,7 +729,7 @@ async fn a_follow_up_refused_while_get_task_fails_too_ends_as_failed() {
     };
     assert!(reason.contains("GetTask failed too"), "{reason}");
     let closed = w.end(&step).await;
-    assert_eq!(closed.seq, Some(2));
+    assert_eq!(closed.seq(), Some(2));
     assert_eq!(
         w.notes().last().cloned(),
         Some((2, "TASK_STATE_FAILED".into(), true))
@@ -762,7 +773,7 @@ async fn a_final_state_applied_by_a_follow_wins_over_a_pending_reply() {
         "only the first turn"
     );
     let closed = w.end(&step).await;
-    assert_eq!(closed.seq, None);
+    assert_eq!(closed.seq(), None);
     assert_eq!(
         w.notes(),
         [
@@ -796,7 +807,7 @@ async fn a_cancel_decided_before_a_final_state_writes_no_second_note() {
         .await
         .unwrap();
     let closed = w.end(&step).await;
-    assert_eq!(closed.seq, None);
+    assert_eq!(closed.seq(), None);
     assert_eq!(w.agent.count("CancelTask"), 0);
     assert_eq!(
         w.notes(),
@@ -960,10 +971,17 @@ async fn a_retried_wake_decides_the_same_and_leaves_the_next_event() {
     w.ring(reply("one")).await;
     w.ring(reply("two")).await;
     step.park = Some(ParkOutcome { woke: Woke::Rung });
-    let first = steps::wake(&w.store, steps::ready(&w.agent), step.clone(), 100, PACING)
-        .await
-        .unwrap();
-    let retried = steps::wake(&w.store, steps::ready(&w.agent), step, 100, PACING)
+    let first = steps::wake(
+        &w.store,
+        steps::ready(&w.agent),
+        step.clone(),
+        None,
+        100,
+        PACING,
+    )
+    .await
+    .unwrap();
+    let retried = steps::wake(&w.store, steps::ready(&w.agent), step, None, 100, PACING)
         .await
         .unwrap();
     assert_eq!(
@@ -1058,7 +1076,7 @@ async fn the_idle_backstop_grows_to_the_pacing_and_starts_again_on_a_change() {
         step.park = Some(ParkOutcome {
             woke: Woke::TimedOut,
         });
-        step = steps::wake(&w.store, steps::ready(&w.agent), step, 100, pacing)
+        step = steps::wake(&w.store, steps::ready(&w.agent), step, None, 100, pacing)
             .await
             .unwrap();
         waits.push(park_shape(&step).1);
@@ -1069,7 +1087,7 @@ async fn the_idle_backstop_grows_to_the_pacing_and_starts_again_on_a_change() {
     step.park = Some(ParkOutcome {
         woke: Woke::TimedOut,
     });
-    let step = steps::wake(&w.store, steps::ready(&w.agent), step, 100, pacing)
+    let step = steps::wake(&w.store, steps::ready(&w.agent), step, None, 100, pacing)
         .await
         .unwrap();
     assert_eq!(park_shape(&step), (false, BACKSTOP_FIRST_SECS));
@@ -1084,7 +1102,7 @@ async fn rolling_keeps_pending_events_for_the_successor() {
     w.ring(reply("kept")).await;
     step.park = Some(ParkOutcome { woke: Woke::Rung });
     step.cursor.cycles = 5;
-    let rolled = steps::wake(&w.store, steps::ready(&w.agent), step, 5, PACING)
+    let rolled = steps::wake(&w.store, steps::ready(&w.agent), step, None, 5, PACING)
         .await
         .unwrap();
     assert_eq!(rolled.next, Some(Next::Roll));
@@ -1148,15 +1166,22 @@ async fn a_retried_wake_after_its_check_applied_a_final_state_ends_final() {
         woke: Woke::TimedOut,
     });
     let asked = w.agent.count("GetTask");
-    let first = steps::wake(&w.store, steps::ready(&w.agent), woken.clone(), 100, PACING)
-        .await
-        .unwrap();
+    let first = steps::wake(
+        &w.store,
+        steps::ready(&w.agent),
+        woken.clone(),
+        None,
+        100,
+        PACING,
+    )
+    .await
+    .unwrap();
     assert_eq!(
         w.agent.count("GetTask"),
         asked + 1,
         "the idle push park was checked"
     );
-    let retried = steps::wake(&w.store, steps::ready(&w.agent), woken, 100, PACING)
+    let retried = steps::wake(&w.store, steps::ready(&w.agent), woken, None, 100, PACING)
         .await
         .unwrap();
     assert_eq!(first.next, Some(Next::End(EndCause::Final)));
@@ -1249,7 +1274,7 @@ async fn a_cancel_whose_remote_task_had_already_completed_reports_the_completion
         Some(Next::End(EndCause::Cancelled { .. }))
     ));
     let closed = w.end(&step).await;
-    assert_eq!(closed.seq, Some(2));
+    assert_eq!(closed.seq(), Some(2));
     assert_eq!(
         w.notes(),
         [
@@ -1260,7 +1285,7 @@ async fn a_cancel_whose_remote_task_had_already_completed_reports_the_completion
     assert_eq!(w.store.outbox()[1].text, "finished first");
     assert_eq!(w.agent.count("CancelTask"), 1);
     // A retried end writes nothing more.
-    assert_eq!(w.end(&step).await.seq, None);
+    assert_eq!(w.end(&step).await.seq(), None);
     assert_eq!(w.notes().len(), 2);
 }
 
@@ -1529,7 +1554,7 @@ async fn an_execution_with_another_stand_ins_id_touches_nothing() {
         timeout_secs: 5,
     });
     waking.park = Some(ParkOutcome { woke: Woke::Rung });
-    let woke = steps::wake(&w.store, steps::ready(&w.agent), waking, 100, PACING).await;
+    let woke = steps::wake(&w.store, steps::ready(&w.agent), waking, None, 100, PACING).await;
     assert!(matches!(woke, Err(StepError::NotOurs(_))), "{woke:?}");
     let thief_owner = Owner {
         execution: Some("thief-1".into()),
@@ -1577,7 +1602,15 @@ async fn a_rolled_generation_needs_its_predecessors_lease() {
     let mut early = run_by(step.clone(), &format!("{ID}__1"));
     early.generation = 1;
     early.park = Some(ParkOutcome { woke: Woke::Rung });
-    let refused = steps::wake(&w.store, steps::ready(&w.agent), early.clone(), 100, PACING).await;
+    let refused = steps::wake(
+        &w.store,
+        steps::ready(&w.agent),
+        early.clone(),
+        None,
+        100,
+        PACING,
+    )
+    .await;
     assert!(
         matches!(refused, Err(StepError::NotOurs(_))),
         "before the roll: {refused:?}"
@@ -1588,6 +1621,7 @@ async fn a_rolled_generation_needs_its_predecessors_lease() {
         &w.store,
         steps::ready(&w.agent),
         run_by(step, ID),
+        None,
         5,
         PACING,
     )
@@ -1604,11 +1638,36 @@ async fn a_rolled_generation_needs_its_predecessors_lease() {
         Some(lease.as_str())
     );
     early.lease = Some("a guess".into());
-    let refused = steps::wake(&w.store, steps::ready(&w.agent), early, 100, PACING).await;
+    let refused = steps::wake(
+        &w.store,
+        steps::ready(&w.agent),
+        early.clone(),
+        None,
+        100,
+        PACING,
+    )
+    .await;
     assert!(
         matches!(refused, Err(StepError::NotOurs(_))),
         "a wrong lease: {refused:?}"
     );
+    // The row the invocation read on its way in is judged the same way.
+    let known = w.store.snapshot(ID);
+    let writes = w.store.writes();
+    let refused = steps::wake(
+        &w.store,
+        steps::ready(&w.agent),
+        early,
+        known.as_ref(),
+        100,
+        PACING,
+    )
+    .await;
+    assert!(
+        matches!(refused, Err(StepError::NotOurs(_))),
+        "a wrong lease, on the known row: {refused:?}"
+    );
+    assert_eq!(w.store.writes(), writes, "refused before it writes");
     let ours = Owner {
         execution: Some(successor.name.clone()),
         generation: 1,
@@ -1634,9 +1693,16 @@ async fn the_generation_that_rolled_may_finish_and_no_older_one_comes_back() {
     let mut step = run_by(first_turn(&w, &spec).await, ID);
     step.park = Some(ParkOutcome { woke: Woke::Rung });
     step.cursor.cycles = 5;
-    let first = steps::wake(&w.store, steps::ready(&w.agent), step.clone(), 5, PACING)
-        .await
-        .unwrap();
+    let first = steps::wake(
+        &w.store,
+        steps::ready(&w.agent),
+        step.clone(),
+        None,
+        5,
+        PACING,
+    )
+    .await
+    .unwrap();
     let successor = first.successor.clone().expect("a successor");
     // Generation 1 runs, parks, and rolls in its turn.
     let mut gen1 = run_by(*successor.input.clone(), &successor.name);
@@ -1653,15 +1719,29 @@ async fn the_generation_that_rolled_may_finish_and_no_older_one_comes_back() {
     );
     gen1.park = Some(ParkOutcome { woke: Woke::Rung });
     gen1.cursor.cycles = 5;
-    let rolled = steps::wake(&w.store, steps::ready(&w.agent), gen1.clone(), 5, PACING)
-        .await
-        .unwrap();
+    let rolled = steps::wake(
+        &w.store,
+        steps::ready(&w.agent),
+        gen1.clone(),
+        None,
+        5,
+        PACING,
+    )
+    .await
+    .unwrap();
     let gen2 = rolled.successor.clone().expect("generation 2");
     assert_eq!(gen2.name, format!("{ID}__2"));
     // Its wake retried after the roll's write: the same successor, not a refusal.
-    let retried = steps::wake(&w.store, steps::ready(&w.agent), gen1.clone(), 5, PACING)
-        .await
-        .unwrap();
+    let retried = steps::wake(
+        &w.store,
+        steps::ready(&w.agent),
+        gen1.clone(),
+        None,
+        5,
+        PACING,
+    )
+    .await
+    .unwrap();
     assert_eq!(
         retried.successor, rolled.successor,
         "the retry rolls the same way"

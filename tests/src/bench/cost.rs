@@ -159,7 +159,7 @@ pub fn dollars(
     let r = |op: &str| requests.get(op).copied().unwrap_or(0.0);
     let ddb_writes =
         r("dynamodb.UpdateItem") + r("dynamodb.PutItem") + 4.0 * r("dynamodb.TransactWriteItems");
-    let ddb_reads = r("dynamodb.GetItem") + r("dynamodb.Query");
+    let ddb_reads = r("dynamodb.GetItem") + r("dynamodb.Query") + r("dynamodb.BatchGetItem");
     let sqs = r("sqs.SendMessage") + r("sqs.SendMessageBatch");
     let api = r("apigateway.request");
     let parts = json!({

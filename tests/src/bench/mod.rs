@@ -5,6 +5,7 @@
 pub mod cold;
 pub mod cost;
 pub mod latency;
+pub mod scale;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -133,6 +134,14 @@ pub async fn run(o: &Options) -> Result<Results, String> {
         None => cold_starts(o).await?,
     };
     let receiver = receiver_results(&o.criterion);
+    let (_, later_rechecks) = backstop_rechecks();
+    let profiles = scale::profiles(
+        &json!({"watches": &watches}),
+        later_rechecks,
+        idle_polls(),
+        3600.0 / FOLLOW_WINDOW_SECS,
+        FOLLOW_HEARTBEAT_SECS,
+    );
     let json = json!({
         "machine": machine(),
         "changes_per_watch": o.changes,
@@ -143,6 +152,7 @@ pub async fn run(o: &Options) -> Result<Results, String> {
         "lost_final_push_heard_ms": lost_ms,
         "cold_start_ms": cold,
         "receiver_ns": receiver,
+        "scale": scale::results(profiles),
         "prices": cost::PRICES.iter().map(|(n, p, what)| json!({"name": n, "usd": p, "what": what})).collect::<Vec<_>>(),
     });
     let svg = svg(&[("floor", &floor), ("push", &push), ("follow", &follow)]);
@@ -313,6 +323,32 @@ fn idle_hour() -> Value {
 }
 
 const FOLLOW_WINDOW_SECS: f64 = 600.0;
+/// The template's `FOLLOW_HEARTBEAT_SECS`.
+const FOLLOW_HEARTBEAT_SECS: f64 = 10.0;
+
+/// A polled stand-in's GetTasks in an idle hour, walked through its own decisions at
+/// the default pacing (the wait doubles from 2 s to the agent's poll maximum, a minute).
+fn idle_polls() -> f64 {
+    use standin::row::WatchMode;
+    use standin::steps::next::{self, Cursor, Next, Pacing, Woke};
+    let (pacing, mode) = (Pacing::default(), WatchMode::Poll);
+    let quiet = standin::state::remote_out("r", standin_wire::TaskState::Working, "");
+    let mut cursor = Cursor::default();
+    let mut park = next::park_for(&mut cursor, mode, pacing);
+    let (mut at, mut polls) = (0, 0.0);
+    while let Next::Park { timeout_secs, .. } = park {
+        at += timeout_secs;
+        if at > 2 * 3600 {
+            break;
+        }
+        if at > 3600 {
+            polls += 1.0;
+        }
+        next::after_wake(&mut cursor, mode, Woke::TimedOut, None, pacing);
+        park = next::after_check(&mut cursor, mode, Some(&quiet), false, pacing);
+    }
+    polls
+}
 
 /// Median nanoseconds per push from criterion's estimates, receiver and floor, per body.
 fn receiver_results(criterion: &Path) -> Value {
@@ -442,6 +478,7 @@ fn table(j: &Value) -> String {
         t.push_str(&format!("idle hour parked on {name}: {} state transitions, ${:.6} (${:.2} per 1,000 stand-ins a day)\n",
             i["state_transitions"], i["dollars"].as_f64().unwrap_or(0.0), i["dollars_per_1000_standins_a_day"].as_f64().unwrap_or(0.0)));
     }
+    t.push_str(&scale::table(&j["scale"]));
     t
 }
 

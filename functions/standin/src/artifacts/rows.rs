@@ -134,7 +134,7 @@ impl<S: RowStore> RowStore for WithArtifacts<'_, S> {
         };
         let (note, told) = self.carrying(note).await;
         let closed = self.inner.close(task_id, Some(&note)).await?;
-        if closed.seq.is_some() {
+        if closed.note.is_some() {
             self.told(told).await;
         }
         Ok(closed)

@@ -235,7 +235,7 @@ where
     let wants_agent =
         has_push_config(&row) || (!told && matches!(cause, EndCause::Cancelled { .. }));
     let closed = match cause {
-        _ if told => Closed { row, seq: None },
+        _ if told => Closed { row, note: None },
         EndCause::Cancelled { reason } => {
             let closing = if row.closed {
                 row
@@ -261,7 +261,7 @@ where
         _ => {
             let closed = store.close(task_id, Some(&final_out(&row, cause))).await?;
             // No note written: a final state applied meanwhile ended (and counted) it.
-            if closed.seq.is_some() {
+            if closed.note.is_some() {
                 let cause = match cause {
                     EndCause::Failed { .. } => "stand_in_failed",
                     _ => "ended_without_a_final_state",

@@ -3,6 +3,7 @@
 //! each function was seen to call with what its policy in `template.yaml` allows, so a
 //! missing permission fails here instead of in a first deploy to AWS.
 
+use aws_sdk_dynamodb::operation::batch_get_item::BatchGetItemInput;
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemInput;
 use aws_sdk_dynamodb::operation::get_item::GetItemInput;
 use aws_sdk_dynamodb::operation::put_item::PutItemInput;
@@ -67,6 +68,14 @@ pub fn actions(service: &str, operation: &str, input: &Input) -> Vec<Needed> {
         needed.sort();
         needed.dedup();
         return needed;
+    }
+    if let Some(batch) = input.downcast_ref::<BatchGetItemInput>() {
+        return batch
+            .request_items()
+            .into_iter()
+            .flat_map(|items| items.keys())
+            .map(|table| needs("BatchGetItem", Some(table)))
+            .collect();
     }
     let action = match operation {
         "SendMessageBatch" => "SendMessage",

@@ -134,6 +134,9 @@ pub struct StepSettings {
     pub stack_name: String,
     /// Where artifacts go (`ARTIFACTS_BUCKET`); without it they are not collected.
     pub artifacts: Option<ArtifactSettings>,
+    /// Where a step sends its note at once (`PARENT_QUEUE_URL`, `NOTE_BUS_NAME`);
+    /// without them every note goes by the outbox's stream.
+    pub outlets: Option<OutletSettings>,
 }
 
 /// The artifacts bucket and what one stand-in may keep in it.
@@ -198,6 +201,10 @@ impl StepSettings {
             allow_private_agents: boolean(env, "ALLOW_PRIVATE_AGENTS")?,
             stack_name: optional(env, "STACK_NAME").unwrap_or_default(),
             artifacts: ArtifactSettings::read(env)?,
+            outlets: match optional(env, "PARENT_QUEUE_URL") {
+                Some(_) => Some(OutletSettings::read(env)?),
+                None => None,
+            },
         })
     }
 }
@@ -227,19 +234,36 @@ impl ControlSettings {
     }
 }
 
-/// The outbox's delivery: it reads notes from the stream and needs no table.
+/// Where notes go: the parent's queue and the note bus.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NotifySettings {
+pub struct OutletSettings {
     pub parent_queue_url: String,
     /// The EventBridge bus every note is also put on; none when unset or blank.
     pub note_bus: Option<String>,
 }
 
-impl NotifySettings {
+impl OutletSettings {
     pub fn read(env: &impl Env) -> Result<Self, ConfigError> {
         Ok(Self {
             parent_queue_url: required(env, "PARENT_QUEUE_URL")?,
             note_bus: optional(env, "NOTE_BUS_NAME"),
+        })
+    }
+}
+
+/// The outbox's delivery: notes from the stream to the outlets, and the rows' sent marks
+/// (the row table; it reads no note from the note log).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotifySettings {
+    pub rows_table: String,
+    pub outlets: OutletSettings,
+}
+
+impl NotifySettings {
+    pub fn read(env: &impl Env) -> Result<Self, ConfigError> {
+        Ok(Self {
+            rows_table: required(env, "TABLE_NAME")?,
+            outlets: OutletSettings::read(env)?,
         })
     }
 }
@@ -358,13 +382,19 @@ mod tests {
         );
         let notify = NotifySettings::read(&full()).expect("notify");
         assert_eq!(
-            (notify.parent_queue_url.as_str(), notify.note_bus),
-            ("https://sqs/q.fifo", None)
+            (
+                notify.rows_table.as_str(),
+                notify.outlets.parent_queue_url.as_str(),
+                notify.outlets.note_bus
+            ),
+            ("rows", "https://sqs/q.fifo", None)
         );
         let mut with_bus = full();
         with_bus.insert("NOTE_BUS_NAME", "parents");
         let notify = NotifySettings::read(&with_bus).expect("notify");
-        assert_eq!(notify.note_bus.as_deref(), Some("parents"));
+        assert_eq!(notify.outlets.note_bus.as_deref(), Some("parents"));
+        let steps = StepSettings::read(&with_bus).expect("steps");
+        assert_eq!(steps.outlets, Some(notify.outlets), "steps send at once");
     }
 
     #[test]
@@ -391,6 +421,8 @@ mod tests {
         assert_eq!(steps.agents_table, None);
         let notify = NotifySettings::read(&without("PARENT_QUEUE_URL")).expect_err("notify");
         assert_eq!(notify.field, "PARENT_QUEUE_URL");
+        let notify = NotifySettings::read(&without("TABLE_NAME")).expect_err("notify");
+        assert_eq!(notify.field, "TABLE_NAME", "notify marks the rows");
         // A blank value is as good as none.
         let mut blank = full();
         blank.insert("STATE_MACHINE_ARN", "  ");
@@ -401,12 +433,14 @@ mod tests {
     fn a_kind_does_not_need_what_only_others_read() {
         let mut only_queue = HashMap::new();
         only_queue.insert("PARENT_QUEUE_URL", "https://sqs/q.fifo");
+        only_queue.insert("TABLE_NAME", "rows");
         assert!(
             NotifySettings::read(&only_queue).is_ok(),
-            "notify reads no table"
+            "notify reads no note log"
         );
         assert!(StepSettings::read(&without("STATE_MACHINE_ARN")).is_ok());
-        assert!(StepSettings::read(&without("PARENT_QUEUE_URL")).is_ok());
+        let by_outbox = StepSettings::read(&without("PARENT_QUEUE_URL")).expect("steps");
+        assert_eq!(by_outbox.outlets, None, "every note by the outbox");
         assert!(ControlSettings::read(&without("PARENT_QUEUE_URL")).is_ok());
     }
 

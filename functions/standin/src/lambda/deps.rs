@@ -7,7 +7,9 @@ use standin_remote::{AgentClient, Connector, Reach, RemoteError};
 
 use super::calls::CallRecorder;
 
-use super::config::{ControlSettings, NotifySettings, Retries, StepSettings, Tables};
+use super::config::{
+    ControlSettings, NotifySettings, OutletSettings, Retries, StepSettings, Tables,
+};
 use crate::agents::{AgentSpec, ConfigError};
 use crate::artifacts::s3::S3Blobs;
 use crate::artifacts::{Desk, Ours};
@@ -17,14 +19,16 @@ use crate::auth::secretsmanager::SecretsManager;
 use crate::auth::sigv4::RoleSigner;
 use crate::control::sfn::SfnExecutions;
 use crate::doorbell::sfn::SfnDoorbell;
+use crate::outbox::at_once::SendsAtOnce;
 use crate::outbox::callback::SfnCallback;
 use crate::outbox::events::EventBridgeBus;
 use crate::outbox::sqs::SqsParentQueue;
+use crate::outbox::stream::Outlets;
 use crate::push::TokenDigest;
 use crate::registry::Catalog;
 use crate::registry::dynamo::DynamoRegistry;
-use crate::row::RowStore;
 use crate::row::dynamo::DynamoRowStore;
+use crate::row::{Row, RowStore};
 use crate::steps::StepError;
 
 /// A client of one service on the shared configuration, recording its calls when asked.
@@ -107,6 +111,8 @@ pub struct StepDeps {
     keyring: std::sync::Arc<Keyring>,
     /// The artifacts bucket, when the stack has one.
     blobs: Option<std::sync::Arc<dyn crate::artifacts::Blobs>>,
+    /// Where a step sends its note at once, when configured.
+    outlets: Option<NoteOutlets>,
 }
 
 impl StepDeps {
@@ -137,6 +143,10 @@ impl StepDeps {
             settings.agents.clone(),
             settings.agents_table.as_deref(),
         );
+        let outlets = settings
+            .outlets
+            .clone()
+            .map(|outlets| NoteOutlets::new(aws, outlets));
         Ok(Self {
             store,
             bell,
@@ -145,7 +155,20 @@ impl StepDeps {
             agents: Connector::new(roots, http),
             keyring,
             blobs,
+            outlets,
         })
+    }
+
+    /// `rows` (the steps' store, as wrapped for the invocation) sending each note at once.
+    pub fn sending<'a, S: RowStore>(
+        &'a self,
+        rows: &'a S,
+    ) -> SendsAtOnce<'a, S, DynamoRowStore, SqsParentQueue, EventBridgeBus, SfnCallback> {
+        SendsAtOnce::new(
+            rows,
+            &self.store,
+            self.outlets.as_ref().map(NoteOutlets::outlets),
+        )
     }
 
     /// Stand-in `task_id`'s artifacts desk for this invocation (None: no bucket);
@@ -164,14 +187,10 @@ impl StepDeps {
         )))
     }
 
-    /// The stand-in's agent: the entry its row kept when it started, else (a first turn,
-    /// a row from before snapshots) the catalog's.
-    /// And the digest of the push token the agent was given, from the same read.
-    pub async fn spec(
-        &self,
-        task_id: &str,
-        agent: &str,
-    ) -> Result<(Option<AgentSpec>, Option<TokenDigest>), StepError> {
+    /// The stand-in as the invocation finds it: its agent (the entry its row kept when
+    /// it started, else, for a first turn or a row from before snapshots, the catalog's),
+    /// the digest of the push token the agent was given, and the row they were read from.
+    pub async fn standing(&self, task_id: &str, agent: &str) -> Result<Standing, StepError> {
         let row = self.store.get(task_id).await?;
         let token = row
             .as_ref()
@@ -182,16 +201,23 @@ impl StepDeps {
             && let Some(text) = &row.agent_entry
         {
             match AgentSpec::parse_entry(text) {
-                Ok(spec) => return Ok((Some(spec), token)),
+                Ok(spec) => {
+                    return Ok(Standing {
+                        spec: Some(spec),
+                        token,
+                        row: Some(row.clone()),
+                    });
+                }
                 Err(err) => {
                     tracing::error!(task_id, error = %err, "the row's agent entry does not read; using the catalog's")
                 }
             }
         }
-        Ok((
-            self.catalog.agent(agent).await?.map(|(spec, _)| spec),
+        Ok(Standing {
+            spec: self.catalog.agent(agent).await?.map(|(spec, _)| spec),
             token,
-        ))
+            row,
+        })
     }
 
     /// Reads the agent's card (once per process and entry: an edited entry reads it
@@ -256,21 +282,52 @@ impl ControlDeps {
     }
 }
 
-/// What notify runs on: the parent's queue, the note bus, Step Functions parents.
-pub struct NotifyDeps {
-    pub queue: SqsParentQueue,
-    pub bus: Option<EventBridgeBus>,
-    pub callback: SfnCallback,
+/// Where notes go: the parent's queue, the note bus, Step Functions parents.
+pub struct NoteOutlets {
+    queue: SqsParentQueue,
+    bus: Option<EventBridgeBus>,
+    callback: SfnCallback,
 }
 
-impl NotifyDeps {
-    pub fn new(aws: &Aws, settings: NotifySettings) -> Self {
+impl NoteOutlets {
+    pub fn new(aws: &Aws, settings: OutletSettings) -> Self {
         Self {
             queue: SqsParentQueue::new(aws.sqs(), settings.parent_queue_url),
             bus: settings
                 .note_bus
                 .map(|bus| EventBridgeBus::new(aws.eventbridge(), bus)),
             callback: SfnCallback::new(aws.sfn()),
+        }
+    }
+
+    pub fn outlets(&self) -> Outlets<'_, SqsParentQueue, EventBridgeBus, SfnCallback> {
+        Outlets {
+            queue: &self.queue,
+            bus: self.bus.as_ref(),
+            callback: &self.callback,
+        }
+    }
+}
+
+/// A stand-in as an invocation finds it (`StepDeps::standing`).
+pub struct Standing {
+    pub spec: Option<AgentSpec>,
+    pub token: Option<TokenDigest>,
+    pub row: Option<Row>,
+}
+
+/// What notify runs on: the outlets, and the rows' sent marks.
+pub struct NotifyDeps {
+    pub outlets: NoteOutlets,
+    pub marks: DynamoRowStore,
+}
+
+impl NotifyDeps {
+    pub fn new(aws: &Aws, settings: NotifySettings) -> Self {
+        Self {
+            outlets: NoteOutlets::new(aws, settings.outlets),
+            // Notify reads no note log: the stream hands it the notes.
+            marks: DynamoRowStore::new(aws.dynamodb(), settings.rows_table, ""),
         }
     }
 }

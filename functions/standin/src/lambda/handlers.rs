@@ -9,11 +9,12 @@ use std::sync::Arc;
 
 use standin_remote::{AgentClient, RemoteError};
 
-use super::deps::{Rows, StepDeps};
+use super::deps::{Rows, Standing, StepDeps};
 use super::failure::StepFailure;
 use crate::agents::AgentSpec;
 use crate::artifacts::{Collecting, Desk, WithArtifacts};
 use crate::follow::{self, FollowTiming};
+use crate::row::Row;
 use crate::steps::next::FOLLOW_WINDOW_SECS;
 use crate::steps::{self, Owner, Step};
 
@@ -71,7 +72,8 @@ fn connector(
     }
 }
 
-/// The stand-in's agent, the way to reach it, and its artifacts desk.
+/// The stand-in's agent, the way to reach it, its artifacts desk, and its row as read
+/// on the way in.
 async fn reach(
     deps: &'static StepDeps,
     step: &Step,
@@ -80,15 +82,17 @@ async fn reach(
         Option<AgentSpec>,
         impl FnOnce() -> ConnectFuture + use<>,
         Option<Arc<Desk>>,
+        Option<Row>,
     ),
     StepFailure,
 > {
-    let (spec, token) = deps.spec(&step.task_id, &step.agent).await?;
+    let Standing { spec, token, row } = deps.standing(&step.task_id, &step.agent).await?;
     let desk = deps.desk(&step.task_id, token);
     Ok((
         spec.clone(),
         connector(deps, &step.task_id, &step.agent, spec, desk.clone()),
         desk,
+        row,
     ))
 }
 
@@ -111,10 +115,10 @@ fn pacing(deps: &StepDeps, spec: Option<&AgentSpec>) -> steps::next::Pacing {
 }
 
 pub async fn turn(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailure> {
-    let (spec, connect, desk) = reach(deps, &step).await?;
+    let (spec, connect, desk, _) = reach(deps, &step).await?;
     let settings = &deps.settings;
     let step = steps::turn(
-        &WithArtifacts::new(&deps.store, desk.clone()),
+        &deps.sending(&WithArtifacts::new(&deps.store, desk.clone())),
         connect,
         spec.as_ref(),
         step,
@@ -127,10 +131,10 @@ pub async fn turn(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailu
 }
 
 pub async fn register(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailure> {
-    let (spec, connect, desk) = reach(deps, &step).await?;
+    let (spec, connect, desk, _) = reach(deps, &step).await?;
     let settings = &deps.settings;
     let step = steps::register(
-        &WithArtifacts::new(&deps.store, desk.clone()),
+        &deps.sending(&WithArtifacts::new(&deps.store, desk.clone())),
         connect,
         spec.as_ref(),
         settings.push_base_url.as_deref(),
@@ -143,12 +147,13 @@ pub async fn register(deps: &'static StepDeps, step: Step) -> Result<Step, StepF
 }
 
 pub async fn wake(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailure> {
-    let (spec, connect, desk) = reach(deps, &step).await?;
+    let (spec, connect, desk, row) = reach(deps, &step).await?;
     let settings = &deps.settings;
     let step = steps::wake(
-        &WithArtifacts::new(&deps.store, desk.clone()),
+        &deps.sending(&WithArtifacts::new(&deps.store, desk.clone())),
         connect,
         step,
+        row.as_ref(),
         settings.history_bound,
         pacing(deps, spec.as_ref()),
     )
@@ -160,9 +165,9 @@ pub async fn wake(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailu
 /// Close and tell the parent before anything slow at the agent: the card is read only
 /// when the end needs the agent (a cancel's remote answer, a push config to delete).
 pub async fn end(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailure> {
-    let (_, connect, desk) = reach(deps, &step).await?;
+    let (_, connect, desk, _) = reach(deps, &step).await?;
     steps::end(
-        &WithArtifacts::new(&deps.store, desk.clone()),
+        &deps.sending(&WithArtifacts::new(&deps.store, desk.clone())),
         &step,
         connect,
     )
@@ -185,8 +190,8 @@ pub async fn park(deps: &'static Rows, input: ParkInput) -> Result<Value, StepFa
 }
 
 pub async fn follow(deps: &'static StepDeps, input: ParkInput) -> Result<Value, StepFailure> {
-    let (spec, token) = deps
-        .spec(&input.task_id, &input.agent)
+    let Standing { spec, token, .. } = deps
+        .standing(&input.task_id, &input.agent)
         .await
         .map_err(StepFailure::from)?;
     let interval = spec
@@ -207,8 +212,8 @@ pub async fn follow(deps: &'static StepDeps, input: ParkInput) -> Result<Value, 
     };
     let desk = deps.desk(&input.task_id, token);
     let connect = connector(deps, &input.task_id, &input.agent, spec, desk.clone())();
-    let store = WithArtifacts::new(&deps.store, desk.clone());
-    let end = follow::run(&store, &deps.bell, connect, &park, timing).await?;
+    let rows = WithArtifacts::new(&deps.store, desk.clone());
+    let end = follow::run(&deps.sending(&rows), &deps.bell, connect, &park, timing).await?;
     keep(desk).await;
     Ok(json!({"follow": format!("{end:?}")}))
 }

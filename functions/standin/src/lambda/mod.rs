@@ -130,12 +130,8 @@ pub async fn serve_notify() -> Result<(), Error> {
         move |event: LambdaEvent<stream::Event>| async move {
             let stop_at = stream::stop_before(event.context.deadline, stream::NOTIFY_MARGIN);
             let span = logs::batch_span(&stream::task_ids(&event.payload));
-            let outlets = stream::Outlets {
-                queue: &deps.queue,
-                bus: deps.bus.as_ref(),
-                callback: &deps.callback,
-            };
-            let answer = stream::notify(outlets, &event.payload, stop_at)
+            let outlets = deps.outlets.outlets();
+            let answer = stream::notify(outlets, &deps.marks, &event.payload, stop_at)
                 .instrument(span)
                 .await;
             Ok::<_, Error>(answer)

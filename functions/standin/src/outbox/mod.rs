@@ -1,8 +1,10 @@
 //! The outbox: every note is written with the change it tells, in the row's transaction;
-//! the notes table's stream (`stream`) hands them to `deliver`, which sends them to the
-//! parent queue (`sqs`), the note bus (`events`) and a Step Functions parent
-//! (`callback`) in the order written.
+//! the step that wrote it sends it at once when nothing is ahead of it (`at_once`), and
+//! otherwise the notes table's stream (`stream`) hands it to `deliver`, which sends the
+//! notes to the parent queue (`sqs`), the note bus (`events`) and a Step Functions
+//! parent (`callback`) in the order written, passing over those already sent.
 
+pub mod at_once;
 pub mod callback;
 pub mod deliver;
 pub mod events;
@@ -12,5 +14,5 @@ pub mod sqs;
 pub mod stream;
 
 pub use ports::{
-    CallbackError, NoteBus, ParentCallback, ParentNote, ParentQueue, QueueError, note_of,
+    CallbackError, NoteBus, ParentCallback, ParentNote, ParentQueue, QueueError, SentMarks, note_of,
 };

@@ -10,7 +10,7 @@ use aws_lambda_events::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse
 use serde_dynamo::AttributeValue;
 
 use super::deliver::{Fanout, deliver};
-use super::{NoteBus, ParentCallback, ParentNote, ParentQueue};
+use super::{NoteBus, ParentCallback, ParentNote, ParentQueue, SentMarks};
 use crate::row::dynamo::attr;
 
 /// Time kept back from the function's deadline to answer with what was sent.
@@ -48,10 +48,12 @@ pub struct Outlets<'a, Q, B, C> {
     pub callback: &'a C,
 }
 
-/// Delivers the batch's notes in order; the answer names the first record not taken, so
-/// the event source retries from there.
-pub async fn notify<Q: ParentQueue, B: NoteBus, C: ParentCallback>(
+/// Delivers the batch's notes in order, passing over those a step sent at once and
+/// marking those it sends; the answer names the first record not taken, so the event
+/// source retries from there.
+pub async fn notify<Q: ParentQueue, B: NoteBus, C: ParentCallback, M: SentMarks>(
     outlets: Outlets<'_, Q, B, C>,
+    marks: &M,
     event: &Event,
     stop_at: tokio::time::Instant,
 ) -> DynamoDbEventResponse {
@@ -79,6 +81,7 @@ pub async fn notify<Q: ParentQueue, B: NoteBus, C: ParentCallback>(
             ),
         }
     }
+    let (notes, records) = unsent(marks, notes, records).await;
     let fanout = Fanout {
         queue: outlets.queue,
         bus: outlets.bus,
@@ -86,10 +89,64 @@ pub async fn notify<Q: ParentQueue, B: NoteBus, C: ParentCallback>(
         tokens: &tokens,
     };
     let mut response = DynamoDbEventResponse::default();
-    if let Some(i) = deliver(&fanout, &notes, stop_at).await {
+    let earliest_unsent = deliver(&fanout, &notes, stop_at).await;
+    let taken = &notes[..earliest_unsent.unwrap_or(notes.len())];
+    mark(marks, taken).await;
+    if let Some(i) = earliest_unsent {
         let mut failure = DynamoDbBatchItemFailure::default();
         failure.item_identifier = records[i].change.sequence_number.clone();
         response.batch_item_failures.push(failure);
     }
     response
+}
+
+/// The notes (and their records) no step has marked sent. Marks that cannot be read
+/// count as none: every note is sent, and the queue sees each once.
+async fn unsent<'r, M: SentMarks>(
+    marks: &M,
+    notes: Vec<ParentNote>,
+    records: Vec<&'r EventRecord>,
+) -> (Vec<ParentNote>, Vec<&'r EventRecord>) {
+    if notes.is_empty() {
+        return (notes, records);
+    }
+    let mut ids: Vec<&str> = notes.iter().map(|n| n.task_id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let sent = match marks.sent_through(&ids).await {
+        Ok(sent) => sent,
+        Err(err) => {
+            tracing::warn!(error = %err, "sent marks not read; every note of the batch is sent");
+            HashMap::new()
+        }
+    };
+    let before = notes.len();
+    let (notes, records): (Vec<_>, Vec<_>) = notes
+        .into_iter()
+        .zip(records)
+        .filter(|(note, _)| sent.get(&note.task_id).is_none_or(|&s| note.seq > s))
+        .unzip();
+    tracing::info!(
+        passed_over = before - notes.len(),
+        to_send = notes.len(),
+        "notes their steps sent at once are passed over"
+    );
+    (notes, records)
+}
+
+/// Marks each stand-in's notes sent as far as `taken` goes (every note of it there was
+/// taken, in order, and the ones before them by earlier batches), so a step's next note
+/// can leave at once. A mark not written only keeps the next note on the outbox's path.
+async fn mark<M: SentMarks>(marks: &M, taken: &[ParentNote]) {
+    let mut highest: HashMap<&str, u64> = HashMap::new();
+    for note in taken {
+        let seq = highest.entry(&note.task_id).or_default();
+        *seq = (*seq).max(note.seq);
+    }
+    let marking = highest.into_iter().map(|(task_id, seq)| async move {
+        if let Err(err) = marks.mark_sent(task_id, seq).await {
+            tracing::warn!(task_id, seq, error = %err, "notes sent but not marked");
+        }
+    });
+    futures_util::future::join_all(marking).await;
 }

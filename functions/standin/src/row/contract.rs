@@ -333,7 +333,7 @@ pub async fn apply_changes_once_notes_each_change_and_is_fenced<S: RowStore>(sto
     let building = working("building");
     assert!(matches!(
         store.apply(ID, &building, &Guard::Open).await,
-        Ok(Applied::Changed { seq: 1, .. })
+        Ok(Applied::Changed { ref note, .. }) if note.seq == 1
     ));
     assert_eq!(
         store.apply(ID, &building, &Guard::Open).await,
@@ -345,11 +345,11 @@ pub async fn apply_changes_once_notes_each_change_and_is_fenced<S: RowStore>(sto
         store.apply(ID, &asked, &Guard::Epoch(epoch - 1)).await,
         Err(StoreError::Refused(ID.into()))
     );
-    let Ok(Applied::Changed { seq, row }) = store.apply(ID, &asked, &Guard::Epoch(epoch)).await
+    let Ok(Applied::Changed { note, row }) = store.apply(ID, &asked, &Guard::Epoch(epoch)).await
     else {
         panic!("the current epoch applies");
     };
-    assert_eq!((seq, row.seq), (2, 2));
+    assert_eq!((note.seq, row.seq), (2, 2));
     assert!(!row.closed);
     let stored = store.get(ID).await.unwrap().unwrap();
     assert_eq!((stored.last, stored.seq), (Some(asked), 2));
@@ -382,10 +382,10 @@ pub async fn a_final_state_closes_the_row_with_its_note<S: RowStore>(store: &S) 
         .await
         .unwrap();
     let done = remote_out(REMOTE, TaskState::Completed, "ready");
-    let Ok(Applied::Changed { seq, row }) = store.apply(ID, &done, &Guard::Open).await else {
+    let Ok(Applied::Changed { note, row }) = store.apply(ID, &done, &Guard::Open).await else {
         panic!("a final state is a change");
     };
-    assert_eq!(seq, 2);
+    assert_eq!(note.seq, 2);
     assert!(row.closed);
     assert_eq!(row.park_token.as_deref(), Some("t1"), "kept for the ring");
     let stored = store.get(ID).await.unwrap().unwrap();
@@ -424,7 +424,7 @@ pub async fn a_final_state_closes_the_row_with_its_note<S: RowStore>(store: &S) 
     // The end of a cancel that came too late writes nothing.
     let canceled = remote_out(REMOTE, TaskState::Canceled, "stop");
     let closed = store.close(ID, Some(&canceled)).await.expect("close");
-    assert_eq!(closed.seq, None);
+    assert_eq!(closed.seq(), None);
     assert_eq!(closed.row.last.map(|l| l.state), Some(TaskState::Completed));
     assert_eq!(
         notes(store).await,
@@ -447,10 +447,10 @@ pub async fn close_is_first_final_and_writes_its_note_once<S: RowStore>(store: &
     let closed = store.close(ID, Some(&failed)).await.expect("closed");
     let row = &closed.row;
     assert!(row.closed && row.park_token.is_none() && row.pending.is_empty());
-    assert_eq!(closed.seq, Some(1));
+    assert_eq!(closed.seq(), Some(1));
     assert_eq!(row.last, Some(failed.clone()));
     let again = store.close(ID, Some(&failed)).await.expect("again");
-    assert_eq!(again.seq, None, "a second close writes nothing");
+    assert_eq!(again.seq(), None, "a second close writes nothing");
     assert_eq!(notes(store).await, [(1, TaskState::Failed, true)]);
     let stored = store.get(ID).await.unwrap().unwrap();
     assert!(stored.closed && stored.park_token.is_none() && stored.pending.is_empty());
@@ -482,11 +482,11 @@ pub async fn close_without_a_note_writes_none<S: RowStore>(store: &S) {
     push_row(store).await;
     store.park(ID, 1, "t").await.unwrap();
     let closed = store.close(ID, None).await.expect("closed");
-    assert_eq!(closed.seq, None);
+    assert_eq!(closed.seq(), None);
     assert!(closed.row.closed && closed.row.park_token.is_none());
     assert!(notes(store).await.is_empty());
     assert_eq!(
-        store.close("nobody", None).await.map(|c| c.seq),
+        store.close("nobody", None).await.map(|c| c.seq()),
         Err(StoreError::NotFound("nobody".into()))
     );
 }

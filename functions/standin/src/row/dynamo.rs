@@ -67,6 +67,8 @@ pub mod attr {
     pub const GENERATION: &str = "generation";
     /// The lease of the generation before it (`Row::previous_lease`).
     pub const PREVIOUS_LEASE: &str = "previous_lease";
+    /// How far the notes reached the parent (`Row::sent_through`).
+    pub const SENT_THROUGH: &str = "sent_through";
 }
 
 /// Closed rows expire this long after the close (the table's TTL attribute `expires_at`).
@@ -78,8 +80,8 @@ const RACE_ATTEMPTS: usize = 5;
 
 #[derive(Clone)]
 pub struct DynamoRowStore {
-    client: Client,
-    table: String,
+    pub(super) client: Client,
+    pub(super) table: String,
     notes_table: String,
 }
 
@@ -100,7 +102,7 @@ impl DynamoRowStore {
         }
     }
 
-    fn key(task_id: &str) -> (String, AttributeValue) {
+    pub(super) fn key(task_id: &str) -> (String, AttributeValue) {
         (TASK_ID.to_owned(), AttributeValue::S(task_id.to_owned()))
     }
 }
@@ -113,7 +115,7 @@ fn row_of(item: Item) -> Result<Row, StoreError> {
     serde_dynamo::from_item(item).map_err(|e| StoreError::Backend(format!("decode row: {e}")))
 }
 
-fn backend<E, R>(err: &SdkError<E, R>) -> StoreError
+pub(super) fn backend<E, R>(err: &SdkError<E, R>) -> StoreError
 where
     E: std::error::Error + 'static,
     R: std::fmt::Debug,
@@ -544,7 +546,7 @@ impl RowStore for DynamoRowStore {
                     moved.seq = seq;
                     moved.closed |= out.is_final;
                     return Ok(Applied::Changed {
-                        seq,
+                        note: Box::new(note),
                         row: Box::new(moved),
                     });
                 }
@@ -597,7 +599,7 @@ impl RowStore for DynamoRowStore {
                 .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
             let told = row.last.as_ref().is_some_and(|l| l.is_final);
             if told || (row.closed && final_note.is_none()) {
-                return Ok(Closed { row, seq: None });
+                return Ok(Closed { row, note: None });
             }
             let mut expr = Expr::default();
             let c = expr.name(CLOSED);
@@ -616,12 +618,12 @@ impl RowStore for DynamoRowStore {
             closed.closed = true;
             closed.park_token = None;
             closed.pending = Default::default();
-            let written = match final_note {
+            match final_note {
                 None => {
                     let update = format!("SET {set} REMOVE {PARK_TOKEN}");
                     match self.send_update(task_id, update, condition, expr).await {
-                        Ok(row) => return Ok(Closed { row, seq: None }),
-                        Err(StoreError::Refused(_)) => false,
+                        Ok(row) => return Ok(Closed { row, note: None }),
+                        Err(StoreError::Refused(_)) => {}
                         Err(err) => return Err(err),
                     }
                 }
@@ -634,13 +636,16 @@ impl RowStore for DynamoRowStore {
                     let note = crate::outbox::note_of(&row, out, seq);
                     closed.last = Some(out.clone());
                     closed.seq = seq;
-                    self.write_with_note(task_id, &row, update, condition, expr, &note)
+                    if self
+                        .write_with_note(task_id, &row, update, condition, expr, &note)
                         .await?
+                    {
+                        return Ok(Closed {
+                            row: closed,
+                            note: Some(Box::new(note)),
+                        });
+                    }
                 }
-            };
-            if written {
-                let seq = final_note.map(|_| closed.seq);
-                return Ok(Closed { row: closed, seq });
             }
         }
         Err(StoreError::Backend(format!(

@@ -42,11 +42,12 @@ impl MemoryStore {
     }
 
     /// The note for `out` under the row's next number, written with the row change.
-    fn write_note(&self, row: &mut Row, out: &RemoteOut) -> u64 {
+    fn write_note(&self, row: &mut Row, out: &RemoteOut) -> Box<ParentNote> {
         row.seq += 1;
         row.last = Some(out.clone());
-        lock(&self.notes).push(crate::outbox::note_of(row, out, row.seq));
-        row.seq
+        let note = crate::outbox::note_of(row, out, row.seq);
+        lock(&self.notes).push(note.clone());
+        Box::new(note)
     }
 
     fn update<T>(
@@ -65,6 +66,25 @@ impl MemoryStore {
         let out = change(row);
         *lock(&self.writes) += 1;
         Ok(out)
+    }
+}
+
+impl crate::outbox::SentMarks for MemoryStore {
+    async fn sent_through(&self, task_ids: &[&str]) -> Result<HashMap<String, u64>, StoreError> {
+        let rows = lock(&self.rows);
+        Ok(task_ids
+            .iter()
+            .filter_map(|id| rows.get(*id))
+            .filter(|row| row.sent_through > 0)
+            .map(|row| (row.task_id.clone(), row.sent_through))
+            .collect())
+    }
+
+    async fn mark_sent(&self, task_id: &str, seq: u64) -> Result<(), StoreError> {
+        if let Some(row) = lock(&self.rows).get_mut(task_id) {
+            row.sent_through = row.sent_through.max(seq);
+        }
+        Ok(())
     }
 }
 
@@ -228,13 +248,13 @@ impl RowStore for MemoryStore {
         {
             return Ok(Applied::Unchanged);
         }
-        let seq = self.write_note(row, out);
+        let note = self.write_note(row, out);
         if out.is_final {
             row.closed = true;
         }
         *lock(&self.writes) += 1;
         Ok(Applied::Changed {
-            seq,
+            note,
             row: Box::new(row.clone()),
         })
     }
@@ -274,17 +294,17 @@ impl RowStore for MemoryStore {
         if told || (row.closed && final_note.is_none()) {
             return Ok(Closed {
                 row: row.clone(),
-                seq: None,
+                note: None,
             });
         }
         row.closed = true;
         row.park_token = None;
         row.pending = Default::default();
-        let seq = final_note.map(|out| self.write_note(row, out));
+        let note = final_note.map(|out| self.write_note(row, out));
         *lock(&self.writes) += 1;
         Ok(Closed {
             row: row.clone(),
-            seq,
+            note,
         })
     }
 

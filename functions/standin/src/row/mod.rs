@@ -2,6 +2,7 @@
 
 pub mod contract;
 pub mod dynamo;
+mod marks;
 pub mod memory;
 mod store;
 
@@ -219,6 +220,11 @@ pub struct Row {
     /// The last sequence number used for a parent note.
     #[serde(default)]
     pub seq: u64,
+    /// Every note up to this number has reached the parent (or was refused for good):
+    /// a step whose note is the next one sends it at once instead of leaving it to the
+    /// outbox, and the outbox passes over what is marked.
+    #[serde(default)]
+    pub sent_through: u64,
     /// The ids of the latest replies the row has queued (at least the last
     /// [`REPLY_IDS_KEPT`]), so that a reply sent twice is queued once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -270,6 +276,7 @@ impl Row {
             park_token: None,
             pending: Pending::default(),
             seq: 0,
+            sent_through: 0,
             reply_ids: Vec::new(),
             created_at: None,
             parent_task_token: None,

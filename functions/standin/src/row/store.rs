@@ -26,9 +26,12 @@ pub enum StoreError {
 /// What `apply` did with a remote state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Applied {
-    /// The row moved and the parent's note is in the outbox under `seq`, written in the
-    /// same transaction; `row` is the row after the write (a final state closed it).
-    Changed { seq: u64, row: Box<Row> },
+    /// The row moved and the parent's note is in the outbox, written in the same
+    /// transaction; `row` is the row after the write (a final state closed it).
+    Changed {
+        note: Box<ParentNote>,
+        row: Box<Row>,
+    },
     /// Same (state, text) as the row already had.
     Unchanged,
 }
@@ -40,13 +43,20 @@ pub struct Drained {
     pub row: Row,
 }
 
-/// What a close did: the row as closed, and the number of the final note it wrote (None
-/// when the row was already closed: a final state, or an earlier run of the same end,
-/// told the parent already).
+/// What a close did: the row as closed, and the final note it wrote (None when the row
+/// was already closed: a final state, or an earlier run of the same end, told the parent
+/// already).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Closed {
     pub row: Row,
-    pub seq: Option<u64>,
+    pub note: Option<Box<ParentNote>>,
+}
+
+impl Closed {
+    /// The number of the final note this close wrote.
+    pub fn seq(&self) -> Option<u64> {
+        self.note.as_ref().map(|n| n.seq)
+    }
 }
 
 /// Every write is atomic and conditional (one DynamoDB UpdateItem, or one transaction with

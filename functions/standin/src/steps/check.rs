@@ -7,7 +7,7 @@ use super::{Outcome, Step, StepError, apply_open, load_row};
 use crate::doorbell::EndCause;
 use std::future::Future;
 
-use crate::row::RowStore;
+use crate::row::{Row, RowStore};
 use crate::state::from_status;
 use standin_remote::{Agent, RemoteError};
 
@@ -16,11 +16,13 @@ use standin_remote::{Agent, RemoteError};
 pub const CHECK_ATTEMPTS: u32 = 3;
 
 /// GetTask and apply. An agent that cannot be reached, or a GetTask that fails, keeps
-/// the row's last state (fail closed) and the rechecks go on.
+/// the row's last state (fail closed) and the rechecks go on. `known` is the row as the
+/// step's own write just left it, when it has one: a read less before the agent is asked.
 pub async fn check<S, A, C, F>(
     store: &S,
     connect: C,
     mut step: Step,
+    known: Option<Row>,
     pacing: Pacing,
 ) -> Result<Step, StepError>
 where
@@ -35,7 +37,13 @@ where
             push_triggered: true
         })
     );
-    let row = load_row(store, &step).await?;
+    let row = match known {
+        Some(row) => {
+            step.refuse_if_not_ours(Some(&row))?;
+            row
+        }
+        None => load_row(store, &step).await?,
+    };
     let agent = match connect().await {
         Ok(agent) => agent,
         Err(err) => {

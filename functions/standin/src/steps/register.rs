@@ -48,11 +48,11 @@ where
         agent.can_stream(),
     );
     info!(task_id = %step.task_id, mode = ?watch.mode, "watch chosen");
-    store.set_watch(&step.task_id, &watch).await?;
+    let row = store.set_watch(&step.task_id, &watch).await?;
     let next = next::after_register(&mut step.cursor, watch.mode, pacing);
     let step = step.then(next);
     match step.next {
-        Some(Next::Check { .. }) => check(store, ready(agent), step, pacing).await,
+        Some(Next::Check { .. }) => check(store, ready(agent), step, Some(row), pacing).await,
         _ => Ok(step),
     }
 }

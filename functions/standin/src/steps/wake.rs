@@ -5,7 +5,7 @@ use std::future::Future;
 use super::next::{self, Next, Pacing, Woke};
 use super::{Step, StepError, Successor, check, ensure_ours, execution_name};
 use crate::doorbell::EndCause;
-use crate::row::{RowStore, WatchMode};
+use crate::row::{Row, RowStore, WatchMode};
 use standin_remote::{Agent, RemoteError};
 
 /// After a park: count the cycle (roll past the bound), end the park, drain one event,
@@ -13,11 +13,14 @@ use standin_remote::{Agent, RemoteError};
 /// heard (or an idle push park that ran its time) is checked in the same invocation, so
 /// a push-heard change costs one invocation after the park; `connect` runs only then. A
 /// retried wake drains the same event again (the drain is idempotent per park), so
-/// nothing is lost when the check's write fails and the whole step is retried.
+/// nothing is lost when the check's write fails and the whole step is retried. `known`
+/// is the row as the invocation read it on its way in (for the agent's entry), when it
+/// did: whether the step is its stand-in's is judged on it instead of a second read.
 pub async fn wake<S, A, C, F>(
     store: &S,
     connect: C,
     step: Step,
+    known: Option<&Row>,
     history_bound: u32,
     pacing: Pacing,
 ) -> Result<Step, StepError>
@@ -27,20 +30,25 @@ where
     C: FnOnce() -> F,
     F: Future<Output = Result<A, RemoteError>>,
 {
-    ensure_ours(store, &step).await?;
-    let step = drain(store, step, history_bound, pacing).await?;
+    match known {
+        Some(row) => step.refuse_if_not_ours(Some(row))?,
+        None => ensure_ours(store, &step).await?,
+    }
+    let (step, drained) = drain(store, step, history_bound, pacing).await?;
     match step.next {
-        Some(Next::Check { .. }) => check(store, connect, step, pacing).await,
+        Some(Next::Check { .. }) => check(store, connect, step, drained, pacing).await,
         _ => Ok(step),
     }
 }
 
+/// The step with what follows the drain decided, and the row the drain left (none
+/// after a roll).
 async fn drain<S: RowStore>(
     store: &S,
     mut step: Step,
     history_bound: u32,
     pacing: Pacing,
-) -> Result<Step, StepError> {
+) -> Result<(Step, Option<Row>), StepError> {
     let park = next::park_number(step.next.as_ref()).unwrap_or(step.cursor.parks);
     if next::count_cycle(&mut step.cursor, history_bound) {
         // Nothing is drained: pending events wait on the row for the successor's park.
@@ -59,12 +67,12 @@ async fn drain<S: RowStore>(
             name: execution_name(&step.task_id, input.generation),
             input: Box::new(input),
         });
-        return Ok(step.then(Next::Roll));
+        return Ok((step.then(Next::Roll), None));
     }
     let woke = step.park.map_or(Woke::Rung, |p| p.woke);
     let drained = store.drain(&step.task_id, park).await?;
     if drained.row.closed {
-        return Ok(step.then(Next::End(EndCause::Final)));
+        return Ok((step.then(Next::End(EndCause::Final)), None));
     }
     let next = next::after_wake(
         &mut step.cursor,
@@ -73,7 +81,7 @@ async fn drain<S: RowStore>(
         drained.event,
         pacing,
     );
-    Ok(step.then(next))
+    Ok((step.then(next), Some(drained.row)))
 }
 
 /// The successor's input after a roll: same stand-in, fresh cycle count, same timers and

@@ -1,0 +1,195 @@
+//! A note leaves with the step that writes it. The row store, wrapped: once a write has
+//! committed a note, and every note before it has reached the parent (the row's
+//! `sent_through` is the one before), the step sends it to every outlet itself and marks
+//! it sent, instead of waiting for the notes table's stream to hand it to notify. The
+//! outbox stays the safety net: a note that could not be sent at once (an outlet down, a
+//! note ahead still on its way, the step cut short) is the stream's, which delivers in
+//! order and passes over marked notes. Between a send and its mark the stream may send
+//! the note again; the queue deduplicates it by `task_id:seq`.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use tracing::warn;
+
+use super::deliver::Fanout;
+use super::stream::Outlets;
+use super::{NoteBus, ParentCallback, ParentNote, ParentQueue, QueueError, SentMarks};
+use crate::metrics::Metric;
+use crate::row::{Applied, Closed, Drained, Guard, Row, RowStore, StoreError, WakeEvent, Watch};
+use crate::state::RemoteOut;
+
+/// How long a step waits for its note's outlets before it leaves the note to the
+/// outbox: longer than a healthy send (tens of milliseconds), short enough that an
+/// outage slows a step by no more than this.
+pub const AT_ONCE_LIMIT: Duration = Duration::from_secs(2);
+
+pub struct SendsAtOnce<'a, S, M, Q, B, C> {
+    inner: &'a S,
+    marks: &'a M,
+    /// None: the function has no outlets configured, and the outbox sends every note.
+    outlets: Option<Outlets<'a, Q, B, C>>,
+    limit: Duration,
+}
+
+impl<'a, S, M, Q, B, C> SendsAtOnce<'a, S, M, Q, B, C>
+where
+    S: RowStore,
+    M: SentMarks,
+    Q: ParentQueue,
+    B: NoteBus,
+    C: ParentCallback,
+{
+    pub fn new(inner: &'a S, marks: &'a M, outlets: Option<Outlets<'a, Q, B, C>>) -> Self {
+        Self {
+            inner,
+            marks,
+            outlets,
+            limit: AT_ONCE_LIMIT,
+        }
+    }
+
+    /// Sends the note just written by a write that left `row`, when nothing of the
+    /// stand-in is still on its way ahead of it.
+    async fn send(&self, row: &Row, note: &ParentNote) {
+        let Some(outlets) = &self.outlets else {
+            return;
+        };
+        if row.sent_through + 1 != note.seq {
+            // A note ahead has not been marked: only the outbox knows the order.
+            return;
+        }
+        let mut tokens = HashMap::new();
+        if note.is_final
+            && let Some(token) = &row.parent_task_token
+        {
+            tokens.insert((note.task_id.clone(), note.seq), token.clone());
+        }
+        let fanout = Fanout {
+            queue: outlets.queue,
+            bus: outlets.bus,
+            callback: outlets.callback,
+            tokens: &tokens,
+        };
+        let sent = match tokio::time::timeout(self.limit, fanout.send(note)).await {
+            Ok(sent) => sent,
+            Err(_) => Err(QueueError::Unavailable(format!(
+                "no answer within {:?}",
+                self.limit
+            ))),
+        };
+        match sent {
+            Ok(()) => crate::metrics::record(Metric::NotesSent, 1.0, None, Some(&note.task_id)),
+            Err(QueueError::Refused(why)) => {
+                crate::metrics::record(Metric::NotesRefused, 1.0, None, Some(&note.task_id));
+                tracing::error!(task_id = %note.task_id, seq = note.seq, error = %why,
+                    "note refused for good; passed over, kept in the note log");
+            }
+            Err(QueueError::Unavailable(why)) => {
+                warn!(task_id = %note.task_id, seq = note.seq, error = %why,
+                    "note not sent at once; the outbox delivers it");
+                return;
+            }
+        }
+        if let Err(err) = self.marks.mark_sent(&note.task_id, note.seq).await {
+            // Unmarked, the outbox sends it again: the queue sees it once.
+            warn!(task_id = %note.task_id, seq = note.seq, error = %err,
+                "note sent but not marked; the outbox sends it again");
+        }
+    }
+}
+
+impl<S, M, Q, B, C> RowStore for SendsAtOnce<'_, S, M, Q, B, C>
+where
+    S: RowStore,
+    M: SentMarks,
+    Q: ParentQueue,
+    B: NoteBus,
+    C: ParentCallback,
+{
+    async fn apply(
+        &self,
+        task_id: &str,
+        out: &RemoteOut,
+        guard: &Guard,
+    ) -> Result<Applied, StoreError> {
+        let applied = self.inner.apply(task_id, out, guard).await?;
+        if let Applied::Changed { note, row } = &applied {
+            self.send(row, note).await;
+        }
+        Ok(applied)
+    }
+    async fn close(
+        &self,
+        task_id: &str,
+        final_note: Option<&RemoteOut>,
+    ) -> Result<Closed, StoreError> {
+        let closed = self.inner.close(task_id, final_note).await?;
+        if let Some(note) = &closed.note {
+            self.send(&closed.row, note).await;
+        }
+        Ok(closed)
+    }
+
+    async fn create(&self, row: &Row) -> Result<Row, StoreError> {
+        self.inner.create(row).await
+    }
+    async fn get(&self, task_id: &str) -> Result<Option<Row>, StoreError> {
+        self.inner.get(task_id).await
+    }
+    async fn list(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<(Vec<Row>, Option<String>), StoreError> {
+        self.inner.list(after, limit).await
+    }
+    async fn record(
+        &self,
+        task_id: &str,
+        event: &WakeEvent,
+        guard: &Guard,
+    ) -> Result<Row, StoreError> {
+        self.inner.record(task_id, event, guard).await
+    }
+    async fn park(&self, task_id: &str, park: u64, token: &str) -> Result<Row, StoreError> {
+        self.inner.park(task_id, park, token).await
+    }
+    async fn wake(&self, task_id: &str, park: u64) -> Result<Row, StoreError> {
+        self.inner.wake(task_id, park).await
+    }
+    async fn roll(
+        &self,
+        task_id: &str,
+        park: u64,
+        to: u32,
+        lease: &str,
+        previous: Option<&str>,
+    ) -> Result<Row, StoreError> {
+        self.inner.roll(task_id, park, to, lease, previous).await
+    }
+    async fn drain(&self, task_id: &str, park: u64) -> Result<Drained, StoreError> {
+        self.inner.drain(task_id, park).await
+    }
+    async fn set_remote(
+        &self,
+        task_id: &str,
+        remote_task_id: &str,
+        context_id: Option<&str>,
+    ) -> Result<Row, StoreError> {
+        self.inner
+            .set_remote(task_id, remote_task_id, context_id)
+            .await
+    }
+    async fn set_watch(&self, task_id: &str, watch: &Watch) -> Result<Row, StoreError> {
+        self.inner.set_watch(task_id, watch).await
+    }
+    async fn notes(
+        &self,
+        task_id: &str,
+        after: u64,
+        limit: u32,
+    ) -> Result<Vec<ParentNote>, StoreError> {
+        self.inner.notes(task_id, after, limit).await
+    }
+}

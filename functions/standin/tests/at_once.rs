@@ -1,0 +1,270 @@
+//! A note leaves with the step that writes it, and the outbox is the safety net: a step
+//! sends its note itself when every note before it reached the parent, and marks it; the
+//! stream's delivery passes over marked notes and marks what it sends; a note behind an
+//! unsent one, or one an outlet did not take, waits for the outbox, which keeps the
+//! order. Each note reaches every outlet once (the bus does not deduplicate, so it
+//! counts).
+
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
+
+use std::time::Duration;
+
+use serde_json::json;
+use standin::outbox::at_once::SendsAtOnce;
+use standin::outbox::memory::{MemoryBus, MemoryCallback, MemoryQueue};
+use standin::outbox::stream::{self, Outlets};
+use standin::outbox::{ParentNote, SentMarks};
+use standin::row::memory::MemoryStore;
+use standin::row::{Guard, Row, RowStore};
+use standin::state::{RemoteOut, remote_out};
+use standin_wire::TaskState;
+
+const ID: &str = "t-1";
+
+#[derive(Default)]
+struct Parent {
+    queue: MemoryQueue,
+    bus: MemoryBus,
+    callback: MemoryCallback,
+}
+
+impl Parent {
+    fn outlets(&self) -> Outlets<'_, MemoryQueue, MemoryBus, MemoryCallback> {
+        Outlets {
+            queue: &self.queue,
+            bus: Some(&self.bus),
+            callback: &self.callback,
+        }
+    }
+
+    fn queued(&self) -> Vec<u64> {
+        self.queue.notes().iter().map(|n| n.seq).collect()
+    }
+
+    fn on_the_bus(&self) -> Vec<u64> {
+        self.bus.events().iter().map(|n| n.seq).collect()
+    }
+
+    /// The outbox's delivery of `notes`, as the notes table's stream hands them over.
+    async fn stream(&self, marks: &MemoryStore, notes: &[ParentNote]) -> Vec<String> {
+        let records: Vec<_> = notes
+            .iter()
+            .map(|note| {
+                json!({
+                    "eventID": format!("e{}", note.seq),
+                    "eventName": "INSERT",
+                    "eventVersion": "1.1",
+                    "eventSource": "aws:dynamodb",
+                    "awsRegion": "us-east-1",
+                    "eventSourceARN": "arn:aws:dynamodb:us-east-1:000000000000:table/notes/stream/x",
+                    "dynamodb": {
+                        "Keys": {"task_id": {"S": note.task_id}, "seq": {"N": note.seq.to_string()}},
+                        "NewImage": {
+                            "task_id": {"S": note.task_id},
+                            "seq": {"N": note.seq.to_string()},
+                            "body": {"S": serde_json::to_string(note).unwrap()}
+                        },
+                        "SequenceNumber": format!("{:08}", note.seq),
+                        "SizeBytes": 100,
+                        "StreamViewType": "NEW_IMAGE"
+                    }
+                })
+            })
+            .collect();
+        let event: stream::Event =
+            serde_json::from_value(json!({ "Records": records })).expect("a stream event");
+        let stop_at = tokio::time::Instant::now() + Duration::from_secs(60);
+        stream::notify(self.outlets(), marks, &event, stop_at)
+            .await
+            .batch_item_failures
+            .into_iter()
+            .map(|f| f.item_identifier.unwrap_or_default())
+            .collect()
+    }
+}
+
+fn out(state: TaskState, text: &str) -> RemoteOut {
+    let mut out = remote_out("r-1", state, text);
+    out.is_final = state.is_terminal();
+    out
+}
+
+async fn store_with_row() -> MemoryStore {
+    let store = MemoryStore::new();
+    let mut row = Row::new(ID, "agent-a");
+    row.parent_task_token = Some("parent-token".into());
+    store.create(&row).await.unwrap();
+    store
+}
+
+async fn sent_through(store: &MemoryStore) -> u64 {
+    store
+        .sent_through(&[ID])
+        .await
+        .unwrap()
+        .get(ID)
+        .copied()
+        .unwrap_or(0)
+}
+
+#[tokio::test]
+async fn a_note_with_nothing_ahead_leaves_with_its_step_and_the_outbox_passes_it_over() {
+    let (store, parent) = (store_with_row().await, Parent::default());
+    let sending = SendsAtOnce::new(&store, &store, Some(parent.outlets()));
+    sending
+        .apply(ID, &out(TaskState::Working, "building"), &Guard::Open)
+        .await
+        .unwrap();
+    assert_eq!(parent.queued(), [1], "sent by the step, before any stream");
+    assert_eq!(sent_through(&store).await, 1, "and marked");
+    sending
+        .apply(ID, &out(TaskState::InputRequired, "colour?"), &Guard::Open)
+        .await
+        .unwrap();
+    assert_eq!(parent.queued(), [1, 2]);
+    // The stream hands the same notes to the outbox later: nothing goes twice.
+    let failures = parent.stream(&store, &store.outbox()).await;
+    assert!(failures.is_empty(), "{failures:?}");
+    assert_eq!(parent.on_the_bus(), [1, 2], "each note on the bus once");
+    assert_eq!(parent.queued(), [1, 2]);
+}
+
+#[tokio::test]
+async fn a_note_behind_one_not_sent_waits_for_the_outbox_which_keeps_the_order() {
+    let (store, parent) = (store_with_row().await, Parent::default());
+    let sending = SendsAtOnce::new(&store, &store, Some(parent.outlets()));
+    parent.queue.refuse(1);
+    sending
+        .apply(ID, &out(TaskState::Working, "building"), &Guard::Open)
+        .await
+        .unwrap();
+    assert_eq!((parent.queued(), sent_through(&store).await), (vec![], 0));
+    // The queue is back, but note 1 has not reached the parent: 2 must not pass it.
+    sending
+        .apply(ID, &out(TaskState::InputRequired, "colour?"), &Guard::Open)
+        .await
+        .unwrap();
+    assert_eq!(parent.queued(), Vec::<u64>::new(), "2 waits behind 1");
+    let failures = parent.stream(&store, &store.outbox()).await;
+    assert!(failures.is_empty(), "{failures:?}");
+    assert_eq!(parent.queued(), [1, 2], "the outbox sends both, in order");
+    assert_eq!(sent_through(&store).await, 2, "and marks them");
+    // With everything before it sent, the next note leaves with its step again.
+    sending
+        .apply(ID, &out(TaskState::Working, "painting"), &Guard::Open)
+        .await
+        .unwrap();
+    assert_eq!(parent.queued(), [1, 2, 3]);
+    assert_eq!(parent.on_the_bus(), [1, 2, 3]);
+}
+
+#[tokio::test]
+async fn a_note_an_outlet_did_not_take_is_the_outboxs_and_reaches_every_outlet() {
+    let (store, parent) = (store_with_row().await, Parent::default());
+    let sending = SendsAtOnce::new(&store, &store, Some(parent.outlets()));
+    // The queue took it but the bus did not: the note is not sent until both have it.
+    parent.bus.refuse(1);
+    sending
+        .apply(ID, &out(TaskState::Working, "building"), &Guard::Open)
+        .await
+        .unwrap();
+    assert_eq!(sent_through(&store).await, 0, "not marked");
+    let failures = parent.stream(&store, &store.outbox()).await;
+    assert!(failures.is_empty(), "{failures:?}");
+    assert_eq!(parent.queued(), [1], "deduplicated by the queue");
+    assert_eq!(parent.on_the_bus(), [1]);
+    assert_eq!(sent_through(&store).await, 1);
+}
+
+#[tokio::test]
+async fn the_final_note_answers_a_step_functions_parent_at_once_and_once() {
+    let (store, parent) = (store_with_row().await, Parent::default());
+    let sending = SendsAtOnce::new(&store, &store, Some(parent.outlets()));
+    sending
+        .apply(ID, &out(TaskState::Working, "building"), &Guard::Open)
+        .await
+        .unwrap();
+    let closed = sending
+        .close(ID, Some(&out(TaskState::Completed, "done")))
+        .await
+        .unwrap();
+    assert_eq!(closed.seq(), Some(2));
+    let answers = parent.callback.answers();
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert_eq!(answers[0].0, "parent-token");
+    let told: ParentNote = serde_json::from_str(answers[0].1.as_ref().unwrap()).unwrap();
+    assert_eq!((told.seq, told.is_final), (2, true));
+    // The stream's copy of the final note (with its token) is passed over.
+    let failures = parent.stream(&store, &store.outbox()).await;
+    assert!(failures.is_empty(), "{failures:?}");
+    assert_eq!(parent.callback.answers().len(), 1, "answered once");
+}
+
+#[tokio::test]
+async fn a_note_refused_for_good_is_passed_over_by_both_paths() {
+    let (store, parent) = (store_with_row().await, Parent::default());
+    let sending = SendsAtOnce::new(&store, &store, Some(parent.outlets()));
+    parent.queue.refuse_for_good(ID, 1);
+    sending
+        .apply(ID, &out(TaskState::Working, "building"), &Guard::Open)
+        .await
+        .unwrap();
+    assert_eq!(
+        sent_through(&store).await,
+        1,
+        "passed over, as the outbox would"
+    );
+    sending
+        .apply(ID, &out(TaskState::InputRequired, "colour?"), &Guard::Open)
+        .await
+        .unwrap();
+    assert_eq!(parent.queued(), [2], "the note behind it goes on");
+}
+
+#[tokio::test]
+async fn without_outlets_every_note_goes_by_the_outbox() {
+    let (store, parent) = (store_with_row().await, Parent::default());
+    let sending: SendsAtOnce<'_, _, _, MemoryQueue, MemoryBus, MemoryCallback> =
+        SendsAtOnce::new(&store, &store, None);
+    sending
+        .apply(ID, &out(TaskState::Working, "building"), &Guard::Open)
+        .await
+        .unwrap();
+    assert_eq!(parent.queued(), Vec::<u64>::new());
+    let failures = parent.stream(&store, &store.outbox()).await;
+    assert!(failures.is_empty(), "{failures:?}");
+    assert_eq!((parent.queued(), sent_through(&store).await), (vec![1], 1));
+}
+
+#[tokio::test]
+async fn the_outbox_retries_from_the_first_note_not_taken_and_marks_only_what_was() {
+    let (store, parent) = (store_with_row().await, Parent::default());
+    let sending: SendsAtOnce<'_, _, _, MemoryQueue, MemoryBus, MemoryCallback> =
+        SendsAtOnce::new(&store, &store, None);
+    for text in ["a", "b", "c"] {
+        sending
+            .apply(ID, &out(TaskState::Working, text), &Guard::Open)
+            .await
+            .unwrap();
+    }
+    // The queue takes 1, then is down for 2.
+    let notes = store.outbox();
+    let first = parent.stream(&store, &notes[..1]).await;
+    assert!(first.is_empty());
+    parent.queue.refuse(1);
+    let failures = parent.stream(&store, &notes[1..]).await;
+    assert_eq!(failures, ["00000002"], "retried from note 2");
+    assert_eq!(
+        sent_through(&store).await,
+        1,
+        "3 was not sent either: 1 is the mark"
+    );
+    let failures = parent.stream(&store, &notes).await;
+    assert!(failures.is_empty(), "{failures:?}");
+    assert_eq!(parent.queued(), [1, 2, 3]);
+    assert_eq!(
+        parent.on_the_bus(),
+        [1, 2, 3],
+        "note 1 passed over on the retry"
+    );
+}
