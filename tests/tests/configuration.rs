@@ -82,7 +82,8 @@ async fn a_missing_variable_fails_the_cold_start_naming_it() {
                 "AGENTS_TABLE_NAME",
             ],
         ),
-        ("notify", &["PARENT_QUEUE_URL"]),
+        // Notify marks the rows it sent notes of.
+        ("notify", &["PARENT_QUEUE_URL", "TABLE_NAME"]),
     ];
     for (function, variables) in needs {
         for variable in *variables {
@@ -102,7 +103,6 @@ async fn a_missing_variable_fails_the_cold_start_naming_it() {
 #[tokio::test]
 async fn a_variable_only_other_kinds_read_does_not_stop_a_start() {
     for (function, variable) in [
-        ("notify", "TABLE_NAME"),
         ("notify", "NOTES_TABLE_NAME"),
         ("notify", "STATE_MACHINE_ARN"),
         ("turn", "STATE_MACHINE_ARN"),

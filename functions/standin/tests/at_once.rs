@@ -13,7 +13,7 @@ use serde_json::json;
 use standin::outbox::at_once::SendsAtOnce;
 use standin::outbox::memory::{MemoryBus, MemoryCallback, MemoryQueue};
 use standin::outbox::stream::{self, Outlets};
-use standin::outbox::{ParentNote, SentMarks};
+use standin::outbox::{NoteBus, ParentNote, SentMarks};
 use standin::row::memory::MemoryStore;
 use standin::row::{Guard, Row, RowStore};
 use standin::state::{RemoteOut, remote_out};
@@ -83,6 +83,15 @@ impl Parent {
     }
 }
 
+/// The notes as the stream hands them over once their steps are long done (a step may
+/// still be sending a note written moments ago; the outbox waits for that).
+fn aged(mut notes: Vec<ParentNote>) -> Vec<ParentNote> {
+    for note in &mut notes {
+        note.at = "2026-01-01T00:00:00.000Z".into();
+    }
+    notes
+}
+
 fn out(state: TaskState, text: &str) -> RemoteOut {
     let mut out = remote_out("r-1", state, text);
     out.is_final = state.is_terminal();
@@ -145,7 +154,7 @@ async fn a_note_behind_one_not_sent_waits_for_the_outbox_which_keeps_the_order()
         .await
         .unwrap();
     assert_eq!(parent.queued(), Vec::<u64>::new(), "2 waits behind 1");
-    let failures = parent.stream(&store, &store.outbox()).await;
+    let failures = parent.stream(&store, &aged(store.outbox())).await;
     assert!(failures.is_empty(), "{failures:?}");
     assert_eq!(parent.queued(), [1, 2], "the outbox sends both, in order");
     assert_eq!(sent_through(&store).await, 2, "and marks them");
@@ -169,7 +178,7 @@ async fn a_note_an_outlet_did_not_take_is_the_outboxs_and_reaches_every_outlet()
         .await
         .unwrap();
     assert_eq!(sent_through(&store).await, 0, "not marked");
-    let failures = parent.stream(&store, &store.outbox()).await;
+    let failures = parent.stream(&store, &aged(store.outbox())).await;
     assert!(failures.is_empty(), "{failures:?}");
     assert_eq!(parent.queued(), [1], "deduplicated by the queue");
     assert_eq!(parent.on_the_bus(), [1]);
@@ -231,7 +240,7 @@ async fn without_outlets_every_note_goes_by_the_outbox() {
         .await
         .unwrap();
     assert_eq!(parent.queued(), Vec::<u64>::new());
-    let failures = parent.stream(&store, &store.outbox()).await;
+    let failures = parent.stream(&store, &aged(store.outbox())).await;
     assert!(failures.is_empty(), "{failures:?}");
     assert_eq!((parent.queued(), sent_through(&store).await), (vec![1], 1));
 }
@@ -248,7 +257,7 @@ async fn the_outbox_retries_from_the_first_note_not_taken_and_marks_only_what_wa
             .unwrap();
     }
     // The queue takes 1, then is down for 2.
-    let notes = store.outbox();
+    let notes = aged(store.outbox());
     let first = parent.stream(&store, &notes[..1]).await;
     assert!(first.is_empty());
     parent.queue.refuse(1);
@@ -266,5 +275,55 @@ async fn the_outbox_retries_from_the_first_note_not_taken_and_marks_only_what_wa
         parent.on_the_bus(),
         [1, 2, 3],
         "note 1 passed over on the retry"
+    );
+}
+
+/// The stream can hand a note to the outbox while its step is still sending it: the
+/// outbox waits for the step's mark instead of sending it a second time (a bus and a
+/// parent's token would see it twice).
+#[tokio::test]
+async fn the_outbox_waits_for_a_step_still_sending_and_the_note_goes_once() {
+    let (store, parent) = (store_with_row().await, Parent::default());
+    let silent: SendsAtOnce<'_, _, _, MemoryQueue, MemoryBus, MemoryCallback> =
+        SendsAtOnce::new(&store, &store, None);
+    silent
+        .apply(ID, &out(TaskState::Working, "building"), &Guard::Open)
+        .await
+        .unwrap();
+    let notes = store.outbox();
+    let step_sending = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let note = &notes[0];
+        parent.bus.put_each(&[note]).await;
+        store.mark_sent(ID, note.seq).await.unwrap();
+    };
+    let (failures, ()) = tokio::join!(parent.stream(&store, &notes), step_sending);
+    assert!(failures.is_empty(), "{failures:?}");
+    assert_eq!(parent.on_the_bus(), [1], "on the bus once, by the step");
+    assert_eq!(
+        parent.queued(),
+        Vec::<u64>::new(),
+        "the outbox passed it over"
+    );
+}
+
+/// A step that died after writing its note leaves it to the outbox, which sends it once
+/// the step's time is up.
+#[tokio::test]
+async fn a_note_whose_step_died_is_sent_by_the_outbox_after_the_grace() {
+    let (store, parent) = (store_with_row().await, Parent::default());
+    let silent: SendsAtOnce<'_, _, _, MemoryQueue, MemoryBus, MemoryCallback> =
+        SendsAtOnce::new(&store, &store, None);
+    silent
+        .apply(ID, &out(TaskState::Working, "building"), &Guard::Open)
+        .await
+        .unwrap();
+    let began = std::time::Instant::now();
+    let failures = parent.stream(&store, &store.outbox()).await;
+    assert!(failures.is_empty(), "{failures:?}");
+    assert_eq!(parent.queued(), [1]);
+    assert!(
+        began.elapsed() >= stream::AT_ONCE_GRACE.saturating_sub(Duration::from_millis(500)),
+        "sent only once the step could no longer be sending it"
     );
 }

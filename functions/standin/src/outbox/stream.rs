@@ -9,6 +9,7 @@ use aws_lambda_events::dynamodb::EventRecord;
 use aws_lambda_events::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
 use serde_dynamo::AttributeValue;
 
+use super::at_once::AT_ONCE_LIMIT;
 use super::deliver::{Fanout, deliver};
 use super::{NoteBus, ParentCallback, ParentNote, ParentQueue, SentMarks};
 use crate::row::dynamo::attr;
@@ -100,8 +101,19 @@ pub async fn notify<Q: ParentQueue, B: NoteBus, C: ParentCallback, M: SentMarks>
     response
 }
 
-/// The notes (and their records) no step has marked sent. Marks that cannot be read
-/// count as none: every note is sent, and the queue sees each once.
+/// How long after a note was written its step may still be sending it at once: the
+/// step's limit, and its mark's write.
+pub const AT_ONCE_GRACE: Duration = Duration::from_millis(AT_ONCE_LIMIT.as_millis() as u64 + 1_000);
+
+/// How often the marks are read again while a step may still be sending.
+const MARKS_REREAD: Duration = Duration::from_millis(100);
+
+/// The notes (and their records) no step has marked sent. A note that is the next of its
+/// stand-in and younger than `AT_ONCE_GRACE` may be on its way from its step right now:
+/// the marks are read again until it is marked or that time is up, so the outbox does
+/// not send it a second time (the queue would drop the copy; the bus and a parent's
+/// token would not). Marks that cannot be read count as none: every note is sent, and
+/// the queue sees each once.
 async fn unsent<'r, M: SentMarks>(
     marks: &M,
     notes: Vec<ParentNote>,
@@ -113,12 +125,25 @@ async fn unsent<'r, M: SentMarks>(
     let mut ids: Vec<&str> = notes.iter().map(|n| n.task_id.as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
-    let sent = match marks.sent_through(&ids).await {
-        Ok(sent) => sent,
-        Err(err) => {
-            tracing::warn!(error = %err, "sent marks not read; every note of the batch is sent");
-            HashMap::new()
+    let sent = loop {
+        let sent = match marks.sent_through(&ids).await {
+            Ok(sent) => sent,
+            Err(err) => {
+                tracing::warn!(error = %err, "sent marks not read; every note of the batch is sent");
+                break HashMap::new();
+            }
+        };
+        let now = crate::clock::now_ms();
+        let in_flight = notes.iter().any(|note| {
+            let next = sent.get(&note.task_id).copied().unwrap_or(0) + 1 == note.seq;
+            let young = crate::clock::parse_rfc3339_ms(&note.at)
+                .is_some_and(|at| now < at + AT_ONCE_GRACE.as_millis() as u64);
+            next && young
+        });
+        if !in_flight {
+            break sent;
         }
+        tokio::time::sleep(MARKS_REREAD).await;
     };
     let before = notes.len();
     let (notes, records): (Vec<_>, Vec<_>) = notes
