@@ -120,3 +120,56 @@ fn the_link_reader_finds_what_it_must() {
     assert_eq!(anchor(" The parent's interface"), "the-parents-interface");
     assert_eq!(anchor("D7. The `standin` CLI"), "d7-the-standin-cli");
 }
+
+/// The README's Performance section states the benchmark as `bench/results.json` has
+/// it: heard latency per watch and its ratio to the floor, the idle cost of each watch,
+/// and the fleet the scale table gives. A new `make bench` that moves them fails this
+/// until the README says so.
+#[test]
+fn the_readme_states_the_benchmark_results_it_ships_with() {
+    let results: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root().join("bench/results.json")).unwrap())
+            .unwrap();
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let section = readme
+        .split("## Performance")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("a Performance section");
+    let w = &results["watches"];
+    let p50 = |watch: &str| w[watch]["heard_ms"]["p50"].as_f64().unwrap();
+    let floor = p50("floor");
+    let mut stated = vec![format!("{:.0} ms", floor)];
+    for watch in ["push", "follow"] {
+        stated.push(format!("{:.0} ms", p50(watch)));
+        stated.push(format!("{:.1}×", p50(watch) / floor));
+    }
+    for watch in ["push", "follow"] {
+        let day = results["idle_hour"][watch]["dollars_per_1000_standins_a_day"]
+            .as_f64()
+            .unwrap();
+        stated.push(format!("${day:.2}"));
+    }
+    let fleet = &results["scale"]["fleet"][0];
+    stated.push(thousands(fleet["standins"].as_f64().unwrap() as u64));
+    stated.push(fleet["quota"].as_str().unwrap().to_owned());
+    for figure in stated {
+        assert!(
+            section.contains(&figure),
+            "README's Performance does not state {figure} (bench/results.json)"
+        );
+    }
+}
+
+/// 12345 as "12,345".
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
