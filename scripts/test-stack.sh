@@ -40,7 +40,7 @@ deploy_test_stack() {
   local name=$1 agents
   agents=$(python3 -c 'import json; print(json.dumps(json.dumps(json.load(open("tests/agents.json")), separators=(",", ":"))))')
   bash "$STANDIN_ROOT/localstack/deploy" template.yaml "$name" \
-    --parameter-overrides Endpoint=localstack HistoryBound=8 TurnWindowSecs=10 IdleRecheckSecs=90 NoteBusName=default RecordAwsCalls=true \
+    --parameter-overrides Endpoint=localstack HistoryBound=8 TurnWindowSecs=10 IdleRecheckSecs=90 FollowWindowSecs=20 NoteBusName=default RecordAwsCalls=true \
     PushRateLimit=75 PushBurstLimit=150 MaxArtifactBytes=26214400 \
     "AgentCaFile=$STANDIN_ROOT/remote/tests/data/tls/ca.pem" \
     "Agents=$agents" >/dev/null

@@ -70,7 +70,11 @@ async fn a_missing_variable_fails_the_cold_start_naming_it() {
         ("register", TABLES),
         ("wake", TABLES),
         ("end", TABLES),
-        ("follow", TABLES),
+        // The follower takes more requests from the follow queue, and hands parks back.
+        (
+            "follow",
+            &["TABLE_NAME", "NOTES_TABLE_NAME", "FOLLOW_QUEUE_URL"],
+        ),
         ("park", TABLES),
         ("push", TABLES),
         (

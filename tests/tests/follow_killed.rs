@@ -67,8 +67,8 @@ async fn a_killed_follow_is_replaced_and_the_change_is_heard() {
     agent
         .change(&remote, "TASK_STATE_WORKING", "still working", false)
         .await;
-    // Either Lambda's retry of the async invoke or the park's heartbeat timeout (30 s)
-    // starts a new follow, which subscribes and sees the change.
+    // The park's heartbeat timeout (30 s) starts a new follow, whose request the next
+    // follower takes; it subscribes and sees the change.
     let notes = stack.wait_notes(&id, 2, Duration::from_secs(120)).await;
     assert_eq!(notes[1]["state"], "TASK_STATE_WORKING");
     assert!(

@@ -1,8 +1,8 @@
-//! Every followed stand-in is followed at once. More stand-ins park at their question
-//! than LocalStack once ran asynchronous invocations at a time (six on two cores, a pool
-//! of Python's default size): each must hold its own subscription to the agent, as on
-//! AWS, where the follow function runs up to its concurrency. Before the fix six were
-//! held and the rest waited in LocalStack's queue while their parks timed out.
+//! Every followed stand-in is followed at once, by a few followers rather than one
+//! function each: fifty stand-ins park at their question and each holds its own
+//! subscription to the agent, while at most two follow functions run (one follower and
+//! its successor at a hand-back). Before follow was multiplexed each held a function;
+//! before LocalStack ran asynchronous invocations as AWS does, only six were held at all.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
@@ -12,8 +12,24 @@ use serde_json::json;
 use standin_integration::agent::{Behaviour, TestAgent};
 use standin_integration::stack::{Stack, unique};
 
-/// Twice the six a two-core machine's default pool ran.
-const CROWD: usize = 12;
+/// The floor for one follower.
+const CROWD: usize = 50;
+
+/// The test stack's follow function processes (LocalStack runs one per invocation that
+/// runs at once; they are ours, started for this run).
+fn follow_processes() -> usize {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter(|entry| {
+            std::fs::read(entry.path().join("environ")).is_ok_and(|environ| {
+                environ
+                    .split(|b| *b == 0)
+                    .any(|kv| kv.starts_with(b"AWS_LAMBDA_FUNCTION_NAME=standin-FollowFunction-"))
+            })
+        })
+        .count()
+}
 
 #[tokio::test]
 async fn every_followed_stand_in_holds_its_own_subscription() {
@@ -34,13 +50,17 @@ async fn every_followed_stand_in_holds_its_own_subscription() {
         ids.push(id);
     }
     for id in &ids {
-        let notes = stack.wait_notes(id, 1, Duration::from_secs(90)).await;
+        let notes = stack.wait_notes(id, 1, Duration::from_secs(180)).await;
         assert_eq!(notes[0]["state"], "TASK_STATE_INPUT_REQUIRED");
     }
-    let deadline = Instant::now() + Duration::from_secs(90);
-    let mut most = 0;
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let (mut most, mut functions) = (0, 0);
     while Instant::now() < deadline {
-        most = most.max(agent.open_subscriptions());
+        let open = agent.open_subscriptions();
+        if open > most {
+            most = open;
+            functions = follow_processes();
+        }
         if most >= CROWD {
             break;
         }
@@ -50,6 +70,10 @@ async fn every_followed_stand_in_holds_its_own_subscription() {
         most >= CROWD,
         "{CROWD} followed stand-ins parked, but at most {most} subscriptions were open at once"
     );
+    assert!(
+        (1..=2).contains(&functions),
+        "{most} subscriptions were held by {functions} follow functions"
+    );
     // Each is still heard: a change to every task reaches its stand-in's parent.
     for remote in agent.task_ids() {
         agent
@@ -57,7 +81,7 @@ async fn every_followed_stand_in_holds_its_own_subscription() {
             .await;
     }
     for id in &ids {
-        let notes = stack.wait_notes(id, 2, Duration::from_secs(60)).await;
+        let notes = stack.wait_notes(id, 2, Duration::from_secs(90)).await;
         assert_eq!(notes[1]["state"], "TASK_STATE_WORKING", "{id}");
     }
     for id in &ids {

@@ -109,7 +109,23 @@ async fn every_log_line_names_its_stand_in_and_the_metrics_are_emf() {
     stack.wait_execution(&pushed, "SUCCEEDED", SOON).await;
     stack.wait_execution(&followed, "SUCCEEDED", SOON).await;
 
-    let lines = lines_since(&stack, since).await;
+    // A follower's lines reach the log when its invocation ends (LocalStack ships an
+    // invocation's output at its end): up to a follower window after the stand-in's.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let lines = loop {
+        let lines = lines_since(&stack, since).await;
+        let follower_told = lines.iter().any(|(group, l)| {
+            group.contains("FollowFunction")
+                && (l["task_id"] == followed.as_str()
+                    || l["task_ids"]
+                        .as_str()
+                        .is_some_and(|ids| ids.split(',').any(|i| i == followed)))
+        });
+        if follower_told || Instant::now() > deadline {
+            break lines;
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    };
     // Every line of every function names a stand-in, except the two that are about many:
     // the notify function's batch lines (`task_ids`) and a list of stand-ins.
     let mut named = 0;

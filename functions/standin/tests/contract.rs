@@ -340,7 +340,12 @@ fn what_the_parks_and_the_roll_read_is_in_what_the_steps_return() {
         let next = park_for(&mut cursor, watch, Pacing::default());
         let input = step_with(next);
         let task = state(state_name);
-        for (key, from) in task["Parameters"]["Payload"].as_object().unwrap() {
+        let payload = &task["Parameters"][if watch == WatchMode::Follow {
+            "MessageBody"
+        } else {
+            "Payload"
+        }];
+        for (key, from) in payload.as_object().unwrap() {
             let from = from.as_str().unwrap();
             if from.starts_with("$$.") {
                 continue; // the context object: the task token
@@ -413,13 +418,25 @@ fn the_timings_in_the_asl_and_the_template_agree_with_the_rust() {
     assert_eq!(
         follow["TimeoutSeconds"].as_u64(),
         Some(FOLLOW_PARK_SECS),
-        "the Follow state's timeout is the follow window plus a minute"
+        "the Follow state's timeout is the follow park's"
     );
     let follow_fn = resource("FollowFunction");
     assert_eq!(
         number(&follow_fn, "Timeout"),
-        FOLLOW_PARK_SECS,
-        "the follow function lives as long as its park"
+        standin::lambda::MAX_FOLLOW_WINDOW_SECS + 60,
+        "a follower lives its longest window and a minute for the hand-back"
+    );
+    assert!(
+        resource("FollowWindowSecs").contains(&format!(
+            "MaxValue: {}",
+            standin::lambda::MAX_FOLLOW_WINDOW_SECS
+        )),
+        "the window parameter stops where the function's timeout allows"
+    );
+    let visibility = number(&resource("FollowQueue"), "VisibilityTimeout");
+    assert!(
+        visibility >= number(&follow_fn, "Timeout"),
+        "an event source mapping needs the queue's visibility timeout at least the function's"
     );
     const { assert!(FOLLOW_PARK_SECS > FOLLOW_WINDOW_SECS) };
     let heartbeat = number(&follow_fn, "FOLLOW_HEARTBEAT_SECS");
@@ -633,8 +650,8 @@ fn every_execution_is_bound_to_its_stand_in_before_any_step() {
     }))
     .unwrap();
     assert_eq!(step.execution.map(|b| b.name).as_deref(), Some("t"));
-    for park in ["Park", "Follow"] {
-        let payload = &state(park)["Parameters"]["Payload"];
+    for (park, body) in [("Park", "Payload"), ("Follow", "MessageBody")] {
+        let payload = &state(park)["Parameters"][body];
         assert_eq!(payload["execution.$"], "$.execution.name", "{park}");
         assert_eq!(payload["generation.$"], "$.generation", "{park}");
         assert_eq!(payload["lease.$"], "$.lease", "{park}");

@@ -1202,6 +1202,15 @@ async fn race_push_after_close_is_refused_even_past_the_read() {
         async fn park(&self, id: &str, p: u64, t: &str) -> Result<Row, StoreError> {
             self.0.park(id, p, t).await
         }
+        async fn claim_follow(
+            &self,
+            id: &str,
+            p: u64,
+            t: &str,
+            hop: u64,
+        ) -> Result<Row, StoreError> {
+            self.0.claim_follow(id, p, t, hop).await
+        }
         async fn wake(&self, id: &str, p: u64) -> Result<Row, StoreError> {
             self.0.wake(id, p).await
         }

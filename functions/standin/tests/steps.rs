@@ -10,7 +10,7 @@ use standin::agents::{AgentSpec, Updates};
 use standin::doorbell::memory::MemoryDoorbell;
 use standin::doorbell::{self, EndCause};
 use standin::follow::FollowEnd;
-use standin::follow::FollowTiming;
+use standin::follow::{FollowTiming, WindowEnd};
 use standin::push::receiver;
 use standin::row::Closed;
 use standin::row::RowStore;
@@ -107,6 +107,8 @@ const TIMING: FollowTiming = FollowTiming {
     window: Duration::from_secs(30),
     interval: Duration::from_millis(10),
     heartbeat: Duration::from_secs(10),
+    at_window_end: WindowEnd::Report,
+    ends_by: None,
 };
 
 struct World {
@@ -1250,6 +1252,136 @@ async fn the_follow_heartbeats_while_the_agent_is_slow_to_open_the_stream() {
         beats.len() >= 3,
         "a heartbeat every period while the stream opened: {beats:?}"
     );
+}
+
+// Multiplexed follows: a window that heard nothing hands its park to the next follower,
+// which follows it on only while it stands.
+
+const HAND_BACK: FollowTiming = FollowTiming {
+    window: Duration::from_millis(300),
+    at_window_end: WindowEnd::HandBack,
+    ..TIMING
+};
+
+#[tokio::test]
+async fn a_window_that_hears_nothing_hands_its_park_back_without_waking_the_stand_in() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Follow);
+    let step = first_turn(&w, &spec).await;
+    // No stream scripted: each subscribe fails and is tried again until the window ends.
+    let end = standin::follow::follow(
+        &w.store,
+        &w.bell,
+        &w.agent,
+        ID,
+        park_no(&step),
+        "f1",
+        HAND_BACK,
+    )
+    .await
+    .unwrap();
+    assert_eq!(end, FollowEnd::HandedBack);
+    let row = w.store.get(ID).await.unwrap().unwrap();
+    assert!(row.is_parked() && row.pending.is_empty(), "{row:?}");
+    assert_eq!(row.park_token.as_deref(), Some("f1"));
+    assert!(
+        w.bell.rings().is_empty(),
+        "nothing rang: {:?}",
+        w.bell.rings()
+    );
+}
+
+/// Park `park` with token `token` as the follower after `hop` hand-ons has it.
+fn handed_on(park: u64, token: &str, hop: u64) -> standin::follow::Park<'_> {
+    standin::follow::Park {
+        task_id: ID,
+        number: park,
+        token,
+        owner: Owner::default(),
+        hop,
+    }
+}
+
+#[tokio::test]
+async fn a_handed_back_park_is_followed_on_and_beats_at_once() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Follow);
+    let step = first_turn(&w, &spec).await;
+    let park = park_no(&step);
+    let first = standin::follow::follow(&w.store, &w.bell, &w.agent, ID, park, "f1", HAND_BACK);
+    assert_eq!(first.await.unwrap(), FollowEnd::HandedBack);
+    let beats_before = w.bell.heartbeats().len();
+    w.agent
+        .script_stream(Ok(vec![Ok(update(TaskState::Working, "now"))]));
+    let on = handed_on(park, "f1", 1);
+    let end = standin::follow::resume(&w.store, &w.bell, &w.agent, &on, HAND_BACK)
+        .await
+        .unwrap();
+    assert_eq!(
+        end,
+        FollowEnd::Reported(FollowOutcome::Changed { is_final: false })
+    );
+    assert!(
+        w.bell.heartbeats().len() > beats_before,
+        "the next follower beats before it listens (the last beat was the other's)"
+    );
+    assert_eq!(
+        w.bell.rings(),
+        vec!["f1".to_owned()],
+        "the change rang the park"
+    );
+}
+
+#[tokio::test]
+async fn a_hand_on_delivered_twice_is_followed_once() {
+    // SQS standard delivers at least once: the second copy of a handed-on request
+    // finds its hop claimed and does not follow (nor beat, nor subscribe).
+    let w = World::new(false).await;
+    let spec = spec(Updates::Follow);
+    let step = first_turn(&w, &spec).await;
+    let park = park_no(&step);
+    let first = standin::follow::follow(&w.store, &w.bell, &w.agent, ID, park, "f1", HAND_BACK);
+    assert_eq!(first.await.unwrap(), FollowEnd::HandedBack);
+    let on = handed_on(park, "f1", 1);
+    let taken = standin::follow::resume(&w.store, &w.bell, &w.agent, &on, HAND_BACK);
+    assert_eq!(taken.await.unwrap(), FollowEnd::HandedBack);
+    let subscribes = w.agent.count("SubscribeToTask");
+    let again = standin::follow::resume(&w.store, &w.bell, &w.agent, &on, HAND_BACK);
+    assert_eq!(again.await.unwrap(), FollowEnd::ParkOver);
+    assert_eq!(
+        w.agent.count("SubscribeToTask"),
+        subscribes,
+        "no second follow"
+    );
+    // The next hand-on of the one that followed is taken as before.
+    let next = handed_on(park, "f1", 2);
+    let taken = standin::follow::resume(&w.store, &w.bell, &w.agent, &next, HAND_BACK);
+    assert_eq!(taken.await.unwrap(), FollowEnd::HandedBack);
+}
+
+#[tokio::test]
+async fn a_handed_back_park_that_ended_meanwhile_is_not_followed() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Follow);
+    let step = first_turn(&w, &spec).await;
+    let park = park_no(&step);
+    let first = standin::follow::follow(&w.store, &w.bell, &w.agent, ID, park, "f1", HAND_BACK);
+    assert_eq!(first.await.unwrap(), FollowEnd::HandedBack);
+    // A reply arrived while the park was on its way to the next follower.
+    w.ring(WakeEvent::reply("blue")).await;
+    let subscribes = w.agent.count("SubscribeToTask");
+    let on = handed_on(park, "f1", 1);
+    let end = standin::follow::resume(&w.store, &w.bell, &w.agent, &on, HAND_BACK)
+        .await
+        .unwrap();
+    assert_eq!(end, FollowEnd::ParkOver);
+    assert_eq!(w.agent.count("SubscribeToTask"), subscribes, "no subscribe");
+    // A wrong token or an older park number is not followed either.
+    for (number, token) in [(park, "forged"), (park.saturating_sub(1), "f1")] {
+        let on = handed_on(number, token, 2);
+        let end = standin::follow::resume(&w.store, &w.bell, &w.agent, &on, HAND_BACK);
+        assert_eq!(end.await.unwrap(), FollowEnd::ParkOver, "{number} {token}");
+    }
 }
 
 // The truth at the end, when the parent's cancel or reply races the remote task.

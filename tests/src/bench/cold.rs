@@ -33,6 +33,7 @@ pub const ENV: &[(&str, &str)] = &[
     ),
     ("AGENTS", r#"{"agents":[]}"#),
     ("AGENTS_TABLE_NAME", "bench-agents"),
+    ("FOLLOW_QUEUE_URL", "http://127.0.0.1:9/queue/bench-follow"),
 ];
 
 /// Every function, by its crate's name without `standin-`.

@@ -22,6 +22,11 @@ pub const PRICES: &[(&str, f64, &str)] = &[
     ),
     ("lambda_request", 0.20 / 1_000_000.0, "Lambda, per request"),
     (
+        "sqs_standard_request",
+        0.40 / 1_000_000.0,
+        "SQS standard, per request",
+    ),
+    (
         "dynamodb_write",
         0.625 / 1_000_000.0,
         "DynamoDB on-demand, per write request unit",

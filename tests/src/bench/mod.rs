@@ -139,8 +139,7 @@ pub async fn run(o: &Options) -> Result<Results, String> {
         &json!({"watches": &watches}),
         later_rechecks,
         idle_polls(),
-        3600.0 / FOLLOW_WINDOW_SECS,
-        FOLLOW_HEARTBEAT_SECS,
+        FollowIdle::default(),
     );
     let json = json!({
         "machine": machine(),
@@ -292,9 +291,10 @@ fn backstop_rechecks() -> (f64, f64) {
 
 /// An idle hour parked, from the deployed defaults: each push or off re-check is
 /// TimedOut, Wake, Route, Park (a wake with GetTask and a park invocation), 6 of them in
-/// the first idle hour and one in each later one; follow holds SubscribeToTask open in
-/// windows of ten minutes (Follow, Wake, Route per window, and the follow function
-/// running the whole hour).
+/// the first idle hour and one in each later one. A followed stand-in's hour: its share
+/// of a full follower (`FollowIdle`), the follow park's timeout once an hour (TimedOut,
+/// Wake, Route, Follow, and the request it sends), a heartbeat and a row read every
+/// `FOLLOW_HEARTBEAT_SECS`, and a hand-back at each follower window's end.
 fn idle_hour() -> Value {
     let (first_rechecks, later_rechecks) = backstop_rechecks();
     let recheck = 4.0 * cost::price("state_transition")
@@ -305,26 +305,81 @@ fn idle_hour() -> Value {
     let push_first = first_rechecks * recheck;
     let push_day = (first_rechecks + 23.0 * later_rechecks) * recheck;
     let push_transitions = 4.0 * later_rechecks;
-    let follow_windows = 3600.0 / crate::bench::FOLLOW_WINDOW_SECS;
-    let follow_transitions = 3.0 * follow_windows;
-    let gb_s = |secs: f64| secs * 0.125 * cost::price("lambda_gb_second");
     let push = later_rechecks * recheck;
-    let follow = follow_transitions * cost::price("state_transition")
-        + 2.0 * follow_windows * cost::price("lambda_request")
-        + gb_s(3600.0)
-        + follow_windows * 2.0 * cost::price("dynamodb_write");
+    let f = FollowIdle::default();
+    let follow = f.state_transitions() * cost::price("state_transition")
+        + (f.share() * f.windows() + 1.0) * cost::price("lambda_request")
+        + 3600.0 * f.share() * f.memory_gb * cost::price("lambda_gb_second")
+        + f.row_reads() * cost::price("dynamodb_read")
+        + f.row_writes() * cost::price("dynamodb_write")
+        + f.queue_requests() * cost::price("sqs_standard_request");
     json!({
         "push": {"state_transitions": push_transitions, "dollars": push,
                  "first_hour": {"rechecks": first_rechecks, "state_transitions": 4.0 * first_rechecks, "dollars": push_first},
                  "dollars_per_1000_standins_a_day": push_day * 1000.0},
-        "follow": {"state_transitions": follow_transitions, "dollars": follow,
+        "follow": {"state_transitions": f.state_transitions(), "dollars": follow,
+                   "concurrency": f.share(),
+                   "follows_per_function": f.per_function,
                    "dollars_per_1000_standins_a_day": follow * 24.0 * 1000.0},
     })
 }
 
-const FOLLOW_WINDOW_SECS: f64 = 600.0;
-/// The template's `FOLLOW_HEARTBEAT_SECS`.
-const FOLLOW_HEARTBEAT_SECS: f64 = 10.0;
+/// A followed stand-in's idle hour, from the template's defaults.
+#[derive(Debug, Clone, Copy)]
+pub struct FollowIdle {
+    /// `FollowsPerFunction`: a full follower's parks.
+    pub per_function: f64,
+    /// `FollowWindowSecs`: a follower's window.
+    pub window_secs: f64,
+    /// The follow park's own timeout (`FOLLOW_PARK_SECS`).
+    pub park_secs: f64,
+    /// `FOLLOW_HEARTBEAT_SECS`.
+    pub heartbeat_secs: f64,
+    /// The follow function's memory, GB.
+    pub memory_gb: f64,
+}
+
+impl Default for FollowIdle {
+    fn default() -> Self {
+        Self {
+            per_function: 100.0,
+            window_secs: 600.0,
+            park_secs: 3600.0,
+            heartbeat_secs: 10.0,
+            memory_gb: 0.5,
+        }
+    }
+}
+
+impl FollowIdle {
+    /// The follow functions one followed stand-in holds: its share of a full follower.
+    pub fn share(&self) -> f64 {
+        1.0 / self.per_function
+    }
+    pub fn windows(&self) -> f64 {
+        3600.0 / self.window_secs
+    }
+    /// TimedOut, Wake, Route, Follow at each park timeout.
+    pub fn state_transitions(&self) -> f64 {
+        4.0 * 3600.0 / self.park_secs
+    }
+    pub fn heartbeats(&self) -> f64 {
+        3600.0 / self.heartbeat_secs
+    }
+    /// The row read at each heartbeat and at each resume; the wake's at the timeout.
+    pub fn row_reads(&self) -> f64 {
+        self.heartbeats() + self.windows() + 3600.0 / self.park_secs
+    }
+    /// The park, and the wake's drain, at each park timeout.
+    pub fn row_writes(&self) -> f64 {
+        3.0 * 3600.0 / self.park_secs
+    }
+    /// The park's request (SendMessage); each hand-back's send, take and delete, ten to
+    /// a call.
+    pub fn queue_requests(&self) -> f64 {
+        3600.0 / self.park_secs + 3.0 * self.windows() / 10.0
+    }
+}
 
 /// A polled stand-in's GetTasks in an idle hour, walked through its own decisions at
 /// the default pacing (the wait doubles from 2 s to the agent's poll maximum, a minute).
@@ -478,6 +533,13 @@ fn table(j: &Value) -> String {
         t.push_str(&format!("idle hour parked on {name}: {} state transitions, ${:.6} (${:.2} per 1,000 stand-ins a day)\n",
             i["state_transitions"], i["dollars"].as_f64().unwrap_or(0.0), i["dollars_per_1000_standins_a_day"].as_f64().unwrap_or(0.0)));
     }
+    let follow = &j["idle_hour"]["follow"];
+    t.push_str(&format!(
+        "follow concurrency: {} follow functions per followed stand-in ({} per follower), so 1,000 followed idle hold {:.0}\n",
+        follow["concurrency"],
+        follow["follows_per_function"],
+        (1000.0 * follow["concurrency"].as_f64().unwrap_or(0.0)).ceil()
+    ));
     t.push_str(&scale::table(&j["scale"]));
     t
 }

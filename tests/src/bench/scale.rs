@@ -93,6 +93,9 @@ pub type Use = std::collections::BTreeMap<&'static str, f64>;
 
 fn per_change(watch: &Value) -> Use {
     let c = &watch["per_change"];
+    // A follower's time is what it holds idle (the idle profile's share of one), not a
+    // change's: it would be counted twice.
+    let follower_ms = c["lambda"]["follow"]["billed_ms"].as_f64().unwrap_or(0.0);
     let r = |op: &str| c["aws_requests"][op].as_f64().unwrap_or(0.0);
     let mut u = Use::new();
     u.insert(
@@ -103,7 +106,7 @@ fn per_change(watch: &Value) -> Use {
     u.insert("send_task_heartbeat", r("stepfunctions.SendTaskHeartbeat"));
     u.insert(
         "lambda_concurrency",
-        c["lambda_billed_ms"].as_f64().unwrap_or(0.0) / 1000.0 / 3600.0,
+        (c["lambda_billed_ms"].as_f64().unwrap_or(0.0) - follower_ms) / 1000.0 / 3600.0,
     );
     u.insert(
         "dynamodb_writes",
@@ -145,22 +148,16 @@ fn add(a: &mut Use, b: &Use) {
 
 /// One stand-in-hour per watch, idle (parked all hour) and per heard change, from the
 /// benchmark's results `j`; `rechecks` is push's idle re-checks in a later hour,
-/// `polls` a polled stand-in's GetTasks in an idle hour, `follow_windows` the follow's.
-pub fn profiles(
-    j: &Value,
-    rechecks: f64,
-    polls: f64,
-    follow_windows: f64,
-    heartbeat_secs: f64,
-) -> Value {
+/// `polls` a polled stand-in's GetTasks in an idle hour, `follow` the followed one's.
+pub fn profiles(j: &Value, rechecks: f64, polls: f64, follow: super::FollowIdle) -> Value {
     let mut follow_idle = Use::from([
-        ("state_transitions", 3.0 * follow_windows),
-        // The follow function runs the whole hour for each followed stand-in.
-        ("lambda_concurrency", 1.0),
-        ("send_task_heartbeat", 3600.0 / heartbeat_secs),
+        ("state_transitions", follow.state_transitions()),
+        // Its share of a full follower, which holds many streams at once.
+        ("lambda_concurrency", follow.share()),
+        ("send_task_heartbeat", follow.heartbeats()),
         // Each heartbeat reads the row to see whether the park is over.
-        ("dynamodb_reads", 3600.0 / heartbeat_secs),
-        ("dynamodb_writes", 2.0 * follow_windows),
+        ("dynamodb_reads", follow.row_reads()),
+        ("dynamodb_writes", follow.row_writes()),
     ]);
     follow_idle.insert("open_executions", 1.0);
     let mut push_idle = scaled(&recheck(), rechecks);
@@ -303,11 +300,34 @@ mod tests {
     }
 
     #[test]
-    fn a_followed_stand_in_holds_a_function_all_hour_and_binds_concurrency_first() {
-        let scale = results(profiles(&measured(), 1.0, 60.0, 6.0, 10.0));
+    fn a_full_follower_shares_a_function_and_heartbeats_bind_first() {
+        let follow = crate::bench::FollowIdle::default();
+        let scale = results(profiles(&measured(), 1.0, 60.0, follow));
+        let fleet = scale["fleet"].as_array().unwrap();
+        // A third followed, each beating every 10 s: 120 heartbeats a stand-in-hour
+        // against 500 a second, 15,000 stand-ins; a function per hundred followed is far
+        // from the concurrency quota.
+        assert_eq!(fleet[0]["quota"], "Step Functions SendTaskHeartbeat");
+        assert_eq!(fleet[0]["standins"].as_f64(), Some(15_000.0));
+        let concurrency = fleet
+            .iter()
+            .find(|f| f["quota"] == "Lambda concurrent executions")
+            .unwrap();
+        assert!(
+            concurrency["standins"].as_f64().unwrap() > 100_000.0,
+            "{concurrency}"
+        );
+    }
+
+    #[test]
+    fn a_follower_holding_one_stand_in_is_the_concurrency_bound_again() {
+        let one_each = crate::bench::FollowIdle {
+            per_function: 1.0,
+            ..Default::default()
+        };
+        let scale = results(profiles(&measured(), 1.0, 60.0, one_each));
         let fleet = scale["fleet"].as_array().unwrap();
         assert_eq!(fleet[0]["quota"], "Lambda concurrent executions");
-        // A third followed, each holding one execution: about 3,000 stand-ins.
         let n = fleet[0]["standins"].as_f64().unwrap();
         assert!((2_900.0..3_000.0).contains(&n), "{n}");
     }

@@ -1,6 +1,12 @@
-//! The follow step: the park for the follow watch. Stores the park token, then holds
-//! SubscribeToTask open for at most the window, heartbeating throughout, and reports the
-//! first change (applied under the park's epoch) or why it stopped.
+//! The follow step: the park for the follow watch. Stores the park token (or, for a park
+//! another follower handed back, finds it still standing), then holds SubscribeToTask
+//! open for at most the window, heartbeating throughout, and reports the first change
+//! (applied under the park's epoch) or why it stopped, or hands the park back.
+//! `follower` holds many of these in one invocation.
+
+pub mod follower;
+pub mod memory;
+pub mod sqs;
 
 use std::time::Duration;
 
@@ -24,6 +30,21 @@ pub struct FollowTiming {
     pub interval: Duration,
     /// How often the follow heartbeats and checks whether its park is over.
     pub heartbeat: Duration,
+    /// What a window that heard nothing ends in.
+    pub at_window_end: WindowEnd,
+    /// The window ends by then at the latest, however long the follow took to start
+    /// (the follower's own end).
+    pub ends_by: Option<Instant>,
+}
+
+/// What a follow window that heard nothing ends in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowEnd {
+    /// Report it: the stand-in wakes (Wake, Route) and follows again.
+    Report,
+    /// Hand the park back: it stays parked and another follower picks it up, with no
+    /// state transition (the multiplexed follower).
+    HandBack,
 }
 
 /// How a follow ended, for logs and tests.
@@ -34,9 +55,11 @@ pub enum FollowEnd {
     Reported(FollowOutcome),
     /// The report was fenced out: a newer park exists.
     Fenced,
+    /// The window ended with nothing heard; the park stands, for another follower.
+    HandedBack,
 }
 
-struct Follower<'a, S, D, A> {
+struct Following<'a, S, D, A> {
     store: &'a S,
     bell: &'a D,
     agent: &'a A,
@@ -94,6 +117,7 @@ where
         return Ok(FollowEnd::Fenced);
     }
     match with_heartbeats(bell, park.token, timing.heartbeat, connect).await {
+        Ok(agent) if park.hop > 0 => resume(store, bell, &agent, park, timing).await,
         Ok(agent) => {
             follow(
                 store,
@@ -106,6 +130,13 @@ where
             )
             .await
         }
+        Err(_) if park.hop > 0 => {
+            // The park stands; the agent is away. Report it as a first follow would.
+            match claim(store, park).await? {
+                Some(row) => report_unavailable(store, bell, &row).await,
+                None => Ok(FollowEnd::ParkOver),
+            }
+        }
         Err(err) => {
             warn!(task_id = %park.task_id, error = %err, "agent unavailable to follow; retrying later");
             follow_unavailable(store, bell, park.task_id, park.number, park.token).await
@@ -113,13 +144,16 @@ where
     }
 }
 
-/// One park: the stand-in, the park's number, its task token, and who asks.
+/// One park: the stand-in, the park's number, its task token, who asks, and how often
+/// it was handed on (stored already when it was).
 #[derive(Debug, Clone)]
 pub struct Park<'a> {
     pub task_id: &'a str,
     pub number: u64,
     pub token: &'a str,
     pub owner: crate::steps::Owner,
+    /// How many followers handed it on before this one (0: it is new, not stored yet).
+    pub hop: u64,
 }
 
 /// The follow park when the agent cannot be reached to follow it: store the token (if
@@ -139,7 +173,15 @@ pub async fn follow_unavailable<S: RowStore, D: Doorbell>(
         // The park rang itself for a waiting event; a failure report would outlive it.
         return Ok(FollowEnd::ParkOver);
     }
-    match doorbell::follow_report(store, bell, &row, row.epoch, None, FollowOutcome::Failed).await {
+    report_unavailable(store, bell, &row).await
+}
+
+async fn report_unavailable<S: RowStore, D: Doorbell>(
+    store: &S,
+    bell: &D,
+    row: &Row,
+) -> Result<FollowEnd, StepError> {
+    match doorbell::follow_report(store, bell, row, row.epoch, None, FollowOutcome::Failed).await {
         Ok(outcome) => Ok(FollowEnd::Reported(outcome)),
         Err(crate::row::StoreError::Refused(_)) => Ok(FollowEnd::Fenced),
         Err(err) => Err(err.into()),
@@ -159,6 +201,57 @@ pub async fn follow<S: RowStore, D: Doorbell, A: Agent>(
         // A late or repeated invoke of an older park: a newer one is in charge.
         return Ok(FollowEnd::Fenced);
     };
+    follow_parked(store, bell, agent, row, token, timing, false).await
+}
+
+/// A park another follower handed on: stored already, so it is followed on only while
+/// it still stands (the same park and token, not woken, nothing pending) and only by
+/// the first follower to claim this hand-on (SQS may deliver a request twice).
+pub async fn resume<S: RowStore, D: Doorbell, A: Agent>(
+    store: &S,
+    bell: &D,
+    agent: &A,
+    park: &Park<'_>,
+    timing: FollowTiming,
+) -> Result<FollowEnd, StepError> {
+    match claim(store, park).await? {
+        Some(row) => follow_parked(store, bell, agent, row, park.token, timing, true).await,
+        None => {
+            info!(
+                task_id = park.task_id,
+                park = park.number,
+                hop = park.hop,
+                "a handed-on park is over (rung, re-parked or closed meanwhile) or another follower has it"
+            );
+            Ok(FollowEnd::ParkOver)
+        }
+    }
+}
+
+/// Claims a handed-on park for this follower: the row, if the park stands and no other
+/// follower claimed this hand-on.
+async fn claim<S: RowStore>(store: &S, park: &Park<'_>) -> Result<Option<Row>, StepError> {
+    match store
+        .claim_follow(park.task_id, park.number, park.token, park.hop)
+        .await
+    {
+        Ok(row) => Ok(Some(row)),
+        Err(crate::row::StoreError::Refused(_) | crate::row::StoreError::NotFound(_)) => Ok(None),
+        Err(err) => Err(err.into()),
+    }
+}
+
+async fn follow_parked<S: RowStore, D: Doorbell, A: Agent>(
+    store: &S,
+    bell: &D,
+    agent: &A,
+    row: Row,
+    token: &str,
+    timing: FollowTiming,
+    resumed: bool,
+) -> Result<FollowEnd, StepError> {
+    let task_id = row.task_id.clone();
+    let task_id = task_id.as_str();
     if !row.pending.is_empty() {
         return Ok(FollowEnd::ParkOver);
     }
@@ -186,7 +279,7 @@ pub async fn follow<S: RowStore, D: Doorbell, A: Agent>(
         .remote_task_id
         .clone()
         .ok_or(StepError::Input("a remote task id"))?;
-    let mut f = Follower {
+    let mut f = Following {
         store,
         bell,
         agent,
@@ -196,7 +289,16 @@ pub async fn follow<S: RowStore, D: Doorbell, A: Agent>(
         timing,
         broken: 0,
     };
-    let deadline = Instant::now() + timing.window;
+    // A handed-back park beats at once: its last beat was in another follower, which
+    // may have ended most of a heartbeat timeout ago.
+    if resumed && !f.beat().await? {
+        return Ok(FollowEnd::ParkOver);
+    }
+    let deadline = timing
+        .ends_by
+        .map_or(Instant::now() + timing.window, |end| {
+            end.min(Instant::now() + timing.window)
+        });
     while Instant::now() < deadline {
         match f.subscribe_once(&remote, deadline).await? {
             Step::Continue => {
@@ -210,7 +312,18 @@ pub async fn follow<S: RowStore, D: Doorbell, A: Agent>(
             Step::Stop(end) => return Ok(end),
         }
     }
-    f.report(None, FollowOutcome::WindowOver).await
+    match timing.at_window_end {
+        WindowEnd::Report => f.report(None, FollowOutcome::WindowOver).await,
+        WindowEnd::HandBack => {
+            crate::metrics::record(
+                crate::metrics::Metric::FollowWindows,
+                1.0,
+                Some("handed_back"),
+                Some(&f.row.task_id),
+            );
+            Ok(FollowEnd::HandedBack)
+        }
+    }
 }
 
 enum Step {
@@ -218,7 +331,7 @@ enum Step {
     Stop(FollowEnd),
 }
 
-impl<S: RowStore, D: Doorbell, A: Agent> Follower<'_, S, D, A> {
+impl<S: RowStore, D: Doorbell, A: Agent> Following<'_, S, D, A> {
     fn known(&self) -> Option<&RemoteOut> {
         self.row.last.as_ref()
     }

@@ -209,6 +209,59 @@ impl StepSettings {
     }
 }
 
+/// The follower: the steps' settings, and its queue, room and window.
+#[derive(Debug, Clone)]
+pub struct FollowerSettings {
+    pub steps: StepSettings,
+    /// The follow queue (`FOLLOW_QUEUE_URL`): more requests, and parks handed back.
+    pub queue_url: String,
+    /// The most parks one invocation follows at once (`FOLLOWS_PER_FUNCTION`).
+    pub capacity: usize,
+    /// How long one invocation follows before it hands back (`FOLLOW_WINDOW_SECS`; at
+    /// most `MAX_FOLLOW_WINDOW_SECS`, the function's timeout less a minute).
+    pub window: Duration,
+}
+
+/// How many parks one follower holds, when `FOLLOWS_PER_FUNCTION` is not set.
+pub const DEFAULT_FOLLOWS_PER_FUNCTION: u64 = 100;
+/// The most one follower may hold: each holds a connection and a heartbeat every
+/// `FOLLOW_HEARTBEAT_SECS`.
+pub const MAX_FOLLOWS_PER_FUNCTION: u64 = 500;
+/// The longest follower window: the follow function's timeout (660 s) less a minute
+/// for the last reports and the hand-back.
+pub const MAX_FOLLOW_WINDOW_SECS: u64 = 600;
+
+impl FollowerSettings {
+    pub fn read(env: &impl Env) -> Result<Self, ConfigError> {
+        let capacity = positive(env, "FOLLOWS_PER_FUNCTION", DEFAULT_FOLLOWS_PER_FUNCTION)?;
+        if capacity > MAX_FOLLOWS_PER_FUNCTION {
+            return Err(ConfigError {
+                field: "FOLLOWS_PER_FUNCTION".into(),
+                problem: format!("must be at most {MAX_FOLLOWS_PER_FUNCTION}, got {capacity}"),
+            });
+        }
+        let window = positive(
+            env,
+            "FOLLOW_WINDOW_SECS",
+            crate::steps::next::FOLLOW_WINDOW_SECS,
+        )?;
+        if window > MAX_FOLLOW_WINDOW_SECS {
+            return Err(ConfigError {
+                field: "FOLLOW_WINDOW_SECS".into(),
+                problem: format!(
+                    "must be at most {MAX_FOLLOW_WINDOW_SECS} (the function's timeout less a minute), got {window}"
+                ),
+            });
+        }
+        Ok(Self {
+            steps: StepSettings::read(env)?,
+            queue_url: required(env, "FOLLOW_QUEUE_URL")?,
+            capacity: usize::try_from(capacity).unwrap_or(usize::MAX),
+            window: Duration::from_secs(window),
+        })
+    }
+}
+
 /// The control API: it starts executions of one state machine and checks agent names.
 #[derive(Debug, Clone)]
 pub struct ControlSettings {
@@ -472,6 +525,24 @@ mod tests {
             assert_eq!(err.field, name, "{err}");
             assert!(err.problem.contains(problem), "{name}={value}: {err}");
         }
+        for (name, value, problem) in [
+            ("FOLLOWS_PER_FUNCTION", "0", "at least 1"),
+            ("FOLLOWS_PER_FUNCTION", "501", "at most 500"),
+            ("FOLLOW_WINDOW_SECS", "601", "at most 600"),
+            ("FOLLOW_QUEUE_URL", "", "not set"),
+        ] {
+            let mut env = full();
+            env.insert("FOLLOW_QUEUE_URL", "https://sqs/follow");
+            env.insert(name, value);
+            let err = FollowerSettings::read(&env).expect_err(name);
+            assert_eq!(err.field, name, "{err}");
+            assert!(err.problem.contains(problem), "{name}={value}: {err}");
+        }
+        let mut env = full();
+        env.insert("FOLLOW_QUEUE_URL", "https://sqs/follow");
+        let follower = FollowerSettings::read(&env).expect("follower");
+        assert_eq!(follower.capacity, 100);
+        assert_eq!(follower.window, Duration::from_secs(600));
         let mut env = full();
         env.insert("AGENTS", "{not json");
         let err = ControlSettings::read(&env).expect_err("bad AGENTS");

@@ -316,6 +316,25 @@ pub struct Standing {
     pub row: Option<Row>,
 }
 
+/// The follower: the steps' dependencies, its queue, and how many parks it holds.
+pub struct FollowDeps {
+    pub steps: StepDeps,
+    pub requests: crate::follow::sqs::SqsFollowRequests,
+    pub capacity: usize,
+    pub window: std::time::Duration,
+}
+
+impl FollowDeps {
+    pub fn new(aws: &Aws, settings: super::config::FollowerSettings) -> Result<Self, ConfigError> {
+        Ok(Self {
+            requests: crate::follow::sqs::SqsFollowRequests::new(aws.sqs(), settings.queue_url),
+            capacity: settings.capacity,
+            window: settings.window,
+            steps: StepDeps::new(aws, settings.steps)?,
+        })
+    }
+}
+
 /// What notify runs on: the outlets, and the rows' sent marks.
 pub struct NotifyDeps {
     pub outlets: NoteOutlets,

@@ -3,19 +3,22 @@
 
 use std::time::Duration;
 
+use tokio::time::Instant;
+use tracing::Instrument;
+
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
 use standin_remote::{AgentClient, RemoteError};
 
-use super::deps::{Rows, Standing, StepDeps};
+use super::deps::{FollowDeps, Rows, Standing, StepDeps};
 use super::failure::StepFailure;
 use crate::agents::AgentSpec;
 use crate::artifacts::{Collecting, Desk, WithArtifacts};
-use crate::follow::{self, FollowTiming};
+use crate::doorbell::Doorbell;
+use crate::follow::{self, FollowEnd, FollowTiming, WindowEnd, follower};
 use crate::row::Row;
-use crate::steps::next::FOLLOW_WINDOW_SECS;
 use crate::steps::{self, Owner, Step};
 
 /// The input of a `.waitForTaskToken` park: the stand-in, the park's number and token,
@@ -189,7 +192,147 @@ pub async fn park(deps: &'static Rows, input: ParkInput) -> Result<Value, StepFa
     Ok(json!({"parked": stored}))
 }
 
-pub async fn follow(deps: &'static StepDeps, input: ParkInput) -> Result<Value, StepFailure> {
+/// The follower: the parks it was invoked with (the follow queue's batch) and those it
+/// takes meanwhile, each followed until the window's end, then handed back.
+pub async fn follow_many(deps: &'static FollowDeps, first: Vec<String>, until: Instant) -> Value {
+    let plan = follower::Plan {
+        capacity: deps.capacity,
+        until,
+        take_wait: FOLLOWER_TAKE_WAIT,
+        last_take: FOLLOWER_LAST_TAKE,
+        take_retry: FOLLOWER_TAKE_RETRY,
+        straggle: FOLLOWER_STRAGGLE,
+    };
+    let held = std::sync::Mutex::new(std::collections::BTreeSet::new());
+    let summary = follower::multiplex(&deps.requests, first, plan, |request| {
+        if let Some(id) = request_task_id(&request) {
+            held.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(id);
+        }
+        follow_request(&deps.steps, request, until)
+    })
+    .await;
+    let task_ids = held
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .into_iter()
+        .collect::<Vec<_>>()
+        .join(",");
+    if let Some(error) = &summary.last_take_error {
+        tracing::warn!(
+            task_ids,
+            failures = summary.take_failures,
+            error,
+            "taking follow requests failed; the follower tried again"
+        );
+    }
+    tracing::info!(
+        task_ids,
+        followed = summary.followed,
+        peak = summary.peak,
+        handed_back = summary.handed_back,
+        hand_back_failed = summary.hand_back_failed,
+        "follower done"
+    );
+    json!({
+        "followed": summary.followed,
+        "peak": summary.peak,
+        "handed_back": summary.handed_back,
+        "hand_back_failed": summary.hand_back_failed,
+    })
+}
+
+/// The stand-ins follow requests name, for the follower's span.
+pub fn task_ids(requests: &[String]) -> Vec<String> {
+    requests.iter().filter_map(|r| request_task_id(r)).collect()
+}
+
+fn request_task_id(request: &str) -> Option<String> {
+    serde_json::from_str::<Value>(request)
+        .ok()
+        .and_then(|v| v["task_id"].as_str().map(str::to_owned))
+}
+
+/// The longest one take from the follow queue waits (SQS's longest long poll).
+const FOLLOWER_TAKE_WAIT: Duration = Duration::from_secs(20);
+/// No new park this close to the window's end: it would be handed back at once.
+const FOLLOWER_LAST_TAKE: Duration = Duration::from_secs(5);
+const FOLLOWER_TAKE_RETRY: Duration = Duration::from_secs(1);
+/// How long past the window a follow may take to end (a report under way) before it is
+/// cut off; within the function's last minute.
+const FOLLOWER_STRAGGLE: Duration = Duration::from_secs(30);
+
+/// One follow request: the park, and how many followers handed it on.
+#[derive(Deserialize)]
+struct FollowRequest {
+    #[serde(flatten)]
+    park: ParkInput,
+    #[serde(default)]
+    hop: u64,
+}
+
+/// Follows one request until `until`; the request to hand back if its park still stands.
+async fn follow_request(
+    deps: &'static StepDeps,
+    request: String,
+    until: Instant,
+) -> Option<String> {
+    let value: Value = match serde_json::from_str(&request) {
+        Ok(value) => value,
+        Err(err) => {
+            tracing::error!(error = %err, "a follow request that is not JSON is dropped");
+            return None;
+        }
+    };
+    let span = super::logs::event_span(&value);
+    async move {
+        let parsed: FollowRequest = match serde_json::from_value(value.clone()) {
+            Ok(parsed) => parsed,
+            Err(err) => {
+                tracing::error!(error = %err, "a follow request that does not read is dropped");
+                return None;
+            }
+        };
+        if parsed.hop > 0 {
+            // Its last beat was in the follower before, which ended up to a heartbeat
+            // ago: beat before anything else (the row, the agent's card) takes time.
+            if let Err(crate::doorbell::DoorbellError::ParkOver) =
+                deps.bell.heartbeat(&parsed.park.token).await
+            {
+                tracing::info!("a handed-on park was over before it was taken");
+                return None;
+            }
+        }
+        match follow(deps, &parsed.park, parsed.hop, until, WindowEnd::HandBack).await {
+            Ok(FollowEnd::HandedBack) => {
+                let mut back = value;
+                back["hop"] = json!(parsed.hop + 1);
+                Some(back.to_string())
+            }
+            Ok(end) => {
+                tracing::info!(end = ?end, "follow ended");
+                None
+            }
+            Err(failure) => {
+                // The park's heartbeat timeout wakes the stand-in, which follows again.
+                tracing::warn!(error = ?failure, "follow failed");
+                None
+            }
+        }
+    }
+    .instrument(span)
+    .await
+}
+
+/// One followed park: reach the agent, follow for `window`, end it as `at_window_end`.
+async fn follow(
+    deps: &'static StepDeps,
+    input: &ParkInput,
+    hop: u64,
+    until: Instant,
+    at_window_end: WindowEnd,
+) -> Result<FollowEnd, StepFailure> {
     let Standing { spec, token, .. } = deps
         .standing(&input.task_id, &input.agent)
         .await
@@ -200,20 +343,23 @@ pub async fn follow(deps: &'static StepDeps, input: ParkInput) -> Result<Value, 
             s.follow_interval
         });
     let timing = FollowTiming {
-        window: Duration::from_secs(FOLLOW_WINDOW_SECS),
+        window: until.saturating_duration_since(Instant::now()),
+        ends_by: Some(until),
         interval,
         heartbeat: deps.settings.follow_heartbeat,
+        at_window_end,
     };
     let park = follow::Park {
         task_id: &input.task_id,
         number: input.park,
         token: &input.token,
         owner: input.owner(),
+        hop,
     };
     let desk = deps.desk(&input.task_id, token);
     let connect = connector(deps, &input.task_id, &input.agent, spec, desk.clone())();
     let rows = WithArtifacts::new(&deps.store, desk.clone());
     let end = follow::run(&deps.sending(&rows), &deps.bell, connect, &park, timing).await?;
     keep(desk).await;
-    Ok(json!({"follow": format!("{end:?}")}))
+    Ok(end)
 }

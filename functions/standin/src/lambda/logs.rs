@@ -47,6 +47,12 @@ pub fn batch_span(task_ids: &[&str]) -> Span {
     tracing::info_span!("invocation", task_id = single, task_ids = %task_ids.join(","))
 }
 
+/// A follower's span: the stand-ins it was started with (`a,b,…`), so its own lines
+/// (the follow queue's calls) name them; each park's lines name their own `task_id`.
+pub fn follower_span(task_ids: &[String]) -> Span {
+    tracing::info_span!("invocation", task_ids = %task_ids.join(","))
+}
+
 /// The event format: `{"level": …, <span fields>, <event fields>}`; no timestamp, since
 /// CloudWatch stamps every line.
 pub struct FlatJson;

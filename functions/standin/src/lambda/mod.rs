@@ -23,13 +23,14 @@ use crate::agents::ConfigError;
 use crate::outbox::stream;
 
 pub use config::{
-    ControlSettings, DEFAULT_FOLLOW_HEARTBEAT_SECS, DEFAULT_HISTORY_BOUND,
-    DEFAULT_TURN_WINDOW_SECS, Env, MAX_HISTORY_BOUND, NotifySettings, ProcessEnv, Retries,
-    StepSettings, Tables,
+    ControlSettings, DEFAULT_FOLLOW_HEARTBEAT_SECS, DEFAULT_FOLLOWS_PER_FUNCTION,
+    DEFAULT_HISTORY_BOUND, DEFAULT_TURN_WINDOW_SECS, Env, FollowerSettings, MAX_FOLLOW_WINDOW_SECS,
+    MAX_FOLLOWS_PER_FUNCTION, MAX_HISTORY_BOUND, NotifySettings, ProcessEnv, Retries, StepSettings,
+    Tables,
 };
-pub use deps::{Aws, ControlDeps, NotifyDeps, Rows, StepDeps};
+pub use deps::{Aws, ControlDeps, FollowDeps, NotifyDeps, Rows, StepDeps};
 pub use failure::{PERMANENT, StepFailure, TRANSIENT};
-pub use handlers::{ParkInput, end, follow, park, register, turn, wake};
+pub use handlers::{ParkInput, end, follow_many, park, register, turn, wake};
 
 /// Reads the settings first (a missing variable fails the cold start naming it, before
 /// any client is built), then builds the function's dependencies once.
@@ -107,10 +108,35 @@ where
     serve(deps, handler).await
 }
 
-/// The follow: a `.waitForTaskToken` park that holds the agent's stream for a window.
+/// The follower: the follow queue's batch and what it takes meanwhile, each park's
+/// stream held until the window's end, then handed back (`follow::follower`).
 pub async fn serve_follow() -> Result<(), Error> {
-    let deps = build(Retries::Patient, StepSettings::read, step_deps).await?;
-    serve(deps, follow).await
+    let deps = build(Retries::Patient, FollowerSettings::read, FollowDeps::new).await?;
+    Box::pin(lambda_runtime::run(service_fn(
+        move |event: LambdaEvent<aws_lambda_events::event::sqs::SqsEvent>| async move {
+            let until = follow_until(event.context.deadline, deps.window);
+            let (mut first, mut receipts) = (Vec::new(), Vec::new());
+            for record in event.payload.records {
+                first.extend(record.body);
+                receipts.extend(record.receipt_handle);
+            }
+            let span = logs::follower_span(&handlers::task_ids(&first));
+            async move {
+                deps.requests.delete_batch(receipts).await;
+                Ok::<_, Error>(handlers::follow_many(deps, first, until).await)
+            }
+            .instrument(span)
+            .await
+        },
+    )))
+    .await
+}
+
+/// The follower's window ends `window` from now, and a minute before its deadline at
+/// the latest (for the last reports and the hand-back).
+fn follow_until(deadline_ms: u64, window: std::time::Duration) -> tokio::time::Instant {
+    let latest = stream::stop_before(deadline_ms, std::time::Duration::from_secs(60));
+    latest.min(tokio::time::Instant::now() + window)
 }
 
 /// A push or off park: stores its `.waitForTaskToken` token, or rings it at once.

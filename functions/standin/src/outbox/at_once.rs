@@ -155,6 +155,15 @@ where
     async fn park(&self, task_id: &str, park: u64, token: &str) -> Result<Row, StoreError> {
         self.inner.park(task_id, park, token).await
     }
+    async fn claim_follow(
+        &self,
+        task_id: &str,
+        park: u64,
+        token: &str,
+        hop: u64,
+    ) -> Result<Row, StoreError> {
+        self.inner.claim_follow(task_id, park, token, hop).await
+    }
     async fn wake(&self, task_id: &str, park: u64) -> Result<Row, StoreError> {
         self.inner.wake(task_id, park).await
     }

@@ -32,6 +32,7 @@ macro_rules! row_store_contract {
             @each $store;
             rows_round_trip_and_parks_start_epochs,
             a_late_or_repeated_park_is_refused_and_changes_nothing,
+            a_handed_on_park_is_claimed_once_per_hand_on,
             drain_takes_by_priority_and_leaves_the_rest,
             drain_is_idempotent_per_park,
             guards_hold_in_the_write_itself,
@@ -115,6 +116,46 @@ pub async fn rows_round_trip_and_parks_start_epochs<S: RowStore>(store: &S) {
     assert_eq!(
         store.park("nobody", 1, "t").await,
         Err(StoreError::NotFound("nobody".into()))
+    );
+}
+
+/// A follow request SQS delivers twice, or an old one it delivers late, is followed by
+/// one follower only: each hand-on of a standing park is claimed once, in the write.
+pub async fn a_handed_on_park_is_claimed_once_per_hand_on<S: RowStore>(store: &S) {
+    push_row(store).await;
+    store.park(ID, 2, "t2").await.expect("park");
+    let claimed = store
+        .claim_follow(ID, 2, "t2", 1)
+        .await
+        .expect("first claim");
+    assert_eq!(claimed.epoch, 2);
+    for (park, token, hop, why) in [
+        (2, "t2", 1, "the same hand-on again"),
+        (2, "t2", 0, "an earlier one"),
+        (2, "forged", 2, "another token"),
+        (1, "t2", 5, "an older park"),
+    ] {
+        assert_eq!(
+            store.claim_follow(ID, park, token, hop).await,
+            Err(StoreError::Refused(ID.into())),
+            "{why}"
+        );
+    }
+    store
+        .claim_follow(ID, 2, "t2", 2)
+        .await
+        .expect("the next hand-on");
+    // A newer park starts its hand-ons again, and a woken park is claimed by no one.
+    store.park(ID, 3, "t3").await.expect("park");
+    store
+        .claim_follow(ID, 3, "t3", 1)
+        .await
+        .expect("a new park's first");
+    store.wake(ID, 3).await.expect("woken");
+    assert_eq!(
+        store.claim_follow(ID, 3, "t3", 2).await,
+        Err(StoreError::Refused(ID.into())),
+        "a woken park"
     );
 }
 

@@ -69,6 +69,8 @@ pub mod attr {
     pub const PREVIOUS_LEASE: &str = "previous_lease";
     /// How far the notes reached the parent (`Row::sent_through`).
     pub const SENT_THROUGH: &str = "sent_through";
+    /// The newest follower's claim on its park (`Row::follow_claim`).
+    pub const FOLLOW_CLAIM: &str = "follow_claim";
 }
 
 /// Closed rows expire this long after the close (the table's TTL attribute `expires_at`).
@@ -371,6 +373,30 @@ impl RowStore for DynamoRowStore {
         let update = format!("SET {PARK_TOKEN} = {t}, {EPOCH} = {n}");
         let newest = format!("{EPOCH} < {n} AND (attribute_not_exists({woken}) OR {woken} < {n})");
         let condition = format!("{} AND {newest}", expr.guard(&Guard::Open));
+        self.send_update(task_id, update, condition, expr).await
+    }
+
+    async fn claim_follow(
+        &self,
+        task_id: &str,
+        park: u64,
+        token: &str,
+        hop: u64,
+    ) -> Result<Row, StoreError> {
+        let mut expr = Expr::default();
+        let t = expr.val("token", AttributeValue::S(token.to_owned()));
+        let n = expr.val("park", AttributeValue::N(park.to_string()));
+        let c = expr.val(
+            "claim",
+            AttributeValue::N(super::follow_claim(park, hop).to_string()),
+        );
+        let woken = expr.name(WOKEN);
+        let claim = expr.name(FOLLOW_CLAIM);
+        let update = format!("SET {claim} = {c}");
+        let stands = format!(
+            "{EPOCH} = {n} AND {PARK_TOKEN} = {t} AND (attribute_not_exists({woken}) OR {woken} < {n}) AND (attribute_not_exists({claim}) OR {claim} < {c})"
+        );
+        let condition = format!("{} AND {stands}", expr.guard(&Guard::Open));
         self.send_update(task_id, update, condition, expr).await
     }
 

@@ -170,6 +170,25 @@ impl RowStore for MemoryStore {
         Ok(row.clone())
     }
 
+    async fn claim_follow(
+        &self,
+        task_id: &str,
+        park: u64,
+        token: &str,
+        hop: u64,
+    ) -> Result<Row, StoreError> {
+        let mut rows = lock(&self.rows);
+        let row = rows
+            .get_mut(task_id)
+            .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        if !row.admits_follow_claim(park, token, hop) {
+            return Err(StoreError::Refused(task_id.to_owned()));
+        }
+        row.follow_claim = super::follow_claim(park, hop);
+        *lock(&self.writes) += 1;
+        Ok(row.clone())
+    }
+
     async fn wake(&self, task_id: &str, park: u64) -> Result<Row, StoreError> {
         let mut rows = lock(&self.rows);
         let row = rows

@@ -225,6 +225,11 @@ pub struct Row {
     /// outbox, and the outbox passes over what is marked.
     #[serde(default)]
     pub sent_through: u64,
+    /// The newest follower's claim on the park it follows (`follow_claim(park, hop)`):
+    /// a follow request handed on from follower to follower is followed once, however
+    /// often SQS delivers it.
+    #[serde(default)]
+    pub follow_claim: u64,
     /// The ids of the latest replies the row has queued (at least the last
     /// [`REPLY_IDS_KEPT`]), so that a reply sent twice is queued once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -277,6 +282,7 @@ impl Row {
             pending: Pending::default(),
             seq: 0,
             sent_through: 0,
+            follow_claim: 0,
             reply_ids: Vec::new(),
             created_at: None,
             parent_task_token: None,
@@ -297,6 +303,15 @@ impl Row {
     }
 
     /// Whether a park is live now: its token stored, its wake not yet run.
+    /// Whether a follower may claim park `park` at hand-on `hop`: the park and token
+    /// stand, and no follower claimed this hop or a later one.
+    pub fn admits_follow_claim(&self, park: u64, token: &str, hop: u64) -> bool {
+        self.is_parked()
+            && self.epoch == park
+            && self.park_token.as_deref() == Some(token)
+            && self.follow_claim < follow_claim(park, hop)
+    }
+
     pub fn is_parked(&self) -> bool {
         !self.closed && self.park_token.is_some() && self.epoch > self.woken
     }
@@ -356,4 +371,15 @@ impl Guard {
             Self::Epoch(epoch) => row.epoch == *epoch && row.woken < *epoch,
         }
     }
+}
+
+/// The most times one park is handed on: a park lasts at most an hour, a follower's
+/// window at least ten seconds.
+pub const MAX_FOLLOW_HOPS: u64 = 999;
+
+/// One number that grows with the park and, within it, with each hand-on, so a claim on
+/// an older park or an earlier hop is refused by one comparison.
+pub fn follow_claim(park: u64, hop: u64) -> u64 {
+    park.saturating_mul(MAX_FOLLOW_HOPS + 1)
+        .saturating_add(hop.min(MAX_FOLLOW_HOPS))
 }

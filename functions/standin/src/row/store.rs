@@ -88,6 +88,17 @@ pub trait RowStore: Send + Sync {
         park: u64,
         token: &str,
     ) -> impl Future<Output = Result<Row, StoreError>> + Send;
+    /// Claims park `park`, stored with `token`, for the follower that took its request
+    /// at hand-on `hop` (`Row::admits_follow_claim`); `Refused` when the park no longer
+    /// stands or another follower claimed this hop (a request SQS delivered twice) or a
+    /// later one.
+    fn claim_follow(
+        &self,
+        task_id: &str,
+        park: u64,
+        token: &str,
+        hop: u64,
+    ) -> impl Future<Output = Result<Row, StoreError>> + Send;
     /// Ends park `park` (marks it woken, which closes the watchers' fence) without taking
     /// an event: the roll leaves every pending event for its successor.
     fn wake(

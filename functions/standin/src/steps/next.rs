@@ -13,11 +13,12 @@ use standin_wire::TaskState;
 pub const PUSH_RECHECKS_SECS: [u64; 3] = [1, 2, 4];
 /// Pause before a new follow after one failed.
 pub const FOLLOW_RETRY_SECS: u64 = 5;
-/// Longest a follow holds SubscribeToTask open before handing back.
+/// Longest one follower holds a stream before it hands the park to the next.
 pub const FOLLOW_WINDOW_SECS: u64 = 600;
-/// A follow park's own timeout: the window plus a minute for the report (its heartbeat
-/// timeout catches a crashed follow much sooner).
-pub const FOLLOW_PARK_SECS: u64 = FOLLOW_WINDOW_SECS + 60;
+/// A follow park's own timeout: an hour, handed from follower to follower meanwhile
+/// with no state transition (its heartbeat timeout catches a follower that died much
+/// sooner). Its end re-parks the stand-in, as a window's report once did every 10 min.
+pub const FOLLOW_PARK_SECS: u64 = 3600;
 /// The default for the longest a push or off park waits with nothing heard before the
 /// stand-in re-checks (GetTask) and parks again: the backstop grows to it from
 /// `BACKSTOP_FIRST_SECS`. Each re-check costs a handful of state transitions, so an hour
