@@ -26,10 +26,10 @@ impl SqsFollowRequests {
 }
 
 impl SqsFollowRequests {
-    /// Deletes the requests the event source mapping invoked the follower with, as a
-    /// take deletes its own: the follower has them now, and a request left in flight for
-    /// the whole window would look old to the queue's age metric (and come back after
-    /// the visibility timeout should the follower die).
+    /// Deletes taken requests: those a take received, and those the event source
+    /// mapping invoked the follower with (a request left in flight for the whole window
+    /// would look old to the queue's age metric, and come back after the visibility
+    /// timeout should the follower die).
     pub async fn delete_batch(&self, receipt_handles: Vec<String>) {
         for chunk in receipt_handles.chunks(SQS_BATCH) {
             let entries: Vec<_> = chunk
@@ -51,7 +51,7 @@ impl SqsFollowRequests {
                 .send()
                 .await
             {
-                warn!(error = %aws_sdk_sqs::error::DisplayErrorContext(err), "deleting the invoked follow requests failed");
+                warn!(error = %aws_sdk_sqs::error::DisplayErrorContext(err), "deleting taken follow requests failed");
             }
         }
     }
@@ -83,30 +83,16 @@ impl FollowRequests for SqsFollowRequests {
         if messages.is_empty() {
             return Ok(Vec::new());
         }
-        let entries: Vec<_> = messages
-            .iter()
-            .enumerate()
-            .filter_map(|(i, m)| {
-                DeleteMessageBatchRequestEntry::builder()
-                    .id(i.to_string())
-                    .set_receipt_handle(m.receipt_handle.clone())
-                    .build()
-                    .ok()
-            })
-            .collect();
         // A request whose delete fails comes back after the visibility timeout: by then
         // its park is over (a heartbeat timeout), or its hand-on is claimed, which fences
         // a second follow (`RowStore::claim_follow`).
-        if let Err(err) = self
-            .client
-            .delete_message_batch()
-            .queue_url(&self.queue_url)
-            .set_entries(Some(entries))
-            .send()
-            .await
-        {
-            warn!(error = %aws_sdk_sqs::error::DisplayErrorContext(err), "deleting taken follow requests failed");
-        }
+        self.delete_batch(
+            messages
+                .iter()
+                .filter_map(|m| m.receipt_handle.clone())
+                .collect(),
+        )
+        .await;
         Ok(messages.into_iter().filter_map(|m| m.body).collect())
     }
 
