@@ -20,7 +20,7 @@ async fn a_reduced_soak_keeps_every_promise_under_faults() {
     let options = Options {
         standins: 24,
         concurrency: 24,
-        duration: Duration::from_secs(60),
+        duration: Some(Duration::from_secs(60)),
         gap: (Duration::from_millis(500), Duration::from_secs(4)),
         seed,
         profile: Some(root.join("tests/soak/faults-ci.json")),
@@ -55,4 +55,32 @@ async fn a_reduced_soak_keeps_every_promise_under_faults() {
     );
     assert_eq!(report.json["run"]["standins"], 24);
     assert!(report.json["load"]["notes"].as_u64().unwrap() >= 24 * 2);
+    // The first leg is measured from the functions' side too: the stand-ins heard changes
+    // by push and by follow, each before its parent did.
+    let own = &report.json["heard_by_the_stand_in_ms"];
+    for watch in ["push", "follow"] {
+        assert!(own[watch]["count"].as_u64().unwrap_or(0) > 0, "{own}");
+    }
+    // Each part of the machine is measured: LocalStack, DynamoDB Local, the functions and
+    // the soak's agents all worked, and together they used no more than the machine did.
+    let cpu = &report.json["cpu_seconds"];
+    for component in [
+        "localstack",
+        "dynamodb_local",
+        "functions",
+        "soak_and_agents",
+    ] {
+        assert!(cpu[component].as_f64().unwrap() > 0.0, "{cpu}");
+    }
+    let ours: f64 = cpu
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_f64().unwrap())
+        .sum();
+    let machine = report.json["machine"]["busy_seconds"].as_f64().unwrap();
+    assert!(
+        ours <= machine + 5.0,
+        "components {ours} s > machine {machine} s"
+    );
 }

@@ -12,7 +12,7 @@ const USAGE: &str = "usage: soak [--stack NAME] [--standins N] [--concurrency N]
             [--patience SECS] [--out DIR]
   --standins N            stand-ins in all (default 100)
   --concurrency N         at most this many at once (default 100)
-  --minutes M             no new stand-in starts after M minutes (default 5)
+  --minutes M             no new stand-in starts after M minutes (default: all start)
   --gap-ms LOW-HIGH       pause before each change an agent makes (default 2000-12000)
   --seed S                names the run: the same seed, the same plans (default 1)
   --profile FILE          fault profile for the fault proxy (default: none)
@@ -40,7 +40,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 let m: f64 = value
                     .parse()
                     .map_err(|_| format!("--minutes: {value:?} is not a number"))?;
-                o.duration = Duration::from_secs_f64((m * 60.0).max(0.0));
+                o.duration = Some(Duration::from_secs_f64((m * 60.0).max(0.0)));
             }
             "--gap-ms" => {
                 let (low, high) = value

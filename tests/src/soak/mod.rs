@@ -9,6 +9,7 @@ pub mod observe;
 pub mod oracle;
 pub mod plan;
 pub mod report;
+pub mod usage;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -30,8 +31,8 @@ pub struct Options {
     pub standins: usize,
     /// How many run at once.
     pub concurrency: usize,
-    /// No new stand-in starts after this long.
-    pub duration: Duration,
+    /// No new stand-in starts after this long (None: every stand-in asked for starts).
+    pub duration: Option<Duration>,
     /// The pause before each change an agent makes between turns.
     pub gap: (Duration, Duration),
     pub seed: u64,
@@ -51,7 +52,7 @@ impl Default for Options {
             stack: "standin".into(),
             standins: 100,
             concurrency: 100,
-            duration: Duration::from_secs(300),
+            duration: None,
             gap: (Duration::from_secs(2), Duration::from_secs(12)),
             seed: 1,
             profile: None,
@@ -195,7 +196,7 @@ impl Soak {
             None => Vec::new(),
         };
         let proxy_before = observe::proxy_stats().await;
-        let sampler = observe::Sampler::start(options.stack.clone());
+        let sampler = usage::Sampler::start(options.stack.clone());
         let killer = options.kill_follow_every.map(|every| {
             let stack = options.stack.clone();
             tokio::spawn(async move { observe::kill_follows(&stack, every).await })
@@ -227,7 +228,10 @@ impl Soak {
         let slots = Arc::new(Semaphore::new(options.concurrency));
         let mut handles = Vec::new();
         for index in 0..options.standins {
-            if began.elapsed() > options.duration {
+            if options
+                .duration
+                .is_some_and(|limit| began.elapsed() > limit)
+            {
                 break;
             }
             let permit = slots
@@ -266,7 +270,7 @@ impl Soak {
             killer.abort();
         }
         let kills = observe::KILLS.load(std::sync::atomic::Ordering::SeqCst);
-        let memory = sampler.stop().await;
+        let usage = sampler.stop().await;
         let proxy = observe::proxy_delta(&proxy_before, &observe::proxy_stats().await);
         let ids: Vec<String> = runs.iter().map(|(p, _)| p.id.clone()).collect();
         let executions = observe::executions(&soak.stack, &ids, options.patience).await;
@@ -278,6 +282,8 @@ impl Soak {
             .collect();
         let leaks =
             observe::token_leaks(&soak.stack, &options.stack, &tokens, &ids, began_ms).await;
+        let heard_by_stand_in =
+            observe::heard_by_the_stand_in(&soak.stack, &options.stack, &ids, began_ms).await;
         let changes = soak.changes_by_remote();
         let turns = std::mem::take(&mut soak.tally.lock().unwrap().turns);
         let mut judged = Vec::new();
@@ -336,10 +342,11 @@ impl Soak {
             windows,
             proxy,
             kills,
-            memory,
+            usage,
             executions,
             dead_letters: observe::delta(&baseline, &dead_letters),
             leaks,
+            heard_by_stand_in,
         }))
     }
 

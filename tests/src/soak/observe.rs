@@ -1,6 +1,7 @@
 //! What the soak watches besides the conversations: the fault proxy, the dead-letter
-//! queues, the executions, memory, the follow processes it kills, and every place a push
-//! token could leak to. The observers talk to LocalStack directly, never through the proxy.
+//! queues, the executions, the follow processes it kills, and every place a push token
+//! could leak to (what the processes use: [`super::usage`]). The observers talk to
+//! LocalStack directly, never through the proxy.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -138,93 +139,6 @@ pub fn delta(before: &HashMap<String, i64>, after: &HashMap<String, i64>) -> Has
         .iter()
         .map(|(k, v)| (k.clone(), v - before.get(k).copied().unwrap_or(0)))
         .collect()
-}
-
-/// Resident memory (MiB) at its peak: LocalStack's own processes (DynamoDB Local's JVM
-/// included) and the function processes, summed over each kind.
-#[derive(Clone, Debug, Default)]
-pub struct Memory {
-    pub localstack_peak_mib: f64,
-    pub functions_peak_mib: f64,
-    pub function_process_peak_mib: f64,
-    pub function_processes_peak: usize,
-}
-
-pub struct Sampler {
-    stop: tokio::sync::oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<Memory>,
-}
-
-fn rss_mib(pid: &str) -> f64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<f64>().ok())
-        })
-        .map_or(0.0, |kb| kb / 1024.0)
-}
-
-/// (is a function of `stack`, is one of LocalStack's processes) for a process. The
-/// stack's functions are named `<stack>-<LogicalId>-<suffix>`, and logical ids start
-/// with a capital: `standin-smoke-…` is another stack's.
-fn classify(environ: &[u8], stack: &str) -> (bool, bool) {
-    let function = format!("AWS_LAMBDA_FUNCTION_NAME={stack}-");
-    let mut is_function = false;
-    let mut is_localstack = false;
-    for kv in environ.split(|b| *b == 0) {
-        is_function |= kv.starts_with(function.as_bytes())
-            && kv.get(function.len()).is_some_and(u8::is_ascii_uppercase);
-        is_localstack |= kv.starts_with(b"STANDIN_LS_RUN=");
-    }
-    (is_function, is_localstack && !is_function)
-}
-
-impl Sampler {
-    pub fn start(stack: String) -> Self {
-        let (stop, mut stopped) = tokio::sync::oneshot::channel();
-        let task = tokio::spawn(async move {
-            let mut memory = Memory::default();
-            loop {
-                let (mut ls, mut functions, mut count) = (0.0, 0.0, 0usize);
-                for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-                    let pid = entry.file_name().to_string_lossy().into_owned();
-                    if !pid.bytes().all(|b| b.is_ascii_digit()) {
-                        continue;
-                    }
-                    let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
-                        continue;
-                    };
-                    match classify(&environ, &stack) {
-                        (true, _) => {
-                            let rss = rss_mib(&pid);
-                            functions += rss;
-                            count += 1;
-                            memory.function_process_peak_mib =
-                                memory.function_process_peak_mib.max(rss);
-                        }
-                        (false, true) => ls += rss_mib(&pid),
-                        _ => {}
-                    }
-                }
-                memory.localstack_peak_mib = memory.localstack_peak_mib.max(ls);
-                memory.functions_peak_mib = memory.functions_peak_mib.max(functions);
-                memory.function_processes_peak = memory.function_processes_peak.max(count);
-                tokio::select! {
-                    _ = &mut stopped => return memory,
-                    () = tokio::time::sleep(Duration::from_secs(2)) => {}
-                }
-            }
-        });
-        Self { stop, task }
-    }
-
-    pub async fn stop(self) -> Memory {
-        let _ = self.stop.send(());
-        self.task.await.unwrap_or_default()
-    }
 }
 
 pub static KILLS: AtomicU64 = AtomicU64::new(0);
@@ -402,4 +316,30 @@ pub async fn token_leaks(
         }
     }
     leaks
+}
+
+/// How long after each agent change the stand-in itself heard it, from the functions'
+/// `HeardLatency` metric lines (by watch, for the soak's stand-ins): the path's first leg,
+/// before the note is committed and sent to the parent.
+pub async fn heard_by_the_stand_in(
+    stack: &Stack,
+    name: &str,
+    ids: &[String],
+    since_ms: u64,
+) -> Result<Vec<(String, u64)>, String> {
+    let wanted: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
+    let events = stack
+        .log_events(&format!("/aws/lambda/{name}-"), Some(since_ms), None, None)
+        .await?;
+    Ok(events
+        .iter()
+        .filter(|(_, line)| line.contains("HeardLatency"))
+        .filter_map(|(_, line)| serde_json::from_str::<Value>(line.trim()).ok())
+        .filter(|l| l["task_id"].as_str().is_some_and(|id| wanted.contains(id)))
+        .filter_map(|l| {
+            let watch = l["Watch"].as_str()?.to_owned();
+            let ms = l["HeardLatency"].as_f64()?;
+            Some((watch, ms.max(0.0) as u64))
+        })
+        .collect())
 }

@@ -6,9 +6,10 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use super::observe::{Executions, Memory, Window};
+use super::observe::{Executions, Window};
 use super::oracle::{Received, Verdict};
 use super::plan::{Delivery, Plan, Watch};
+use super::usage::{Component, Usage};
 use super::{Options, Run};
 
 pub struct Judged {
@@ -26,10 +27,12 @@ pub struct Inputs {
     pub windows: Vec<Window>,
     pub proxy: Value,
     pub kills: u64,
-    pub memory: Memory,
+    pub usage: Usage,
     pub executions: HashMap<String, Executions>,
     pub dead_letters: HashMap<String, i64>,
     pub leaks: Vec<String>,
+    /// (watch, ms) from the functions' own metric lines, or why they could not be read.
+    pub heard_by_stand_in: Result<Vec<(String, u64)>, String>,
 }
 
 pub struct Report {
@@ -75,6 +78,7 @@ impl Report {
         let began = input.began_ms;
         let mut violations = Vec::new();
         let mut latency: BTreeMap<Watch, Vec<u64>> = BTreeMap::new();
+        let mut calm: BTreeMap<Watch, Vec<u64>> = BTreeMap::new();
         let mut outbox: Vec<u64> = Vec::new();
         let mut points: Vec<(u64, u64, Watch)> = Vec::new();
         let (mut notes, mut duplicates, mut coalesced, mut control_retries) = (0, 0, 0, 0);
@@ -90,6 +94,9 @@ impl Report {
             }
             for (at, ms) in &j.verdict.heard_ms {
                 latency.entry(watch).or_default().push(*ms);
+                if !in_a_window(*at, *ms, &input.windows) {
+                    calm.entry(watch).or_default().push(*ms);
+                }
                 points.push((at.saturating_sub(began), *ms, watch));
             }
             outbox.extend(
@@ -157,6 +164,7 @@ impl Report {
                 "stack": input.options.stack,
                 "seed": input.options.seed,
                 "standins": input.judged.len(),
+                "standins_asked": input.options.standins,
                 "concurrency": input.options.concurrency,
                 "gap_ms": [input.options.gap.0.as_millis() as u64, input.options.gap.1.as_millis() as u64],
                 "profile": input.options.profile.as_ref().map(|p| p.display().to_string()),
@@ -172,6 +180,8 @@ impl Report {
                 "coalesced_changes": coalesced,
             },
             "heard_latency_ms": latency.iter().map(|(w, v)| (w.name().to_owned(), spread(v.clone()))).collect::<serde_json::Map<_, _>>(),
+            "heard_latency_outside_fault_windows_ms": calm.iter().map(|(w, v)| (w.name().to_owned(), spread(v.clone()))).collect::<serde_json::Map<_, _>>(),
+            "heard_by_the_stand_in_ms": heard_by_stand_in(&input.heard_by_stand_in),
             "outbox_latency_ms": spread(outbox),
             "faults": {
                 "fault_windows": windows,
@@ -194,10 +204,16 @@ impl Report {
                 "per_note": if notes == 0 { 0.0 } else { (total_transitions as f64 / notes as f64 * 10.0).round() / 10.0 },
             },
             "memory_peak_mib": {
-                "localstack": input.memory.localstack_peak_mib.round(),
-                "functions_total": input.memory.functions_peak_mib.round(),
-                "one_function_process": input.memory.function_process_peak_mib.round(),
-                "function_processes": input.memory.function_processes_peak,
+                "localstack": input.usage.localstack_peak_mib.round(),
+                "functions_total": input.usage.functions_peak_mib.round(),
+                "one_function_process": input.usage.function_process_peak_mib.round(),
+                "function_processes": input.usage.function_processes_peak,
+            },
+            "cpu_seconds": cpu_seconds(&input.usage),
+            "machine": {
+                "cores": input.usage.cores,
+                "busy_seconds": input.usage.machine_busy_seconds.round(),
+                "busy_share": (input.usage.machine_busy_share() * 100.0).round() / 100.0,
             },
         });
         let svg = picture(&points, &input.windows, began, seconds);
@@ -218,8 +234,9 @@ impl Report {
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "soak: {} stand-ins (peak {} at once) in {} s, {} notes ({}/s), {} coalesced, {} duplicates received",
+            "soak: {} stand-ins of {} asked (peak {} at once) in {} s, {} notes ({}/s), {} coalesced, {} duplicates received",
             j["run"]["standins"],
+            j["run"]["standins_asked"],
             j["load"]["peak_concurrent"],
             j["run"]["seconds"],
             j["load"]["notes"],
@@ -232,6 +249,18 @@ impl Report {
                 out,
                 "  heard latency {watch:>6}: p50 {} ms, p95 {} ms, p99 {} ms, max {} ms ({} notes)",
                 s["p50"], s["p95"], s["p99"], s["max"], s["count"]
+            );
+        }
+        for (watch, s) in j["heard_by_the_stand_in_ms"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(_, s)| s.is_object())
+        {
+            let _ = writeln!(
+                out,
+                "  heard by the stand-in {watch:>6}: p50 {} ms, p95 {} ms, max {} ms ({} changes)",
+                s["p50"], s["p95"], s["max"], s["count"]
             );
         }
         let o = &j["outbox_latency_ms"];
@@ -258,10 +287,28 @@ impl Report {
             j["outcomes"]["control_api_retries"],
             j["outcomes"]["queues"]
         );
+        for (watch, s) in j["heard_latency_outside_fault_windows_ms"]
+            .as_object()
+            .into_iter()
+            .flatten()
+        {
+            let _ = writeln!(
+                out,
+                "  outside fault windows {watch:>6}: p50 {} ms, p95 {} ms, max {} ms ({} notes)",
+                s["p50"], s["p95"], s["max"], s["count"]
+            );
+        }
         let _ = writeln!(
             out,
             "  transitions per stand-in {}, memory peak {}",
             j["state_transitions"]["per_stand_in"], j["memory_peak_mib"]
+        );
+        let _ = writeln!(
+            out,
+            "  CPU-seconds {}; the machine's {} cores {}% busy",
+            j["cpu_seconds"],
+            j["machine"]["cores"],
+            (j["machine"]["busy_share"].as_f64().unwrap_or(0.0) * 100.0).round()
         );
         if self.passed() {
             let _ = writeln!(out, "oracle: PASSED");
@@ -277,6 +324,43 @@ impl Report {
         }
         out
     }
+}
+
+/// Whether a change made at `at_ms` and heard `heard_ms` later met a fault window on its
+/// way: its latency then measures the faults, not the path.
+fn in_a_window(at_ms: u64, heard_ms: u64, windows: &[Window]) -> bool {
+    let heard_at = at_ms + heard_ms;
+    windows
+        .iter()
+        .any(|w| at_ms < w.to_ms && w.from_ms < heard_at)
+}
+
+fn heard_by_stand_in(heard: &Result<Vec<(String, u64)>, String>) -> Value {
+    match heard {
+        Err(e) => json!({"unread": e}),
+        Ok(heard) => {
+            let mut by_watch: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+            for (watch, ms) in heard {
+                by_watch.entry(watch.as_str()).or_default().push(*ms);
+            }
+            by_watch
+                .into_iter()
+                .map(|(w, v)| (w.to_owned(), spread(v)))
+                .collect::<serde_json::Map<_, _>>()
+                .into()
+        }
+    }
+}
+
+fn cpu_seconds(usage: &Usage) -> Value {
+    Component::ALL
+        .iter()
+        .map(|c| {
+            let seconds = usage.cpu_seconds.get(c).copied().unwrap_or(0.0);
+            (c.name().to_owned(), json!((seconds * 10.0).round() / 10.0))
+        })
+        .collect::<serde_json::Map<_, _>>()
+        .into()
 }
 
 /// Heard latency over the run (one dot per note, by watch), fault windows shaded.

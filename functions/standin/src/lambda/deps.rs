@@ -53,6 +53,7 @@ pub struct Aws {
 impl Aws {
     pub(super) async fn load(retries: Retries, record: bool) -> Self {
         let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
+            .http_client(super::trust::aws_http_client())
             .retry_config(retries.config())
             .load()
             .await;

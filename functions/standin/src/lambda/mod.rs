@@ -9,6 +9,7 @@ mod failure;
 mod handlers;
 mod http;
 mod logs;
+mod trust;
 
 use futures_util::future::BoxFuture;
 use lambda_http::{Body, Request, Response};
