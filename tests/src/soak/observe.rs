@@ -319,8 +319,10 @@ pub async fn token_leaks(
 }
 
 /// How long after each agent change the stand-in itself heard it, from the functions'
-/// `HeardLatency` metric lines (by watch, for the soak's stand-ins): the path's first leg,
-/// before the note is committed and sent to the parent.
+/// `HeardLatency` metric lines (by watch, for the soak's stand-ins): recorded once the
+/// change and its note are committed (and, for a follow, the park rung), so it is the
+/// path up to the send. LocalStack hands a function's logs over when its invocation
+/// ends: a follower still running when they are read is missing here.
 pub async fn heard_by_the_stand_in(
     stack: &Stack,
     name: &str,

@@ -214,6 +214,7 @@ impl Report {
                 "cores": input.usage.cores,
                 "busy_seconds": input.usage.machine_busy_seconds.round(),
                 "busy_share": (input.usage.machine_busy_share() * 100.0).round() / 100.0,
+                "wall_seconds": input.usage.wall_seconds.round(),
             },
         });
         let svg = picture(&points, &input.windows, began, seconds);

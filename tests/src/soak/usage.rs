@@ -5,7 +5,9 @@
 //!
 //! CPU is summed per process over its life as last seen: a process that ends between two
 //! samples loses at most its last two seconds, and one born and gone between two samples
-//! is missed (the functions' processes live as long as LocalStack keeps them warm).
+//! is missed (the functions' processes live as long as LocalStack keeps them warm). A
+//! process that was running before the soak counts only what it used after it was first
+//! seen.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -53,6 +55,7 @@ pub struct Usage {
     /// Every core's busy time over the run (all processes, ours or not).
     pub machine_busy_seconds: f64,
     pub wall_seconds: f64,
+    /// The cores /proc/stat counts, the same ones its busy time covers.
     pub cores: usize,
 }
 
@@ -84,9 +87,12 @@ pub fn classify(environ: &[u8], cmdline: &[u8], stack: &str, own: bool) -> Optio
         is_localstack |= kv.starts_with(b"STANDIN_LS_RUN=");
     }
     let mentions = |needle: &[u8]| cmdline.windows(needle.len()).any(|w| w == needle);
+    let runs_fault_proxy = cmdline
+        .split(|b| *b == 0)
+        .any(|arg| arg == b"fault_proxy.py" || arg.ends_with(b"/fault_proxy.py"));
     if is_function {
         Some(Component::Functions)
-    } else if mentions(b"fault_proxy.py") {
+    } else if runs_fault_proxy {
         Some(Component::FaultProxy)
     } else if is_localstack && mentions(b"DynamoDBLocal") {
         Some(Component::DynamoDbLocal)
@@ -108,6 +114,14 @@ pub fn stat_ticks(stat: &str) -> Option<(u64, u64)> {
     let stime: u64 = fields.get(12)?.parse().ok()?;
     let start: u64 = fields.get(19)?.parse().ok()?;
     Some((start, utime + stime))
+}
+
+/// The cores /proc/stat counts (its `cpuN` lines).
+pub fn machine_cores(proc_stat: &str) -> usize {
+    proc_stat
+        .lines()
+        .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
+        .count()
 }
 
 /// Busy ticks of every core from /proc/stat's first line (all but idle and iowait).
@@ -146,18 +160,22 @@ fn rss_mib(status: &str) -> f64 {
         .map_or(0.0, |kb| kb / 1024.0)
 }
 
-/// The running total: each process's ticks as last seen, and what it had at the start
-/// (a process already running when the soak began counts only what it used since).
+/// The running total: each process's ticks as last seen, and what it had when first seen
+/// if it was already running when the sampler started (it counts only what it used
+/// since).
 #[derive(Default)]
 struct Ledger {
+    /// The sampler's start, in ticks since boot (a process's start time's unit).
+    began: u64,
     seen: HashMap<(u32, u64), (Component, u64, u64)>,
 }
 
 impl Ledger {
-    fn record(&mut self, pid: u32, start: u64, component: Component, ticks: u64, first: bool) {
+    fn record(&mut self, pid: u32, start: u64, component: Component, ticks: u64) {
+        let before_us = start < self.began;
         let entry = self.seen.entry((pid, start)).or_insert((
             component,
-            if first { ticks } else { 0 },
+            if before_us { ticks } else { 0 },
             ticks,
         ));
         entry.2 = entry.2.max(ticks);
@@ -178,6 +196,16 @@ pub struct Sampler {
     task: tokio::task::JoinHandle<Usage>,
 }
 
+/// Seconds since boot, from /proc/uptime.
+fn uptime_seconds() -> Option<f64> {
+    std::fs::read_to_string("/proc/uptime")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
 impl Sampler {
     pub fn start(stack: String) -> Self {
         let (stop, mut stopped) = tokio::sync::oneshot::channel();
@@ -185,22 +213,34 @@ impl Sampler {
             let per_second = clock_ticks_per_second();
             let own = std::process::id();
             let began = Instant::now();
-            let busy_at_start = read_machine_busy();
+            let proc_stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+            let busy_at_start = machine_busy_ticks(&proc_stat);
             let mut usage = Usage {
-                cores: std::thread::available_parallelism().map_or(1, usize::from),
+                cores: machine_cores(&proc_stat).max(1),
                 ..Usage::default()
             };
-            let mut ledger = Ledger::default();
-            let mut first = true;
+            let mut ledger = Ledger {
+                began: uptime_seconds().map_or(0, |s| (s * per_second) as u64),
+                ..Ledger::default()
+            };
             loop {
-                sample(&stack, own, first, &mut ledger, &mut usage);
-                first = false;
+                // Reading /proc is blocking work: off the runtime's workers.
+                let scanning = stack.clone();
+                let scanned = tokio::task::spawn_blocking(move || {
+                    sample(&scanning, own, &mut ledger, &mut usage);
+                    (ledger, usage)
+                })
+                .await;
+                let Ok(scanned) = scanned else {
+                    return Usage::default();
+                };
+                (ledger, usage) = scanned;
                 let stop_now = tokio::select! {
                     _ = &mut stopped => true,
                     () = tokio::time::sleep(Duration::from_secs(2)) => false,
                 };
                 if stop_now {
-                    sample(&stack, own, false, &mut ledger, &mut usage);
+                    sample(&stack, own, &mut ledger, &mut usage);
                     usage.cpu_seconds = ledger.seconds(per_second);
                     usage.wall_seconds = began.elapsed().as_secs_f64();
                     usage.machine_busy_seconds = read_machine_busy()
@@ -225,7 +265,7 @@ fn read_machine_busy() -> Option<u64> {
     machine_busy_ticks(&std::fs::read_to_string("/proc/stat").ok()?)
 }
 
-fn sample(stack: &str, own: u32, first: bool, ledger: &mut Ledger, usage: &mut Usage) {
+fn sample(stack: &str, own: u32, ledger: &mut Ledger, usage: &mut Usage) {
     let (mut localstack, mut functions, mut count) = (0.0, 0.0, 0usize);
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
@@ -243,7 +283,7 @@ fn sample(stack: &str, own: u32, first: bool, ledger: &mut Ledger, usage: &mut U
             .as_deref()
             .and_then(stat_ticks)
         {
-            ledger.record(pid, start, component, ticks, first);
+            ledger.record(pid, start, component, ticks);
         }
         let rss = std::fs::read_to_string(entry.path().join("status")).map_or(0.0, |s| rss_mib(&s));
         match component {
@@ -270,16 +310,14 @@ mod tests {
         let env = |s: &str| s.replace(' ', "\0").into_bytes();
         let java = b"java\0-jar\0DynamoDBLocal.jar".to_vec();
         let ours = env("STANDIN_LS_RUN=1 AWS_LAMBDA_FUNCTION_NAME=standin-FollowFunction-x");
-        let theirs = env("STANDIN_LS_RUN=1 AWS_LAMBDA_FUNCTION_NAME=standin-smoke-Follow-x");
+        // LocalStack hands its functions only the variables Lambda sets, not its own.
+        let theirs = env("AWS_LAMBDA_FUNCTION_NAME=standin-smoke-Follow-x");
         let ls = env("STANDIN_LS_RUN=1 HOME=/h");
         assert_eq!(
             classify(&ours, b"bootstrap", "standin", false),
             Some(Component::Functions)
         );
-        assert_eq!(
-            classify(&theirs, b"bootstrap", "standin", false),
-            Some(Component::LocalStack)
-        );
+        assert_eq!(classify(&theirs, b"bootstrap", "standin", false), None);
         assert_eq!(
             classify(&ls, &java, "standin", false),
             Some(Component::DynamoDbLocal)
@@ -291,6 +329,24 @@ mod tests {
         assert_eq!(
             classify(&env("HOME=/h"), b"python\0fault_proxy.py", "standin", false),
             Some(Component::FaultProxy)
+        );
+        assert_eq!(
+            classify(
+                &env("HOME=/h"),
+                b"python\0/w/localstack/fault_proxy.py",
+                "standin",
+                false
+            ),
+            Some(Component::FaultProxy)
+        );
+        assert_eq!(
+            classify(
+                &env("HOME=/h"),
+                b"pytest\0test_fault_proxy.py",
+                "standin",
+                false
+            ),
+            None
         );
         assert_eq!(classify(&env("HOME=/h"), b"bash", "standin", false), None);
         assert_eq!(
@@ -307,20 +363,26 @@ mod tests {
     }
 
     #[test]
-    fn the_machine_busy_time_leaves_out_idle_and_iowait() {
-        let proc_stat = "cpu  100 10 50 1000 70 5 5 2 0 0\ncpu0 1 1 1 1 1 1 1 1 0 0\n";
+    fn the_machine_busy_time_leaves_out_idle_and_iowait_over_the_cores_it_counts() {
+        let proc_stat = "cpu  100 10 50 1000 70 5 5 2 0 0\ncpu0 1 1 1 1 1 1 1 1 0 0\ncpu1 1 1 1 1 1 1 1 1 0 0\nintr 5\n";
         assert_eq!(machine_busy_ticks(proc_stat), Some(172));
+        assert_eq!(machine_cores(proc_stat), 2);
     }
 
     #[test]
-    fn a_process_counts_only_what_it_used_after_the_first_sample() {
-        let mut ledger = Ledger::default();
-        ledger.record(7, 1, Component::LocalStack, 1_000, true);
-        ledger.record(7, 1, Component::LocalStack, 1_250, false);
-        ledger.record(8, 5, Component::Functions, 40, false);
-        ledger.record(8, 5, Component::Functions, 90, false);
+    fn a_process_older_than_the_sampler_counts_only_what_it_used_after_it_was_seen() {
+        let mut ledger = Ledger {
+            began: 5,
+            ..Ledger::default()
+        };
+        // Started before the sampler (at tick 1), first seen with 1,000 ticks used.
+        ledger.record(7, 1, Component::LocalStack, 1_000);
+        ledger.record(7, 1, Component::LocalStack, 1_250);
+        // Started after it: all it used counts.
+        ledger.record(8, 6, Component::Functions, 40);
+        ledger.record(8, 6, Component::Functions, 90);
         // pid 7 reused by a new process: its own count from zero.
-        ledger.record(7, 9, Component::Functions, 10, false);
+        ledger.record(7, 9, Component::Functions, 10);
         let seconds = ledger.seconds(100.0);
         assert_eq!(seconds[&Component::LocalStack], 2.5);
         assert_eq!(seconds[&Component::Functions], 1.0);

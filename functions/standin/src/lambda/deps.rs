@@ -2,6 +2,7 @@
 //! process from its settings (clients cost milliseconds).
 
 use aws_config::SdkConfig;
+use aws_smithy_runtime_api::client::http::SharedHttpClient;
 use standin_remote::tls::Roots;
 use standin_remote::{AgentClient, Connector, Reach, RemoteError};
 
@@ -51,9 +52,9 @@ pub struct Aws {
 }
 
 impl Aws {
-    pub(super) async fn load(retries: Retries, record: bool) -> Self {
+    pub(super) async fn load(retries: Retries, record: bool, http: SharedHttpClient) -> Self {
         let config = aws_config::defaults(aws_config::BehaviorVersion::latest())
-            .http_client(super::trust::aws_http_client())
+            .http_client(http)
             .retry_config(retries.config())
             .load()
             .await;

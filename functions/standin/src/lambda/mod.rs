@@ -45,7 +45,10 @@ async fn build<S, D: 'static>(
     let configured = |e: ConfigError| format!("configuration: {e}");
     let settings = read(&ProcessEnv).map_err(configured)?;
     let record = config::record_calls(&ProcessEnv).map_err(configured)?;
-    let built = make(&Aws::load(retries, record).await, settings).map_err(configured)?;
+    let http = trust::aws_trust(&ProcessEnv)
+        .and_then(trust::aws_http_client)
+        .map_err(configured)?;
+    let built = make(&Aws::load(retries, record, http).await, settings).map_err(configured)?;
     Ok(Box::leak(Box::new(built)))
 }
 

@@ -1,23 +1,41 @@
 //! What the AWS SDK's clients trust: the built-in root set the agent client trusts too
-//! (Mozilla's, from the `webpki-root-certs` crate), not the host's certificate store.
+//! (Mozilla's, from the `webpki-root-certs` crate), plus the CAs of `SSL_CERT_FILE` when
+//! it is set; not the host's certificate store.
 //!
 //! The SDK's default reads the host's store at start (rustls-native-certs: the bundle,
 //! then every file of the certificate directory, 146 more on Debian): about half of a
 //! function's cold start on this project's machine, and what it costs depends on how the
-//! host lays its certificates out. The built-in set is already in the binary; every AWS
-//! endpoint's chain ends at a root in it (Amazon Root CA 1–4, Starfield).
+//! host lays its certificates out. The built-in set is already in the binary. The public
+//! AWS endpoints' chains end at Amazon Trust Services' roots (Amazon Root CA 1–4,
+//! Starfield Services G2), which it holds; a partition whose endpoints a private or
+//! another CA signs is reached by pointing `SSL_CERT_FILE` at that CA's PEM bundle, as
+//! with any rustls or OpenSSL client.
 //!
-//! And the roots are read once, at the first AWS call: the SDK's client builds a
-//! throwaway connector (its roots parsed anew) each time an SDK client is made, "so
-//! native certs load at client initialization"; the steps make six.
+//! And the roots are parsed once, at the first AWS call (about 0.8 ms): the SDK's client
+//! builds a throwaway connector (its roots parsed anew) each time an SDK client is made,
+//! "so native certs load at client initialization"; the steps make six. Proxies come from
+//! the environment (`HTTPS_PROXY`, `NO_PROXY`) as in the SDK's own client.
 
+use aws_smithy_http_client::proxy::ProxyConfig;
 use aws_smithy_http_client::tls::{self, TlsContext, TrustStore, rustls_provider::CryptoMode};
+use aws_smithy_http_client::{Builder, ConnectorBuilder};
+use aws_smithy_runtime_api::box_error::BoxError;
 use aws_smithy_runtime_api::client::connector_metadata::ConnectorMetadata;
 use aws_smithy_runtime_api::client::http::{
     HttpClient, HttpConnectorSettings, SharedHttpClient, SharedHttpConnector,
 };
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+use aws_smithy_types::config_bag::ConfigBag;
 use base64::Engine as _;
+use rustls::RootCertStore;
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
+
+use super::config::Env;
+use crate::agents::ConfigError;
+
+/// The variable naming extra CAs for the AWS calls, as rustls and OpenSSL clients read it.
+pub const SSL_CERT_FILE: &str = "SSL_CERT_FILE";
 
 /// The built-in roots as one PEM bundle, the form the SDK's trust store takes.
 pub fn built_in_roots_pem() -> Vec<u8> {
@@ -40,24 +58,63 @@ fn built_in_trust() -> TrustStore {
         .with_pem_certificate(built_in_roots_pem())
 }
 
-/// The HTTPS client every SDK client of the function shares.
-pub fn aws_http_client() -> SharedHttpClient {
-    client_on(built_in_trust())
-}
-
-fn client_on(trust: TrustStore) -> SharedHttpClient {
-    let mut builder = aws_smithy_http_client::Builder::new()
-        .tls_provider(tls::Provider::Rustls(CryptoMode::AwsLc));
-    // Building a context from a trust store cannot fail today; if it ever does, the
-    // SDK's own default (the host's store) is still a working trust.
-    if let Ok(context) = TlsContext::builder().with_trust_store(trust).build() {
-        builder = builder.tls_context(context);
+/// The AWS calls' trust: the built-in set, plus `SSL_CERT_FILE`'s CAs when it is set. A
+/// file that cannot be read, or holds anything but certificates a TLS client can trust,
+/// fails the cold start naming `SSL_CERT_FILE` (the SDK would panic on it at its first
+/// call instead).
+pub fn aws_trust(env: &impl Env) -> Result<TrustStore, ConfigError> {
+    let trust = built_in_trust();
+    let Some(path) = env.var(SSL_CERT_FILE).filter(|p| !p.trim().is_empty()) else {
+        return Ok(trust);
+    };
+    let refused = |problem: String| ConfigError {
+        field: SSL_CERT_FILE.to_owned(),
+        problem,
+    };
+    let pem = std::fs::read(&path).map_err(|e| refused(format!("cannot read {path}: {e}")))?;
+    let certs = CertificateDer::pem_slice_iter(&pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| refused(format!("{path} is not a PEM bundle: {e}")))?;
+    if certs.is_empty() {
+        return Err(refused(format!("{path} holds no PEM certificate")));
     }
-    SharedHttpClient::new(ConnectorOnFirstCall(builder.build_https()))
+    let (_, unusable) = RootCertStore::empty().add_parsable_certificates(certs);
+    if unusable > 0 {
+        return Err(refused(format!(
+            "{path} holds {unusable} certificate(s) that do not parse as a CA"
+        )));
+    }
+    Ok(trust.with_pem_certificate(pem))
 }
 
-/// The SDK's HTTPS client without its warm-up at each SDK client's construction; its
-/// connectors are still built, and cached, at the first call that needs one.
+/// The HTTPS client every SDK client of the function shares, on `trust`. It is the SDK's
+/// own default client (`aws-smithy-runtime`'s `default_https_client`) but for the trust
+/// and the warm-up.
+pub fn aws_http_client(trust: TrustStore) -> Result<SharedHttpClient, ConfigError> {
+    let context = TlsContext::builder()
+        .with_trust_store(trust)
+        .build()
+        .map_err(|e| ConfigError {
+            field: SSL_CERT_FILE.to_owned(),
+            problem: format!("the AWS calls' TLS trust does not build: {e}"),
+        })?;
+    let client = Builder::new().build_with_connector_fn(move |settings, components| {
+        let mut connector =
+            ConnectorBuilder::default().tls_provider(tls::Provider::Rustls(CryptoMode::AwsLc));
+        connector.set_connector_settings(settings.cloned());
+        if let Some(components) = components {
+            connector.set_sleep_impl(components.sleep_impl());
+        }
+        connector.set_proxy_config(Some(ProxyConfig::from_env()));
+        connector.set_tls_context(context.clone());
+        connector.build()
+    });
+    Ok(SharedHttpClient::new(ConnectorOnFirstCall(client)))
+}
+
+/// The SDK's HTTPS client without its warm-up at each SDK client's construction (a
+/// connector built and thrown away); connectors are still built, and cached, at the
+/// first call that needs one. Every other hook is passed through.
 #[derive(Debug)]
 struct ConnectorOnFirstCall(SharedHttpClient);
 
@@ -68,6 +125,14 @@ impl HttpClient for ConnectorOnFirstCall {
         components: &RuntimeComponents,
     ) -> SharedHttpConnector {
         self.0.http_connector(settings, components)
+    }
+
+    fn validate_final_config(
+        &self,
+        components: &RuntimeComponents,
+        cfg: &ConfigBag,
+    ) -> Result<(), BoxError> {
+        self.0.validate_final_config(components, cfg)
     }
 
     fn connector_metadata(&self) -> Option<ConnectorMetadata> {
@@ -150,22 +215,69 @@ mod tests {
             .map_err(|e| format!("{e:?}"))
     }
 
+    struct Vars(Vec<(&'static str, String)>);
+    impl Env for Vars {
+        fn var(&self, name: &str) -> Option<String> {
+            self.0
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.clone())
+        }
+    }
+
+    fn client(vars: Vars) -> Result<SharedHttpClient, ConfigError> {
+        aws_trust(&vars).and_then(aws_http_client)
+    }
+
     #[tokio::test]
     async fn an_endpoint_no_built_in_root_vouches_for_is_refused() {
         let endpoint = aws_over_tls().await;
-        let refused = list_queues(aws_http_client(), &endpoint).await;
-        let Err(chain) = refused else {
+        let Ok(http) = client(Vars(vec![])) else {
+            panic!("the built-in trust did not build");
+        };
+        let Err(chain) = list_queues(http, &endpoint).await else {
             panic!("a privately signed endpoint was trusted");
         };
         assert!(chain.contains("UnknownIssuer"), "{chain}");
     }
 
     #[tokio::test]
-    async fn the_client_speaks_tls_to_an_endpoint_its_roots_vouch_for() {
+    async fn the_cas_of_ssl_cert_file_are_trusted_besides_the_built_in_set() {
         let endpoint = aws_over_tls().await;
-        let ca = std::fs::read(format!("{TLS}/ca.pem")).unwrap_or_default();
-        let trusting = client_on(built_in_trust().with_pem_certificate(ca));
-        assert_eq!(list_queues(trusting, &endpoint).await, Ok(()));
+        let Ok(http) = client(Vars(vec![(SSL_CERT_FILE, format!("{TLS}/ca.pem"))])) else {
+            panic!("the test CA did not load");
+        };
+        assert_eq!(list_queues(http, &endpoint).await, Ok(()));
+    }
+
+    #[test]
+    fn an_ssl_cert_file_that_is_not_a_ca_bundle_fails_the_start_naming_it() {
+        let dir = std::env::temp_dir().join(format!("standin-trust-{}", std::process::id()));
+        let _ = std::fs::create_dir_all(&dir);
+        let garbage = dir.join("garbage.pem");
+        let _ = std::fs::write(
+            &garbage,
+            "-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n",
+        );
+        let empty = dir.join("empty.pem");
+        let _ = std::fs::write(&empty, "nothing here\n");
+        for (path, says) in [
+            (garbage, "do not parse as a CA"),
+            (empty, "holds no PEM certificate"),
+            (dir.join("missing.pem"), "cannot read"),
+        ] {
+            let shown = path.to_string_lossy().into_owned();
+            let Err(err) = aws_trust(&Vars(vec![(SSL_CERT_FILE, shown.clone())])) else {
+                panic!("{shown} was taken");
+            };
+            assert_eq!(err.field, SSL_CERT_FILE);
+            assert!(
+                err.problem.contains(says) && err.problem.contains(&shown),
+                "{}",
+                err.problem
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -193,6 +305,9 @@ mod tests {
         assert_eq!(decoded, built_in);
         for issuer in [
             &b"Amazon Root CA 1"[..],
+            b"Amazon Root CA 2",
+            b"Amazon Root CA 3",
+            b"Amazon Root CA 4",
             b"Starfield Services Root Certificate Authority - G2",
         ] {
             assert!(
