@@ -513,4 +513,55 @@ mod tests {
         assert_eq!(svg.matches(">faults<").count(), 1);
         assert_eq!(svg.matches("r=\"2\"").count(), 2);
     }
+
+    #[test]
+    fn a_change_whose_way_meets_a_fault_window_is_not_counted_as_clear() {
+        let windows = vec![Window {
+            from_ms: 10_000,
+            to_ms: 20_000,
+            rules: json!([]),
+        }];
+        // Made and heard before the window, across its start, inside, across its end,
+        // and after it.
+        let ways = [
+            (1_000, 2_000),
+            (9_000, 2_000),
+            (12_000, 1_000),
+            (19_000, 5_000),
+            (20_000, 1),
+        ];
+        let met: Vec<bool> = ways
+            .iter()
+            .map(|(at, ms)| in_a_window(*at, *ms, &windows))
+            .collect();
+        assert_eq!(met, vec![false, true, true, true, false]);
+    }
+
+    #[test]
+    fn the_stand_ins_own_measures_are_spread_by_watch_or_say_why_they_are_missing() {
+        let heard = Ok(vec![
+            ("push".to_owned(), 100),
+            ("follow".to_owned(), 40),
+            ("push".to_owned(), 300),
+        ]);
+        let by_watch = heard_by_stand_in(&heard);
+        assert_eq!(by_watch["push"]["count"], 2);
+        assert_eq!(by_watch["push"]["max"], 300);
+        assert_eq!(by_watch["follow"]["p50"], 40);
+        let unread = heard_by_stand_in(&Err("the logs could not be listed".to_owned()));
+        assert_eq!(unread["unread"], "the logs could not be listed");
+    }
+
+    #[test]
+    fn cpu_seconds_name_every_component_to_a_tenth() {
+        let usage = Usage {
+            cpu_seconds: [(Component::LocalStack, 12.345)].into_iter().collect(),
+            ..Usage::default()
+        };
+        let cpu = cpu_seconds(&usage);
+        assert_eq!(cpu["localstack"], 12.3);
+        for component in Component::ALL {
+            assert!(cpu.get(component.name()).is_some(), "{cpu}");
+        }
+    }
 }
