@@ -404,6 +404,75 @@ async fn a_turn_s_streamed_artifacts_reach_the_final_note_with_the_task_s_own_ac
     );
 }
 
+fn desk_on(blobs: &Arc<MemoryBlobs>) -> Desk {
+    Desk::new(
+        blobs.clone() as Arc<dyn Blobs>,
+        ID,
+        Bounds::default(),
+        Ours::default(),
+    )
+}
+
+/// An artifact of one link: nothing of it is stored, so the manifest's reads are the
+/// desk's own.
+fn update(id: &str, url: &str) -> ArtifactUpdate {
+    ArtifactUpdate {
+        artifact: Artifact {
+            id: id.into(),
+            parts: vec![Part {
+                media_type: None,
+                filename: None,
+                content: Content::Url(url.into()),
+            }],
+            ..Artifact::default()
+        },
+        append: false,
+        last_chunk: true,
+    }
+}
+
+/// Reads of the manifest until `n` have been made (a read ahead runs on its own task).
+async fn until_gets(blobs: &MemoryBlobs, n: usize) {
+    for _ in 0..1000 {
+        if blobs.gets() >= n {
+            return;
+        }
+        tokio::task::yield_now().await;
+    }
+    panic!("{} reads, not {n}", blobs.gets());
+}
+
+/// A wake reads the manifest while the agent answers; the change then uses that read
+/// instead of making its own, and a copy another writer replaced meanwhile is read
+/// again (its write back is conditional), so nothing the other wrote is lost.
+#[tokio::test]
+async fn a_manifest_read_ahead_serves_the_change_and_a_copy_replaced_meanwhile_is_read_again() {
+    let blobs = Arc::new(MemoryBlobs::default());
+    let desk = desk_on(&blobs);
+    desk.read_ahead();
+    until_gets(&blobs, 1).await;
+    desk.observe_update(&update("report", "https://example.com/report"));
+    let saved = desk.save().await.unwrap();
+    assert_eq!(blobs.gets(), 1, "the change used the read made ahead");
+    assert!(saved.get("report").is_some());
+
+    let desk = desk_on(&blobs);
+    desk.read_ahead();
+    until_gets(&blobs, 2).await;
+    let other = desk_on(&blobs);
+    other.observe_update(&update("chart", "https://example.com/chart"));
+    other.save().await.unwrap();
+    desk.observe_update(&update("summary", "https://example.com/summary"));
+    let saved = desk.save().await.unwrap();
+    for id in ["report", "chart", "summary"] {
+        assert!(saved.get(id).is_some(), "{id} kept");
+    }
+    let stored: Manifest =
+        serde_json::from_slice(&blobs.object(&format!("{ID}/manifest.json")).unwrap()).unwrap();
+    assert_eq!(stored, saved);
+    assert_eq!(blobs.gets(), 4, "ahead, the other's, and the read again");
+}
+
 #[test]
 fn a_note_carries_at_most_its_room_of_artifacts_and_says_how_many_more() {
     let mut m = Manifest::default();

@@ -1184,19 +1184,18 @@ async fn deliver_stops_before_its_deadline_and_names_the_earliest_note_not_taken
 }
 
 #[tokio::test]
-async fn race_push_after_close_is_refused_even_past_the_read() {
-    // The close lands between the receiver's read of the row and its write.
+async fn race_push_after_close_is_refused_at_the_write() {
+    // The close lands just before the receiver's write (it reads nothing before it).
     struct ClosingStore(MemoryStore);
     impl RowStore for ClosingStore {
         async fn create(&self, row: &Row) -> Result<Row, StoreError> {
             self.0.create(row).await
         }
         async fn get(&self, id: &str) -> Result<Option<Row>, StoreError> {
-            let row = self.0.get(id).await;
-            self.0.close(id, None).await?;
-            row
+            self.0.get(id).await
         }
         async fn record(&self, id: &str, e: &WakeEvent, g: &Guard) -> Result<Row, StoreError> {
+            self.0.close(id, None).await?;
             self.0.record(id, e, g).await
         }
         async fn park(&self, id: &str, p: u64, t: &str) -> Result<Row, StoreError> {

@@ -99,6 +99,24 @@ async fn a_valid_push_records_a_doorbell_and_rings_204() {
     );
 }
 
+/// The write's condition holds every check, so a push that passes them costs one write
+/// and the ring, with no read ahead of them (the floor reads its token once); only a
+/// refused one is read, to say why.
+#[tokio::test]
+async fn a_valid_push_is_written_without_a_read_and_a_refused_one_read_once() {
+    let w = world().await;
+    let body = status_body("remote-a", "TASK_STATE_WORKING");
+    let answer = send(&w, A, &headers(Some(w.token_a.expose())), &body).await;
+    assert_eq!(answer.status, 204);
+    assert_eq!(w.store.reads(), 0, "no read before the write");
+    let writes = w.store.writes();
+    let answer = send(&w, A, &headers(Some(w.token_b.expose())), &body).await;
+    assert_eq!(answer.status, 401);
+    assert_eq!(w.store.writes(), writes, "nothing written");
+    assert_eq!(w.bell.rings().len(), 1, "only the valid push rang");
+    assert_eq!(w.store.reads(), 1, "one read to tell why");
+}
+
 #[tokio::test]
 async fn abuse_1_missing_empty_or_wrong_token() {
     let w = world().await;

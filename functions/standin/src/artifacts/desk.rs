@@ -47,12 +47,27 @@ pub fn parts_prefix(task_id: &str) -> String {
     format!("{task_id}/parts/")
 }
 
+/// The manifest and its version, as read.
+type Loaded = Result<(Manifest, Option<String>), BlobError>;
+
 pub struct Desk {
     blobs: Arc<dyn Blobs>,
     task_id: String,
     bounds: Bounds,
     sink: Arc<PartSink>,
     observed: Mutex<Vec<Observed>>,
+    /// A read of the manifest started ahead of the first change (`read_ahead`).
+    ahead: Mutex<Option<tokio::task::JoinHandle<Loaded>>>,
+}
+
+impl Drop for Desk {
+    fn drop(&mut self) {
+        if let Ok(mut ahead) = self.ahead.lock()
+            && let Some(read) = ahead.take()
+        {
+            read.abort();
+        }
+    }
 }
 
 impl Desk {
@@ -64,7 +79,29 @@ impl Desk {
             task_id: task_id.to_owned(),
             bounds,
             observed: Mutex::new(Vec::new()),
+            ahead: Mutex::new(None),
         }
+    }
+
+    /// Starts reading the manifest now, for the first change to use instead of reading
+    /// it then: a wake's note waits for the agent's answer, and the read overlaps it.
+    /// The copy is as good as one read at the change: the write back is conditional on
+    /// its version, so a copy another writer has since replaced is read again.
+    pub fn read_ahead(&self) {
+        let (blobs, task_id) = (self.blobs.clone(), self.task_id.clone());
+        if let Ok(mut ahead) = self.ahead.lock()
+            && ahead.is_none()
+        {
+            *ahead = Some(tokio::spawn(
+                async move { load(blobs.as_ref(), &task_id).await },
+            ));
+        }
+    }
+
+    /// The read started ahead, once (None: none was, or it was used).
+    async fn read_before(&self) -> Option<Loaded> {
+        let read = self.ahead.lock().ok()?.take();
+        read?.await.ok()
     }
 
     /// Where the calls store large content as it arrives.
@@ -188,7 +225,11 @@ impl Desk {
     ) -> Result<Manifest, BlobError> {
         let key = manifest_key(&self.task_id);
         for _ in 0..SAVE_ATTEMPTS {
-            let (mut manifest, etag) = load(self.blobs.as_ref(), &self.task_id).await?;
+            let (mut manifest, etag) = match self.read_before().await {
+                Some(Ok(loaded)) => loaded,
+                // None read ahead, or that read failed: read now.
+                _ => load(self.blobs.as_ref(), &self.task_id).await?,
+            };
             let before = manifest.clone();
             let mut gone = edit(&mut manifest, self.bounds);
             // Content is shared by key: only what no artifact lists any more goes.

@@ -14,6 +14,7 @@ pub struct MemoryBlobs {
     uploads: Mutex<HashMap<String, Vec<Vec<u8>>>>,
     largest_call: Mutex<usize>,
     next: Mutex<u64>,
+    gets: Mutex<usize>,
 }
 
 impl MemoryBlobs {
@@ -29,6 +30,11 @@ impl MemoryBlobs {
 
     pub fn open_uploads(&self) -> usize {
         self.uploads.lock().map(|u| u.len()).unwrap_or_default()
+    }
+
+    /// Every object read.
+    pub fn gets(&self) -> usize {
+        self.gets.lock().map(|g| *g).unwrap_or_default()
     }
 
     /// The most bytes one call handed over.
@@ -83,6 +89,9 @@ impl Blobs for MemoryBlobs {
     }
 
     fn get(&self, key: &str) -> BoxFuture<'_, Result<Option<Versioned>, BlobError>> {
+        if let Ok(mut gets) = self.gets.lock() {
+            *gets += 1;
+        }
         let result = self.check(0).map(|()| {
             self.lock().get(key).map(|(bytes, version)| Versioned {
                 bytes: bytes.clone(),

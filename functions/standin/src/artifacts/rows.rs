@@ -42,6 +42,12 @@ impl<'a, S: RowStore> WithArtifacts<'a, S> {
         }
     }
 
+    async fn told_if(&self, applied: &Applied, told: Vec<(String, u64)>) {
+        if matches!(applied, Applied::Changed { .. }) {
+            self.told(told).await;
+        }
+    }
+
     async fn told(&self, told: Vec<(String, u64)>) {
         if let Some(desk) = &self.desk
             && !told.is_empty()
@@ -110,9 +116,18 @@ impl<S: RowStore> RowStore for WithArtifacts<'_, S> {
     ) -> Result<Applied, StoreError> {
         let (out, told) = self.carrying(out).await;
         let applied = self.inner.apply(task_id, &out, guard).await?;
-        if matches!(applied, Applied::Changed { .. }) {
-            self.told(told).await;
-        }
+        self.told_if(&applied, told).await;
+        Ok(applied)
+    }
+    async fn apply_to(
+        &self,
+        row: &Row,
+        out: &RemoteOut,
+        guard: &Guard,
+    ) -> Result<Applied, StoreError> {
+        let (out, told) = self.carrying(out).await;
+        let applied = self.inner.apply_to(row, &out, guard).await?;
+        self.told_if(&applied, told).await;
         Ok(applied)
     }
     async fn set_remote(

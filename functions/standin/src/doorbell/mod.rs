@@ -87,6 +87,21 @@ pub async fn apply<S: RowStore>(
     guard: &Guard,
 ) -> Result<Applied, StoreError> {
     let applied = store.apply(task_id, out, guard).await?;
+    Ok(counted(task_id, out, applied))
+}
+
+/// `apply` to the row as the caller last read or wrote it (`RowStore::apply_to`).
+pub async fn apply_to<S: RowStore>(
+    store: &S,
+    row: &Row,
+    out: &RemoteOut,
+    guard: &Guard,
+) -> Result<Applied, StoreError> {
+    let applied = store.apply_to(row, out, guard).await?;
+    Ok(counted(&row.task_id, out, applied))
+}
+
+fn counted(task_id: &str, out: &RemoteOut, applied: Applied) -> Applied {
     // The write that applies a final state closes the row, once: the stand-in has ended.
     if out.is_final && matches!(applied, Applied::Changed { .. }) {
         ended(
@@ -97,7 +112,7 @@ pub async fn apply<S: RowStore>(
                 .to_ascii_lowercase(),
         );
     }
-    Ok(applied)
+    applied
 }
 
 /// Counts a stand-in's end by its cause, where the write that ends it happens (so a

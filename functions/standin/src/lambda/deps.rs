@@ -161,7 +161,8 @@ impl StepDeps {
         })
     }
 
-    /// `rows` (the steps' store, as wrapped for the invocation) sending each note at once.
+    /// `rows` sending each note at once. The artifacts' wrapper goes around it, so a
+    /// note is sent before the manifest records what it told.
     pub fn sending<'a, S: RowStore>(
         &'a self,
         rows: &'a S,

@@ -121,7 +121,7 @@ pub async fn turn(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailu
     let (spec, connect, desk, _) = reach(deps, &step).await?;
     let settings = &deps.settings;
     let step = steps::turn(
-        &deps.sending(&WithArtifacts::new(&deps.store, desk.clone())),
+        &WithArtifacts::new(&deps.sending(&deps.store), desk.clone()),
         connect,
         spec.as_ref(),
         step,
@@ -137,7 +137,7 @@ pub async fn register(deps: &'static StepDeps, step: Step) -> Result<Step, StepF
     let (spec, connect, desk, _) = reach(deps, &step).await?;
     let settings = &deps.settings;
     let step = steps::register(
-        &deps.sending(&WithArtifacts::new(&deps.store, desk.clone())),
+        &WithArtifacts::new(&deps.sending(&deps.store), desk.clone()),
         connect,
         spec.as_ref(),
         settings.push_base_url.as_deref(),
@@ -151,9 +151,14 @@ pub async fn register(deps: &'static StepDeps, step: Step) -> Result<Step, StepF
 
 pub async fn wake(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailure> {
     let (spec, connect, desk, row) = reach(deps, &step).await?;
+    if let Some(desk) = &desk {
+        // A wake that checks writes its note after the agent answers: the manifest is
+        // read meanwhile.
+        desk.read_ahead();
+    }
     let settings = &deps.settings;
     let step = steps::wake(
-        &deps.sending(&WithArtifacts::new(&deps.store, desk.clone())),
+        &WithArtifacts::new(&deps.sending(&deps.store), desk.clone()),
         connect,
         step,
         row.as_ref(),
@@ -170,7 +175,7 @@ pub async fn wake(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailu
 pub async fn end(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailure> {
     let (_, connect, desk, _) = reach(deps, &step).await?;
     steps::end(
-        &deps.sending(&WithArtifacts::new(&deps.store, desk.clone())),
+        &WithArtifacts::new(&deps.sending(&deps.store), desk.clone()),
         &step,
         connect,
     )
@@ -358,8 +363,9 @@ async fn follow(
     };
     let desk = deps.desk(&input.task_id, token);
     let connect = connector(deps, &input.task_id, &input.agent, spec, desk.clone())();
-    let rows = WithArtifacts::new(&deps.store, desk.clone());
-    let end = follow::run(&deps.sending(&rows), &deps.bell, connect, &park, timing).await?;
+    let sending = deps.sending(&deps.store);
+    let rows = WithArtifacts::new(&sending, desk.clone());
+    let end = follow::run(&rows, &deps.bell, connect, &park, timing).await?;
     keep(desk).await;
     Ok(end)
 }

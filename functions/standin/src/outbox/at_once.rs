@@ -49,6 +49,12 @@ where
         }
     }
 
+    async fn send_applied(&self, applied: &Applied) {
+        if let Applied::Changed { note, row } = applied {
+            self.send(row, note).await;
+        }
+    }
+
     /// Sends the note just written by a write that left `row`, when nothing of the
     /// stand-in is still on its way ahead of it.
     async fn send(&self, row: &Row, note: &ParentNote) {
@@ -114,9 +120,17 @@ where
         guard: &Guard,
     ) -> Result<Applied, StoreError> {
         let applied = self.inner.apply(task_id, out, guard).await?;
-        if let Applied::Changed { note, row } = &applied {
-            self.send(row, note).await;
-        }
+        self.send_applied(&applied).await;
+        Ok(applied)
+    }
+    async fn apply_to(
+        &self,
+        row: &Row,
+        out: &RemoteOut,
+        guard: &Guard,
+    ) -> Result<Applied, StoreError> {
+        let applied = self.inner.apply_to(row, out, guard).await?;
+        self.send_applied(&applied).await;
         Ok(applied)
     }
     async fn close(

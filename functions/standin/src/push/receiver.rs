@@ -197,8 +197,10 @@ pub fn authorize(row: Option<&Row>, push: &CheckedPush) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// The whole receiver: checks, then the conditional write (same checks in the condition,
-/// so a concurrent close wins), then the ring.
+/// The whole receiver: the body's checks, then the conditional write, whose condition
+/// is every check `authorize` makes (so a concurrent close wins), then the ring. A push
+/// that passes costs that one write before the ring, as the floor's one read of its
+/// token; the row is read only to tell why a push was refused (nothing was written).
 pub async fn receive<S: RowStore, D: Doorbell>(
     store: &S,
     bell: &D,
@@ -216,16 +218,9 @@ pub async fn receive<S: RowStore, D: Doorbell>(
         },
         Err(refusal) => return PushResponse::refused(task_id, refusal),
     };
-    let row = match store.get(task_id).await {
-        Ok(row) => row,
-        Err(err) => return store_failure(task_id, &err),
-    };
-    if let Err(refusal) = authorize(row.as_ref(), &push) {
-        return PushResponse::refused(task_id, refusal);
-    }
     let guard = Guard::Push {
-        digest: push.digest,
-        remote_task_id: push.remote_task_id,
+        digest: push.digest.clone(),
+        remote_task_id: push.remote_task_id.clone(),
     };
     let event = WakeEvent::Push {
         claimed: push.claimed,
@@ -236,8 +231,20 @@ pub async fn receive<S: RowStore, D: Doorbell>(
             PushResponse::ACCEPTED
         }
         Err(StoreError::Refused(_) | StoreError::NotFound(_)) => {
-            PushResponse::refused(task_id, Refusal::NotAccepted("lost_race"))
+            why_refused(store, task_id, &push).await
         }
+        Err(err) => store_failure(task_id, &err),
+    }
+}
+
+/// A push the write's condition refused: the row as it is now says why (a row that now
+/// admits it moved between the write and this read).
+async fn why_refused<S: RowStore>(store: &S, task_id: &str, push: &CheckedPush) -> PushResponse {
+    match store.get(task_id).await {
+        Ok(row) => match authorize(row.as_ref(), push) {
+            Err(refusal) => PushResponse::refused(task_id, refusal),
+            Ok(()) => PushResponse::refused(task_id, Refusal::NotAccepted("lost_race")),
+        },
         Err(err) => store_failure(task_id, &err),
     }
 }

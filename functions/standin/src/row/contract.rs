@@ -38,6 +38,7 @@ macro_rules! row_store_contract {
             guards_hold_in_the_write_itself,
             the_watchers_fence_closes_at_the_wake,
             apply_changes_once_notes_each_change_and_is_fenced,
+            apply_to_a_row_that_moved_decides_on_the_row_as_it_is,
             a_final_state_closes_the_row_with_its_note,
             close_is_first_final_and_writes_its_note_once,
             close_without_a_note_writes_none,
@@ -413,6 +414,52 @@ pub async fn apply_changes_once_notes_each_change_and_is_fenced<S: RowStore>(sto
         (ID, Some(REMOTE), "agent-a", "colour?"),
         "the note's body round-trips"
     );
+}
+
+/// `apply_to` a copy of the row: a copy that is still the row writes without a read; a
+/// stale one is never written on, nor is "unchanged" or a refusal decided on it.
+pub async fn apply_to_a_row_that_moved_decides_on_the_row_as_it_is<S: RowStore>(store: &S) {
+    push_row(store).await;
+    let seen = store.get(ID).await.unwrap().unwrap();
+    let Ok(Applied::Changed { note, .. }) =
+        store.apply_to(&seen, &working("one"), &Guard::Open).await
+    else {
+        panic!("the row as read applies");
+    };
+    assert_eq!(note.seq, 1);
+    let Ok(Applied::Changed { note, row }) =
+        store.apply_to(&seen, &working("two"), &Guard::Open).await
+    else {
+        panic!("a copy behind the row applies to the row as it is");
+    };
+    assert_eq!((note.seq, row.seq), (2, 2));
+    let mut behind = seen.clone();
+    behind.last = Some(working("one"));
+    behind.seq = 1;
+    let Ok(Applied::Changed { note, .. }) =
+        store.apply_to(&behind, &working("one"), &Guard::Open).await
+    else {
+        panic!("unchanged on a stale copy is not unchanged on the row (it says two)");
+    };
+    assert_eq!(note.seq, 3);
+    assert_eq!(
+        store.apply_to(&seen, &working("one"), &Guard::Open).await,
+        Ok(Applied::Unchanged)
+    );
+    store.close(ID, None).await.unwrap();
+    assert_eq!(
+        store.apply_to(&seen, &working("three"), &Guard::Open).await,
+        Err(StoreError::Refused(ID.into())),
+        "a copy from before the close is refused"
+    );
+    let texts: Vec<String> = store
+        .notes(ID, 0, 10)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|n| n.text)
+        .collect();
+    assert_eq!(texts, ["one", "two", "one"]);
 }
 
 pub async fn a_final_state_closes_the_row_with_its_note<S: RowStore>(store: &S) {

@@ -532,59 +532,17 @@ impl RowStore for DynamoRowStore {
         out: &RemoteOut,
         guard: &Guard,
     ) -> Result<Applied, StoreError> {
-        for _ in 0..RACE_ATTEMPTS {
-            let row = self
-                .get(task_id)
-                .await?
-                .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
-            if !guard.admits(&row) {
-                return Err(StoreError::Refused(task_id.to_owned()));
-            }
-            if row
-                .last
-                .as_ref()
-                .is_some_and(|last| !out.differs_from(last))
-            {
-                return Ok(Applied::Unchanged);
-            }
-            let seq = row.seq + 1;
-            let mut expr = Expr::default();
-            let last = expr.name(LAST);
-            let v_out = expr.val("out", value(out)?);
-            let mut update = format!("SET {last} = {v_out}");
-            if out.is_final {
-                // The final state closes the row in the same write as its note; the park
-                // token stays so the follow that applied it can still ring its park.
-                let c = expr.name(CLOSED);
-                let t = expr.val("true", AttributeValue::Bool(true));
-                let ttl = expr.val("ttl", expires_in(CLOSED_ROW_TTL));
-                update.push_str(&format!(", {c} = {t}, {EXPIRES_AT} = {ttl}"));
-            }
-            let condition = expr.guard(guard);
-            let note = crate::outbox::note_of(&row, out, seq);
-            match self
-                .write_with_note(task_id, &row, update, condition, expr, &note)
-                .await?
-            {
-                true => {
-                    let mut moved = row;
-                    moved.last = Some(out.clone());
-                    moved.seq = seq;
-                    moved.closed |= out.is_final;
-                    return Ok(Applied::Changed {
-                        note: Box::new(note),
-                        row: Box::new(moved),
-                    });
-                }
-                // Another writer moved the row between the read and the write: read again.
-                false => continue,
-            }
-        }
-        Err(StoreError::Backend(format!(
-            "apply to {task_id} kept racing; try again"
-        )))
+        self.apply_from(task_id, None, out, guard).await
     }
-
+    async fn apply_to(
+        &self,
+        row: &Row,
+        out: &RemoteOut,
+        guard: &Guard,
+    ) -> Result<Applied, StoreError> {
+        self.apply_from(&row.task_id, Some(row.clone()), out, guard)
+            .await
+    }
     async fn set_remote(
         &self,
         task_id: &str,
@@ -843,6 +801,77 @@ impl DynamoRowStore {
     /// One transaction: the row's update under its condition plus "nobody took this
     /// number" (`seq` unchanged since the read), and the note put under that number.
     /// False when the row's condition failed (a race: the caller reads again).
+    /// `apply`, first to `seen` (the row as the caller has it) when given. A write on it
+    /// is conditional on its note number and guard, so a row that moved is refused and
+    /// read again; a refusal or "unchanged" is only ever decided on a row read here.
+    async fn apply_from(
+        &self,
+        task_id: &str,
+        mut seen: Option<Row>,
+        out: &RemoteOut,
+        guard: &Guard,
+    ) -> Result<Applied, StoreError> {
+        for _ in 0..RACE_ATTEMPTS {
+            let (row, read_here) = match seen.take() {
+                Some(row) => (row, false),
+                None => (
+                    self.get(task_id)
+                        .await?
+                        .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?,
+                    true,
+                ),
+            };
+            let unchanged = row
+                .last
+                .as_ref()
+                .is_some_and(|last| !out.differs_from(last));
+            if !read_here && (unchanged || !guard.admits(&row)) {
+                continue;
+            }
+            if !guard.admits(&row) {
+                return Err(StoreError::Refused(task_id.to_owned()));
+            }
+            if unchanged {
+                return Ok(Applied::Unchanged);
+            }
+            let seq = row.seq + 1;
+            let mut expr = Expr::default();
+            let last = expr.name(LAST);
+            let v_out = expr.val("out", value(out)?);
+            let mut update = format!("SET {last} = {v_out}");
+            if out.is_final {
+                // The final state closes the row in the same write as its note; the park
+                // token stays so the follow that applied it can still ring its park.
+                let c = expr.name(CLOSED);
+                let t = expr.val("true", AttributeValue::Bool(true));
+                let ttl = expr.val("ttl", expires_in(CLOSED_ROW_TTL));
+                update.push_str(&format!(", {c} = {t}, {EXPIRES_AT} = {ttl}"));
+            }
+            let condition = expr.guard(guard);
+            let note = crate::outbox::note_of(&row, out, seq);
+            match self
+                .write_with_note(task_id, &row, update, condition, expr, &note)
+                .await?
+            {
+                true => {
+                    let mut moved = row;
+                    moved.last = Some(out.clone());
+                    moved.seq = seq;
+                    moved.closed |= out.is_final;
+                    return Ok(Applied::Changed {
+                        note: Box::new(note),
+                        row: Box::new(moved),
+                    });
+                }
+                // Another writer moved the row between the read and the write: read again.
+                false => continue,
+            }
+        }
+        Err(StoreError::Backend(format!(
+            "apply to {task_id} kept racing; try again"
+        )))
+    }
+
     async fn write_with_note(
         &self,
         task_id: &str,

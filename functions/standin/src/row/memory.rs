@@ -21,6 +21,8 @@ pub struct MemoryStore {
     notes: Mutex<Vec<ParentNote>>,
     /// Every successful write, for "nothing written" assertions.
     writes: Mutex<usize>,
+    /// Every `get`, for "no read ahead of the write" assertions.
+    reads: Mutex<usize>,
 }
 
 impl MemoryStore {
@@ -30,6 +32,10 @@ impl MemoryStore {
 
     pub fn writes(&self) -> usize {
         *lock(&self.writes)
+    }
+
+    pub fn reads(&self) -> usize {
+        *lock(&self.reads)
     }
 
     pub fn snapshot(&self, task_id: &str) -> Option<Row> {
@@ -100,6 +106,7 @@ impl RowStore for MemoryStore {
     }
 
     async fn get(&self, task_id: &str) -> Result<Option<Row>, StoreError> {
+        *lock(&self.reads) += 1;
         Ok(self.snapshot(task_id))
     }
 

@@ -134,6 +134,17 @@ pub trait RowStore: Send + Sync {
         out: &RemoteOut,
         guard: &Guard,
     ) -> impl Future<Output = Result<Applied, StoreError>> + Send;
+    /// `apply`, to the row as the caller last read or wrote it: one read less while it
+    /// is still the row (the write is conditional on its note number), and read again
+    /// before anything is decided on it otherwise.
+    fn apply_to(
+        &self,
+        row: &Row,
+        out: &RemoteOut,
+        guard: &Guard,
+    ) -> impl Future<Output = Result<Applied, StoreError>> + Send {
+        self.apply(&row.task_id, out, guard)
+    }
     /// Records the remote task (after the first turn) and its context.
     fn set_remote(
         &self,

@@ -80,7 +80,7 @@ where
     }
     let mut changed = false;
     if let Some(out) = &fetched {
-        match apply_open(store, &step.task_id, out).await? {
+        match apply_open(store, &step.task_id, Some(&row), out).await? {
             Outcome::AlreadyFinal => return Ok(step.then(Next::End(EndCause::Final))),
             Outcome::Changed => {
                 changed = true;

@@ -232,12 +232,18 @@ pub(crate) enum Outcome {
 }
 
 /// A step's apply (turn, check): refused only on a closed row, which a final state closed.
+/// `seen`: the row as the step last read or wrote it, when it has one (a read less).
 pub(crate) async fn apply_open<S: RowStore>(
     store: &S,
     task_id: &str,
+    seen: Option<&Row>,
     out: &RemoteOut,
 ) -> Result<Outcome, StepError> {
-    match doorbell::apply(store, task_id, out, &Guard::Open).await {
+    let applied = match seen {
+        Some(row) => doorbell::apply_to(store, row, out, &Guard::Open).await,
+        None => doorbell::apply(store, task_id, out, &Guard::Open).await,
+    };
+    match applied {
         Ok(Applied::Changed { .. }) => Ok(Outcome::Changed),
         Ok(Applied::Unchanged) => Ok(Outcome::Unchanged),
         Err(StoreError::Refused(_)) => Ok(Outcome::AlreadyFinal),

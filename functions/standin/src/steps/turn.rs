@@ -234,7 +234,7 @@ async fn exchange<S: RowStore, A: Agent>(
             out
         }
     };
-    if apply_open(store, &step.task_id, &out).await? == Outcome::AlreadyFinal {
+    if apply_open(store, &step.task_id, None, &out).await? == Outcome::AlreadyFinal {
         return Ok(step.then(Next::End(EndCause::Final)));
     }
     let next = next::after_turn(
