@@ -11,7 +11,9 @@ use standin::agents::{AgentSpec, Updates};
 use standin::artifacts::manifest::{Seen, StoredPart};
 use standin::artifacts::memory::MemoryBlobs;
 use standin::artifacts::sink::{PART_BYTES, PartSink};
-use standin::artifacts::{Blobs, Bounds, Collecting, Desk, Manifest, Ours, WithArtifacts};
+use standin::artifacts::{
+    Blobs, Bounds, Collecting, Desk, Manifest, Ours, PartRoom, WithArtifacts,
+};
 use standin::push::PushToken;
 use standin::row::memory::MemoryStore;
 use standin::row::{Row, RowStore};
@@ -78,6 +80,75 @@ async fn a_twenty_megabyte_part_goes_up_in_parts_and_reads_back_byte_for_byte() 
         blobs.largest_call()
     );
     assert_eq!(blobs.open_uploads(), 0);
+}
+
+fn opened(name: &str) -> Spilled {
+    Spilled::Opened {
+        spill: name.into(),
+        kind: ContentKind::File,
+    }
+}
+
+fn closed(name: &str) -> Spilled {
+    Spilled::Closed {
+        spill: name.into(),
+        valid: true,
+    }
+}
+
+/// A process holds at most its room of streamed parts at once: a stand-in's part past it
+/// waits (its stream is not read meanwhile) until another's is stored, and a stand-in's
+/// own parts share its place, so one never waits for itself.
+#[tokio::test]
+async fn past_the_process_s_room_a_part_waits_for_one_to_go_up_and_a_stand_in_never_waits_for_itself()
+ {
+    let blobs = Arc::new(MemoryBlobs::default());
+    let room = PartRoom::new(1);
+    let on = |id: &str| {
+        Arc::new(
+            PartSink::new(
+                blobs.clone() as Arc<dyn Blobs>,
+                id,
+                Bounds::default(),
+                Ours::default(),
+            )
+            .within(Some(room.clone())),
+        )
+    };
+    let (a, b) = (on("a"), on("b"));
+    a.take(opened("a1")).await;
+    a.take(Spilled::Bytes {
+        spill: "a1".into(),
+        bytes: vec![b'a'; 1000],
+    })
+    .await;
+    tokio::time::timeout(Duration::from_secs(2), a.take(opened("a2")))
+        .await
+        .expect("a stand-in's second part does not wait for its first");
+    assert_eq!(room.free(), 0);
+    let waiting = tokio::spawn({
+        let b = b.clone();
+        async move { spill(&b, "b1", b"the other stand-in's part", 7).await }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(!waiting.is_finished(), "the other stand-in's part waits");
+    a.take(closed("a1")).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(
+        !waiting.is_finished(),
+        "until every open part of the first is done"
+    );
+    a.take(closed("a2")).await;
+    tokio::time::timeout(Duration::from_secs(2), waiting)
+        .await
+        .expect("then it goes on")
+        .unwrap();
+    let stored = b.stored("b1").await.expect("stored");
+    assert_eq!(
+        blobs.object(stored.key.as_deref().unwrap()).unwrap(),
+        b"the other stand-in's part"
+    );
+    assert_eq!(room.free(), 1, "every place given back");
 }
 
 #[tokio::test]
@@ -341,6 +412,7 @@ async fn a_turn_s_streamed_artifacts_reach_the_final_note_with_the_task_s_own_ac
         ID,
         Bounds::default(),
         Ours::default(),
+        None,
     ));
     let fake = FakeAgent::new(false);
     fake.script_stream(Ok(vec![
@@ -410,6 +482,7 @@ fn desk_on(blobs: &Arc<MemoryBlobs>) -> Desk {
         ID,
         Bounds::default(),
         Ours::default(),
+        None,
     )
 }
 

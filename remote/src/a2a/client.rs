@@ -135,6 +135,10 @@ pub struct AgentClient {
 }
 
 impl AgentClient {
+    /// The most of one streamed event a stream holds in memory at once (large content is
+    /// handed to the sink as it arrives instead).
+    pub const MAX_EVENT_BYTES: usize = MAX_EVENT_BYTES;
+
     /// Fetches and validates the card, then talks to the interface it prefers.
     #[cfg(test)]
     pub(crate) async fn connect(

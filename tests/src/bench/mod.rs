@@ -346,7 +346,7 @@ impl Default for FollowIdle {
             window_secs: 600.0,
             park_secs: 3600.0,
             heartbeat_secs: 10.0,
-            memory_gb: 0.5,
+            memory_gb: 0.25,
         }
     }
 }
@@ -612,4 +612,43 @@ fn svg(series: &[(&str, &Heard)]) -> String {
     }
     out.push_str("</svg>\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FollowIdle;
+
+    /// A resource's or parameter's property as the template writes it (`key: value` on
+    /// one line of its block).
+    fn property(template: &str, name: &str, key: &str) -> Option<f64> {
+        let mut lines = template.lines();
+        lines.find(|l| *l == format!("  {name}:"))?;
+        // The block ends where the next one starts (two spaces, then a capital).
+        lines
+            .take_while(|l| {
+                !(l.starts_with("  ") && l[2..].starts_with(|c: char| c.is_ascii_uppercase()))
+            })
+            .find_map(|l| l.trim().strip_prefix(&format!("{key}: ")))
+            .and_then(|v| v.trim().parse().ok())
+    }
+
+    #[test]
+    fn the_idle_cost_prices_the_follower_the_template_deploys() {
+        let template =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../template.yaml"))
+                .unwrap_or_default();
+        let f = FollowIdle::default();
+        assert_eq!(
+            property(&template, "FollowFunction", "MemorySize"),
+            Some(f.memory_gb * 1024.0)
+        );
+        assert_eq!(
+            property(&template, "FollowsPerFunction", "Default"),
+            Some(f.per_function)
+        );
+        assert_eq!(
+            property(&template, "FollowWindowSecs", "Default"),
+            Some(f.window_secs)
+        );
+    }
 }

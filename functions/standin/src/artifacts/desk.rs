@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use super::blobs::{BlobError, Blobs};
 use super::guard::EchoGuard;
 use super::manifest::{Bounds, Manifest, Seen, StoredPart};
+use super::room::PartRoom;
 use super::sink::{Ours, PartSink, Stored};
 use standin_remote::{Artifact, ArtifactUpdate, Content, ContentKind, ContentSink, Part};
 use standin_wire::{NOTE_INLINE_BYTES, PartFlag, PartKind, PartView};
@@ -72,9 +73,16 @@ impl Drop for Desk {
 
 impl Desk {
     /// Nothing is read until a call brings an artifact or a note is written.
-    pub fn new(blobs: Arc<dyn Blobs>, task_id: &str, bounds: Bounds, ours: Ours) -> Self {
+    /// `room`: the process's room for parts held in memory, shared by its desks.
+    pub fn new(
+        blobs: Arc<dyn Blobs>,
+        task_id: &str,
+        bounds: Bounds,
+        ours: Ours,
+        room: Option<PartRoom>,
+    ) -> Self {
         Self {
-            sink: Arc::new(PartSink::new(blobs.clone(), task_id, bounds, ours)),
+            sink: Arc::new(PartSink::new(blobs.clone(), task_id, bounds, ours).within(room)),
             blobs,
             task_id: task_id.to_owned(),
             bounds,

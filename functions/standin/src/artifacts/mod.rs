@@ -4,7 +4,8 @@
 //! - `manifest`: the stand-in's record of its artifacts (pure: merges, bounds, what a
 //!   note carries).
 //! - `blobs`: where bytes and manifests are kept (a port), `s3` and `memory` adapters.
-//! - `sink`: content stored as it arrives, checked by `guard` for echoes of our secrets.
+//! - `sink`: content stored as it arrives, checked by `guard` for echoes of our secrets,
+//!   held within the process's `room` for parts.
 //! - `desk`: one invocation's artifacts, folded into the manifest.
 //! - `collect`: an agent whose answers' artifacts reach the desk.
 //! - `rows`: the row store whose notes carry them.
@@ -15,6 +16,7 @@ pub mod desk;
 pub mod guard;
 pub mod manifest;
 pub mod memory;
+pub mod room;
 pub mod rows;
 pub mod s3;
 pub mod sink;
@@ -23,5 +25,6 @@ pub use blobs::{BlobError, Blobs};
 pub use collect::Collecting;
 pub use desk::Desk;
 pub use manifest::{Bounds, Manifest};
+pub use room::PartRoom;
 pub use rows::WithArtifacts;
 pub use sink::{HeldSecrets, Ours};

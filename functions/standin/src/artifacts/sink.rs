@@ -13,7 +13,9 @@ use super::blobs::{BlobError, Blobs, MIN_PART_BYTES, Upload};
 use super::desk::{load, parts_prefix};
 use super::guard::EchoGuard;
 use super::manifest::{Bounds, Manifest};
+use super::room::{Claim, PART_ROOM_BYTES, PartRoom};
 use crate::push::TokenDigest;
+use tokio::sync::OwnedSemaphorePermit;
 
 /// What of ours must not be stored: the push token (by its digest) and the credentials
 /// the process holds.
@@ -49,6 +51,9 @@ pub struct Stored {
 
 struct Open {
     spill: String,
+    /// Its place in the process's room for parts (None: no room is kept, or it is a
+    /// whole small part, already in memory).
+    _place: Option<Arc<OwnedSemaphorePermit>>,
     /// Built when the part opens, from the credentials held then (the call that brings
     /// the part has read them).
     guard: EchoGuard,
@@ -111,6 +116,10 @@ pub struct PartSink {
     /// Read from the manifest when the first part arrives: a call that brings no
     /// artifact costs no read.
     state: Mutex<Option<State>>,
+    /// The process's room for parts held in memory (None: unbounded, one stand-in's
+    /// process outside Lambda), and this stand-in's claim on it.
+    room: Option<PartRoom>,
+    claim: Claim,
 }
 
 fn hex(digest: &[u8]) -> String {
@@ -127,7 +136,15 @@ impl PartSink {
             token: std::sync::Mutex::new(secrets.token),
             held: secrets.held,
             state: Mutex::new(None),
+            room: None,
+            claim: Claim::default(),
         }
+    }
+
+    /// Parts streamed in are held within `room`, shared with the process's other sinks.
+    pub fn within(mut self, room: Option<PartRoom>) -> Self {
+        self.room = room;
+        self
     }
 
     /// What is stored already and what may still be, from the manifest.
@@ -200,6 +217,7 @@ impl PartSink {
         );
         Open {
             spill,
+            _place: None,
             guard,
             key,
             held: Vec::new(),
@@ -222,20 +240,23 @@ impl PartSink {
             open.flag = Some(PartFlag::Truncated);
         }
         state.bytes_left -= fits as u64;
-        open.held.extend_from_slice(&bytes[..fits]);
         let hold = open.guard.hold();
+        let needed = open.held.len() + fits;
+        if needed > open.held.capacity() {
+            // Doubled as usual, but never past a part's room (which is what it is counted
+            // at), unless this very chunk needs more.
+            let doubled = (open.held.capacity() * 2).min(PART_ROOM_BYTES);
+            open.held
+                .reserve_exact(needed.max(doubled) - open.held.len());
+        }
+        open.held.extend_from_slice(&bytes[..fits]);
         if open.held.len() >= PART_BYTES + hold {
-            let rest = open.held.split_off(open.held.len() - hold);
-            let mut part = std::mem::replace(&mut open.held, rest);
-            // The held tail was checked with what follows it; checked again next time.
-            let mut checked = part.clone();
-            checked.extend_from_slice(&open.held);
-            if open.guard.redact(&mut checked) {
+            // Checked whole; the tail held back is checked again with what follows it.
+            if open.guard.redact(&mut open.held) {
                 open.flag.get_or_insert(PartFlag::Redacted);
-                let (head, tail) = checked.split_at(part.len());
-                part.copy_from_slice(head);
-                open.held.copy_from_slice(tail);
             }
+            let rest = open.held.split_off(open.held.len() - hold);
+            let part = std::mem::replace(&mut open.held, rest);
             self.upload_part(open, part).await;
         }
     }
@@ -361,10 +382,17 @@ impl PartSink {
 impl ContentSink for PartSink {
     fn take(&self, spilled: Spilled) -> BoxFuture<'_, ()> {
         Box::pin(async move {
+            // A place in the room is waited for before this stand-in's parts are locked,
+            // so its other parts go on meanwhile.
+            let place = match (&spilled, &self.room) {
+                (Spilled::Opened { .. }, Some(room)) => self.claim.place(room).await,
+                _ => None,
+            };
             let mut state = self.state().await;
             match spilled {
                 Spilled::Opened { spill, .. } => {
-                    let open = self.open(&mut state, spill.clone()).await;
+                    let mut open = self.open(&mut state, spill.clone()).await;
+                    open._place = place;
                     state.open.insert(spill, open);
                 }
                 Spilled::Bytes { spill, bytes } => {

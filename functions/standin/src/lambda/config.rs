@@ -144,6 +144,9 @@ pub struct StepSettings {
 pub struct ArtifactSettings {
     pub bucket: String,
     pub bounds: crate::artifacts::Bounds,
+    /// The function's memory (`AWS_LAMBDA_FUNCTION_MEMORY_SIZE`, set by Lambda), which
+    /// bounds the parts held at once; None outside Lambda: unbounded.
+    pub memory_mib: Option<u64>,
 }
 
 impl ArtifactSettings {
@@ -161,6 +164,10 @@ impl ArtifactSettings {
                     field: "MAX_ARTIFACTS".into(),
                     problem: format!("{max_count} is too many"),
                 })?,
+            },
+            memory_mib: match optional(env, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE") {
+                Some(_) => Some(positive(env, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE", 0)?),
+                None => None,
             },
         }))
     }

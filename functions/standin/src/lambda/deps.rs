@@ -13,7 +13,7 @@ use super::config::{
 };
 use crate::agents::{AgentSpec, ConfigError};
 use crate::artifacts::s3::S3Blobs;
-use crate::artifacts::{Desk, Ours};
+use crate::artifacts::{Desk, Ours, PartRoom};
 use crate::auth::Keyring;
 use crate::auth::secrets::Secrets;
 use crate::auth::secretsmanager::SecretsManager;
@@ -115,6 +115,8 @@ pub struct StepDeps {
     blobs: Option<std::sync::Arc<dyn crate::artifacts::Blobs>>,
     /// Where a step sends its note at once, when configured.
     outlets: Option<NoteOutlets>,
+    /// The process's room for artifact parts held in memory (None: unbounded).
+    room: Option<PartRoom>,
 }
 
 impl StepDeps {
@@ -158,7 +160,26 @@ impl StepDeps {
             keyring,
             blobs,
             outlets,
-        })
+            room: None,
+        }
+        .holding(1))
+    }
+
+    /// A process that holds `streams` stand-ins' streams at once: the room for parts is
+    /// what its memory leaves after them.
+    pub fn holding(mut self, streams: usize) -> Self {
+        let memory = self.settings.artifacts.as_ref().and_then(|a| a.memory_mib);
+        self.room = memory.map(|memory| {
+            if !PartRoom::fits(memory, streams, AgentClient::MAX_EVENT_BYTES) {
+                tracing::warn!(
+                    memory,
+                    streams,
+                    "the function's memory may not hold every stream's event buffer at once; raise its MemorySize or lower FollowsPerFunction"
+                );
+            }
+            PartRoom::for_memory(memory, streams, AgentClient::MAX_EVENT_BYTES)
+        });
+        self
     }
 
     /// `rows` sending each note at once. The artifacts' wrapper goes around it, so a
@@ -187,6 +208,7 @@ impl StepDeps {
             task_id,
             settings.bounds,
             ours,
+            self.room.clone(),
         )))
     }
 
@@ -333,7 +355,7 @@ impl FollowDeps {
             requests: crate::follow::sqs::SqsFollowRequests::new(aws.sqs(), settings.queue_url),
             capacity: settings.capacity,
             window: settings.window,
-            steps: StepDeps::new(aws, settings.steps)?,
+            steps: StepDeps::new(aws, settings.steps)?.holding(settings.capacity),
         })
     }
 }
