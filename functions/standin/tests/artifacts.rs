@@ -6,8 +6,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use sha2::{Digest, Sha256};
 use standin::agents::{AgentSpec, Updates};
+use standin::artifacts::blobs::{BlobError, Upload, Versioned};
 use standin::artifacts::manifest::{Seen, StoredPart};
 use standin::artifacts::memory::MemoryBlobs;
 use standin::artifacts::sink::{PART_BYTES, PartSink};
@@ -149,6 +151,80 @@ async fn past_the_process_s_room_a_part_waits_for_one_to_go_up_and_a_stand_in_ne
         b"the other stand-in's part"
     );
     assert_eq!(room.free(), 1, "every place given back");
+}
+
+/// Blobs whose first multipart part fails (S3 down for a moment).
+struct FirstPartFails {
+    blobs: Arc<MemoryBlobs>,
+    failed: std::sync::atomic::AtomicBool,
+}
+
+impl Blobs for FirstPartFails {
+    fn put(&self, key: &str, bytes: Vec<u8>) -> BoxFuture<'_, Result<(), BlobError>> {
+        self.blobs.put(key, bytes)
+    }
+    fn put_if(
+        &self,
+        key: &str,
+        bytes: Vec<u8>,
+        etag: Option<&str>,
+    ) -> BoxFuture<'_, Result<(), BlobError>> {
+        self.blobs.put_if(key, bytes, etag)
+    }
+    fn get(&self, key: &str) -> BoxFuture<'_, Result<Option<Versioned>, BlobError>> {
+        self.blobs.get(key)
+    }
+    fn delete(&self, key: &str) -> BoxFuture<'_, Result<(), BlobError>> {
+        self.blobs.delete(key)
+    }
+    fn start(&self, key: &str) -> BoxFuture<'_, Result<Upload, BlobError>> {
+        self.blobs.start(key)
+    }
+    fn part<'a>(
+        &'a self,
+        upload: &'a mut Upload,
+        bytes: Vec<u8>,
+    ) -> BoxFuture<'a, Result<(), BlobError>> {
+        if !self.failed.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            return Box::pin(async { Err(BlobError::Unavailable("down".into())) });
+        }
+        self.blobs.part(upload, bytes)
+    }
+    fn complete(&self, upload: Upload) -> BoxFuture<'_, Result<(), BlobError>> {
+        self.blobs.complete(upload)
+    }
+    fn abort(&self, upload: Upload) -> BoxFuture<'_, Result<(), BlobError>> {
+        self.blobs.abort(upload)
+    }
+    fn link(&self, key: &str, seconds: u64) -> BoxFuture<'_, Result<String, BlobError>> {
+        self.blobs.link(key, seconds)
+    }
+}
+
+/// A part whose upload failed stores nothing, so it spends nothing of the stand-in's
+/// bound: the next part has all of it.
+#[tokio::test]
+async fn a_part_that_failed_to_store_gives_back_all_it_took_of_the_bound() {
+    let blobs = Arc::new(MemoryBlobs::default());
+    let failing = Arc::new(FirstPartFails {
+        blobs: blobs.clone(),
+        failed: std::sync::atomic::AtomicBool::new(false),
+    });
+    let bounds = Bounds {
+        max_bytes: 24 * 1024 * 1024,
+        ..Bounds::default()
+    };
+    let sink = PartSink::new(failing as Arc<dyn Blobs>, ID, bounds, Ours::default());
+    // Three parts' worth: the first's upload fails, so none of it is stored.
+    spill(&sink, "lost", &vec![b'l'; 16 * 1024 * 1024], 64 * 1024).await;
+    let lost = sink.stored("lost").await.expect("closed");
+    assert_eq!((lost.key, lost.flag), (None, Some(PartFlag::NotStored)));
+    let content = vec![b'n'; 20 * 1024 * 1024];
+    spill(&sink, "next", &content, 64 * 1024).await;
+    let next = sink.stored("next").await.expect("closed");
+    assert_eq!(next.flag, None, "not truncated: the lost part took nothing");
+    assert_eq!(next.size, content.len() as u64);
+    assert_eq!(blobs.object(next.key.as_deref().unwrap()).unwrap(), content);
 }
 
 #[tokio::test]

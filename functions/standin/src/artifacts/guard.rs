@@ -8,9 +8,10 @@ use crate::push::TokenDigest;
 const TOKEN_LEN: usize = 43;
 /// Shorter credentials are not looked for: they would match ordinary text.
 const MIN_SECRET_LEN: usize = 8;
-/// Longer credentials are looked for by their first this many bytes (a PEM key's
-/// body, a long JWT): held back at most this much.
-const MAX_SECRET_PREFIX: usize = 4096;
+/// Longer credentials (a PEM key, a long JWT) are looked for in pieces of this many
+/// bytes, each blanked wherever it appears, so what is held back stays bounded and
+/// every byte of an echo is blanked.
+const MAX_SECRET_PIECE: usize = 4096;
 const BLANK: u8 = b'*';
 
 #[derive(Clone, Default)]
@@ -39,10 +40,7 @@ impl EchoGuard {
                 .into_iter()
                 .map(String::into_bytes)
                 .filter(|s| s.len() >= MIN_SECRET_LEN)
-                .map(|mut s| {
-                    s.truncate(MAX_SECRET_PREFIX);
-                    s
-                })
+                .flat_map(|s| pieces(&s))
                 .collect(),
         }
     }
@@ -58,16 +56,17 @@ impl EchoGuard {
             .unwrap_or(TOKEN_LEN + 1)
     }
 
-    /// Blanks every echo in `bytes`; true when there was one.
+    /// Blanks every echo in `bytes`; true when there was one. Every echo is found
+    /// before any is blanked, so one overlapping another (a token inside a credential)
+    /// is blanked whole.
     pub fn redact(&self, bytes: &mut [u8]) -> bool {
-        let mut found = false;
+        let mut echoes = Vec::new();
         for secret in &self.secrets {
             let mut from = 0;
             while let Some(at) = find(&bytes[from..], secret) {
                 let start = from + at;
-                bytes[start..start + secret.len()].fill(BLANK);
+                echoes.push(start..start + secret.len());
                 from = start + secret.len();
-                found = true;
             }
         }
         if let Some(digest) = &self.token {
@@ -77,13 +76,15 @@ impl EchoGuard {
                     let window = at..at + TOKEN_LEN;
                     let candidate = std::str::from_utf8(&bytes[window.clone()]).unwrap_or_default();
                     if TokenDigest::of(candidate).matches(digest) {
-                        bytes[window].fill(BLANK);
-                        found = true;
+                        echoes.push(window);
                     }
                 }
             }
         }
-        found
+        for echo in &echoes {
+            bytes[echo.clone()].fill(BLANK);
+        }
+        !echoes.is_empty()
     }
 }
 
@@ -96,6 +97,25 @@ impl EchoGuard {
         }
         String::from_utf8_lossy(&bytes).into_owned()
     }
+}
+
+/// A credential in pieces of at most `MAX_SECRET_PIECE` bytes; a last piece too short
+/// to look for on its own joins the one before it.
+fn pieces(secret: &[u8]) -> Vec<Vec<u8>> {
+    let mut pieces: Vec<Vec<u8>> = secret
+        .chunks(MAX_SECRET_PIECE)
+        .map(<[u8]>::to_vec)
+        .collect();
+    if pieces.len() > 1
+        && pieces
+            .last()
+            .is_some_and(|last| last.len() < MIN_SECRET_LEN)
+        && let Some(last) = pieces.pop()
+        && let Some(before) = pieces.last_mut()
+    {
+        before.extend_from_slice(&last);
+    }
+    pieces
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
@@ -153,6 +173,59 @@ mod tests {
         assert_eq!(out.len(), text.len());
         let mut clean = b"nothing here".to_vec();
         assert!(!guard.redact(&mut clean));
+    }
+
+    /// A credential longer than a piece (a PEM key) is blanked to its last byte, and what
+    /// is held back stays one piece.
+    #[test]
+    fn a_long_credential_is_blanked_whole() {
+        // Random-looking, as a key's body is.
+        let mut state = 0x2545_f491_u32;
+        let key: String = (0..10_000)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 17;
+                state ^= state << 5;
+                char::from(b'A' + u8::try_from(state % 26).unwrap_or(0))
+            })
+            .collect();
+        let guard = EchoGuard::new(None, [key.clone()]);
+        assert!(guard.hold() <= MAX_SECRET_PIECE + MIN_SECRET_LEN);
+        let mut bytes = format!("before {key} after").into_bytes();
+        assert!(guard.redact(&mut bytes));
+        let out = String::from_utf8(bytes).unwrap_or_default();
+        assert_eq!(
+            out,
+            format!("before {} after", "*".repeat(key.len())),
+            "every byte of the key blanked"
+        );
+        // A piece that would be too short to look for joins the one before.
+        let odd = "k".repeat(2 * MAX_SECRET_PIECE + 3);
+        let split = pieces(odd.as_bytes());
+        assert_eq!(
+            split.iter().map(Vec::len).collect::<Vec<_>>(),
+            [MAX_SECRET_PIECE, MAX_SECRET_PIECE + 3]
+        );
+    }
+
+    /// The push token echoed inside a credential's echo: both blanked whole, though each
+    /// match overlaps the other.
+    #[test]
+    fn a_token_overlapping_a_credential_is_blanked_whole() {
+        let token = PushToken::generate();
+        let exposed = token.expose();
+        // The credential ends with the token's first ten characters.
+        let credential = format!("cred-{}", &exposed[..10]);
+        let guard = EchoGuard::new(Some(token.digest()), [credential.clone()]);
+        let text = format!("x cred-{exposed} y");
+        let mut bytes = text.clone().into_bytes();
+        assert!(guard.redact(&mut bytes));
+        let out = String::from_utf8(bytes).unwrap_or_default();
+        assert_eq!(
+            out,
+            format!("x {} y", "*".repeat(credential.len() - 10 + exposed.len())),
+            "the credential and the whole token blanked: {out}"
+        );
     }
 
     #[test]

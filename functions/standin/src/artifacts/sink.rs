@@ -63,6 +63,8 @@ struct Open {
     /// Of the bytes stored (after any blanking).
     sha: Sha256,
     size: u64,
+    /// What it took of the stand-in's bound, given back if nothing new is stored.
+    taken: u64,
     /// Of every byte received, kept or not: a truncated read of content stored whole
     /// earlier is that content.
     whole: Sha256,
@@ -224,6 +226,7 @@ impl PartSink {
             upload: None,
             sha: Sha256::new(),
             size: 0,
+            taken: 0,
             whole: Sha256::new(),
             flag: None,
             failed: false,
@@ -234,12 +237,17 @@ impl PartSink {
     /// `SMALL_PARTS_RESERVE`).
     async fn take_bytes(&self, state: &mut State, open: &mut Open, bytes: Vec<u8>, reserve: u64) {
         open.whole.update(&bytes);
+        if open.failed {
+            // Nothing more of it is stored, so nothing more is held or counted.
+            return;
+        }
         let room = usize::try_from(state.bytes_left.saturating_sub(reserve)).unwrap_or(usize::MAX);
         let fits = bytes.len().min(room);
         if fits < bytes.len() {
             open.flag = Some(PartFlag::Truncated);
         }
         state.bytes_left -= fits as u64;
+        open.taken += fits as u64;
         let hold = open.guard.hold();
         let needed = open.held.len() + fits;
         if needed > open.held.capacity() {
@@ -284,6 +292,7 @@ impl PartSink {
     async fn fail(&self, open: &mut Open, err: &BlobError) {
         tracing::error!(error = %err, "an artifact part was not stored");
         open.failed = true;
+        open.held = Vec::new();
         if let Some(upload) = open.upload.take() {
             let _ = self.blobs.abort(upload).await;
         }
@@ -350,7 +359,7 @@ impl PartSink {
         if key.is_none() || key == stored_before {
             // Nothing new stored (content stored earlier, or none at all): this copy
             // spends nothing of the bound.
-            state.bytes_left += open.size;
+            state.bytes_left += open.taken;
         }
         if let Some(key) = &key {
             state.known.insert(sha256.clone(), (key.clone(), open.size));
