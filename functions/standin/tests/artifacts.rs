@@ -127,6 +127,11 @@ async fn past_the_process_s_room_a_part_waits_for_one_to_go_up_and_a_stand_in_ne
     tokio::time::timeout(Duration::from_secs(2), a.take(opened("a2")))
         .await
         .expect("a stand-in's second part does not wait for its first");
+    assert_eq!(
+        a.stored("a1").await.and_then(|s| s.flag),
+        Some(PartFlag::Unreadable),
+        "parts come one at a time: one left open was a broken stream's, and is closed"
+    );
     assert_eq!(room.free(), 0);
     let waiting = tokio::spawn({
         let b = b.clone();
@@ -138,7 +143,7 @@ async fn past_the_process_s_room_a_part_waits_for_one_to_go_up_and_a_stand_in_ne
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert!(
         !waiting.is_finished(),
-        "until every open part of the first is done"
+        "until the first's open part is done"
     );
     a.take(closed("a2")).await;
     tokio::time::timeout(Duration::from_secs(2), waiting)
@@ -151,6 +156,31 @@ async fn past_the_process_s_room_a_part_waits_for_one_to_go_up_and_a_stand_in_ne
         b"the other stand-in's part"
     );
     assert_eq!(room.free(), 1, "every place given back");
+}
+
+/// A part that finds no place for `PLACE_WAIT` (slow agents hold every one) is not
+/// stored, so the events behind it on its stream are not held back for longer.
+#[tokio::test(start_paused = true)]
+async fn a_part_that_finds_no_place_in_time_goes_unstored() {
+    let blobs = Arc::new(MemoryBlobs::default());
+    let room = PartRoom::new(1);
+    let on = |id: &str| {
+        PartSink::new(
+            blobs.clone() as Arc<dyn Blobs>,
+            id,
+            Bounds::default(),
+            Ours::default(),
+        )
+        .within(Some(room.clone()))
+    };
+    let (slow, other) = (on("slow"), on("other"));
+    slow.take(opened("trickle")).await;
+    let started = tokio::time::Instant::now();
+    spill(&other, "waited", b"content that found no room", 8).await;
+    assert!(started.elapsed() >= standin::artifacts::sink::PLACE_WAIT);
+    let stored = other.stored("waited").await.expect("closed");
+    assert_eq!((stored.key, stored.flag), (None, Some(PartFlag::NotStored)));
+    assert_eq!(room.free(), 0, "the slow stand-in keeps its place");
 }
 
 /// Blobs whose first multipart part fails (S3 down for a moment).

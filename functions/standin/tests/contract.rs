@@ -433,6 +433,15 @@ fn the_timings_in_the_asl_and_the_template_agree_with_the_rust() {
         )),
         "the window parameter stops where the function's timeout allows"
     );
+    let most_streams = number(&resource("FollowsPerFunction"), "MaxValue");
+    assert!(
+        standin::artifacts::PartRoom::fits(
+            number(&follow_fn, "MemorySize"),
+            usize::try_from(most_streams).unwrap(),
+            standin_remote::AgentClient::MAX_EVENT_BYTES
+        ),
+        "the follower's memory holds the most streams the template allows, and a part"
+    );
     let visibility = number(&resource("FollowQueue"), "VisibilityTimeout");
     assert!(
         visibility >= number(&follow_fn, "Timeout"),

@@ -166,11 +166,13 @@ impl World {
 
     async fn wake(&self, mut step: Step, woke: Woke, spec: &AgentSpec) -> Step {
         step.park = Some(ParkOutcome { woke });
+        // The row as the wake function reads it on its way in.
+        let known = self.store.snapshot(ID);
         let step = steps::wake(
             &self.store,
             steps::ready(&self.agent),
             step,
-            None,
+            known.as_ref(),
             100,
             PACING,
         )
@@ -297,8 +299,19 @@ async fn push_watch_from_first_turn_to_completion() {
         204
     );
     assert_eq!(w.bell.rings(), ["park-1"]);
+    let reads = w.store.reads();
     let step = w.wake(step, Woke::Rung, &spec).await;
     assert_eq!(park_shape(&step), PLAIN, "the check agreed with the claim");
+    assert_eq!(
+        w.agent.count("GetTask"),
+        2,
+        "asked once, while the wake drained"
+    );
+    assert_eq!(
+        w.store.reads(),
+        reads,
+        "the row read on the way in and the drain's are all the wake needs"
+    );
     assert_eq!(park_no(&step), 2);
     assert!(w.park(&step, "park-2").await);
 

@@ -8,9 +8,9 @@ use crate::push::TokenDigest;
 const TOKEN_LEN: usize = 43;
 /// Shorter credentials are not looked for: they would match ordinary text.
 const MIN_SECRET_LEN: usize = 8;
-/// Longer credentials (a PEM key, a long JWT) are looked for in pieces of this many
-/// bytes, each blanked wherever it appears, so what is held back stays bounded and
-/// every byte of an echo is blanked.
+/// Longer credentials (a PEM key, a long JWT) are looked for in equal pieces of at most
+/// this many bytes (so at least half of it), each blanked wherever it appears: what is
+/// held back stays bounded, and an echo of the whole credential is blanked whole.
 const MAX_SECRET_PIECE: usize = 4096;
 const BLANK: u8 = b'*';
 
@@ -99,23 +99,12 @@ impl EchoGuard {
     }
 }
 
-/// A credential in pieces of at most `MAX_SECRET_PIECE` bytes; a last piece too short
-/// to look for on its own joins the one before it.
+/// A credential in equal pieces of at most `MAX_SECRET_PIECE` bytes: none is short
+/// enough to match ordinary text (a PEM key's footer alone).
 fn pieces(secret: &[u8]) -> Vec<Vec<u8>> {
-    let mut pieces: Vec<Vec<u8>> = secret
-        .chunks(MAX_SECRET_PIECE)
-        .map(<[u8]>::to_vec)
-        .collect();
-    if pieces.len() > 1
-        && pieces
-            .last()
-            .is_some_and(|last| last.len() < MIN_SECRET_LEN)
-        && let Some(last) = pieces.pop()
-        && let Some(before) = pieces.last_mut()
-    {
-        before.extend_from_slice(&last);
-    }
-    pieces
+    let count = secret.len().div_ceil(MAX_SECRET_PIECE).max(1);
+    let size = secret.len().div_ceil(count).max(1);
+    secret.chunks(size).map(<[u8]>::to_vec).collect()
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
@@ -190,7 +179,7 @@ mod tests {
             })
             .collect();
         let guard = EchoGuard::new(None, [key.clone()]);
-        assert!(guard.hold() <= MAX_SECRET_PIECE + MIN_SECRET_LEN);
+        assert!(guard.hold() <= MAX_SECRET_PIECE);
         let mut bytes = format!("before {key} after").into_bytes();
         assert!(guard.redact(&mut bytes));
         let out = String::from_utf8(bytes).unwrap_or_default();
@@ -199,13 +188,14 @@ mod tests {
             format!("before {} after", "*".repeat(key.len())),
             "every byte of the key blanked"
         );
-        // A piece that would be too short to look for joins the one before.
-        let odd = "k".repeat(2 * MAX_SECRET_PIECE + 3);
+        // Equal pieces: none left short enough to match ordinary text.
+        let odd = "k".repeat(MAX_SECRET_PIECE + 1);
         let split = pieces(odd.as_bytes());
         assert_eq!(
             split.iter().map(Vec::len).collect::<Vec<_>>(),
-            [MAX_SECRET_PIECE, MAX_SECRET_PIECE + 3]
+            [MAX_SECRET_PIECE / 2 + 1, MAX_SECRET_PIECE / 2]
         );
+        assert_eq!(pieces(b"sk-live-0123"), [b"sk-live-0123".to_vec()]);
     }
 
     /// The push token echoed inside a credential's echo: both blanked whole, though each

@@ -6,8 +6,7 @@
 use std::sync::Arc;
 
 use super::desk::Desk;
-use crate::outbox::ParentNote;
-use crate::row::{Applied, Closed, Drained, Guard, Row, RowStore, StoreError, WakeEvent, Watch};
+use crate::row::{Applied, Closed, Guard, Row, RowStore, StoreError, Watch};
 use crate::state::RemoteOut;
 
 pub struct WithArtifacts<'a, S> {
@@ -59,55 +58,20 @@ impl<'a, S: RowStore> WithArtifacts<'a, S> {
 }
 
 impl<S: RowStore> RowStore for WithArtifacts<'_, S> {
-    async fn create(&self, row: &Row) -> Result<Row, StoreError> {
-        self.inner.create(row).await
-    }
-    async fn get(&self, task_id: &str) -> Result<Option<Row>, StoreError> {
-        self.inner.get(task_id).await
-    }
-    async fn list(
-        &self,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<(Vec<Row>, Option<String>), StoreError> {
-        self.inner.list(after, limit).await
-    }
-    async fn record(
-        &self,
-        task_id: &str,
-        event: &WakeEvent,
-        guard: &Guard,
-    ) -> Result<Row, StoreError> {
-        self.inner.record(task_id, event, guard).await
-    }
-    async fn park(&self, task_id: &str, park: u64, token: &str) -> Result<Row, StoreError> {
-        self.inner.park(task_id, park, token).await
-    }
-    async fn claim_follow(
-        &self,
-        task_id: &str,
-        park: u64,
-        token: &str,
-        hop: u64,
-    ) -> Result<Row, StoreError> {
-        self.inner.claim_follow(task_id, park, token, hop).await
-    }
-    async fn wake(&self, task_id: &str, park: u64) -> Result<Row, StoreError> {
-        self.inner.wake(task_id, park).await
-    }
-    async fn roll(
-        &self,
-        task_id: &str,
-        park: u64,
-        to: u32,
-        lease: &str,
-        previous: Option<&str>,
-    ) -> Result<Row, StoreError> {
-        self.inner.roll(task_id, park, to, lease, previous).await
-    }
-    async fn drain(&self, task_id: &str, park: u64) -> Result<Drained, StoreError> {
-        self.inner.drain(task_id, park).await
-    }
+    crate::row_store_pass_through!(
+        create,
+        get,
+        list,
+        record,
+        park,
+        claim_follow,
+        wake,
+        roll,
+        drain,
+        set_remote,
+        notes,
+    );
+
     async fn apply(
         &self,
         task_id: &str,
@@ -129,16 +93,6 @@ impl<S: RowStore> RowStore for WithArtifacts<'_, S> {
         let applied = self.inner.apply_to(row, &out, guard).await?;
         self.told_if(&applied, told).await;
         Ok(applied)
-    }
-    async fn set_remote(
-        &self,
-        task_id: &str,
-        remote_task_id: &str,
-        context_id: Option<&str>,
-    ) -> Result<Row, StoreError> {
-        self.inner
-            .set_remote(task_id, remote_task_id, context_id)
-            .await
     }
     async fn set_watch(&self, task_id: &str, watch: &Watch) -> Result<Row, StoreError> {
         let row = self.inner.set_watch(task_id, watch).await?;
@@ -162,13 +116,5 @@ impl<S: RowStore> RowStore for WithArtifacts<'_, S> {
             self.told(told).await;
         }
         Ok(closed)
-    }
-    async fn notes(
-        &self,
-        task_id: &str,
-        after: u64,
-        limit: u32,
-    ) -> Result<Vec<ParentNote>, StoreError> {
-        self.inner.notes(task_id, after, limit).await
     }
 }

@@ -31,6 +31,10 @@ use standin_wire::PartFlag;
 /// back. What a function holds of one artifact at a time.
 pub const PART_BYTES: usize = MIN_PART_BYTES;
 
+/// How long a part waits for a place in the process's room before it goes unstored
+/// (flagged `not_stored`): the agent's other events wait behind it on its stream.
+pub const PLACE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Large content streams in and is stored as it arrives; an answer's small parts are
 /// stored after it is read. So large content leaves this much of the bound (an answer's
 /// inline content is at most the skim's 256 KiB): a draft listed before a large file is
@@ -392,16 +396,40 @@ impl ContentSink for PartSink {
     fn take(&self, spilled: Spilled) -> BoxFuture<'_, ()> {
         Box::pin(async move {
             // A place in the room is waited for before this stand-in's parts are locked,
-            // so its other parts go on meanwhile.
+            // so its other parts go on meanwhile; for a while only, so a room held by
+            // slow agents cannot hold this stream's other events back for long.
             let place = match (&spilled, &self.room) {
-                (Spilled::Opened { .. }, Some(room)) => self.claim.place(room).await,
-                _ => None,
+                (Spilled::Opened { .. }, Some(room)) => {
+                    match tokio::time::timeout(PLACE_WAIT, self.claim.place(room)).await {
+                        Ok(Some(place)) => Ok(Some(place)),
+                        Ok(None) | Err(_) => Err(()),
+                    }
+                }
+                _ => Ok(None),
             };
             let mut state = self.state().await;
             match spilled {
                 Spilled::Opened { spill, .. } => {
+                    // Parts arrive one at a time: one still open is a broken stream's,
+                    // whose end will never come. It is closed unreadable, so a stand-in
+                    // holds one part in memory at most.
+                    let left: Vec<String> = state.open.keys().cloned().collect();
+                    for dangling in left {
+                        if let Some(open) = state.open.remove(&dangling) {
+                            self.close(&mut state, open, false).await;
+                        }
+                    }
                     let mut open = self.open(&mut state, spill.clone()).await;
-                    open._place = place;
+                    match place {
+                        Ok(place) => open._place = place,
+                        Err(()) => {
+                            tracing::warn!(
+                                task_id = %self.task_id,
+                                "no room for an artifact part within {PLACE_WAIT:?}; it is not stored"
+                            );
+                            open.failed = true;
+                        }
+                    }
                     state.open.insert(spill, open);
                 }
                 Spilled::Bytes { spill, bytes } => {

@@ -16,7 +16,7 @@ use super::deliver::Fanout;
 use super::stream::Outlets;
 use super::{NoteBus, ParentCallback, ParentNote, ParentQueue, QueueError, SentMarks};
 use crate::metrics::Metric;
-use crate::row::{Applied, Closed, Drained, Guard, Row, RowStore, StoreError, WakeEvent, Watch};
+use crate::row::{Applied, Closed, Guard, Row, RowStore, StoreError};
 use crate::state::RemoteOut;
 
 /// How long a step waits for its note's outlets before it leaves the note to the
@@ -113,6 +113,21 @@ where
     B: NoteBus,
     C: ParentCallback,
 {
+    crate::row_store_pass_through!(
+        create,
+        get,
+        list,
+        record,
+        park,
+        claim_follow,
+        wake,
+        roll,
+        drain,
+        set_remote,
+        set_watch,
+        notes,
+    );
+
     async fn apply(
         &self,
         task_id: &str,
@@ -143,76 +158,5 @@ where
             self.send(&closed.row, note).await;
         }
         Ok(closed)
-    }
-
-    async fn create(&self, row: &Row) -> Result<Row, StoreError> {
-        self.inner.create(row).await
-    }
-    async fn get(&self, task_id: &str) -> Result<Option<Row>, StoreError> {
-        self.inner.get(task_id).await
-    }
-    async fn list(
-        &self,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<(Vec<Row>, Option<String>), StoreError> {
-        self.inner.list(after, limit).await
-    }
-    async fn record(
-        &self,
-        task_id: &str,
-        event: &WakeEvent,
-        guard: &Guard,
-    ) -> Result<Row, StoreError> {
-        self.inner.record(task_id, event, guard).await
-    }
-    async fn park(&self, task_id: &str, park: u64, token: &str) -> Result<Row, StoreError> {
-        self.inner.park(task_id, park, token).await
-    }
-    async fn claim_follow(
-        &self,
-        task_id: &str,
-        park: u64,
-        token: &str,
-        hop: u64,
-    ) -> Result<Row, StoreError> {
-        self.inner.claim_follow(task_id, park, token, hop).await
-    }
-    async fn wake(&self, task_id: &str, park: u64) -> Result<Row, StoreError> {
-        self.inner.wake(task_id, park).await
-    }
-    async fn roll(
-        &self,
-        task_id: &str,
-        park: u64,
-        to: u32,
-        lease: &str,
-        previous: Option<&str>,
-    ) -> Result<Row, StoreError> {
-        self.inner.roll(task_id, park, to, lease, previous).await
-    }
-    async fn drain(&self, task_id: &str, park: u64) -> Result<Drained, StoreError> {
-        self.inner.drain(task_id, park).await
-    }
-    async fn set_remote(
-        &self,
-        task_id: &str,
-        remote_task_id: &str,
-        context_id: Option<&str>,
-    ) -> Result<Row, StoreError> {
-        self.inner
-            .set_remote(task_id, remote_task_id, context_id)
-            .await
-    }
-    async fn set_watch(&self, task_id: &str, watch: &Watch) -> Result<Row, StoreError> {
-        self.inner.set_watch(task_id, watch).await
-    }
-    async fn notes(
-        &self,
-        task_id: &str,
-        after: u64,
-        limit: u32,
-    ) -> Result<Vec<ParentNote>, StoreError> {
-        self.inner.notes(task_id, after, limit).await
     }
 }

@@ -798,9 +798,6 @@ impl DynamoRowStore {
         }
     }
 
-    /// One transaction: the row's update under its condition plus "nobody took this
-    /// number" (`seq` unchanged since the read), and the note put under that number.
-    /// False when the row's condition failed (a race: the caller reads again).
     /// `apply`, first to `seen` (the row as the caller has it) when given. A write on it
     /// is conditional on its note number and guard, so a row that moved is refused and
     /// read again; a refusal or "unchanged" is only ever decided on a row read here.
@@ -872,6 +869,9 @@ impl DynamoRowStore {
         )))
     }
 
+    /// One transaction: the row's update under its condition plus "nobody took this
+    /// number" (`seq` unchanged since the read), and the note put under that number.
+    /// False when the row's condition failed (a race: the caller reads again).
     async fn write_with_note(
         &self,
         task_id: &str,

@@ -174,3 +174,82 @@ pub trait RowStore: Send + Sync {
         limit: u32,
     ) -> impl Future<Output = Result<Vec<ParentNote>, StoreError>> + Send;
 }
+
+/// The `RowStore` methods a wrapper passes to `self.inner` unchanged, each named once:
+/// a wrapper writes only the methods it changes.
+#[macro_export]
+macro_rules! row_store_pass_through {
+    ($($method:ident),* $(,)?) => { $($crate::row_store_pass_through!(@ $method);)* };
+    (@ create) => {
+        async fn create(&self, row: &$crate::row::Row)
+            -> Result<$crate::row::Row, $crate::row::StoreError> {
+            self.inner.create(row).await
+        }
+    };
+    (@ get) => {
+        async fn get(&self, task_id: &str)
+            -> Result<Option<$crate::row::Row>, $crate::row::StoreError> {
+            self.inner.get(task_id).await
+        }
+    };
+    (@ list) => {
+        async fn list(&self, after: Option<&str>, limit: u32)
+            -> Result<(Vec<$crate::row::Row>, Option<String>), $crate::row::StoreError> {
+            self.inner.list(after, limit).await
+        }
+    };
+    (@ record) => {
+        async fn record(&self, task_id: &str, event: &$crate::row::WakeEvent, guard: &$crate::row::Guard)
+            -> Result<$crate::row::Row, $crate::row::StoreError> {
+            self.inner.record(task_id, event, guard).await
+        }
+    };
+    (@ park) => {
+        async fn park(&self, task_id: &str, park: u64, token: &str)
+            -> Result<$crate::row::Row, $crate::row::StoreError> {
+            self.inner.park(task_id, park, token).await
+        }
+    };
+    (@ claim_follow) => {
+        async fn claim_follow(&self, task_id: &str, park: u64, token: &str, hop: u64)
+            -> Result<$crate::row::Row, $crate::row::StoreError> {
+            self.inner.claim_follow(task_id, park, token, hop).await
+        }
+    };
+    (@ wake) => {
+        async fn wake(&self, task_id: &str, park: u64)
+            -> Result<$crate::row::Row, $crate::row::StoreError> {
+            self.inner.wake(task_id, park).await
+        }
+    };
+    (@ roll) => {
+        async fn roll(&self, task_id: &str, park: u64, to: u32, lease: &str, previous: Option<&str>)
+            -> Result<$crate::row::Row, $crate::row::StoreError> {
+            self.inner.roll(task_id, park, to, lease, previous).await
+        }
+    };
+    (@ drain) => {
+        async fn drain(&self, task_id: &str, park: u64)
+            -> Result<$crate::row::Drained, $crate::row::StoreError> {
+            self.inner.drain(task_id, park).await
+        }
+    };
+    (@ set_remote) => {
+        async fn set_remote(&self, task_id: &str, remote_task_id: &str, context_id: Option<&str>)
+            -> Result<$crate::row::Row, $crate::row::StoreError> {
+            self.inner.set_remote(task_id, remote_task_id, context_id).await
+        }
+    };
+    (@ set_watch) => {
+        async fn set_watch(&self, task_id: &str, watch: &$crate::row::Watch)
+            -> Result<$crate::row::Row, $crate::row::StoreError> {
+            self.inner.set_watch(task_id, watch).await
+        }
+    };
+    (@ notes) => {
+        async fn notes(&self, task_id: &str, after: u64, limit: u32)
+            -> Result<Vec<$crate::outbox::ParentNote>, $crate::row::StoreError> {
+            self.inner.notes(task_id, after, limit).await
+        }
+    };
+}

@@ -9,7 +9,7 @@ use std::future::Future;
 
 use crate::row::{Row, RowStore};
 use crate::state::from_status;
-use standin_remote::{Agent, RemoteError};
+use standin_remote::{Agent, RemoteError, Status};
 
 /// GetTask attempts when no push triggered the check (a push-triggered one has the
 /// rechecks).
@@ -21,6 +21,35 @@ pub const CHECK_ATTEMPTS: u32 = 3;
 pub async fn check<S, A, C, F>(
     store: &S,
     connect: C,
+    step: Step,
+    known: Option<Row>,
+    pacing: Pacing,
+) -> Result<Step, StepError>
+where
+    S: RowStore,
+    A: Agent,
+    C: FnOnce() -> F,
+    F: Future<Output = Result<A, RemoteError>>,
+{
+    checked(store, Asked::Not(connect), step, known, pacing).await
+}
+
+/// The agent for a check: to connect to yet, or connected already with its answer to a
+/// GetTask of `remote` asked before the check (while the wake drained).
+pub enum Asked<A, C> {
+    Not(C),
+    Already(Box<Answered<A>>),
+}
+
+pub struct Answered<A> {
+    pub agent: Result<A, RemoteError>,
+    pub remote: String,
+    pub answer: Option<Result<Status, RemoteError>>,
+}
+
+pub async fn checked<S, A, C, F>(
+    store: &S,
+    asked: Asked<A, C>,
     mut step: Step,
     known: Option<Row>,
     pacing: Pacing,
@@ -44,7 +73,20 @@ where
         }
         None => load_row(store, &step).await?,
     };
-    let agent = match connect().await {
+    let (agent, mut answered) = match asked {
+        Asked::Not(connect) => (connect().await, None),
+        Asked::Already(answered) => {
+            let Answered {
+                agent,
+                remote,
+                answer,
+            } = *answered;
+            // Asked about the remote task the row names still (it never changes once set).
+            let answer = answer.filter(|_| row.remote_task_id.as_deref() == Some(remote.as_str()));
+            (agent, answer)
+        }
+    };
+    let agent = match agent {
         Ok(agent) => agent,
         Err(err) => {
             warn!(task_id = %step.task_id, error = %err, "agent unavailable for GetTask; keeping the last state");
@@ -62,7 +104,11 @@ where
     let mut changed_at = None;
     let mut gone = false;
     for attempt in 1..=attempts {
-        match agent.get(&remote).await {
+        let answer = match answered.take() {
+            Some(answer) => answer,
+            None => agent.get(&remote).await,
+        };
+        match answer {
             Ok(task) => {
                 let known = row.last.as_ref().map_or("", |l| l.text.as_str());
                 fetched = Some(from_status(&task, known).about(&remote));

@@ -2,6 +2,7 @@
 
 use std::future::Future;
 
+use super::check::{Answered, Asked, checked};
 use super::next::{self, Next, Pacing, Woke};
 use super::{Step, StepError, Successor, check, ensure_ours, execution_name};
 use crate::doorbell::EndCause;
@@ -34,9 +35,40 @@ where
         Some(row) => step.refuse_if_not_ours(Some(row))?,
         None => ensure_ours(store, &step).await?,
     }
-    let (step, drained) = drain(store, step, history_bound, pacing).await?;
+    // A push rang: the drain will decide to check, so the agent is asked while the
+    // drain is written (GetTask only reads; an answer the drain makes moot is dropped).
+    let ahead = known
+        .filter(|row| row.mode() == WatchMode::Push)
+        .and_then(|row| row.remote_task_id.clone())
+        .filter(|_| step.park.is_some_and(|p| p.woke == Woke::Rung));
+    let Some(remote) = ahead else {
+        let (step, drained) = drain(store, step, history_bound, pacing).await?;
+        return match step.next {
+            Some(Next::Check { .. }) => check(store, connect, step, drained, pacing).await,
+            _ => Ok(step),
+        };
+    };
+    let asking = async {
+        match connect().await {
+            Ok(agent) => {
+                let answer = agent.get(&remote).await;
+                (Ok(agent), Some(answer))
+            }
+            Err(err) => (Err(err), None),
+        }
+    };
+    let (drained, (agent, answer)) =
+        tokio::join!(drain(store, step, history_bound, pacing), asking);
+    let (step, drained) = drained?;
     match step.next {
-        Some(Next::Check { .. }) => check(store, connect, step, drained, pacing).await,
+        Some(Next::Check { .. }) => {
+            let asked = Asked::<A, fn() -> F>::Already(Box::new(Answered {
+                agent,
+                remote,
+                answer,
+            }));
+            checked(store, asked, step, drained, pacing).await
+        }
         _ => Ok(step),
     }
 }
