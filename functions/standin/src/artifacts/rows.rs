@@ -68,6 +68,7 @@ impl<S: RowStore> RowStore for WithArtifacts<'_, S> {
         wake,
         roll,
         drain,
+        drain_from,
         set_remote,
         notes,
     );

@@ -123,6 +123,7 @@ where
         wake,
         roll,
         drain,
+        drain_from,
         set_remote,
         set_watch,
         notes,

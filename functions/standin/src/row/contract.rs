@@ -35,6 +35,7 @@ macro_rules! row_store_contract {
             a_handed_on_park_is_claimed_once_per_hand_on,
             drain_takes_by_priority_and_leaves_the_rest,
             drain_is_idempotent_per_park,
+            drain_from_a_copy_takes_what_the_row_holds,
             guards_hold_in_the_write_itself,
             the_watchers_fence_closes_at_the_wake,
             apply_changes_once_notes_each_change_and_is_fenced,
@@ -286,6 +287,57 @@ pub async fn drain_is_idempotent_per_park<S: RowStore>(store: &S) {
         Some(reply("two"))
     );
     assert_eq!(store.drain(ID, 3).await.expect("empty").event, None);
+}
+
+/// `drain_from` a copy of the row: the event the row holds is taken once, the park
+/// ended, whatever the copy says (a newer push, a close, a retried wake).
+pub async fn drain_from_a_copy_takes_what_the_row_holds<S: RowStore>(store: &S) {
+    let token = push_row(store).await;
+    let guard = |claimed| {
+        (
+            WakeEvent::Push { claimed },
+            Guard::Push {
+                digest: token.digest(),
+                remote_task_id: REMOTE.into(),
+            },
+        )
+    };
+    store.park(ID, 1, "t1").await.unwrap();
+    let (event, push) = guard(Some(TaskState::Working));
+    store.record(ID, &event, &push).await.unwrap();
+    let seen = store.get(ID).await.unwrap().unwrap();
+    let drained = store.drain_from(&seen, 1).await.unwrap();
+    assert_eq!(drained.event, Some(event.clone()));
+    assert!(drained.row.pending.is_empty());
+    assert_eq!(drained.row.woken, 1);
+    let again = store.drain_from(&seen, 1).await.unwrap();
+    assert_eq!(
+        again.event,
+        Some(event),
+        "a retried wake takes the same event"
+    );
+
+    store.park(ID, 2, "t2").await.unwrap();
+    let (first, push) = guard(Some(TaskState::Working));
+    store.record(ID, &first, &push).await.unwrap();
+    let seen = store.get(ID).await.unwrap().unwrap();
+    let (newer, push) = guard(Some(TaskState::Completed));
+    store.record(ID, &newer, &push).await.unwrap();
+    let drained = store.drain_from(&seen, 2).await.unwrap();
+    assert_eq!(
+        drained.event,
+        Some(newer),
+        "the row's event, not the copy's"
+    );
+    assert!(drained.row.pending.is_empty());
+
+    store.park(ID, 3, "t3").await.unwrap();
+    let (event, push) = guard(None);
+    store.record(ID, &event, &push).await.unwrap();
+    let seen = store.get(ID).await.unwrap().unwrap();
+    store.close(ID, None).await.unwrap();
+    let drained = store.drain_from(&seen, 3).await.unwrap();
+    assert_eq!(drained.event, None, "a row closed since takes nothing");
 }
 
 pub async fn guards_hold_in_the_write_itself<S: RowStore>(store: &S) {

@@ -471,40 +471,7 @@ impl RowStore for DynamoRowStore {
             let Some(event) = pending.take_next() else {
                 return Ok(Drained { event: None, row });
             };
-            // Remove exactly what was read: a concurrent ring may add, never lose. What
-            // was taken is kept with the park's number for a retried wake.
-            let mut expr = Expr::default();
-            let p = expr.name(PENDING);
-            let taken_name = expr.name(TAKEN);
-            let taken = expr.val(
-                "taken",
-                value(&Taken {
-                    park,
-                    event: Some(event.clone()),
-                })?,
-            );
-            let (remove, condition) = match &event {
-                WakeEvent::Cancel { .. } => (
-                    format!("{p}.{CANCEL}"),
-                    format!("attribute_exists({p}.{CANCEL})"),
-                ),
-                WakeEvent::Reply { text, .. } => {
-                    let first = expr.val("first", AttributeValue::S(text.clone()));
-                    (
-                        format!("{p}.{REPLIES}[0]"),
-                        format!("{p}.{REPLIES}[0] = {first}"),
-                    )
-                }
-                WakeEvent::Push { .. } => {
-                    let claim = expr.val("claim", value(&row.pending.push)?);
-                    (format!("{p}.{PUSH}"), format!("{p}.{PUSH} = {claim}"))
-                }
-                WakeEvent::Follow { .. } => {
-                    let report = expr.val("report", value(&row.pending.follow)?);
-                    (format!("{p}.{FOLLOW}"), format!("{p}.{FOLLOW} = {report}"))
-                }
-            };
-            let update = format!("SET {taken_name} = {taken} REMOVE {remove}");
+            let (update, condition, expr) = take_event(&row, park, &event)?;
             match self.send_update(task_id, update, condition, expr).await {
                 Ok(row) => {
                     return Ok(Drained {
@@ -524,6 +491,34 @@ impl RowStore for DynamoRowStore {
         Err(StoreError::Backend(format!(
             "drain of {task_id} kept racing; try again"
         )))
+    }
+    async fn drain_from(&self, seen: &Row, park: u64) -> Result<Drained, StoreError> {
+        let task_id = &seen.task_id;
+        let mut pending = seen.pending.clone();
+        let event = pending
+            .take_next()
+            .filter(|_| !seen.closed && seen.woken < park);
+        let Some(event) = event else {
+            return self.drain(task_id, park).await;
+        };
+        let (update, condition, mut expr) = take_event(seen, park, &event)?;
+        let n = expr.val("park", AttributeValue::N(park.to_string()));
+        let f = expr.val("open", AttributeValue::Bool(false));
+        let (woken, closed) = (expr.name(WOKEN), expr.name(CLOSED));
+        let update = update.replacen("SET ", &format!("SET {woken} = {n}, "), 1);
+        let condition = format!(
+            "{condition} AND {closed} = {f} AND (attribute_not_exists({woken}) OR {woken} < {n})"
+        );
+        match self.send_update(task_id, update, condition, expr).await {
+            Ok(row) => Ok(Drained {
+                event: Some(event),
+                row,
+            }),
+            // The row moved since the caller read it (a ring, a close, a retried wake):
+            // nothing was written, and the drain goes as usual.
+            Err(StoreError::Refused(_)) => self.drain(task_id, park).await,
+            Err(err) => Err(err),
+        }
     }
 
     async fn apply(
@@ -943,6 +938,49 @@ impl DynamoRowStore {
             },
         }
     }
+}
+
+/// The write that takes `event`, read from `row`'s pending events, for park `park`:
+/// it removes exactly what was read (a concurrent ring may add, never lose) and keeps
+/// what was taken with the park's number for a retried wake.
+fn take_event(
+    row: &Row,
+    park: u64,
+    event: &WakeEvent,
+) -> Result<(String, String, Expr), StoreError> {
+    let mut expr = Expr::default();
+    let p = expr.name(PENDING);
+    let taken_name = expr.name(TAKEN);
+    let taken = expr.val(
+        "taken",
+        value(&Taken {
+            park,
+            event: Some(event.clone()),
+        })?,
+    );
+    let (remove, condition) = match event {
+        WakeEvent::Cancel { .. } => (
+            format!("{p}.{CANCEL}"),
+            format!("attribute_exists({p}.{CANCEL})"),
+        ),
+        WakeEvent::Reply { text, .. } => {
+            let first = expr.val("first", AttributeValue::S(text.clone()));
+            (
+                format!("{p}.{REPLIES}[0]"),
+                format!("{p}.{REPLIES}[0] = {first}"),
+            )
+        }
+        WakeEvent::Push { .. } => {
+            let claim = expr.val("claim", value(&row.pending.push)?);
+            (format!("{p}.{PUSH}"), format!("{p}.{PUSH} = {claim}"))
+        }
+        WakeEvent::Follow { .. } => {
+            let report = expr.val("report", value(&row.pending.follow)?);
+            (format!("{p}.{FOLLOW}"), format!("{p}.{FOLLOW} = {report}"))
+        }
+    };
+    let update = format!("SET {taken_name} = {taken} REMOVE {remove}");
+    Ok((update, condition, expr))
 }
 
 #[cfg(test)]

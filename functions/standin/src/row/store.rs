@@ -125,6 +125,16 @@ pub trait RowStore: Send + Sync {
         task_id: &str,
         park: u64,
     ) -> impl Future<Output = Result<Drained, StoreError>> + Send;
+    /// `drain`, from the row as the caller read it: while it is still the row, ending
+    /// the park and taking its next event is one write (conditional on both), else the
+    /// drain as usual.
+    fn drain_from(
+        &self,
+        seen: &Row,
+        park: u64,
+    ) -> impl Future<Output = Result<Drained, StoreError>> + Send {
+        self.drain(&seen.task_id, park)
+    }
     /// If (state, text) differs from `last`: moves `last` to `out`, takes the next note
     /// number and writes the parent's note to the outbox, all in one transaction; a final
     /// state also closes the row in it. Refused when the guard fails.
@@ -226,6 +236,12 @@ macro_rules! row_store_pass_through {
         async fn roll(&self, task_id: &str, park: u64, to: u32, lease: &str, previous: Option<&str>)
             -> Result<$crate::row::Row, $crate::row::StoreError> {
             self.inner.roll(task_id, park, to, lease, previous).await
+        }
+    };
+    (@ drain_from) => {
+        async fn drain_from(&self, seen: &$crate::row::Row, park: u64)
+            -> Result<$crate::row::Drained, $crate::row::StoreError> {
+            self.inner.drain_from(seen, park).await
         }
     };
     (@ drain) => {

@@ -42,7 +42,7 @@ where
         .and_then(|row| row.remote_task_id.clone())
         .filter(|_| step.park.is_some_and(|p| p.woke == Woke::Rung));
     let Some(remote) = ahead else {
-        let (step, drained) = drain(store, step, history_bound, pacing).await?;
+        let (step, drained) = drain(store, step, known, history_bound, pacing).await?;
         return match step.next {
             Some(Next::Check { .. }) => check(store, connect, step, drained, pacing).await,
             _ => Ok(step),
@@ -58,7 +58,7 @@ where
         }
     };
     let (drained, (agent, answer)) =
-        tokio::join!(drain(store, step, history_bound, pacing), asking);
+        tokio::join!(drain(store, step, known, history_bound, pacing), asking);
     let (step, drained) = drained?;
     match step.next {
         Some(Next::Check { .. }) => {
@@ -75,9 +75,12 @@ where
 
 /// The step with what follows the drain decided, and the row the drain left (none
 /// after a roll).
+/// `known`: the row as the invocation read it on its way in (a write less while it
+/// still is the row).
 async fn drain<S: RowStore>(
     store: &S,
     mut step: Step,
+    known: Option<&Row>,
     history_bound: u32,
     pacing: Pacing,
 ) -> Result<(Step, Option<Row>), StepError> {
@@ -102,7 +105,10 @@ async fn drain<S: RowStore>(
         return Ok((step.then(Next::Roll), None));
     }
     let woke = step.park.map_or(Woke::Rung, |p| p.woke);
-    let drained = store.drain(&step.task_id, park).await?;
+    let drained = match known {
+        Some(row) => store.drain_from(row, park).await?,
+        None => store.drain(&step.task_id, park).await?,
+    };
     if drained.row.closed {
         return Ok((step.then(Next::End(EndCause::Final)), None));
     }
