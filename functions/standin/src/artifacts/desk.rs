@@ -100,9 +100,12 @@ impl Desk {
         if let Ok(mut ahead) = self.ahead.lock()
             && ahead.is_none()
         {
-            *ahead = Some(tokio::spawn(
-                async move { load(blobs.as_ref(), &task_id).await },
-            ));
+            // In the invocation's span: its log lines name the stand-in like the rest.
+            let read = async move { load(blobs.as_ref(), &task_id).await };
+            *ahead = Some(tokio::spawn(tracing::Instrument::instrument(
+                read,
+                tracing::Span::current(),
+            )));
         }
     }
 
