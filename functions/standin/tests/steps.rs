@@ -14,8 +14,8 @@ use standin::follow::{FollowTiming, WindowEnd};
 use standin::push::receiver;
 use standin::row::Closed;
 use standin::row::RowStore;
-use standin::row::StoreError;
 use standin::row::memory::MemoryStore;
+use standin::row::{Drained, StoreError};
 use standin::row::{FollowOutcome, Guard, Row, WakeEvent, WatchMode};
 use standin::steps;
 use standin::steps::ParkOutcome;
@@ -359,6 +359,104 @@ async fn push_watch_from_first_turn_to_completion() {
             .status,
         401,
         "closed"
+    );
+}
+
+/// The store as a push wake meets it when the agent answers its GetTask, moves on, and
+/// pushes again (claiming the same state) before the wake's drain is written.
+struct PushDuringTheQuestion<'a> {
+    inner: &'a MemoryStore,
+    agent: &'a FakeAgent,
+    asked_before: usize,
+    then: Status,
+    headers: HeaderMap,
+}
+
+impl RowStore for PushDuringTheQuestion<'_> {
+    standin::row_store_pass_through!(
+        create,
+        get,
+        list,
+        record,
+        park,
+        claim_follow,
+        wake,
+        roll,
+        drain,
+        apply,
+        apply_to,
+        set_remote,
+        set_watch,
+        close,
+        notes,
+    );
+
+    async fn drain_from(&self, seen: &Row, park: u64) -> Result<Drained, StoreError> {
+        for _ in 0..1000 {
+            if self.agent.count("GetTask") > self.asked_before {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        assert!(
+            self.agent.count("GetTask") > self.asked_before,
+            "the wake asked while it drained"
+        );
+        self.agent.set_task(self.then.clone());
+        let body = push_body(TaskState::Working, "");
+        let bell = MemoryDoorbell::new();
+        let answer = receiver::receive(self.inner, &bell, ID, &self.headers, &body).await;
+        assert_eq!(answer.status, 204);
+        self.inner.drain_from(seen, park).await
+    }
+}
+
+/// A push that lands after the wake asked the agent but before its drain is written is
+/// not taken with the push the wake saw: the answer may predate its change, so the wake
+/// asks again (two pushes claiming the same state are still two pushes).
+#[tokio::test]
+async fn a_push_while_the_wake_asks_is_not_swallowed_by_the_answer_before_it() {
+    let w = World::new(true).await;
+    let spec = spec(Updates::Auto);
+    let mut step = first_turn(&w, &spec).await;
+    assert!(w.park(&step, "p1").await);
+    w.agent.set_task(task(TaskState::Working, "step 1"));
+    let headers = push_headers(&w);
+    let body = push_body(TaskState::Working, "");
+    assert_eq!(
+        receiver::receive(&w.store, &w.bell, ID, &headers, &body)
+            .await
+            .status,
+        204
+    );
+    let store = PushDuringTheQuestion {
+        inner: &w.store,
+        agent: &w.agent,
+        asked_before: w.agent.count("GetTask"),
+        then: task(TaskState::Working, "step 2"),
+        headers,
+    };
+    step.park = Some(ParkOutcome { woke: Woke::Rung });
+    let known = w.store.snapshot(ID);
+    steps::wake(
+        &store,
+        steps::ready(&w.agent),
+        step,
+        known.as_ref(),
+        100,
+        PACING,
+    )
+    .await
+    .unwrap();
+    let last = w.store.outbox().pop().unwrap();
+    assert_eq!(
+        last.text, "step 2",
+        "the parent hears the change the second push rang for"
+    );
+    assert_eq!(
+        w.agent.count("GetTask"),
+        store.asked_before + 2,
+        "asked while draining, and again after the drain took a later push"
     );
 }
 

@@ -10,9 +10,7 @@
 
 use super::{Applied, RowStore, StoreError};
 use crate::push::PushToken;
-use crate::row::{
-    FollowOutcome, FollowReport, Guard, PushClaim, Row, Taken, WakeEvent, Watch, WatchMode,
-};
+use crate::row::{FollowOutcome, FollowReport, Guard, Row, Taken, WakeEvent, Watch, WatchMode};
 use crate::state::{RemoteOut, remote_out};
 use standin_wire::TaskState;
 
@@ -224,8 +222,8 @@ pub async fn drain_takes_by_priority_and_leaves_the_rest<S: RowStore>(store: &S)
     }
     let row = store.get(ID).await.unwrap().unwrap();
     assert_eq!(
-        row.pending.push,
-        Some(PushClaim { claimed: None }),
+        row.pending.push.map(|push| push.claimed),
+        Some(None),
         "a push with no claim is kept"
     );
     assert_eq!(
@@ -308,6 +306,7 @@ pub async fn drain_from_a_copy_takes_what_the_row_holds<S: RowStore>(store: &S) 
     let seen = store.get(ID).await.unwrap().unwrap();
     let drained = store.drain_from(&seen, 1).await.unwrap();
     assert_eq!(drained.event, Some(event.clone()));
+    assert!(drained.as_seen, "the push the copy showed");
     assert!(drained.row.pending.is_empty());
     assert_eq!(drained.row.woken, 1);
     let again = store.drain_from(&seen, 1).await.unwrap();
@@ -316,6 +315,7 @@ pub async fn drain_from_a_copy_takes_what_the_row_holds<S: RowStore>(store: &S) 
         Some(event),
         "a retried wake takes the same event"
     );
+    assert!(!again.as_seen, "taken by the first wake, not from the copy");
 
     store.park(ID, 2, "t2").await.unwrap();
     let (first, push) = guard(Some(TaskState::Working));
@@ -329,14 +329,29 @@ pub async fn drain_from_a_copy_takes_what_the_row_holds<S: RowStore>(store: &S) 
         Some(newer),
         "the row's event, not the copy's"
     );
+    assert!(!drained.as_seen);
     assert!(drained.row.pending.is_empty());
 
-    store.park(ID, 3, "t3").await.unwrap();
+    // A later push claiming the same state is still another push.
+    store.park(ID, 4, "t4").await.unwrap();
+    let (first, push) = guard(Some(TaskState::Working));
+    store.record(ID, &first, &push).await.unwrap();
+    let seen = store.get(ID).await.unwrap().unwrap();
+    store.record(ID, &first, &push).await.unwrap();
+    let drained = store.drain_from(&seen, 4).await.unwrap();
+    assert_eq!(drained.event, Some(first));
+    assert!(
+        !drained.as_seen,
+        "a push recorded after the copy was read is not the copy's"
+    );
+    assert!(drained.row.pending.is_empty());
+
+    store.park(ID, 5, "t5").await.unwrap();
     let (event, push) = guard(None);
     store.record(ID, &event, &push).await.unwrap();
     let seen = store.get(ID).await.unwrap().unwrap();
     store.close(ID, None).await.unwrap();
-    let drained = store.drain_from(&seen, 3).await.unwrap();
+    let drained = store.drain_from(&seen, 5).await.unwrap();
     assert_eq!(drained.event, None, "a row closed since takes nothing");
 }
 

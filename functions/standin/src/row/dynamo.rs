@@ -347,7 +347,7 @@ impl RowStore for DynamoRowStore {
                     )
                 }
                 WakeEvent::Push { claimed } => {
-                    let v = e.val("claim", value(&PushClaim { claimed: *claimed })?);
+                    let v = e.val("claim", value(&PushClaim::recorded(*claimed))?);
                     format!("SET {p}.{PUSH} = {v}")
                 }
                 WakeEvent::Follow { epoch, outcome } => {
@@ -459,17 +459,26 @@ impl RowStore for DynamoRowStore {
         let mut row = self.wake(task_id, park).await?;
         for _ in 0..RACE_ATTEMPTS {
             if row.closed {
-                return Ok(Drained { event: None, row });
+                return Ok(Drained {
+                    event: None,
+                    row,
+                    as_seen: false,
+                });
             }
             if let Some(taken) = row.taken.as_ref().filter(|t| t.park == park) {
                 return Ok(Drained {
                     event: taken.event.clone(),
                     row,
+                    as_seen: false,
                 });
             }
             let mut pending = row.pending.clone();
             let Some(event) = pending.take_next() else {
-                return Ok(Drained { event: None, row });
+                return Ok(Drained {
+                    event: None,
+                    row,
+                    as_seen: false,
+                });
             };
             let (update, condition, expr) = take_event(&row, park, &event)?;
             match self.send_update(task_id, update, condition, expr).await {
@@ -477,6 +486,7 @@ impl RowStore for DynamoRowStore {
                     return Ok(Drained {
                         event: Some(event),
                         row,
+                        as_seen: false,
                     });
                 }
                 Err(StoreError::Refused(_)) => {
@@ -513,6 +523,7 @@ impl RowStore for DynamoRowStore {
             Ok(row) => Ok(Drained {
                 event: Some(event),
                 row,
+                as_seen: true,
             }),
             // The row moved since the caller read it (a ring, a close, a retried wake):
             // nothing was written, and the drain goes as usual.
@@ -1026,7 +1037,7 @@ mod tests {
         row.pending = Pending {
             cancel: Some("stop".into()),
             replies: vec!["x".into()],
-            push: Some(PushClaim { claimed: None }),
+            push: Some(PushClaim::recorded(None)),
             follow: Some(FollowReport {
                 epoch: 2,
                 outcome: FollowOutcome::Unchanged,

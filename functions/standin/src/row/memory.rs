@@ -26,6 +26,41 @@ pub struct MemoryStore {
 }
 
 impl MemoryStore {
+    /// The drain, in one step under the lock; `as_seen` when the row before it passes
+    /// `unmoved` (what `drain_from`'s condition checks on DynamoDB).
+    fn drain_if(
+        &self,
+        task_id: &str,
+        park: u64,
+        unmoved: impl FnOnce(&Row) -> bool,
+    ) -> Result<Drained, StoreError> {
+        let mut rows = lock(&self.rows);
+        let row = rows
+            .get_mut(task_id)
+            .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        let as_seen = unmoved(row);
+        row.woken = row.woken.max(park);
+        *lock(&self.writes) += 1;
+        if let Some(taken) = row.taken.as_ref().filter(|t| t.park == park) {
+            return Ok(Drained {
+                event: taken.event.clone(),
+                row: row.clone(),
+                as_seen: false,
+            });
+        }
+        let event = row.pending.take_next();
+        if event.is_some() {
+            row.taken = Some(Taken {
+                park,
+                event: event.clone(),
+            });
+        }
+        Ok(Drained {
+            event,
+            row: row.clone(),
+            as_seen,
+        })
+    }
     pub fn new() -> Self {
         Self::default()
     }
@@ -229,28 +264,12 @@ impl RowStore for MemoryStore {
     }
 
     async fn drain(&self, task_id: &str, park: u64) -> Result<Drained, StoreError> {
-        let mut rows = lock(&self.rows);
-        let row = rows
-            .get_mut(task_id)
-            .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
-        row.woken = row.woken.max(park);
-        *lock(&self.writes) += 1;
-        if let Some(taken) = row.taken.as_ref().filter(|t| t.park == park) {
-            return Ok(Drained {
-                event: taken.event.clone(),
-                row: row.clone(),
-            });
-        }
-        let event = row.pending.take_next();
-        if event.is_some() {
-            row.taken = Some(Taken {
-                park,
-                event: event.clone(),
-            });
-        }
-        Ok(Drained {
-            event,
-            row: row.clone(),
+        self.drain_if(task_id, park, |_| false)
+    }
+
+    async fn drain_from(&self, seen: &Row, park: u64) -> Result<Drained, StoreError> {
+        self.drain_if(&seen.task_id, park, |row| {
+            !row.closed && row.woken < park && row.pending == seen.pending
         })
     }
 

@@ -107,6 +107,22 @@ impl WakeEvent {
 pub struct PushClaim {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claimed: Option<TaskState>,
+    /// Drawn at random for each push recorded, so that two pushes claiming the same state
+    /// still differ: a wake that asked the agent before taking the push it saw takes only
+    /// that push, and one recorded after its question stays pending (a row from before
+    /// the numbers has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<u64>,
+}
+
+impl PushClaim {
+    /// The claim of a push being recorded now, with its own number.
+    pub fn recorded(claimed: Option<TaskState>) -> Self {
+        Self {
+            claimed,
+            id: Some(rand::random()),
+        }
+    }
 }
 
 /// A follow's report, stamped with the epoch of the park it belongs to.
@@ -157,7 +173,7 @@ impl Pending {
                 self.cancel.get_or_insert_with(|| reason.clone());
             }
             WakeEvent::Reply { text, .. } => self.replies.push(text.clone()),
-            WakeEvent::Push { claimed } => self.push = Some(PushClaim { claimed: *claimed }),
+            WakeEvent::Push { claimed } => self.push = Some(PushClaim::recorded(*claimed)),
             WakeEvent::Follow { epoch, outcome } => {
                 self.follow = Some(FollowReport {
                     epoch: *epoch,
@@ -176,7 +192,7 @@ impl Pending {
         if !self.replies.is_empty() {
             return Some(WakeEvent::reply(self.replies.remove(0)));
         }
-        if let Some(PushClaim { claimed }) = self.push.take() {
+        if let Some(PushClaim { claimed, .. }) = self.push.take() {
             return Some(WakeEvent::Push { claimed });
         }
         self.follow

@@ -41,6 +41,9 @@ pub enum Applied {
 pub struct Drained {
     pub event: Option<WakeEvent>,
     pub row: Row,
+    /// The event taken is the one the caller's row showed (`drain_from`'s one write
+    /// landed): nothing was recorded in its slot since the caller read the row.
+    pub as_seen: bool,
 }
 
 /// What a close did: the row as closed, and the final note it wrote (None when the row
@@ -266,6 +269,24 @@ macro_rules! row_store_pass_through {
         async fn notes(&self, task_id: &str, after: u64, limit: u32)
             -> Result<Vec<$crate::outbox::ParentNote>, $crate::row::StoreError> {
             self.inner.notes(task_id, after, limit).await
+        }
+    };
+    (@ apply) => {
+        async fn apply(&self, task_id: &str, out: &$crate::state::RemoteOut, guard: &$crate::row::Guard)
+            -> Result<$crate::row::Applied, $crate::row::StoreError> {
+            self.inner.apply(task_id, out, guard).await
+        }
+    };
+    (@ apply_to) => {
+        async fn apply_to(&self, row: &$crate::row::Row, out: &$crate::state::RemoteOut, guard: &$crate::row::Guard)
+            -> Result<$crate::row::Applied, $crate::row::StoreError> {
+            self.inner.apply_to(row, out, guard).await
+        }
+    };
+    (@ close) => {
+        async fn close(&self, task_id: &str, final_note: Option<&$crate::state::RemoteOut>)
+            -> Result<$crate::row::Closed, $crate::row::StoreError> {
+            self.inner.close(task_id, final_note).await
         }
     };
 }

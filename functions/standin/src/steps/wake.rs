@@ -42,7 +42,7 @@ where
         .and_then(|row| row.remote_task_id.clone())
         .filter(|_| step.park.is_some_and(|p| p.woke == Woke::Rung));
     let Some(remote) = ahead else {
-        let (step, drained) = drain(store, step, known, history_bound, pacing).await?;
+        let (step, drained, _) = drain(store, step, known, history_bound, pacing).await?;
         return match step.next {
             Some(Next::Check { .. }) => check(store, connect, step, drained, pacing).await,
             _ => Ok(step),
@@ -59,7 +59,10 @@ where
     };
     let (drained, (agent, answer)) =
         tokio::join!(drain(store, step, known, history_bound, pacing), asking);
-    let (step, drained) = drained?;
+    let (step, drained, as_seen) = drained?;
+    // An answer to a question asked before a push the drain took (one recorded after the
+    // row was read) may not know that push's change: asked again.
+    let answer = answer.filter(|_| as_seen);
     match step.next {
         Some(Next::Check { .. }) => {
             let asked = Asked::<A, fn() -> F>::Already(Box::new(Answered {
@@ -73,8 +76,8 @@ where
     }
 }
 
-/// The step with what follows the drain decided, and the row the drain left (none
-/// after a roll).
+/// The step with what follows the drain decided, the row the drain left (none after a
+/// roll), and whether the event it took is the one `known` showed.
 /// `known`: the row as the invocation read it on its way in (a write less while it
 /// still is the row).
 async fn drain<S: RowStore>(
@@ -83,7 +86,7 @@ async fn drain<S: RowStore>(
     known: Option<&Row>,
     history_bound: u32,
     pacing: Pacing,
-) -> Result<(Step, Option<Row>), StepError> {
+) -> Result<(Step, Option<Row>, bool), StepError> {
     let park = next::park_number(step.next.as_ref()).unwrap_or(step.cursor.parks);
     if next::count_cycle(&mut step.cursor, history_bound) {
         // Nothing is drained: pending events wait on the row for the successor's park.
@@ -102,7 +105,7 @@ async fn drain<S: RowStore>(
             name: execution_name(&step.task_id, input.generation),
             input: Box::new(input),
         });
-        return Ok((step.then(Next::Roll), None));
+        return Ok((step.then(Next::Roll), None, false));
     }
     let woke = step.park.map_or(Woke::Rung, |p| p.woke);
     let drained = match known {
@@ -110,7 +113,7 @@ async fn drain<S: RowStore>(
         None => store.drain(&step.task_id, park).await?,
     };
     if drained.row.closed {
-        return Ok((step.then(Next::End(EndCause::Final)), None));
+        return Ok((step.then(Next::End(EndCause::Final)), None, false));
     }
     let next = next::after_wake(
         &mut step.cursor,
@@ -119,7 +122,7 @@ async fn drain<S: RowStore>(
         drained.event,
         pacing,
     );
-    Ok((step.then(next), Some(drained.row)))
+    Ok((step.then(next), Some(drained.row), drained.as_seen))
 }
 
 /// The successor's input after a roll: same stand-in, fresh cycle count, same timers and
