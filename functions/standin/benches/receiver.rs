@@ -26,7 +26,7 @@ const REMOTE: &str = "remote-task";
 struct SilentBell;
 
 impl Doorbell for SilentBell {
-    async fn ring(&self, _: &str) -> Result<(), DoorbellError> {
+    async fn ring(&self, _: &str, _: Option<&standin::row::RungPush>) -> Result<(), DoorbellError> {
         Ok(())
     }
     async fn heartbeat(&self, _: &str) -> Result<(), DoorbellError> {

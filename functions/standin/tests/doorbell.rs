@@ -1186,77 +1186,38 @@ async fn deliver_stops_before_its_deadline_and_names_the_earliest_note_not_taken
 #[tokio::test]
 async fn race_push_after_close_is_refused_at_the_write() {
     // The close lands just before the receiver's write (it reads nothing before it).
-    struct ClosingStore(MemoryStore);
+    struct ClosingStore {
+        inner: MemoryStore,
+    }
     impl RowStore for ClosingStore {
-        async fn create(&self, row: &Row) -> Result<Row, StoreError> {
-            self.0.create(row).await
-        }
-        async fn get(&self, id: &str) -> Result<Option<Row>, StoreError> {
-            self.0.get(id).await
-        }
+        standin::row_store_pass_through!(
+            create,
+            get,
+            list,
+            park,
+            claim_follow,
+            wake,
+            roll,
+            drain,
+            drain_from,
+            take_rung,
+            apply,
+            apply_to,
+            set_remote,
+            set_watch,
+            close,
+            notes,
+        );
         async fn record(&self, id: &str, e: &WakeEvent, g: &Guard) -> Result<Row, StoreError> {
-            self.0.close(id, None).await?;
-            self.0.record(id, e, g).await
-        }
-        async fn park(&self, id: &str, p: u64, t: &str) -> Result<Row, StoreError> {
-            self.0.park(id, p, t).await
-        }
-        async fn claim_follow(
-            &self,
-            id: &str,
-            p: u64,
-            t: &str,
-            hop: u64,
-        ) -> Result<Row, StoreError> {
-            self.0.claim_follow(id, p, t, hop).await
-        }
-        async fn wake(&self, id: &str, p: u64) -> Result<Row, StoreError> {
-            self.0.wake(id, p).await
-        }
-        async fn roll(
-            &self,
-            id: &str,
-            p: u64,
-            to: u32,
-            l: &str,
-            before: Option<&str>,
-        ) -> Result<Row, StoreError> {
-            self.0.roll(id, p, to, l, before).await
-        }
-        async fn drain(&self, id: &str, p: u64) -> Result<standin::row::Drained, StoreError> {
-            self.0.drain(id, p).await
-        }
-        async fn apply(&self, id: &str, o: &RemoteOut, g: &Guard) -> Result<Applied, StoreError> {
-            self.0.apply(id, o, g).await
-        }
-        async fn set_remote(&self, id: &str, r: &str, c: Option<&str>) -> Result<Row, StoreError> {
-            self.0.set_remote(id, r, c).await
-        }
-        async fn set_watch(&self, id: &str, w: &Watch) -> Result<Row, StoreError> {
-            self.0.set_watch(id, w).await
-        }
-        async fn close(&self, id: &str, n: Option<&RemoteOut>) -> Result<Closed, StoreError> {
-            self.0.close(id, n).await
-        }
-        async fn notes(
-            &self,
-            id: &str,
-            after: u64,
-            limit: u32,
-        ) -> Result<Vec<ParentNote>, StoreError> {
-            self.0.notes(id, after, limit).await
-        }
-        async fn list(
-            &self,
-            after: Option<&str>,
-            limit: u32,
-        ) -> Result<(Vec<Row>, Option<String>), StoreError> {
-            self.0.list(after, limit).await
+            self.inner.close(id, None).await?;
+            self.inner.record(id, e, g).await
         }
     }
-    let store = ClosingStore(MemoryStore::new());
-    let token = open_row(&store.0, WatchMode::Push).await;
-    store.0.park(ID, 1, "tok-1").await.expect("parked");
+    let store = ClosingStore {
+        inner: MemoryStore::new(),
+    };
+    let token = open_row(&store.inner, WatchMode::Push).await;
+    store.inner.park(ID, 1, "tok-1").await.expect("parked");
     let bell = MemoryDoorbell::new();
     let mut headers = http::HeaderMap::new();
     headers.insert(
@@ -1269,7 +1230,7 @@ async fn race_push_after_close_is_refused_at_the_write() {
     let answer = receiver::receive(&store, &bell, ID, &headers, body.as_bytes()).await;
     assert_eq!(answer.status, 401);
     assert!(bell.rings().is_empty());
-    assert!(store.0.snapshot(ID).expect("row").pending.is_empty());
+    assert!(store.inner.snapshot(ID).expect("row").pending.is_empty());
 }
 
 #[tokio::test]

@@ -115,6 +115,9 @@ struct World {
     store: MemoryStore,
     bell: MemoryDoorbell,
     agent: FakeAgent,
+    /// How many rings there were when the last park stored its token: the first ring
+    /// after it is the one Step Functions hands the wake (it refuses the others).
+    rings_at_park: std::sync::Mutex<usize>,
 }
 
 impl World {
@@ -123,6 +126,7 @@ impl World {
             store: MemoryStore::new(),
             bell: MemoryDoorbell::new(),
             agent: FakeAgent::new(push),
+            rings_at_park: std::sync::Mutex::new(0),
         };
         w.store.create(&Row::new(ID, "widgets")).await.unwrap();
         w
@@ -164,25 +168,49 @@ impl World {
         }
     }
 
+    /// The wake as the wake function runs it: the push the last ring carried taken
+    /// first, else the row read on the way in and the drain.
     async fn wake(&self, mut step: Step, woke: Woke, spec: &AgentSpec) -> Step {
-        step.park = Some(ParkOutcome { woke });
-        // The row as the wake function reads it on its way in.
-        let known = self.store.snapshot(ID);
-        let step = steps::wake(
-            &self.store,
-            steps::ready(&self.agent),
-            step,
-            known.as_ref(),
-            100,
-            PACING,
-        )
-        .await
-        .unwrap();
+        let push = match woke {
+            Woke::Rung => {
+                let first = *self.rings_at_park.lock().unwrap();
+                self.bell.rung_pushes().get(first).cloned().flatten()
+            }
+            _ => None,
+        };
+        step.park = Some(ParkOutcome { woke, push });
+        let taken = steps::take_rung(&self.store, &step, 100).await.unwrap();
+        let step = match taken {
+            Some(taken) => steps::wake_taken(
+                &self.store,
+                steps::ready(&self.agent),
+                step,
+                taken,
+                100,
+                PACING,
+            )
+            .await
+            .unwrap(),
+            None => {
+                let known = self.store.snapshot(ID);
+                steps::wake(
+                    &self.store,
+                    steps::ready(&self.agent),
+                    step,
+                    known.as_ref(),
+                    100,
+                    PACING,
+                )
+                .await
+                .unwrap()
+            }
+        };
         self.run(step, spec).await
     }
 
     /// The park function for the park `step` decided on: true when it stored its token.
     async fn park(&self, step: &Step, token: &str) -> bool {
+        *self.rings_at_park.lock().unwrap() = self.bell.rings().len();
         steps::park(
             &self.store,
             &self.bell,
@@ -362,6 +390,129 @@ async fn push_watch_from_first_turn_to_completion() {
     );
 }
 
+/// The push a ring carried is taken by the wake's first write, which returns the row: the
+/// wake reads nothing. A push recorded after the ring is not that push: the wake drains
+/// as usual and hears the later change.
+#[tokio::test]
+async fn the_push_a_ring_carried_is_taken_by_the_wakes_first_write() {
+    let w = World::new(true).await;
+    let spec = spec(Updates::Auto);
+    let mut step = first_turn(&w, &spec).await;
+    assert!(w.park(&step, "p1").await);
+    let headers = push_headers(&w);
+    let body = push_body(TaskState::Working, "");
+    let push = || receiver::receive(&w.store, &w.bell, ID, &headers, &body);
+    w.agent.set_task(task(TaskState::Working, "step 1"));
+    assert_eq!(push().await.status, 204);
+    let carried = w.bell.rung_pushes().last().unwrap().clone();
+    assert!(carried.is_some());
+    assert_eq!(
+        carried,
+        w.store.snapshot(ID).unwrap().pending.rung_push(),
+        "the ring carries the push it rang for"
+    );
+    step.park = Some(ParkOutcome {
+        woke: Woke::Rung,
+        push: carried,
+    });
+    let reads = w.store.reads();
+    let taken = steps::take_rung(&w.store, &step, 100).await.unwrap();
+    let step = steps::wake_taken(
+        &w.store,
+        steps::ready(&w.agent),
+        step,
+        taken.expect("the carried push is taken"),
+        100,
+        PACING,
+    )
+    .await
+    .unwrap();
+    assert_eq!(w.store.reads(), reads, "nothing read");
+    assert_eq!(w.store.outbox().pop().unwrap().text, "step 1");
+    assert_eq!(park_shape(&step), PLAIN);
+
+    let mut step = step;
+    assert!(w.park(&step, "p2").await);
+    w.agent.set_task(task(TaskState::Working, "step 2"));
+    assert_eq!(push().await.status, 204);
+    let carried = w.bell.rung_pushes().last().unwrap().clone();
+    // The agent moves on and pushes again before the wake: that ring finds the park
+    // over (Step Functions refuses a second SendTaskSuccess), the push waits on the row.
+    w.agent.set_task(task(TaskState::Working, "step 3"));
+    assert_eq!(push().await.status, 204);
+    step.park = Some(ParkOutcome {
+        woke: Woke::Rung,
+        push: carried,
+    });
+    assert_eq!(steps::take_rung(&w.store, &step, 100).await.unwrap(), None);
+    let known = w.store.snapshot(ID);
+    steps::wake(
+        &w.store,
+        steps::ready(&w.agent),
+        step,
+        known.as_ref(),
+        100,
+        PACING,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        w.store.outbox().pop().unwrap().text,
+        "step 3",
+        "the wake asked after the later push"
+    );
+}
+
+/// A wake that will roll (its cycle count reaches the history bound) leaves the push for
+/// the successor: the take is never tried, so the roll's own write ends the park.
+#[tokio::test]
+async fn a_wake_that_rolls_does_not_take_the_rung_push() {
+    let w = World::new(true).await;
+    let spec = spec(Updates::Auto);
+    let mut step = first_turn(&w, &spec).await;
+    assert!(w.park(&step, "p1").await);
+    let body = push_body(TaskState::Working, "");
+    let answer = receiver::receive(&w.store, &w.bell, ID, &push_headers(&w), &body).await;
+    assert_eq!(answer.status, 204);
+    step.park = Some(ParkOutcome {
+        woke: Woke::Rung,
+        push: w.bell.rung_pushes().last().unwrap().clone(),
+    });
+    let bound = step.cursor.cycles + 1;
+    assert_eq!(
+        steps::take_rung(&w.store, &step, bound).await.unwrap(),
+        None
+    );
+    let known = w.store.snapshot(ID);
+    assert!(
+        known.as_ref().unwrap().pending.push.is_some(),
+        "still pending"
+    );
+    let rolled = steps::wake(
+        &w.store,
+        steps::ready(&w.agent),
+        step.clone(),
+        known.as_ref(),
+        bound,
+        PACING,
+    )
+    .await
+    .unwrap();
+    assert_eq!(rolled.next, Some(Next::Roll));
+    assert!(
+        w.store.snapshot(ID).unwrap().pending.push.is_some(),
+        "the push waits for the successor's park"
+    );
+    step.cursor.cycles = 0;
+    assert!(
+        steps::take_rung(&w.store, &step, bound)
+            .await
+            .unwrap()
+            .is_none(),
+        "the roll ended the park"
+    );
+}
+
 /// The store as a push wake meets it when the agent answers its GetTask, moves on, and
 /// pushes again (claiming the same state) before the wake's drain is written.
 struct PushDuringTheQuestion<'a> {
@@ -383,6 +534,7 @@ impl RowStore for PushDuringTheQuestion<'_> {
         wake,
         roll,
         drain,
+        take_rung,
         apply,
         apply_to,
         set_remote,
@@ -436,7 +588,7 @@ async fn a_push_while_the_wake_asks_is_not_swallowed_by_the_answer_before_it() {
         then: task(TaskState::Working, "step 2"),
         headers,
     };
-    step.park = Some(ParkOutcome { woke: Woke::Rung });
+    step.park = Some(ParkOutcome::woke(Woke::Rung));
     let known = w.store.snapshot(ID);
     steps::wake(
         &store,
@@ -791,7 +943,7 @@ async fn a_turn_that_step_functions_runs_again_sends_the_same_message_id() {
     let step = first_turn(&w, &spec).await;
     w.ring(reply("blue")).await;
     let mut woke = step.clone();
-    woke.park = Some(ParkOutcome { woke: Woke::Rung });
+    woke.park = Some(ParkOutcome::woke(Woke::Rung));
     let turn = steps::wake(&w.store, steps::ready(&w.agent), woke, None, 100, PACING)
         .await
         .unwrap();
@@ -1083,7 +1235,7 @@ async fn a_retried_wake_decides_the_same_and_leaves_the_next_event() {
     assert!(w.park(&step, "p1").await);
     w.ring(reply("one")).await;
     w.ring(reply("two")).await;
-    step.park = Some(ParkOutcome { woke: Woke::Rung });
+    step.park = Some(ParkOutcome::woke(Woke::Rung));
     let first = steps::wake(
         &w.store,
         steps::ready(&w.agent),
@@ -1186,9 +1338,7 @@ async fn the_idle_backstop_grows_to_the_pacing_and_starts_again_on_a_change() {
     let mut step = step;
     let mut waits = vec![];
     for _ in 0..3 {
-        step.park = Some(ParkOutcome {
-            woke: Woke::TimedOut,
-        });
+        step.park = Some(ParkOutcome::woke(Woke::TimedOut));
         step = steps::wake(&w.store, steps::ready(&w.agent), step, None, 100, pacing)
             .await
             .unwrap();
@@ -1197,9 +1347,7 @@ async fn the_idle_backstop_grows_to_the_pacing_and_starts_again_on_a_change() {
     assert_eq!(waits, [60, 90, 90]);
     // The task moves: the next re-check comes soon again.
     w.agent.set_task(task(TaskState::Working, "moved on"));
-    step.park = Some(ParkOutcome {
-        woke: Woke::TimedOut,
-    });
+    step.park = Some(ParkOutcome::woke(Woke::TimedOut));
     let step = steps::wake(&w.store, steps::ready(&w.agent), step, None, 100, pacing)
         .await
         .unwrap();
@@ -1213,7 +1361,7 @@ async fn rolling_keeps_pending_events_for_the_successor() {
     let mut step = first_turn(&w, &spec).await;
     let last = park_no(&step);
     w.ring(reply("kept")).await;
-    step.park = Some(ParkOutcome { woke: Woke::Rung });
+    step.park = Some(ParkOutcome::woke(Woke::Rung));
     step.cursor.cycles = 5;
     let rolled = steps::wake(&w.store, steps::ready(&w.agent), step, None, 5, PACING)
         .await
@@ -1275,9 +1423,7 @@ async fn a_retried_wake_after_its_check_applied_a_final_state_ends_final() {
     assert!(w.park(&step, "p1").await);
     w.agent.set_task(task(TaskState::Completed, "done"));
     let mut woken = step.clone();
-    woken.park = Some(ParkOutcome {
-        woke: Woke::TimedOut,
-    });
+    woken.park = Some(ParkOutcome::woke(Woke::TimedOut));
     let asked = w.agent.count("GetTask");
     let first = steps::wake(
         &w.store,
@@ -1796,7 +1942,7 @@ async fn an_execution_with_another_stand_ins_id_touches_nothing() {
         park: 99,
         timeout_secs: 5,
     });
-    waking.park = Some(ParkOutcome { woke: Woke::Rung });
+    waking.park = Some(ParkOutcome::woke(Woke::Rung));
     let woke = steps::wake(&w.store, steps::ready(&w.agent), waking, None, 100, PACING).await;
     assert!(matches!(woke, Err(StepError::NotOurs(_))), "{woke:?}");
     let thief_owner = Owner {
@@ -1844,7 +1990,7 @@ async fn a_rolled_generation_needs_its_predecessors_lease() {
     let mut step = first_turn(&w, &spec).await;
     let mut early = run_by(step.clone(), &format!("{ID}__1"));
     early.generation = 1;
-    early.park = Some(ParkOutcome { woke: Woke::Rung });
+    early.park = Some(ParkOutcome::woke(Woke::Rung));
     let refused = steps::wake(
         &w.store,
         steps::ready(&w.agent),
@@ -1858,7 +2004,7 @@ async fn a_rolled_generation_needs_its_predecessors_lease() {
         matches!(refused, Err(StepError::NotOurs(_))),
         "before the roll: {refused:?}"
     );
-    step.park = Some(ParkOutcome { woke: Woke::Rung });
+    step.park = Some(ParkOutcome::woke(Woke::Rung));
     step.cursor.cycles = 5;
     let rolled = steps::wake(
         &w.store,
@@ -1934,7 +2080,7 @@ async fn the_generation_that_rolled_may_finish_and_no_older_one_comes_back() {
     let w = World::new(false).await;
     let spec = spec(Updates::Off);
     let mut step = run_by(first_turn(&w, &spec).await, ID);
-    step.park = Some(ParkOutcome { woke: Woke::Rung });
+    step.park = Some(ParkOutcome::woke(Woke::Rung));
     step.cursor.cycles = 5;
     let first = steps::wake(
         &w.store,
@@ -1960,7 +2106,7 @@ async fn the_generation_that_rolled_may_finish_and_no_older_one_comes_back() {
             .await
             .unwrap()
     );
-    gen1.park = Some(ParkOutcome { woke: Woke::Rung });
+    gen1.park = Some(ParkOutcome::woke(Woke::Rung));
     gen1.cursor.cycles = 5;
     let rolled = steps::wake(
         &w.store,

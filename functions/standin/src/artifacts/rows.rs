@@ -69,6 +69,7 @@ impl<S: RowStore> RowStore for WithArtifacts<'_, S> {
         roll,
         drain,
         drain_from,
+        take_rung,
         set_remote,
         notes,
     );

@@ -3,6 +3,7 @@
 use std::sync::{Mutex, MutexGuard};
 
 use super::port::{Doorbell, DoorbellError};
+use crate::row::RungPush;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -12,6 +13,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 #[derive(Default)]
 pub struct MemoryDoorbell {
     rings: Mutex<Vec<String>>,
+    pushes: Mutex<Vec<Option<RungPush>>>,
     heartbeats: Mutex<Vec<String>>,
     failure: Mutex<Option<DoorbellError>>,
 }
@@ -25,6 +27,11 @@ impl MemoryDoorbell {
         lock(&self.rings).clone()
     }
 
+    /// The push each ring carried, in the order of `rings`.
+    pub fn rung_pushes(&self) -> Vec<Option<RungPush>> {
+        lock(&self.pushes).clone()
+    }
+
     pub fn heartbeats(&self) -> Vec<String> {
         lock(&self.heartbeats).clone()
     }
@@ -35,8 +42,9 @@ impl MemoryDoorbell {
 }
 
 impl Doorbell for MemoryDoorbell {
-    async fn ring(&self, park_token: &str) -> Result<(), DoorbellError> {
+    async fn ring(&self, park_token: &str, push: Option<&RungPush>) -> Result<(), DoorbellError> {
         lock(&self.rings).push(park_token.to_owned());
+        lock(&self.pushes).push(push.cloned());
         lock(&self.failure).clone().map_or(Ok(()), Err)
     }
 

@@ -28,13 +28,14 @@ pub async fn ring<S: RowStore, D: Doorbell>(
 ) -> Result<Row, StoreError> {
     let row = store.record(task_id, event, guard).await?;
     if let Some(token) = &row.park_token {
-        ring_token(bell, task_id, token).await;
+        ring_token(bell, &row, token).await;
     }
     Ok(row)
 }
 
-async fn ring_token<D: Doorbell>(bell: &D, task_id: &str, token: &str) {
-    match bell.ring(token).await {
+async fn ring_token<D: Doorbell>(bell: &D, row: &Row, token: &str) {
+    let task_id = &row.task_id;
+    match bell.ring(token, row.pending.rung_push().as_ref()).await {
         Ok(()) | Err(DoorbellError::ParkOver) => {}
         Err(err) => warn!(task_id, error = %err, "ring failed; the event waits on the row"),
     }
@@ -62,7 +63,7 @@ pub async fn park<S: RowStore, D: Doorbell>(
         Err(err) => return Err(err),
     };
     if !row.pending.is_empty() {
-        ring_token(bell, task_id, token).await;
+        ring_token(bell, &row, token).await;
     }
     Ok(Some(row))
 }
@@ -143,7 +144,7 @@ pub async fn follow_report<S: RowStore, D: Doorbell>(
                 // The final state closed the row: nothing can be recorded on it any more,
                 // so ring the park directly; its wake finds the row closed and ends.
                 if let Some(token) = &applied.park_token {
-                    ring_token(bell, &row.task_id, token).await;
+                    ring_token(bell, &applied, token).await;
                 }
                 return Ok(FollowOutcome::Changed { is_final: true });
             }

@@ -3,8 +3,15 @@
 use aws_sdk_sfn::Client;
 
 use super::port::{Doorbell, DoorbellError};
-/// What a ring hands the park as its result.
-pub const RUNG_OUTPUT: &str = r#"{"woke":"rung"}"#;
+use crate::row::RungPush;
+
+/// What a ring hands the park as its result (`steps::ParkOutcome`).
+pub fn rung_output(push: Option<&RungPush>) -> String {
+    match push {
+        Some(push) => serde_json::json!({"woke": "rung", "push": push}).to_string(),
+        None => r#"{"woke":"rung"}"#.to_owned(),
+    }
+}
 
 #[derive(Clone)]
 pub struct SfnDoorbell {
@@ -39,12 +46,12 @@ fn classify(code: Option<&str>, text: String) -> DoorbellError {
 }
 
 impl Doorbell for SfnDoorbell {
-    async fn ring(&self, park_token: &str) -> Result<(), DoorbellError> {
+    async fn ring(&self, park_token: &str, push: Option<&RungPush>) -> Result<(), DoorbellError> {
         let sent = self
             .client
             .send_task_success()
             .task_token(park_token)
-            .output(RUNG_OUTPUT)
+            .output(rung_output(push))
             .send()
             .await;
         outcome(sent)
@@ -58,5 +65,37 @@ impl Doorbell for SfnDoorbell {
                 .send()
                 .await,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::steps::ParkOutcome;
+    use crate::steps::next::Woke;
+    use standin_wire::TaskState;
+
+    #[test]
+    fn the_rung_output_is_the_park_outcome_the_wake_reads() {
+        let push = RungPush {
+            claimed: Some(TaskState::Working),
+            id: crate::row::new_push_id(),
+        };
+        let output = rung_output(Some(&push));
+        let parsed: ParkOutcome = serde_json::from_str(&output).expect("a park outcome");
+        assert_eq!(
+            parsed,
+            ParkOutcome {
+                woke: Woke::Rung,
+                push: Some(push.clone())
+            }
+        );
+        // The number is a string: no JSON reader can turn it into a double.
+        assert!(
+            output.contains(&format!(r#""id":"{}""#, push.id)),
+            "{output}"
+        );
+        let plain: ParkOutcome = serde_json::from_str(&rung_output(None)).expect("plain");
+        assert_eq!(plain, ParkOutcome::woke(Woke::Rung));
     }
 }

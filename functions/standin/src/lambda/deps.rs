@@ -217,6 +217,16 @@ impl StepDeps {
     /// the digest of the push token the agent was given, and the row they were read from.
     pub async fn standing(&self, task_id: &str, agent: &str) -> Result<Standing, StepError> {
         let row = self.store.get(task_id).await?;
+        self.standing_in(task_id, agent, row).await
+    }
+
+    /// `standing`, from the row as a write returned it.
+    pub async fn standing_in(
+        &self,
+        task_id: &str,
+        agent: &str,
+        row: Option<Row>,
+    ) -> Result<Standing, StepError> {
         let token = row
             .as_ref()
             .and_then(|r| r.watch.as_ref())

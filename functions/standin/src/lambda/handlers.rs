@@ -89,14 +89,28 @@ async fn reach(
     ),
     StepFailure,
 > {
-    let Standing { spec, token, row } = deps.standing(&step.task_id, &step.agent).await?;
+    let standing = deps.standing(&step.task_id, &step.agent).await?;
+    Ok(reached(deps, step, standing))
+}
+
+/// `reach`, from the stand-in as read or written already.
+fn reached(
+    deps: &'static StepDeps,
+    step: &Step,
+    Standing { spec, token, row }: Standing,
+) -> (
+    Option<AgentSpec>,
+    impl FnOnce() -> ConnectFuture + use<>,
+    Option<Arc<Desk>>,
+    Option<Row>,
+) {
     let desk = deps.desk(&step.task_id, token);
-    Ok((
+    (
         spec.clone(),
         connector(deps, &step.task_id, &step.agent, spec, desk.clone()),
         desk,
         row,
-    ))
+    )
 }
 
 type ConnectFuture =
@@ -150,13 +164,34 @@ pub async fn register(deps: &'static StepDeps, step: Step) -> Result<Step, StepF
 }
 
 pub async fn wake(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailure> {
+    let settings = &deps.settings;
+    if let Some(taken) = steps::take_rung(&deps.store, &step, settings.history_bound).await? {
+        // The push that rang is taken, and the row came back with the write: no read.
+        let standing = deps
+            .standing_in(&step.task_id, &step.agent, Some(taken.row.clone()))
+            .await?;
+        let (spec, connect, desk, _) = reached(deps, &step, standing);
+        if let Some(desk) = &desk {
+            desk.read_ahead();
+        }
+        let step = steps::wake_taken(
+            &WithArtifacts::new(&deps.sending(&deps.store), desk.clone()),
+            connect,
+            step,
+            taken,
+            settings.history_bound,
+            pacing(deps, spec.as_ref()),
+        )
+        .await?;
+        keep(desk).await;
+        return Ok(step);
+    }
     let (spec, connect, desk, row) = reach(deps, &step).await?;
     if let Some(desk) = &desk {
         // A wake that checks writes its note after the agent answers: the manifest is
         // read meanwhile.
         desk.read_ahead();
     }
-    let settings = &deps.settings;
     let step = steps::wake(
         &WithArtifacts::new(&deps.sending(&deps.store), desk.clone()),
         connect,

@@ -124,6 +124,7 @@ where
         roll,
         drain,
         drain_from,
+        take_rung,
         set_remote,
         set_watch,
         notes,

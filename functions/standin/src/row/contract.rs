@@ -10,7 +10,9 @@
 
 use super::{Applied, RowStore, StoreError};
 use crate::push::PushToken;
-use crate::row::{FollowOutcome, FollowReport, Guard, Row, Taken, WakeEvent, Watch, WatchMode};
+use crate::row::{
+    FollowOutcome, FollowReport, Guard, Row, Rung, Taken, WakeEvent, Watch, WatchMode,
+};
 use crate::state::{RemoteOut, remote_out};
 use standin_wire::TaskState;
 
@@ -34,6 +36,7 @@ macro_rules! row_store_contract {
             drain_takes_by_priority_and_leaves_the_rest,
             drain_is_idempotent_per_park,
             drain_from_a_copy_takes_what_the_row_holds,
+            take_rung_takes_only_the_push_the_ring_carried,
             guards_hold_in_the_write_itself,
             the_watchers_fence_closes_at_the_wake,
             apply_changes_once_notes_each_change_and_is_fenced,
@@ -353,6 +356,164 @@ pub async fn drain_from_a_copy_takes_what_the_row_holds<S: RowStore>(store: &S) 
     store.close(ID, None).await.unwrap();
     let drained = store.drain_from(&seen, 5).await.unwrap();
     assert_eq!(drained.event, None, "a row closed since takes nothing");
+}
+
+pub async fn take_rung_takes_only_the_push_the_ring_carried<S: RowStore>(store: &S) {
+    let token = push_row(store).await;
+    let push = Guard::Push {
+        digest: token.digest(),
+        remote_task_id: REMOTE.into(),
+    };
+    let working = WakeEvent::Push {
+        claimed: Some(TaskState::Working),
+    };
+    let pending = |row: Row| row.pending.rung_push().expect("a numbered push pending");
+    let rung = |park, push| Rung {
+        park,
+        push,
+        agent: "agent-a",
+        generation: 0,
+        lease: None,
+    };
+    store.park(ID, 1, "t1").await.unwrap();
+    let rang = pending(store.record(ID, &working, &push).await.unwrap());
+    let later = pending(store.record(ID, &working, &push).await.unwrap());
+    assert_ne!(rang, later, "two pushes claiming the same state differ");
+    assert_eq!(
+        store.take_rung(ID, &rung(1, &rang)).await.unwrap(),
+        None,
+        "a push recorded since the ring: nothing taken"
+    );
+    let row = store.get(ID).await.unwrap().unwrap();
+    assert_eq!(
+        (row.woken, row.pending.rung_push()),
+        (0, Some(later.clone())),
+        "nothing written"
+    );
+
+    let mut other = rung(1, &later);
+    for (field, differs) in [
+        (
+            "agent",
+            Rung {
+                agent: "agent-b",
+                ..other
+            },
+        ),
+        (
+            "generation",
+            Rung {
+                generation: 1,
+                ..other
+            },
+        ),
+        (
+            "lease",
+            Rung {
+                lease: Some("l"),
+                ..other
+            },
+        ),
+        ("park woken", Rung { park: 0, ..other }),
+    ] {
+        assert_eq!(
+            store.take_rung(ID, &differs).await.unwrap(),
+            None,
+            "another {field}: nothing taken"
+        );
+    }
+    let taken = store.take_rung(ID, &other).await.unwrap().expect("taken");
+    assert_eq!(taken.event, Some(working.clone()));
+    assert!(taken.as_seen);
+    assert_eq!(
+        (
+            taken.row.woken,
+            taken.row.pending.push,
+            taken.row.pending.push_id
+        ),
+        (1, None, None)
+    );
+    assert_eq!(
+        taken.row.remote_task_id.as_deref(),
+        Some(REMOTE),
+        "the whole row back"
+    );
+    assert_eq!(
+        store.take_rung(ID, &other).await.unwrap(),
+        None,
+        "taken once"
+    );
+    let retried = store.drain(ID, 1).await.unwrap();
+    assert_eq!(
+        retried.event,
+        Some(working.clone()),
+        "a retried wake drains what it took"
+    );
+
+    store.park(ID, 2, "t2").await.unwrap();
+    let rang = pending(store.record(ID, &working, &push).await.unwrap());
+    store
+        .record(ID, &reply("first"), &Guard::Open)
+        .await
+        .unwrap();
+    other = rung(2, &rang);
+    assert_eq!(
+        store.take_rung(ID, &other).await.unwrap(),
+        None,
+        "a reply goes first"
+    );
+    assert_eq!(
+        store.drain(ID, 2).await.unwrap().event,
+        Some(reply("first"))
+    );
+
+    store.park(ID, 3, "t3").await.unwrap();
+    let rang = pending(store.record(ID, &working, &push).await.unwrap());
+    let cancel = WakeEvent::Cancel {
+        reason: "stop".into(),
+    };
+    store.record(ID, &cancel, &Guard::Open).await.unwrap();
+    assert_eq!(
+        store.take_rung(ID, &rung(3, &rang)).await.unwrap(),
+        None,
+        "a cancel goes first"
+    );
+    assert_eq!(store.drain(ID, 3).await.unwrap().event, Some(cancel));
+
+    // A later generation, with its lease.
+    store.park(ID, 4, "t4").await.unwrap();
+    store.roll(ID, 4, 1, "lease-1", None).await.unwrap();
+    store.park(ID, 5, "t5").await.unwrap();
+    let rang = pending(store.record(ID, &working, &push).await.unwrap());
+    let first_generation = rung(5, &rang);
+    assert_eq!(
+        store.take_rung(ID, &first_generation).await.unwrap(),
+        None,
+        "the generation before the roll"
+    );
+    let live = Rung {
+        generation: 1,
+        lease: Some("lease-1"),
+        ..first_generation
+    };
+    assert!(
+        store.take_rung(ID, &live).await.unwrap().is_some(),
+        "the live one"
+    );
+
+    store.park(ID, 6, "t6").await.unwrap();
+    let rang = pending(store.record(ID, &working, &push).await.unwrap());
+    store.close(ID, None).await.unwrap();
+    let closed = Rung {
+        park: 6,
+        push: &rang,
+        ..live
+    };
+    assert_eq!(
+        store.take_rung(ID, &closed).await.unwrap(),
+        None,
+        "a closed row"
+    );
 }
 
 pub async fn guards_hold_in_the_write_itself<S: RowStore>(store: &S) {

@@ -17,8 +17,8 @@ use serde::Serialize;
 use super::{Applied, Closed, Drained, RowStore, StoreError};
 use crate::outbox::ParentNote;
 use crate::row::{
-    FollowReport, Guard, MAX_QUEUED_REPLIES, PushClaim, REPLY_IDS_KEPT, REPLY_IDS_MAX, Row, Taken,
-    WakeEvent, Watch,
+    FollowReport, Guard, MAX_QUEUED_REPLIES, PushClaim, REPLY_IDS_KEPT, REPLY_IDS_MAX, Row, Rung,
+    Taken, WakeEvent, Watch,
 };
 use crate::state::RemoteOut;
 
@@ -30,6 +30,7 @@ type Item = HashMap<String, AttributeValue>;
 /// them: a test checks each against the serialised row, and the template's keys and TTL.
 pub mod attr {
     pub const TASK_ID: &str = "task_id";
+    pub const AGENT: &str = "agent";
     pub const REMOTE_TASK_ID: &str = "remote_task_id";
     pub const CONTEXT_ID: &str = "context_id";
     pub const WATCH: &str = "watch";
@@ -52,6 +53,8 @@ pub mod attr {
     pub const REPLIES: &str = "replies";
     /// Of `pending`.
     pub const PUSH: &str = "push";
+    /// Of `pending`.
+    pub const PUSH_ID: &str = "push_id";
     /// Of `pending`.
     pub const FOLLOW: &str = "follow";
     /// Both tables' TTL attribute (not a field of `Row`: set at the close).
@@ -347,8 +350,9 @@ impl RowStore for DynamoRowStore {
                     )
                 }
                 WakeEvent::Push { claimed } => {
-                    let v = e.val("claim", value(&PushClaim::recorded(*claimed))?);
-                    format!("SET {p}.{PUSH} = {v}")
+                    let v = e.val("claim", value(&PushClaim { claimed: *claimed })?);
+                    let id = e.val("push_id", AttributeValue::S(super::new_push_id()));
+                    format!("SET {p}.{PUSH} = {v}, {p}.{PUSH_ID} = {id}")
                 }
                 WakeEvent::Follow { epoch, outcome } => {
                     let v = e.val(
@@ -528,6 +532,69 @@ impl RowStore for DynamoRowStore {
             // The row moved since the caller read it (a ring, a close, a retried wake):
             // nothing was written, and the drain goes as usual.
             Err(StoreError::Refused(_)) => self.drain(task_id, park).await,
+            Err(err) => Err(err),
+        }
+    }
+
+    async fn take_rung(
+        &self,
+        task_id: &str,
+        rung: &Rung<'_>,
+    ) -> Result<Option<Drained>, StoreError> {
+        let event = WakeEvent::Push {
+            claimed: rung.push.claimed,
+        };
+        let mut expr = Expr::default();
+        let open = expr.guard(&Guard::Open);
+        let n = expr.val("park", AttributeValue::N(rung.park.to_string()));
+        let push = expr.val(
+            "push",
+            value(&PushClaim {
+                claimed: rung.push.claimed,
+            })?,
+        );
+        let id = expr.val("push_id", AttributeValue::S(rung.push.id.clone()));
+        let taken = expr.val(
+            "taken",
+            value(&Taken {
+                park: rung.park,
+                event: Some(event.clone()),
+            })?,
+        );
+        let agent = expr.val("agent", AttributeValue::S(rung.agent.to_owned()));
+        let (woken, p, taken_name) = (expr.name(WOKEN), expr.name(PENDING), expr.name(TAKEN));
+        let (agent_name, generation, lease) =
+            (expr.name(AGENT), expr.name(GENERATION), expr.name(LEASE));
+        let generation_is = match rung.generation {
+            // A first generation's row has no number (`Row::generation` skips a zero).
+            0 => format!("attribute_not_exists({generation})"),
+            g => format!(
+                "{generation} = {}",
+                expr.val("generation", AttributeValue::N(g.to_string()))
+            ),
+        };
+        let lease_is = match rung.lease {
+            None => format!("attribute_not_exists({lease})"),
+            Some(l) => format!(
+                "{lease} = {}",
+                expr.val("lease", AttributeValue::S(l.to_owned()))
+            ),
+        };
+        let update =
+            format!("SET {woken} = {n}, {taken_name} = {taken} REMOVE {p}.{PUSH}, {p}.{PUSH_ID}");
+        let condition = format!(
+            "{open} AND (attribute_not_exists({woken}) OR {woken} < {n}) AND {p}.{PUSH} = {push} AND {p}.{PUSH_ID} = {id} \
+             AND attribute_not_exists({p}.{CANCEL}) AND (attribute_not_exists({p}.{REPLIES}) OR size({p}.{REPLIES}) = {zero}) \
+             AND {agent_name} = {agent} AND {generation_is} AND {lease_is}",
+            zero = expr.val("zero", AttributeValue::N("0".into())),
+        );
+        match self.send_update(task_id, update, condition, expr).await {
+            Ok(row) => Ok(Some(Drained {
+                event: Some(event),
+                row,
+                as_seen: true,
+            })),
+            Err(StoreError::Refused(_) | StoreError::NotFound(_)) => Ok(None),
             Err(err) => Err(err),
         }
     }
@@ -983,13 +1050,43 @@ fn take_event(
         }
         WakeEvent::Push { .. } => {
             let claim = expr.val("claim", value(&row.pending.push)?);
-            (format!("{p}.{PUSH}"), format!("{p}.{PUSH} = {claim}"))
+            let numbered = match &row.pending.push_id {
+                Some(id) => format!(
+                    "{p}.{PUSH_ID} = {}",
+                    expr.val("push_id", AttributeValue::S(id.clone()))
+                ),
+                None => format!("attribute_not_exists({p}.{PUSH_ID})"),
+            };
+            (
+                format!("{p}.{PUSH}, {p}.{PUSH_ID}"),
+                format!("{p}.{PUSH} = {claim} AND {numbered}"),
+            )
         }
         WakeEvent::Follow { .. } => {
             let report = expr.val("report", value(&row.pending.follow)?);
             (format!("{p}.{FOLLOW}"), format!("{p}.{FOLLOW} = {report}"))
         }
     };
+    // What goes before it by priority was not pending when the row was read: still not.
+    let before = match event {
+        WakeEvent::Cancel { .. } => vec![],
+        WakeEvent::Reply { .. } => vec![format!("attribute_not_exists({p}.{CANCEL})")],
+        WakeEvent::Push { .. } | WakeEvent::Follow { .. } => {
+            let zero = expr.val("zero", AttributeValue::N("0".into()));
+            let mut before = vec![
+                format!("attribute_not_exists({p}.{CANCEL})"),
+                format!("(attribute_not_exists({p}.{REPLIES}) OR size({p}.{REPLIES}) = {zero})"),
+            ];
+            if matches!(event, WakeEvent::Follow { .. }) {
+                before.push(format!("attribute_not_exists({p}.{PUSH})"));
+            }
+            before
+        }
+    };
+    let condition = std::iter::once(condition)
+        .chain(before)
+        .collect::<Vec<_>>()
+        .join(" AND ");
     let update = format!("SET {taken_name} = {taken} REMOVE {remove}");
     Ok((update, condition, expr))
 }
@@ -1037,7 +1134,8 @@ mod tests {
         row.pending = Pending {
             cancel: Some("stop".into()),
             replies: vec!["x".into()],
-            push: Some(PushClaim::recorded(None)),
+            push: Some(PushClaim { claimed: None }),
+            push_id: Some("0123456789abcdef".into()),
             follow: Some(FollowReport {
                 epoch: 2,
                 outcome: FollowOutcome::Unchanged,
@@ -1060,6 +1158,7 @@ mod tests {
         let written = keys(&item);
         for name in [
             TASK_ID,
+            AGENT,
             REMOTE_TASK_ID,
             CONTEXT_ID,
             WATCH,
@@ -1089,7 +1188,7 @@ mod tests {
         );
         assert_eq!(
             keys(map(&item, PENDING)),
-            BTreeSet::from([CANCEL, REPLIES, PUSH, FOLLOW])
+            BTreeSet::from([CANCEL, REPLIES, PUSH, PUSH_ID, FOLLOW])
         );
         assert!(
             !written.contains(EXPIRES_AT),

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
 use super::store::{Applied, Closed, Drained, RowStore, StoreError};
-use super::{Guard, MAX_QUEUED_REPLIES, Row, Taken, WakeEvent, Watch};
+use super::{Guard, MAX_QUEUED_REPLIES, Row, Rung, Taken, WakeEvent, Watch};
 use crate::outbox::ParentNote;
 use crate::state::RemoteOut;
 
@@ -265,6 +265,33 @@ impl RowStore for MemoryStore {
 
     async fn drain(&self, task_id: &str, park: u64) -> Result<Drained, StoreError> {
         self.drain_if(task_id, park, |_| false)
+    }
+
+    async fn take_rung(
+        &self,
+        task_id: &str,
+        rung: &Rung<'_>,
+    ) -> Result<Option<Drained>, StoreError> {
+        let mut rows = lock(&self.rows);
+        let Some(row) = rows.get_mut(task_id).filter(|row| rung.admits(row)) else {
+            return Ok(None);
+        };
+        *lock(&self.writes) += 1;
+        let event = WakeEvent::Push {
+            claimed: rung.push.claimed,
+        };
+        row.woken = rung.park;
+        row.pending.push = None;
+        row.pending.push_id = None;
+        row.taken = Some(Taken {
+            park: rung.park,
+            event: Some(event.clone()),
+        });
+        Ok(Some(Drained {
+            event: Some(event),
+            row: row.clone(),
+            as_seen: true,
+        }))
     }
 
     async fn drain_from(&self, seen: &Row, park: u64) -> Result<Drained, StoreError> {

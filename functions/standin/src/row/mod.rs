@@ -107,22 +107,20 @@ impl WakeEvent {
 pub struct PushClaim {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claimed: Option<TaskState>,
-    /// Drawn at random for each push recorded, so that two pushes claiming the same state
-    /// still differ: a wake that asked the agent before taking the push it saw takes only
-    /// that push, and one recorded after its question stays pending (a row from before
-    /// the numbers has none).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub id: Option<u64>,
 }
 
-impl PushClaim {
-    /// The claim of a push being recorded now, with its own number.
-    pub fn recorded(claimed: Option<TaskState>) -> Self {
-        Self {
-            claimed,
-            id: Some(rand::random()),
-        }
-    }
+/// The pending push as a ring carries it to the park it ends: its claim and its number
+/// (`Pending::push_id`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RungPush {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claimed: Option<TaskState>,
+    pub id: String,
+}
+
+/// A number for a push being recorded: 64 random bits, as hex.
+pub fn new_push_id() -> String {
+    format!("{:016x}", rand::random::<u64>())
 }
 
 /// A follow's report, stamped with the epoch of the park it belongs to.
@@ -153,11 +151,26 @@ pub struct Pending {
     pub replies: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub push: Option<PushClaim>,
+    /// The pending push's number, drawn for each push recorded, so that two pushes
+    /// claiming the same state still differ: a wake that asked the agent before taking
+    /// the push it saw takes only that push, and one recorded after its question stays
+    /// pending. Beside the claim, not in it, so that a version that compares the claim
+    /// alone (before the numbers) still takes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub push_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub follow: Option<FollowReport>,
 }
 
 impl Pending {
+    /// The pending push with its number, as a ring carries it.
+    pub fn rung_push(&self) -> Option<RungPush> {
+        Some(RungPush {
+            claimed: self.push?.claimed,
+            id: self.push_id.clone()?,
+        })
+    }
+
     pub fn is_empty(&self) -> bool {
         self.cancel.is_none()
             && self.replies.is_empty()
@@ -173,7 +186,10 @@ impl Pending {
                 self.cancel.get_or_insert_with(|| reason.clone());
             }
             WakeEvent::Reply { text, .. } => self.replies.push(text.clone()),
-            WakeEvent::Push { claimed } => self.push = Some(PushClaim::recorded(*claimed)),
+            WakeEvent::Push { claimed } => {
+                self.push = Some(PushClaim { claimed: *claimed });
+                self.push_id = Some(new_push_id());
+            }
             WakeEvent::Follow { epoch, outcome } => {
                 self.follow = Some(FollowReport {
                     epoch: *epoch,
@@ -192,7 +208,8 @@ impl Pending {
         if !self.replies.is_empty() {
             return Some(WakeEvent::reply(self.replies.remove(0)));
         }
-        if let Some(PushClaim { claimed, .. }) = self.push.take() {
+        if let Some(PushClaim { claimed }) = self.push.take() {
+            self.push_id = None;
             return Some(WakeEvent::Push { claimed });
         }
         self.follow
@@ -345,6 +362,32 @@ pub struct Taken {
     pub park: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event: Option<WakeEvent>,
+}
+
+/// The push a ring carried to the park it ended, for the wake to take with no read before
+/// it (`RowStore::take_rung`), by the generation the wake runs as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rung<'a> {
+    pub park: u64,
+    pub push: &'a RungPush,
+    pub agent: &'a str,
+    pub generation: u32,
+    pub lease: Option<&'a str>,
+}
+
+impl Rung<'_> {
+    /// The row still stands as the ring left it: open, the park not yet woken, that push
+    /// (and no cancel or reply, which go first) pending, and run by this live generation.
+    pub fn admits(&self, row: &Row) -> bool {
+        !row.closed
+            && row.woken < self.park
+            && row.pending.rung_push().as_ref() == Some(self.push)
+            && row.pending.cancel.is_none()
+            && row.pending.replies.is_empty()
+            && row.agent == self.agent
+            && row.generation == self.generation
+            && row.lease.as_deref() == self.lease
+    }
 }
 
 /// The conditions a write to the row carries, so a concurrent close or park wins.

@@ -3,7 +3,7 @@
 
 use std::future::Future;
 
-use super::{Guard, Row, WakeEvent, Watch};
+use super::{Guard, Row, Rung, WakeEvent, Watch};
 use crate::outbox::ParentNote;
 use crate::state::RemoteOut;
 
@@ -138,6 +138,14 @@ pub trait RowStore: Send + Sync {
     ) -> impl Future<Output = Result<Drained, StoreError>> + Send {
         self.drain(&seen.task_id, park)
     }
+    /// Ends the rung park and takes the push its ring carried, in one write conditional
+    /// on `Rung::admits` and returning the row: no read before it. None when the row
+    /// moved since the ring (nothing was written: the drain as usual).
+    fn take_rung(
+        &self,
+        task_id: &str,
+        rung: &Rung<'_>,
+    ) -> impl Future<Output = Result<Option<Drained>, StoreError>> + Send;
     /// If (state, text) differs from `last`: moves `last` to `out`, takes the next note
     /// number and writes the parent's note to the outbox, all in one transaction; a final
     /// state also closes the row in it. Refused when the guard fails.
@@ -245,6 +253,12 @@ macro_rules! row_store_pass_through {
         async fn drain_from(&self, seen: &$crate::row::Row, park: u64)
             -> Result<$crate::row::Drained, $crate::row::StoreError> {
             self.inner.drain_from(seen, park).await
+        }
+    };
+    (@ take_rung) => {
+        async fn take_rung(&self, task_id: &str, rung: &$crate::row::Rung<'_>)
+            -> Result<Option<$crate::row::Drained>, $crate::row::StoreError> {
+            self.inner.take_rung(task_id, rung).await
         }
     };
     (@ drain) => {

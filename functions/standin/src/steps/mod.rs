@@ -26,20 +26,30 @@ pub use end::{end, end_cause};
 pub use park::{Owner, park};
 pub use register::register;
 pub use turn::{adopt, turn};
-pub use wake::{successor, wake};
+pub use wake::{successor, take_rung, wake, wake_taken};
 
 use std::future::Ready;
 
 use crate::doorbell;
-use crate::row::{Applied, Guard, Row, RowStore, StoreError};
+use crate::row::{Applied, Guard, Row, RowStore, RungPush, StoreError};
 use crate::state::RemoteOut;
 use next::{Cursor, Next, Woke};
 use standin_remote::RemoteError;
 
 /// How the park ended, as the state machine reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ParkOutcome {
     pub woke: Woke,
+    /// The push pending on the row when it rang (`Doorbell::ring`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub push: Option<RungPush>,
+}
+
+impl ParkOutcome {
+    /// A park that ended with no push carried.
+    pub fn woke(woke: Woke) -> Self {
+        Self { woke, push: None }
+    }
 }
 
 /// The execution's state between steps.

@@ -315,8 +315,14 @@ pub fn park_number(next: Option<&Next>) -> Option<u64> {
 /// Before draining: past the bound the stand-in rolls and leaves every pending event on
 /// the row for its successor's first park.
 pub fn count_cycle(cursor: &mut Cursor, history_bound: u32) -> bool {
+    let rolls = would_roll(cursor, history_bound);
     cursor.cycles += 1;
-    cursor.cycles > history_bound
+    rolls
+}
+
+/// Whether the next wake's count takes the stand-in past the bound.
+pub fn would_roll(cursor: &Cursor, history_bound: u32) -> bool {
+    cursor.cycles.saturating_add(1) > history_bound
 }
 
 /// After a wake, given the event the drain took (if any).

@@ -6,7 +6,7 @@ use super::check::{Answered, Asked, checked};
 use super::next::{self, Next, Pacing, Woke};
 use super::{Step, StepError, Successor, check, ensure_ours, execution_name};
 use crate::doorbell::EndCause;
-use crate::row::{Row, RowStore, WatchMode};
+use crate::row::{Drained, Row, RowStore, Rung, WatchMode};
 use standin_remote::{Agent, RemoteError};
 
 /// After a park: count the cycle (roll past the bound), end the park, drain one event,
@@ -40,7 +40,7 @@ where
     let ahead = known
         .filter(|row| row.mode() == WatchMode::Push)
         .and_then(|row| row.remote_task_id.clone())
-        .filter(|_| step.park.is_some_and(|p| p.woke == Woke::Rung));
+        .filter(|_| step.park.as_ref().is_some_and(|p| p.woke == Woke::Rung));
     let Some(remote) = ahead else {
         let (step, drained, _) = drain(store, step, known, history_bound, pacing).await?;
         return match step.next {
@@ -76,6 +76,78 @@ where
     }
 }
 
+/// The push that rang the park, taken as the wake's first call: one conditional write
+/// that ends the park, takes the push the ring carried and returns the row, with no read
+/// before it. Only for a push ring of the live generation's park that will not roll;
+/// None when anything differs (the row moved since the ring: nothing was written), and
+/// the wake goes as usual.
+pub async fn take_rung<S: RowStore>(
+    store: &S,
+    step: &Step,
+    history_bound: u32,
+) -> Result<Option<Drained>, StepError> {
+    let Some(park) = next::park_number(step.next.as_ref()) else {
+        return Ok(None);
+    };
+    let Some(push) = step
+        .park
+        .as_ref()
+        .filter(|p| p.woke == Woke::Rung)
+        .and_then(|p| p.push.as_ref())
+    else {
+        return Ok(None);
+    };
+    // As `refuse_if_not_ours` judges a step with no execution named (the write's
+    // condition checks the generation and lease).
+    let own_name = step
+        .execution
+        .as_ref()
+        .is_none_or(|e| e.name == execution_name(&step.task_id, step.generation));
+    if !own_name || next::would_roll(&step.cursor, history_bound) {
+        return Ok(None);
+    }
+    let rung = Rung {
+        park,
+        push,
+        agent: &step.agent,
+        generation: step.generation,
+        lease: step.lease.as_deref(),
+    };
+    Ok(store.take_rung(&step.task_id, &rung).await?)
+}
+
+/// The wake after `take_rung` took the push: the check, on the row the take returned.
+pub async fn wake_taken<S, A, C, F>(
+    store: &S,
+    connect: C,
+    mut step: Step,
+    taken: Drained,
+    history_bound: u32,
+    pacing: Pacing,
+) -> Result<Step, StepError>
+where
+    S: RowStore,
+    A: Agent,
+    C: FnOnce() -> F,
+    F: Future<Output = Result<A, RemoteError>>,
+{
+    step.refuse_if_not_ours(Some(&taken.row))?;
+    // `take_rung` took it only where the count stays within the bound.
+    next::count_cycle(&mut step.cursor, history_bound);
+    let next = next::after_wake(
+        &mut step.cursor,
+        taken.row.mode(),
+        Woke::Rung,
+        taken.event,
+        pacing,
+    );
+    let step = step.then(next);
+    match step.next {
+        Some(Next::Check { .. }) => check(store, connect, step, Some(taken.row), pacing).await,
+        _ => Ok(step),
+    }
+}
+
 /// The step with what follows the drain decided, the row the drain left (none after a
 /// roll), and whether the event it took is the one `known` showed.
 /// `known`: the row as the invocation read it on its way in (a write less while it
@@ -107,7 +179,7 @@ async fn drain<S: RowStore>(
         });
         return Ok((step.then(Next::Roll), None, false));
     }
-    let woke = step.park.map_or(Woke::Rung, |p| p.woke);
+    let woke = step.park.as_ref().map_or(Woke::Rung, |p| p.woke);
     let drained = match known {
         Some(row) => store.drain_from(row, park).await?,
         None => store.drain(&step.task_id, park).await?,
