@@ -165,42 +165,28 @@ pub async fn register(deps: &'static StepDeps, step: Step) -> Result<Step, StepF
 
 pub async fn wake(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailure> {
     let settings = &deps.settings;
-    if let Some(taken) = steps::take_rung(&deps.store, &step, settings.history_bound).await? {
+    let taken = steps::take_rung(&deps.store, &step, settings.history_bound).await?;
+    let standing = match &taken {
         // The push that rang is taken, and the row came back with the write: no read.
-        let standing = deps
-            .standing_in(&step.task_id, &step.agent, Some(taken.row.clone()))
-            .await?;
-        let (spec, connect, desk, _) = reached(deps, &step, standing);
-        if let Some(desk) = &desk {
-            desk.read_ahead();
+        Some(taken) => {
+            deps.standing_in(&step.task_id, &step.agent, Some(taken.row.clone()))
+                .await?
         }
-        let step = steps::wake_taken(
-            &WithArtifacts::new(&deps.sending(&deps.store), desk.clone()),
-            connect,
-            step,
-            taken,
-            settings.history_bound,
-            pacing(deps, spec.as_ref()),
-        )
-        .await?;
-        keep(desk).await;
-        return Ok(step);
-    }
-    let (spec, connect, desk, row) = reach(deps, &step).await?;
+        None => deps.standing(&step.task_id, &step.agent).await?,
+    };
+    let (spec, connect, desk, row) = reached(deps, &step, standing);
     if let Some(desk) = &desk {
         // A wake that checks writes its note after the agent answers: the manifest is
         // read meanwhile.
         desk.read_ahead();
     }
-    let step = steps::wake(
-        &WithArtifacts::new(&deps.sending(&deps.store), desk.clone()),
-        connect,
-        step,
-        row.as_ref(),
-        settings.history_bound,
-        pacing(deps, spec.as_ref()),
-    )
-    .await?;
+    let sending = deps.sending(&deps.store);
+    let store = WithArtifacts::new(&sending, desk.clone());
+    let (bound, pacing) = (settings.history_bound, pacing(deps, spec.as_ref()));
+    let step = match taken {
+        Some(taken) => steps::wake_taken(&store, connect, step, taken, bound, pacing).await?,
+        None => steps::wake(&store, connect, step, row.as_ref(), bound, pacing).await?,
+    };
     keep(desk).await;
     Ok(step)
 }

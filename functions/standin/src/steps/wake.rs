@@ -43,10 +43,7 @@ where
         .filter(|_| step.park.as_ref().is_some_and(|p| p.woke == Woke::Rung));
     let Some(remote) = ahead else {
         let (step, drained, _) = drain(store, step, known, history_bound, pacing).await?;
-        return match step.next {
-            Some(Next::Check { .. }) => check(store, connect, step, drained, pacing).await,
-            _ => Ok(step),
-        };
+        return check_if_decided(store, connect, step, drained, pacing).await;
     };
     let asking = async {
         match connect().await {
@@ -134,18 +131,50 @@ where
     step.refuse_if_not_ours(Some(&taken.row))?;
     // `take_rung` took it only where the count stays within the bound.
     next::count_cycle(&mut step.cursor, history_bound);
-    let next = next::after_wake(
-        &mut step.cursor,
-        taken.row.mode(),
-        Woke::Rung,
-        taken.event,
-        pacing,
-    );
-    let step = step.then(next);
+    let (step, row, _) = decided(step, taken, Woke::Rung, pacing);
+    check_if_decided(store, connect, step, row, pacing).await
+}
+
+/// The check, when the wake decided on one (on the row the drain left).
+async fn check_if_decided<S, A, C, F>(
+    store: &S,
+    connect: C,
+    step: Step,
+    row: Option<Row>,
+    pacing: Pacing,
+) -> Result<Step, StepError>
+where
+    S: RowStore,
+    A: Agent,
+    C: FnOnce() -> F,
+    F: Future<Output = Result<A, RemoteError>>,
+{
     match step.next {
-        Some(Next::Check { .. }) => check(store, connect, step, Some(taken.row), pacing).await,
+        Some(Next::Check { .. }) => check(store, connect, step, row, pacing).await,
         _ => Ok(step),
     }
+}
+
+/// What follows the event a drain took: the step with its decision, the row the drain
+/// left (none once closed: the stand-in ends), and whether the event is the one the
+/// caller's row showed.
+fn decided(
+    mut step: Step,
+    drained: Drained,
+    woke: Woke,
+    pacing: Pacing,
+) -> (Step, Option<Row>, bool) {
+    if drained.row.closed {
+        return (step.then(Next::End(EndCause::Final)), None, false);
+    }
+    let next = next::after_wake(
+        &mut step.cursor,
+        drained.row.mode(),
+        woke,
+        drained.event,
+        pacing,
+    );
+    (step.then(next), Some(drained.row), drained.as_seen)
 }
 
 /// The step with what follows the drain decided, the row the drain left (none after a
@@ -184,17 +213,7 @@ async fn drain<S: RowStore>(
         Some(row) => store.drain_from(row, park).await?,
         None => store.drain(&step.task_id, park).await?,
     };
-    if drained.row.closed {
-        return Ok((step.then(Next::End(EndCause::Final)), None, false));
-    }
-    let next = next::after_wake(
-        &mut step.cursor,
-        drained.row.mode(),
-        woke,
-        drained.event,
-        pacing,
-    );
-    Ok((step.then(next), Some(drained.row), drained.as_seen))
+    Ok(decided(step, drained, woke, pacing))
 }
 
 /// The successor's input after a roll: same stand-in, fresh cycle count, same timers and
