@@ -35,7 +35,8 @@ start_fault_proxy() {
 # the test CA trusted for agents (the mTLS agent's server certificate); 25 MiB of
 # artifacts per stand-in, so a 20 MB file is kept whole and the next one truncated;
 # notes also go to the default event bus, where a test routes them with a rule; every AWS
-# call is logged with its IAM action, for the test that checks the policies.
+# call is logged with its IAM action, for the test that checks the policies; the SigV4
+# test agent (tests/peers) stands where AgentCore Runtime's data plane would be.
 deploy_test_stack() {
   local name=$1 agents
   agents=$(python3 -c 'import json; print(json.dumps(json.dumps(json.load(open("tests/agents.json")), separators=(",", ":"))))')
@@ -43,6 +44,7 @@ deploy_test_stack() {
     --parameter-overrides Endpoint=localstack HistoryBound=8 TurnWindowSecs=10 IdleRecheckSecs=90 FollowWindowSecs=20 NoteBusName=default RecordAwsCalls=true \
     PushRateLimit=75 PushBurstLimit=150 MaxArtifactBytes=26214400 \
     "AgentCaFile=$STANDIN_ROOT/remote/tests/data/tls/ca.pem" \
+    AgentCoreEndpoint=http://127.0.0.1:27166 \
     "Agents=$agents" >/dev/null
   # The rest of the test agents (the soak's personas) go through the registry, as an
   # operator adds agents without a redeploy: the CLI puts each through the control API.

@@ -12,9 +12,11 @@
 #   27167  a2a-sdk 1.3 over HTTPS requiring a client certificate (mTLS), with the test
 #          certificates of remote/tests/data/tls/ (the stack trusts their CA: AgentCaFile)
 #   27166  a2a-sdk 1.3 that checks SigV4 signatures (bedrock-agentcore, as AgentCore
-#          Runtime): LocalStack's executor writes each role's secret key to
-#          $STANDIN_TEST_ROLE_KEYS_DIR (exported here, before LocalStack starts), where
-#          the agent looks up the signer's
+#          Runtime) made with the keys of an assumed standin-agent-* role: LocalStack's
+#          AssumeRole (the plugin's hook) writes each key it gives out, with its role, to
+#          $STANDIN_TEST_ROLE_KEYS_DIR/assumed (exported here, before LocalStack
+#          starts), where the agent looks up the signer's; the executor writes the
+#          functions' own keys to .../functions, which the agent never accepts
 # Sourced after env.sh. install_peers is idempotent (a stamp per lock file); start_peers
 # records the PIDs in PEER_PIDS for the caller's cleanup (stop_peers).
 PEERS_DIR="$STANDIN_ROOT/tests/peers"
@@ -114,6 +116,7 @@ start_auth_peers() {
   mkdir -p "$STANDIN_TEST_ROLE_KEYS_DIR"
   "$sdk" "$server" --port 27166 --work-seconds 15 --auth sigv4 \
     --accept-file "$STANDIN_TEST_ROLE_KEYS_DIR" --heard-file "$STANDIN_AUTH_DIR/sigv4.heard" \
+    --role-prefix "arn:aws:iam::000000000000:role/standin-agent-" \
     >"$logs/peer-auth-sigv4.log" 2>&1 &
   PEER_PIDS="$PEER_PIDS $!"
   await_http auth-sigv4 http://127.0.0.1:27166/.well-known/agent-card.json $! "$logs/peer-auth-sigv4.log"

@@ -55,8 +55,10 @@ from starlette.responses import JSONResponse
 class AuthMiddleware:
     """Refuses (401) a request without the scheme's credential."""
 
-    def __init__(self, app, scheme, accept_file, jwks, issuer, card_needs_auth, heard_file=None):
+    def __init__(self, app, scheme, accept_file, jwks, issuer, card_needs_auth, heard_file=None,
+                 role_prefix=None):
         self.app, self.scheme, self.accept = app, scheme, pathlib.Path(accept_file)
+        self.role_prefix = role_prefix
         self.heard = pathlib.Path(heard_file or accept_file + ".heard")
         self.issuer, self.card_needs_auth = issuer, card_needs_auth
         self.jwks = jwt.PyJWKClient(jwks) if jwks else None
@@ -82,8 +84,16 @@ class AuthMiddleware:
         if not match:
             return False
         key_id, day, region, service, names, signature = match.groups()
-        secret_file = self.accept / key_id
+        # Keys STS gave out for a role (what LocalStack's AssumeRole recorded): as
+        # AgentCore Runtime, only a role its resource policy names is let in, never the
+        # keys of whoever calls (the functions' own role).
+        secret_file = self.accept / "assumed" / key_id
+        role_file = self.accept / "assumed" / f"{key_id}.role"
         if service != "bedrock-agentcore" or not secret_file.is_file() or "host" not in names.split(";"):
+            return False
+        if not role_file.is_file() or not role_file.read_text().startswith(self.role_prefix or "\0"):
+            return False
+        if headers.get("x-amz-security-token", "") != (self.accept / "assumed" / f"{key_id}.token").read_text():
             return False
         query = scope["query_string"].decode()
         canonical = "\n".join([
@@ -215,6 +225,7 @@ def main():
     parser.add_argument("--tls-key")
     parser.add_argument("--client-ca")
     parser.add_argument("--heard-file", help="where heard credentials go (default: the accept file's .heard)")
+    parser.add_argument("--role-prefix", help="sigv4: the roles whose assumed keys are let in (an ARN prefix)")
     args = parser.parse_args()
     base = f"{'https' if args.tls_cert else 'http'}://127.0.0.1:{args.port}"
     card = AgentCard(
@@ -255,7 +266,8 @@ def main():
     routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, rpc_url="/")
     app = Starlette(routes=routes)
     if args.auth:
-        app = AuthMiddleware(app, args.auth, args.accept_file, args.jwks, args.issuer, args.card_needs_auth, args.heard_file)
+        app = AuthMiddleware(app, args.auth, args.accept_file, args.jwks, args.issuer, args.card_needs_auth,
+                             args.heard_file, args.role_prefix)
     tls = {}
     if args.tls_cert:
         tls = {"ssl_certfile": args.tls_cert, "ssl_keyfile": args.tls_key}

@@ -6,9 +6,11 @@
 //! each agent added through the registry at run time. A conversation runs with each; a
 //! rotated secret is used by the next call; an agent whose card requires what its entry
 //! does not configure ends its first turn FAILED with one line saying what to set; an agent
-//! on 27166 checks SigV4 signatures with the functions' role keys; and no
-//! secret or token the agents heard appears in a table, an execution's history, a log or
-//! a note.
+//! on 27166 (the stack's AgentCore endpoint) checks SigV4 signatures made with the keys
+//! STS gave for a `standin-agent-*` role the entry names, and refuses the functions' own;
+//! entries that would have the functions call an AWS API are refused; and no secret,
+//! token or key the agents heard appears in a table, an execution's history, a log or a
+//! note.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
@@ -25,6 +27,25 @@ const STACK: &str = "standin";
 const PREFIX: &str = "standin/standin/";
 /// What the stand-in's OAuth2 client secret is (oauth2-mock-server takes any).
 const OAUTH2_CLIENT_SECRET: &str = "client-secret-of-the-stand-in";
+/// The role the SigV4 agents' entries name (the stack's pattern is `standin-agent-*`).
+const AGENT_ROLE: &str = "arn:aws:iam::000000000000:role/standin-agent-sigv4";
+
+/// Every file under the role-keys folder whose name says it holds a secret (`<key id>`,
+/// `<key id>.token`), in `part` (`assumed` by STS, or the `functions`' own).
+fn role_keys(part: &str) -> Vec<(String, String)> {
+    let dir = PathBuf::from(std::env::var("STANDIN_TEST_ROLE_KEYS_DIR").unwrap()).join(part);
+    let Ok(files) = std::fs::read_dir(dir) else {
+        return vec![];
+    };
+    files
+        .map(|f| f.unwrap().path())
+        .filter(|p| p.extension().is_none_or(|e| e == "token"))
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read_to_string(p).unwrap())
+        })
+        .collect()
+}
 
 /// Where `scripts/test` keeps what each auth agent accepts (and what it heard).
 fn auth_dir() -> PathBuf {
@@ -136,11 +157,9 @@ async fn a_conversation_runs_with_each_scheme_and_no_secret_is_left_anywhere() {
         json!({"type": "oauth2_client_credentials", "token_url": "http://127.0.0.1:27165/token",
                "client_id": "stand-in", "secret": secret("oauth2"), "scopes": ["widgets"]}),
     );
-    let sigv4 = (
-        "sigv4",
-        27166,
-        json!({"type": "sigv4", "service": "bedrock-agentcore"}),
-    );
+    let sigv4_auth =
+        json!({"type": "sigv4", "role_arn": AGENT_ROLE, "external_id": "standin-tests"});
+    let sigv4 = ("sigv4", 27166, sigv4_auth.clone());
     let mtls = (
         "mtls",
         27167,
@@ -158,27 +177,64 @@ async fn a_conversation_runs_with_each_scheme_and_no_secret_is_left_anywhere() {
         }
         put_agent(&stack, &format!("{run}-{scheme}"), *port, extra).await;
     }
+    // The same AgentCore agent followed: every function that calls agents signs.
+    put_agent(
+        &stack,
+        &format!("{run}-sigv4-follow"),
+        27166,
+        json!({"auth": sigv4_auth, "updates": "follow"}),
+    )
+    .await;
     // The API key agent pushes (register, wake and end call it); the basic one cannot
     // push (the stand-in follows it); the OAuth2, SigV4 and mTLS ones push.
-    let agents: Vec<String> = ["api_key", "basic", "oauth2", "sigv4", "mtls"]
-        .iter()
-        .map(|s| format!("{run}-{s}"))
-        .collect();
+    let agents: Vec<String> = [
+        "api_key",
+        "basic",
+        "oauth2",
+        "sigv4",
+        "mtls",
+        "sigv4-follow",
+    ]
+    .iter()
+    .map(|s| format!("{run}-{s}"))
+    .collect();
     let conversations = futures_util::future::join_all(
         agents
             .iter()
             .map(|agent| converse(&stack, agent, async || {})),
     )
     .await;
-    assert_eq!(conversations.len(), 5);
+    assert_eq!(conversations.len(), 6);
     let signatures = heard("sigv4");
+    let assumed: Vec<String> = role_keys("assumed")
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    let own: Vec<String> = role_keys("functions")
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    assert!(!own.is_empty(), "the functions' own keys are known");
+    for signature in &signatures {
+        let key_id = signature
+            .strip_prefix("AWS4-HMAC-SHA256 Credential=")
+            .and_then(|rest| rest.split('/').next())
+            .unwrap_or_default();
+        assert!(
+            assumed.iter().any(|k| k == key_id),
+            "signed with a key STS gave for the entry's role: {signature}"
+        );
+        assert!(
+            !own.iter().any(|k| k == key_id),
+            "never with the functions' own role: {signature}"
+        );
+    }
     assert!(
-        !signatures.is_empty()
-            && signatures
-                .iter()
-                .all(|h| h.starts_with("AWS4-HMAC-SHA256 ")),
-        "the SigV4 agent heard signatures, and checked each: {signatures:?}"
+        !signatures.is_empty(),
+        "the SigV4 agent heard signatures, and let in only those it checked"
     );
+    let followed_sigv4 = stack.row_status(&conversations[5]).await;
+    assert_eq!(followed_sigv4["watch"], "follow", "{followed_sigv4}");
     let followed = stack.row_status(&conversations[1]).await;
     assert_eq!(followed["watch"], "follow", "{followed}");
     assert!(
@@ -202,10 +258,9 @@ async fn a_conversation_runs_with_each_scheme_and_no_secret_is_left_anywhere() {
             .filter(|l| !l.starts_with("-----"))
             .map(str::to_owned),
     );
-    // The functions' own role keys, which SigV4 signs with.
-    let role_keys = PathBuf::from(std::env::var("STANDIN_TEST_ROLE_KEYS_DIR").unwrap());
-    for file in std::fs::read_dir(role_keys).unwrap() {
-        secrets.push(std::fs::read_to_string(file.unwrap().path()).unwrap());
+    // The functions' own role keys, and the keys and session tokens of the agents' role.
+    for part in ["functions", "assumed"] {
+        secrets.extend(role_keys(part).into_iter().map(|(_, secret)| secret));
     }
     secrets.retain(|s| s.len() >= 8);
     let places = [
@@ -351,4 +406,60 @@ async fn an_entry_naming_a_secret_outside_the_prefix_is_refused_naming_the_field
         (400, Some("auth.token_url")),
         "{body}"
     );
+}
+
+/// The confused deputy, through the deployed control API: entries that would have the
+/// functions sign a GET to SQS or S3 with a role, or read a card off SQS, are refused
+/// naming the field; so is a role outside `standin-agent-*` and the stack's own AWS
+/// endpoint. Nothing is stored.
+#[tokio::test]
+async fn entries_that_would_make_the_functions_call_an_aws_api_are_refused() {
+    let stack = Stack::load(STACK).await;
+    let queue = "https://sqs.us-east-1.amazonaws.com/000000000000/standin-parent.fifo";
+    for (entry, field) in [
+        (
+            json!({"url": "https://sqs.us-east-1.amazonaws.com",
+                   "card_url": format!("{queue}?Action=SendMessage&MessageBody=forged"),
+                   "auth": {"type": "sigv4", "service": "sqs", "role_arn": AGENT_ROLE}}),
+            "auth.service",
+        ),
+        (
+            json!({"url": "https://s3.us-east-1.amazonaws.com",
+                   "auth": {"type": "sigv4", "service": "s3", "role_arn": AGENT_ROLE}}),
+            "auth.service",
+        ),
+        (
+            json!({"url": "https://sqs.us-east-1.amazonaws.com",
+                   "card_url": format!("{queue}?Action=ReceiveMessage&VisibilityTimeout=43200")}),
+            "url",
+        ),
+        (
+            json!({"url": "http://127.0.0.1:27161",
+                   "card_url": format!("{queue}?Action=SendMessage"),
+                   "allowed_origins": ["https://sqs.us-east-1.amazonaws.com"]}),
+            "card_url",
+        ),
+        (
+            json!({"url": "http://127.0.0.1:27166",
+                   "auth": {"type": "sigv4", "role_arn": "arn:aws:iam::000000000000:role/admin"}}),
+            "auth.role_arn",
+        ),
+        (
+            json!({"url": "http://127.0.0.1:27161",
+                   "auth": {"type": "sigv4", "role_arn": AGENT_ROLE}}),
+            "url",
+        ),
+    ] {
+        let id = unique("deputy");
+        let (status, body) = stack
+            .control("PUT", &format!("/agents/{id}"), Some(entry.clone()))
+            .await;
+        assert_eq!(
+            (status, body["field"].as_str()),
+            (400, Some(field)),
+            "{entry}: {body}"
+        );
+        let (status, _) = stack.control("GET", &format!("/agents/{id}"), None).await;
+        assert_eq!(status, 404, "{entry} was not stored");
+    }
 }

@@ -15,17 +15,20 @@
 //!   parents.
 //! - [`control`]: the parent's control API and the `Executions` port.
 //! - [`state`]: a remote task's state as the stand-in reports it (scrubbed, compared).
-//! - [`agents`]: the agents document and its entries.
+//! - [`agents`]: the agents document and its entries; [`agent_rules`]: what a
+//!   deployment lets an entry name (no AWS service endpoint, SigV4 to AgentCore only).
 //! - [`registry`]: the agents added at run time, and the catalog of both.
 //! - [`artifacts`]: what the sub-task produced: collected as it arrives, stored (the
 //!   `Blobs` port on S3), told in the notes.
 //! - [`auth`]: an agent's credentials: the entry's `auth`, the secrets it names
-//!   (`SecretStore` port on Secrets Manager), OAuth2 tokens, SigV4 with the role.
+//!   (`SecretStore` port on Secrets Manager), OAuth2 tokens, SigV4 for AgentCore Runtime
+//!   with the entry's role (`RoleKeys` port on STS).
 //! - [`lambda`]: the composition root: reads settings, builds adapters, serves; decides
 //!   nothing.
 //!
 //! The remote agent is `standin_remote`'s port: no module here names an A2A type.
 
+pub mod agent_rules;
 pub mod agents;
 pub mod artifacts;
 pub mod auth;

@@ -925,6 +925,78 @@ async fn a_bad_agent_entry_is_refused_naming_its_field_and_the_stacks_are_kept()
     assert_eq!(shown.body["source"], "stack");
 }
 
+/// The confused deputy through `PUT /agents`: entries that would have the functions
+/// sign a call to SQS or S3, or read a card off SQS, are refused naming the field, and
+/// nothing is stored.
+#[tokio::test]
+async fn an_agent_entry_on_an_aws_api_is_refused_by_put_agents() {
+    let mut w = World::new();
+    w.agents = Catalog::new(
+        AgentsConfig::parse(r#"{"agents":[]}"#).unwrap(),
+        Some(Box::new(w.registry.clone())),
+    )
+    .with_rules(standin::agent_rules::EntryRules {
+        region: Some("us-east-1".into()),
+        role_pattern: Some("arn:aws:iam::123456789012:role/standin-agent-*".into()),
+        ..Default::default()
+    });
+    let role = "arn:aws:iam::123456789012:role/standin-agent-a";
+    let queue = "https://sqs.us-east-1.amazonaws.com/123456789012/standin-parent.fifo";
+    for (entry, field) in [
+        (
+            json!({"url": "https://sqs.us-east-1.amazonaws.com",
+                   "card_url": format!("{queue}?Action=SendMessage&MessageBody=forged"),
+                   "auth": {"type": "sigv4", "service": "sqs", "role_arn": role}}),
+            "auth.service",
+        ),
+        (
+            json!({"url": "https://sqs.us-east-1.amazonaws.com",
+                   "card_url": format!("{queue}?Action=ReceiveMessage&VisibilityTimeout=43200"),
+                   "auth": {"type": "sigv4", "role_arn": role}}),
+            "url",
+        ),
+        (
+            json!({"url": "https://s3.us-east-1.amazonaws.com",
+                   "auth": {"type": "sigv4", "service": "s3", "role_arn": role}}),
+            "auth.service",
+        ),
+        (
+            json!({"url": "https://agent.example",
+                   "card_url": format!("{queue}?Action=SendMessage"),
+                   "allowed_origins": ["https://sqs.us-east-1.amazonaws.com"]}),
+            "card_url",
+        ),
+        (
+            json!({"url": "https://bedrock-agentcore.us-east-1.amazonaws.com",
+                   "auth": {"type": "sigv4", "service": "bedrock-agentcore"}}),
+            "auth.role_arn",
+        ),
+    ] {
+        let refused = w
+            .call(Call::AgentPut {
+                id: "deputy",
+                body: &entry,
+            })
+            .await;
+        assert_eq!(
+            (refused.status, refused.body["field"].as_str()),
+            (400, Some(field)),
+            "{entry}: {}",
+            refused.body
+        );
+        assert_eq!(w.registry.entry("deputy"), None, "{entry}");
+    }
+    let agentcore = json!({"url": "https://bedrock-agentcore.us-east-1.amazonaws.com",
+                           "auth": {"type": "sigv4", "role_arn": role}});
+    let taken = w
+        .call(Call::AgentPut {
+            id: "runtime",
+            body: &agentcore,
+        })
+        .await;
+    assert_eq!(taken.status, 200, "{}", taken.body);
+}
+
 #[tokio::test]
 async fn the_agent_routes_are_the_documents() {
     let (_w, router) = router();

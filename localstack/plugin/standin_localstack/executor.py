@@ -33,19 +33,20 @@ POLL_S = 0.02
 AWAIT_POLL_S = 0.25
 # Inherited from LocalStack's own environment; everything else comes from the function.
 PASS_THROUGH = ("PATH", "LANG", "HOME", "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR")
-# Where the tests' SigV4 agent learns the secret key of each role's credentials (LocalStack
-# makes them up at each AssumeRole): set by scripts/test only, off everywhere else.
+# Where the tests learn the secret key of each function's role credentials (LocalStack
+# makes them up for each function), to prove no agent is signed for with them and none
+# leaks: set by scripts/test only, off everywhere else.
 ROLE_KEYS_DIR = "STANDIN_TEST_ROLE_KEYS_DIR"
 
 
 def share_role_key(env: dict[str, str]) -> None:
-    """Writes the environment's access key id and secret key where the SigV4 agent reads
-    them, so it can check a signature as IAM does on AWS."""
+    """Writes the environment's access key id and secret key under the folder's
+    `functions/`."""
     folder = os.environ.get(ROLE_KEYS_DIR)
     key_id, secret = env.get("AWS_ACCESS_KEY_ID"), env.get("AWS_SECRET_ACCESS_KEY")
     if not folder or not key_id or not secret:
         return
-    path = Path(folder)
+    path = Path(folder) / "functions"
     path.mkdir(parents=True, exist_ok=True)
     (path / key_id).write_text(secret)
 

@@ -1,6 +1,7 @@
 //! How the stand-in authenticates to an agent: the entry's `auth` (`spec`), the secrets
 //! it names (`secrets`, read from Secrets Manager by `secretsmanager`), OAuth2's
-//! client-credentials tokens (`oauth2`), SigV4 with the function's role (`sigv4`). What
+//! client-credentials tokens (`oauth2`), SigV4 for AgentCore Runtime with the role the
+//! entry names (`sigv4`, its keys assumed through STS by `sts`). What
 //! leaves here is [`Credentials`], the remote crate's port: no secret is stored, logged
 //! or shown by anything in this slice, and an error names a secret's id at most.
 
@@ -9,6 +10,7 @@ pub mod secrets;
 pub mod secretsmanager;
 pub mod sigv4;
 pub mod spec;
+pub mod sts;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -22,19 +24,19 @@ use standin_remote::auth::{ClientIdentity, Credentials, Scheme};
 
 use oauth2::{ClientCredentials, TokenCache, fetch_token};
 use secrets::{SecretValue, Secrets};
-use sigv4::RoleSigner;
+use sigv4::{AgentCoreSigner, AgentRole};
 pub use spec::AuthSpec;
 use spec::KeyIn;
 
 /// What the functions hold to authenticate: the secrets' cache, the client the token
-/// endpoints are reached with, the role's signer, and one set of credentials per
+/// endpoints are reached with, AgentCore Runtime's signer, and one set of credentials per
 /// agent entry (so an OAuth2 token is shared by every call of the process).
 pub struct Keyring {
     secrets: Arc<Secrets>,
     http: reqwest::Client,
     /// Whether an entry's token endpoint may be on a private address (`AllowPrivateAgents`).
     allow_private: bool,
-    signer: Arc<RoleSigner>,
+    signer: Arc<AgentCoreSigner>,
     by_entry: Mutex<HashMap<String, Arc<AgentCredentials>>>,
 }
 
@@ -45,7 +47,7 @@ impl Keyring {
     pub fn new(
         secrets: Secrets,
         http: reqwest::Client,
-        signer: RoleSigner,
+        signer: AgentCoreSigner,
         allow_private: bool,
     ) -> Self {
         Self {
@@ -82,10 +84,11 @@ impl Keyring {
 }
 
 impl Keyring {
-    /// Every credential value this process holds (secrets read, tokens fetched): what
-    /// the artifact guard blanks if an agent echoes one.
+    /// Every credential value this process holds (secrets read, tokens fetched, the
+    /// agents' roles' keys): what the echo guard blanks if an agent echoes one.
     pub async fn held_values(&self) -> Vec<String> {
         let mut values = self.secrets.held_values();
+        values.extend(self.signer.held());
         let kept: Vec<Arc<AgentCredentials>> = self
             .by_entry
             .lock()
@@ -103,7 +106,7 @@ pub struct AgentCredentials {
     spec: AuthSpec,
     secrets: Arc<Secrets>,
     http: reqwest::Client,
-    signer: Arc<RoleSigner>,
+    signer: Arc<AgentCoreSigner>,
     token: TokenCache,
     allow_private: bool,
 }
@@ -244,10 +247,16 @@ impl Credentials for AgentCredentials {
                         .query_pairs_mut()
                         .append_pair(name, value.expose());
                 }
-                AuthSpec::SigV4 { service, region } => {
-                    self.signer
-                        .sign(request, service, region.as_deref())
-                        .await?;
+                AuthSpec::SigV4 {
+                    role_arn,
+                    external_id,
+                    region,
+                } => {
+                    let role = AgentRole {
+                        role_arn: role_arn.clone(),
+                        external_id: external_id.clone(),
+                    };
+                    self.signer.sign(request, &role, region.as_deref()).await?;
                 }
                 _ => {}
             }
@@ -258,10 +267,21 @@ impl Credentials for AgentCredentials {
     fn renew(&self) -> BoxFuture<'_, bool> {
         Box::pin(async move {
             match &self.spec {
-                // The role's credentials are the runtime's: nothing fresher to read. A
-                // certificate is presented when the connection is made, before any call:
-                // read afresh when its cache runs out, not by sending again.
-                AuthSpec::SigV4 { .. } | AuthSpec::MutualTls { .. } => false,
+                // The role is assumed afresh: its trust policy may have changed.
+                AuthSpec::SigV4 {
+                    role_arn,
+                    external_id,
+                    ..
+                } => {
+                    self.signer.forget(&AgentRole {
+                        role_arn: role_arn.clone(),
+                        external_id: external_id.clone(),
+                    });
+                    true
+                }
+                // A certificate is presented when the connection is made, before any
+                // call: read afresh when its cache runs out, not by sending again.
+                AuthSpec::MutualTls { .. } => false,
                 spec => {
                     if let Some(secret) = spec.secret() {
                         self.secrets.forget(secret);

@@ -1,54 +1,151 @@
-//! SigV4 with the function's own role, for agents on AgentCore Runtime: the whole request
-//! (method, URL, headers, body) is signed as it is about to go out.
+//! SigV4 for agents on AgentCore Runtime, with the keys of the role the entry names,
+//! assumed through STS ([`RoleKeys`], the port): never with the functions' own role,
+//! whose grants (the parents' queue, the follow queue, the tables) an entry must not
+//! borrow. Only a request to AgentCore Runtime's data plane is signed, and only for its
+//! service: whatever an entry says, a signature cannot be spent on another AWS API.
 
-use std::time::SystemTime;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
 
-use aws_credential_types::provider::{ProvideCredentials, SharedCredentialsProvider};
+use aws_credential_types::Credentials as RoleCredentials;
 use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
 use aws_sigv4::sign::v4;
 use aws_smithy_runtime_api::client::identity::Identity;
+use futures_util::future::BoxFuture;
 use standin_remote::RemoteError;
 
-pub struct RoleSigner {
-    credentials: Option<SharedCredentialsProvider>,
+use crate::agent_rules::{AGENTCORE_SERVICE, agentcore_data_plane, origin_of};
+
+/// The role an entry signs as.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AgentRole {
+    pub role_arn: String,
+    pub external_id: Option<String>,
+}
+
+/// Where a role's keys come from: STS in the functions ([`super::sts::StsRoleKeys`]).
+pub trait RoleKeys: Send + Sync {
+    fn assume<'a>(
+        &'a self,
+        role: &'a AgentRole,
+    ) -> BoxFuture<'a, Result<RoleCredentials, RemoteError>>;
+}
+
+/// Keys are assumed again this long before they expire.
+const RENEW_BEFORE_EXPIRY: Duration = Duration::from_secs(300);
+/// Roles whose keys are kept at once, past which the cache starts again.
+const MAX_KEPT_ROLES: usize = 64;
+
+pub struct AgentCoreSigner {
+    roles: Arc<dyn RoleKeys>,
     /// The function's region, for an entry that names none.
     region: Option<String>,
+    /// AgentCore Runtime's data-plane origin when it is not AWS's own (a VPC endpoint's,
+    /// a test's: the `AgentCoreEndpoint` parameter).
+    endpoint: Option<String>,
+    kept: Mutex<HashMap<AgentRole, RoleCredentials>>,
 }
 
 fn failed(problem: impl std::fmt::Display) -> RemoteError {
     RemoteError::Credentials(format!("cannot sign the call with SigV4: {problem}"))
 }
 
-impl RoleSigner {
-    pub fn new(credentials: Option<SharedCredentialsProvider>, region: Option<String>) -> Self {
+impl AgentCoreSigner {
+    pub fn new(roles: Arc<dyn RoleKeys>, region: Option<String>, endpoint: Option<String>) -> Self {
         Self {
-            credentials,
+            roles,
             region,
+            endpoint,
+            kept: Mutex::default(),
         }
     }
 
-    pub async fn sign(
-        &self,
-        request: &mut reqwest::Request,
-        service: &str,
-        region: Option<&str>,
-    ) -> Result<(), RemoteError> {
+    /// AgentCore Runtime's data-plane origin for an entry naming `region` (or none).
+    fn origin(&self, region: Option<&str>) -> Result<String, RemoteError> {
+        if let Some(endpoint) = &self.endpoint {
+            return origin_of(endpoint)
+                .ok_or_else(|| failed("the AgentCoreEndpoint parameter is not a URL"));
+        }
         let region = region
             .or(self.region.as_deref())
             .ok_or_else(|| failed("no region: name one in the entry's auth.region"))?;
-        let provider = self
-            .credentials
-            .as_ref()
-            .ok_or_else(|| failed("the function has no AWS credentials"))?;
-        let credentials = provider
-            .provide_credentials()
-            .await
-            .map_err(|_| failed("the function's role credentials could not be read"))?;
-        let identity: Identity = credentials.into();
+        Ok(agentcore_data_plane(region))
+    }
+
+    /// The role's keys: kept until five minutes before they expire.
+    async fn keys(&self, role: &AgentRole) -> Result<RoleCredentials, RemoteError> {
+        let fresh = |c: &RoleCredentials| {
+            c.expiry()
+                .is_none_or(|expiry| SystemTime::now() + RENEW_BEFORE_EXPIRY < expiry)
+        };
+        if let Some(kept) = self
+            .kept
+            .lock()
+            .ok()
+            .and_then(|k| k.get(role).cloned())
+            .filter(fresh)
+        {
+            return Ok(kept);
+        }
+        let keys = self.roles.assume(role).await?;
+        if let Ok(mut kept) = self.kept.lock() {
+            if kept.len() >= MAX_KEPT_ROLES {
+                kept.clear();
+            }
+            kept.insert(role.clone(), keys.clone());
+        }
+        Ok(keys)
+    }
+
+    /// Forgets the role's keys, so the next call assumes it afresh (after a refusal).
+    pub fn forget(&self, role: &AgentRole) {
+        if let Ok(mut kept) = self.kept.lock() {
+            kept.remove(role);
+        }
+    }
+
+    /// Every secret part of the keys held (secret key, session token): what the echo
+    /// guard blanks if an agent sends one back.
+    pub fn held(&self) -> Vec<String> {
+        self.kept
+            .lock()
+            .map(|kept| {
+                kept.values()
+                    .flat_map(|c| {
+                        [Some(c.secret_access_key()), c.session_token()]
+                            .into_iter()
+                            .flatten()
+                            .map(str::to_owned)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Signs `request` as `role` for AgentCore Runtime, refusing any other destination.
+    pub async fn sign(
+        &self,
+        request: &mut reqwest::Request,
+        role: &AgentRole,
+        region: Option<&str>,
+    ) -> Result<(), RemoteError> {
+        let origin = self.origin(region)?;
+        let target = request.url().origin().ascii_serialization();
+        if target != origin {
+            return Err(RemoteError::Refused(format!(
+                "a SigV4 call goes to AgentCore Runtime ({origin}) only, not to {target}"
+            )));
+        }
+        let region = region
+            .or(self.region.as_deref())
+            .ok_or_else(|| failed("no region: name one in the entry's auth.region"))?
+            .to_owned();
+        let identity: Identity = self.keys(role).await?.into();
         let params = v4::SigningParams::builder()
             .identity(&identity)
-            .region(region)
-            .name(service)
+            .region(&region)
+            .name(AGENTCORE_SERVICE)
             .time(SystemTime::now())
             .settings(SigningSettings::default())
             .build()

@@ -5,6 +5,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::agent_rules::AGENTCORE_SERVICE;
 use crate::agents::ConfigError;
 
 /// Where an API key goes.
@@ -36,9 +37,12 @@ pub enum AuthSpec {
         scopes: Vec<String>,
         audience: Option<String>,
     },
-    /// Signed (SigV4) with the function's own role.
+    /// Signed (SigV4) for AgentCore Runtime with the keys of `role_arn`, assumed through
+    /// STS (`external_id` when the role's trust policy asks for one); never with the
+    /// functions' own role.
     SigV4 {
-        service: String,
+        role_arn: String,
+        external_id: Option<String>,
         region: Option<String>,
     },
     /// A client certificate: the secret holds the PEM chain and its private key.
@@ -75,9 +79,53 @@ struct OAuth2Written {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SigV4Written {
-    service: String,
+    role_arn: String,
+    #[serde(default)]
+    external_id: Option<String>,
+    /// Only AgentCore Runtime's: accepted when it says so, for entries that name it.
+    #[serde(default)]
+    service: Option<String>,
     #[serde(default)]
     region: Option<String>,
+}
+
+/// An IAM role's ARN: `arn:<partition>:iam::<12-digit account>:role/<path and name>`.
+fn role_arn(field: String, text: String) -> Result<String, ConfigError> {
+    let ok = (|| {
+        let rest = text.strip_prefix("arn:")?;
+        let (partition, rest) = rest.split_once(":iam::")?;
+        let (account, name) = rest.split_once(":role/")?;
+        let name_ok = |c: char| c.is_ascii_alphanumeric() || "+=,.@_-/".contains(c);
+        (partition.starts_with("aws")
+            && account.len() == 12
+            && account.chars().all(|c| c.is_ascii_digit())
+            && !name.is_empty()
+            && name.len() <= 512
+            && name.chars().all(name_ok))
+        .then_some(())
+    })();
+    match ok {
+        Some(()) => Ok(text),
+        None => Err(err(
+            field,
+            format!(
+                "must be an IAM role's ARN (arn:aws:iam::123456789012:role/name), got {text:?}"
+            ),
+        )),
+    }
+}
+
+/// An STS external id: 2 to 1,224 of the characters STS takes.
+fn external_id(field: String, text: String) -> Result<String, ConfigError> {
+    let ok = |c: char| c.is_ascii_alphanumeric() || "+=,.@:/-_".contains(c);
+    if (2..=1224).contains(&text.len()) && text.chars().all(ok) {
+        Ok(text)
+    } else {
+        Err(err(
+            field,
+            "must be 2 to 1224 letters, digits and +=,.@:/-_ (what STS takes)",
+        ))
+    }
 }
 
 const TYPES: &str = "api_key, bearer, basic, oauth2_client_credentials, sigv4 or mtls";
@@ -223,7 +271,22 @@ impl AuthSpec {
                 }
             }
             "sigv4" => {
-                let SigV4Written { service, region } = fields(at, rest)?;
+                let SigV4Written {
+                    role_arn: role,
+                    external_id: external,
+                    service,
+                    region,
+                } = fields(at, rest)?;
+                if let Some(service) = service
+                    && service != AGENTCORE_SERVICE
+                {
+                    return Err(err(
+                        format!("{at}.service"),
+                        format!(
+                            "SigV4 signs for AgentCore Runtime only: must be {AGENTCORE_SERVICE:?} (or left out), got {service:?}"
+                        ),
+                    ));
+                }
                 let name = |field: String, v: String| {
                     let ok = !v.is_empty()
                         && v.chars()
@@ -238,7 +301,10 @@ impl AuthSpec {
                     }
                 };
                 Self::SigV4 {
-                    service: name(format!("{at}.service"), service)?,
+                    role_arn: role_arn(format!("{at}.role_arn"), role)?,
+                    external_id: external
+                        .map(|e| external_id(format!("{at}.external_id"), e))
+                        .transpose()?,
                     region: region
                         .map(|r| name(format!("{at}.region"), r))
                         .transpose()?,
@@ -321,8 +387,15 @@ impl AuthSpec {
                 }
                 entry
             }
-            Self::SigV4 { service, region } => {
-                let mut entry = json!({"type": "sigv4", "service": service});
+            Self::SigV4 {
+                role_arn,
+                external_id,
+                region,
+            } => {
+                let mut entry = json!({"type": "sigv4", "role_arn": role_arn});
+                if let Some(external_id) = external_id {
+                    entry["external_id"] = json!(external_id);
+                }
                 if let Some(region) = region {
                     entry["region"] = json!(region);
                 }
@@ -353,8 +426,8 @@ mod tests {
                    "client_id": "stand-in", "secret": "standin/s/o", "scopes": ["a2a.call"], "audience": "agents"}),
             json!({"type": "oauth2_client_credentials", "token_url": "http://127.0.0.1:9/token",
                    "client_id": "c", "secret": "standin/s/o"}),
-            json!({"type": "sigv4", "service": "bedrock-agentcore", "region": "us-west-2"}),
-            json!({"type": "sigv4", "service": "bedrock-agentcore"}),
+            json!({"type": "sigv4", "role_arn": "arn:aws:iam::123456789012:role/standin-agent-a", "region": "us-west-2"}),
+            json!({"type": "sigv4", "role_arn": "arn:aws:iam::123456789012:role/standin-agent-a", "external_id": "tenant-7"}),
             json!({"type": "mtls", "secret": "standin/s/cert"}),
         ] {
             let spec = AuthSpec::parse("auth", value.clone()).expect("reads");
@@ -407,11 +480,48 @@ mod tests {
             ),
             "auth.client_id"
         );
+        let role = "arn:aws:iam::123456789012:role/standin-agent-a";
+        // The confused deputy's entries: any service but AgentCore Runtime's is refused.
+        for service in ["sqs", "s3", "Bedrock", "bedrock-agentcore-control"] {
+            assert_eq!(
+                field_of(json!({"type": "sigv4", "role_arn": role, "service": service})),
+                "auth.service",
+                "{service}"
+            );
+        }
         assert_eq!(
-            field_of(json!({"type": "sigv4", "service": "Bedrock"})),
-            "auth.service"
+            field_of(json!({"type": "sigv4", "service": "bedrock-agentcore"})),
+            "auth.role_arn",
+            "signing with the functions' own role is not an option"
         );
-        assert_eq!(field_of(json!({"type": "sigv4"})), "auth.service");
+        for bad in [
+            "standin-agent-a",
+            "arn:aws:iam::1:role/a",
+            "arn:aws:sts::123456789012:assumed-role/a/s",
+            "arn:aws:iam::123456789012:user/a",
+        ] {
+            assert_eq!(
+                field_of(json!({"type": "sigv4", "role_arn": bad})),
+                "auth.role_arn",
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            field_of(json!({"type": "sigv4", "role_arn": role, "external_id": "x"})),
+            "auth.external_id"
+        );
+        assert_eq!(
+            field_of(json!({"type": "sigv4", "role_arn": role, "region": "US-EAST-1"})),
+            "auth.region"
+        );
+        assert!(
+            AuthSpec::parse(
+                "auth",
+                json!({"type": "sigv4", "role_arn": role, "service": "bedrock-agentcore"})
+            )
+            .is_ok(),
+            "AgentCore Runtime's service may be named"
+        );
     }
 
     #[test]
@@ -434,8 +544,11 @@ mod tests {
             .expect_err("refused");
         assert_eq!(refused.field, "auth.secret");
         assert!(refused.problem.contains("standin/prod/"));
-        let sigv4 =
-            AuthSpec::parse("auth", json!({"type": "sigv4", "service": "s"})).expect("reads");
+        let sigv4 = AuthSpec::parse(
+            "auth",
+            json!({"type": "sigv4", "role_arn": "arn:aws:iam::123456789012:role/standin-agent-a"}),
+        )
+        .expect("reads");
         assert!(sigv4.check_secret_prefix("auth", "standin/prod/").is_ok());
     }
 }

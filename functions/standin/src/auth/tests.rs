@@ -3,7 +3,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use aws_credential_types::provider::SharedCredentialsProvider;
+use std::sync::Mutex;
+
+use futures_util::future::BoxFuture;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -15,18 +17,56 @@ fn keyring(store: &Arc<MemorySecrets>) -> Keyring {
     keyring_where(store, true)
 }
 
-/// A keyring on `store`, signing as a fixed test key; `allow_private` as the deployment's.
-fn keyring_where(store: &Arc<MemorySecrets>, allow_private: bool) -> Keyring {
-    let creds = aws_credential_types::Credentials::new("AKIDEXAMPLE", "wJalr", None, None, "test");
+/// Roles assumed by a count: each assumption gives keys of their own, named after the
+/// role (`AKID-<n>`), as STS would.
+#[derive(Default)]
+struct CountedRoles {
+    assumed: Mutex<Vec<AgentRole>>,
+}
+
+impl sigv4::RoleKeys for CountedRoles {
+    fn assume<'a>(
+        &'a self,
+        role: &'a AgentRole,
+    ) -> BoxFuture<'a, Result<aws_credential_types::Credentials, RemoteError>> {
+        Box::pin(async move {
+            let mut assumed = self.assumed.lock().unwrap();
+            assumed.push(role.clone());
+            let n = assumed.len();
+            Ok(aws_credential_types::Credentials::new(
+                format!("AKID-{n}"),
+                format!("secret-key-of-assumption-{n}"),
+                Some(format!("session-token-of-assumption-{n}")),
+                Some(std::time::SystemTime::now() + std::time::Duration::from_secs(3600)),
+                "test",
+            ))
+        })
+    }
+}
+
+/// A keyring on `store` whose SigV4 entries assume roles through `roles`;
+/// `allow_private` as the deployment's; AgentCore Runtime at `agentcore` (None: AWS's).
+fn keyring_with(
+    store: &Arc<MemorySecrets>,
+    allow_private: bool,
+    roles: Arc<CountedRoles>,
+    agentcore: Option<&str>,
+) -> Keyring {
     Keyring::new(
         Secrets::new(store.clone()),
         reqwest::Client::new(),
-        RoleSigner::new(
-            Some(SharedCredentialsProvider::new(creds)),
+        AgentCoreSigner::new(
+            roles,
             Some("us-east-1".into()),
+            agentcore.map(str::to_owned),
         ),
         allow_private,
     )
+}
+
+/// A keyring on `store`; `allow_private` as the deployment's.
+fn keyring_where(store: &Arc<MemorySecrets>, allow_private: bool) -> Keyring {
+    keyring_with(store, allow_private, Arc::default(), None)
 }
 
 fn spec(value: serde_json::Value) -> AuthSpec {
@@ -120,26 +160,97 @@ async fn a_refusal_reads_a_rotated_secret_and_errors_never_show_a_value() {
     assert!(err.to_string().contains("does not exist"), "{err}");
 }
 
+const AGENT_ROLE: &str = "arn:aws:iam::123456789012:role/standin-agent-billing";
+
 #[tokio::test]
-async fn sigv4_signs_the_request_with_the_roles_credentials_for_the_service() {
+async fn sigv4_signs_for_agentcore_with_the_keys_of_the_role_the_entry_names() {
     let store = Arc::new(MemorySecrets::default());
-    let ring = keyring(&store);
+    let roles = Arc::new(CountedRoles::default());
+    let ring = keyring_with(&store, true, roles.clone(), None);
     let sigv4 = ring.credentials(
         "s",
-        &spec(json!({"type": "sigv4", "service": "bedrock-agentcore"})),
+        &spec(json!({"type": "sigv4", "role_arn": AGENT_ROLE, "external_id": "tenant-7"})),
     );
-    let request = authorized(sigv4.as_ref(), "http://127.0.0.1:9/invocations?q=1").await;
+    let url = "https://bedrock-agentcore.us-east-1.amazonaws.com/runtimes/x/invocations?q=1";
+    let request = authorized(sigv4.as_ref(), url).await;
     let auth = header(&request, "authorization").unwrap();
     assert!(
-        auth.starts_with("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
+        auth.starts_with("AWS4-HMAC-SHA256 Credential=AKID-1/")
             && auth.contains("/us-east-1/bedrock-agentcore/aws4_request"),
         "{auth}"
     );
-    assert!(header(&request, "x-amz-date").is_some());
-    assert!(
-        !sigv4.renew().await,
-        "nothing fresher than the role's own credentials"
+    assert_eq!(
+        header(&request, "x-amz-security-token"),
+        Some("session-token-of-assumption-1"),
+        "the assumed session's token goes with its signature"
     );
+    assert_eq!(
+        roles.assumed.lock().unwrap().as_slice(),
+        [AgentRole {
+            role_arn: AGENT_ROLE.into(),
+            external_id: Some("tenant-7".into())
+        }]
+    );
+    // Kept while fresh; assumed afresh after a refusal.
+    authorized(sigv4.as_ref(), url).await;
+    assert_eq!(roles.assumed.lock().unwrap().len(), 1, "the keys are kept");
+    assert!(sigv4.renew().await, "a refusal assumes the role again");
+    let again = authorized(sigv4.as_ref(), url).await;
+    assert!(
+        header(&again, "authorization")
+            .unwrap()
+            .contains("Credential=AKID-2/"),
+        "new keys after the refusal"
+    );
+    // What the echo guard blanks: the keys' secret parts.
+    let held = ring.held_values().await;
+    for secret in [
+        "secret-key-of-assumption-2",
+        "session-token-of-assumption-2",
+    ] {
+        assert!(held.iter().any(|h| h == secret), "{secret} in {held:?}");
+    }
+}
+
+/// The confused deputy: whatever the request's destination, only AgentCore Runtime's
+/// data plane gets a signature (an SQS or S3 URL, another region's AgentCore, its
+/// control plane, a look-alike host).
+#[tokio::test]
+async fn sigv4_signs_nothing_but_a_call_to_agentcore_runtime() {
+    let store = Arc::new(MemorySecrets::default());
+    let roles = Arc::new(CountedRoles::default());
+    let ring = keyring_with(&store, true, roles.clone(), None);
+    let sigv4 = ring.credentials("s", &spec(json!({"type": "sigv4", "role_arn": AGENT_ROLE})));
+    for url in [
+        "https://sqs.us-east-1.amazonaws.com/123456789012/standin-parent.fifo?Action=SendMessage&MessageBody=x",
+        "https://s3.us-east-1.amazonaws.com/bucket/key",
+        "https://bedrock-agentcore.eu-west-1.amazonaws.com/runtimes/x/invocations",
+        "https://bedrock-agentcore-control.us-east-1.amazonaws.com/runtimes",
+        "https://bedrock-agentcore.us-east-1.amazonaws.com.evil.example/x",
+        "http://bedrock-agentcore.us-east-1.amazonaws.com/x",
+    ] {
+        let mut request = reqwest::Client::new().get(url).build().unwrap();
+        let refused = sigv4.authorize(&mut request).await;
+        assert!(
+            matches!(&refused, Err(RemoteError::Refused(m)) if m.contains("AgentCore Runtime")),
+            "{url}: {refused:?}"
+        );
+        assert!(header(&request, "authorization").is_none(), "{url}");
+    }
+    assert!(
+        roles.assumed.lock().unwrap().is_empty(),
+        "no role was assumed"
+    );
+    // A deployment's own AgentCore endpoint (a VPC endpoint's, a test agent's).
+    let ring = keyring_with(&store, true, roles.clone(), Some("http://127.0.0.1:27166"));
+    let sigv4 = ring.credentials("s", &spec(json!({"type": "sigv4", "role_arn": AGENT_ROLE})));
+    let request = authorized(sigv4.as_ref(), "http://127.0.0.1:27166/").await;
+    assert!(header(&request, "authorization").is_some());
+    let mut elsewhere = reqwest::Client::new()
+        .get("https://bedrock-agentcore.us-east-1.amazonaws.com/")
+        .build()
+        .unwrap();
+    assert!(sigv4.authorize(&mut elsewhere).await.is_err());
 }
 
 /// OAuth2 credentials for client `client_id` at `url`, its secret `client_secret` in the

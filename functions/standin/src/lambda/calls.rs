@@ -32,6 +32,7 @@ fn prefix(service: &str) -> &str {
         "EventBridge" => "events",
         "Secrets Manager" => "secretsmanager",
         "S3" => "s3",
+        "STS" => "sts",
         other => other,
     }
 }

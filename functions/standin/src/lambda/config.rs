@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::agent_rules::EntryRules;
 use crate::agents::{AgentsConfig, ConfigError};
 use crate::steps::next::{IDLE_RECHECK_SECS, Pacing};
 
@@ -80,20 +81,52 @@ fn agents(env: &impl Env) -> Result<AgentsConfig, ConfigError> {
         problem: e.problem,
     };
     let config = AgentsConfig::parse(&document).map_err(in_agents)?;
-    let prefix = secret_prefix(env);
+    let rules = entry_rules(env)?;
     for (i, agent) in config.agents.iter().enumerate() {
-        if let Some(auth) = &agent.auth {
-            auth.check_secret_prefix(&format!("agents[{i}].auth"), &prefix)
-                .map_err(in_agents)?;
-        }
+        rules
+            .check(&format!("agents[{i}]"), agent)
+            .map_err(in_agents)?;
     }
     Ok(config)
 }
 
-/// The prefix of the secrets agents' entries may name (`AGENT_SECRETS_PREFIX`, set by
-/// the template; unset, any).
-fn secret_prefix(env: &impl Env) -> String {
-    optional(env, "AGENT_SECRETS_PREFIX").unwrap_or_default()
+/// What the deployment lets an agent entry name: secrets under `AGENT_SECRETS_PREFIX`
+/// (unset, any), roles matching `AGENT_ROLE_ARN_PATTERN` (unset, any), AgentCore Runtime
+/// in `AWS_REGION` or at `AGENTCORE_ENDPOINT`, and none of the stack's own places (the
+/// AWS endpoint it calls, `AWS_ENDPOINT_URL`; its push API, `PUSH_BASE_URL`; its APIs'
+/// ids, `OWN_API_IDS`).
+pub fn entry_rules(env: &impl Env) -> Result<EntryRules, ConfigError> {
+    let agentcore_endpoint = optional(env, "AGENTCORE_ENDPOINT");
+    if let Some(endpoint) = &agentcore_endpoint {
+        let http = endpoint.starts_with("http://") || endpoint.starts_with("https://");
+        if !http || crate::agent_rules::origin_of(endpoint).is_none() {
+            return Err(ConfigError {
+                field: "AGENTCORE_ENDPOINT".into(),
+                problem: format!("must be an http(s) URL, got {endpoint:?}"),
+            });
+        }
+    }
+    let own_origins = ["AWS_ENDPOINT_URL", "PUSH_BASE_URL"]
+        .iter()
+        .filter_map(|name| optional(env, name))
+        .filter_map(|url| crate::agent_rules::origin_of(&url))
+        .collect();
+    Ok(EntryRules {
+        secret_prefix: optional(env, "AGENT_SECRETS_PREFIX").unwrap_or_default(),
+        role_pattern: optional(env, "AGENT_ROLE_ARN_PATTERN"),
+        region: optional(env, "AWS_REGION"),
+        agentcore_endpoint,
+        own_origins,
+        own_api_ids: optional(env, "OWN_API_IDS")
+            .map(|ids| {
+                ids.split(',')
+                    .map(str::trim)
+                    .filter(|id| !id.is_empty())
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default(),
+    })
 }
 
 /// The row table and the note log: every function but notify.
@@ -137,6 +170,8 @@ pub struct StepSettings {
     /// Where a step sends its note at once (`PARENT_QUEUE_URL`, `NOTE_BUS_NAME`);
     /// without them every note goes by the outbox's stream.
     pub outlets: Option<OutletSettings>,
+    /// What an agent entry may name; a registry entry read back is held to it.
+    pub entry_rules: EntryRules,
 }
 
 /// The artifacts bucket and what one stand-in may keep in it.
@@ -212,6 +247,7 @@ impl StepSettings {
                 Some(_) => Some(OutletSettings::read(env)?),
                 None => None,
             },
+            entry_rules: entry_rules(env)?,
         })
     }
 }
@@ -276,7 +312,8 @@ pub struct ControlSettings {
     pub agents: AgentsConfig,
     pub agents_table: String,
     pub state_machine_arn: String,
-    pub agent_secrets_prefix: String,
+    /// What an agent entry may name (`PUT /agents` refuses the rest).
+    pub entry_rules: EntryRules,
     /// The artifacts bucket (`ARTIFACTS_BUCKET`), when the deployment keeps them.
     pub artifacts_bucket: Option<String>,
 }
@@ -288,7 +325,7 @@ impl ControlSettings {
             agents: agents(env)?,
             agents_table: required(env, "AGENTS_TABLE_NAME")?,
             state_machine_arn: required(env, "STATE_MACHINE_ARN")?,
-            agent_secrets_prefix: secret_prefix(env),
+            entry_rules: entry_rules(env)?,
             artifacts_bucket: optional(env, "ARTIFACTS_BUCKET"),
         })
     }
@@ -554,5 +591,43 @@ mod tests {
         env.insert("AGENTS", "{not json");
         let err = ControlSettings::read(&env).expect_err("bad AGENTS");
         assert!(err.field.starts_with("AGENTS"), "{err}");
+    }
+    /// The confused deputy through the agents document: an entry on an AWS API fails
+    /// every function's cold start, naming it; SigV4 is AgentCore Runtime's as a role
+    /// the stack's pattern allows.
+    #[test]
+    fn an_agents_document_naming_an_aws_api_fails_the_cold_start() {
+        let sqs = r#"{"agents":[{"id":"a","url":"https://sqs.us-east-1.amazonaws.com","card_url":"https://sqs.us-east-1.amazonaws.com/123456789012/s-parent.fifo?Action=SendMessage","auth":{"type":"sigv4","role_arn":"arn:aws:iam::123456789012:role/standin-agent-a"}}]}"#;
+        let service = r#"{"agents":[{"id":"a","url":"https://bedrock-agentcore.us-east-1.amazonaws.com","auth":{"type":"sigv4","role_arn":"arn:aws:iam::123456789012:role/standin-agent-a","service":"s3"}}]}"#;
+        let role = r#"{"agents":[{"id":"a","url":"https://bedrock-agentcore.us-east-1.amazonaws.com","auth":{"type":"sigv4","role_arn":"arn:aws:iam::123456789012:role/admin"}}]}"#;
+        let ours = r#"{"agents":[{"id":"a","url":"https://pushapi1.execute-api.us-east-1.amazonaws.com/Prod"}]}"#;
+        for (document, field) in [
+            (sqs, "AGENTS: agents[0].url"),
+            (service, "AGENTS: agents[0].auth.service"),
+            (role, "AGENTS: agents[0].auth.role_arn"),
+            (ours, "AGENTS: agents[0].url"),
+        ] {
+            let mut env = full();
+            env.insert("AGENTS", document);
+            env.insert("AWS_REGION", "us-east-1");
+            env.insert(
+                "AGENT_ROLE_ARN_PATTERN",
+                "arn:aws:iam::123456789012:role/standin-agent-*",
+            );
+            env.insert("OWN_API_IDS", "pushapi1,ctl");
+            let steps = StepSettings::read(&env).expect_err(document);
+            assert_eq!(steps.field, field, "{steps}");
+            let control = ControlSettings::read(&env).expect_err(document);
+            assert_eq!(control.field, field, "{control}");
+        }
+        let mut env = full();
+        env.insert("AGENTS", r#"{"agents":[{"id":"a","url":"https://bedrock-agentcore.us-east-1.amazonaws.com","auth":{"type":"sigv4","role_arn":"arn:aws:iam::123456789012:role/standin-agent-a"}}]}"#);
+        env.insert("AWS_REGION", "us-east-1");
+        assert!(StepSettings::read(&env).is_ok());
+        env.insert("AGENTCORE_ENDPOINT", "vpce-123");
+        assert_eq!(
+            StepSettings::read(&env).expect_err("not a URL").field,
+            "AGENTCORE_ENDPOINT"
+        );
     }
 }

@@ -17,7 +17,8 @@ use crate::artifacts::{Desk, Ours, PartRoom};
 use crate::auth::Keyring;
 use crate::auth::secrets::Secrets;
 use crate::auth::secretsmanager::SecretsManager;
-use crate::auth::sigv4::RoleSigner;
+use crate::auth::sigv4::AgentCoreSigner;
+use crate::auth::sts::StsRoleKeys;
 use crate::control::sfn::SfnExecutions;
 use crate::doorbell::sfn::SfnDoorbell;
 use crate::outbox::at_once::SendsAtOnce;
@@ -66,6 +67,7 @@ impl Aws {
     client!(sqs, aws_sdk_sqs);
     client!(eventbridge, aws_sdk_eventbridge);
     client!(secretsmanager, aws_sdk_secretsmanager);
+    client!(sts, aws_sdk_sts);
 
     /// S3, by path (`endpoint/bucket/key`) when the endpoint is not AWS's own (LocalStack,
     /// a proxy): a bucket's own host name would not resolve there.
@@ -78,11 +80,13 @@ impl Aws {
         aws_sdk_s3::Client::from_conf(builder.build())
     }
 
-    /// Signs agents' calls with the function's role (SigV4 agents).
-    pub fn signer(&self) -> RoleSigner {
-        RoleSigner::new(
-            self.config.credentials_provider(),
+    /// Signs AgentCore Runtime agents' calls with the roles their entries name, assumed
+    /// through STS (never with the function's own role).
+    pub fn signer(&self, stack_name: &str, agentcore_endpoint: Option<String>) -> AgentCoreSigner {
+        AgentCoreSigner::new(
+            std::sync::Arc::new(StsRoleKeys::new(self.sts(), stack_name)),
             self.config.region().map(|r| r.to_string()),
+            agentcore_endpoint,
         )
     }
 }
@@ -134,7 +138,10 @@ impl StepDeps {
         let keyring = std::sync::Arc::new(Keyring::new(
             Secrets::new(SecretsManager::new(aws.secretsmanager())),
             http.clone(),
-            aws.signer(),
+            aws.signer(
+                &settings.stack_name,
+                settings.entry_rules.agentcore_endpoint.clone(),
+            ),
             settings.allow_private_agents,
         ));
         let blobs = settings.artifacts.as_ref().map(|a| {
@@ -146,7 +153,8 @@ impl StepDeps {
             aws,
             settings.agents.clone(),
             settings.agents_table.as_deref(),
-        );
+        )
+        .with_rules(settings.entry_rules.clone());
         let outlets = settings
             .outlets
             .clone()
@@ -309,7 +317,7 @@ impl ControlDeps {
             rows: Rows::new(aws, &settings.tables),
             executions: SfnExecutions::new(aws.sfn(), settings.state_machine_arn),
             agents: catalog(aws, settings.agents, Some(&settings.agents_table))
-                .with_secret_prefix(&settings.agent_secrets_prefix),
+                .with_rules(settings.entry_rules),
             artifacts: settings
                 .artifacts_bucket
                 .map(|bucket| S3Blobs::new(aws.s3(), bucket)),

@@ -16,6 +16,7 @@ use std::pin::Pin;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::agent_rules::EntryRules;
 use crate::agents::{AgentSpec, AgentsConfig, ConfigError};
 
 /// How long a function keeps an entry (or its absence) before reading the registry again.
@@ -80,9 +81,9 @@ pub struct Catalog {
     registry: Option<Box<dyn Registry>>,
     ttl: Duration,
     cache: Mutex<HashMap<String, (Instant, Option<AgentSpec>)>>,
-    /// The prefix of the secrets the deployment may read: an entry naming another is
-    /// refused at `put`, naming `auth.secret`.
-    secret_prefix: String,
+    /// What the deployment lets an entry name: an entry breaking them is refused at
+    /// `put`, naming the field, and ignored when read back.
+    rules: EntryRules,
 }
 
 impl Catalog {
@@ -100,7 +101,7 @@ impl Catalog {
             stack,
             registry,
             ttl,
-            secret_prefix: String::new(),
+            rules: EntryRules::default(),
             cache: Mutex::default(),
         }
     }
@@ -130,7 +131,7 @@ impl Catalog {
                 let spec = registry
                     .get(id)
                     .await?
-                    .and_then(|text| read_stored(id, &text));
+                    .and_then(|text| read_stored(id, &text, &self.rules));
                 self.remember(id, spec.clone());
                 spec
             }
@@ -147,9 +148,9 @@ impl Catalog {
         }
     }
 
-    /// Entries must name secrets under `prefix` (the template's).
-    pub fn with_secret_prefix(mut self, prefix: &str) -> Self {
-        prefix.clone_into(&mut self.secret_prefix);
+    /// Entries are held to `rules` (the deployment's).
+    pub fn with_rules(mut self, rules: EntryRules) -> Self {
+        self.rules = rules;
         self
     }
 
@@ -168,10 +169,7 @@ impl Catalog {
             _ => {}
         }
         let spec = AgentSpec::parse_entry(&entry.to_string()).map_err(ChangeError::Invalid)?;
-        if let Some(auth) = &spec.auth {
-            auth.check_secret_prefix("auth", &self.secret_prefix)
-                .map_err(ChangeError::Invalid)?;
-        }
+        self.rules.check("", &spec).map_err(ChangeError::Invalid)?;
         if self.stack.agent(id).is_some() {
             return Err(ChangeError::StackOwned(id.to_owned()));
         }
@@ -213,7 +211,7 @@ impl Catalog {
                 .and_then(|v| v["id"].as_str().map(str::to_owned))
                 .unwrap_or_default();
             // The stack's wins an id both have (a deploy that added it later).
-            read_stored(&id, text)
+            read_stored(&id, text, &self.rules)
                 .filter(|spec| self.stack.agent(&spec.id).is_none())
                 .map(|spec| (spec, Source::Registry))
         }));
@@ -228,8 +226,12 @@ impl Catalog {
 }
 
 /// A stored entry, checked again: the rules may have tightened since it was written.
-fn read_stored(id: &str, text: &str) -> Option<AgentSpec> {
-    match AgentSpec::parse_entry(text) {
+fn read_stored(id: &str, text: &str, rules: &EntryRules) -> Option<AgentSpec> {
+    let checked = AgentSpec::parse_entry(text).and_then(|spec| {
+        rules.check("", &spec)?;
+        Ok(spec)
+    });
+    match checked {
         Ok(spec) if spec.id == id => Some(spec),
         Ok(spec) => {
             tracing::error!(agent = id, stored = %spec.id, "registry entry names another id; ignored");
