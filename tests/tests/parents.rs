@@ -272,3 +272,83 @@ async fn a_rule_on_the_bus_routes_the_questions_to_a_queue() {
         more.messages()
     );
 }
+
+/// Ten final notes of 40 KB each, as the outbox catches up after an outage: EventBridge
+/// refuses a call over 256 KiB whole (LocalStack made to, as AWS does), so they go in
+/// calls of at most 256 KiB, and every one reaches a rule on the bus. (They were sent in
+/// one call, refused, logged and taken for sent: none arrived.)
+#[tokio::test]
+async fn ten_large_notes_caught_up_at_once_all_reach_the_bus() {
+    use standin::outbox::NoteBus;
+    let stack = Stack::load(STACK).await;
+    let id = unique("large");
+    let sqs = aws_sdk_sqs::Client::new(&stack.config);
+    let routed = queue(&sqs, "large").await;
+    let routed_arn = sqs
+        .get_queue_attributes()
+        .queue_url(&routed)
+        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .unwrap()
+        .attributes()
+        .unwrap()[&aws_sdk_sqs::types::QueueAttributeName::QueueArn]
+        .clone();
+    let events = aws_sdk_eventbridge::Client::new(&stack.config);
+    let rule = unique("large");
+    events
+        .put_rule()
+        .name(&rule)
+        .event_pattern(json!({"source": ["standin"], "detail": {"agent": [id]}}).to_string())
+        .send()
+        .await
+        .expect("rule put");
+    events
+        .put_targets()
+        .rule(&rule)
+        .targets(
+            aws_sdk_eventbridge::types::Target::builder()
+                .id("large")
+                .arn(routed_arn)
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .expect("target put");
+    let notes: Vec<ParentNote> = (1..=10)
+        .map(|n| ParentNote {
+            task_id: format!("{id}-{n}"),
+            remote_task_id: Some(format!("remote-{n}")),
+            agent: id.clone(),
+            state: TaskState::Completed,
+            text: "x".repeat(40_000),
+            is_final: true,
+            seq: 1,
+            at: "2026-12-04T08:00:00Z".into(),
+            artifacts: vec![],
+            artifacts_omitted: 0,
+            parts: vec![],
+        })
+        .collect();
+    let bus = standin::outbox::events::EventBridgeBus::new(events.clone(), "default");
+    let answers = bus.put_each(&notes.iter().collect::<Vec<_>>()).await;
+    assert_eq!(answers, vec![Ok(()); 10]);
+    let mut heard = std::collections::BTreeSet::new();
+    let deadline = Instant::now() + SOON;
+    while heard.len() < 10 && Instant::now() < deadline {
+        let got = sqs
+            .receive_message()
+            .queue_url(&routed)
+            .max_number_of_messages(10)
+            .wait_time_seconds(2)
+            .send()
+            .await
+            .unwrap();
+        for m in got.messages() {
+            let event: Value = serde_json::from_str(m.body().unwrap()).unwrap();
+            heard.insert(event["detail"]["task_id"].as_str().unwrap().to_owned());
+        }
+    }
+    assert_eq!(heard.len(), 10, "every note reached the rule: {heard:?}");
+}

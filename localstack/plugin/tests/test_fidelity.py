@@ -36,6 +36,27 @@ class FidelityTest(unittest.TestCase):
         finally:
             poller.invoker_pool.shutdown(wait=True)
 
+    def test_a_put_events_call_past_256_kib_is_refused_whole_as_aws_does(self):
+        from localstack.services.events.provider import EventsProvider, ValidationException
+
+        original = EventsProvider.put_events
+        calls = []
+        EventsProvider.put_events = lambda self, context, entries, *a, **k: calls.append(entries) or {}
+        try:
+            fidelity.refuse_put_events_past_256_kib()
+            fidelity.refuse_put_events_past_256_kib()  # a second start wraps nothing twice
+            note = {"Source": "standin", "DetailType": "COMPLETED", "Detail": "x" * 40_000}
+            provider = EventsProvider.__new__(EventsProvider)
+            with self.assertRaises(ValidationException):
+                provider.put_events(None, [note] * 10)
+            self.assertEqual(calls, [], "nothing of the refused call was put")
+            provider.put_events(None, [note] * 6)
+            self.assertEqual(len(calls), 1)
+            self.assertEqual(fidelity.put_events_bytes([dict(note, Time="t", Resources=["ab"])]),
+                             7 + 9 + 40_000 + 2 + 14)
+        finally:
+            EventsProvider.put_events = original
+
 
 if __name__ == "__main__":
     unittest.main()

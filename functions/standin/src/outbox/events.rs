@@ -10,9 +10,43 @@ use super::{NoteBus, ParentNote, QueueError};
 
 /// Every note's `source`.
 pub const SOURCE: &str = "standin";
-/// PutEvents takes at most ten entries a call.
+/// PutEvents takes at most ten entries a call...
 const PUT_BATCH: usize = 10;
+/// ...of at most 256 KiB together, each entry's size counted as EventBridge counts it.
+pub const PUT_BYTES: usize = 256 * 1024;
 
+/// An entry's size as EventBridge counts it against a call's 256 KiB: its source, detail
+/// type, detail and resources in UTF-8 bytes, and 14 for a time.
+pub fn entry_bytes(entry: &PutEventsRequestEntry) -> usize {
+    entry.source().map_or(0, str::len)
+        + entry.detail_type().map_or(0, str::len)
+        + entry.detail().map_or(0, str::len)
+        + entry.resources().iter().map(String::len).sum::<usize>()
+        + entry.time().map_or(0, |_| 14)
+}
+
+/// The entries' indexes in calls of at most ten entries and 256 KiB, in order; an entry
+/// too big for any call is in none (its index is the second list).
+pub fn batches(sizes: &[usize]) -> (Vec<Vec<usize>>, Vec<usize>) {
+    let (mut calls, mut too_big) = (Vec::new(), Vec::new());
+    let (mut call, mut bytes): (Vec<usize>, usize) = (Vec::new(), 0);
+    for (i, &size) in sizes.iter().enumerate() {
+        if size > PUT_BYTES {
+            too_big.push(i);
+            continue;
+        }
+        if call.len() == PUT_BATCH || bytes + size > PUT_BYTES {
+            calls.push(std::mem::take(&mut call));
+            bytes = 0;
+        }
+        call.push(i);
+        bytes += size;
+    }
+    if !call.is_empty() {
+        calls.push(call);
+    }
+    (calls, too_big)
+}
 #[derive(Clone)]
 pub struct EventBridgeBus {
     client: Client,
@@ -38,61 +72,65 @@ impl EventBridgeBus {
             .build())
     }
 
-    async fn put_batch(&self, notes: &[&ParentNote]) -> Vec<Result<(), QueueError>> {
-        let mut answers: Vec<Result<(), QueueError>> = Vec::with_capacity(notes.len());
-        let mut entries = Vec::with_capacity(notes.len());
-        let mut slots = Vec::with_capacity(notes.len());
-        for note in notes {
-            match self.entry(note) {
-                Ok(entry) => {
-                    slots.push(answers.len());
-                    entries.push(entry);
-                    answers.push(Ok(()));
-                }
-                Err(err) => answers.push(Err(err)),
-            }
-        }
-        if entries.is_empty() {
-            return answers;
-        }
-        match self
-            .client
-            .put_events()
-            .set_entries(Some(entries))
-            .send()
-            .await
-        {
-            // One result per entry, in order; an entry with an error code was not put.
-            Ok(out) => {
-                for (&slot, result) in slots.iter().zip(out.entries()) {
-                    let Some(code) = result.error_code() else {
-                        continue;
-                    };
-                    let why = format!(
-                        "EventBridge refused the note: {code} {}",
-                        result.error_message().unwrap_or_default()
-                    );
-                    if passing(code) {
-                        answers[slot] = Err(QueueError::Unavailable(why));
-                    } else {
-                        tracing::error!(error = %why, "note not put on the bus; it will not be tried again");
+    /// Puts one call's entries; one answer each. A call refused whole is split and its
+    /// halves put again (a refusal of the call may be about its size); a single entry
+    /// refused whole is refused for good: counted and alarmed by the outbox, never taken
+    /// for sent.
+    async fn put_call(&self, entries: Vec<PutEventsRequestEntry>) -> Vec<Result<(), QueueError>> {
+        let mut pending = vec![entries];
+        let mut answers: Vec<Vec<Result<(), QueueError>>> = Vec::new();
+        // Halves are put in order: depth first, the first half before the second.
+        let mut order: Vec<usize> = Vec::new();
+        while let Some(call) = pending.pop() {
+            let count = call.len();
+            match self
+                .client
+                .put_events()
+                .set_entries(Some(call.clone()))
+                .send()
+                .await
+            {
+                // One result per entry, in order; an entry with an error code was not put.
+                Ok(out) => {
+                    let mut these = vec![Ok(()); count];
+                    for (answer, result) in these.iter_mut().zip(out.entries()) {
+                        let Some(code) = result.error_code() else {
+                            continue;
+                        };
+                        let why = format!(
+                            "EventBridge refused the note: {code} {}",
+                            result.error_message().unwrap_or_default()
+                        );
+                        *answer = Err(if passing(code) {
+                            QueueError::Unavailable(why)
+                        } else {
+                            QueueError::Refused(why)
+                        });
                     }
+                    order.push(answers.len());
+                    answers.push(these);
                 }
-            }
-            Err(err) => {
-                let why = format!("EventBridge unavailable: {}", DisplayErrorContext(&err));
-                if err.code().is_some_and(|code| !passing(code)) {
-                    // A bus that is not there, or one we may not put on: a deployment's
-                    // mistake, said loudly, rather than a day of notes held behind it.
-                    tracing::error!(error = %why, "notes not put on the bus; they will not be tried again");
-                    return answers;
-                }
-                for &slot in &slots {
-                    answers[slot] = Err(QueueError::Unavailable(why.clone()));
+                Err(err) => {
+                    let why = format!("EventBridge unavailable: {}", DisplayErrorContext(&err));
+                    let refused = err.code().is_some_and(|code| !passing(code));
+                    if refused && count > 1 {
+                        let mut first = call;
+                        let second = first.split_off(count / 2);
+                        pending.push(second);
+                        pending.push(first);
+                        continue;
+                    }
+                    let answer = if refused {
+                        QueueError::Refused(why)
+                    } else {
+                        QueueError::Unavailable(why)
+                    };
+                    order.push(answers.len());
+                    answers.push(vec![Err(answer); count]);
                 }
             }
         }
-        answers
+        order.into_iter().flat_map(|i| answers[i].clone()).collect()
     }
 }
 
@@ -107,10 +145,68 @@ fn passing(code: &str) -> bool {
 
 impl NoteBus for EventBridgeBus {
     async fn put_each(&self, notes: &[&ParentNote]) -> Vec<Result<(), QueueError>> {
-        let mut answers = Vec::with_capacity(notes.len());
-        for batch in notes.chunks(PUT_BATCH) {
-            answers.extend(self.put_batch(batch).await);
+        let mut answers: Vec<Result<(), QueueError>> = vec![Ok(()); notes.len()];
+        let mut entries: Vec<(usize, PutEventsRequestEntry)> = Vec::with_capacity(notes.len());
+        for (i, note) in notes.iter().enumerate() {
+            match self.entry(note) {
+                Ok(entry) => entries.push((i, entry)),
+                Err(err) => answers[i] = Err(err),
+            }
+        }
+        let sizes: Vec<usize> = entries.iter().map(|(_, e)| entry_bytes(e)).collect();
+        let (calls, too_big) = batches(&sizes);
+        for at in too_big {
+            answers[entries[at].0] = Err(QueueError::Refused(format!(
+                "the note is {} bytes as an event, past the {PUT_BYTES} EventBridge takes",
+                sizes[at]
+            )));
+        }
+        for call in calls {
+            let put = self
+                .put_call(call.iter().map(|&at| entries[at].1.clone()).collect())
+                .await;
+            for (&at, answer) in call.iter().zip(put) {
+                answers[entries[at].0] = answer;
+            }
         }
         answers
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_hold_ten_entries_and_256_kib_at_most() {
+        let kib = 1024;
+        // Ten final notes of 40 KB each, as an outage leaves them: seven fit one call.
+        let (calls, too_big) = batches(&[40 * kib; 10]);
+        assert_eq!(calls, [vec![0, 1, 2, 3, 4, 5], vec![6, 7, 8, 9]]);
+        assert!(too_big.is_empty());
+        for call in &calls {
+            assert!(call.len() * 40 * kib <= PUT_BYTES);
+        }
+        let (calls, _) = batches(&[100; 25]);
+        assert_eq!(
+            calls.iter().map(Vec::len).collect::<Vec<_>>(),
+            [10, 10, 5],
+            "small notes: ten a call"
+        );
+        let (calls, too_big) = batches(&[10, PUT_BYTES + 1, PUT_BYTES, 10]);
+        assert_eq!(calls, [vec![0], vec![2], vec![3]]);
+        assert_eq!(too_big, [1], "an entry past 256 KiB fits no call");
+        assert_eq!(batches(&[]), (vec![], vec![]));
+    }
+
+    #[test]
+    fn an_entry_is_counted_as_eventbridge_counts_it() {
+        let entry = PutEventsRequestEntry::builder()
+            .source("standin")
+            .detail_type("COMPLETED")
+            .detail("{\"é\":1}")
+            .resources("arn:x")
+            .build();
+        assert_eq!(entry_bytes(&entry), 7 + 9 + 8 + 5, "é is two bytes");
     }
 }
