@@ -91,7 +91,7 @@ struct TaskRec {
     /// When the state last changed, as the status timestamp says (RFC 3339).
     changed_at: String,
     artifacts: Vec<Value>,
-    /// A data part beside the status text (a form the question asks to fill).
+    /// A part beside the status text (a form the question asks to fill), as written.
     form: Option<Value>,
     turns: usize,
 }
@@ -365,8 +365,15 @@ impl TestAgent {
     /// Asks a question with a form: the status message carries `form` as a data part
     /// beside its text.
     pub async fn ask_with_form(&self, task: &str, text: &str, form: Value) {
+        let part = json!({"data": form, "mediaType": "application/json"});
+        self.ask_with_part(task, text, part).await;
+    }
+
+    /// Asks a question whose status message carries `part` (an A2A part, as written)
+    /// beside its text: a form, a file, a link, whatever a hostile agent makes of one.
+    pub async fn ask_with_part(&self, task: &str, text: &str, part: Value) {
         let asked = "TASK_STATE_INPUT_REQUIRED";
-        if let Some(event) = self.change_state(task, asked, text, false, Some(form)) {
+        if let Some(event) = self.change_state(task, asked, text, false, Some(part)) {
             self.push(task, &event).await;
         }
     }
@@ -477,14 +484,14 @@ fn status(state: &str, text: &str, task: &str, context: &str, at: &str) -> Value
     status
 }
 
-/// A status with a data part beside its text.
-fn with_form(mut status: Value, form: Option<Value>) -> Value {
+/// A status with a part (a form) beside its text.
+fn with_form(mut status: Value, part: Option<Value>) -> Value {
     let parts = status
         .get_mut("message")
         .and_then(|m| m.get_mut("parts"))
         .and_then(Value::as_array_mut);
-    if let (Some(form), Some(parts)) = (form, parts) {
-        parts.push(json!({"data": form, "mediaType": "application/json"}));
+    if let (Some(part), Some(parts)) = (part, parts) {
+        parts.push(part);
     }
     status
 }

@@ -249,3 +249,70 @@ async fn artifacts_heard_by_push_reach_the_parent_byte_for_byte_and_past_the_bou
 async fn artifacts_heard_by_follow_reach_the_parent_byte_for_byte() {
     results("results-follow", 27172, "follow", false).await;
 }
+
+/// A note too big for its item wedged a followed stand-in for ever (the note's write
+/// failed, the follow failed, the same event came again) and ended a pushed one FAILED
+/// after minutes: an agent asks its question with a part whose filename is 500 KB of
+/// control characters. The parent gets the question, the name cut and marked, and the
+/// conversation completes after the reply; by follow and by push.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_with_a_500_kb_filename_reaches_the_parent_and_completes() {
+    let stack = Stack::load(STACK).await;
+    let ask = async |port: u16, updates: &str| {
+        let agent_id = unique(&format!("hugename-{updates}"));
+        let entry = json!({"url": format!("http://127.0.0.1:{port}"), "follow_interval": 1,
+                           "updates": updates});
+        let (status, body) = stack
+            .control("PUT", &format!("/agents/{agent_id}"), Some(entry))
+            .await;
+        assert_eq!(status, 200, "{body}");
+        let agent = TestAgent::start(port, Behaviour::default()).await;
+        agent.script_turn(&[(standin_integration::e2e::WORKING, "Reading the contract.")]);
+        let id = unique(&agent_id);
+        start_as(&stack, &agent_id, &id).await;
+        wait_parked(
+            &stack,
+            &id,
+            if updates == "follow" {
+                "follow"
+            } else {
+                "push"
+            },
+        )
+        .await;
+        let remote = agent.task_ids().pop().unwrap();
+        let huge = "\u{1}".repeat(500_000);
+        let part = json!({"raw": "aGk=", "filename": huge, "mediaType": "application/pdf"});
+        agent.ask_with_part(&remote, "Sign page 3?", part).await;
+        // The first turn's WORKING may be a note of its own before the question.
+        let mut question = None;
+        for count in 1..=2 {
+            let notes = stack.wait_notes(&id, count, SOON).await;
+            question = notes.into_iter().find(|n| n["state"] == INPUT_REQUIRED);
+            if question.is_some() {
+                break;
+            }
+        }
+        let question = question.expect("the question reached the parent");
+        assert_eq!(question["text"], "Sign page 3?", "{question}");
+        let filename = question["parts"][0]["filename"].as_str().unwrap();
+        assert!(
+            filename.ends_with("[truncated]") && filename.len() < 1024,
+            "cut and marked: {} bytes",
+            filename.len()
+        );
+        agent.script_turn(&[(COMPLETED, "Signed.")]);
+        assert_eq!(
+            standin_integration::e2e::reply(&stack, &id, "yes").await,
+            202
+        );
+        let notes = standin_integration::e2e::wait_final(&stack, &id).await;
+        let last = notes.last().unwrap();
+        assert_eq!(
+            (last["state"].as_str(), last["text"].as_str()),
+            (Some(COMPLETED), Some("Signed.")),
+            "{notes:#?}"
+        );
+    };
+    futures_util::future::join(ask(27174, "follow"), ask(27175, "auto")).await;
+}

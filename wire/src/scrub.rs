@@ -122,16 +122,53 @@ fn skip_separator(text: &str, from: usize) -> usize {
     if consumed == 0 { from } else { from + consumed }
 }
 
-/// Cuts at a char boundary and says so.
+/// Longest name the stand-in relays (a part's filename or media type), escaped.
+pub const MAX_NAME_BYTES: usize = 256;
+
+/// The bytes `c` takes in a JSON string: what a note costs in a Step Functions payload
+/// (a control character is six, `\u0001`).
+fn escaped_len(c: char) -> usize {
+    match c {
+        '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+        c if u32::from(c) < 0x20 => 6,
+        c => c.len_utf8(),
+    }
+}
+
+/// `text`'s size as a JSON string's contents.
+pub fn escaped_bytes(text: &str) -> usize {
+    text.chars().map(escaped_len).sum()
+}
+
+/// Cuts at a char boundary, so that the text escaped takes at most `MAX_TEXT_BYTES`,
+/// and says so.
 pub fn bound(text: &str) -> String {
-    if text.len() <= MAX_TEXT_BYTES {
+    bound_to(text, MAX_TEXT_BYTES)
+}
+
+/// Cuts `text` so that escaped it takes at most `max` bytes (its marker included), and
+/// says so: a note's every field fits, whatever characters an agent sends.
+pub fn bound_to(text: &str, max: usize) -> String {
+    if text.len() <= max / 6 || escaped_bytes(text) <= max {
         return text.to_owned();
     }
-    let mut cut = MAX_TEXT_BYTES - TRUNCATED.len();
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
+    let room = max.saturating_sub(TRUNCATED.len());
+    let (mut used, mut cut) = (0, 0);
+    for (i, c) in text.char_indices() {
+        used += escaped_len(c);
+        if used > room {
+            break;
+        }
+        cut = i + c.len_utf8();
     }
     format!("{}{TRUNCATED}", &text[..cut])
+}
+
+/// A name (a filename, a media type): scrubbed as text is, and bounded to
+/// `MAX_NAME_BYTES` escaped.
+pub fn scrub_name(text: &str) -> String {
+    let head = &text[..floor_char_boundary(text, 2 * MAX_NAME_BYTES)];
+    bound_to(&scrub(head), MAX_NAME_BYTES)
 }
 
 #[cfg(test)]
@@ -186,6 +223,33 @@ mod tests {
         let out = scrub(&text);
         assert!(out.len() <= MAX_TEXT_BYTES);
         assert!(out.ends_with(TRUNCATED));
+    }
+
+    /// Control characters escape to six bytes each: the bound is on the escaped text,
+    /// so a note of sixteen such parts still fits a DynamoDB item and a Step Functions
+    /// payload.
+    #[test]
+    fn text_is_bounded_by_its_escaped_size() {
+        let controls = "\u{1}".repeat(MAX_TEXT_BYTES);
+        let out = scrub(&controls);
+        assert!(
+            escaped_bytes(&out) <= MAX_TEXT_BYTES,
+            "{}",
+            escaped_bytes(&out)
+        );
+        assert!(out.ends_with(TRUNCATED));
+        assert_eq!(
+            serde_json::to_string(&out).unwrap().len() - 2,
+            escaped_bytes(&out)
+        );
+        let quotes = "\"\\\n".repeat(MAX_TEXT_BYTES);
+        assert!(escaped_bytes(&scrub(&quotes)) <= MAX_TEXT_BYTES);
+        let name = scrub_name(&"\u{7}".repeat(500_000));
+        assert!(escaped_bytes(&name) <= MAX_NAME_BYTES, "{name:?}");
+        assert_eq!(scrub_name("report.pdf"), "report.pdf");
+        let plain = "plain text";
+        assert_eq!(bound_to(plain, 10), plain);
+        assert_eq!(scrub(&scrub(&controls)), scrub(&controls));
     }
 
     #[test]

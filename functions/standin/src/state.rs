@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use standin_remote::{Content, Part, Status, Update};
 use standin_wire::TaskState;
 use standin_wire::scrub::MAX_TEXT_BYTES;
-use standin_wire::scrub::scrub;
+use standin_wire::scrub::{scrub, scrub_name};
 use standin_wire::{PartFlag, PartKind, PartView};
 
 /// The remote task as the stand-in reports it: mapped state, scrubbed text, finality.
@@ -86,19 +86,31 @@ pub fn from_status(status: &Status, known_text: &str) -> RemoteOut {
 const MAX_MESSAGE_PARTS: usize = 16;
 
 /// A status message's part as the parent sees it: data and links inline, scrubbed as
-/// the text is (each string of the data); a file described, not carried. Data past
-/// `MAX_TEXT_BYTES` is described only, flagged `truncated`.
+/// the text is (each string of the data); a file described, not carried. Every field is
+/// bounded by its escaped size (names to `MAX_NAME_BYTES`, the rest to
+/// `MAX_TEXT_BYTES`), so a note of sixteen parts always fits a DynamoDB item and a Step
+/// Functions payload. Data past its bound is described only, flagged `truncated`.
 fn message_part(part: &Part) -> PartView {
     let mut view = PartView::described(
         PartKind::Data,
-        part.media_type.clone(),
-        part.filename.clone(),
+        part.media_type.as_deref().map(scrub_name),
+        part.filename.as_deref().map(scrub_name),
     );
     match &part.content {
         Content::Data(json) => {
             view.size = Some(json.len() as u64);
             match serde_json::from_str::<serde_json::Value>(json) {
-                Ok(data) if json.len() <= MAX_TEXT_BYTES => view.data = Some(scrub_strings(data)),
+                Ok(data) if json.len() <= MAX_TEXT_BYTES => {
+                    let data = scrub_strings(data);
+                    // Scrubbed strings are re-escaped: bounded as they will be written.
+                    if serde_json::to_string(&data).map_or(usize::MAX, |t| t.len())
+                        <= MAX_TEXT_BYTES
+                    {
+                        view.data = Some(data);
+                    } else {
+                        view.flag = Some(PartFlag::Truncated);
+                    }
+                }
                 Ok(_) => view.flag = Some(PartFlag::Truncated),
                 Err(_) => view.flag = Some(PartFlag::Unreadable),
             }
@@ -130,7 +142,7 @@ fn scrub_strings(value: serde_json::Value) -> serde_json::Value {
         Value::Object(members) => Value::Object(
             members
                 .into_iter()
-                .map(|(k, v)| (k, scrub_strings(v)))
+                .map(|(k, v)| (scrub_name(&k), scrub_strings(v)))
                 .collect(),
         ),
         other => other,
@@ -255,6 +267,51 @@ mod tests {
             context_id: Some("c1".into()),
             ..Status::new("r1", state, text)
         }
+    }
+
+    /// The review's note too big for its item: sixteen parts of control characters with
+    /// a 500 KB filename each. Every field is cut and marked, never dropped, and the note
+    /// fits a Step Functions payload (256 KiB) and a DynamoDB item (400 KB).
+    #[test]
+    fn a_note_of_the_largest_parts_fits_its_item_and_payload() {
+        let controls = "\u{1}".repeat(8 * 1024);
+        let huge_name = "\u{2}".repeat(500_000);
+        let part = |content: Content| Part {
+            content,
+            media_type: Some(huge_name.clone()),
+            filename: Some(huge_name.clone()),
+        };
+        let data = serde_json::json!({ "k": "\u{3}".repeat(600) }).to_string();
+        let mut parts = vec![];
+        for i in 0..20 {
+            parts.push(match i % 3 {
+                0 => part(Content::Text(controls.clone())),
+                1 => part(Content::Url(format!("https://x.example/{controls}"))),
+                _ => part(Content::Data(data.clone())),
+            });
+        }
+        let status = Status {
+            task_id: "t".into(),
+            context_id: None,
+            state: TaskState::InputRequired,
+            text: Some(controls.clone()),
+            at: None,
+            parts,
+            artifacts: None,
+        };
+        let out = from_status(&status, "");
+        assert_eq!(out.parts.len(), MAX_MESSAGE_PARTS);
+        assert!(out.parts.iter().all(|p| {
+            p.filename
+                .as_deref()
+                .is_some_and(|f| f.ends_with("…[truncated]"))
+        }));
+        let note = crate::outbox::note_of(&crate::row::Row::new("t", "agent"), &out, 1);
+        let escaped = serde_json::to_string(&note).unwrap().len();
+        assert!(
+            escaped < 256 * 1024 - 64 * 1024,
+            "{escaped} bytes, with room for 64 KiB of artifacts"
+        );
     }
 
     #[test]
