@@ -761,3 +761,80 @@ fn a_truncated_part_read_again_keeps_what_was_kept_of_it() {
     assert_eq!(gone.len(), 1, "the emptier copy goes");
     assert!(!m.references(&gone[0]));
 }
+
+/// The exact-match echo guard covers notes and the row's `last`, not artifacts only: an
+/// agent echoes its 40-character lowercase hex API key in its status text (which the
+/// heuristic scrub lets through) and the push token in a question part's filename.
+/// Neither reaches the note, nor the row.
+#[tokio::test]
+async fn an_echoed_credential_or_push_token_never_reaches_a_note_or_the_row() {
+    const API_KEY: &str = "0123456789abcdef0123456789abcdef01234567";
+    struct Held;
+    impl standin::artifacts::HeldSecrets for Held {
+        fn held(&self) -> futures_util::future::BoxFuture<'_, Vec<String>> {
+            Box::pin(async { vec![API_KEY.to_owned()] })
+        }
+    }
+    assert_eq!(
+        standin_wire::scrub::scrub(&format!("key {API_KEY}")),
+        format!("key {API_KEY}"),
+        "the heuristic scrub alone lets this key through"
+    );
+    let token = PushToken::generate();
+    let rows = MemoryStore::new();
+    rows.create(&Row::new(ID, "widgets")).await.unwrap();
+    let blobs = Arc::new(MemoryBlobs::default());
+    let desk = Arc::new(Desk::new(
+        blobs.clone() as Arc<dyn Blobs>,
+        ID,
+        Bounds::default(),
+        Ours {
+            token: Some(token.digest()),
+            held: Some(Arc::new(Held)),
+        },
+        None,
+    ));
+    let question = Status {
+        context_id: Some("ctx".into()),
+        parts: vec![Part {
+            media_type: Some("application/pdf".into()),
+            filename: Some(format!("contract-{}.pdf", token.expose())),
+            content: Content::Data(format!("{{\"key\": \"{API_KEY}\"}}")),
+        }],
+        ..Status::new(
+            REMOTE,
+            TaskState::InputRequired,
+            Some(&format!("I used the key {API_KEY}. Sign it?")),
+        )
+    };
+    let fake = FakeAgent::new(false);
+    fake.script_stream(Ok(vec![Ok(Update::Status(question.clone()))]));
+    fake.set_task(question);
+    let agent = Collecting::new(fake, Some(desk.clone()));
+    let store = WithArtifacts::new(&rows, Some(desk.clone()));
+    steps::turn(
+        &store,
+        steps::ready(&agent),
+        Some(&spec()),
+        Step::start(ID, "widgets", "review the contract"),
+        Duration::from_secs(5),
+        PACING,
+    )
+    .await
+    .unwrap();
+    let notes = rows.outbox();
+    let asked = notes.last().expect("the question was noted");
+    assert_eq!(asked.state, TaskState::InputRequired);
+    let told = serde_json::to_string(&notes).unwrap();
+    assert!(!told.contains(API_KEY), "{told}");
+    assert!(!told.contains(token.expose()), "{told}");
+    assert!(
+        asked.text.starts_with("I used the key ***"),
+        "{}",
+        asked.text
+    );
+    assert_eq!(asked.parts[0].flag, Some(PartFlag::Redacted));
+    let row = serde_json::to_string(&rows.get(ID).await.unwrap()).unwrap();
+    assert!(!row.contains(API_KEY), "{row}");
+    assert!(!row.contains(token.expose()), "{row}");
+}

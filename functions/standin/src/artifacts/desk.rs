@@ -115,6 +115,12 @@ impl Desk {
         read?.await.ok()
     }
 
+    /// What must not be kept or told, as of now: the push token the agent holds and
+    /// every credential this process presents.
+    pub async fn guard(&self) -> super::guard::EchoGuard {
+        self.sink.guard().await
+    }
+
     /// Where the calls store large content as it arrives.
     pub fn sink(&self) -> Arc<dyn ContentSink> {
         self.sink.clone()

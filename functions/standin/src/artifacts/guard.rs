@@ -89,6 +89,37 @@ impl EchoGuard {
 }
 
 impl EchoGuard {
+    /// `out` with every echo blanked from every field a note or the row's `last` takes
+    /// from the agent: the text and each part's text, link, data, filename and media
+    /// type. The heuristic scrub lets some credentials through (a 40-character lowercase
+    /// hex key); this looks for the ones held, exactly.
+    pub fn blank_out(&self, out: &mut crate::state::RemoteOut) {
+        out.text = self.blank(&out.text);
+        for part in &mut out.parts {
+            let fields = [
+                &mut part.text,
+                &mut part.url,
+                &mut part.filename,
+                &mut part.media_type,
+            ];
+            for value in fields.into_iter().flatten() {
+                *value = self.blank(value);
+            }
+            if let Some(data) = &mut part.data {
+                let text = data.to_string();
+                let blanked = self.blank(&text);
+                if blanked != text {
+                    // Blanked bytes keep the JSON's shape: '*' stands for whole bytes
+                    // inside strings, where a credential sits.
+                    *data = serde_json::from_str(&blanked).unwrap_or_else(|_| {
+                        serde_json::Value::String(crate::state::REDACTED_DATA.into())
+                    });
+                    part.flag = Some(standin_wire::PartFlag::Redacted);
+                }
+            }
+        }
+    }
+
     /// `text` with every echo blanked.
     pub fn blank(&self, text: &str) -> String {
         let mut bytes = text.as_bytes().to_vec();

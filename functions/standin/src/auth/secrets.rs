@@ -95,6 +95,7 @@ impl Secrets {
             return Ok(value);
         }
         let value = self.store.read_boxed(id).await?;
+        super::held::remember(value.expose());
         if let Ok(mut cached) = self.cached.lock() {
             if cached.len() >= MAX_CACHED_SECRETS {
                 cached.clear();

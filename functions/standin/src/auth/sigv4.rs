@@ -89,6 +89,10 @@ impl AgentCoreSigner {
             return Ok(kept);
         }
         let keys = self.roles.assume(role).await?;
+        super::held::remember(keys.secret_access_key());
+        if let Some(token) = keys.session_token() {
+            super::held::remember(token);
+        }
         if let Ok(mut kept) = self.kept.lock() {
             if kept.len() >= MAX_KEPT_ROLES {
                 kept.clear();

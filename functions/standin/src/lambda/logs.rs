@@ -85,7 +85,26 @@ where
             }
         }
         event.record(&mut Fields(&mut line));
+        blank_held(&mut line);
         writeln!(writer, "{}", Value::Object(line))
+    }
+}
+
+/// Blanks every credential value the process holds from the line's strings, before
+/// they are escaped (a value with a quote would not match the written line).
+fn blank_held(line: &mut Map<String, Value>) {
+    let held = crate::auth::held::values();
+    if held.is_empty() {
+        return;
+    }
+    let guard = crate::artifacts::guard::EchoGuard::new(None, held);
+    for value in line.values_mut() {
+        if let Value::String(text) = value {
+            let blanked = guard.blank(text);
+            if blanked != *text {
+                *text = blanked;
+            }
+        }
     }
 }
 
@@ -186,5 +205,30 @@ mod tests {
                 serde_json::json!({"level": "INFO", "task_id": "si-1", "message": "after the id"}),
             ]
         );
+    }
+
+    /// An agent's error that echoes a credential the process holds (here a 40-character
+    /// lowercase hex API key, which the heuristic scrub lets through, with a quote in
+    /// it so that the written line's escaping would hide it from a search of the line)
+    /// is logged blanked.
+    #[test]
+    fn a_held_credential_never_reaches_a_log_line() {
+        let key = "0123456789abcdef\"0123456789abcdef01234567";
+        crate::auth::held::remember(key);
+        let out = Captured::default();
+        let subscriber = tracing_subscriber::fmt()
+            .json()
+            .event_format(FlatJson)
+            .with_writer(out.clone())
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            warn!(error = %format!("the agent said: bad key {key}"), "GetTask failed");
+        });
+        let text = String::from_utf8(out.0.lock().map(|o| o.clone()).unwrap_or_default())
+            .unwrap_or_default();
+        let line: Value = serde_json::from_str(text.trim()).unwrap_or(Value::Null);
+        let error = line["error"].as_str().unwrap_or_default();
+        assert!(error.starts_with("the agent said: bad key ****"), "{line}");
+        assert!(!error.contains(key), "{line}");
     }
 }
