@@ -27,6 +27,9 @@ pub const AGENT_CA_FILE: &str = "AGENT_CA_FILE";
 #[derive(Debug, Clone, Default)]
 pub struct Roots {
     extra: Vec<reqwest::Certificate>,
+    /// The clients connect to public addresses only: the one check, made on the
+    /// addresses the connection uses (`crate::a2a::reach::PublicOnly`).
+    public_only: bool,
 }
 
 fn refused(problem: String) -> TlsError {
@@ -65,7 +68,19 @@ impl Roots {
         if extra.is_empty() {
             return Err(refused(format!("{shown} holds no PEM certificate")));
         }
-        Ok(Self { extra })
+        Ok(Self {
+            extra,
+            public_only: false,
+        })
+    }
+
+    /// These roots, for clients that connect to public addresses only (a deployment
+    /// that does not allow private agents): a host is resolved once, and the addresses
+    /// the connection is made to are the ones checked, so a DNS answer that changes
+    /// between a check and the connection (a TTL of 0) cannot reach loopback.
+    pub fn public_only(mut self) -> Self {
+        self.public_only = true;
+        self
     }
 
     fn certificates(&self) -> Result<Vec<reqwest::Certificate>, TlsError> {
@@ -112,10 +127,15 @@ impl Roots {
     }
 
     fn builder(&self) -> Result<reqwest::ClientBuilder, TlsError> {
-        Ok(reqwest::Client::builder()
+        let builder = reqwest::Client::builder()
             .tls_certs_only(self.certificates()?)
             .connect_timeout(Duration::from_secs(10))
-            .redirect(reqwest::redirect::Policy::none()))
+            .redirect(reqwest::redirect::Policy::none());
+        Ok(if self.public_only {
+            builder.dns_resolver(std::sync::Arc::new(crate::a2a::reach::PublicOnly))
+        } else {
+            builder
+        })
     }
 }
 

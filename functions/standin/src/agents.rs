@@ -189,6 +189,28 @@ pub fn session_id(salt: &str, task_id: &str) -> String {
     format!("standin-{hex}")
 }
 
+/// The most bytes an entry takes, written as JSON: every row keeps a copy of its agent's
+/// entry, and a row must leave room for its replies and notes in DynamoDB's 400 KB.
+pub const MAX_ENTRY_BYTES: usize = 16 * 1024;
+/// The longest URL an entry names (`url`, `card_url`, an extension).
+pub const MAX_URL_BYTES: usize = 2048;
+/// The longest short text an entry holds (`version`, `participant`, a header's value).
+pub const MAX_SHORT_BYTES: usize = 1024;
+/// The most items of an entry's lists and maps (`headers`, `allowed_origins`,
+/// `extensions`).
+pub const MAX_ITEMS: usize = 16;
+
+/// Refuses `text` at `field` past `max` bytes.
+fn at_most(field: &str, text: &str, max: usize) -> Result<(), ConfigError> {
+    if text.len() > max {
+        return Err(err(
+            field,
+            format!("must be at most {max} bytes, got {}", text.len()),
+        ));
+    }
+    Ok(())
+}
+
 /// The most characters of an agent id the registry takes: it is a path segment of the
 /// control API and a DynamoDB key.
 pub const MAX_AGENT_ID_CHARS: usize = 64;
@@ -305,6 +327,39 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
     if entry.id.trim().is_empty() {
         return Err(err(format!("{at}.id"), "must not be empty"));
     }
+    at_most(&format!("{at}.url"), &entry.url, MAX_URL_BYTES)?;
+    if let Some(card) = &entry.card_url {
+        at_most(&format!("{at}.card_url"), card, MAX_URL_BYTES)?;
+    }
+    for (name, text) in [
+        ("version", &entry.version),
+        ("participant", &entry.participant),
+    ] {
+        if let Some(text) = text {
+            at_most(&format!("{at}.{name}"), text, MAX_SHORT_BYTES)?;
+        }
+    }
+    for (name, count) in [
+        ("headers", entry.headers.len()),
+        ("allowed_origins", entry.allowed_origins.len()),
+        ("extensions", entry.extensions.len()),
+    ] {
+        if count > MAX_ITEMS {
+            return Err(err(
+                format!("{at}.{name}"),
+                format!("must have at most {MAX_ITEMS} items, got {count}"),
+            ));
+        }
+    }
+    for (name, value) in &entry.headers {
+        at_most(&format!("{at}.headers.{name}"), value, MAX_SHORT_BYTES)?;
+    }
+    for (i, origin) in entry.allowed_origins.iter().enumerate() {
+        at_most(&format!("{at}.allowed_origins[{i}]"), origin, MAX_URL_BYTES)?;
+    }
+    for (i, uri) in entry.extensions.iter().enumerate() {
+        at_most(&format!("{at}.extensions[{i}]"), uri, MAX_URL_BYTES)?;
+    }
     let parsed = reqwest::Url::parse(&entry.url)
         .map_err(|e| err(format!("{at}.url"), format!("not a URL: {e}")))?;
     if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
@@ -400,11 +455,20 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
             ));
         }
     };
+    if let Some(auth) = &entry.auth {
+        let size = auth.to_string().len();
+        if size > MAX_SHORT_BYTES * 4 {
+            return Err(err(
+                format!("{at}.auth"),
+                format!("must be at most {} bytes, got {size}", MAX_SHORT_BYTES * 4),
+            ));
+        }
+    }
     let auth = entry
         .auth
         .map(|value| crate::auth::AuthSpec::parse(&format!("{at}.auth"), value))
         .transpose()?;
-    Ok(AgentSpec {
+    let spec = AgentSpec {
         auth,
         id: entry.id,
         url: entry.url,
@@ -418,7 +482,20 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
         session_header,
         extensions: entry.extensions,
         poll_max_interval,
-    })
+    };
+    let size = spec.to_entry().to_string().len();
+    if size > MAX_ENTRY_BYTES {
+        let field = if at.is_empty() {
+            "agent entry".to_owned()
+        } else {
+            at.to_owned()
+        };
+        return Err(err(
+            field,
+            format!("must be at most {MAX_ENTRY_BYTES} bytes written as JSON, got {size}"),
+        ));
+    }
+    Ok(spec)
 }
 
 /// An http(s) URL with a host.
@@ -740,6 +817,57 @@ break"}"#
         assert_eq!(a.headers, [("x-api-version".to_owned(), "2".to_owned())]);
         assert_eq!(a.session_header.as_deref(), Some("x-session"));
         assert_eq!(a.poll_max_interval, DEFAULT_POLL_MAX_INTERVAL);
+    }
+
+    /// An 80 KB entry made every later reply of its stand-ins fail (the row keeps a
+    /// copy): entries are bounded by field and in total, each refusal naming its field.
+    #[test]
+    fn entries_are_bounded_by_field_and_in_total() {
+        let long = "x".repeat(MAX_URL_BYTES);
+        let field = |extra: String| {
+            AgentSpec::parse_entry(&format!(
+                r#"{{"id":"a","url":"https://a.example",{extra}}}"#
+            ))
+            .expect_err("too big")
+            .field
+        };
+        assert_eq!(
+            field(format!(r#""card_url":"https://a.example/{long}""#)),
+            "card_url"
+        );
+        assert_eq!(field(format!(r#""participant":"{long}""#)), "participant");
+        assert_eq!(
+            field(format!(r#""headers":{{"x-a":"{long}"}}"#)),
+            "headers.x-a"
+        );
+        let many: Vec<String> = (0..17).map(|i| format!(r#""x-h{i}":"v""#)).collect();
+        assert_eq!(
+            field(format!(r#""headers":{{{}}}"#, many.join(","))),
+            "headers"
+        );
+        let url = format!("https://a.example/{long}");
+        assert_eq!(
+            AgentSpec::parse_entry(&format!(r#"{{"id":"a","url":"{url}"}}"#))
+                .expect_err("too long")
+                .field,
+            "url"
+        );
+        // Every field within its bound, the whole past 16 KiB.
+        let headers: Vec<String> = (0..16)
+            .map(|i| format!(r#""x-h{i}":"{}""#, "v".repeat(MAX_SHORT_BYTES)))
+            .collect();
+        let whole = AgentSpec::parse_entry(&format!(
+            r#"{{"id":"a","url":"https://a.example","headers":{{{}}}}}"#,
+            headers.join(",")
+        ))
+        .expect_err("too big in total");
+        assert_eq!(whole.field, "agent entry", "{whole}");
+        let in_document = AgentsConfig::parse(&format!(
+            r#"{{"agents":[{{"id":"a","url":"https://a.example","headers":{{{}}}}}]}}"#,
+            headers.join(",")
+        ))
+        .expect_err("too big in total");
+        assert_eq!(in_document.field, "agents[0]", "{in_document}");
     }
 
     #[test]

@@ -67,6 +67,33 @@ async fn addresses(url: &Url) -> Result<Vec<IpAddr>, RemoteError> {
     Ok(found.map(|a| a.ip()).collect())
 }
 
+/// The agent client's resolver where private agents are not allowed: a host's
+/// addresses, the non-public ones refused, resolved once for the connection itself. A
+/// check that resolves apart from the connection can be passed by a DNS answer that
+/// changes in between (a TTL of 0 switching to loopback); this one cannot.
+#[derive(Debug, Clone, Copy)]
+pub struct PublicOnly;
+
+impl reqwest::dns::Resolve for PublicOnly {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        Box::pin(async move {
+            let host = name.as_str().to_owned();
+            let found: Vec<std::net::SocketAddr> =
+                tokio::net::lookup_host((host.as_str(), 0)).await?.collect();
+            if let Some(private) = found.iter().find(|a| !is_public(a.ip())) {
+                let refused: Box<dyn std::error::Error + Send + Sync> = format!(
+                    "{host} resolves to the non-public address {}; private agents are not allowed in this deployment (AllowPrivateAgents)",
+                    private.ip()
+                )
+                .into();
+                return Err(refused);
+            }
+            let addrs: reqwest::dns::Addrs = Box::new(found.into_iter());
+            Ok(addrs)
+        })
+    }
+}
+
 /// Whether an address is on the public internet (not loopback, private, link-local —
 /// the instance metadata service's 169.254.169.254 included — shared, or reserved).
 pub fn is_public(ip: IpAddr) -> bool {
@@ -205,6 +232,52 @@ mod tests {
         assert_eq!(
             check_target(&url("https://93.184.216.34/"), "the agent's card", false).await,
             Ok(())
+        );
+    }
+
+    /// The connection itself refuses a private address, whatever was checked before: a
+    /// name that resolves to loopback when the connection is made (as a DNS answer with a
+    /// TTL of 0 may switch) is not connected to, though a server listens there.
+    #[tokio::test]
+    async fn the_connection_is_made_only_to_public_addresses_it_resolved_itself() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .unwrap_or_else(|_| unreachable!());
+        let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let mut request = [0u8; 1024];
+                let _ = socket.read(&mut request).await;
+                let _ = socket
+                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+                    .await;
+            }
+        });
+        let public = crate::tls::Roots::built_in()
+            .public_only()
+            .agent_http_client()
+            .unwrap_or_else(|_| unreachable!());
+        let refused = public
+            .get(format!("http://localhost:{port}/"))
+            .send()
+            .await
+            .err()
+            .map(|e| format!("{e:?}"))
+            .unwrap_or_default();
+        assert!(refused.contains("AllowPrivateAgents"), "{refused}");
+        let private = crate::tls::Roots::built_in()
+            .agent_http_client()
+            .unwrap_or_else(|_| unreachable!());
+        let answered = private
+            .get(format!("http://127.0.0.1:{port}/"))
+            .send()
+            .await
+            .map(|r| r.status().as_u16());
+        assert_eq!(
+            answered.ok(),
+            Some(200),
+            "a deployment that allows them connects"
         );
     }
 

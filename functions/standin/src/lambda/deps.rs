@@ -133,6 +133,11 @@ impl StepDeps {
             Some(path) => Roots::with_file(path).map_err(tls)?,
             None => Roots::built_in(),
         };
+        let roots = if settings.allow_private_agents {
+            roots
+        } else {
+            roots.public_only()
+        };
         let http = roots.agent_http_client().map_err(tls)?;
         // Secrets Manager's client is made only here, and only the steps reach agents.
         let keyring = std::sync::Arc::new(Keyring::new(
