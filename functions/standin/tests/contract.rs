@@ -760,7 +760,6 @@ fn a_flood_from_one_address_meets_a_waf_rate_rule_of_its_own_when_configured() {
 #[test]
 fn concurrency_is_reserved_for_push_control_and_notify_and_capped_for_follow() {
     for (function, parameter, condition) in [
-        ("PushFunction", "PushConcurrency", "ReservePush"),
         ("ControlFunction", "ControlConcurrency", "ReserveControl"),
         ("NotifyFunction", "NotifyConcurrency", "ReserveNotify"),
         ("FollowFunction", "FollowConcurrency", "CapFollow"),
@@ -779,6 +778,21 @@ fn concurrency_is_reserved_for_push_control_and_notify_and_capped_for_follow() {
         );
         assert!(resource(parameter).contains("MinValue: 0"), "{parameter}");
     }
+    // The push function reserves what the stage lets through at once: a reservation
+    // below the stage's burst was a ceiling (Lambda throttled pushes API Gateway had let
+    // through, answered 500, and A2A senders do not retry). Its parameter can only say
+    // that or none.
+    assert!(
+        resource("PushFunction").contains(
+            "ReservedConcurrentExecutions: !If [ReservePush, !Ref PushBurstLimit, !Ref AWS::NoValue]"
+        ),
+        "the push reservation is the stage's burst"
+    );
+    assert!(TEMPLATE.contains("ReservePush: !Equals [!Ref PushConcurrency, burst]"));
+    assert!(
+        resource("PushConcurrency").contains(r#"AllowedValues: [burst, "0"]"#),
+        "no reservation below the burst can be asked for"
+    );
     for step in [
         "TurnFunction",
         "RegisterFunction",
