@@ -168,20 +168,6 @@ impl Manifest {
         bounds.max_bytes.saturating_sub(self.stored_bytes)
     }
 
-    /// Stored parts by content (SHA-256, key, size), so content stored again is kept
-    /// once.
-    pub fn stored_by_digest(&self) -> impl Iterator<Item = (&str, &str, u64)> {
-        self.artifacts.iter().flat_map(|e| {
-            e.parts.iter().filter_map(|p| {
-                Some((
-                    p.view.sha256.as_deref()?,
-                    p.key.as_deref()?,
-                    p.view.size.unwrap_or_default(),
-                ))
-            })
-        })
-    }
-
     /// Whether any artifact lists a part stored under `key` (content is shared by key).
     pub fn references(&self, key: &str) -> bool {
         self.artifacts

@@ -82,8 +82,11 @@ struct State {
     open: HashMap<String, Open>,
     done: HashMap<String, Stored>,
     bytes_left: u64,
-    /// Stored content by SHA-256, with its key and size: the same content read again is
-    /// kept once.
+    /// Content this sink stored, by SHA-256, with its key and size: the same content read
+    /// again in this invocation is kept once. Never a key read from the manifest: another
+    /// desk may replace the artifact that lists it and delete the key at any time (a
+    /// follower and a turn on one stand-in), and a manifest that listed a deleted key
+    /// would link to nothing; a key of our own is listed by nobody else until we save.
     known: HashMap<String, (String, u64)>,
     next: u64,
 }
@@ -168,10 +171,7 @@ impl PartSink {
                 open: HashMap::new(),
                 done: HashMap::new(),
                 bytes_left: manifest.bytes_left(self.bounds),
-                known: manifest
-                    .stored_by_digest()
-                    .map(|(sha, key, size)| (sha.to_owned(), (key.to_owned(), size)))
-                    .collect(),
+                known: HashMap::new(),
                 next: 0,
             });
         }
