@@ -131,8 +131,12 @@ impl Roots {
             .tls_certs_only(self.certificates()?)
             .connect_timeout(Duration::from_secs(10))
             .redirect(reqwest::redirect::Policy::none());
+        // No proxy from the environment either: a proxy would resolve and connect for
+        // us, out of the resolver's reach.
         Ok(if self.public_only {
-            builder.dns_resolver(std::sync::Arc::new(crate::a2a::reach::PublicOnly))
+            builder
+                .no_proxy()
+                .dns_resolver(std::sync::Arc::new(crate::a2a::reach::PublicOnly))
         } else {
             builder
         })

@@ -449,6 +449,12 @@ async fn entries_that_would_make_the_functions_call_an_aws_api_are_refused() {
                    "auth": {"type": "sigv4", "role_arn": AGENT_ROLE}}),
             "url",
         ),
+        // The AWS endpoint the stack's functions call (LocalStack's here).
+        (
+            json!({"url": "http://127.0.0.1:4566",
+                   "card_url": "http://127.0.0.1:4566/000000000000/standin-parent.fifo?Action=SendMessage"}),
+            "url",
+        ),
     ] {
         let id = unique("deputy");
         let (status, body) = stack

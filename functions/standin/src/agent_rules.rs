@@ -9,18 +9,24 @@ use crate::agents::{AgentSpec, ConfigError};
 use crate::auth::AuthSpec;
 
 /// Domains under which AWS serves its own APIs (every partition's).
-const AWS_SERVICE_DOMAINS: [&str; 5] = [
+const AWS_SERVICE_DOMAINS: [&str; 8] = [
     "amazonaws.com",
     "amazonaws.com.cn",
+    "amazonaws.eu",
     "api.aws",
     "c2s.ic.gov",
     "sc2s.sgov.gov",
+    "cloud.adc-e.uk",
+    "csp.hci.ic.gov",
 ];
 
-/// Labels that mark a customer's own endpoint under an AWS domain: an API Gateway API,
-/// a load balancer, an instance. Agents are served from these, and an unsigned call to
-/// one reaches the customer's code, not an AWS API.
-const CUSTOMER_ENDPOINT_LABELS: [&str; 4] = ["execute-api", "elb", "compute", "compute-1"];
+/// The label just before the AWS domain that marks a customer's own endpoint: a load
+/// balancer (`name-1.us-east-1.elb.amazonaws.com`), an instance
+/// (`ec2-1-2-3-4.compute-1.amazonaws.com`). Agents are served from these, and an
+/// unsigned call to one reaches the customer's code, not an AWS API.
+const CUSTOMER_ENDPOINT_SUFFIXES: [&str; 3] = ["elb", "compute", "compute-1"];
+/// The second label of an API Gateway API (`abc123.execute-api.us-east-1.…`).
+const CUSTOMER_API_LABEL: &str = "execute-api";
 
 /// The AgentCore Runtime data plane's service name, the only one SigV4 signs for.
 pub const AGENTCORE_SERVICE: &str = "bedrock-agentcore";
@@ -101,6 +107,17 @@ impl EntryRules {
                         ),
                     ));
                 }
+                if self.agentcore_endpoint.is_none()
+                    && !field.contains("allowed_origins")
+                    && !runtime_path(text)
+                {
+                    return Err(err(
+                        field.clone(),
+                        format!(
+                            "a SigV4 agent is an AgentCore runtime: its URL's path starts with {RUNTIMES_PATH} (the data plane's other APIs are not signed for)"
+                        ),
+                    ));
+                }
             }
         }
         Ok(())
@@ -178,6 +195,14 @@ impl EntryRules {
     }
 }
 
+/// Where AgentCore Runtime's agents are on its data plane: `/runtimes/{arn}/invocations`.
+pub const RUNTIMES_PATH: &str = "/runtimes/";
+
+/// Whether `text` is a URL under the data plane's runtimes.
+pub fn runtime_path(text: &str) -> bool {
+    reqwest::Url::parse(text).is_ok_and(|url| url.path().starts_with(RUNTIMES_PATH))
+}
+
 /// AgentCore Runtime's data-plane origin in `region` (AWS's own endpoint; the China
 /// partition's domain for a `cn-` region).
 pub fn agentcore_data_plane(region: &str) -> String {
@@ -202,13 +227,22 @@ pub fn is_aws_service_host(host: &str) -> bool {
     if is_agentcore_data_plane(host) {
         return false;
     }
-    let in_aws = AWS_SERVICE_DOMAINS
+    let Some(domain) = AWS_SERVICE_DOMAINS
         .iter()
-        .any(|domain| host == *domain || host.ends_with(&format!(".{domain}")));
-    in_aws
-        && !host
-            .split('.')
-            .any(|label| CUSTOMER_ENDPOINT_LABELS.contains(&label))
+        .find(|domain| host == **domain || host.ends_with(&format!(".{domain}")))
+    else {
+        return false;
+    };
+    let labels: Vec<&str> = host[..host.len() - domain.len()]
+        .trim_end_matches('.')
+        .split('.')
+        .collect();
+    // By position, so a bucket named "elb" (elb.s3.amazonaws.com) is not taken for one.
+    let customers = labels
+        .last()
+        .is_some_and(|last| CUSTOMER_ENDPOINT_SUFFIXES.contains(last))
+        || (labels.len() >= 2 && labels[1] == CUSTOMER_API_LABEL);
+    !customers
 }
 
 /// Whether `host` is AgentCore Runtime's data plane in some region: an agent host,

@@ -82,9 +82,6 @@ pub fn from_status(status: &Status, known_text: &str) -> RemoteOut {
     }
 }
 
-/// What a part's data says when an echo of a credential could not be blanked in place.
-pub const REDACTED_DATA: &str = "[redacted]";
-
 /// A status message's other parts a note carries; each is at most `MAX_TEXT_BYTES`.
 const MAX_MESSAGE_PARTS: usize = 16;
 

@@ -788,11 +788,18 @@ fn concurrency_is_reserved_for_push_control_and_notify_and_capped_for_follow() {
         ),
         "the push reservation is the stage's burst"
     );
-    assert!(TEMPLATE.contains("ReservePush: !Equals [!Ref PushConcurrency, burst]"));
-    assert!(
-        resource("PushConcurrency").contains(r#"AllowedValues: [burst, "0"]"#),
-        "no reservation below the burst can be asked for"
-    );
+    assert!(TEMPLATE.contains(r#"ReservePush: !Not [!Equals [!Ref PushConcurrency, "0"]]"#));
+    let rule = resource("PushConcurrencyIsTheBurstOrNone");
+    for allowed in [
+        "!Equals [!Ref PushConcurrency, burst]",
+        r#"!Equals [!Ref PushConcurrency, "0"]"#,
+        "!Equals [!Ref PushConcurrency, !Ref PushBurstLimit]",
+    ] {
+        assert!(
+            rule.contains(allowed),
+            "no reservation below the burst: {rule}"
+        );
+    }
     for step in [
         "TurnFunction",
         "RegisterFunction",

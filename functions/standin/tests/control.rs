@@ -986,7 +986,7 @@ async fn an_agent_entry_on_an_aws_api_is_refused_by_put_agents() {
         );
         assert_eq!(w.registry.entry("deputy"), None, "{entry}");
     }
-    let agentcore = json!({"url": "https://bedrock-agentcore.us-east-1.amazonaws.com",
+    let agentcore = json!({"url": "https://bedrock-agentcore.us-east-1.amazonaws.com/runtimes/r/invocations",
                            "auth": {"type": "sigv4", "role_arn": role}});
     let taken = w
         .call(Call::AgentPut {

@@ -61,6 +61,9 @@ fn an_entry_on_an_aws_service_endpoint_is_refused_whatever_its_auth() {
         "https://sqs.us-east-1.api.aws",
         "https://bedrock-agentcore-control.us-east-1.amazonaws.com",
         "https://SQS.US-EAST-1.AMAZONAWS.COM.",
+        "https://elb.s3.amazonaws.com/card.json",
+        "https://execute-api.s3.us-east-1.amazonaws.com/card.json",
+        "https://sqs.eu-central-1.amazonaws.eu",
     ] {
         assert_eq!(refused(json!({"url": url})), "url", "{url}");
         assert_eq!(
@@ -119,7 +122,7 @@ fn customers_endpoints_under_aws_names_and_agentcore_stay_reachable() {
 
 #[test]
 fn sigv4_reaches_agentcore_runtime_only_as_a_role_the_pattern_allows() {
-    let agentcore = "https://bedrock-agentcore.us-east-1.amazonaws.com";
+    let agentcore = "https://bedrock-agentcore.us-east-1.amazonaws.com/runtimes/arn%3Aaws%3Abedrock-agentcore%3Aus-east-1%3A123456789012%3Aruntime%2Fa/invocations";
     let sigv4 = |extra: Value| {
         let mut auth = json!({"type": "sigv4", "role_arn": ROLE});
         auth.as_object_mut()
@@ -138,7 +141,7 @@ fn sigv4_reaches_agentcore_runtime_only_as_a_role_the_pattern_allows() {
         rules().check(
             "",
             &entry(
-                json!({"url": "https://bedrock-agentcore.eu-west-1.amazonaws.com",
+                json!({"url": "https://bedrock-agentcore.eu-west-1.amazonaws.com/runtimes/x/invocations",
                 "auth": sigv4(json!({"region": "eu-west-1"}))})
             )
         ),

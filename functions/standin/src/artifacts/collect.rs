@@ -1,13 +1,19 @@
 //! An agent whose answers' artifacts reach the desk: artifact updates as they stream,
 //! and a whole task's list as the agent's own account. A stream that ends the task
-//! without one is followed by a GetTask, the truth at the end.
+//! without one is followed by a GetTask, the truth at the end. And no echo of ours gets
+//! past it: every status (its text, its parts) and every error the agent sends has the
+//! credentials this process holds and the push token blanked as it arrives, before it
+//! is scrubbed, cut, compared, noted, kept on the row or put in a step's output.
 
 use std::sync::Arc;
 
 use futures_util::StreamExt;
 
 use super::desk::Desk;
-use standin_remote::{Agent, PushRequest, RemoteError, Sent, Status, Turn, Update, UpdateStream};
+use super::guard::EchoGuard;
+use standin_remote::{
+    Agent, Content, PushRequest, RemoteError, Sent, Status, Turn, Update, UpdateStream,
+};
 
 pub struct Collecting<A> {
     inner: Arc<A>,
@@ -34,6 +40,28 @@ impl<A: Agent + 'static> Collecting<A> {
         }
     }
 
+    /// What must not pass, as of now (nothing without a desk).
+    async fn guard(&self) -> Option<EchoGuard> {
+        match &self.desk {
+            Some(desk) => Some(desk.guard().await),
+            None => None,
+        }
+    }
+
+    async fn guarded<T>(
+        &self,
+        answer: Result<T, RemoteError>,
+        blank: impl FnOnce(&EchoGuard, T) -> T,
+    ) -> Result<T, RemoteError> {
+        let Some(guard) = self.guard().await else {
+            return answer;
+        };
+        match answer {
+            Ok(value) => Ok(blank(&guard, value)),
+            Err(err) => Err(blank_error(&guard, err)),
+        }
+    }
+
     fn watch(&self, stream: UpdateStream) -> UpdateStream {
         let Some(desk) = self.desk.clone() else {
             return stream;
@@ -43,6 +71,13 @@ impl<A: Agent + 'static> Collecting<A> {
             .then(move |item| {
                 let (inner, desk) = (inner.clone(), desk.clone());
                 async move {
+                    let guard = desk.guard().await;
+                    let item = match item {
+                        Ok(Update::Status(status)) => Ok(Update::Status(blank_status(&guard, status))),
+                        Ok(Update::Answer(text)) => Ok(Update::Answer(guard.blank(&text))),
+                        Ok(other) => Ok(other),
+                        Err(err) => Err(blank_error(&guard, err)),
+                    };
                     match &item {
                         Ok(Update::Artifact(update)) => desk.observe_update(update),
                         Ok(Update::Status(status)) => match &status.artifacts {
@@ -70,6 +105,75 @@ impl<A: Agent + 'static> Collecting<A> {
     }
 }
 
+/// `status` with every echo blanked from what a note or the row takes of it.
+fn blank_status(guard: &EchoGuard, mut status: Status) -> Status {
+    if let Some(text) = &status.text {
+        status.text = Some(guard.blank(text));
+    }
+    for part in &mut status.parts {
+        for name in [&mut part.filename, &mut part.media_type]
+            .into_iter()
+            .flatten()
+        {
+            *name = guard.blank(name);
+        }
+        match &mut part.content {
+            Content::Text(text) | Content::Url(text) => *text = guard.blank(text),
+            Content::Data(json) => *json = blank_json(guard, json),
+            _ => {}
+        }
+    }
+    status
+}
+
+/// JSON text with every echo blanked from its strings (keys included), as they read
+/// unescaped: a credential with a quote in it is found too.
+fn blank_json(guard: &EchoGuard, json: &str) -> String {
+    fn walk(guard: &EchoGuard, value: serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        match value {
+            Value::String(s) => Value::String(guard.blank(&s)),
+            Value::Array(items) => {
+                Value::Array(items.into_iter().map(|v| walk(guard, v)).collect())
+            }
+            Value::Object(members) => Value::Object(
+                members
+                    .into_iter()
+                    .map(|(k, v)| (guard.blank(&k), walk(guard, v)))
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
+    match serde_json::from_str(json) {
+        Ok(value) => walk(guard, value).to_string(),
+        Err(_) => guard.blank(json),
+    }
+}
+
+/// An agent's error with every echo blanked from the words it chose.
+fn blank_error(guard: &EchoGuard, err: RemoteError) -> RemoteError {
+    use RemoteError as E;
+    match err {
+        E::TaskNotFound(m) => E::TaskNotFound(guard.blank(&m)),
+        E::TaskNotCancelable(m) => E::TaskNotCancelable(guard.blank(&m)),
+        E::PushNotSupported(m) => E::PushNotSupported(guard.blank(&m)),
+        E::UnsupportedOperation(m) => E::UnsupportedOperation(guard.blank(&m)),
+        E::VersionNotSupported(m) => E::VersionNotSupported(guard.blank(&m)),
+        E::Rpc { code, message } => E::Rpc {
+            code,
+            message: guard.blank(&message),
+        },
+        E::Transport(m) => E::Transport(guard.blank(&m)),
+        E::InvalidResponse(m) => E::InvalidResponse(guard.blank(&m)),
+        E::Card(m) => E::Card(guard.blank(&m)),
+        E::AuthNotConfigured(m) => E::AuthNotConfigured(guard.blank(&m)),
+        E::Credentials(m) => E::Credentials(guard.blank(&m)),
+        E::Refused(m) => E::Refused(guard.blank(&m)),
+        other => other,
+    }
+}
+
 /// The task stands still (interrupted or ended): what it lists is whole.
 fn settled(status: &Status) -> bool {
     status.state.is_terminal() || status.state.is_interrupted()
@@ -86,14 +190,21 @@ impl<A: Agent + 'static> Agent for Collecting<A> {
         Ok(self.watch(self.inner.send_streaming(turn).await?))
     }
     async fn send(&self, turn: &Turn) -> Result<Sent, RemoteError> {
-        let sent = self.inner.send(turn).await?;
+        let answer = self.inner.send(turn).await;
+        let sent = self
+            .guarded(answer, |guard, sent| match sent {
+                Sent::Task(status) => Sent::Task(blank_status(guard, status)),
+                Sent::Answer(text) => Sent::Answer(guard.blank(&text)),
+            })
+            .await?;
         if let Sent::Task(status) = &sent {
             self.observe(status);
         }
         Ok(sent)
     }
     async fn get(&self, id: &str) -> Result<Status, RemoteError> {
-        let status = self.inner.get(id).await?;
+        let answer = self.inner.get(id).await;
+        let status = self.guarded(answer, blank_status).await?;
         self.observe(&status);
         Ok(status)
     }
@@ -101,13 +212,16 @@ impl<A: Agent + 'static> Agent for Collecting<A> {
         Ok(self.watch(self.inner.subscribe(id).await?))
     }
     async fn register_push(&self, push: &PushRequest) -> Result<Option<String>, RemoteError> {
-        self.inner.register_push(push).await
+        let answer = self.inner.register_push(push).await;
+        self.guarded(answer, |_, id| id).await
     }
     async fn delete_push(&self, task_id: &str, config_id: &str) -> Result<(), RemoteError> {
-        self.inner.delete_push(task_id, config_id).await
+        let answer = self.inner.delete_push(task_id, config_id).await;
+        self.guarded(answer, |_, ()| ()).await
     }
     async fn cancel(&self, id: &str) -> Result<Status, RemoteError> {
-        let status = self.inner.cancel(id).await?;
+        let answer = self.inner.cancel(id).await;
+        let status = self.guarded(answer, blank_status).await?;
         self.observe(&status);
         Ok(status)
     }

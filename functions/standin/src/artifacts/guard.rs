@@ -105,18 +105,40 @@ impl EchoGuard {
             for value in fields.into_iter().flatten() {
                 *value = self.blank(value);
             }
-            if let Some(data) = &mut part.data {
-                let text = data.to_string();
-                let blanked = self.blank(&text);
-                if blanked != text {
-                    // Blanked bytes keep the JSON's shape: '*' stands for whole bytes
-                    // inside strings, where a credential sits.
-                    *data = serde_json::from_str(&blanked).unwrap_or_else(|_| {
-                        serde_json::Value::String(crate::state::REDACTED_DATA.into())
-                    });
-                    part.flag = Some(standin_wire::PartFlag::Redacted);
-                }
+            if let Some(data) = &mut part.data
+                && self.blank_value(data)
+            {
+                part.flag = Some(standin_wire::PartFlag::Redacted);
             }
+        }
+    }
+
+    /// Blanks every echo in `value`'s strings (keys included) as they read unescaped;
+    /// true when there was one.
+    pub fn blank_value(&self, value: &mut serde_json::Value) -> bool {
+        use serde_json::Value;
+        match value {
+            Value::String(s) => {
+                let blanked = self.blank(s);
+                let echoed = blanked != *s;
+                *s = blanked;
+                echoed
+            }
+            Value::Array(items) => items
+                .iter_mut()
+                .fold(false, |echoed, v| self.blank_value(v) | echoed),
+            Value::Object(members) => {
+                let mut echoed = false;
+                let taken = std::mem::take(members);
+                for (key, mut v) in taken {
+                    echoed |= self.blank_value(&mut v);
+                    let blanked = self.blank(&key);
+                    echoed |= blanked != key;
+                    members.insert(blanked, v);
+                }
+                echoed
+            }
+            _ => false,
         }
     }
 

@@ -78,7 +78,7 @@ impl TokenCache {
             return Ok(value.clone());
         }
         let (value, lifetime) = fetch().await?;
-        super::held::remember(value.expose());
+        super::held::remember_fleeting(value.expose());
         let until = Instant::now() + lifetime.saturating_sub(EXPIRY_MARGIN);
         *token = Some((until, value.clone()));
         Ok(value)

@@ -15,7 +15,9 @@ use aws_smithy_runtime_api::client::identity::Identity;
 use futures_util::future::BoxFuture;
 use standin_remote::RemoteError;
 
-use crate::agent_rules::{AGENTCORE_SERVICE, agentcore_data_plane, origin_of};
+use crate::agent_rules::{
+    AGENTCORE_SERVICE, RUNTIMES_PATH, agentcore_data_plane, origin_of, runtime_path,
+};
 
 /// The role an entry signs as.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -89,9 +91,9 @@ impl AgentCoreSigner {
             return Ok(kept);
         }
         let keys = self.roles.assume(role).await?;
-        super::held::remember(keys.secret_access_key());
+        super::held::remember_fleeting(keys.secret_access_key());
         if let Some(token) = keys.session_token() {
-            super::held::remember(token);
+            super::held::remember_fleeting(token);
         }
         if let Ok(mut kept) = self.kept.lock() {
             if kept.len() >= MAX_KEPT_ROLES {
@@ -136,9 +138,13 @@ impl AgentCoreSigner {
     ) -> Result<(), RemoteError> {
         let origin = self.origin(region)?;
         let target = request.url().origin().ascii_serialization();
-        if target != origin {
+        // AWS's data plane also serves other APIs (memory, code interpreter): only its
+        // runtimes are signed for. A deployment's own endpoint is its own to lay out.
+        let runtime = self.endpoint.is_some() || runtime_path(request.url().as_str());
+        if target != origin || !runtime {
             return Err(RemoteError::Refused(format!(
-                "a SigV4 call goes to AgentCore Runtime ({origin}) only, not to {target}"
+                "a SigV4 call goes to AgentCore Runtime ({origin}{RUNTIMES_PATH}…) only, not to {target}{}",
+                request.url().path()
             )));
         }
         let region = region

@@ -227,6 +227,7 @@ async fn sigv4_signs_nothing_but_a_call_to_agentcore_runtime() {
         "https://bedrock-agentcore.eu-west-1.amazonaws.com/runtimes/x/invocations",
         "https://bedrock-agentcore-control.us-east-1.amazonaws.com/runtimes",
         "https://bedrock-agentcore.us-east-1.amazonaws.com.evil.example/x",
+        "https://bedrock-agentcore.us-east-1.amazonaws.com/memories/m/events",
         "http://bedrock-agentcore.us-east-1.amazonaws.com/x",
     ] {
         let mut request = reqwest::Client::new().get(url).build().unwrap();

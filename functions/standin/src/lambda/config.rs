@@ -98,19 +98,41 @@ fn agents(env: &impl Env) -> Result<AgentsConfig, ConfigError> {
 pub fn entry_rules(env: &impl Env) -> Result<EntryRules, ConfigError> {
     let agentcore_endpoint = optional(env, "AGENTCORE_ENDPOINT");
     if let Some(endpoint) = &agentcore_endpoint {
-        let http = endpoint.starts_with("http://") || endpoint.starts_with("https://");
-        if !http || crate::agent_rules::origin_of(endpoint).is_none() {
+        // The session token goes with every signature: never in clear off the machine.
+        let url = reqwest::Url::parse(endpoint)
+            .ok()
+            .filter(|u| u.host_str().is_some());
+        let loopback = url.as_ref().and_then(|u| u.host_str()).is_some_and(|h| {
+            h == "localhost"
+                || h.trim_matches(['[', ']'])
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback())
+        });
+        let ok = url
+            .as_ref()
+            .is_some_and(|u| u.scheme() == "https" || (u.scheme() == "http" && loopback));
+        if !ok {
             return Err(ConfigError {
                 field: "AGENTCORE_ENDPOINT".into(),
-                problem: format!("must be an http(s) URL, got {endpoint:?}"),
+                problem: format!(
+                    "must be an https:// URL (http:// on loopback only), got {endpoint:?}"
+                ),
             });
         }
     }
-    let own_origins = ["AWS_ENDPOINT_URL", "PUSH_BASE_URL"]
+    // The AWS endpoint the functions call, the push URL (Register's), and the stack's
+    // own places the template names for every function (`OWN_ORIGINS`).
+    let mut own_origins: Vec<String> = ["AWS_ENDPOINT_URL", "PUSH_BASE_URL"]
         .iter()
         .filter_map(|name| optional(env, name))
         .filter_map(|url| crate::agent_rules::origin_of(&url))
         .collect();
+    own_origins.extend(
+        optional(env, "OWN_ORIGINS")
+            .unwrap_or_default()
+            .split(',')
+            .filter_map(|url| crate::agent_rules::origin_of(url.trim())),
+    );
     Ok(EntryRules {
         secret_prefix: optional(env, "AGENT_SECRETS_PREFIX").unwrap_or_default(),
         role_pattern: optional(env, "AGENT_ROLE_ARN_PATTERN"),
@@ -621,13 +643,26 @@ mod tests {
             assert_eq!(control.field, field, "{control}");
         }
         let mut env = full();
-        env.insert("AGENTS", r#"{"agents":[{"id":"a","url":"https://bedrock-agentcore.us-east-1.amazonaws.com","auth":{"type":"sigv4","role_arn":"arn:aws:iam::123456789012:role/standin-agent-a"}}]}"#);
+        env.insert("AGENTS", r#"{"agents":[{"id":"a","url":"https://bedrock-agentcore.us-east-1.amazonaws.com/runtimes/r/invocations","auth":{"type":"sigv4","role_arn":"arn:aws:iam::123456789012:role/standin-agent-a"}}]}"#);
         env.insert("AWS_REGION", "us-east-1");
         assert!(StepSettings::read(&env).is_ok());
-        env.insert("AGENTCORE_ENDPOINT", "vpce-123");
+        for bad in ["vpce-123", "http://agentcore.example", "ftp://x"] {
+            env.insert("AGENTCORE_ENDPOINT", bad);
+            assert_eq!(
+                StepSettings::read(&env).expect_err(bad).field,
+                "AGENTCORE_ENDPOINT"
+            );
+        }
+        env.insert("AGENTCORE_ENDPOINT", "http://127.0.0.1:27166");
+        env.insert("AGENTS", r#"{"agents":[]}"#);
+        env.insert(
+            "OWN_ORIGINS",
+            "http://127.0.0.1:4566, https://push.example.com/a2a",
+        );
+        let rules = StepSettings::read(&env).expect("steps").entry_rules;
         assert_eq!(
-            StepSettings::read(&env).expect_err("not a URL").field,
-            "AGENTCORE_ENDPOINT"
+            rules.own_origins,
+            ["http://127.0.0.1:4566", "https://push.example.com"]
         );
     }
 }

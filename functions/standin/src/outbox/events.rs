@@ -92,8 +92,15 @@ impl EventBridgeBus {
             {
                 // One result per entry, in order; an entry with an error code was not put.
                 Ok(out) => {
-                    let mut these = vec![Ok(()); count];
+                    // An entry without a result was not shown to be put: sent again.
+                    let mut these = vec![
+                        Err(QueueError::Unavailable(
+                            "EventBridge gave no result for the note".into()
+                        ));
+                        count
+                    ];
                     for (answer, result) in these.iter_mut().zip(out.entries()) {
+                        *answer = Ok(());
                         let Some(code) = result.error_code() else {
                             continue;
                         };
@@ -113,7 +120,10 @@ impl EventBridgeBus {
                 Err(err) => {
                     let why = format!("EventBridge unavailable: {}", DisplayErrorContext(&err));
                     let refused = err.code().is_some_and(|code| !passing(code));
-                    if refused && count > 1 {
+                    // Only a refusal of what the call holds is worth halving; a missing
+                    // bus or a permission refuses each half alike.
+                    let about_the_call = err.code() == Some("ValidationException");
+                    if refused && about_the_call && count > 1 {
                         let mut first = call;
                         let second = first.split_off(count / 2);
                         pending.push(second);
@@ -180,7 +190,7 @@ mod tests {
     #[test]
     fn calls_hold_ten_entries_and_256_kib_at_most() {
         let kib = 1024;
-        // Ten final notes of 40 KB each, as an outage leaves them: seven fit one call.
+        // Ten final notes of 40 KB each, as an outage leaves them: six fit one call.
         let (calls, too_big) = batches(&[40 * kib; 10]);
         assert_eq!(calls, [vec![0, 1, 2, 3, 4, 5], vec![6, 7, 8, 9]]);
         assert!(too_big.is_empty());
