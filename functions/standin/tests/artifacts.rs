@@ -862,3 +862,40 @@ async fn an_echoed_credential_or_push_token_never_reaches_a_note_or_the_row() {
     let read = standin::state::from_status(&again, "");
     assert!(!read.differs_from(row.last.as_ref().unwrap()), "{read:?}");
 }
+
+/// A hostile agent's artifacts with 1 MiB of metadata and 100 KB names each made a
+/// manifest of tens of MB that every reader loads whole: each field is bounded, and
+/// metadata past its bound is marked, not kept.
+#[tokio::test]
+async fn an_artifacts_fields_are_bounded_in_the_manifest() {
+    let blobs = Arc::new(MemoryBlobs::default());
+    let desk = desk_on(&blobs);
+    let huge = serde_json::json!({"padding": "m".repeat(1024 * 1024)}).to_string();
+    for n in 0..5 {
+        desk.observe_update(&ArtifactUpdate {
+            artifact: Artifact {
+                id: format!("a{n}"),
+                name: Some("n".repeat(100_000)),
+                description: Some("d".repeat(100_000)),
+                metadata: Some(huge.clone()),
+                parts: vec![Part {
+                    media_type: Some("t".repeat(100_000)),
+                    filename: Some("f".repeat(100_000)),
+                    content: Content::Url(format!("https://x.example/{}", "u".repeat(100_000))),
+                }],
+            },
+            append: false,
+            last_chunk: true,
+        });
+    }
+    desk.save().await.unwrap();
+    let manifest = blobs.object(&format!("{ID}/manifest.json")).unwrap();
+    assert!(manifest.len() < 64 * 1024, "{} bytes", manifest.len());
+    let manifest: Manifest = serde_json::from_slice(&manifest).unwrap();
+    let first = &manifest.artifacts[0];
+    assert_eq!(
+        first.metadata,
+        Some(serde_json::json!({"truncated": true, "bytes": huge.len()}))
+    );
+    assert!(first.name.as_deref().unwrap().ends_with("[truncated]"));
+}

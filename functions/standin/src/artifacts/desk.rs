@@ -10,6 +10,7 @@ use super::manifest::{Bounds, Manifest, Seen, StoredPart};
 use super::room::PartRoom;
 use super::sink::{Ours, PartSink, Stored};
 use standin_remote::{Artifact, ArtifactUpdate, Content, ContentKind, ContentSink, Part};
+use standin_wire::scrub::{MAX_NAME_BYTES, MAX_TEXT_BYTES, bound_to};
 use standin_wire::{NOTE_INLINE_BYTES, PartFlag, PartKind, PartView};
 
 /// What a call showed.
@@ -283,23 +284,29 @@ impl Desk {
         let mut parts = Vec::with_capacity(artifact.parts.len());
         for part in &artifact.parts {
             let mut stored = self.stored_part(part).await;
-            for field in [
-                &mut stored.view.media_type,
-                &mut stored.view.filename,
-                &mut stored.view.url,
+            for (field, max) in [
+                (&mut stored.view.media_type, MAX_NAME_BYTES),
+                (&mut stored.view.filename, MAX_NAME_BYTES),
+                (&mut stored.view.url, MAX_URL_BYTES),
             ] {
-                *field = field.as_deref().map(|f| guard.blank(f));
+                *field = field.as_deref().map(|f| bound_to(&guard.blank(f), max));
             }
             parts.push(stored);
         }
         Seen {
             id: artifact.id.clone(),
-            name: artifact.name.as_deref().map(|n| guard.blank(n)),
-            description: artifact.description.as_deref().map(|d| guard.blank(d)),
+            name: artifact
+                .name
+                .as_deref()
+                .map(|n| bound_to(&guard.blank(n), MAX_NAME_BYTES)),
+            description: artifact
+                .description
+                .as_deref()
+                .map(|d| bound_to(&guard.blank(d), MAX_TEXT_BYTES)),
             metadata: artifact
                 .metadata
                 .as_deref()
-                .and_then(|m| serde_json::from_str(&guard.blank(m)).ok()),
+                .and_then(|m| bounded_metadata(&guard.blank(m))),
             parts,
         }
     }
@@ -374,6 +381,21 @@ impl Desk {
 }
 
 /// The stand-in's manifest and its version (None: there is none yet).
+/// The longest URL an artifact's part keeps.
+const MAX_URL_BYTES: usize = 2048;
+/// The most bytes of an artifact's metadata kept, as JSON: every reader loads the
+/// manifest whole, so no field of it may grow with what an agent chooses to send.
+pub const MAX_METADATA_BYTES: usize = 4096;
+
+/// An artifact's metadata, kept when it is JSON within `MAX_METADATA_BYTES`; past it,
+/// a marker that says so (`{"truncated": true, "bytes": N}`), never the whole.
+fn bounded_metadata(json: &str) -> Option<serde_json::Value> {
+    if json.len() > MAX_METADATA_BYTES {
+        return Some(serde_json::json!({"truncated": true, "bytes": json.len()}));
+    }
+    serde_json::from_str(json).ok()
+}
+
 pub async fn load(
     blobs: &dyn Blobs,
     task_id: &str,

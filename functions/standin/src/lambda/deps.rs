@@ -248,7 +248,13 @@ impl StepDeps {
             && row.agent == agent
             && let Some(text) = &row.agent_entry
         {
-            match AgentSpec::parse_entry(text) {
+            // Held to the rules as they are now: they may have tightened since the
+            // stand-in started.
+            let checked = AgentSpec::parse_entry(text).and_then(|spec| {
+                self.settings.entry_rules.check("", &spec)?;
+                Ok(spec)
+            });
+            match checked {
                 Ok(spec) => {
                     return Ok(Standing {
                         spec: Some(spec),
@@ -257,7 +263,7 @@ impl StepDeps {
                     });
                 }
                 Err(err) => {
-                    tracing::error!(task_id, error = %err, "the row's agent entry does not read; using the catalog's")
+                    tracing::error!(task_id, error = %err, "the row's agent entry does not read or breaks the deployment's rules; using the catalog's")
                 }
             }
         }
