@@ -899,3 +899,24 @@ async fn an_artifacts_fields_are_bounded_in_the_manifest() {
     );
     assert!(first.name.as_deref().unwrap().ends_with("[truncated]"));
 }
+
+/// The parts cap held on appends only: a replacing update or a task's own list of
+/// 1,500 parts was kept whole. Every path keeps at most `MAX_PARTS`, marks the artifact
+/// truncated, and gives back the keys past it.
+#[test]
+fn the_parts_cap_holds_on_replace_and_on_a_tasks_own_list() {
+    use standin::artifacts::manifest::MAX_PARTS;
+    let many: Vec<String> = (0..MAX_PARTS + 500).map(|n| format!("chunk {n}")).collect();
+    let refs: Vec<&str> = many.iter().map(String::as_str).collect();
+    let b = Bounds::default();
+    let mut replaced = Manifest::default();
+    let gone = replaced.update(seen("r", &refs), false, true, b);
+    assert_eq!(texts(&replaced, "r").len(), MAX_PARTS);
+    assert_eq!(gone.len(), 500, "the keys past the cap are deleted");
+    assert!(replaced.get("r").unwrap().truncated);
+    let mut listed = Manifest::default();
+    let gone = listed.reconcile(vec![seen("t", &refs)], true, b);
+    assert_eq!(texts(&listed, "t").len(), MAX_PARTS);
+    assert_eq!(gone.len(), 500);
+    assert!(listed.get("t").unwrap().truncated);
+}

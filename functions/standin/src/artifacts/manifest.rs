@@ -111,6 +111,17 @@ impl Entry {
     }
 }
 
+/// At most `MAX_PARTS` of `parts`, on every path (append, replace, a task's own list);
+/// the keys of those past it, to delete.
+fn capped(artifact_id: &str, mut parts: Vec<StoredPart>) -> (Vec<StoredPart>, Vec<String>) {
+    if parts.len() <= MAX_PARTS {
+        return (parts, Vec::new());
+    }
+    let past = parts.split_off(MAX_PARTS);
+    tracing::warn!(artifact_id, "past the parts an artifact keeps");
+    (parts, keys(&past))
+}
+
 fn keys(parts: &[StoredPart]) -> Vec<String> {
     parts.iter().filter_map(|p| p.key.clone()).collect()
 }
@@ -205,10 +216,13 @@ impl Manifest {
             }
             keys(&past)
         } else {
-            replaced(
-                std::mem::replace(&mut entry.parts, seen.parts),
+            let (parts, mut past) = capped(&entry.artifact_id, seen.parts);
+            entry.listed_only |= !past.is_empty();
+            past.extend(replaced(
+                std::mem::replace(&mut entry.parts, parts),
                 &entry.parts,
-            )
+            ));
+            past
         };
         entry.complete = last_chunk;
         entry.truncated = entry.listed_only || any_truncated(&entry.parts);
@@ -244,12 +258,15 @@ impl Manifest {
             entry.name = seen.name;
             entry.description = seen.description;
             entry.metadata = seen.metadata;
+            let (parts, past) = capped(&entry.artifact_id, seen.parts);
+            entry.listed_only |= !past.is_empty();
+            gone.extend(past);
             gone.extend(replaced(
-                std::mem::replace(&mut entry.parts, seen.parts),
+                std::mem::replace(&mut entry.parts, parts),
                 &entry.parts,
             ));
             entry.complete = settled;
-            entry.truncated = any_truncated(&entry.parts);
+            entry.truncated = entry.listed_only || any_truncated(&entry.parts);
             entry.version += 1;
         }
         self.recount();
