@@ -920,3 +920,28 @@ fn the_parts_cap_holds_on_replace_and_on_a_tasks_own_list() {
     assert_eq!(gone.len(), 500);
     assert!(listed.get("t").unwrap().truncated);
 }
+
+/// A benign agent that appends 2×1,000 text chunks made the artifacts API's answer
+/// larger than Lambda's 6 MB (a 502 for ever): text inline is bounded in all, the rest
+/// described, read through the links.
+#[test]
+fn the_artifacts_answer_stays_under_lambdas_6_mb() {
+    let chunk = "c".repeat(4000);
+    let b = Bounds::default();
+    let mut m = Manifest::default();
+    for id in ["a", "b"] {
+        for n in 0..1000 {
+            let text = format!("{n} {chunk}");
+            m.update(seen(id, &[text.as_str()]), n > 0, n == 999, b);
+        }
+    }
+    let answer = serde_json::to_vec(&m.views()).unwrap();
+    assert!(answer.len() < 4 * 1024 * 1024, "{} bytes", answer.len());
+    let inline: usize = m
+        .views()
+        .iter()
+        .flat_map(|a| a.parts.iter())
+        .filter(|p| p.text.is_some())
+        .count();
+    assert!(inline > 0 && inline < 2000, "{inline} parts inline");
+}

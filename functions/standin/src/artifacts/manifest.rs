@@ -30,6 +30,9 @@ pub const MAX_PARTS: usize = 1000;
 /// What a note may carry of artifacts, serialized: past it the rest are read through the
 /// API (the note says how many), so a note stays far below SQS's 256 KB.
 pub const NOTE_ARTIFACT_BYTES: usize = 64 * 1024;
+/// Text and data inline in one answer of the artifacts API, in all (the rest is read
+/// through the parts' links).
+pub const API_INLINE_BYTES: usize = 1024 * 1024;
 /// An artifact's metadata larger than this is left out of notes (the API shows it).
 const NOTE_METADATA_BYTES: usize = 1024;
 
@@ -352,13 +355,12 @@ impl Manifest {
         }
     }
 
-    /// Every artifact as the parent sees it (the API's answer).
+    /// Every artifact as the parent sees it (the API's answer): text and data inline up
+    /// to `API_INLINE_BYTES` in all, the rest described (its bytes through the part's
+    /// link), so the answer stays far under Lambda's 6 MB whatever the agent streamed.
     pub fn views(&self) -> Vec<ArtifactView> {
-        let mut unlimited = usize::MAX;
-        self.artifacts
-            .iter()
-            .map(|e| e.view(&mut unlimited))
-            .collect()
+        let mut left = API_INLINE_BYTES;
+        self.artifacts.iter().map(|e| e.view(&mut left)).collect()
     }
 
     pub fn get(&self, artifact_id: &str) -> Option<&Entry> {

@@ -55,12 +55,12 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                 None => None,
             });
         }
-        let mut unlimited = usize::MAX;
+        let mut inline = crate::artifacts::manifest::API_INLINE_BYTES;
         Ok(Answer::of(
             200,
             ArtifactContent {
                 task_id: task_id.to_owned(),
-                artifact: entry.view(&mut unlimited),
+                artifact: entry.view(&mut inline),
                 links,
                 expires_at: crate::clock::rfc3339_in(LINK_SECONDS),
             },
