@@ -945,3 +945,34 @@ fn the_artifacts_answer_stays_under_lambdas_6_mb() {
         .count();
     assert!(inline > 0 && inline < 2000, "{inline} parts inline");
 }
+
+/// What a follower holds of what its streams showed before a fold is bounded in bytes,
+/// not only in count: a hundred updates of 100 KB each are not all held.
+#[tokio::test]
+async fn observed_updates_are_bounded_in_bytes() {
+    use standin::artifacts::desk::MAX_OBSERVED_BYTES;
+    let blobs = Arc::new(MemoryBlobs::default());
+    let desk = desk_on(&blobs);
+    let text = "x".repeat(100 * 1024);
+    for n in 0..100 {
+        desk.observe_update(&ArtifactUpdate {
+            artifact: Artifact {
+                id: format!("a{n}"),
+                parts: vec![Part {
+                    media_type: None,
+                    filename: None,
+                    content: Content::Text(text.clone()),
+                }],
+                ..Artifact::default()
+            },
+            append: false,
+            last_chunk: true,
+        });
+    }
+    let manifest = desk.save().await.unwrap();
+    let kept = manifest.artifacts.len();
+    assert!(
+        kept > 0 && kept <= MAX_OBSERVED_BYTES / (100 * 1024),
+        "{kept} of 100 updates held"
+    );
+}

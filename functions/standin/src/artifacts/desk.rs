@@ -34,9 +34,44 @@ enum Folded {
 }
 
 /// What one invocation keeps of what its calls saw before folding it (an agent that
-/// streams a part per token); past it updates are dropped, and the task's own account
-/// at the end restores what they said.
+/// streams a part per token), by count and by bytes (a follower holds a hundred
+/// stand-ins in 256 MB); past either, updates are dropped, and the task's own account at
+/// the end restores what they said.
 const MAX_OBSERVED: usize = 1000;
+pub const MAX_OBSERVED_BYTES: usize = 4 * 1024 * 1024;
+
+/// What an artifact holds in memory until folded: its inline content and its words.
+fn artifact_bytes(artifact: &Artifact) -> usize {
+    let words = [&artifact.name, &artifact.description, &artifact.metadata]
+        .into_iter()
+        .flatten()
+        .map(String::len)
+        .sum::<usize>();
+    let parts: usize = artifact
+        .parts
+        .iter()
+        .map(|p| {
+            let content = match &p.content {
+                Content::Text(t) | Content::Data(t) | Content::Url(t) | Content::Unreadable(t) => {
+                    t.len()
+                }
+                Content::Bytes(b) => b.len(),
+                Content::Stored { spill, .. } => spill.len(),
+            };
+            content
+                + p.filename.as_ref().map_or(0, String::len)
+                + p.media_type.as_ref().map_or(0, String::len)
+        })
+        .sum();
+    artifact.id.len() + words + parts
+}
+
+fn observed_bytes(observed: &Observed) -> usize {
+    match observed {
+        Observed::Update(update) => artifact_bytes(&update.artifact),
+        Observed::Task(artifacts, _) => artifacts.iter().map(artifact_bytes).sum(),
+    }
+}
 
 /// Writes of the manifest tried at once before giving up (each after re-reading it).
 const SAVE_ATTEMPTS: usize = 4;
@@ -143,7 +178,10 @@ impl Desk {
 
     fn push(&self, observed: Observed) {
         if let Ok(mut all) = self.observed.lock() {
-            if all.len() >= MAX_OBSERVED && matches!(observed, Observed::Update(_)) {
+            let held: usize = all.iter().map(observed_bytes).sum();
+            let full =
+                all.len() >= MAX_OBSERVED || held + observed_bytes(&observed) > MAX_OBSERVED_BYTES;
+            if full && matches!(observed, Observed::Update(_)) {
                 tracing::warn!("too many artifact updates in one invocation; the rest dropped");
                 return;
             }
