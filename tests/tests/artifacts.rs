@@ -252,9 +252,10 @@ async fn artifacts_heard_by_follow_reach_the_parent_byte_for_byte() {
 
 /// A note too big for its item wedged a followed stand-in for ever (the note's write
 /// failed, the follow failed, the same event came again) and ended a pushed one FAILED
-/// after minutes: an agent asks its question with a part whose filename is 500 KB of
-/// control characters. The parent gets the question, the name cut and marked, and the
-/// conversation completes after the reply; by follow and by push.
+/// after minutes: an agent asks its question with a part whose filename is 500 KB (an
+/// event the stand-in reads whole: under its 1 MiB bound). The parent gets the question,
+/// the name cut and marked, and the conversation completes after the reply; by follow
+/// and by push.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_question_with_a_500_kb_filename_reaches_the_parent_and_completes() {
     let stack = Stack::load(STACK).await;
@@ -281,7 +282,7 @@ async fn a_question_with_a_500_kb_filename_reaches_the_parent_and_completes() {
         )
         .await;
         let remote = agent.task_ids().pop().unwrap();
-        let huge = "\u{1}".repeat(500_000);
+        let huge = "n".repeat(500_000);
         let part = json!({"raw": "aGk=", "filename": huge, "mediaType": "application/pdf"});
         agent.ask_with_part(&remote, "Sign page 3?", part).await;
         // The first turn's WORKING may be a note of its own before the question.
