@@ -46,6 +46,45 @@ async fn queue(sqs: &aws_sdk_sqs::Client, name: &str) -> String {
         .to_owned()
 }
 
+/// A new queue that a new rule on the default bus routes `pattern`'s events to: its URL.
+async fn routed_queue(stack: &Stack, name: &str, pattern: Value) -> String {
+    let sqs = aws_sdk_sqs::Client::new(&stack.config);
+    let url = queue(&sqs, name).await;
+    let arn = sqs
+        .get_queue_attributes()
+        .queue_url(&url)
+        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .unwrap()
+        .attributes()
+        .unwrap()[&aws_sdk_sqs::types::QueueAttributeName::QueueArn]
+        .clone();
+    let events = aws_sdk_eventbridge::Client::new(&stack.config);
+    let rule = unique(name);
+    events
+        .put_rule()
+        .name(&rule)
+        .event_pattern(pattern.to_string())
+        .send()
+        .await
+        .expect("rule put");
+    events
+        .put_targets()
+        .rule(&rule)
+        .targets(
+            aws_sdk_eventbridge::types::Target::builder()
+                .id(name)
+                .arn(arn)
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .expect("target put");
+    url
+}
+
 /// Runs the parent to its end: its status, output and error.
 async fn run_parent(
     stack: &Stack,
@@ -182,46 +221,16 @@ async fn a_rule_on_the_bus_routes_the_questions_to_a_queue() {
     agent.script_turn(&[(INPUT_REQUIRED, "Which colour?")]);
     let id = unique("bus");
     let sqs = aws_sdk_sqs::Client::new(&stack.config);
-    let questions = queue(&sqs, "questions").await;
-    let questions_arn = sqs
-        .get_queue_attributes()
-        .queue_url(&questions)
-        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::QueueArn)
-        .send()
-        .await
-        .unwrap()
-        .attributes()
-        .unwrap()[&aws_sdk_sqs::types::QueueAttributeName::QueueArn]
-        .clone();
-    let events = aws_sdk_eventbridge::Client::new(&stack.config);
-    let rule = unique("questions");
-    events
-        .put_rule()
-        .name(&rule)
-        .event_pattern(
-            json!({
-                "source": ["standin"],
-                "detail-type": [INPUT_REQUIRED],
-                "detail": {"task_id": [id]}
-            })
-            .to_string(),
-        )
-        .send()
-        .await
-        .expect("rule put");
-    events
-        .put_targets()
-        .rule(&rule)
-        .targets(
-            aws_sdk_eventbridge::types::Target::builder()
-                .id("questions")
-                .arn(questions_arn)
-                .build()
-                .unwrap(),
-        )
-        .send()
-        .await
-        .expect("target put");
+    let questions = routed_queue(
+        &stack,
+        "questions",
+        json!({
+            "source": ["standin"],
+            "detail-type": [INPUT_REQUIRED],
+            "detail": {"task_id": [id]}
+        }),
+    )
+    .await;
     standin_integration::e2e::start_as(&stack, "artifact", &id).await;
     let deadline = Instant::now() + SOON;
     let event: Value = loop {
@@ -283,39 +292,13 @@ async fn ten_large_notes_caught_up_at_once_all_reach_the_bus() {
     let stack = Stack::load(STACK).await;
     let id = unique("large");
     let sqs = aws_sdk_sqs::Client::new(&stack.config);
-    let routed = queue(&sqs, "large").await;
-    let routed_arn = sqs
-        .get_queue_attributes()
-        .queue_url(&routed)
-        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::QueueArn)
-        .send()
-        .await
-        .unwrap()
-        .attributes()
-        .unwrap()[&aws_sdk_sqs::types::QueueAttributeName::QueueArn]
-        .clone();
+    let routed = routed_queue(
+        &stack,
+        "large",
+        json!({"source": ["standin"], "detail": {"agent": [id]}}),
+    )
+    .await;
     let events = aws_sdk_eventbridge::Client::new(&stack.config);
-    let rule = unique("large");
-    events
-        .put_rule()
-        .name(&rule)
-        .event_pattern(json!({"source": ["standin"], "detail": {"agent": [id]}}).to_string())
-        .send()
-        .await
-        .expect("rule put");
-    events
-        .put_targets()
-        .rule(&rule)
-        .targets(
-            aws_sdk_eventbridge::types::Target::builder()
-                .id("large")
-                .arn(routed_arn)
-                .build()
-                .unwrap(),
-        )
-        .send()
-        .await
-        .expect("target put");
     let notes: Vec<ParentNote> = (1..=10)
         .map(|n| ParentNote {
             task_id: format!("{id}-{n}"),

@@ -164,15 +164,21 @@ mod tests {
         }
     }
 
-    #[test]
-    fn every_line_in_an_invocation_carries_its_span_fields_at_the_top_level() {
+    /// What `log` writes through the flat JSON format.
+    fn written(log: impl FnOnce()) -> String {
         let out = Captured::default();
         let subscriber = tracing_subscriber::fmt()
             .json()
             .event_format(FlatJson)
             .with_writer(out.clone())
             .finish();
-        tracing::subscriber::with_default(subscriber, || {
+        tracing::subscriber::with_default(subscriber, log);
+        String::from_utf8(out.0.lock().map(|o| o.clone()).unwrap_or_default()).unwrap_or_default()
+    }
+
+    #[test]
+    fn every_line_in_an_invocation_carries_its_span_fields_at_the_top_level() {
+        let text = written(|| {
             let span = info_span!("invocation", task_id = "job-1");
             let _entered = span.enter();
             info!(mode = "push", "watch chosen");
@@ -185,8 +191,6 @@ mod tests {
             start.record("task_id", "si-1");
             info!("after the id");
         });
-        let text = String::from_utf8(out.0.lock().map(|o| o.clone()).unwrap_or_default())
-            .unwrap_or_default();
         let lines: Vec<Value> = text
             .lines()
             .map(|l| serde_json::from_str(l).unwrap_or(Value::Null))
@@ -215,17 +219,9 @@ mod tests {
     fn a_held_credential_never_reaches_a_log_line() {
         let key = "0123456789abcdef\"0123456789abcdef01234567";
         crate::auth::held::remember(key);
-        let out = Captured::default();
-        let subscriber = tracing_subscriber::fmt()
-            .json()
-            .event_format(FlatJson)
-            .with_writer(out.clone())
-            .finish();
-        tracing::subscriber::with_default(subscriber, || {
+        let text = written(|| {
             warn!(error = %format!("the agent said: bad key {key}"), "GetTask failed");
         });
-        let text = String::from_utf8(out.0.lock().map(|o| o.clone()).unwrap_or_default())
-            .unwrap_or_default();
         let line: Value = serde_json::from_str(text.trim()).unwrap_or(Value::Null);
         let error = line["error"].as_str().unwrap_or_default();
         assert!(error.starts_with("the agent said: bad key ****"), "{line}");
