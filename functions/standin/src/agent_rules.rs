@@ -7,6 +7,10 @@
 
 use crate::agents::{AgentSpec, ConfigError};
 use crate::auth::AuthSpec;
+pub use crate::auth::agentcore::{
+    AGENTCORE_SERVICE, RUNTIMES_PATH, agentcore_data_plane, is_agentcore_data_plane, origin_of,
+    runtime_path,
+};
 
 /// Domains under which AWS serves its own APIs (every partition's).
 const AWS_SERVICE_DOMAINS: [&str; 8] = [
@@ -27,9 +31,6 @@ const AWS_SERVICE_DOMAINS: [&str; 8] = [
 const CUSTOMER_ENDPOINT_SUFFIXES: [&str; 3] = ["elb", "compute", "compute-1"];
 /// The second label of an API Gateway API (`abc123.execute-api.us-east-1.…`).
 const CUSTOMER_API_LABEL: &str = "execute-api";
-
-/// The AgentCore Runtime data plane's service name, the only one SigV4 signs for.
-pub const AGENTCORE_SERVICE: &str = "bedrock-agentcore";
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EntryRules {
@@ -195,32 +196,6 @@ impl EntryRules {
     }
 }
 
-/// Where AgentCore Runtime's agents are on its data plane: `/runtimes/{arn}/invocations`.
-pub const RUNTIMES_PATH: &str = "/runtimes/";
-
-/// Whether `text` is a URL under the data plane's runtimes.
-pub fn runtime_path(text: &str) -> bool {
-    reqwest::Url::parse(text).is_ok_and(|url| url.path().starts_with(RUNTIMES_PATH))
-}
-
-/// AgentCore Runtime's data-plane origin in `region` (AWS's own endpoint; the China
-/// partition's domain for a `cn-` region).
-pub fn agentcore_data_plane(region: &str) -> String {
-    let domain = if region.starts_with("cn-") {
-        "amazonaws.com.cn"
-    } else {
-        "amazonaws.com"
-    };
-    format!("https://{AGENTCORE_SERVICE}.{region}.{domain}")
-}
-
-/// A URL's origin (`scheme://host[:port]`), None when it is not one.
-pub fn origin_of(text: &str) -> Option<String> {
-    let url = reqwest::Url::parse(text).ok()?;
-    url.host_str()?;
-    Some(url.origin().ascii_serialization())
-}
-
 /// Whether `host` (lowercase) is one AWS serves its own APIs at: under an AWS domain and
 /// not a customer's endpoint there.
 pub fn is_aws_service_host(host: &str) -> bool {
@@ -243,24 +218,6 @@ pub fn is_aws_service_host(host: &str) -> bool {
         .is_some_and(|last| CUSTOMER_ENDPOINT_SUFFIXES.contains(last))
         || (labels.len() >= 2 && labels[1] == CUSTOMER_API_LABEL);
     !customers
-}
-
-/// Whether `host` is AgentCore Runtime's data plane in some region: an agent host,
-/// whichever auth reaches it (SigV4, or the bearer token of its inbound JWT auth).
-fn is_agentcore_data_plane(host: &str) -> bool {
-    let Some(rest) = host.strip_prefix(&format!("{AGENTCORE_SERVICE}.")) else {
-        return false;
-    };
-    ["amazonaws.com", "amazonaws.com.cn"].iter().any(|domain| {
-        rest.strip_suffix(domain)
-            .and_then(|region| region.strip_suffix('.'))
-            .is_some_and(|region| {
-                !region.is_empty()
-                    && region
-                        .chars()
-                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-            })
-    })
 }
 
 /// IAM's wildcard match: `*` any run of characters, `?` one.

@@ -5,6 +5,7 @@
 //! leaves here is [`Credentials`], the remote crate's port: no secret is stored, logged
 //! or shown by anything in this slice, and an error names a secret's id at most.
 
+pub mod agentcore;
 pub mod held;
 pub mod oauth2;
 pub mod secrets;

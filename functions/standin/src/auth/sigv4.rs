@@ -15,7 +15,7 @@ use aws_smithy_runtime_api::client::identity::Identity;
 use futures_util::future::BoxFuture;
 use standin_remote::RemoteError;
 
-use crate::agent_rules::{
+use super::agentcore::{
     AGENTCORE_SERVICE, RUNTIMES_PATH, agentcore_data_plane, origin_of, runtime_path,
 };
 

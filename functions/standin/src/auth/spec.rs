@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::agent_rules::AGENTCORE_SERVICE;
+use super::agentcore::AGENTCORE_SERVICE;
 use crate::agents::ConfigError;
 
 /// Where an API key goes.
