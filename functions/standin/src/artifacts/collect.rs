@@ -129,24 +129,11 @@ fn blank_status(guard: &EchoGuard, mut status: Status) -> Status {
 /// JSON text with every echo blanked from its strings (keys included), as they read
 /// unescaped: a credential with a quote in it is found too.
 fn blank_json(guard: &EchoGuard, json: &str) -> String {
-    fn walk(guard: &EchoGuard, value: serde_json::Value) -> serde_json::Value {
-        use serde_json::Value;
-        match value {
-            Value::String(s) => Value::String(guard.blank(&s)),
-            Value::Array(items) => {
-                Value::Array(items.into_iter().map(|v| walk(guard, v)).collect())
-            }
-            Value::Object(members) => Value::Object(
-                members
-                    .into_iter()
-                    .map(|(k, v)| (guard.blank(&k), walk(guard, v)))
-                    .collect(),
-            ),
-            other => other,
+    match serde_json::from_str::<serde_json::Value>(json) {
+        Ok(mut value) => {
+            guard.blank_value(&mut value);
+            value.to_string()
         }
-    }
-    match serde_json::from_str(json) {
-        Ok(value) => walk(guard, value).to_string(),
         Err(_) => guard.blank(json),
     }
 }

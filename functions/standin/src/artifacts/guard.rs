@@ -89,30 +89,6 @@ impl EchoGuard {
 }
 
 impl EchoGuard {
-    /// `out` with every echo blanked from every field a note or the row's `last` takes
-    /// from the agent: the text and each part's text, link, data, filename and media
-    /// type. The heuristic scrub lets some credentials through (a 40-character lowercase
-    /// hex key); this looks for the ones held, exactly.
-    pub fn blank_out(&self, out: &mut crate::state::RemoteOut) {
-        out.text = self.blank(&out.text);
-        for part in &mut out.parts {
-            let fields = [
-                &mut part.text,
-                &mut part.url,
-                &mut part.filename,
-                &mut part.media_type,
-            ];
-            for value in fields.into_iter().flatten() {
-                *value = self.blank(value);
-            }
-            if let Some(data) = &mut part.data
-                && self.blank_value(data)
-            {
-                part.flag = Some(standin_wire::PartFlag::Redacted);
-            }
-        }
-    }
-
     /// Blanks every echo in `value`'s strings (keys included) as they read unescaped;
     /// true when there was one.
     pub fn blank_value(&self, value: &mut serde_json::Value) -> bool {

@@ -20,16 +20,14 @@ impl<'a, S: RowStore> WithArtifacts<'a, S> {
         Self { inner, desk }
     }
 
-    /// `out` with every echo of ours blanked and the artifacts its note carries, and the
-    /// (id, version) pairs that will be marked told once it is written. Every write of a
-    /// note and of the row's `last` passes here, so an agent that echoes a credential in
-    /// its status text, a question's parts or an error is told and kept blanked.
+    /// `out` with the artifacts its note carries, and the (id, version) pairs that
+    /// will be marked told once it is written. (Echoes of ours were blanked where the
+    /// agent's words arrived: `Collecting`, on the same desk.)
     async fn carrying(&self, out: &RemoteOut) -> (RemoteOut, Vec<(String, u64)>) {
         let mut out = out.clone();
         let Some(desk) = &self.desk else {
             return (out, Vec::new());
         };
-        desk.guard().await.blank_out(&mut out);
         match desk.save().await {
             Ok(manifest) => {
                 let note = manifest.for_note(out.is_final);
