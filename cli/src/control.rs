@@ -62,12 +62,14 @@ impl ControlClient {
         })
     }
 
-    /// Starts a stand-in; returns its local task id and execution ARN.
+    /// Starts a stand-in; returns its local task id and execution ARN. `deadline_secs`:
+    /// how long it may live (none: its agent's or the stack's bound).
     pub async fn start(
         &self,
         agent: &str,
         message: &str,
         task_id: Option<&str>,
+        deadline_secs: Option<u64>,
     ) -> Result<Started, CliError> {
         let task_id = task_id
             .map(TaskId::parse)
@@ -77,6 +79,7 @@ impl ControlClient {
             agent: agent.to_owned(),
             message: message.to_owned(),
             task_id,
+            deadline_secs,
         };
         let shown = request
             .task_id

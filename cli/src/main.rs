@@ -40,6 +40,11 @@ enum Command {
         /// Choose the local id (default: a random one); starting twice is idempotent.
         #[arg(long)]
         task_id: Option<String>,
+        /// End it after this many seconds (from its first turn): the remote task is
+        /// cancelled and the parent told (default: the agent's max_duration, or the
+        /// stack's MaxStandInSecs).
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        deadline_secs: Option<u64>,
     },
     /// Send the remote agent the parent's next turn.
     Reply { id: String, text: String },
@@ -146,10 +151,11 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             agent,
             message,
             task_id,
+            deadline_secs,
         } => {
             let started = control()
                 .await?
-                .start(&agent, &message, task_id.as_deref())
+                .start(&agent, &message, task_id.as_deref(), deadline_secs)
                 .await?;
             println!("{}", started.task_id);
         }

@@ -41,6 +41,7 @@ pub async fn start_as(stack: &Stack, persona: &str, id: &str) {
                     agent: persona.into(),
                     message: "Please build me a widget".into(),
                     task_id: Some(TaskId::parse(id).unwrap()),
+                    deadline_secs: None,
                 })
                 .unwrap(),
             ),

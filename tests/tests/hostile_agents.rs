@@ -289,3 +289,95 @@ async fn oversized_texts_are_refused_or_bounded_and_every_stand_in_still_ends_wi
         note["text"].as_str().unwrap().len()
     );
 }
+
+/// Registers `entry` under a fresh agent id (the registry: no redeploy) and starts a
+/// stand-in on it, with `start` merged into the request; returns the stand-in's id.
+async fn start_on_entry(stack: &Stack, name: &str, entry: Value, start: Value) -> (String, String) {
+    let agent_id = standin_integration::stack::unique(name);
+    let (status, body) = stack
+        .control("PUT", &format!("/agents/{agent_id}"), Some(entry))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let id = standin_integration::stack::unique(name);
+    let mut request =
+        json!({"agent": agent_id, "message": "Please build me a widget", "task_id": id});
+    request
+        .as_object_mut()
+        .unwrap()
+        .extend(start.as_object().unwrap().clone());
+    let (status, body) = stack.control("POST", "/standins", Some(request)).await;
+    assert_eq!(status, 200, "{body}");
+    (agent_id, id)
+}
+
+/// Every stand-in ends: one whose agent works on and on ends at the deadline its start
+/// asked for. The remote task is cancelled, and the parent's final note says why.
+#[tokio::test]
+async fn a_stand_in_at_its_deadline_cancels_the_remote_task_and_tells_the_parent() {
+    let stack = Stack::load(STACK).await;
+    let agent = TestAgent::start(27176, Behaviour::default()).await;
+    agent.script_turn(&[(WORKING, "Working on it, for a long while.")]);
+    let entry = json!({"url": agent.url});
+    let (_, id) = start_on_entry(&stack, "deadline", entry, json!({"deadline_secs": 8})).await;
+    let notes = wait_final(&stack, &id).await;
+    let last = notes.last().unwrap();
+    assert_eq!(last["state"], CANCELED, "{notes:#?}");
+    assert!(
+        last["text"].as_str().unwrap().contains("deadline"),
+        "{last}"
+    );
+    assert_eq!(agent.count("CancelTask"), 1, "the remote task is cancelled");
+    let remote = agent.task_ids().pop().unwrap();
+    assert_eq!(agent.state(&remote).as_deref(), Some(CANCELED));
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+    assert_no_step_died(&stack, &id).await;
+}
+
+/// Every stand-in ends: the official SDK's agent process dies for good while its task
+/// works; polled, the stand-in keeps its last state until the agent has been unreachable
+/// for the entry's `max_unreachable`, then ends FAILED naming the agent and the cause.
+#[tokio::test]
+async fn a_stand_in_whose_agent_died_ends_failed_after_its_max_unreachable() {
+    let stack = Stack::load(STACK).await;
+    let python =
+        std::path::PathBuf::from(std::env::var("STANDIN_CACHE").expect("set by scripts/env.sh"))
+            .join("venv-a2a-sdk/bin/python");
+    let server = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sdk_agent/server.py");
+    let port = 27177;
+    let mut sdk_agent = tokio::process::Command::new(python)
+        .arg(server)
+        .args(["--port", &port.to_string(), "--work-seconds", "600"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the SDK agent starts");
+    let card = format!("http://127.0.0.1:{port}/.well-known/agent-card.json");
+    let up = std::time::Instant::now() + SOON;
+    while reqwest::get(&card)
+        .await
+        .map_or(true, |r| !r.status().is_success())
+    {
+        assert!(
+            std::time::Instant::now() < up,
+            "the SDK agent never answered"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let entry = json!({"url": format!("http://127.0.0.1:{port}"), "updates": "poll",
+                       "max_unreachable": 5});
+    let (agent_id, id) = start_on_entry(&stack, "gone", entry, json!({})).await;
+    wait_parked(&stack, &id, "poll").await;
+    sdk_agent.kill().await.expect("our own agent process stops");
+    let notes = wait_final(&stack, &id).await;
+    let last = notes.last().unwrap();
+    assert_eq!(last["state"], FAILED, "{notes:#?}");
+    let text = last["text"].as_str().unwrap();
+    assert!(
+        text.contains(&format!("{agent_id:?}")),
+        "names the agent: {text}"
+    );
+    assert!(text.contains("unreachable"), "says why: {text}");
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+    assert_no_step_died(&stack, &id).await;
+}

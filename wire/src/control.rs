@@ -46,6 +46,11 @@ pub struct StartRequest {
     /// with the same id and agent answers the running stand-in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_id: Option<TaskId>,
+    /// How long the stand-in may live, in seconds from its first turn: then the remote
+    /// task is cancelled and the parent told. None: the agent's `max_duration`, or the
+    /// stack's `MaxStandInSecs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_secs: Option<u64>,
 }
 
 impl StartRequest {
@@ -61,10 +66,19 @@ impl StartRequest {
         if !body["parent_task_token"].is_null() {
             return Err(BodyError(NO_TOKEN_HERE.into()));
         }
+        let deadline_secs = match &body["deadline_secs"] {
+            Value::Null => None,
+            value => Some(value.as_u64().filter(|secs| *secs > 0).ok_or_else(|| {
+                BodyError(format!(
+                    "body.deadline_secs must be a whole number of seconds, at least 1; got {value}"
+                ))
+            })?),
+        };
         Ok(Self {
             agent: agent.to_owned(),
             message: message.to_owned(),
             task_id,
+            deadline_secs,
         })
     }
 }
@@ -275,11 +289,38 @@ mod tests {
     }
 
     #[test]
+    fn a_deadline_is_a_whole_number_of_seconds() {
+        let start = |deadline: Value| {
+            StartRequest::parse(&serde_json::json!({
+                "agent": "writer", "message": "m", "deadline_secs": deadline
+            }))
+        };
+        assert_eq!(
+            start(Value::from(60)).map(|s| s.deadline_secs),
+            Ok(Some(60))
+        );
+        assert_eq!(start(Value::Null).map(|s| s.deadline_secs), Ok(None));
+        for bad in [
+            Value::from(0),
+            Value::from(-5),
+            Value::from(1.5),
+            Value::from("60"),
+        ] {
+            let refused = start(bad.clone()).expect_err("refused");
+            assert!(
+                refused.0.starts_with("body.deadline_secs"),
+                "{bad}: {refused}"
+            );
+        }
+    }
+
+    #[test]
     fn a_request_the_command_writes_is_one_the_api_reads() {
         let start = StartRequest {
             agent: "writer".into(),
             message: "Write a haiku".into(),
             task_id: TaskId::parse("si-1").ok(),
+            deadline_secs: Some(3600),
         };
         let body = serde_json::to_value(&start).unwrap_or_default();
         assert_eq!(StartRequest::parse(&body), Ok(start));

@@ -149,7 +149,7 @@ async fn run_scenario(
     let started = Instant::now();
     let mut report =
         json!({"watch_expected": scenario.watch, "agent": scenario.agent, "ok": false});
-    let task_id = match control.start(&scenario.agent, BRIEF, None).await {
+    let task_id = match control.start(&scenario.agent, BRIEF, None, None).await {
         Ok(started) => started.task_id.to_string(),
         Err(err) => {
             println!("  start failed: {err}");

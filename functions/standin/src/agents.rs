@@ -20,6 +20,13 @@ pub const DEFAULT_FOLLOW_INTERVAL: Duration = Duration::from_secs(5);
 pub const MIN_FOLLOW_INTERVAL: Duration = Duration::from_secs(1);
 /// The longest wait between two polls, when `poll_max_interval` is not set.
 pub const DEFAULT_POLL_MAX_INTERVAL: Duration = Duration::from_secs(60);
+/// How long an agent may stay unreachable before its stand-in ends, unless its entry
+/// says (`max_unreachable`).
+pub const DEFAULT_MAX_UNREACHABLE: Duration =
+    Duration::from_secs(crate::steps::next::MAX_UNREACHABLE_SECS);
+/// The most `max_duration` and `max_unreachable` may be: a year (a stand-in lives at
+/// most the stack's `MaxStandInSecs` whatever its entry says).
+pub const MAX_ENTRY_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
 /// The first wait of a poll, and the least `poll_max_interval`.
 pub const POLL_FIRST_INTERVAL: Duration = Duration::from_secs(2);
 /// The most `poll_max_interval` may be: an hour, the longest idle re-check.
@@ -82,6 +89,12 @@ pub struct AgentSpec {
     pub poll_max_interval: Duration,
     /// How the stand-in authenticates to the agent (a secret's name, never a secret).
     pub auth: Option<crate::auth::AuthSpec>,
+    /// How long its stand-ins live when their start asks nothing (at most the stack's
+    /// `MaxStandInSecs`, which is also the default).
+    pub max_duration: Option<Duration>,
+    /// How long the agent may stay unreachable, or refuse fresh credentials, before its
+    /// stand-in ends failed.
+    pub max_unreachable: Duration,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -140,10 +153,26 @@ struct Entry {
     poll_max_interval: Option<f64>,
     #[serde(default)]
     auth: Option<serde_json::Value>,
+    #[serde(default, deserialize_with = "seconds")]
+    max_duration: Option<f64>,
+    #[serde(default, deserialize_with = "seconds")]
+    max_unreachable: Option<f64>,
 }
 
 fn auto() -> Updates {
     Updates::Auto
+}
+
+/// A length of time an entry gives in whole seconds, from 1 s to a year.
+fn whole_seconds(field: &str, secs: f64) -> Result<Duration, ConfigError> {
+    let most = MAX_ENTRY_DURATION.as_secs();
+    if secs.fract() != 0.0 || !(1.0..=most as f64).contains(&secs) {
+        return Err(err(
+            field,
+            format!("must be a whole number of seconds from 1 to {most}, got {secs}"),
+        ));
+    }
+    Ok(Duration::from_secs(secs as u64))
 }
 
 /// A number of seconds when the field is there (`null` is not one).
@@ -286,6 +315,12 @@ impl AgentSpec {
         }
         if let Some(auth) = &self.auth {
             entry["auth"] = auth.to_entry();
+        }
+        if let Some(max_duration) = self.max_duration {
+            entry["max_duration"] = max_duration.as_secs().into();
+        }
+        if self.max_unreachable != DEFAULT_MAX_UNREACHABLE {
+            entry["max_unreachable"] = self.max_unreachable.as_secs().into();
         }
         entry
     }
@@ -455,6 +490,14 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
             ));
         }
     };
+    let max_duration = entry
+        .max_duration
+        .map(|secs| whole_seconds(&format!("{at}.max_duration"), secs))
+        .transpose()?;
+    let max_unreachable = match entry.max_unreachable {
+        None => DEFAULT_MAX_UNREACHABLE,
+        Some(secs) => whole_seconds(&format!("{at}.max_unreachable"), secs)?,
+    };
     if let Some(auth) = &entry.auth {
         let size = auth.to_string().len();
         if size > MAX_SHORT_BYTES * 4 {
@@ -482,6 +525,8 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
         session_header,
         extensions: entry.extensions,
         poll_max_interval,
+        max_duration,
+        max_unreachable,
     };
     let size = spec.to_entry().to_string().len();
     if size > MAX_ENTRY_BYTES {
@@ -868,6 +913,38 @@ break"}"#
         ))
         .expect_err("too big in total");
         assert_eq!(in_document.field, "agents[0]", "{in_document}");
+    }
+
+    /// An entry bounds its stand-ins' lives and how long its agent may be unreachable, in
+    /// whole seconds; the bounds survive the copy a row keeps.
+    #[test]
+    fn an_entry_bounds_its_stand_ins_lives_in_whole_seconds() {
+        let spec = AgentSpec::parse_entry(
+            r#"{"id":"a","url":"https://a.example","max_duration":3600,"max_unreachable":600}"#,
+        )
+        .expect("valid");
+        assert_eq!(spec.max_duration, Some(Duration::from_secs(3600)));
+        assert_eq!(spec.max_unreachable, Duration::from_secs(600));
+        let copy = AgentSpec::parse_entry(&spec.to_entry().to_string()).expect("its own copy");
+        assert_eq!(copy, spec);
+        let plain =
+            AgentSpec::parse_entry(r#"{"id":"a","url":"https://a.example"}"#).expect("valid");
+        assert_eq!(
+            (plain.max_duration, plain.max_unreachable),
+            (None, DEFAULT_MAX_UNREACHABLE)
+        );
+        for (field, bad) in [
+            ("max_duration", "0"),
+            ("max_duration", "1.5"),
+            ("max_duration", "40000000"),
+            ("max_unreachable", "-1"),
+        ] {
+            let refused = AgentSpec::parse_entry(&format!(
+                r#"{{"id":"a","url":"https://a.example","{field}":{bad}}}"#
+            ))
+            .expect_err("refused");
+            assert_eq!(refused.field, field, "{refused}");
+        }
     }
 
     #[test]

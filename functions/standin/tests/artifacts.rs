@@ -478,6 +478,8 @@ fn spec() -> AgentSpec {
         session_header: None,
         extensions: Vec::new(),
         poll_max_interval: standin::agents::DEFAULT_POLL_MAX_INTERVAL,
+        max_duration: None,
+        max_unreachable: standin::agents::DEFAULT_MAX_UNREACHABLE,
         auth: None,
     }
 }
@@ -485,6 +487,9 @@ fn spec() -> AgentSpec {
 const PACING: Pacing = Pacing {
     idle_recheck_secs: IDLE_RECHECK_SECS,
     poll_max_secs: standin::steps::next::POLL_MAX_SECS,
+    deadline_secs: standin::steps::next::MAX_STANDIN_SECS,
+    max_unreachable_secs: standin::steps::next::MAX_UNREACHABLE_SECS,
+    now_secs: 0,
 };
 
 fn artifact(id: &str, text: &str) -> Artifact {

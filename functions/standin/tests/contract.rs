@@ -40,6 +40,7 @@ fn every_next() -> Vec<Next> {
         Next::End(EndCause::Final),
         Next::End(EndCause::failed("x")),
         Next::End(EndCause::Cancelled { reason: "x".into() }),
+        Next::End(EndCause::Deadline { reason: "x".into() }),
         Next::Turn { reply: "x".into() },
         Next::Register,
         Next::Check {
@@ -49,7 +50,10 @@ fn every_next() -> Vec<Next> {
             park: 1,
             timeout_secs: 5,
         },
-        Next::Follow { park: 1 },
+        Next::Follow {
+            park: 1,
+            timeout_secs: 60,
+        },
         Next::Roll,
     ];
     for next in &all {
@@ -416,10 +420,16 @@ fn number(block: &str, key: &str) -> u64 {
 fn the_timings_in_the_asl_and_the_template_agree_with_the_rust() {
     let follow = state("Follow");
     assert_eq!(
-        follow["TimeoutSeconds"].as_u64(),
-        Some(FOLLOW_PARK_SECS),
-        "the Follow state's timeout is the follow park's"
+        follow["TimeoutSecondsPath"].as_str(),
+        Some("$.next.timeout_secs"),
+        "the Follow state's timeout is the follow park's, as the decision says"
     );
+    let decided = serde_json::to_value(Next::Follow {
+        park: 1,
+        timeout_secs: FOLLOW_PARK_SECS,
+    })
+    .unwrap();
+    assert_eq!(decided["timeout_secs"].as_u64(), Some(FOLLOW_PARK_SECS));
     let follow_fn = resource("FollowFunction");
     assert_eq!(
         number(&follow_fn, "Timeout"),

@@ -76,6 +76,7 @@ impl World {
             executions: &self.executions,
             agents: &self.agents,
             artifacts: Some(&self.blobs),
+            max_standin_secs: standin::steps::next::MAX_STANDIN_SECS,
         }
         .handle(call)
         .await;
@@ -104,6 +105,7 @@ fn router() -> (&'static World, axum::Router) {
         executions: &w.executions,
         agents: &w.agents,
         artifacts: Some(&w.blobs),
+        max_standin_secs: standin::steps::next::MAX_STANDIN_SECS,
     });
     (w, router)
 }
@@ -246,6 +248,34 @@ async fn a_start_creates_the_row_and_the_execution_with_the_first_turn() {
     let input: Value = serde_json::from_str(&w.executions.input_of("job-1").unwrap()).unwrap();
     assert_eq!(input["message"], "Write it");
     assert_eq!(input["agent"], "writer");
+}
+
+/// A start may ask for a deadline, at most the stack's; past it, or not a whole number of
+/// seconds, it is refused naming the field and nothing starts.
+#[tokio::test]
+async fn a_start_asks_a_deadline_within_the_stacks() {
+    let w = World::new();
+    let answer = w
+        .start(json!({"agent": "writer", "message": "m", "task_id": "due", "deadline_secs": 90}))
+        .await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    let input: Value = serde_json::from_str(&w.executions.input_of("due").unwrap()).unwrap();
+    assert_eq!(input["deadline_secs"], 90);
+    let most = standin::steps::next::MAX_STANDIN_SECS;
+    for bad in [json!(most + 1), json!(0), json!("90")] {
+        let answer = w
+            .start(
+                json!({"agent": "writer", "message": "m", "task_id": "late", "deadline_secs": bad}),
+            )
+            .await;
+        assert_eq!(answer.status, 400, "{bad}: {}", answer.body);
+        assert!(
+            error(&answer).starts_with("body.deadline_secs"),
+            "{}",
+            answer.body
+        );
+    }
+    assert!(w.executions.input_of("late").is_none(), "nothing started");
 }
 
 #[tokio::test]

@@ -72,6 +72,8 @@ fn spec(updates: Updates) -> AgentSpec {
         session_header: None,
         extensions: Vec::new(),
         poll_max_interval: standin::agents::DEFAULT_POLL_MAX_INTERVAL,
+        max_duration: None,
+        max_unreachable: standin::agents::DEFAULT_MAX_UNREACHABLE,
         auth: None,
     }
 }
@@ -79,6 +81,9 @@ fn spec(updates: Updates) -> AgentSpec {
 const PACING: Pacing = Pacing {
     idle_recheck_secs: IDLE_RECHECK_SECS,
     poll_max_secs: standin::steps::next::POLL_MAX_SECS,
+    deadline_secs: standin::steps::next::MAX_STANDIN_SECS,
+    max_unreachable_secs: standin::steps::next::MAX_UNREACHABLE_SECS,
+    now_secs: 0,
 };
 
 /// (follow, timeout_secs) of a plain idle park (the backstop's first wait) and of a
@@ -98,7 +103,7 @@ fn park_shape(step: &Step) -> (bool, u64) {
 /// The number of the park a step decided on.
 fn park_no(step: &Step) -> u64 {
     match step.next {
-        Some(Next::Park { park, .. } | Next::Follow { park }) => park,
+        Some(Next::Park { park, .. } | Next::Follow { park, .. }) => park,
         ref other => panic!("expected a park, got {other:?}"),
     }
 }
@@ -170,7 +175,18 @@ impl World {
 
     /// The wake as the wake function runs it: the push the last ring carried taken
     /// first, else the row read on the way in and the drain.
-    async fn wake(&self, mut step: Step, woke: Woke, spec: &AgentSpec) -> Step {
+    async fn wake(&self, step: Step, woke: Woke, spec: &AgentSpec) -> Step {
+        self.wake_paced(step, woke, spec, PACING).await
+    }
+
+    /// `wake`, at the moment and with the bounds `pacing` gives.
+    async fn wake_paced(
+        &self,
+        mut step: Step,
+        woke: Woke,
+        spec: &AgentSpec,
+        pacing: Pacing,
+    ) -> Step {
         let push = match woke {
             Woke::Rung => {
                 let first = *self.rings_at_park.lock().unwrap();
@@ -187,7 +203,7 @@ impl World {
                 step,
                 taken,
                 100,
-                PACING,
+                pacing,
             )
             .await
             .unwrap(),
@@ -199,7 +215,7 @@ impl World {
                     step,
                     known.as_ref(),
                     100,
-                    PACING,
+                    pacing,
                 )
                 .await
                 .unwrap()
@@ -2340,4 +2356,74 @@ async fn an_off_stand_in_asks_at_its_idle_timeout() {
     let step = w.wake(step, Woke::TimedOut, &spec).await;
     assert_eq!(step.next, Some(Next::End(EndCause::Final)));
     assert_eq!(w.agent.count("GetTask"), 1);
+}
+
+/// At its deadline a stand-in cancels the remote task and tells the parent, in a final
+/// note, that the deadline ended it.
+#[tokio::test]
+async fn a_stand_in_past_its_deadline_cancels_the_remote_task_and_says_so() {
+    let w = World::new(true).await;
+    let spec = spec(Updates::Off);
+    let step = first_turn(&w, &spec).await;
+    let deadline = step
+        .cursor
+        .deadline_at
+        .expect("a deadline from the first turn");
+    assert!(w.park(&step, "p1").await);
+    let late = Pacing {
+        now_secs: deadline,
+        ..PACING
+    };
+    let step = w.wake_paced(step, Woke::TimedOut, &spec, late).await;
+    assert!(
+        matches!(step.next, Some(Next::End(EndCause::Deadline { .. }))),
+        "{:?}",
+        step.next
+    );
+    w.end(&step).await;
+    assert_eq!(w.agent.count("CancelTask"), 1);
+    let note = w.store.outbox().pop().unwrap();
+    assert_eq!(note.state, TaskState::Canceled);
+    assert!(note.is_final);
+    assert!(note.text.contains("deadline"), "{}", note.text);
+}
+
+/// A polled agent that stops answering ends its stand-in failed once it has been
+/// unreachable for its `max_unreachable`, not before; the note names the agent.
+#[tokio::test]
+async fn an_agent_unreachable_for_its_bound_ends_its_stand_in_failed() {
+    let w = World::new(true).await;
+    let spec = spec(Updates::Poll);
+    let mut step = first_turn(&w, &spec).await;
+    let down = || RemoteError::Transport("connection refused".into());
+    let paced = |now_secs| Pacing {
+        max_unreachable_secs: 120,
+        now_secs,
+        ..PACING
+    };
+    for now in [1_000, 1_060, 1_119] {
+        w.agent.fail_gets(vec![down(), down(), down()]);
+        assert!(w.park(&step, &format!("p{now}")).await);
+        step = w.wake_paced(step, Woke::TimedOut, &spec, paced(now)).await;
+        assert!(
+            matches!(step.next, Some(Next::Park { .. })),
+            "{now}: {:?}",
+            step.next
+        );
+    }
+    w.agent.fail_gets(vec![down(), down(), down()]);
+    assert!(w.park(&step, "p-last").await);
+    step = w
+        .wake_paced(step, Woke::TimedOut, &spec, paced(1_120))
+        .await;
+    match &step.next {
+        Some(Next::End(EndCause::Failed { reason })) => {
+            assert!(reason.contains("\"widgets\""), "{reason}");
+            assert!(reason.contains("connection refused"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    w.end(&step).await;
+    let note = w.store.outbox().pop().unwrap();
+    assert_eq!((note.state, note.is_final), (TaskState::Failed, true));
 }

@@ -11,6 +11,9 @@ use standin_wire::TaskState;
 const PACING: Pacing = Pacing {
     idle_recheck_secs: IDLE_RECHECK_SECS,
     poll_max_secs: POLL_MAX_SECS,
+    deadline_secs: MAX_STANDIN_SECS,
+    max_unreachable_secs: MAX_UNREACHABLE_SECS,
+    now_secs: 0,
 };
 
 fn out(state: TaskState) -> RemoteOut {
@@ -29,7 +32,10 @@ const PLAIN_PARK: Next = Next::Park {
     park: 0,
     timeout_secs: BACKSTOP_FIRST_SECS,
 };
-const FOLLOW_PARK: Next = Next::Follow { park: 0 };
+const FOLLOW_PARK: Next = Next::Follow {
+    park: 0,
+    timeout_secs: FOLLOW_PARK_SECS,
+};
 
 fn timed_park(secs: u64) -> Next {
     Next::Park {
@@ -53,16 +59,19 @@ fn numbered(c: &Cursor, next: Next) -> Next {
                 timeout_secs,
             }
         }
-        Next::Follow { park } => {
+        Next::Follow { park, timeout_secs } => {
             check(park);
-            Next::Follow { park: 0 }
+            Next::Follow {
+                park: 0,
+                timeout_secs,
+            }
         }
         other => other,
     }
 }
 
 fn wake(c: &mut Cursor, mode: WatchMode, woke: Woke, event: Option<WakeEvent>) -> Next {
-    let next = after_wake(c, mode, woke, event, PACING);
+    let next = after_wake(c, "agent", mode, woke, event, PACING);
     numbered(c, next)
 }
 
@@ -474,12 +483,27 @@ fn rolls_past_the_bound_and_the_successor_keeps_its_timers() {
 #[test]
 fn next_steps_serialise_for_the_state_machine() {
     // The park's number and its (always finite) timeout are what the state machine
-    // reads as $.next.park and $.next.timeout_secs; a follow park's timeout is the
-    // Follow state's own (FOLLOW_PARK_SECS, pinned by the contract test).
-    let follow = serde_json::json!({"step": "follow", "park": 4});
+    // reads as $.next.park and $.next.timeout_secs, a follow park's too (an hour, or
+    // less before the deadline); one decided before follow parks had their own timeout
+    // reads as the hour it had.
+    let follow = serde_json::json!({"step": "follow", "park": 4, "timeout_secs": 3600});
+    let older = serde_json::json!({"step": "follow", "park": 4});
+    assert_eq!(
+        serde_json::from_value::<Next>(older).expect("decodes"),
+        Next::Follow {
+            park: 4,
+            timeout_secs: FOLLOW_PARK_SECS
+        }
+    );
     let park = serde_json::json!({"step": "park", "timeout_secs": 2, "park": 5});
     for (wire, next) in [
-        (follow, Next::Follow { park: 4 }),
+        (
+            follow,
+            Next::Follow {
+                park: 4,
+                timeout_secs: FOLLOW_PARK_SECS,
+            },
+        ),
         (
             park,
             Next::Park {
@@ -526,7 +550,14 @@ fn an_idle_off_park_that_times_out_checks_then_parks_under_a_new_number() {
     };
     let mut c = Cursor::default();
     let first = park_for(&mut c, WatchMode::Off, pacing);
-    let timer = after_wake(&mut c, WatchMode::Off, Woke::TimedOut, None, pacing);
+    let timer = after_wake(
+        &mut c,
+        "agent",
+        WatchMode::Off,
+        Woke::TimedOut,
+        None,
+        pacing,
+    );
     assert_eq!(
         timer,
         Next::Check {
@@ -570,7 +601,13 @@ fn a_follow_park_times_out_after_an_hour_of_windows() {
             ..PACING
         },
     );
-    assert_eq!(next, Next::Follow { park: 1 });
+    assert_eq!(
+        next,
+        Next::Follow {
+            park: 1,
+            timeout_secs: FOLLOW_PARK_SECS,
+        }
+    );
 }
 
 #[test]
@@ -589,7 +626,7 @@ fn every_park_has_a_finite_timeout_even_with_a_zero_pacing() {
     ] {
         parks.push(park_for(&mut c, mode, pacing));
         for woke in [Woke::Rung, Woke::TimedOut, Woke::Failed] {
-            parks.push(after_wake(&mut c, mode, woke, None, pacing));
+            parks.push(after_wake(&mut c, "agent", mode, woke, None, pacing));
         }
         for outcome in [
             FollowOutcome::Unchanged,
@@ -599,6 +636,7 @@ fn every_park_has_a_finite_timeout_even_with_a_zero_pacing() {
         ] {
             parks.push(after_wake(
                 &mut c,
+                "agent",
                 mode,
                 Woke::Rung,
                 Some(WakeEvent::Follow { epoch: 1, outcome }),
@@ -626,13 +664,14 @@ fn park_numbers_strictly_increase_and_carry_across_a_roll() {
     let mut c = Cursor::default();
     let mut numbers = Vec::new();
     let mut take = |next: Next| {
-        if let Next::Park { park, .. } | Next::Follow { park } = next {
+        if let Next::Park { park, .. } | Next::Follow { park, .. } = next {
             numbers.push(park);
         }
     };
     take(after_register(&mut c, WatchMode::Follow, PACING));
     take(after_wake(
         &mut c,
+        "agent",
         WatchMode::Follow,
         Woke::Failed,
         None,
@@ -640,6 +679,7 @@ fn park_numbers_strictly_increase_and_carry_across_a_roll() {
     ));
     take(after_wake(
         &mut c,
+        "agent",
         WatchMode::Follow,
         Woke::TimedOut,
         None,
@@ -649,6 +689,7 @@ fn park_numbers_strictly_increase_and_carry_across_a_roll() {
     take(park_for(&mut rolled, WatchMode::Follow, PACING));
     take(after_wake(
         &mut rolled,
+        "agent",
         WatchMode::Follow,
         Woke::Rung,
         None,
@@ -671,7 +712,14 @@ fn a_poll_waits_two_seconds_doubling_to_its_bound_and_starts_over_after_a_change
             panic!("a poll parks: {next:?}")
         };
         waits.push(timeout_secs);
-        let woke = after_wake(&mut c, WatchMode::Poll, Woke::TimedOut, None, pacing);
+        let woke = after_wake(
+            &mut c,
+            "agent",
+            WatchMode::Poll,
+            Woke::TimedOut,
+            None,
+            pacing,
+        );
         assert_eq!(
             woke,
             Next::Check {
@@ -730,7 +778,7 @@ fn a_follow_gone_asks_at_once() {
     };
     for mode in [WatchMode::Poll, WatchMode::Off] {
         let mut c = Cursor::default();
-        let next = after_wake(&mut c, mode, Woke::Rung, gone(), PACING);
+        let next = after_wake(&mut c, "agent", mode, Woke::Rung, gone(), PACING);
         assert_eq!(
             next,
             Next::Check {
@@ -756,7 +804,14 @@ fn a_gone_task_is_rechecked_twice_then_ends() {
         ),
         "{first:?}"
     );
-    let timer = after_wake(&mut c, WatchMode::Push, Woke::TimedOut, None, PACING);
+    let timer = after_wake(
+        &mut c,
+        "agent",
+        WatchMode::Push,
+        Woke::TimedOut,
+        None,
+        PACING,
+    );
     assert_eq!(
         timer,
         Next::Check {
@@ -776,4 +831,130 @@ fn a_gone_task_is_rechecked_twice_then_ends() {
     );
     let third = after_gone(&mut c, WatchMode::Push, PACING);
     assert_eq!(third, Next::End(EndCause::failed(GONE_REASON)));
+}
+
+fn at(now_secs: u64) -> Pacing {
+    Pacing {
+        deadline_secs: 600,
+        max_unreachable_secs: 300,
+        now_secs,
+        ..PACING
+    }
+}
+
+/// The deadline counts from the first turn, shortens every park that would outlast it
+/// (a follow park too) and, once passed, ends the stand-in whatever it watches.
+#[test]
+fn every_park_ends_by_the_deadline_and_the_deadline_ends_the_stand_in() {
+    for mode in [
+        WatchMode::Push,
+        WatchMode::Follow,
+        WatchMode::Poll,
+        WatchMode::Off,
+    ] {
+        let mut c = Cursor::default();
+        assert_eq!(
+            after_turn(&mut c, &out(TaskState::Working), None, at(1_000)),
+            Next::Register
+        );
+        assert_eq!(c.deadline_at, Some(1_600), "counted from the first turn");
+        let early = park_for(&mut c, mode, at(1_000));
+        let late = park_for(&mut c, mode, at(1_590));
+        let timeout = |next: &Next| match next {
+            Next::Park { timeout_secs, .. } | Next::Follow { timeout_secs, .. } => *timeout_secs,
+            other => panic!("{mode:?}: not a park: {other:?}"),
+        };
+        assert!(timeout(&early) <= 600, "{mode:?}: {early:?}");
+        assert_eq!(
+            timeout(&late),
+            timeout(&early).min(10),
+            "{mode:?}: the park ends by the deadline"
+        );
+        let ended = park_for(&mut c, mode, at(1_600));
+        assert!(
+            matches!(&ended, Next::End(EndCause::Deadline { reason }) if reason.contains("deadline")),
+            "{mode:?}: {ended:?}"
+        );
+    }
+}
+
+/// A reply that waited past the deadline is not sent; a cancel still wins; the deadline
+/// rolls over with the cursor.
+#[test]
+fn past_the_deadline_a_reply_is_not_sent_and_a_roll_keeps_the_deadline() {
+    let mut c = Cursor::default();
+    park_for(&mut c, WatchMode::Push, at(0));
+    let rolled = c.rolled();
+    assert_eq!(rolled.deadline_at, Some(600));
+    let mut late = rolled.clone();
+    let reply = after_wake(
+        &mut late,
+        "agent",
+        WatchMode::Push,
+        Woke::Rung,
+        Some(WakeEvent::reply("go on")),
+        at(601),
+    );
+    assert!(
+        matches!(reply, Next::End(EndCause::Deadline { .. })),
+        "{reply:?}"
+    );
+    let mut cancelled = rolled;
+    let cancel = after_wake(
+        &mut cancelled,
+        "agent",
+        WatchMode::Push,
+        Woke::Rung,
+        Some(WakeEvent::Cancel {
+            reason: "stop".into(),
+        }),
+        at(601),
+    );
+    assert_eq!(
+        cancel,
+        Next::End(EndCause::Cancelled {
+            reason: "stop".into()
+        })
+    );
+}
+
+/// An agent that cannot be reached keeps its stand-in only for its `max_unreachable`:
+/// any answer starts the count again, and past it the stand-in ends failed, naming the
+/// agent and the cause.
+#[test]
+fn an_agent_unreachable_past_its_bound_ends_the_stand_in_failed() {
+    let mut c = Cursor::default();
+    assert_eq!(
+        unreachable(&mut c, "billing", "connection refused", at(100)),
+        None
+    );
+    assert_eq!(
+        unreachable(&mut c, "billing", "connection refused", at(399)),
+        None
+    );
+    c.reached();
+    assert_eq!(unreachable(&mut c, "billing", "HTTP 401", at(400)), None);
+    assert_eq!(unreachable(&mut c, "billing", "HTTP 401", at(699)), None);
+    match unreachable(&mut c, "billing", "HTTP 401", at(700)) {
+        Some(Next::End(EndCause::Failed { reason })) => {
+            assert!(reason.contains("\"billing\""), "{reason}");
+            assert!(reason.contains("HTTP 401"), "{reason}");
+            assert!(reason.contains("300 s"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // A follow that keeps failing counts the same way; one that hears the task resets.
+    let mut f = Cursor::default();
+    let failed = |c: &mut Cursor, now| {
+        let event = Some(WakeEvent::Follow {
+            epoch: 1,
+            outcome: FollowOutcome::Failed,
+        });
+        after_wake(c, "billing", WatchMode::Follow, Woke::Rung, event, at(now))
+    };
+    assert!(matches!(failed(&mut f, 0), Next::Park { .. }));
+    assert!(matches!(failed(&mut f, 299), Next::Park { .. }));
+    assert!(
+        matches!(failed(&mut f, 300), Next::End(EndCause::Failed { ref reason }) if reason.contains(FOLLOW_FAILED)),
+    );
 }

@@ -283,7 +283,7 @@ fn backstop_rechecks() -> (f64, f64) {
         } else {
             later += 1.0;
         }
-        next::after_wake(&mut cursor, mode, Woke::TimedOut, None, pacing);
+        next::after_wake(&mut cursor, "agent", mode, Woke::TimedOut, None, pacing);
         park = next::after_check(&mut cursor, mode, Some(&quiet), false, pacing);
     }
     (first, later / 23.0)
@@ -399,7 +399,7 @@ fn idle_polls() -> f64 {
         if at > 3600 {
             polls += 1.0;
         }
-        next::after_wake(&mut cursor, mode, Woke::TimedOut, None, pacing);
+        next::after_wake(&mut cursor, "agent", mode, Woke::TimedOut, None, pacing);
         park = next::after_check(&mut cursor, mode, Some(&quiet), false, pacing);
     }
     polls

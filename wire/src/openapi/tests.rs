@@ -162,9 +162,11 @@ fn every_request_the_wire_types_write_fits() {
         agent: "writer".into(),
         message: "Write it".into(),
         task_id: Some(TaskId::parse("job-1").unwrap()),
+        deadline_secs: Some(600),
     };
     let bare = StartRequest {
         task_id: None,
+        deadline_secs: None,
         ..full.clone()
     };
     for start in [full, bare] {

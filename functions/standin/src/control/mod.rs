@@ -146,6 +146,8 @@ pub struct Control<'a, S, D, E> {
     pub agents: &'a Catalog,
     /// The artifacts bucket, when the deployment has one.
     pub artifacts: Option<&'a dyn crate::artifacts::Blobs>,
+    /// The most `deadline_secs` a start may ask (the stack's `MaxStandInSecs`).
+    pub max_standin_secs: u64,
 }
 
 // Only references: a copy is as good as the original, whatever the ports are.
@@ -217,6 +219,15 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             Ok(request) => request,
             Err(BodyError(message)) => return Ok(Answer::error(400, message)),
         };
+        if let Some(asked) = request.deadline_secs.filter(|s| *s > self.max_standin_secs) {
+            return Ok(Answer::error(
+                400,
+                format!(
+                    "body.deadline_secs is {asked}; the most this deployment allows is {} (its MaxStandInSecs)",
+                    self.max_standin_secs
+                ),
+            ));
+        }
         let agent = request.agent.as_str();
         let Some(spec) = spec.filter(|spec| spec.id == agent) else {
             return self.unknown_agent(agent).await;
@@ -253,7 +264,9 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             }
             Err(err) => return Err(err.into()),
         }
-        let input = serde_json::to_string(&Step::start(task_id.as_str(), agent, message))?;
+        let input = serde_json::to_string(
+            &Step::start(task_id.as_str(), agent, message).with_deadline(request.deadline_secs),
+        )?;
         let execution_arn = match self.executions.start(&task_id, &input).await {
             Ok(arn) => arn,
             // Starting twice with the same input is idempotent on Step Functions; a

@@ -178,6 +178,11 @@ pub enum EndCause {
     Cancelled {
         reason: String,
     },
+    /// The stand-in's deadline passed: the remote task is cancelled, as for a parent's
+    /// cancel.
+    Deadline {
+        reason: String,
+    },
     /// The stand-in could not go on (for example the first turn failed).
     Failed {
         reason: String,
@@ -209,7 +214,9 @@ fn final_out(row: &Row, cause: &EndCause) -> RemoteOut {
                 "the stand-in ended without a final state".to_owned(),
             ),
         },
-        EndCause::Cancelled { reason } => (TaskState::Canceled, standin_wire::scrub::scrub(reason)),
+        EndCause::Cancelled { reason } | EndCause::Deadline { reason } => {
+            (TaskState::Canceled, standin_wire::scrub::scrub(reason))
+        }
         EndCause::Failed { reason } => (TaskState::Failed, standin_wire::scrub::scrub(reason)),
     };
     RemoteOut {
@@ -248,18 +255,26 @@ where
         .await?
         .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
     let told = row.last.as_ref().is_some_and(|l| l.is_final);
-    let wants_agent =
-        has_push_config(&row) || (!told && matches!(cause, EndCause::Cancelled { .. }));
+    let wants_agent = has_push_config(&row)
+        || (!told
+            && matches!(
+                cause,
+                EndCause::Cancelled { .. } | EndCause::Deadline { .. }
+            ));
     let closed = match cause {
         _ if told => Closed { row, note: None },
-        EndCause::Cancelled { reason } => {
+        EndCause::Cancelled { reason } | EndCause::Deadline { reason } => {
             let closing = if row.closed {
                 row
             } else {
                 let closing = store.close(task_id, None).await?.row;
                 // A final state applied meanwhile has ended (and counted) the stand-in.
                 if !closing.last.as_ref().is_some_and(|l| l.is_final) {
-                    ended(task_id, "cancelled_by_parent");
+                    let why = match cause {
+                        EndCause::Deadline { .. } => "deadline_passed",
+                        _ => "cancelled_by_parent",
+                    };
+                    ended(task_id, why);
                 }
                 closing
             };

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::agent_rules::EntryRules;
 use crate::agents::{AgentsConfig, ConfigError};
-use crate::steps::next::{IDLE_RECHECK_SECS, Pacing};
+use crate::steps::next::{IDLE_RECHECK_SECS, MAX_STANDIN_SECS, Pacing};
 
 /// Park/wake cycles before a roll, when `HISTORY_BOUND` is not set (the template's
 /// `HistoryBound` default).
@@ -230,6 +230,12 @@ impl ArtifactSettings {
     }
 }
 
+/// The longest a stand-in may live (`MAX_STANDIN_SECS`): its default deadline, and the
+/// most a start or an agent entry may ask.
+pub fn max_standin_secs(env: &impl Env) -> Result<u64, ConfigError> {
+    positive(env, "MAX_STANDIN_SECS", MAX_STANDIN_SECS)
+}
+
 impl StepSettings {
     pub fn read(env: &impl Env) -> Result<Self, ConfigError> {
         let history_bound = number(env, "HISTORY_BOUND", u64::from(DEFAULT_HISTORY_BOUND))?;
@@ -249,6 +255,7 @@ impl StepSettings {
                 })?,
             pacing: Pacing {
                 idle_recheck_secs: positive(env, "IDLE_RECHECK_SECS", IDLE_RECHECK_SECS)?,
+                deadline_secs: max_standin_secs(env)?,
                 ..Pacing::default()
             },
             turn_window: Duration::from_secs(positive(
@@ -338,6 +345,8 @@ pub struct ControlSettings {
     pub entry_rules: EntryRules,
     /// The artifacts bucket (`ARTIFACTS_BUCKET`), when the deployment keeps them.
     pub artifacts_bucket: Option<String>,
+    /// The most `deadline_secs` a start may ask (`MAX_STANDIN_SECS`).
+    pub max_standin_secs: u64,
 }
 
 impl ControlSettings {
@@ -349,6 +358,7 @@ impl ControlSettings {
             state_machine_arn: required(env, "STATE_MACHINE_ARN")?,
             entry_rules: entry_rules(env)?,
             artifacts_bucket: optional(env, "ARTIFACTS_BUCKET"),
+            max_standin_secs: max_standin_secs(env)?,
         })
     }
 }

@@ -320,6 +320,7 @@ pub struct ControlDeps {
     pub executions: SfnExecutions,
     pub agents: Catalog,
     pub artifacts: Option<S3Blobs>,
+    pub max_standin_secs: u64,
 }
 
 impl ControlDeps {
@@ -332,6 +333,7 @@ impl ControlDeps {
             artifacts: settings
                 .artifacts_bucket
                 .map(|bucket| S3Blobs::new(aws.s3(), bucket)),
+            max_standin_secs: settings.max_standin_secs,
         }
     }
 }

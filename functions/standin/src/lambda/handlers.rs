@@ -125,22 +125,40 @@ async fn keep(desk: Option<Arc<Desk>>) {
     }
 }
 
-/// The deployment's pacing with the stand-in's agent's own poll bound.
-fn pacing(deps: &StepDeps, spec: Option<&AgentSpec>) -> steps::next::Pacing {
+/// The deployment's pacing with the stand-in's own: its agent's poll bound and
+/// unreachable bound, its deadline (the start's, else its agent's, within the stack's),
+/// and now.
+fn pacing(deps: &StepDeps, spec: Option<&AgentSpec>, step: &Step) -> steps::next::Pacing {
     let pacing = deps.settings.pacing;
-    spec.map_or(pacing, |spec| pacing.with_poll_max(spec.poll_max_interval))
+    let most = pacing.deadline_secs;
+    let asked = step
+        .deadline_secs
+        .or_else(|| spec.and_then(|s| s.max_duration).map(|d| d.as_secs()));
+    let pacing = steps::next::Pacing {
+        deadline_secs: asked.map_or(most, |secs| secs.clamp(1, most)),
+        now_secs: crate::clock::now_ms() / 1000,
+        ..pacing
+    };
+    match spec {
+        Some(spec) => steps::next::Pacing {
+            max_unreachable_secs: spec.max_unreachable.as_secs(),
+            ..pacing.with_poll_max(spec.poll_max_interval)
+        },
+        None => pacing,
+    }
 }
 
 pub async fn turn(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailure> {
     let (spec, connect, desk, _) = reach(deps, &step).await?;
     let settings = &deps.settings;
+    let pacing = pacing(deps, spec.as_ref(), &step);
     let step = steps::turn(
         &WithArtifacts::new(&deps.sending(&deps.store), desk.clone()),
         connect,
         spec.as_ref(),
         step,
         settings.turn_window,
-        pacing(deps, spec.as_ref()),
+        pacing,
     )
     .await?;
     keep(desk).await;
@@ -150,13 +168,14 @@ pub async fn turn(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailu
 pub async fn register(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailure> {
     let (spec, connect, desk, _) = reach(deps, &step).await?;
     let settings = &deps.settings;
+    let pacing = pacing(deps, spec.as_ref(), &step);
     let step = steps::register(
         &WithArtifacts::new(&deps.sending(&deps.store), desk.clone()),
         connect,
         spec.as_ref(),
         settings.push_base_url.as_deref(),
         step,
-        pacing(deps, spec.as_ref()),
+        pacing,
     )
     .await?;
     keep(desk).await;
@@ -182,7 +201,7 @@ pub async fn wake(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailu
     }
     let sending = deps.sending(&deps.store);
     let store = WithArtifacts::new(&sending, desk.clone());
-    let (bound, pacing) = (settings.history_bound, pacing(deps, spec.as_ref()));
+    let (bound, pacing) = (settings.history_bound, pacing(deps, spec.as_ref(), &step));
     let step = match taken {
         Some(taken) => steps::wake_taken(&store, connect, step, taken, bound, pacing).await?,
         None => steps::wake(&store, connect, step, row.as_ref(), bound, pacing).await?,

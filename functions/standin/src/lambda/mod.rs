@@ -191,6 +191,7 @@ pub async fn serve_control() -> Result<(), Error> {
             .artifacts
             .as_ref()
             .map(|b| b as &dyn crate::artifacts::Blobs),
+        max_standin_secs: deps.max_standin_secs,
     });
     Box::pin(lambda_http::run(service_fn(move |request: Request| {
         let span = logs::request_span(&request);

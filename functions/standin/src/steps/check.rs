@@ -90,6 +90,11 @@ where
         Ok(agent) => agent,
         Err(err) => {
             warn!(task_id = %step.task_id, error = %err, "agent unavailable for GetTask; keeping the last state");
+            if let Some(end) =
+                next::unreachable(&mut step.cursor, &step.agent, &err.to_string(), pacing)
+            {
+                return Ok(step.then(end));
+            }
             let next = next::after_check(&mut step.cursor, row.mode(), None, false, pacing);
             return Ok(step.then(next));
         }
@@ -103,6 +108,7 @@ where
     let mut fetched = None;
     let mut changed_at = None;
     let mut gone = false;
+    let mut failure = None;
     for attempt in 1..=attempts {
         let answer = match answered.take() {
             Some(answer) => answer,
@@ -118,7 +124,9 @@ where
             Err(err) => {
                 warn!(task_id = %step.task_id, attempt, error = %err, "GetTask failed");
                 gone = matches!(err, RemoteError::TaskNotFound(_));
-                if !err.is_retryable() {
+                let retryable = err.is_retryable();
+                failure = Some(err);
+                if !retryable {
                     break;
                 }
             }
@@ -145,6 +153,12 @@ where
     }
     if fetched.is_some() {
         step.cursor.gone_checks = 0;
+        step.cursor.reached();
+    } else if let Some(err) = failure
+        && let Some(end) =
+            next::unreachable(&mut step.cursor, &step.agent, &err.to_string(), pacing)
+    {
+        return Ok(step.then(end));
     }
     let next = next::after_check(&mut step.cursor, mode, fetched.as_ref(), changed, pacing);
     Ok(step.then(next))

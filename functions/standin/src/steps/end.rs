@@ -47,7 +47,9 @@ where
         // whose id broke the rules got no row): the state machine answers it with why.
         Err(StoreError::NotFound(_)) if step.parent_task_token.is_some() => {
             let reason = match end_cause(step) {
-                EndCause::Failed { reason } | EndCause::Cancelled { reason } => reason,
+                EndCause::Failed { reason }
+                | EndCause::Cancelled { reason }
+                | EndCause::Deadline { reason } => reason,
                 EndCause::Final => "the stand-in ended before it had a row".to_owned(),
             };
             Err(StepError::Unrecorded(reason))

@@ -86,6 +86,11 @@ pub struct Step {
     /// written (null before the first roll), since the park states read `$.lease`.
     #[serde(default)]
     pub lease: Option<String>,
+    /// How long the stand-in may live, in seconds from its first turn, as its starter
+    /// asked (at most the stack's `MaxStandInSecs`); none: its agent's `max_duration`,
+    /// or the stack's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_secs: Option<u64>,
 }
 
 /// What the state machine says of the execution running a step.
@@ -199,6 +204,15 @@ impl Step {
             parent_task_token: None,
             execution: None,
             lease: None,
+            deadline_secs: None,
+        }
+    }
+
+    /// The start, with the deadline its starter asked for.
+    pub fn with_deadline(self, deadline_secs: Option<u64>) -> Self {
+        Self {
+            deadline_secs,
+            ..self
         }
     }
 

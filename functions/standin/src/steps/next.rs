@@ -36,13 +36,31 @@ pub const POLL_FIRST_SECS: u64 = crate::agents::POLL_FIRST_INTERVAL.as_secs();
 /// The longest wait between polls, when the agent does not set `poll_max_interval`.
 pub const POLL_MAX_SECS: u64 = crate::agents::DEFAULT_POLL_MAX_INTERVAL.as_secs();
 
-/// The timings the decisions need that a deployment (or the stand-in's agent) may set.
+/// The longest a stand-in lives when nothing shorter is asked: a week (the stack's
+/// `MaxStandInSecs`, which is also the most a start or an agent entry may ask).
+pub const MAX_STANDIN_SECS: u64 = 7 * 24 * 3600;
+
+/// How long an agent may stay unreachable (or refuse fresh credentials) before its
+/// stand-in ends failed, when its entry does not set `max_unreachable`: a day, so an
+/// agent's maintenance window does not end its tasks.
+pub const MAX_UNREACHABLE_SECS: u64 = 24 * 3600;
+
+/// The timings the decisions need that a deployment (or the stand-in's agent) may set,
+/// and the moment the step decides at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pacing {
     /// How long a push or off park waits before re-checking (`IDLE_RECHECK_SECS`).
     pub idle_recheck_secs: u64,
     /// The longest wait between two polls (the agent's `poll_max_interval`).
     pub poll_max_secs: u64,
+    /// How long the stand-in lives, counted from its first turn (the start's
+    /// `deadline_secs`, its agent's `max_duration`, or the stack's `MaxStandInSecs`).
+    pub deadline_secs: u64,
+    /// How long its agent may stay unreachable before the stand-in ends failed (the
+    /// agent's `max_unreachable`).
+    pub max_unreachable_secs: u64,
+    /// Now, in seconds since the epoch.
+    pub now_secs: u64,
 }
 
 impl Default for Pacing {
@@ -50,6 +68,9 @@ impl Default for Pacing {
         Self {
             idle_recheck_secs: IDLE_RECHECK_SECS,
             poll_max_secs: POLL_MAX_SECS,
+            deadline_secs: MAX_STANDIN_SECS,
+            max_unreachable_secs: MAX_UNREACHABLE_SECS,
+            now_secs: 0,
         }
     }
 }
@@ -104,6 +125,14 @@ pub struct Cursor {
     /// refuse the stream and still run the turn); unmoved after them, the stand-in ends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unconfirmed_reply: Option<String>,
+    /// When the stand-in ends whatever the agent does (seconds since the epoch): set at
+    /// its first turn, carried across rolls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_at: Option<u64>,
+    /// Since when every attempt to reach the agent has failed (seconds since the epoch):
+    /// none once one succeeds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreachable_since: Option<u64>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -113,6 +142,10 @@ fn is_zero(n: &u64) -> bool {
 fn is_zero_u32(n: &u32) -> bool {
     *n == 0
 }
+
+/// The cause an unreachable end names when following failed (the follow function's log
+/// has the agent's own answer).
+pub const FOLLOW_FAILED: &str = "following the task failed (the follow function's log says why)";
 
 /// Checks in a row that must find the remote task gone (the first, then after 1 s and
 /// 2 s) before the stand-in ends: an agent's replicas may disagree for a moment, an agent
@@ -219,6 +252,41 @@ impl Cursor {
 }
 
 impl Cursor {
+    /// Seconds left before the deadline (at least one), starting its clock the first
+    /// time; none once it has passed.
+    fn time_left(&mut self, pacing: Pacing) -> Option<u64> {
+        let deadline = *self
+            .deadline_at
+            .get_or_insert(pacing.now_secs.saturating_add(pacing.deadline_secs));
+        deadline
+            .checked_sub(pacing.now_secs)
+            .filter(|left| *left > 0)
+    }
+
+    /// The agent answered: whatever failed before is over.
+    pub fn reached(&mut self) {
+        self.unreachable_since = None;
+    }
+}
+
+/// An attempt to reach the agent failed (`cause`): the stand-in goes on until the agent
+/// has been unreachable for `pacing.max_unreachable_secs`, and then ends failed, naming
+/// `agent` and the cause.
+pub fn unreachable(cursor: &mut Cursor, agent: &str, cause: &str, pacing: Pacing) -> Option<Next> {
+    let since = *cursor.unreachable_since.get_or_insert(pacing.now_secs);
+    let down = pacing.now_secs.saturating_sub(since);
+    if down < pacing.max_unreachable_secs {
+        return None;
+    }
+    cursor.unreachable_since = None;
+    cursor.recheck = None;
+    Some(Next::End(EndCause::failed(&format!(
+        "agent {agent:?} has been unreachable for {down} s (its max_unreachable is {} s): {cause}",
+        pacing.max_unreachable_secs
+    ))))
+}
+
+impl Cursor {
     /// The successor's cursor: a fresh cycle count, the same pending timers.
     pub fn rolled(&self) -> Self {
         Self {
@@ -263,17 +331,50 @@ pub enum Next {
         timeout_secs: u64,
     },
     /// Park number `park` with the follow function, which holds SubscribeToTask open for
-    /// a window; the park ends by `FOLLOW_PARK_SECS` at the latest.
+    /// a window; the park ends after `timeout_secs` (`FOLLOW_PARK_SECS`, or less when
+    /// the deadline comes first).
     Follow {
         park: u64,
+        #[serde(default = "follow_park_secs")]
+        timeout_secs: u64,
     },
     /// Past the history bound: start the successor and succeed.
     Roll,
 }
 
+fn follow_park_secs() -> u64 {
+    FOLLOW_PARK_SECS
+}
+
 /// The next park that fits the cursor, numbered: a recheck wait, a follow retry, a
 /// follow, or an idle park that re-checks after `pacing.idle_recheck_secs`.
 pub fn park_for(cursor: &mut Cursor, mode: WatchMode, pacing: Pacing) -> Next {
+    let Some(left) = cursor.time_left(pacing) else {
+        return past_deadline(cursor);
+    };
+    match park_within_deadline(cursor, mode, pacing) {
+        Next::Park { park, timeout_secs } => Next::Park {
+            park,
+            timeout_secs: timeout_secs.min(left),
+        },
+        Next::Follow { park, timeout_secs } => Next::Follow {
+            park,
+            timeout_secs: timeout_secs.min(left),
+        },
+        other => other,
+    }
+}
+
+/// The end at the deadline: the remote task is cancelled, and the parent told why.
+fn past_deadline(cursor: &mut Cursor) -> Next {
+    cursor.recheck = None;
+    let at = crate::clock::rfc3339(cursor.deadline_at.unwrap_or_default(), 0);
+    Next::End(EndCause::Deadline {
+        reason: format!("the stand-in reached its deadline ({at}); the remote task is cancelled"),
+    })
+}
+
+fn park_within_deadline(cursor: &mut Cursor, mode: WatchMode, pacing: Pacing) -> Next {
     cursor.parks += 1;
     let park = cursor.parks;
     if let Some(r) = cursor.recheck.filter(|r| r.waits > 0) {
@@ -290,7 +391,10 @@ pub fn park_for(cursor: &mut Cursor, mode: WatchMode, pacing: Pacing) -> Next {
         };
     }
     if mode == WatchMode::Follow {
-        return Next::Follow { park };
+        return Next::Follow {
+            park,
+            timeout_secs: FOLLOW_PARK_SECS,
+        };
     }
     if mode == WatchMode::Poll {
         return Next::Park {
@@ -307,7 +411,7 @@ pub fn park_for(cursor: &mut Cursor, mode: WatchMode, pacing: Pacing) -> Next {
 /// The number of the park a wake ends, from the decision that led to it.
 pub fn park_number(next: Option<&Next>) -> Option<u64> {
     match next {
-        Some(Next::Park { park, .. } | Next::Follow { park }) => Some(*park),
+        Some(Next::Park { park, .. } | Next::Follow { park, .. }) => Some(*park),
         _ => None,
     }
 }
@@ -325,9 +429,25 @@ pub fn would_roll(cursor: &Cursor, history_bound: u32) -> bool {
     cursor.cycles.saturating_add(1) > history_bound
 }
 
-/// After a wake, given the event the drain took (if any).
+/// After a wake, given the event the drain took (if any). A reply that comes past the
+/// deadline is not sent: the stand-in ends instead.
 pub fn after_wake(
     cursor: &mut Cursor,
+    agent: &str,
+    mode: WatchMode,
+    woke: Woke,
+    event: Option<WakeEvent>,
+    pacing: Pacing,
+) -> Next {
+    match woken(cursor, agent, mode, woke, event, pacing) {
+        Next::Turn { .. } if cursor.time_left(pacing).is_none() => past_deadline(cursor),
+        next => next,
+    }
+}
+
+fn woken(
+    cursor: &mut Cursor,
+    agent: &str,
     mode: WatchMode,
     woke: Woke,
     event: Option<WakeEvent>,
@@ -356,9 +476,18 @@ pub fn after_wake(
         Some(WakeEvent::Follow { outcome, .. }) => match outcome {
             FollowOutcome::Changed { is_final: true } => Next::End(EndCause::Final),
             FollowOutcome::Changed { is_final: false } | FollowOutcome::WindowOver => {
+                cursor.reached();
                 park_for(cursor, mode, pacing)
             }
-            FollowOutcome::Unchanged | FollowOutcome::Failed => {
+            FollowOutcome::Unchanged => {
+                cursor.reached();
+                cursor.follow_retry = true;
+                park_for(cursor, mode, pacing)
+            }
+            FollowOutcome::Failed => {
+                if let Some(end) = unreachable(cursor, agent, FOLLOW_FAILED, pacing) {
+                    return end;
+                }
                 cursor.follow_retry = true;
                 park_for(cursor, mode, pacing)
             }
@@ -456,8 +585,13 @@ pub fn after_turn(
     if out.is_final {
         return Next::End(EndCause::Final);
     }
+    cursor.reached();
     match watch {
-        None => Next::Register,
+        None => {
+            // The deadline counts from the first turn.
+            cursor.time_left(pacing);
+            Next::Register
+        }
         Some(mode) => {
             // A turn moves the task: poll, or re-check, soon again.
             cursor.poll_wait = 0;

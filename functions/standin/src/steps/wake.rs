@@ -169,6 +169,7 @@ fn decided(
     }
     let next = next::after_wake(
         &mut step.cursor,
+        &step.agent,
         drained.row.mode(),
         woke,
         drained.event,
@@ -233,6 +234,7 @@ pub fn successor(step: &Step, mode: WatchMode, pacing: Pacing) -> Step {
         parent_task_token: None,
         execution: None,
         lease: None,
+        deadline_secs: None,
     }
 }
 
