@@ -729,6 +729,7 @@ async fn content_a_manifest_lists_is_never_shared_by_a_later_invocation() {
             listed_only: false,
             version: 1,
             noted: 1,
+            bytes: 0,
         }],
         stored_bytes: kept.size,
     };
@@ -924,6 +925,69 @@ fn the_parts_cap_holds_on_replace_and_on_a_tasks_own_list() {
     assert_eq!(texts(&listed, "t").len(), MAX_PARTS);
     assert_eq!(gone.len(), 500);
     assert!(listed.get("t").unwrap().truncated);
+}
+
+/// Every field and every artifact's parts were bounded, but not the manifest in all:
+/// 400 listed artifacts of 1,000 parts each is hundreds of MB that End (128 MB) loads
+/// whole. Appends, replaces and a task's own list all stop at `MAX_MANIFEST_BYTES` as
+/// saved: what is past it is not kept (its keys given back to delete), its artifact is
+/// marked truncated, and a new artifact past it is not listed.
+#[test]
+fn the_manifest_in_all_stays_within_its_byte_bound_on_every_path() {
+    use standin::artifacts::manifest::MAX_MANIFEST_BYTES;
+    let chunk = "c".repeat(7000);
+    let parts: Vec<StoredPart> = (0..400)
+        .map(|n| text_part(&format!("{n} {chunk}")))
+        .collect();
+    let seen = |id: &str, parts: &[StoredPart]| Seen {
+        parts: parts.to_vec(),
+        ..seen(id, &[])
+    };
+    let b = Bounds {
+        max_bytes: u64::MAX,
+        max_count: 100,
+    };
+    let saved = |m: &Manifest| serde_json::to_vec(m).unwrap().len();
+    for path in ["append", "replace", "reconcile"] {
+        let mut m = Manifest::default();
+        let mut gone = 0;
+        for a in 0..2 {
+            let id = format!("{path}-{a}");
+            gone += match path {
+                "append" => parts
+                    .chunks(1)
+                    .enumerate()
+                    .map(|(n, p)| m.update(seen(&id, p), n > 0, n == 399, b).len())
+                    .sum(),
+                "replace" => m.update(seen(&id, &parts), false, true, b).len(),
+                _ => m.reconcile(vec![seen(&id, &parts)], true, b).len(),
+            };
+            assert!(
+                saved(&m) <= MAX_MANIFEST_BYTES,
+                "{path}: {} bytes",
+                saved(&m)
+            );
+        }
+        assert!(
+            saved(&m) > MAX_MANIFEST_BYTES / 2,
+            "{path}: filled to near the bound"
+        );
+        assert!(
+            gone > 0,
+            "{path}: the parts past it are given back to delete"
+        );
+        let last = m.get(&format!("{path}-1")).expect("listed");
+        assert!(
+            last.truncated,
+            "{path}: the artifact that met the bound says so"
+        );
+        m.update(seen(&format!("{path}-new"), &parts[..1]), false, true, b);
+        assert!(
+            saved(&m) <= MAX_MANIFEST_BYTES,
+            "{path}: {} bytes",
+            saved(&m)
+        );
+    }
 }
 
 /// A benign agent that appends 2×1,000 text chunks made the artifacts API's answer

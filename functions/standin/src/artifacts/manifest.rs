@@ -33,6 +33,11 @@ pub const NOTE_ARTIFACT_BYTES: usize = 64 * 1024;
 /// Text and data inline in one answer of the artifacts API, in all (the rest is read
 /// through the parts' links).
 pub const API_INLINE_BYTES: usize = 1024 * 1024;
+/// The manifest's size in all, as saved (each part and each artifact's names, metadata and
+/// inline text): every reader loads it whole, the End function (128 MB) included, and the
+/// artifacts API answers it within Lambda's 6 MB. Past it, new parts are not kept (the
+/// artifact is listed truncated) and new artifacts are not listed.
+pub const MAX_MANIFEST_BYTES: usize = 4 * 1024 * 1024;
 /// An artifact's metadata larger than this is left out of notes (the API shows it).
 const NOTE_METADATA_BYTES: usize = 1024;
 
@@ -83,6 +88,10 @@ pub struct Entry {
     pub version: u64,
     #[serde(default)]
     pub noted: u64,
+    /// What it takes in the saved manifest (`entry_bytes`), kept as it changes so that an
+    /// update counts only what it adds; 0 in a manifest saved before it was kept.
+    #[serde(default)]
+    pub bytes: usize,
 }
 
 impl Entry {
@@ -114,15 +123,64 @@ impl Entry {
     }
 }
 
-/// At most `MAX_PARTS` of `parts`, on every path (append, replace, a task's own list);
-/// the keys of those past it, to delete.
-fn capped(artifact_id: &str, mut parts: Vec<StoredPart>) -> (Vec<StoredPart>, Vec<String>) {
-    if parts.len() <= MAX_PARTS {
-        return (parts, Vec::new());
+/// The bytes a part takes in the saved manifest, at most (its strings as escaped JSON,
+/// the constant for its keys, numbers and flags), counted without writing it.
+fn part_bytes(part: &StoredPart) -> usize {
+    let text = |t: &Option<String>| t.as_deref().map_or(0, standin_wire::scrub::escaped_bytes);
+    let view = &part.view;
+    256 + text(&view.media_type)
+        + text(&view.filename)
+        + text(&view.sha256)
+        + text(&view.text)
+        + text(&view.url)
+        + view.data.as_ref().map_or(0, |d| d.to_string().len())
+        + text(&part.key)
+        + text(&part.whole)
+}
+
+/// The bytes an artifact takes in the saved manifest besides its parts (its fields are
+/// bounded each; the constant covers the keys and flags).
+fn head_bytes(entry: &Entry) -> usize {
+    let text = |t: &Option<String>| t.as_deref().map_or(0, standin_wire::scrub::escaped_bytes);
+    256 + standin_wire::scrub::escaped_bytes(&entry.artifact_id)
+        + text(&entry.name)
+        + text(&entry.description)
+        + entry.metadata.as_ref().map_or(0, |m| m.to_string().len())
+}
+
+fn entry_bytes(entry: &Entry) -> usize {
+    head_bytes(entry) + entry.parts.iter().map(part_bytes).sum::<usize>()
+}
+
+impl Entry {
+    /// What it takes in the saved manifest, as kept (counted once for an older one).
+    fn size(&self) -> usize {
+        match self.bytes {
+            0 => entry_bytes(self),
+            kept => kept,
+        }
     }
-    let past = parts.split_off(MAX_PARTS);
-    tracing::warn!(artifact_id, "past the parts an artifact keeps");
-    (parts, keys(&past))
+}
+
+/// The first of `parts` that fit both `count` and `budget` bytes; the keys of the rest,
+/// to delete.
+fn fitting(
+    mut parts: Vec<StoredPart>,
+    count: usize,
+    budget: usize,
+) -> (Vec<StoredPart>, Vec<String>, usize) {
+    let mut used = 0;
+    let mut fit = 0;
+    for part in parts.iter().take(count) {
+        let bytes = part_bytes(part);
+        if used + bytes > budget {
+            break;
+        }
+        used += bytes;
+        fit += 1;
+    }
+    let past = parts.split_off(fit);
+    (parts, keys(&past), used)
 }
 
 fn keys(parts: &[StoredPart]) -> Vec<String> {
@@ -200,26 +258,32 @@ impl Manifest {
         last_chunk: bool,
         bounds: Bounds,
     ) -> Vec<String> {
+        let others = self.bytes_besides(&seen.id);
         let Some(entry) = self.entry(&seen.id, bounds) else {
             return keys(&seen.parts);
         };
+        let parts_bytes = entry.size() - head_bytes(entry);
         entry.name = seen.name.or(entry.name.take());
         entry.description = seen.description.or(entry.description.take());
         entry.metadata = seen.metadata.or(entry.metadata.take());
+        entry.bytes = head_bytes(entry) + parts_bytes;
         let gone = if entry.listed_only {
             keys(&seen.parts)
         } else if append {
             let room = MAX_PARTS.saturating_sub(entry.parts.len());
-            let mut parts = seen.parts;
-            let past = parts.split_off(room.min(parts.len()));
+            let budget = MAX_MANIFEST_BYTES.saturating_sub(others + entry.bytes);
+            let (parts, past, used) = fitting(seen.parts, room, budget);
             entry.parts.extend(parts);
+            entry.bytes += used;
             if !past.is_empty() {
-                tracing::warn!(artifact_id = %entry.artifact_id, "past the parts an artifact keeps");
+                tracing::warn!(artifact_id = %entry.artifact_id, "past the parts an artifact or the manifest keeps");
                 entry.listed_only = true;
             }
-            keys(&past)
+            past
         } else {
-            let (parts, mut past) = capped(&entry.artifact_id, seen.parts);
+            let budget = MAX_MANIFEST_BYTES.saturating_sub(others + head_bytes(entry));
+            let (parts, mut past, used) = fitting(seen.parts, MAX_PARTS, budget);
+            entry.bytes = head_bytes(entry) + used;
             entry.listed_only |= !past.is_empty();
             past.extend(replaced(
                 std::mem::replace(&mut entry.parts, parts),
@@ -244,6 +308,7 @@ impl Manifest {
     pub fn reconcile(&mut self, task: Vec<Seen>, settled: bool, bounds: Bounds) -> Vec<String> {
         let mut gone = Vec::new();
         for seen in task {
+            let others = self.bytes_besides(&seen.id);
             let Some(entry) = self.entry(&seen.id, bounds) else {
                 gone.extend(keys(&seen.parts));
                 continue;
@@ -261,7 +326,9 @@ impl Manifest {
             entry.name = seen.name;
             entry.description = seen.description;
             entry.metadata = seen.metadata;
-            let (parts, past) = capped(&entry.artifact_id, seen.parts);
+            let budget = MAX_MANIFEST_BYTES.saturating_sub(others + head_bytes(entry));
+            let (parts, past, used) = fitting(seen.parts, MAX_PARTS, budget);
+            entry.bytes = head_bytes(entry) + used;
             entry.listed_only |= !past.is_empty();
             gone.extend(past);
             gone.extend(replaced(
@@ -283,7 +350,9 @@ impl Manifest {
             return self.artifacts.get_mut(at);
         }
         let count = self.artifacts.len();
-        if count >= bounds.max_count.saturating_mul(LISTED_PER_KEPT) {
+        if count >= bounds.max_count.saturating_mul(LISTED_PER_KEPT)
+            || self.bytes_besides(id) >= MAX_MANIFEST_BYTES
+        {
             tracing::warn!(artifact_id = id, "past the artifacts listed; not recorded");
             return None;
         }
@@ -298,8 +367,18 @@ impl Manifest {
             listed_only: count >= bounds.max_count,
             version: 0,
             noted: 0,
+            bytes: 0,
         });
         self.artifacts.last_mut()
+    }
+
+    /// The bytes every artifact but `id` takes in the saved manifest.
+    fn bytes_besides(&self, id: &str) -> usize {
+        self.artifacts
+            .iter()
+            .filter(|e| e.artifact_id != id)
+            .map(Entry::size)
+            .sum()
     }
 
     /// Stored parts no longer listed stop counting against the bound.
