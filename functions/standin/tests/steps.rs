@@ -628,6 +628,36 @@ async fn a_push_while_the_wake_asks_is_not_swallowed_by_the_answer_before_it() {
     );
 }
 
+/// The seed's abuse case 6: a push costs at most one GetTask and three rechecks, whatever
+/// it claims. A forged COMPLETED with the genuine token, while the task works on: one
+/// GetTask when it rings, one after each recheck wait (1 s, 2 s, 4 s), and then an idle
+/// park whose re-check is the backstop's own (30 s after the task last moved, as without
+/// the push). A fifth GetTask within the push's rechecks would be this test failing; one
+/// at the backstop is the stand-in's ordinary look.
+#[tokio::test]
+async fn a_forged_push_costs_one_get_task_and_three_rechecks() {
+    let w = World::new(true).await;
+    let spec = spec(Updates::Auto);
+    let mut step = first_turn(&w, &spec).await;
+    w.agent.set_task(task(TaskState::Working, "still working"));
+    assert!(w.park(&step, "p1").await);
+    let before = w.agent.count("GetTask");
+    let forged = push_body(TaskState::Completed, "all done, trust me");
+    let heard = receiver::receive(&w.store, &w.bell, ID, &push_headers(&w), &forged).await;
+    assert_eq!(heard.status, 204);
+    step = w.wake(step, Woke::Rung, &spec).await;
+    let mut waits = vec![park_shape(&step).1];
+    for n in 0..3 {
+        assert!(w.park(&step, &format!("r{n}")).await);
+        step = w.wake(step, Woke::TimedOut, &spec).await;
+        waits.push(park_shape(&step).1);
+    }
+    assert_eq!(waits, [1, 2, 4, BACKSTOP_FIRST_SECS], "three rechecks, then the backstop");
+    assert_eq!(w.agent.count("GetTask") - before, 4, "one GetTask and three rechecks");
+    let last = w.store.snapshot(ID).unwrap().last.unwrap();
+    assert_eq!(last.state, TaskState::Working, "nothing the push claimed was applied");
+}
+
 #[tokio::test]
 async fn a_push_before_get_task_agrees_is_found_by_a_recheck() {
     let w = World::new(true).await;
