@@ -157,10 +157,17 @@ impl ControlClient {
         Ok(all)
     }
 
-    /// What the stand-in's sub-task produced.
+    /// What the stand-in's sub-task produced, every page of it.
     pub async fn artifacts(&self, id: &str) -> Result<ArtifactsPage, CliError> {
-        let path = format!("/standins/{}/artifacts", path_id(id)?);
-        decode(judge(self.call("GET", &path, None).await?, id)?)
+        let base = format!("/standins/{}/artifacts", path_id(id)?);
+        let mut all: ArtifactsPage = decode(judge(self.call("GET", &base, None).await?, id)?)?;
+        while let Some(after) = all.next.take() {
+            let path = format!("{base}?after={}", segment(&after));
+            let page: ArtifactsPage = decode(judge(self.call("GET", &path, None).await?, id)?)?;
+            all.artifacts.extend(page.artifacts);
+            all.next = page.next.filter(|next| *next != after);
+        }
+        Ok(all)
     }
 
     /// One artifact, with a link per stored part.

@@ -102,6 +102,10 @@ pub enum PartFlag {
 pub struct ArtifactsPage {
     pub task_id: String,
     pub artifacts: Vec<ArtifactView>,
+    /// The `after` of the following page (the last artifact of this one); None on the
+    /// last page.
+    #[serde(default)]
+    pub next: Option<String>,
 }
 
 /// `GET /standins/{id}/artifacts/{artifact_id}`: the artifact, and a link per stored part.

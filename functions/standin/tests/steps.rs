@@ -652,10 +652,22 @@ async fn a_forged_push_costs_one_get_task_and_three_rechecks() {
         step = w.wake(step, Woke::TimedOut, &spec).await;
         waits.push(park_shape(&step).1);
     }
-    assert_eq!(waits, [1, 2, 4, BACKSTOP_FIRST_SECS], "three rechecks, then the backstop");
-    assert_eq!(w.agent.count("GetTask") - before, 4, "one GetTask and three rechecks");
+    assert_eq!(
+        waits,
+        [1, 2, 4, BACKSTOP_FIRST_SECS],
+        "three rechecks, then the backstop"
+    );
+    assert_eq!(
+        w.agent.count("GetTask") - before,
+        4,
+        "one GetTask and three rechecks"
+    );
     let last = w.store.snapshot(ID).unwrap().last.unwrap();
-    assert_eq!(last.state, TaskState::Working, "nothing the push claimed was applied");
+    assert_eq!(
+        last.state,
+        TaskState::Working,
+        "nothing the push claimed was applied"
+    );
 }
 
 #[tokio::test]

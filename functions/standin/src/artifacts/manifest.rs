@@ -33,6 +33,9 @@ pub const NOTE_ARTIFACT_BYTES: usize = 64 * 1024;
 /// Text and data inline in one answer of the artifacts API, in all (the rest is read
 /// through the parts' links).
 pub const API_INLINE_BYTES: usize = 1024 * 1024;
+/// One page of the artifacts API, as the manifest counts its artifacts: with the manifest's
+/// own bound, an answer stays under Lambda's 6 MB whatever the agent streamed.
+pub const API_PAGE_BYTES: usize = 2 * 1024 * 1024;
 /// The manifest's size in all, as saved (each part and each artifact's names, metadata and
 /// inline text): every reader loads it whole, the End function (128 MB) included, and the
 /// artifacts API answers it within Lambda's 6 MB. Past it, new parts are not kept (the
@@ -434,12 +437,33 @@ impl Manifest {
         }
     }
 
-    /// Every artifact as the parent sees it (the API's answer): text and data inline up
-    /// to `API_INLINE_BYTES` in all, the rest described (its bytes through the part's
-    /// link), so the answer stays far under Lambda's 6 MB whatever the agent streamed.
+    /// Every artifact as the parent sees it: text and data inline up to
+    /// `API_INLINE_BYTES` in all, the rest described (its bytes through the part's link).
     pub fn views(&self) -> Vec<ArtifactView> {
         let mut left = API_INLINE_BYTES;
         self.artifacts.iter().map(|e| e.view(&mut left)).collect()
+    }
+
+    /// A page of the API's answer: the artifacts after the one named `after` (from the
+    /// first when none), as many as fit `API_PAGE_BYTES` (one at least: an artifact is at
+    /// most the manifest's bound), with text and data inline up to `API_INLINE_BYTES`;
+    /// and the `after` of the next page, if any. None when `after` names no artifact.
+    pub fn page(&self, after: Option<&str>) -> Option<(Vec<ArtifactView>, Option<String>)> {
+        let start = match after {
+            None => 0,
+            Some(id) => self.artifacts.iter().position(|e| e.artifact_id == id)? + 1,
+        };
+        let (mut used, mut left) = (0, API_INLINE_BYTES);
+        let mut views = Vec::new();
+        for entry in self.artifacts.iter().skip(start) {
+            used += entry.size();
+            if used > API_PAGE_BYTES && !views.is_empty() {
+                let next = self.artifacts[start + views.len() - 1].artifact_id.clone();
+                return Some((views, Some(next)));
+            }
+            views.push(entry.view(&mut left));
+        }
+        Some((views, None))
     }
 
     pub fn get(&self, artifact_id: &str) -> Option<&Entry> {

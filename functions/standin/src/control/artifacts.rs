@@ -13,7 +13,11 @@ use crate::row::RowStore;
 pub const LINK_SECONDS: u64 = 300;
 
 impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
-    pub(super) async fn artifacts(&self, task_id: &str) -> Result<Answer, ControlError> {
+    pub(super) async fn artifacts(
+        &self,
+        task_id: &str,
+        after: Option<&str>,
+    ) -> Result<Answer, ControlError> {
         let Some(blobs) = self.artifacts else {
             return Ok(no_bucket());
         };
@@ -21,11 +25,21 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             return Ok(Answer::error(404, format!("no stand-in {task_id}")));
         }
         let (manifest, _) = load(blobs, task_id).await?;
+        let Some((artifacts, next)) = manifest.page(after) else {
+            return Ok(Answer::error(
+                400,
+                format!(
+                    "after={:?}: stand-in {task_id} lists no such artifact (pass the `next` of the page before)",
+                    after.unwrap_or_default()
+                ),
+            ));
+        };
         Ok(Answer::of(
             200,
             ArtifactsPage {
                 task_id: task_id.to_owned(),
-                artifacts: manifest.views(),
+                artifacts,
+                next,
             },
         ))
     }

@@ -191,9 +191,17 @@ async fn notes<S: RowStore, D: Doorbell, E: Executions>(
 async fn artifacts<S: RowStore, D: Doorbell, E: Executions>(
     State(control): Api<S, D, E>,
     task_id: Result<Path<String>, PathRejection>,
+    Query(pairs): Query<Pairs>,
 ) -> Response {
     match task_id {
-        Ok(Path(task_id)) => respond(control.handle(Call::Artifacts { task_id: &task_id }).await),
+        Ok(Path(task_id)) => respond(
+            control
+                .handle(Call::Artifacts {
+                    task_id: &task_id,
+                    after: pairs.after(),
+                })
+                .await,
+        ),
         Err(rejection) => unreadable(rejection),
     }
 }

@@ -47,6 +47,7 @@ pub enum Call<'a> {
     },
     Artifacts {
         task_id: &'a str,
+        after: Option<&'a str>,
     },
     Artifact {
         task_id: &'a str,
@@ -185,7 +186,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             Call::Cancel { task_id, body } => self.cancel(task_id, body).await,
             Call::Status { task_id } => self.status(task_id).await,
             Call::Notes { task_id, after } => self.notes(task_id, after).await,
-            Call::Artifacts { task_id } => self.artifacts(task_id).await,
+            Call::Artifacts { task_id, after } => self.artifacts(task_id, after).await,
             Call::Artifact {
                 task_id,
                 artifact_id,
