@@ -738,6 +738,31 @@ async fn follow_watch_hears_a_change_through_subscribe() {
     );
 }
 
+/// An event past the 1 MiB bound made a followed stand-in subscribe for ever: each
+/// subscription replays the task, streams the same event, and reading it fails. Past a
+/// bound the stand-in polls instead (GetTask reads the task its own way), after one
+/// subscription.
+#[tokio::test]
+async fn an_event_past_the_bound_turns_a_follow_into_a_poll() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Follow);
+    let step = first_turn(&w, &spec).await;
+    let too_large = || RemoteError::TooLarge {
+        what: "a stream event",
+        limit: 1024 * 1024,
+    };
+    for _ in 0..4 {
+        w.agent.script_stream(Ok(vec![
+            Ok(update(TaskState::InputRequired, "q")),
+            Err(too_large()),
+        ]));
+    }
+    let end = w.follow(&step, "f1").await;
+    assert_eq!(end, FollowEnd::Reported(FollowOutcome::Gone), "{end:?}");
+    assert_eq!(w.agent.count("SubscribeToTask"), 1, "not subscribed again");
+    assert_eq!(w.store.snapshot(ID).unwrap().mode(), WatchMode::Poll);
+}
+
 #[tokio::test]
 async fn a_terminal_subscribe_fetches_and_a_gone_task_turns_the_watch_off_a_refused_one_polls() {
     let w = World::new(false).await;

@@ -366,7 +366,10 @@ impl<S: RowStore, D: Doorbell, A: Agent> Following<'_, S, D, A> {
                 Ok(None) if !seen => return self.broke(remote, "ended").await,
                 Ok(None) => return Ok(Step::Continue),
                 Ok(Some(Err(err)))
-                    if !seen && !err.refuses_subscribe() && !err.is_terminal_task() =>
+                    if !seen
+                        && !err.refuses_subscribe()
+                        && !err.is_terminal_task()
+                        && !matches!(err, RemoteError::TooLarge { .. }) =>
                 {
                     warn!(task_id = %self.row.task_id, error = %err, "subscription broke before its first event");
                     return self.broke(remote, "broke").await;
@@ -420,6 +423,12 @@ impl<S: RowStore, D: Doorbell, A: Agent> Following<'_, S, D, A> {
         if err.refuses_subscribe() {
             return self.poll_instead(remote, &err.to_string()).await;
         }
+        if matches!(err, RemoteError::TooLarge { .. }) {
+            // A subscription replays the task and streams the same event again: past the
+            // bound it would be read, refused and subscribed to for ever. GetTask reads the
+            // task its own way (history skimmed, artifacts stored as they come).
+            return self.poll_instead(remote, &err.to_string()).await;
+        }
         warn!(task_id = %self.row.task_id, error = %err, "follow stream failed; subscribing again");
         Ok(Step::Continue)
     }
@@ -451,6 +460,12 @@ impl<S: RowStore, D: Doorbell, A: Agent> Following<'_, S, D, A> {
             let watch = match fetched {
                 Ok(_) => {
                     info!(task_id = %self.row.task_id, why, "subscribe refused, the task is known; the watch polls");
+                    Watch::poll()
+                }
+                // An agent that answers, but past a bound: polled, so that an answer it
+                // keeps too large ends the stand-in at its `max_unreachable`.
+                Err(e) if matches!(e, RemoteError::TooLarge { .. }) => {
+                    warn!(task_id = %self.row.task_id, error = %e, "GetTask after a refused subscribe is past a bound; the watch polls");
                     Watch::poll()
                 }
                 Err(e) if e.is_retryable() => {
