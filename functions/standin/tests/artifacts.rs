@@ -990,6 +990,48 @@ fn the_manifest_in_all_stays_within_its_byte_bound_on_every_path() {
     }
 }
 
+/// Once the parts filled the manifest's bound, an agent could still grow it through its
+/// artifacts' names, descriptions and metadata (4 KiB each, on hundreds of artifacts):
+/// they do not grow past the bound; they stay as they were.
+#[test]
+fn names_and_metadata_do_not_grow_the_manifest_past_its_bound() {
+    use standin::artifacts::manifest::MAX_MANIFEST_BYTES;
+    let b = Bounds {
+        max_bytes: u64::MAX,
+        max_count: 400,
+    };
+    let mut m = Manifest::default();
+    let ids: Vec<String> = (0..300).map(|n| format!("a{n}")).collect();
+    for id in &ids {
+        m.update(seen(id, &[]), false, true, b);
+    }
+    let chunk = text_part(&"c".repeat(7000));
+    for n in 0..250 {
+        let parts = Seen {
+            parts: vec![chunk.clone()],
+            ..seen("a0", &[])
+        };
+        m.update(parts, n > 0, false, b);
+    }
+    let saved = |m: &Manifest| serde_json::to_vec(m).unwrap().len();
+    assert!(saved(&m) <= MAX_MANIFEST_BYTES);
+    let padding = "m".repeat(3000);
+    for id in &ids {
+        let mut grown = seen(id, &[]);
+        grown.description = Some("d".repeat(3000));
+        grown.metadata = Some(serde_json::json!({"padding": padding}));
+        m.update(grown, true, true, b);
+    }
+    assert!(saved(&m) <= MAX_MANIFEST_BYTES, "{} bytes", saved(&m));
+    let grown = m.artifacts.iter().filter(|a| a.metadata.is_some()).count();
+    assert!(
+        grown > 0 && grown < ids.len(),
+        "{grown}: some grew, until the bound ({} bytes, a0 has {} parts)",
+        saved(&m),
+        m.get("a0").unwrap().parts.len()
+    );
+}
+
 /// A benign agent that appends 2×1,000 text chunks made the artifacts API's answer
 /// larger than Lambda's 6 MB (a 502 for ever): text inline is bounded in all, the rest
 /// described, read through the links.

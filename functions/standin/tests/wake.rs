@@ -958,3 +958,62 @@ fn an_agent_unreachable_past_its_bound_ends_the_stand_in_failed() {
         matches!(failed(&mut f, 300), Next::End(EndCause::Failed { ref reason }) if reason.contains(FOLLOW_FAILED)),
     );
 }
+
+/// Within a follow's heartbeat of the deadline a plain park waits out the rest (a Follow
+/// whose timeout is under its heartbeat would be refused); an agent found unreachable is
+/// asked again by the time its `max_unreachable` is up, not an idle re-check later.
+#[test]
+fn near_the_end_parks_are_plain_and_an_unreachable_agent_is_asked_in_time() {
+    let mut c = Cursor::default();
+    park_for(&mut c, WatchMode::Follow, at(0));
+    let near = park_for(&mut c, WatchMode::Follow, at(600 - FOLLOW_LEAST_SECS));
+    assert!(
+        matches!(near, Next::Park { timeout_secs, .. } if timeout_secs == FOLLOW_LEAST_SECS),
+        "{near:?}"
+    );
+    let mut idle = Cursor {
+        idle_wait: 3600,
+        ..Cursor::default()
+    };
+    let long = Pacing {
+        deadline_secs: MAX_STANDIN_SECS,
+        ..at(0)
+    };
+    assert!(matches!(
+        park_for(&mut idle, WatchMode::Off, long),
+        Next::Park {
+            timeout_secs: 3600,
+            ..
+        }
+    ));
+    assert_eq!(
+        unreachable(
+            &mut idle,
+            "billing",
+            "down",
+            Pacing {
+                now_secs: 100,
+                ..long
+            }
+        ),
+        None
+    );
+    let soon = park_for(
+        &mut idle,
+        WatchMode::Off,
+        Pacing {
+            now_secs: 100,
+            ..long
+        },
+    );
+    assert!(
+        matches!(
+            soon,
+            Next::Park {
+                timeout_secs: 300,
+                ..
+            }
+        ),
+        "{soon:?}"
+    );
+}

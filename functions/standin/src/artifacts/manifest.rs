@@ -35,12 +35,14 @@ pub const NOTE_ARTIFACT_BYTES: usize = 64 * 1024;
 pub const API_INLINE_BYTES: usize = 1024 * 1024;
 /// One page of the artifacts API, as the manifest counts its artifacts: with the manifest's
 /// own bound, an answer stays under Lambda's 6 MB whatever the agent streamed.
-pub const API_PAGE_BYTES: usize = 2 * 1024 * 1024;
+pub const API_PAGE_BYTES: usize = 1024 * 1024;
 /// The manifest's size in all, as saved (each part and each artifact's names, metadata and
 /// inline text): every reader loads it whole, the End function (128 MB) included, and the
-/// artifacts API answers it within Lambda's 6 MB. Past it, new parts are not kept (the
-/// artifact is listed truncated) and new artifacts are not listed.
-pub const MAX_MANIFEST_BYTES: usize = 4 * 1024 * 1024;
+/// artifacts API answers any one artifact within Lambda's 6 MB, even escaped a second
+/// time as the proxy's body. Past it, new parts are not kept (the artifact is listed
+/// truncated), an artifact's names and metadata do not grow, and new artifacts are not
+/// listed.
+pub const MAX_MANIFEST_BYTES: usize = 2 * 1024 * 1024;
 /// An artifact's metadata larger than this is left out of notes (the API shows it).
 const NOTE_METADATA_BYTES: usize = 1024;
 
@@ -144,15 +146,55 @@ fn part_bytes(part: &StoredPart) -> usize {
 /// The bytes an artifact takes in the saved manifest besides its parts (its fields are
 /// bounded each; the constant covers the keys and flags).
 fn head_bytes(entry: &Entry) -> usize {
+    named_bytes(
+        &entry.artifact_id,
+        &entry.name,
+        &entry.description,
+        &entry.metadata,
+    )
+}
+
+/// An artifact's names and metadata.
+struct Names {
+    name: Option<String>,
+    description: Option<String>,
+    metadata: Option<serde_json::Value>,
+}
+
+fn named_bytes(
+    artifact_id: &str,
+    name: &Option<String>,
+    description: &Option<String>,
+    metadata: &Option<serde_json::Value>,
+) -> usize {
     let text = |t: &Option<String>| t.as_deref().map_or(0, standin_wire::scrub::escaped_bytes);
-    256 + standin_wire::scrub::escaped_bytes(&entry.artifact_id)
-        + text(&entry.name)
-        + text(&entry.description)
-        + entry.metadata.as_ref().map_or(0, |m| m.to_string().len())
+    256 + standin_wire::scrub::escaped_bytes(artifact_id)
+        + text(name)
+        + text(description)
+        + metadata.as_ref().map_or(0, |m| m.to_string().len())
 }
 
 fn entry_bytes(entry: &Entry) -> usize {
     head_bytes(entry) + entry.parts.iter().map(part_bytes).sum::<usize>()
+}
+
+/// The artifact's names and metadata as `named` gives them, if with them it still fits
+/// beside `others` bytes; else they stay as they were (an agent cannot grow the manifest
+/// past its bound through its names once the parts filled it).
+fn rename_within(entry: &mut Entry, named: Names, others: usize) {
+    let bytes = named_bytes(
+        &entry.artifact_id,
+        &named.name,
+        &named.description,
+        &named.metadata,
+    );
+    if others + bytes <= MAX_MANIFEST_BYTES || bytes <= head_bytes(entry) {
+        entry.name = named.name;
+        entry.description = named.description;
+        entry.metadata = named.metadata;
+    } else {
+        tracing::warn!(artifact_id = %entry.artifact_id, "names past the manifest's bound; kept as they were");
+    }
 }
 
 impl Entry {
@@ -261,14 +303,18 @@ impl Manifest {
         last_chunk: bool,
         bounds: Bounds,
     ) -> Vec<String> {
+        self.size_every_entry();
         let others = self.bytes_besides(&seen.id);
         let Some(entry) = self.entry(&seen.id, bounds) else {
             return keys(&seen.parts);
         };
-        let parts_bytes = entry.size() - head_bytes(entry);
-        entry.name = seen.name.or(entry.name.take());
-        entry.description = seen.description.or(entry.description.take());
-        entry.metadata = seen.metadata.or(entry.metadata.take());
+        let parts_bytes = entry.size().saturating_sub(head_bytes(entry));
+        let named = Names {
+            name: seen.name.or(entry.name.clone()),
+            description: seen.description.or(entry.description.clone()),
+            metadata: seen.metadata.or(entry.metadata.clone()),
+        };
+        rename_within(entry, named, others + parts_bytes);
         entry.bytes = head_bytes(entry) + parts_bytes;
         let gone = if entry.listed_only {
             keys(&seen.parts)
@@ -309,6 +355,7 @@ impl Manifest {
     /// `settled`: the task stands still (interrupted or ended), so what it lists is
     /// whole; a task still working may list an artifact half streamed.
     pub fn reconcile(&mut self, task: Vec<Seen>, settled: bool, bounds: Bounds) -> Vec<String> {
+        self.size_every_entry();
         let mut gone = Vec::new();
         for seen in task {
             let others = self.bytes_besides(&seen.id);
@@ -326,9 +373,12 @@ impl Manifest {
                 }
                 continue;
             }
-            entry.name = seen.name;
-            entry.description = seen.description;
-            entry.metadata = seen.metadata;
+            let named = Names {
+                name: seen.name,
+                description: seen.description,
+                metadata: seen.metadata,
+            };
+            rename_within(entry, named, others);
             let budget = MAX_MANIFEST_BYTES.saturating_sub(others + head_bytes(entry));
             let (parts, past, used) = fitting(seen.parts, MAX_PARTS, budget);
             entry.bytes = head_bytes(entry) + used;
@@ -373,6 +423,13 @@ impl Manifest {
             bytes: 0,
         });
         self.artifacts.last_mut()
+    }
+
+    /// Each artifact's size, counted once for a manifest saved before sizes were kept.
+    fn size_every_entry(&mut self) {
+        for entry in self.artifacts.iter_mut().filter(|e| e.bytes == 0) {
+            entry.bytes = entry_bytes(entry);
+        }
     }
 
     /// The bytes every artifact but `id` takes in the saved manifest.

@@ -69,11 +69,19 @@ struct Following<'a, S, D, A> {
     next_beat: Instant,
     /// Subscriptions in a row that ended or broke before their first event.
     broken: u32,
+    /// Subscriptions in a row that could not be opened or read (the agent unreachable,
+    /// refusing credentials, failing).
+    failed: u32,
 }
 
 /// Subscriptions in a row that end or break before their first event before the
 /// stand-in polls instead.
 pub const SUBSCRIBES_BROKEN_BEFORE_POLL: u32 = 3;
+
+/// Subscriptions in a row that fail before the follow reports it: the stand-in then
+/// counts its agent unreachable (and ends at its `max_unreachable`) instead of a follower
+/// retrying unseen until the deadline.
+pub const SUBSCRIBES_FAILED_BEFORE_REPORT: u32 = 3;
 
 /// Heartbeats the park every `every` while `work` runs (a card read, before there is a
 /// follower): a slow agent must not look like a crashed follow.
@@ -288,6 +296,7 @@ async fn follow_parked<S: RowStore, D: Doorbell, A: Agent>(
         row,
         timing,
         broken: 0,
+        failed: 0,
     };
     // A handed-back park beats at once: its last beat was in another follower, which
     // may have ended most of a heartbeat timeout ago.
@@ -378,6 +387,7 @@ impl<S: RowStore, D: Doorbell, A: Agent> Following<'_, S, D, A> {
                 Ok(Some(Ok(event))) => {
                     seen = true;
                     self.broken = 0;
+                    self.failed = 0;
                     let known_text = self.known().map_or(String::new(), |k| k.text.clone());
                     if let Some(out) = from_update(&event, &known_text)
                         .map(|o| o.about(remote))
@@ -428,6 +438,14 @@ impl<S: RowStore, D: Doorbell, A: Agent> Following<'_, S, D, A> {
             // bound it would be read, refused and subscribed to for ever. GetTask reads the
             // task its own way (history skimmed, artifacts stored as they come).
             return self.poll_instead(remote, &err.to_string()).await;
+        }
+        self.failed += 1;
+        if self.failed >= SUBSCRIBES_FAILED_BEFORE_REPORT {
+            warn!(task_id = %self.row.task_id, error = %err, failed = self.failed, "follow stream failed; reported");
+            return self
+                .report(None, FollowOutcome::Failed)
+                .await
+                .map(Step::Stop);
         }
         warn!(task_id = %self.row.task_id, error = %err, "follow stream failed; subscribing again");
         Ok(Step::Continue)

@@ -91,7 +91,7 @@ where
         Err(err) => {
             warn!(task_id = %step.task_id, error = %err, "agent unavailable for GetTask; keeping the last state");
             if let Some(end) =
-                next::unreachable(&mut step.cursor, &step.agent, &err.to_string(), pacing)
+                next::unreachable(&mut step.cursor, &step.agent, &cause(&err), pacing)
             {
                 return Ok(step.then(end));
             }
@@ -155,11 +155,27 @@ where
         step.cursor.gone_checks = 0;
         step.cursor.reached();
     } else if let Some(err) = failure
-        && let Some(end) =
-            next::unreachable(&mut step.cursor, &step.agent, &err.to_string(), pacing)
+        && let Some(end) = next::unreachable(&mut step.cursor, &step.agent, &cause(&err), pacing)
     {
         return Ok(step.then(end));
     }
     let next = next::after_check(&mut step.cursor, mode, fetched.as_ref(), changed, pacing);
     Ok(step.then(next))
+}
+
+/// Why the agent could not be reached, in the stand-in's own words: the parent's note
+/// carries no text the agent or a transport wrote (an echoed key, a URL's query), only
+/// what kind of failure it was and its status.
+fn cause(err: &RemoteError) -> String {
+    match err {
+        RemoteError::Http { .. }
+        | RemoteError::Timeout { .. }
+        | RemoteError::TooLarge { .. }
+        | RemoteError::Unauthorized { .. } => err.to_string(),
+        RemoteError::Rpc { code, .. } => format!("the agent answered JSON-RPC error {code}"),
+        other => format!(
+            "{} (the functions' log has the detail)",
+            other.kind().replace('_', " ")
+        ),
+    }
 }

@@ -349,21 +349,38 @@ fn follow_park_secs() -> u64 {
 /// The next park that fits the cursor, numbered: a recheck wait, a follow retry, a
 /// follow, or an idle park that re-checks after `pacing.idle_recheck_secs`.
 pub fn park_for(cursor: &mut Cursor, mode: WatchMode, pacing: Pacing) -> Next {
-    let Some(left) = cursor.time_left(pacing) else {
+    let Some(deadline_left) = cursor.time_left(pacing) else {
         return past_deadline(cursor);
+    };
+    // An agent found unreachable is asked again by the time it would have been so for
+    // its `max_unreachable`, so that two failures an idle re-check apart do not end it.
+    let left = match cursor.unreachable_since {
+        Some(since) => (since + pacing.max_unreachable_secs)
+            .saturating_sub(pacing.now_secs)
+            .clamp(1, deadline_left),
+        None => deadline_left,
     };
     match park_within_deadline(cursor, mode, pacing) {
         Next::Park { park, timeout_secs } => Next::Park {
             park,
             timeout_secs: timeout_secs.min(left),
         },
+        // Close to the deadline a follow would end within its own heartbeat: a plain
+        // park waits out the rest.
+        Next::Follow { park, .. } if deadline_left <= FOLLOW_LEAST_SECS => Next::Park {
+            park,
+            timeout_secs: deadline_left,
+        },
         Next::Follow { park, timeout_secs } => Next::Follow {
             park,
-            timeout_secs: timeout_secs.min(left),
+            timeout_secs: timeout_secs.min(deadline_left),
         },
         other => other,
     }
 }
+
+/// The shortest follow park: the Follow state's heartbeat (30 s) and a minute.
+pub const FOLLOW_LEAST_SECS: u64 = 90;
 
 /// The end at the deadline: the remote task is cancelled, and the parent told why.
 fn past_deadline(cursor: &mut Cursor) -> Next {

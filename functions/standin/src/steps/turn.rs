@@ -80,6 +80,9 @@ where
     // Before anything can fail: a stand-in whose row exists can always be ended.
     adopt(store, &mut step, spec).await?;
     if step.next.is_none() {
+        // A first turn starts its own cursor: one a parent wrote into the input could
+        // carry a deadline years away, or an agent "unreachable" since the future.
+        step.cursor = super::next::Cursor::default();
         let first = json!({"agent": step.agent, "message": step.message, "task_id": step.task_id});
         if let Err(standin_wire::BodyError(reason)) = standin_wire::StartRequest::parse(&first) {
             warn!(task_id = %step.task_id, %reason, "stand-in not started");
