@@ -456,24 +456,13 @@ pub fn after_wake(
     event: Option<WakeEvent>,
     pacing: Pacing,
 ) -> Next {
-    match woken(cursor, agent, mode, woke, event, pacing) {
-        Next::Turn { .. } if cursor.time_left(pacing).is_none() => past_deadline(cursor),
-        next => next,
-    }
-}
-
-fn woken(
-    cursor: &mut Cursor,
-    agent: &str,
-    mode: WatchMode,
-    woke: Woke,
-    event: Option<WakeEvent>,
-    pacing: Pacing,
-) -> Next {
     match event {
         Some(WakeEvent::Cancel { reason }) => {
             cursor.recheck = None;
             Next::End(EndCause::Cancelled { reason })
+        }
+        Some(WakeEvent::Reply { .. }) if cursor.time_left(pacing).is_none() => {
+            past_deadline(cursor)
         }
         Some(WakeEvent::Reply { text, .. }) => {
             cursor.recheck = None;
