@@ -21,9 +21,9 @@ pub const MIN_FOLLOW_INTERVAL: Duration = Duration::from_secs(1);
 /// The longest wait between two polls, when `poll_max_interval` is not set.
 pub const DEFAULT_POLL_MAX_INTERVAL: Duration = Duration::from_secs(60);
 /// How long an agent may stay unreachable before its stand-in ends, unless its entry
-/// says (`max_unreachable`).
-pub const DEFAULT_MAX_UNREACHABLE: Duration =
-    Duration::from_secs(crate::steps::next::MAX_UNREACHABLE_SECS);
+/// says (`max_unreachable`): a day, so an agent's maintenance window does not end its
+/// tasks.
+pub const DEFAULT_MAX_UNREACHABLE: Duration = Duration::from_secs(24 * 3600);
 /// The most `max_duration` and `max_unreachable` may be: a year (a stand-in lives at
 /// most the stack's `MaxStandInSecs` whatever its entry says).
 pub const MAX_ENTRY_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);

@@ -41,9 +41,8 @@ pub const POLL_MAX_SECS: u64 = crate::agents::DEFAULT_POLL_MAX_INTERVAL.as_secs(
 pub const MAX_STANDIN_SECS: u64 = 7 * 24 * 3600;
 
 /// How long an agent may stay unreachable (or refuse fresh credentials) before its
-/// stand-in ends failed, when its entry does not set `max_unreachable`: a day, so an
-/// agent's maintenance window does not end its tasks.
-pub const MAX_UNREACHABLE_SECS: u64 = 24 * 3600;
+/// stand-in ends failed, when its entry does not set `max_unreachable`.
+pub const MAX_UNREACHABLE_SECS: u64 = crate::agents::DEFAULT_MAX_UNREACHABLE.as_secs();
 
 /// The timings the decisions need that a deployment (or the stand-in's agent) may set,
 /// and the moment the step decides at.
