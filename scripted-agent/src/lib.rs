@@ -182,6 +182,8 @@ pub struct TestAgent {
     inner: Arc<Mutex<Inner>>,
     events: broadcast::Sender<(String, Value)>,
     turns_done: broadcast::Sender<TurnDone>,
+    /// Set once the agent has died: the server stops and every open stream ends.
+    dead: tokio::sync::watch::Sender<bool>,
     http: reqwest::Client,
     pub url: String,
 }
@@ -204,6 +206,7 @@ impl TestAgent {
         let url = format!("http://{}", listener.local_addr()?);
         let (events, _) = broadcast::channel(256);
         let (turns_done, _) = broadcast::channel(64);
+        let (dead, _) = tokio::sync::watch::channel(false);
         let agent = Self {
             open: Arc::default(),
             inner: Arc::new(Mutex::new(Inner {
@@ -212,6 +215,7 @@ impl TestAgent {
             })),
             events,
             turns_done,
+            dead,
             http: reqwest::Client::new(),
             url,
         };
@@ -220,8 +224,21 @@ impl TestAgent {
             .route("/", post(rpc))
             .route("/changes", get(changes))
             .with_state(agent.clone());
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        let mut died = agent.dead.subscribe();
+        tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = died.wait_for(|dead| *dead).await;
+                })
+                .await
+        });
         Ok(agent)
+    }
+
+    /// The agent dies, as a process does: it stops listening, its open streams end and
+    /// its idle connections close; nothing it knew is served again.
+    pub fn die(&self) {
+        self.dead.send_replace(true);
     }
 
     /// Changes how the agent behaves from now on.
@@ -564,7 +581,13 @@ type Live = (
     Option<Duration>,
 );
 
-fn sse(id: Value, events: Vec<Value>, live: Option<Live>, guard: Option<OpenGuard>) -> Response {
+fn sse(
+    id: Value,
+    events: Vec<Value>,
+    live: Option<Live>,
+    guard: Option<OpenGuard>,
+    dead: tokio::sync::watch::Receiver<bool>,
+) -> Response {
     let frame = move |v: &Value| {
         Bytes::from(format!(
             "data: {}\r\n\r\n",
@@ -577,21 +600,24 @@ fn sse(id: Value, events: Vec<Value>, live: Option<Live>, guard: Option<OpenGuar
         None => Body::from_stream(head),
         Some((rx, task, drop_after)) => {
             let deadline = drop_after.map(|d| tokio::time::Instant::now() + d);
-            let tail =
-                futures_util::stream::unfold((rx, false, guard), move |(mut rx, done, guard)| {
+            let tail = futures_util::stream::unfold(
+                (rx, false, guard),
+                move |(mut rx, done, guard)| {
                     let task = task.clone();
                     let frame = frame.clone();
+                    let mut dead = dead.clone();
                     async move {
                         if done {
                             return None;
                         }
                         loop {
-                            let next = match deadline {
-                                Some(d) => match tokio::time::timeout_at(d, rx.recv()).await {
+                            let far = tokio::time::Instant::now() + Duration::from_secs(86_400);
+                            let next = tokio::select! {
+                                _ = dead.wait_for(|dead| *dead) => return None,
+                                r = tokio::time::timeout_at(deadline.unwrap_or(far), rx.recv()) => match r {
                                     Ok(r) => r,
                                     Err(_) => return None,
                                 },
-                                None => rx.recv().await,
                             };
                             match next {
                                 Ok((t, event)) if t == task => {
@@ -610,7 +636,8 @@ fn sse(id: Value, events: Vec<Value>, live: Option<Live>, guard: Option<OpenGuar
                             }
                         }
                     }
-                });
+                },
+            );
             Body::from_stream(futures_util::StreamExt::chain(head, tail))
         }
     };
@@ -681,6 +708,7 @@ async fn rpc(State(agent): State<TestAgent>, headers: HeaderMap, body: Bytes) ->
                 vec![json!({"task": snapshot})],
                 Some((agent.events.subscribe(), task, drop_after)),
                 Some(guard),
+                agent.dead.subscribe(),
             )
         }
         "CreateTaskPushNotificationConfig" => {
@@ -860,7 +888,7 @@ async fn send(agent: &TestAgent, id: Value, params: &Value, streaming: bool) -> 
         text: user_text,
     });
     if streaming {
-        sse(id, events, None, None)
+        sse(id, events, None, None, agent.dead.subscribe())
     } else {
         rpc_result(&id, json!({"task": agent.snapshot(&task, true)}))
     }

@@ -317,3 +317,95 @@ async fn a_question_with_a_500_kb_filename_reaches_the_parent_and_completes() {
     };
     futures_util::future::join(ask(27174, "follow"), ask(27175, "auto")).await;
 }
+
+/// An agent streams six artifacts of 900 small parts each (about 450 bytes a part in the
+/// manifest: past its 2 MiB), then asks a question: the followed stand-in hears it; after
+/// the reply it follows again (each subscription replays the whole task, every part with
+/// it) and hears the next question; it ends, and the artifacts API, page by page, lists
+/// what fit and marks the rest truncated.
+#[tokio::test]
+async fn an_artifact_past_the_manifests_bound_is_listed_truncated_and_the_conversation_goes_on() {
+    let stack = Stack::load(STACK).await;
+    let port = 27178;
+    let agent_id = unique("hoard");
+    let entry = json!({"url": format!("http://127.0.0.1:{port}"), "follow_interval": 1,
+                       "updates": "follow"});
+    let (status, body) = stack
+        .control("PUT", &format!("/agents/{agent_id}"), Some(entry))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let agent = TestAgent::start(port, Behaviour::default()).await;
+    agent.script_turn(&[(standin_integration::e2e::WORKING, "Transcribing.")]);
+    let id = unique(&agent_id);
+    start_as(&stack, &agent_id, &id).await;
+    wait_parked(&stack, &id, "follow").await;
+    let remote = agent.task_ids().pop().unwrap();
+    let parts: Vec<Value> = (0..900).map(|_| json!({"text": "h".repeat(100)})).collect();
+    for n in 0..6 {
+        let artifact =
+            json!({"artifactId": format!("hoard-{n}"), "name": "transcript", "parts": parts});
+        agent.artifact_update(&remote, artifact, false, true).await;
+    }
+    let heard = async |text: &str| {
+        let deadline = std::time::Instant::now() + SOON;
+        loop {
+            let notes = stack.notes(&id);
+            if notes.iter().any(|n| n["text"] == text) {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{text:?} never reached the parent: {notes:#?}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        }
+    };
+    let asked = async |text: &str| {
+        agent.change(&remote, INPUT_REQUIRED, text, false).await;
+        heard(text).await;
+    };
+    asked("Shall I go on?").await;
+    agent.script_turn(&[(standin_integration::e2e::WORKING, "Going on.")]);
+    assert_eq!(
+        standin_integration::e2e::reply(&stack, &id, "yes").await,
+        202
+    );
+    heard("Going on.").await;
+    wait_parked(&stack, &id, "follow").await;
+    asked("And the appendix?").await;
+    agent.script_turn(&[(COMPLETED, "Done.")]);
+    assert_eq!(
+        standin_integration::e2e::reply(&stack, &id, "no").await,
+        202
+    );
+    let notes = standin_integration::e2e::wait_final(&stack, &id).await;
+    let last = notes.last().unwrap();
+    assert_eq!(last["state"], COMPLETED, "{notes:#?}");
+    let mut listed = Vec::new();
+    let mut path = format!("/standins/{id}/artifacts");
+    loop {
+        let (status, page) = stack.control("GET", &path, None).await;
+        assert_eq!(status, 200, "{page}");
+        listed.extend(page["artifacts"].as_array().unwrap().iter().cloned());
+        match page["next"].as_str() {
+            Some(after) => path = format!("/standins/{id}/artifacts?after={after}"),
+            None => break,
+        }
+    }
+    let parts = |a: &Value| a["parts"].as_array().map_or(0, Vec::len);
+    let kept: usize = listed.iter().map(parts).sum();
+    assert!(
+        (2000..5400).contains(&kept),
+        "what fit the manifest is kept: {kept} parts"
+    );
+    assert!(
+        listed.iter().any(|a| a["truncated"] == true),
+        "the rest is marked: {:?}",
+        listed
+            .iter()
+            .map(|a| (&a["artifact_id"], parts(a), &a["truncated"]))
+            .collect::<Vec<_>>()
+    );
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+    assert_no_step_died(&stack, &id).await;
+}

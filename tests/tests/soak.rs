@@ -54,6 +54,15 @@ async fn a_reduced_soak_keeps_every_promise_under_faults() {
         "{faults}"
     );
     assert_eq!(report.json["run"]["standins"], 24);
+    // Every persona ran: a huge filename, an echoed token, a manifest past its bound and a
+    // dying agent among them (their own checks are in the oracle's verdict).
+    for persona in standin_integration::soak::plan::PERSONAS {
+        assert!(
+            faults["personas"][persona.name].as_u64().unwrap_or(0) >= 1,
+            "{} never ran: {faults}",
+            persona.name
+        );
+    }
     assert!(report.json["load"]["notes"].as_u64().unwrap() >= 24 * 2);
     // The path is measured from the functions' side too: the wakes' lines are all in
     // (a follower still running when the logs are read may not be, so follow is not

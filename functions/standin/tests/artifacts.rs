@@ -1087,3 +1087,37 @@ async fn observed_updates_are_bounded_in_bytes() {
         "{kept} of 100 updates held"
     );
 }
+
+/// A task listed again (a follow's subscription replays it) stores each content anew and
+/// leaves the copies behind: 900 parts of one content are one key, deleted once. (The
+/// desk asked 900 deletes of that one key before, one by one: with a few such artifacts
+/// a follow spent its window deleting and was fenced, and the stand-in heard nothing.)
+#[tokio::test]
+async fn a_task_listed_again_deletes_each_key_it_leaves_behind_once() {
+    let blobs = Arc::new(MemoryBlobs::default());
+    let hoard = || Artifact {
+        id: "hoard".into(),
+        parts: (0..900)
+            .map(|_| Part {
+                media_type: None,
+                filename: None,
+                content: Content::Text("h".repeat(100)),
+            })
+            .collect(),
+        ..Artifact::default()
+    };
+    desk_on(&blobs).observe_task(&[hoard()], false);
+    let first = desk_on(&blobs);
+    first.observe_task(&[hoard()], false);
+    first.save().await.unwrap();
+    let again = desk_on(&blobs);
+    again.observe_task(&[hoard()], false);
+    let saved = again.save().await.unwrap();
+    assert_eq!(saved.get("hoard").unwrap().parts.len(), 900);
+    assert_eq!(blobs.deletes(), 1, "the copy read again, once");
+    assert_eq!(
+        blobs.keys().len(),
+        2,
+        "the manifest and the one content listed"
+    );
+}

@@ -92,7 +92,9 @@ pub struct Soak {
     pub options: Options,
     pub stack: Stack,
     agents: HashMap<&'static str, TestAgent>,
-    plans: Arc<Mutex<HashMap<String, Plan>>>,
+    /// The dying personas' agents, one a stand-in.
+    agents_of_their_own: Mutex<Vec<TestAgent>>,
+    plans: Plans,
     routes: Routes,
     tally: Arc<Mutex<Tally>>,
 }
@@ -107,6 +109,7 @@ fn behaviour(habit: Habit, watch: Watch) -> Behaviour {
         }
         Habit::RefusesPush => b.refuse_push_registration = true,
         Habit::DropsStreams => b.drop_subscriptions_after = Some(Duration::from_secs(4)),
+        Habit::HugeFilename | Habit::EchoesToken | Habit::Hoards | Habit::Dies => {}
     }
     if watch == Watch::Off {
         b.push_capable = false;
@@ -114,15 +117,60 @@ fn behaviour(habit: Habit, watch: Watch) -> Behaviour {
     b
 }
 
+/// Answers the soak's turns from the plans, and routes each answered turn to its driver.
+fn hook(agent: &TestAgent, plans: &Plans, routes: &Routes, tally: &Arc<Mutex<Tally>>) {
+    let known = plans.clone();
+    agent.respond_with(Arc::new(move |_task, _turn, text| {
+        let Some((id, k)) = plan::parse_turn_text(text) else {
+            return vec![(plan::COMPLETED.into(), "not a soak turn".into())];
+        };
+        let plans = known.lock().unwrap_or_else(|p| p.into_inner());
+        match plans.get(&id).and_then(|p| p.turns.get(k)) {
+            Some(turn) => turn.clone(),
+            None => vec![(plan::WORKING.into(), format!("{id} unplanned turn {k}"))],
+        }
+    }));
+    let mut done = agent.turns_done();
+    let (routes, tally) = (routes.clone(), tally.clone());
+    tokio::spawn(async move {
+        loop {
+            let turn = match done.recv().await {
+                Ok(turn) => turn,
+                // Missing a turn would hang its driver: count what was missed.
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                    eprintln!("soak: {n} turn reports were missed (the driver is overloaded)");
+                    continue;
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+            };
+            let Some((id, k)) = plan::parse_turn_text(&turn.text) else {
+                continue;
+            };
+            *tally
+                .lock()
+                .unwrap()
+                .turns
+                .entry((id.clone(), k))
+                .or_default() += 1;
+            if let Some(route) = routes.lock().unwrap().get(&id) {
+                let _ = route.send((k, turn.task.clone()));
+            }
+        }
+    });
+}
+
+type Plans = Arc<Mutex<HashMap<String, Plan>>>;
+
 impl Soak {
-    /// Starts the soak's agents on their ports and loads the stack.
+    /// Starts the soak's agents on their ports, puts the personas the deploy does not
+    /// know through the registry, and loads the stack.
     pub async fn prepare(options: Options) -> Result<Self, String> {
         let stack = Stack::load(&options.stack).await;
-        let plans: Arc<Mutex<HashMap<String, Plan>>> = Arc::default();
+        let plans: Plans = Arc::default();
         let routes: Routes = Arc::default();
         let tally: Arc<Mutex<Tally>> = Arc::default();
         let mut agents = HashMap::new();
-        for persona in plan::PERSONAS {
+        for persona in plan::PERSONAS.iter().filter(|p| p.port != 0) {
             let agent = TestAgent::try_start(persona.port, behaviour(persona.habit, persona.watch))
                 .await
                 .map_err(|e| {
@@ -131,56 +179,44 @@ impl Soak {
                         persona.name, persona.port
                     )
                 })?;
-            let known = plans.clone();
-            agent.respond_with(Arc::new(move |_task, _turn, text| {
-                let Some((id, k)) = plan::parse_turn_text(text) else {
-                    return vec![(plan::COMPLETED.into(), "not a soak turn".into())];
-                };
-                let plans = known.lock().unwrap_or_else(|p| p.into_inner());
-                match plans.get(&id).and_then(|p| p.turns.get(k)) {
-                    Some(turn) => turn.clone(),
-                    None => vec![(plan::WORKING.into(), format!("{id} unplanned turn {k}"))],
-                }
-            }));
-            let mut done = agent.turns_done();
-            let (routes, tally) = (routes.clone(), tally.clone());
-            tokio::spawn(async move {
-                loop {
-                    let turn = match done.recv().await {
-                        Ok(turn) => turn,
-                        // Missing a turn would hang its driver: count what was missed.
-                        Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                            eprintln!(
-                                "soak: {n} turn reports were missed (the driver is overloaded)"
-                            );
-                            continue;
-                        }
-                        Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
-                    };
-                    let Some((id, k)) = plan::parse_turn_text(&turn.text) else {
-                        continue;
-                    };
-                    *tally
-                        .lock()
-                        .unwrap()
-                        .turns
-                        .entry((id.clone(), k))
-                        .or_default() += 1;
-                    if let Some(route) = routes.lock().unwrap().get(&id) {
-                        let _ = route.send((k, turn.task.clone()));
-                    }
-                }
-            });
+            if !persona.deployed {
+                put_agent(&stack, persona.name, persona.entry(&agent.url)).await?;
+            }
+            hook(&agent, &plans, &routes, &tally);
             agents.insert(persona.name, agent);
         }
         Ok(Self {
             options,
             stack,
             agents,
+            agents_of_their_own: Mutex::default(),
             plans,
             routes,
             tally,
         })
+    }
+
+    /// The agent a stand-in talks to, and its id in the registry: a dying persona's is an
+    /// agent of its own, started and registered here.
+    async fn agent_for(&self, plan: &Plan) -> Result<(TestAgent, String), String> {
+        let persona = plan.persona;
+        if persona.port != 0 {
+            return Ok((self.agents[persona.name].clone(), persona.name.to_owned()));
+        }
+        let agent = TestAgent::try_start(0, behaviour(persona.habit, persona.watch))
+            .await
+            .map_err(|e| format!("an agent of its own for {}: {e}", plan.id))?;
+        hook(&agent, &self.plans, &self.routes, &self.tally);
+        let name = format!("{}-agent", plan.id);
+        put_agent(&self.stack, &name, persona.entry(&agent.url)).await?;
+        self.agents_of_their_own.lock().unwrap().push(agent.clone());
+        Ok((agent, name))
+    }
+
+    fn all_agents(&self) -> Vec<TestAgent> {
+        let mut all: Vec<TestAgent> = self.agents.values().cloned().collect();
+        all.extend(self.agents_of_their_own.lock().unwrap().iter().cloned());
+        all
     }
 
     /// Runs the soak and judges it; the report says whether every promise held.
@@ -276,15 +312,15 @@ impl Soak {
         let executions = observe::executions(&soak.stack, &ids, options.patience).await;
         let dead_letters = observe::dead_letters(&soak.stack).await;
         let tokens: Vec<String> = soak
-            .agents
-            .values()
+            .all_agents()
+            .iter()
             .flat_map(TestAgent::tokens_registered)
             .collect();
         let leaks =
             observe::token_leaks(&soak.stack, &options.stack, &tokens, &ids, began_ms).await;
         let heard_by_stand_in =
             observe::heard_by_the_stand_in(&soak.stack, &options.stack, &ids, began_ms).await;
-        let changes = soak.changes_by_remote();
+        let changes = soak.changes_by_remote(&tokens);
         let turns = std::mem::take(&mut soak.tally.lock().unwrap().turns);
         let mut judged = Vec::new();
         for (plan, run) in runs {
@@ -307,7 +343,14 @@ impl Soak {
                 .and_then(|r| changes.get(r))
                 .cloned()
                 .unwrap_or_default();
-            let mut verdict = oracle::judge(&log, &received, run.cancelled);
+            let own_end = if run.cancelled {
+                Some(plan::CANCELED)
+            } else if plan.ending == Ending::AgentDied {
+                Some(plan::FAILED)
+            } else {
+                None
+            };
+            let mut verdict = oracle::judge(&log, &received, own_end);
             verdict.violations.extend(run.problems.iter().cloned());
             for ((id, k), times) in &turns {
                 if id != &plan.id {
@@ -350,13 +393,22 @@ impl Soak {
         }))
     }
 
-    fn changes_by_remote(&self) -> HashMap<String, Vec<oracle::Change>> {
+    /// Each remote task's changes, as the parent is meant to hear them: a push token an
+    /// agent echoed is blanked (`*` for each character), and the rest scrubbed as every
+    /// note's text is.
+    fn changes_by_remote(&self, tokens: &[String]) -> HashMap<String, Vec<oracle::Change>> {
         let mut all: HashMap<String, Vec<oracle::Change>> = HashMap::new();
-        for agent in self.agents.values() {
+        for agent in self.all_agents() {
             for c in agent.changes() {
+                let mut text = c.text;
+                for token in tokens {
+                    if text.contains(token.as_str()) {
+                        text = text.replace(token.as_str(), &"*".repeat(token.len()));
+                    }
+                }
                 all.entry(c.task).or_default().push(oracle::Change {
                     state: c.state,
-                    text: c.text,
+                    text: standin_wire::scrub::scrub(&text),
                     at_ms: c.at_ms as u64,
                 });
             }
@@ -375,8 +427,17 @@ impl Soak {
             ..Run::default()
         };
         let patience = self.options.patience;
-        let agent = &self.agents[plan.persona.name];
-        let body = json!({"agent": plan.persona.name, "message": plan::turn_text(&plan.id, 0), "task_id": plan.id});
+        let (agent, agent_id) = match self.agent_for(plan).await {
+            Ok(found) => found,
+            Err(problem) => {
+                run.problems.push(problem);
+                return run;
+            }
+        };
+        let agent = &agent;
+        let habit = plan.persona.habit;
+        let body =
+            json!({"agent": agent_id, "message": plan::turn_text(&plan.id, 0), "task_id": plan.id});
         if !self.control(&mut run, "/standins", body, 200).await {
             return run;
         }
@@ -397,6 +458,9 @@ impl Soak {
             if let Some(end) = plan.turns[k].last() {
                 last = end.clone();
             }
+            if habit == Habit::Hoards && k == 0 {
+                hoard(agent, &remote).await;
+            }
             for (pause, step) in &segment.steps {
                 tokio::time::sleep(*pause).await;
                 let (state, text, delivery) = match step {
@@ -407,9 +471,33 @@ impl Soak {
                         text,
                         delivery,
                     } => (ending.state(), text, *delivery),
+                    Step::Die => {
+                        agent.die();
+                        continue;
+                    }
                 };
-                run.deliveries.push(delivery);
-                deliver(agent, &remote, (state, text), &last, delivery).await;
+                match (habit, state) {
+                    (Habit::HugeFilename, plan::INPUT_REQUIRED) => {
+                        run.deliveries.push(Delivery::Normal);
+                        let name = "n".repeat(500_000);
+                        let part = json!({"raw": "aGk=", "filename": name, "mediaType": "application/pdf"});
+                        agent.ask_with_part(&remote, text, part).await;
+                    }
+                    (Habit::EchoesToken, plan::WORKING) => {
+                        let echoed = match agent.configs(&remote).first() {
+                            Some(config) => format!("{text} (echo {})", config.token),
+                            None => text.clone(),
+                        };
+                        run.deliveries.push(delivery);
+                        deliver(agent, &remote, (state, &echoed), &last, delivery).await;
+                        last = (state.to_owned(), echoed);
+                        continue;
+                    }
+                    _ => {
+                        run.deliveries.push(delivery);
+                        deliver(agent, &remote, (state, text), &last, delivery).await;
+                    }
+                }
                 last = (state.to_owned(), text.clone());
             }
             match (&plan.questions[k], plan.ending) {
@@ -453,20 +541,25 @@ impl Soak {
             }
         }
         let deadline = Instant::now() + patience;
-        while !self
-            .stack
-            .notes(&plan.id)
-            .iter()
-            .any(|n| n["final"] == true)
-        {
+        let last = loop {
+            if let Some(last) = self
+                .stack
+                .notes(&plan.id)
+                .into_iter()
+                .find(|n| n["final"] == true)
+            {
+                break last;
+            }
             if Instant::now() > deadline {
                 run.problems.push(format!(
                     "no final note within {patience:?} of the agent's end"
                 ));
-                break;
+                return run;
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
-        }
+        };
+        run.problems
+            .extend(habit_problems(&self.stack, habit, &last, &agent_id).await);
         run
     }
 
@@ -523,6 +616,97 @@ impl Soak {
         run.problems.push(format!("POST {path} kept failing"));
         false
     }
+}
+
+/// The hoarding agent streams artifacts of many small parts, past the manifest's bound.
+async fn hoard(agent: &TestAgent, remote: &str) {
+    let parts: Vec<Value> = (0..plan::HOARD_PARTS)
+        .map(|_| json!({"text": "h".repeat(100)}))
+        .collect();
+    for n in 0..plan::HOARD_ARTIFACTS {
+        let artifact =
+            json!({"artifactId": format!("hoard-{n}"), "name": "transcript", "parts": parts});
+        agent.artifact_update(remote, artifact, false, true).await;
+    }
+}
+
+/// Every artifact the control API lists for a stand-in, page by page.
+async fn artifacts_listed(stack: &Stack, id: &str) -> Result<Vec<Value>, String> {
+    let mut listed = Vec::new();
+    let mut path = format!("/standins/{id}/artifacts");
+    for _ in 0..100 {
+        let (status, page) = stack
+            .try_control("GET", &path, None)
+            .await
+            .map_err(|e| format!("GET {path}: {e}"))?;
+        if status != 200 {
+            return Err(format!("GET {path} answered {status}: {page}"));
+        }
+        listed.extend(page["artifacts"].as_array().into_iter().flatten().cloned());
+        match page["next"].as_str() {
+            Some(after) => path = format!("/standins/{id}/artifacts?after={after}"),
+            None => return Ok(listed),
+        }
+    }
+    Err(format!("GET /standins/{id}/artifacts: more than 100 pages"))
+}
+
+/// What a persona's end must show beyond the oracle's rules: the hoard kept within the
+/// manifest's bound and marked truncated, a dead agent named with the cause.
+async fn habit_problems(stack: &Stack, habit: Habit, last: &Value, agent_id: &str) -> Vec<String> {
+    match habit {
+        Habit::Hoards => {
+            let id = last["task_id"].as_str().unwrap_or_default();
+            let listed = match artifacts_listed(stack, id).await {
+                Ok(listed) => listed,
+                Err(problem) => return vec![problem],
+            };
+            let parts: usize = listed
+                .iter()
+                .map(|a| a["parts"].as_array().map_or(0, Vec::len))
+                .sum();
+            if parts == 0 || parts >= plan::HOARD_ARTIFACTS * plan::HOARD_PARTS {
+                vec![format!(
+                    "the hoard, past the manifest's bound, kept {parts} parts of {}",
+                    plan::HOARD_ARTIFACTS * plan::HOARD_PARTS
+                )]
+            } else if !listed.iter().any(|a| a["truncated"] == true) {
+                vec!["the hoard, past the manifest's bound, is not marked truncated".to_owned()]
+            } else {
+                Vec::new()
+            }
+        }
+        Habit::Dies => {
+            let text = last["text"].as_str().unwrap_or_default();
+            if last["state"] == plan::FAILED
+                && text.contains(&format!("{agent_id:?}"))
+                && text.contains("unreachable")
+            {
+                Vec::new()
+            } else {
+                vec![format!(
+                    "the dead agent's stand-in did not end FAILED naming it and the cause: {} {text:?}",
+                    last["state"]
+                )]
+            }
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// Puts an agent entry through the registry.
+async fn put_agent(stack: &Stack, id: &str, entry: Value) -> Result<(), String> {
+    let path = format!("/agents/{id}");
+    for _ in 0..8 {
+        match stack.try_control("PUT", &path, Some(entry.clone())).await {
+            Ok((200, _)) => return Ok(()),
+            Ok((status, body)) if status != 429 && status < 500 => {
+                return Err(format!("PUT {path} answered {status}: {body}"));
+            }
+            _ => tokio::time::sleep(Duration::from_secs(1)).await,
+        }
+    }
+    Err(format!("PUT {path} kept failing"))
 }
 
 /// The agent makes a change and delivers its push the way `delivery` says.

@@ -65,9 +65,10 @@ const TERMINAL: [&str; 4] = [
 ];
 
 /// Judges one stand-in: `changes` is the agent's log for its task, `received` the notes;
-/// `parent_cancelled` when the parent cancelled it (a final CANCELED is then the truth
-/// even if the cancel never reached an agent whose task was still open).
-pub fn judge(changes: &[Change], received: &[Received], parent_cancelled: bool) -> Verdict {
+/// `own_end` is the state of a final note the stand-in may decide without its agent (a
+/// parent's cancel ends it CANCELED, an agent dead for good FAILED): the truth then even
+/// though the agent's task never ended, but only while it was still open.
+pub fn judge(changes: &[Change], received: &[Received], own_end: Option<&str>) -> Verdict {
     let mut verdict = Verdict::default();
     let mut firsts: Vec<&Received> = Vec::new();
     for note in received {
@@ -97,16 +98,17 @@ pub fn judge(changes: &[Change], received: &[Received], parent_cancelled: bool) 
             break;
         }
     }
-    // The parent's cancel ends the stand-in CANCELED even when the agent never heard it
-    // (its task still open): that final note is the parent's truth, not an agent state.
-    let cancel_unheard = parent_cancelled
-        && firsts
+    // The parent's cancel ends the stand-in CANCELED even when the agent never heard it,
+    // and a dead agent's stand-in ends FAILED (its task still open): that final note is
+    // the stand-in's truth, not an agent state.
+    let own_end_told = own_end.is_some_and(|state| {
+        firsts
             .last()
-            .is_some_and(|n| n.is_final && n.state == "TASK_STATE_CANCELED")
-        && changes
-            .last()
-            .is_none_or(|c| !TERMINAL.contains(&c.state.as_str()));
-    let told = if cancel_unheard {
+            .is_some_and(|n| n.is_final && n.state == state)
+    }) && changes
+        .last()
+        .is_none_or(|c| !TERMINAL.contains(&c.state.as_str()));
+    let told = if own_end_told {
         &firsts[..firsts.len() - 1]
     } else {
         &firsts[..]
@@ -142,7 +144,7 @@ pub fn judge(changes: &[Change], received: &[Received], parent_cancelled: bool) 
                     last.seq
                 ));
             }
-            if !matches(last, truth) && !cancel_unheard {
+            if !matches(last, truth) && !own_end_told {
                 verdict.violations.push(format!(
                     "the final note says {} {:?}, the agent ended {} {:?}",
                     last.state, last.text, truth.state, truth.text
@@ -215,7 +217,7 @@ mod tests {
             note(4, "TASK_STATE_WORKING", "t1", false, 410),
             note(5, "TASK_STATE_COMPLETED", "done", true, 900),
         ];
-        let v = judge(&log(), &notes, false);
+        let v = judge(&log(), &notes, None);
         assert_eq!(v.violations, Vec::<String>::new());
         assert_eq!(
             v.heard_ms,
@@ -231,7 +233,7 @@ mod tests {
             note(2, "TASK_STATE_INPUT_REQUIRED", "q1", false, 390),
             note(3, "TASK_STATE_COMPLETED", "done", true, 900),
         ];
-        let v = judge(&log(), &notes, false);
+        let v = judge(&log(), &notes, None);
         assert_eq!(v.violations, Vec::<String>::new());
         assert_eq!((v.coalesced, v.duplicates), (2, 1));
     }
@@ -242,33 +244,33 @@ mod tests {
             note(1, "TASK_STATE_WORKING", "t0", false, 150),
             note(3, "TASK_STATE_COMPLETED", "done", true, 900),
         ];
-        assert!(judge(&log(), &gap, false).violations[0].contains("seq 3"));
+        assert!(judge(&log(), &gap, None).violations[0].contains("seq 3"));
         let reordered = vec![
             note(2, "TASK_STATE_WORKING", "p0", false, 260),
             note(1, "TASK_STATE_WORKING", "t0", false, 270),
             note(3, "TASK_STATE_COMPLETED", "done", true, 900),
         ];
-        assert!(!judge(&log(), &reordered, false).violations.is_empty());
+        assert!(!judge(&log(), &reordered, None).violations.is_empty());
         let backwards = vec![
             note(1, "TASK_STATE_WORKING", "p0", false, 260),
             note(2, "TASK_STATE_WORKING", "t0", false, 270),
             note(3, "TASK_STATE_COMPLETED", "done", true, 900),
         ];
-        assert!(judge(&log(), &backwards, false).violations[0].contains("never had"));
+        assert!(judge(&log(), &backwards, None).violations[0].contains("never had"));
         let wrong_end = vec![note(1, "TASK_STATE_FAILED", "turn failed", true, 900)];
-        let v = judge(&log(), &wrong_end, false);
+        let v = judge(&log(), &wrong_end, None);
         assert!(v.violations.iter().any(|m| m.contains("never had")));
         assert!(v.violations.iter().any(|m| m.contains("the agent ended")));
         let unfinished = vec![note(1, "TASK_STATE_WORKING", "t0", false, 150)];
         assert_eq!(
-            judge(&log(), &unfinished, false).violations,
+            judge(&log(), &unfinished, None).violations,
             vec!["no final note".to_owned()]
         );
         let twice = vec![
             note(1, "TASK_STATE_WORKING", "t0", false, 150),
             note(1, "TASK_STATE_COMPLETED", "done", true, 900),
         ];
-        assert!(judge(&log(), &twice, false).violations[0].contains("different content"));
+        assert!(judge(&log(), &twice, None).violations[0].contains("different content"));
     }
 
     #[test]
@@ -278,9 +280,12 @@ mod tests {
             note(1, "TASK_STATE_WORKING", "t0", false, 5),
             note(2, "TASK_STATE_CANCELED", "cancelled by the parent", true, 9),
         ];
-        assert_eq!(judge(&open, &notes, true).violations, Vec::<String>::new());
+        assert_eq!(
+            judge(&open, &notes, Some("TASK_STATE_CANCELED")).violations,
+            Vec::<String>::new()
+        );
         assert!(
-            judge(&open, &notes, false)
+            judge(&open, &notes, None)
                 .violations
                 .iter()
                 .any(|m| m.contains("the agent ended"))
@@ -290,10 +295,27 @@ mod tests {
             change("TASK_STATE_COMPLETED", "done", 2),
         ];
         assert!(
-            judge(&done, &notes, true)
+            judge(&done, &notes, Some("TASK_STATE_CANCELED"))
                 .violations
                 .iter()
                 .any(|m| m.contains("the agent ended"))
+        );
+    }
+
+    #[test]
+    fn a_dead_agents_stand_in_may_end_failed_while_the_task_is_open() {
+        let open = vec![change("TASK_STATE_WORKING", "t0", 1)];
+        let notes = vec![
+            note(1, "TASK_STATE_WORKING", "t0", false, 5),
+            note(2, "TASK_STATE_FAILED", "agent unreachable", true, 9),
+        ];
+        let dead = Some("TASK_STATE_FAILED");
+        assert_eq!(judge(&open, &notes, dead).violations, Vec::<String>::new());
+        assert!(
+            !judge(&open, &notes, Some("TASK_STATE_CANCELED"))
+                .violations
+                .is_empty(),
+            "only the end the stand-in may decide"
         );
     }
 
@@ -308,7 +330,7 @@ mod tests {
             note(2, "TASK_STATE_CANCELED", "canceled by the parent", true, 9),
         ];
         assert_eq!(
-            judge(&changes, &notes, true).violations,
+            judge(&changes, &notes, Some("TASK_STATE_CANCELED")).violations,
             Vec::<String>::new()
         );
     }

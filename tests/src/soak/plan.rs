@@ -55,14 +55,17 @@ impl Watch {
     }
 }
 
-/// A soak persona: an agent of `tests/registry-agents.json` (put through the registry) served by the soak on `port`, how the
-/// stand-in hears it, and how the agent misbehaves all the time.
+/// A soak persona: an agent served by the soak on `port` (0: an agent of its own for each
+/// stand-in, which dies), how the stand-in hears it, and how the agent misbehaves all the
+/// time. `deployed` personas are in `tests/registry-agents.json`; the soak puts the others
+/// through the registry when it starts.
 #[derive(Clone, Copy, Debug)]
 pub struct Persona {
     pub name: &'static str,
     pub port: u16,
     pub watch: Watch,
     pub habit: Habit,
+    pub deployed: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,46 +77,114 @@ pub enum Habit {
     RefusesPush,
     /// Drops every subscription after 4 s.
     DropsStreams,
+    /// Asks each question with a file part whose name is 500 KB.
+    HugeFilename,
+    /// Echoes the stand-in's push token in every progress text.
+    EchoesToken,
+    /// Streams artifacts of many small parts, past the manifest's bound, after the first
+    /// turn.
+    Hoards,
+    /// Dies for good where another agent would end its task (and each stand-in has an
+    /// agent of its own).
+    Dies,
 }
 
-pub const PERSONAS: [Persona; 6] = [
+/// How long the soak's dying agents may be unreachable before their stand-ins end (the
+/// entry's `max_unreachable`).
+pub const DIES_MAX_UNREACHABLE_SECS: u64 = 10;
+/// The hoarding agent's artifacts, each of this many small parts: about 450 bytes a part
+/// in the manifest, so 5,400 parts are past its 2 MiB.
+pub const HOARD_ARTIFACTS: usize = 6;
+pub const HOARD_PARTS: usize = 900;
+
+pub const PERSONAS: [Persona; 10] = [
     Persona {
         name: "soak-push-a",
         port: 27150,
         watch: Watch::Push,
         habit: Habit::Polite,
+        deployed: true,
     },
     Persona {
         name: "soak-push-b",
         port: 27151,
         watch: Watch::Push,
         habit: Habit::Slow,
+        deployed: true,
     },
     Persona {
         name: "soak-push-c",
         port: 27152,
         watch: Watch::Follow,
         habit: Habit::RefusesPush,
+        deployed: true,
     },
     Persona {
         name: "soak-follow-a",
         port: 27153,
         watch: Watch::Follow,
         habit: Habit::DropsStreams,
+        deployed: true,
     },
     Persona {
         name: "soak-follow-b",
         port: 27154,
         watch: Watch::Follow,
         habit: Habit::Polite,
+        deployed: true,
     },
     Persona {
         name: "soak-off",
         port: 27155,
         watch: Watch::Off,
         habit: Habit::Polite,
+        deployed: true,
+    },
+    Persona {
+        name: "soak-hugename",
+        port: 27156,
+        watch: Watch::Push,
+        habit: Habit::HugeFilename,
+        deployed: false,
+    },
+    Persona {
+        name: "soak-echo",
+        port: 27157,
+        watch: Watch::Push,
+        habit: Habit::EchoesToken,
+        deployed: false,
+    },
+    Persona {
+        name: "soak-hoard",
+        port: 27158,
+        watch: Watch::Follow,
+        habit: Habit::Hoards,
+        deployed: false,
+    },
+    Persona {
+        name: "soak-dies",
+        port: 0,
+        watch: Watch::Follow,
+        habit: Habit::Dies,
+        deployed: false,
     },
 ];
+
+impl Persona {
+    /// Its registry entry, for the personas the soak puts through the registry.
+    pub fn entry(&self, url: &str) -> serde_json::Value {
+        let updates = match self.watch {
+            Watch::Push => "auto",
+            Watch::Follow => "follow",
+            Watch::Off => "off",
+        };
+        let mut entry = serde_json::json!({"url": url, "follow_interval": 1, "updates": updates});
+        if self.habit == Habit::Dies {
+            entry["max_unreachable"] = DIES_MAX_UNREACHABLE_SECS.into();
+        }
+        entry
+    }
+}
 
 /// How one change's push reaches the stand-in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -164,6 +235,9 @@ pub enum Ending {
     SelfCanceled,
     /// The parent cancels the stand-in.
     ParentCancel,
+    /// The agent dies with its task open; the stand-in ends FAILED once it has been
+    /// unreachable for its `max_unreachable`.
+    AgentDied,
 }
 
 impl Ending {
@@ -173,6 +247,7 @@ impl Ending {
             Ending::Failed => "failed",
             Ending::SelfCanceled => "canceled by the agent",
             Ending::ParentCancel => "canceled by the parent",
+            Ending::AgentDied => "the agent died",
         }
     }
 
@@ -180,7 +255,7 @@ impl Ending {
     pub fn state(self) -> &'static str {
         match self {
             Ending::Completed => COMPLETED,
-            Ending::Failed => FAILED,
+            Ending::Failed | Ending::AgentDied => FAILED,
             Ending::SelfCanceled | Ending::ParentCancel => CANCELED,
         }
     }
@@ -203,6 +278,8 @@ pub enum Step {
         text: String,
         delivery: Delivery,
     },
+    /// The agent dies.
+    Die,
 }
 
 /// After turn `k` is answered: pauses and steps (push and follow), or nothing (off:
@@ -233,6 +310,7 @@ pub fn plan(tag: &str, seed: u64, index: usize, gap: (Duration, Duration)) -> Pl
     let id = format!("{tag}-s{seed}-{index}");
     let asks = rng.between(0, 2) as usize;
     let ending = match rng.between(1, 100) {
+        _ if persona.habit == Habit::Dies => Ending::AgentDied,
         1..=45 => Ending::Completed,
         46..=60 => Ending::Failed,
         61..=78 => Ending::SelfCanceled,
@@ -281,6 +359,7 @@ pub fn plan(tag: &str, seed: u64, index: usize, gap: (Duration, Duration)) -> Pl
                     text: format!("{id} t{k} last"),
                     delivery,
                 },
+                (None, Ending::AgentDied) => Step::Die,
                 (None, e) => Step::End {
                     ending: e,
                     text: format!("{id} {}", e.name()),
@@ -347,7 +426,7 @@ mod tests {
                 .unwrap()
                 .steps
                 .iter()
-                .any(|(_, s)| matches!(s, Step::End { .. }));
+                .any(|(_, s)| matches!(s, Step::End { .. } | Step::Die));
             let ends_in_turn = p.turns.last().unwrap().last().unwrap().0 != WORKING
                 && p.persona.watch == Watch::Off;
             if p.ending != Ending::ParentCancel {
@@ -374,6 +453,7 @@ mod tests {
             Ending::Failed,
             Ending::SelfCanceled,
             Ending::ParentCancel,
+            Ending::AgentDied,
         ] {
             assert!(plans.iter().any(|p| p.ending == ending), "{ending:?}");
         }
@@ -381,10 +461,11 @@ mod tests {
             .iter()
             .flat_map(|p| &p.segments)
             .flat_map(|s| &s.steps)
-            .map(|(_, s)| match s {
+            .filter_map(|(_, s)| match s {
                 Step::Progress { delivery, .. }
                 | Step::Ask { delivery, .. }
-                | Step::End { delivery, .. } => *delivery,
+                | Step::End { delivery, .. } => Some(*delivery),
+                Step::Die => None,
             })
             .collect();
         assert_eq!(deliveries.len(), 6, "{deliveries:?}");

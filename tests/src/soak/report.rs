@@ -84,6 +84,7 @@ impl Report {
         let (mut notes, mut duplicates, mut coalesced, mut control_retries) = (0, 0, 0, 0);
         let mut deliveries: BTreeMap<Delivery, u64> = BTreeMap::new();
         let mut endings: BTreeMap<&str, u64> = BTreeMap::new();
+        let mut personas: BTreeMap<&str, u64> = BTreeMap::new();
         let mut starts = Vec::new();
         let mut ends = Vec::new();
         let mut intervals = Vec::new();
@@ -112,6 +113,7 @@ impl Report {
                 *deliveries.entry(*d).or_default() += 1;
             }
             *endings.entry(j.plan.ending.name()).or_default() += 1;
+            *personas.entry(j.plan.persona.name).or_default() += 1;
             starts.push(j.run.started_ms);
             if let Some(end) = j
                 .received
@@ -189,6 +191,7 @@ impl Report {
                 "aws_faults": input.proxy["faults"],
                 "agent_deliveries": deliveries.iter().map(|(d, n)| (d.name().to_owned(), json!(n))).collect::<serde_json::Map<_, _>>(),
                 "endings": endings,
+                "personas": personas,
                 "follow_processes_killed": input.kills,
             },
             "outcomes": {

@@ -75,6 +75,8 @@ fn observed_bytes(observed: &Observed) -> usize {
 
 /// Writes of the manifest tried at once before giving up (each after re-reading it).
 const SAVE_ATTEMPTS: usize = 4;
+/// Parts no longer listed deleted at once.
+const DELETES_AT_ONCE: usize = 16;
 
 pub fn manifest_key(task_id: &str) -> String {
     format!("{task_id}/manifest.json")
@@ -287,9 +289,9 @@ impl Desk {
                 _ => load(self.blobs.as_ref(), &self.task_id).await?,
             };
             let before = manifest.clone();
-            let mut gone = edit(&mut manifest, self.bounds);
+            let left = edit(&mut manifest, self.bounds);
             // Content is shared by key: only what no artifact lists any more goes.
-            gone.retain(|key| !manifest.references(key));
+            let gone = manifest.unreferenced(left);
             if manifest == before {
                 self.delete(gone).await;
                 return Ok(manifest);
@@ -308,12 +310,17 @@ impl Desk {
         Err(BlobError::Conflict)
     }
 
+    /// A task listed again may leave thousands of parts behind: they go a few at a time,
+    /// so the deletes fit well within a follow's heartbeat.
     async fn delete(&self, keys: Vec<String>) {
-        for key in keys {
-            if let Err(err) = self.blobs.delete(&key).await {
-                tracing::warn!(error = %err, "a part no longer listed stays until it expires");
-            }
-        }
+        use futures_util::StreamExt as _;
+        futures_util::stream::iter(keys)
+            .for_each_concurrent(DELETES_AT_ONCE, |key| async move {
+                if let Err(err) = self.blobs.delete(&key).await {
+                    tracing::warn!(error = %err, "a part no longer listed stays until it expires");
+                }
+            })
+            .await;
     }
 
     /// An artifact as seen, each part stored (a small one now, a large one was as it

@@ -293,6 +293,24 @@ impl Manifest {
             .any(|p| p.key.as_deref() == Some(key))
     }
 
+    /// Of `keys`, the ones no artifact lists any more, each once (content is shared by
+    /// key: a task listed again names one key for every part of the same content).
+    pub fn unreferenced(&self, keys: Vec<String>) -> Vec<String> {
+        let listed: std::collections::HashSet<&str> = self
+            .artifacts
+            .iter()
+            .flat_map(|e| e.parts.iter())
+            .filter_map(|p| p.key.as_deref())
+            .collect();
+        let mut gone: Vec<String> = keys
+            .into_iter()
+            .filter(|key| !listed.contains(key.as_str()))
+            .collect();
+        gone.sort_unstable();
+        gone.dedup();
+        gone
+    }
+
     /// A streamed update: `append` adds its parts to the artifact of the same id, else
     /// it replaces (or adds) the artifact; `last_chunk` says it is whole. Returns the
     /// keys of stored parts no longer kept (the caller deletes them).

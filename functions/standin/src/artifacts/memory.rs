@@ -15,6 +15,7 @@ pub struct MemoryBlobs {
     largest_call: Mutex<usize>,
     next: Mutex<u64>,
     gets: Mutex<usize>,
+    deletes: Mutex<usize>,
 }
 
 impl MemoryBlobs {
@@ -35,6 +36,11 @@ impl MemoryBlobs {
     /// Every object read.
     pub fn gets(&self) -> usize {
         self.gets.lock().map(|g| *g).unwrap_or_default()
+    }
+
+    /// Every delete asked for.
+    pub fn deletes(&self) -> usize {
+        self.deletes.lock().map(|d| *d).unwrap_or_default()
     }
 
     /// The most bytes one call handed over.
@@ -102,6 +108,9 @@ impl Blobs for MemoryBlobs {
     }
 
     fn delete(&self, key: &str) -> BoxFuture<'_, Result<(), BlobError>> {
+        if let Ok(mut deletes) = self.deletes.lock() {
+            *deletes += 1;
+        }
         let result = self.check(0).map(|()| {
             self.lock().remove(key);
         });
