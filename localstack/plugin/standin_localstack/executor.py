@@ -27,10 +27,13 @@ from standin_localstack.runtime_api import Invocation, RuntimeApi, deadline_ms, 
 
 LOG = logging.getLogger(__name__)
 STOP_GRACE_S = 2.0
-POLL_S = 0.02
-# How often a waiting invocation checks that its process still lives (a follow waits for
-# minutes; hundreds of them polling every POLL_S kept a core busy).
-AWAIT_POLL_S = 0.25
+# How often a starting environment checks that its process still lives (its first poll
+# ends the wait at once).
+POLL_S = 0.1
+# How often a waiting invocation checks that its process still lives. Every wake-up takes
+# LocalStack's one interpreter lock: hundreds of invocations polling every 20 ms kept a
+# core busy, and at 300 stand-ins at once four a second each still starved the rest.
+AWAIT_POLL_S = 1.0
 # Inherited from LocalStack's own environment; everything else comes from the function.
 PASS_THROUGH = ("PATH", "LANG", "HOME", "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR")
 # Where the tests learn the secret key of each function's role credentials (LocalStack
@@ -169,13 +172,12 @@ class HostRuntimeExecutor(RuntimeExecutor):
 
     def _wait_ready(self, deadline: float) -> bool:
         while time.monotonic() < deadline:
-            if self.api.polled.is_set():
+            if self.api.polled.wait(POLL_S):
                 return True
             with self._lock:
                 exited = self.process is None or self.process.poll() is not None
             if exited:
                 return False
-            time.sleep(POLL_S)
         return False
 
     def _tail(self, lines: int = 20) -> str:

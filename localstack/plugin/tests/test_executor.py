@@ -138,6 +138,17 @@ class ExecutorTest(ExecutorCase):
         with self.assertRaises(ProcessLookupError):
             os.kill(pid, 0)
 
+    def test_an_idle_environment_waits_without_waking_and_still_stops_at_once(self):
+        executor = self.start()
+        self.invoke(executor, {})
+        server = executor.api._server
+        self.assertIsNone(server.timeout, "its runtime API waits for a connection, never polls")
+        began = time.monotonic()
+        executor.stop()
+        self.started.remove(executor)
+        self.assertLess(time.monotonic() - began, 3.0)
+        self.assertFalse(executor.api._thread.is_alive(), "its server thread ended")
+
 
 class InvokeFaultTest(ExecutorCase):
     """Rules in STANDIN_INVOKE_FAULTS: Lambda's delivery late, twice, or never."""
