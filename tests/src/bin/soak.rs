@@ -8,12 +8,13 @@ use std::time::Duration;
 use standin_integration::soak::{Options, Soak};
 
 const USAGE: &str = "usage: soak [--stack NAME] [--standins N] [--concurrency N] [--minutes M]
-            [--gap-ms LOW-HIGH] [--seed S] [--profile FILE] [--kill-follow-every SECS]
-            [--patience SECS] [--out DIR]
+            [--gap-ms LOW-HIGH] [--starts-per-sec R] [--seed S] [--profile FILE]
+            [--kill-follow-every SECS] [--patience SECS] [--out DIR]
   --standins N            stand-ins in all (default 100)
   --concurrency N         at most this many at once (default 100)
   --minutes M             no new stand-in starts after M minutes (default: all start)
   --gap-ms LOW-HIGH       pause before each change an agent makes (default 2000-12000)
+  --starts-per-sec R      start at most R stand-ins a second (default: all at once)
   --seed S                names the run: the same seed, the same plans (default 1)
   --profile FILE          fault profile for the fault proxy (default: none)
   --kill-follow-every S   kill a follow process every S seconds (0: never; default 60)
@@ -51,6 +52,15 @@ fn parse(args: &[String]) -> Result<Options, String> {
                     return Err(format!("--gap-ms: {low} is more than {high}"));
                 }
                 o.gap = (Duration::from_millis(low), Duration::from_millis(high));
+            }
+            "--starts-per-sec" => {
+                let rate: f64 = value
+                    .parse()
+                    .map_err(|_| format!("--starts-per-sec: {value:?} is not a number"))?;
+                if !(rate > 0.0 && rate.is_finite()) {
+                    return Err(format!("--starts-per-sec: {value} is not above 0"));
+                }
+                o.starts_per_sec = Some(rate);
             }
             "--seed" => o.seed = number(value)?,
             "--profile" => {

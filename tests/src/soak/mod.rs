@@ -35,6 +35,8 @@ pub struct Options {
     pub duration: Option<Duration>,
     /// The pause before each change an agent makes between turns.
     pub gap: (Duration, Duration),
+    /// At most this many stand-ins start a second (None: as fast as slots free up).
+    pub starts_per_sec: Option<f64>,
     pub seed: u64,
     /// A fault profile for the fault proxy (None: no faults between functions and AWS).
     pub profile: Option<PathBuf>,
@@ -54,6 +56,7 @@ impl Default for Options {
             concurrency: 100,
             duration: None,
             gap: (Duration::from_secs(2), Duration::from_secs(12)),
+            starts_per_sec: None,
             seed: 1,
             profile: None,
             kill_follow_every: Some(Duration::from_secs(60)),
@@ -269,6 +272,10 @@ impl Soak {
                 .is_some_and(|limit| began.elapsed() > limit)
             {
                 break;
+            }
+            if let Some(rate) = options.starts_per_sec {
+                let due = began + Duration::from_secs_f64(index as f64 / rate);
+                tokio::time::sleep_until(due.into()).await;
             }
             let permit = slots
                 .clone()

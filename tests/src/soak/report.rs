@@ -169,6 +169,7 @@ impl Report {
                 "standins_asked": input.options.standins,
                 "concurrency": input.options.concurrency,
                 "gap_ms": [input.options.gap.0.as_millis() as u64, input.options.gap.1.as_millis() as u64],
+                "starts_per_sec": input.options.starts_per_sec,
                 "profile": input.options.profile.as_ref().map(|p| p.display().to_string()),
                 "seconds": seconds.round(),
             },

@@ -430,13 +430,11 @@ impl<S: RowStore, D: Doorbell, A: Agent> Following<'_, S, D, A> {
                 }
             };
         }
-        if err.refuses_subscribe() {
-            return self.poll_instead(remote, &err.to_string()).await;
-        }
-        if matches!(err, RemoteError::TooLarge { .. }) {
-            // A subscription replays the task and streams the same event again: past the
-            // bound it would be read, refused and subscribed to for ever. GetTask reads the
-            // task its own way (history skimmed, artifacts stored as they come).
+        // Refused, or an event past the bound (each subscription replays the task and
+        // streams that event again: it would be read, refused and subscribed to for ever):
+        // GetTask reads the task its own way (history skimmed, artifacts stored as they
+        // come).
+        if err.refuses_subscribe() || matches!(err, RemoteError::TooLarge { .. }) {
             return self.poll_instead(remote, &err.to_string()).await;
         }
         self.failed += 1;
