@@ -37,15 +37,26 @@ start_fault_proxy() {
 # notes also go to the default event bus, where a test routes them with a rule; every AWS
 # call is logged with its IAM action, for the test that checks the policies; the SigV4
 # test agent (tests/peers) stands where AgentCore Runtime's data plane would be.
+# Further NAME=VALUE arguments replace the parameters above (the soak's --stack-params).
 deploy_test_stack() {
-  local name=$1 agents
+  local name=$1 agents kv
+  shift
   agents=$(python3 -c 'import json; print(json.dumps(json.dumps(json.load(open("tests/agents.json")), separators=(",", ":"))))')
+  local -A params=(
+    [Endpoint]=localstack [HistoryBound]=8 [TurnWindowSecs]=10 [IdleRecheckSecs]=90
+    [FollowWindowSecs]=20 [NoteBusName]=default [RecordAwsCalls]=true
+    [PushRateLimit]=75 [PushBurstLimit]=150 [MaxArtifactBytes]=26214400
+    [AgentCaFile]="$STANDIN_ROOT/remote/tests/data/tls/ca.pem"
+    [AgentCoreEndpoint]=http://127.0.0.1:27166 [Agents]="$agents"
+  )
+  for kv in "$@"; do
+    [[ "$kv" == *=* ]] || { echo "deploy_test_stack: $kv is not NAME=VALUE" >&2; return 1; }
+    params[${kv%%=*}]=${kv#*=}
+  done
+  local overrides=()
+  for kv in "${!params[@]}"; do overrides+=("$kv=${params[$kv]}"); done
   bash "$STANDIN_ROOT/localstack/deploy" template.yaml "$name" \
-    --parameter-overrides Endpoint=localstack HistoryBound=8 TurnWindowSecs=10 IdleRecheckSecs=90 FollowWindowSecs=20 NoteBusName=default RecordAwsCalls=true \
-    PushRateLimit=75 PushBurstLimit=150 MaxArtifactBytes=26214400 \
-    "AgentCaFile=$STANDIN_ROOT/remote/tests/data/tls/ca.pem" \
-    AgentCoreEndpoint=http://127.0.0.1:27166 \
-    "Agents=$agents" >/dev/null
+    --parameter-overrides "${overrides[@]}" >/dev/null
   # The rest of the test agents (the soak's personas) go through the registry, as an
   # operator adds agents without a redeploy: the CLI puts each through the control API.
   cargo build --locked -q -p standin-cli

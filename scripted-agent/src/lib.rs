@@ -594,7 +594,7 @@ fn sse(
             json!({"result": v, "id": id, "jsonrpc": "2.0"})
         ))
     };
-    let first: Vec<Result<Bytes, Infallible>> = events.iter().map(|e| Ok(frame(e))).collect();
+    let first: Vec<Result<Bytes, std::io::Error>> = events.iter().map(|e| Ok(frame(e))).collect();
     let head = futures_util::stream::iter(first);
     let body = match live {
         None => Body::from_stream(head),
@@ -613,7 +613,12 @@ fn sse(
                         loop {
                             let far = tokio::time::Instant::now() + Duration::from_secs(86_400);
                             let next = tokio::select! {
-                                _ = dead.wait_for(|dead| *dead) => return None,
+                                // A dead process ends no stream cleanly: the body fails, and
+                                // the connection is cut without its last chunk.
+                                _ = dead.wait_for(|dead| *dead) => {
+                                    let died = std::io::Error::other("the agent died");
+                                    return Some((Err(died), (rx, true, guard)));
+                                }
                                 r = tokio::time::timeout_at(deadline.unwrap_or(far), rx.recv()) => match r {
                                     Ok(r) => r,
                                     Err(_) => return None,
@@ -627,7 +632,7 @@ fn sse(
                                         .to_owned();
                                     let end = TERMINAL.contains(&state.as_str());
                                     return Some((
-                                        Ok::<_, Infallible>(frame(&event)),
+                                        Ok::<_, std::io::Error>(frame(&event)),
                                         (rx, end, guard),
                                     ));
                                 }

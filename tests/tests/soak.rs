@@ -54,13 +54,20 @@ async fn a_reduced_soak_keeps_every_promise_under_faults() {
         "{faults}"
     );
     assert_eq!(report.json["run"]["standins"], 24);
-    // Every persona ran: a huge filename, an echoed token, a manifest past its bound and a
-    // dying agent among them (their own checks are in the oracle's verdict).
+    // Every persona ran, and the new habits acted at least once each (a huge filename
+    // asked with, a token echoed, a manifest past its bound, an agent dead), so their own
+    // checks in the verdict had something to judge.
     for persona in standin_integration::soak::plan::PERSONAS {
         assert!(
             faults["personas"][persona.name].as_u64().unwrap_or(0) >= 1,
             "{} never ran: {faults}",
             persona.name
+        );
+    }
+    for persona in ["soak-hugename", "soak-echo", "soak-hoard", "soak-dies"] {
+        assert!(
+            faults["habit_acts"][persona].as_u64().unwrap_or(0) >= 1,
+            "{persona}'s habit never acted: {faults}"
         );
     }
     assert!(report.json["load"]["notes"].as_u64().unwrap() >= 24 * 2);

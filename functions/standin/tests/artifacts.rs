@@ -1106,7 +1106,6 @@ async fn a_task_listed_again_deletes_each_key_it_leaves_behind_once() {
             .collect(),
         ..Artifact::default()
     };
-    desk_on(&blobs).observe_task(&[hoard()], false);
     let first = desk_on(&blobs);
     first.observe_task(&[hoard()], false);
     first.save().await.unwrap();
@@ -1120,4 +1119,31 @@ async fn a_task_listed_again_deletes_each_key_it_leaves_behind_once() {
         2,
         "the manifest and the one content listed"
     );
+}
+
+/// A task listed again keeps the manifest's copy of a content and deletes its own; a part
+/// of that content read later in the same invocation is stored anew, not linked to the
+/// copy just deleted (the sink remembered it, and the new artifact linked to nothing).
+#[tokio::test]
+async fn content_read_after_its_copy_was_deleted_is_stored_again() {
+    let blobs = Arc::new(MemoryBlobs::default());
+    let first = desk_on(&blobs);
+    first.observe_task(&[artifact("a", "the same words")], false);
+    first.save().await.unwrap();
+    let again = desk_on(&blobs);
+    again.observe_task(&[artifact("a", "the same words")], false);
+    again.save().await.unwrap();
+    again.observe_update(&ArtifactUpdate {
+        artifact: artifact("b", "the same words"),
+        append: false,
+        last_chunk: true,
+    });
+    let saved = again.save().await.unwrap();
+    for id in ["a", "b"] {
+        let key = saved.get(id).unwrap().parts[0].key.clone().unwrap();
+        assert!(
+            blobs.object(&key).is_some(),
+            "{id} links to content that exists"
+        );
+    }
 }

@@ -8,13 +8,14 @@ use std::time::Duration;
 use standin_integration::soak::{Options, Soak};
 
 const USAGE: &str = "usage: soak [--stack NAME] [--standins N] [--concurrency N] [--minutes M]
-            [--gap-ms LOW-HIGH] [--starts-per-sec R] [--seed S] [--profile FILE]
+            [--gap-ms LOW-HIGH] [--starts-per-sec R] [--stack-params TEXT] [--seed S] [--profile FILE]
             [--kill-follow-every SECS] [--patience SECS] [--out DIR]
   --standins N            stand-ins in all (default 100)
   --concurrency N         at most this many at once (default 100)
   --minutes M             no new stand-in starts after M minutes (default: all start)
   --gap-ms LOW-HIGH       pause before each change an agent makes (default 2000-12000)
   --starts-per-sec R      start at most R stand-ins a second (default: all at once)
+  --stack-params TEXT     the test stack's changed parameters, as deployed (for the report)
   --seed S                names the run: the same seed, the same plans (default 1)
   --profile FILE          fault profile for the fault proxy (default: none)
   --kill-follow-every S   kill a follow process every S seconds (0: never; default 60)
@@ -62,6 +63,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 }
                 o.starts_per_sec = Some(rate);
             }
+            "--stack-params" => o.stack_params = Some(value.clone()),
             "--seed" => o.seed = number(value)?,
             "--profile" => {
                 let path = PathBuf::from(value);

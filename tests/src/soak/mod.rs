@@ -37,6 +37,9 @@ pub struct Options {
     pub gap: (Duration, Duration),
     /// At most this many stand-ins start a second (None: as fast as slots free up).
     pub starts_per_sec: Option<f64>,
+    /// The test stack's parameters this run deployed differently, as given (the report
+    /// says them).
+    pub stack_params: Option<String>,
     pub seed: u64,
     /// A fault profile for the fault proxy (None: no faults between functions and AWS).
     pub profile: Option<PathBuf>,
@@ -57,6 +60,7 @@ impl Default for Options {
             duration: None,
             gap: (Duration::from_secs(2), Duration::from_secs(12)),
             starts_per_sec: None,
+            stack_params: None,
             seed: 1,
             profile: None,
             kill_follow_every: Some(Duration::from_secs(60)),
@@ -80,6 +84,9 @@ pub struct Run {
     pub deliveries: Vec<Delivery>,
     /// The parent cancelled it (the control API took the cancel).
     pub cancelled: bool,
+    /// Its persona's habit acted (a token echoed, a huge name asked with, a hoard
+    /// streamed, the agent dead), so the habit's own check had something to judge.
+    pub habit_acts: u64,
 }
 
 /// Where each stand-in's driver hears that its agent answered turn `k` (of remote task).
@@ -97,6 +104,8 @@ pub struct Soak {
     agents: HashMap<&'static str, TestAgent>,
     /// The dying personas' agents, one a stand-in.
     agents_of_their_own: Mutex<Vec<TestAgent>>,
+    /// The next of [`plan::DIES_PORTS`] to try.
+    next_dies_port: std::sync::atomic::AtomicU16,
     plans: Plans,
     routes: Routes,
     tally: Arc<Mutex<Tally>>,
@@ -193,6 +202,7 @@ impl Soak {
             stack,
             agents,
             agents_of_their_own: Mutex::default(),
+            next_dies_port: std::sync::atomic::AtomicU16::new(plan::DIES_PORTS.start),
             plans,
             routes,
             tally,
@@ -206,9 +216,28 @@ impl Soak {
         if persona.port != 0 {
             return Ok((self.agents[persona.name].clone(), persona.name.to_owned()));
         }
-        let agent = TestAgent::try_start(0, behaviour(persona.habit, persona.watch))
-            .await
-            .map_err(|e| format!("an agent of its own for {}: {e}", plan.id))?;
+        let mut started = None;
+        for _ in plan::DIES_PORTS {
+            let port = self
+                .next_dies_port
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if !plan::DIES_PORTS.contains(&port) {
+                break;
+            }
+            if let Ok(agent) =
+                TestAgent::try_start(port, behaviour(persona.habit, persona.watch)).await
+            {
+                started = Some(agent);
+                break;
+            }
+        }
+        let agent = started.ok_or_else(|| {
+            format!(
+                "an agent of its own for {}: no free port left in {:?}",
+                plan.id,
+                plan::DIES_PORTS
+            )
+        })?;
         hook(&agent, &self.plans, &self.routes, &self.tally);
         let name = format!("{}-agent", plan.id);
         put_agent(&self.stack, &name, persona.entry(&agent.url)).await?;
@@ -265,6 +294,7 @@ impl Soak {
             })
         };
         let slots = Arc::new(Semaphore::new(options.concurrency));
+        let mut next_start = Instant::now();
         let mut handles = Vec::new();
         for index in 0..options.standins {
             if options
@@ -273,15 +303,18 @@ impl Soak {
             {
                 break;
             }
-            if let Some(rate) = options.starts_per_sec {
-                let due = began + Duration::from_secs_f64(index as f64 / rate);
-                tokio::time::sleep_until(due.into()).await;
-            }
             let permit = slots
                 .clone()
                 .acquire_owned()
                 .await
                 .map_err(|e| e.to_string())?;
+            if let Some(rate) = options.starts_per_sec {
+                // Paced from the last start, not from the beginning: after a wait for a
+                // slot the next ones do not start back to back.
+                let due = next_start.max(Instant::now());
+                tokio::time::sleep_until(due.into()).await;
+                next_start = due + Duration::from_secs_f64(1.0 / rate);
+            }
             let plan = plan::plan(&tag, options.seed, index, options.gap);
             let (tx, rx) = mpsc::unbounded_channel();
             soak.routes.lock().unwrap().insert(plan.id.clone(), tx);
@@ -377,6 +410,11 @@ impl Soak {
             if let Some(e) = executions.get(&plan.id) {
                 verdict.violations.extend(e.problems.iter().cloned());
             }
+            // A violation may quote a note: one that kept an echoed token must not carry
+            // it into the report.
+            for violation in &mut verdict.violations {
+                *violation = blank_tokens(violation, &tokens);
+            }
             judged.push(report::Judged {
                 plan,
                 run,
@@ -407,12 +445,7 @@ impl Soak {
         let mut all: HashMap<String, Vec<oracle::Change>> = HashMap::new();
         for agent in self.all_agents() {
             for c in agent.changes() {
-                let mut text = c.text;
-                for token in tokens {
-                    if text.contains(token.as_str()) {
-                        text = text.replace(token.as_str(), &"*".repeat(token.len()));
-                    }
-                }
+                let text = blank_tokens(&c.text, tokens);
                 all.entry(c.task).or_default().push(oracle::Change {
                     state: c.state,
                     text: standin_wire::scrub::scrub(&text),
@@ -449,6 +482,7 @@ impl Soak {
             return run;
         }
         let mut last: (String, String) = (String::new(), String::new());
+        let mut died_ms = None;
         for (k, segment) in plan.segments.iter().enumerate() {
             let remote = loop {
                 match tokio::time::timeout(patience, turns.recv()).await {
@@ -467,6 +501,7 @@ impl Soak {
             }
             if habit == Habit::Hoards && k == 0 {
                 hoard(agent, &remote).await;
+                run.habit_acts += 1;
             }
             for (pause, step) in &segment.steps {
                 tokio::time::sleep(*pause).await;
@@ -480,6 +515,8 @@ impl Soak {
                     } => (ending.state(), text, *delivery),
                     Step::Die => {
                         agent.die();
+                        died_ms = Some(now_ms());
+                        run.habit_acts += 1;
                         continue;
                     }
                 };
@@ -489,10 +526,15 @@ impl Soak {
                         let name = "n".repeat(500_000);
                         let part = json!({"raw": "aGk=", "filename": name, "mediaType": "application/pdf"});
                         agent.ask_with_part(&remote, text, part).await;
+                        run.habit_acts += 1;
                     }
                     (Habit::EchoesToken, plan::WORKING) => {
                         let echoed = match agent.configs(&remote).first() {
-                            Some(config) => format!("{text} (echo {})", config.token),
+                            Some(config) => {
+                                run.habit_acts += 1;
+                                format!("{text} (echo {})", config.token)
+                            }
+                            // Not registered yet: nothing to echo this time.
                             None => text.clone(),
                         };
                         run.deliveries.push(delivery);
@@ -565,8 +607,15 @@ impl Soak {
             }
             tokio::time::sleep(Duration::from_millis(250)).await;
         };
+        let notes = self.stack.notes(&plan.id);
+        let seen = Seen {
+            last: &last,
+            notes: &notes,
+            agent_id: &agent_id,
+            died_ms,
+        };
         run.problems
-            .extend(habit_problems(&self.stack, habit, &last, &agent_id).await);
+            .extend(habit_problems(&self.stack, habit, seen).await);
         run
     }
 
@@ -625,6 +674,18 @@ impl Soak {
     }
 }
 
+/// `text` with every push token in `tokens` blanked, `*` for each character, as the
+/// stand-in blanks an echo.
+fn blank_tokens(text: &str, tokens: &[String]) -> String {
+    let mut text = text.to_owned();
+    for token in tokens {
+        if text.contains(token.as_str()) {
+            text = text.replace(token.as_str(), &"*".repeat(token.len()));
+        }
+    }
+    text
+}
+
 /// The hoarding agent streams artifacts of many small parts, past the manifest's bound.
 async fn hoard(agent: &TestAgent, remote: &str) {
     let parts: Vec<Value> = (0..plan::HOARD_PARTS)
@@ -658,12 +719,37 @@ async fn artifacts_listed(stack: &Stack, id: &str) -> Result<Vec<Value>, String>
     Err(format!("GET /standins/{id}/artifacts: more than 100 pages"))
 }
 
-/// What a persona's end must show beyond the oracle's rules: the hoard kept within the
-/// manifest's bound and marked truncated, a dead agent named with the cause.
-async fn habit_problems(stack: &Stack, habit: Habit, last: &Value, agent_id: &str) -> Vec<String> {
+/// What the parent saw of one stand-in, for its persona's own check.
+struct Seen<'a> {
+    last: &'a Value,
+    notes: &'a [Value],
+    agent_id: &'a str,
+    /// When its agent died (the dying persona).
+    died_ms: Option<u64>,
+}
+
+/// What a persona's end must show beyond the oracle's rules: a question's huge file name
+/// cut and marked, the hoard kept within the manifest's bound and marked truncated, a
+/// dead agent's stand-in ended FAILED naming it and the cause, and not before the agent
+/// had been unreachable for its `max_unreachable`.
+async fn habit_problems(stack: &Stack, habit: Habit, seen: Seen<'_>) -> Vec<String> {
     match habit {
+        Habit::HugeFilename => seen
+            .notes
+            .iter()
+            .filter(|n| n["state"] == plan::INPUT_REQUIRED)
+            .filter_map(|n| {
+                let name = n["parts"][0]["filename"].as_str().unwrap_or_default();
+                (!name.ends_with("[truncated]") || name.len() >= 1024).then(|| {
+                    format!(
+                        "a question's 500 KB file name reached the parent as {} bytes, not cut and marked",
+                        name.len()
+                    )
+                })
+            })
+            .collect(),
         Habit::Hoards => {
-            let id = last["task_id"].as_str().unwrap_or_default();
+            let id = seen.last["task_id"].as_str().unwrap_or_default();
             let listed = match artifacts_listed(stack, id).await {
                 Ok(listed) => listed,
                 Err(problem) => return vec![problem],
@@ -674,8 +760,9 @@ async fn habit_problems(stack: &Stack, habit: Habit, last: &Value, agent_id: &st
                 .sum();
             if parts == 0 || parts >= plan::HOARD_ARTIFACTS * plan::HOARD_PARTS {
                 vec![format!(
-                    "the hoard, past the manifest's bound, kept {parts} parts of {}",
-                    plan::HOARD_ARTIFACTS * plan::HOARD_PARTS
+                    "the hoard, past the manifest's bound, kept {parts} parts of {} (the stand-in ended {})",
+                    plan::HOARD_ARTIFACTS * plan::HOARD_PARTS,
+                    seen.last["state"]
                 )]
             } else if !listed.iter().any(|a| a["truncated"] == true) {
                 vec!["the hoard, past the manifest's bound, is not marked truncated".to_owned()]
@@ -684,17 +771,27 @@ async fn habit_problems(stack: &Stack, habit: Habit, last: &Value, agent_id: &st
             }
         }
         Habit::Dies => {
-            let text = last["text"].as_str().unwrap_or_default();
-            if last["state"] == plan::FAILED
-                && text.contains(&format!("{agent_id:?}"))
-                && text.contains("unreachable")
+            let text = seen.last["text"].as_str().unwrap_or_default();
+            let written = seen.last["at"].as_str().and_then(oracle::epoch_ms);
+            let earliest = seen
+                .died_ms
+                .map(|died| died + plan::DIES_MAX_UNREACHABLE_SECS * 1000);
+            if seen.last["state"] != plan::FAILED
+                || !text.contains(&format!("{:?}", seen.agent_id))
+                || !text.contains("unreachable")
             {
-                Vec::new()
-            } else {
                 vec![format!(
                     "the dead agent's stand-in did not end FAILED naming it and the cause: {} {text:?}",
-                    last["state"]
+                    seen.last["state"]
                 )]
+            } else if earliest.is_none_or(|earliest| written.is_none_or(|at| at < earliest)) {
+                vec![format!(
+                    "the stand-in ended its agent unreachable before it had been for its max_unreachable ({} s): died at {:?}, ended at {written:?}",
+                    plan::DIES_MAX_UNREACHABLE_SECS,
+                    seen.died_ms
+                )]
+            } else {
+                Vec::new()
             }
         }
         _ => Vec::new(),

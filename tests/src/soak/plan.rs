@@ -56,7 +56,7 @@ impl Watch {
 }
 
 /// A soak persona: an agent served by the soak on `port` (0: an agent of its own for each
-/// stand-in, which dies), how the stand-in hears it, and how the agent misbehaves all the
+/// stand-in, which dies, on a port of [`DIES_PORTS`]), how the stand-in hears it, and how the agent misbehaves all the
 /// time. `deployed` personas are in `tests/registry-agents.json`; the soak puts the others
 /// through the registry when it starts.
 #[derive(Clone, Copy, Debug)]
@@ -88,6 +88,10 @@ pub enum Habit {
     /// agent of its own).
     Dies,
 }
+
+/// Where the dying agents listen, one port each, never one a dead agent had (a port the
+/// system picks could be one, and a dead agent's stand-in would reach a live one).
+pub const DIES_PORTS: std::ops::Range<u16> = 27300..27700;
 
 /// How long the soak's dying agents may be unreachable before their stand-ins end (the
 /// entry's `max_unreachable`).

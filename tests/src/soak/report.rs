@@ -85,6 +85,7 @@ impl Report {
         let mut deliveries: BTreeMap<Delivery, u64> = BTreeMap::new();
         let mut endings: BTreeMap<&str, u64> = BTreeMap::new();
         let mut personas: BTreeMap<&str, u64> = BTreeMap::new();
+        let mut habit_acts: BTreeMap<&str, u64> = BTreeMap::new();
         let mut starts = Vec::new();
         let mut ends = Vec::new();
         let mut intervals = Vec::new();
@@ -114,6 +115,7 @@ impl Report {
             }
             *endings.entry(j.plan.ending.name()).or_default() += 1;
             *personas.entry(j.plan.persona.name).or_default() += 1;
+            *habit_acts.entry(j.plan.persona.name).or_default() += j.run.habit_acts;
             starts.push(j.run.started_ms);
             if let Some(end) = j
                 .received
@@ -161,6 +163,7 @@ impl Report {
             .collect();
         let json = json!({
             "passed": violations.is_empty(),
+            "violations_total": violations.len(),
             "violations": violations.iter().take(200).collect::<Vec<_>>(),
             "run": {
                 "stack": input.options.stack,
@@ -170,6 +173,7 @@ impl Report {
                 "concurrency": input.options.concurrency,
                 "gap_ms": [input.options.gap.0.as_millis() as u64, input.options.gap.1.as_millis() as u64],
                 "starts_per_sec": input.options.starts_per_sec,
+                "stack_params": input.options.stack_params,
                 "profile": input.options.profile.as_ref().map(|p| p.display().to_string()),
                 "seconds": seconds.round(),
             },
@@ -193,6 +197,7 @@ impl Report {
                 "agent_deliveries": deliveries.iter().map(|(d, n)| (d.name().to_owned(), json!(n))).collect::<serde_json::Map<_, _>>(),
                 "endings": endings,
                 "personas": personas,
+                "habit_acts": habit_acts,
                 "follow_processes_killed": input.kills,
             },
             "outcomes": {

@@ -314,6 +314,7 @@ impl Desk {
     /// so the deletes fit well within a follow's heartbeat.
     async fn delete(&self, keys: Vec<String>) {
         use futures_util::StreamExt as _;
+        self.sink.forget(&keys).await;
         futures_util::stream::iter(keys)
             .for_each_concurrent(DELETES_AT_ONCE, |key| async move {
                 if let Err(err) = self.blobs.delete(&key).await {

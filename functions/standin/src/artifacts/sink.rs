@@ -178,6 +178,21 @@ impl PartSink {
         tokio::sync::MutexGuard::map(state, |s| s.get_or_insert_with(State::empty))
     }
 
+    /// Keys about to be deleted (the manifest kept an earlier copy of their content, or
+    /// none): content read again in this invocation is stored anew, not linked to them.
+    pub async fn forget(&self, keys: &[String]) {
+        if keys.is_empty() {
+            return;
+        }
+        let mut state = self.state.lock().await;
+        if let Some(state) = state.as_mut() {
+            let gone: std::collections::HashSet<&str> = keys.iter().map(String::as_str).collect();
+            state
+                .known
+                .retain(|_, (key, _)| !gone.contains(key.as_str()));
+        }
+    }
+
     /// Where the content handed over as `spill` went (None: never closed).
     pub async fn stored(&self, spill: &str) -> Option<Stored> {
         self.state().await.done.get(spill).cloned()
