@@ -71,3 +71,71 @@ def refuse_put_events_past_256_kib():
 
     put_events.standin_bounded = True
     EventsProvider.put_events = put_events
+
+
+# AWS runs an SQS event source mapping's batches at once, up to the mapping's
+# ScalingConfig.MaximumConcurrency (unset, AWS scales to 1,250; here the account's 1,000).
+# LocalStack 2026.3 hands each batch to the function synchronously in the mapping's one
+# poller thread, so while a follower held its window (up to ten minutes) no other
+# follow request was taken: with 300 stand-ins at once, followed stand-ins heard their
+# agent 838 s late. The poller now hands each batch to a pool as wide as the mapping's
+# concurrency and takes the next batch only while a slot is free, so no message waits
+# received but unprocessed.
+SQS_BATCHES_WITHOUT_A_CAP = 1000
+
+
+def run_batches_concurrently(poller, most: int, stopping) -> None:
+    import logging
+    import threading
+
+    log = logging.getLogger(__name__)
+    slots = threading.BoundedSemaphore(most)
+    pool = ThreadPoolExecutor(max_workers=most, thread_name_prefix="esm-sqs-batch")
+    handle_one_batch, poll_once, close = poller.handle_messages, poller.poll_events, poller.close
+
+    def handle_messages(messages):
+        slots.acquire()
+
+        def handle():
+            try:
+                handle_one_batch(messages)
+            except Exception as error:  # as LocalStack's poller loop: logged, the batch redelivered
+                log.warning("An SQS batch failed: %s", error)
+            finally:
+                slots.release()
+
+        pool.submit(handle)
+
+    def poll_events():
+        # Only this thread takes slots, so a slot free now is still free at the hand-off.
+        while not slots.acquire(timeout=1):
+            if stopping.is_set():
+                return
+        slots.release()
+        poll_once()
+
+    def close_pool():
+        pool.shutdown(wait=False)
+        close()
+
+    poller.handle_messages, poller.poll_events, poller.close = handle_messages, poll_events, close_pool
+
+
+@hooks.on_infra_start()
+def run_sqs_batches_concurrently():
+    from localstack.services.lambda_.event_source_mapping.esm_worker import EsmWorker
+    from localstack.services.lambda_.event_source_mapping.pollers.sqs_poller import SqsPoller
+
+    original = EsmWorker.__init__
+    if getattr(original, "standin_concurrent", False):
+        return
+
+    def __init__(self, esm_config, poller, *args, **kwargs):
+        original(self, esm_config, poller, *args, **kwargs)
+        if isinstance(poller, SqsPoller):
+            scaling = esm_config.get("ScalingConfig") or {}
+            most = scaling.get("MaximumConcurrency") or SQS_BATCHES_WITHOUT_A_CAP
+            run_batches_concurrently(poller, int(most), self._shutdown_event)
+
+    __init__.standin_concurrent = True
+    EsmWorker.__init__ = __init__

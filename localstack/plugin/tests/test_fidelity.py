@@ -57,6 +57,58 @@ class FidelityTest(unittest.TestCase):
         finally:
             EventsProvider.put_events = original
 
+    def test_an_sqs_mappings_batches_run_at_once_up_to_its_maximum_concurrency(self):
+        most, held = 5, threading.Barrier(5 + 1, timeout=10)
+        release, stopping, polls = threading.Event(), threading.Event(), []
+        poller = SimpleNamespace(close=lambda: None)
+
+        def handle_messages(messages):
+            held.wait()
+            release.wait(10)
+
+        def poll_events():
+            polls.append(1)
+            poller.handle_messages([{"MessageId": str(len(polls))}])
+
+        poller.handle_messages, poller.poll_events = handle_messages, poll_events
+        fidelity.run_batches_concurrently(poller, most, stopping)
+        for _ in range(most):
+            poller.poll_events()  # each hands its batch off and returns at once
+        held.wait()  # raises BrokenBarrierError unless all five ran at once
+        # Every slot is taken: the next batch is not received until the mapping stops.
+        sixth = threading.Thread(target=poller.poll_events)
+        sixth.start()
+        sixth.join(1.5)
+        self.assertTrue(sixth.is_alive(), "a sixth batch was taken past the maximum")
+        self.assertEqual(len(polls), most)
+        stopping.set()
+        sixth.join(5)
+        self.assertFalse(sixth.is_alive())
+        self.assertEqual(len(polls), most, "a stopping mapping takes no more batches")
+        release.set()
+        poller.close()
+
+    def test_only_sqs_mappings_run_their_batches_concurrently_at_their_configured_maximum(self):
+        from localstack.services.lambda_.event_source_mapping.esm_worker import EsmWorker
+        from localstack.services.lambda_.event_source_mapping.pollers.sqs_poller import SqsPoller
+
+        original, widened = EsmWorker.__init__, []
+        EsmWorker.__init__ = lambda self, config, poller, *a, **k: setattr(
+            self, "_shutdown_event", threading.Event())
+        saved = fidelity.run_batches_concurrently
+        fidelity.run_batches_concurrently = lambda poller, most, stopping: widened.append(most)
+        try:
+            fidelity.run_sqs_batches_concurrently()
+            fidelity.run_sqs_batches_concurrently()  # a second start wraps nothing twice
+            sqs = SqsPoller.__new__(SqsPoller)
+            EsmWorker({"ScalingConfig": {"MaximumConcurrency": 20}}, sqs)
+            EsmWorker({}, sqs)
+            EsmWorker({"ScalingConfig": {"MaximumConcurrency": 20}}, object())
+            self.assertEqual(widened, [20, fidelity.SQS_BATCHES_WITHOUT_A_CAP])
+        finally:
+            EsmWorker.__init__ = original
+            fidelity.run_batches_concurrently = saved
+
 
 if __name__ == "__main__":
     unittest.main()
