@@ -39,7 +39,7 @@ pub enum RemoteError {
     #[error("{}", unauthorized(*status, *scheme))]
     Unauthorized {
         status: u16,
-        scheme: Option<crate::auth::Scheme>,
+        scheme: Option<crate::scheme::Scheme>,
     },
     /// The card requires a scheme the agent's entry does not configure.
     #[error("{0}")]
@@ -109,9 +109,9 @@ impl RemoteError {
     }
 }
 
-fn unauthorized(status: u16, scheme: Option<crate::auth::Scheme>) -> String {
+fn unauthorized(status: u16, scheme: Option<crate::scheme::Scheme>) -> String {
     match scheme {
-        Some(crate::auth::Scheme::SigV4) => format!(
+        Some(crate::scheme::Scheme::SigV4) => format!(
             "the agent refused the signature (auth.type sigv4, HTTP {status}): check that the functions' role may invoke it"
         ),
         Some(scheme) => format!(

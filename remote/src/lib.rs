@@ -11,11 +11,13 @@
 //! - `connector.rs`: from an agent's configured reach to a connected client (the card,
 //!   read once per process, and the reach check).
 //! - `auth.rs`: the agent's credentials as a port the stand-in supplies (`Credentials`),
-//!   and what a card requires of them (read by `a2a/security.rs`).
+//!   and what a card requires of them (read by `a2a/security.rs`); `scheme.rs` names
+//!   their kinds.
 //! - `push.rs`: what a push body claims, read without keeping its text.
 //! - `a2a/` (private): `types.rs` (the wire, 1.0's), `card.rs` (which interface, which
 //!   dialect), `dialect.rs` (each call in 1.0 or 0.3, each answer read as 1.0's),
-//!   `v03.rs` (0.3's two wire forms), `client.rs` (both bindings), `sse.rs`, `limits.rs`,
+//!   `v03.rs` (0.3's two wire forms), `client.rs` (both bindings), `http.rs` (what every
+//!   call shares: timeouts, bounded reads, credentials), `sse.rs`, `limits.rs`,
 //!   `reach.rs`, `map.rs` (wire → model), `skim.rs` (what is kept of an answer as
 //!   it arrives), `divert.rs` and `artifact.rs` (artifacts collected, large content
 //!   stored as it arrives through a [`ContentSink`]).
@@ -33,6 +35,7 @@ pub mod fake;
 mod model;
 mod port;
 mod push;
+mod scheme;
 pub mod tls;
 
 pub use a2a::client::{AgentClient, Timeouts};

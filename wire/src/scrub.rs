@@ -2,9 +2,6 @@
 
 /// Longest text the stand-in stores or relays, in bytes.
 pub const MAX_TEXT_BYTES: usize = 4096;
-/// Longest reply the parent may send (it travels in the row and the execution's state,
-/// both bounded: a DynamoDB item at 400 KB, a Step Functions state at 256 KB).
-pub const MAX_REPLY_BYTES: usize = crate::MAX_MESSAGE_BYTES;
 /// Longest cancel reason the parent may give (it reaches the final note as is).
 pub const MAX_REASON_BYTES: usize = crate::MAX_REASON_BYTES;
 const _: () = assert!(

@@ -6,7 +6,7 @@
 //! - [`row`]: the row (one per stand-in), the `RowStore` port, DynamoDB, memory, contract.
 //! - [`doorbell`]: ring, park, drain, apply, end; the `Doorbell` port on Step Functions.
 //! - [`push`]: the push token and the receiver behind the push URL.
-//! - [`watch`]: push, follow or off, chosen once per remote task.
+//! - [`watch`]: push, follow, poll or off, chosen once per remote task.
 //! - [`follow`]: the follow park, holding the agent's stream for a window.
 //! - [`steps`]: the state machine's steps; [`steps::next`] decides where each leads (the
 //!   parks, rechecks, rolls and turns), a step ending the stand-in itself only with the
@@ -15,7 +15,8 @@
 //!   parents.
 //! - [`control`]: the parent's control API and the `Executions` port.
 //! - [`state`]: a remote task's state as the stand-in reports it (scrubbed, compared).
-//! - [`agents`]: the agents document and its entries; [`agent_rules`]: what a
+//! - [`agents`]: the agents document and its entries ([`config_error`]: a field that
+//!   cannot be used); [`agent_rules`]: what a
 //!   deployment lets an entry name (no AWS service endpoint, SigV4 to AgentCore only).
 //! - [`registry`]: the agents added at run time, and the catalog of both.
 //! - [`artifacts`]: what the sub-task produced: collected as it arrives, stored (the
@@ -33,6 +34,7 @@ pub mod agents;
 pub mod artifacts;
 pub mod auth;
 pub mod clock;
+pub mod config_error;
 pub mod control;
 pub mod doorbell;
 pub mod follow;

@@ -35,11 +35,6 @@ impl RemoteOut {
     pub fn differs_from(&self, known: &Self) -> bool {
         self.state != known.state || self.text != known.text
     }
-
-    /// WORKING moves the parent's row without waking its model; the rest are notes.
-    pub fn is_note(&self) -> bool {
-        self.state.is_terminal() || self.state.is_interrupted()
-    }
 }
 
 /// Longest task or context id the stand-in keeps (the SDKs use UUIDs): a longer one is an

@@ -18,7 +18,8 @@ pub enum WatchPlan {
     TryPush,
 }
 
-/// `agent` is `None` when the stand-in's agent is not a remote A2A agent.
+/// `updates` is `None` when the stand-in's agent is not a remote A2A agent; push is tried
+/// only when the card offers it and the stack has a push URL.
 pub fn plan_watch(
     updates: Option<Updates>,
     card_push: bool,

@@ -11,8 +11,9 @@ use std::time::Duration;
 
 use serde_json::json;
 use standin::outbox::at_once::SendsAtOnce;
+use standin::outbox::deliver::Outlets;
 use standin::outbox::memory::{MemoryBus, MemoryCallback, MemoryQueue};
-use standin::outbox::stream::{self, Outlets};
+use standin::outbox::stream;
 use standin::outbox::{NoteBus, ParentNote, SentMarks};
 use standin::row::memory::MemoryStore;
 use standin::row::{Guard, Row, RowStore};

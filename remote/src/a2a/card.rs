@@ -5,8 +5,8 @@
 use reqwest::Url;
 use reqwest::header::HeaderMap;
 
-use super::client::{Timeouts, read_capped, send_authorized, timeout_or};
-use super::dialect::Dialect;
+use super::dialect::{Binding, Dialect};
+use super::http::{Timeouts, read_capped, send_authorized, timeout_or};
 use super::limits::{MAX_CARD_BYTES, bounded_message};
 use super::types::AgentCard;
 use crate::auth::Credentials;
@@ -15,12 +15,6 @@ use crate::error::RemoteError;
 pub const CARD_PATH: &str = "/.well-known/agent-card.json";
 /// Where 0.3 servers before 0.3.0 (and many still) serve the card.
 pub const OLD_CARD_PATH: &str = "/.well-known/agent.json";
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Binding {
-    JsonRpc,
-    HttpJson,
-}
 
 /// What the stand-in takes from an agent card.
 #[derive(Debug, Clone, PartialEq)]

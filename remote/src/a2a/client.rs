@@ -15,9 +15,11 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use super::artifact;
-use super::card::{Binding, ResolvedAgent};
-use super::dialect::{Answer, Call, Calls};
+use super::card::ResolvedAgent;
+use super::dialect::{Answer, Binding, Call, Calls};
 use super::divert::SpillNames;
+pub use super::http::Timeouts;
+use super::http::{send_authorized, timeout_or};
 use super::limits::{MAX_EVENT_BYTES, MAX_RESPONSE_BYTES, MAX_STREAM_BYTES, bounded_message};
 use super::map;
 use super::skim::Skim;
@@ -37,23 +39,6 @@ const PARTICIPANT_HEADER: &str = "x-participant-id";
 /// A stream of events from SendStreamingMessage or SubscribeToTask.
 pub type EventStream = BoxStream<'static, Result<StreamResponse, RemoteError>>;
 
-#[derive(Debug, Clone, Copy)]
-pub struct Timeouts {
-    /// Whole request for unary calls; time to the response head for streams.
-    pub call: Duration,
-    /// Longest silence tolerated on an open stream (the SDK pings every 15 s).
-    pub stream_idle: Duration,
-}
-
-impl Default for Timeouts {
-    fn default() -> Self {
-        Self {
-            call: Duration::from_secs(30),
-            stream_idle: Duration::from_secs(60),
-        }
-    }
-}
-
 /// The agent client on the built-in roots alone (see [`crate::tls::Roots`]); the
 /// functions build theirs with `AGENT_CA_FILE` too.
 #[cfg(test)]
@@ -61,25 +46,6 @@ pub fn http_client() -> Result<reqwest::Client, RemoteError> {
     crate::tls::Roots::built_in()
         .agent_http_client()
         .map_err(|e| RemoteError::Transport(format!("cannot build the HTTP client: {e}")))
-}
-
-/// Reads a body whole; None past `limit` bytes (checked on Content-Length first, then
-/// as it arrives, so nothing beyond the limit is held).
-pub(super) async fn read_capped(
-    mut response: reqwest::Response,
-    limit: usize,
-) -> Result<Option<Vec<u8>>, reqwest::Error> {
-    if response.content_length().is_some_and(|n| n > limit as u64) {
-        return Ok(None);
-    }
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await? {
-        if body.len() + chunk.len() > limit {
-            return Ok(None);
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok(Some(body))
 }
 
 /// Artifacts collected: how stored content is named, and where it goes.
@@ -435,66 +401,6 @@ impl AgentClient {
     }
 }
 
-/// A failure to send: the agent's refusal, or the transport's error (which may be a
-/// timeout of the caller's operation).
-pub(super) enum SendError {
-    Remote(RemoteError),
-    Http(reqwest::Error),
-}
-
-impl From<RemoteError> for SendError {
-    fn from(err: RemoteError) -> Self {
-        Self::Remote(err)
-    }
-}
-
-impl SendError {
-    pub(super) fn or_timeout(self, operation: &'static str, timeout: Duration) -> RemoteError {
-        match self {
-            Self::Remote(err) => err,
-            Self::Http(err) => timeout_or(operation, timeout, err),
-        }
-    }
-}
-
-/// Sends the request `build` makes with the credentials on it. A 401 or 403 is the
-/// credentials' refusal: they are read afresh (the secret may have rotated, the token
-/// expired) and the request sent once more; a second refusal, or one without
-/// credentials configured, is an error that says what to do.
-pub(super) async fn send_authorized(
-    http: &reqwest::Client,
-    credentials: Option<&dyn Credentials>,
-    build: impl Fn() -> Result<reqwest::RequestBuilder, RemoteError>,
-) -> Result<reqwest::Response, SendError> {
-    let mut renewed = false;
-    loop {
-        let mut request = build()?.build().map_err(SendError::Http)?;
-        if let Some(credentials) = credentials {
-            credentials.authorize(&mut request).await?;
-        }
-        let response = http.execute(request).await.map_err(SendError::Http)?;
-        let status = response.status().as_u16();
-        // A 403 without credentials is a refusal like any other (its error body says
-        // why); with them, it may be a stale secret as much as a 401.
-        let refused = match credentials {
-            Some(_) => matches!(status, 401 | 403),
-            None => status == 401,
-        };
-        if !refused {
-            return Ok(response);
-        }
-        match credentials {
-            Some(credentials) if !renewed && credentials.renew().await => renewed = true,
-            configured => {
-                return Err(SendError::Remote(RemoteError::Unauthorized {
-                    status,
-                    scheme: configured.map(|c| c.scheme()),
-                }));
-            }
-        }
-    }
-}
-
 /// 1.0's wire form of a message, which each dialect writes its own way.
 fn wire(message: &Message) -> Result<Value, RemoteError> {
     serde_json::to_value(message)
@@ -505,21 +411,6 @@ fn wire(message: &Message) -> Result<Value, RemoteError> {
 /// scrubbed and cut like any remote text before it can reach a log or a reason.
 fn invalid(what: &str, err: impl std::fmt::Display) -> RemoteError {
     RemoteError::InvalidResponse(bounded_message(&format!("{what}: {err}")))
-}
-
-pub(super) fn timeout_or(
-    operation: &'static str,
-    timeout: Duration,
-    err: reqwest::Error,
-) -> RemoteError {
-    if err.is_timeout() {
-        RemoteError::Timeout {
-            operation,
-            seconds: timeout.as_secs(),
-        }
-    } else {
-        err.into()
-    }
 }
 
 fn parse_json_or_status(body: &[u8], status: u16) -> Result<Value, RemoteError> {

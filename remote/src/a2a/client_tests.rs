@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use super::card::Binding;
 use super::client::{AgentClient, EventStream, Timeouts, http_client};
+use super::dialect::Binding;
 use super::replay::*;
 use super::types::{
     Message, SendMessageResult, StreamResponse, TaskPushNotificationConfig, TaskState,

@@ -8,8 +8,8 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
-use super::card::Binding;
 use super::client::{AgentClient, Timeouts, http_client};
+use super::dialect::Binding;
 use super::dialect::Dialect;
 use super::replay::*;
 use super::types::{Message, SendMessageResult, TaskPushNotificationConfig, TaskState};

@@ -5,8 +5,14 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::card::Binding;
 use super::v03;
+
+/// How calls travel: JSON-RPC to one endpoint, or HTTP+JSON resources under it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binding {
+    JsonRpc,
+    HttpJson,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {

@@ -9,6 +9,7 @@ pub mod client;
 pub mod dialect;
 pub mod divert;
 pub mod error;
+pub mod http;
 pub mod limits;
 pub mod map;
 pub mod reach;

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use super::blobs::{BlobError, Blobs};
 use super::guard::EchoGuard;
+use super::kept::{load, manifest_key};
 use super::manifest::{Bounds, Manifest, Seen, StoredPart};
 use super::room::PartRoom;
 use super::sink::{Ours, PartSink, Stored};
@@ -77,14 +78,6 @@ fn observed_bytes(observed: &Observed) -> usize {
 const SAVE_ATTEMPTS: usize = 4;
 /// Parts no longer listed deleted at once.
 const DELETES_AT_ONCE: usize = 16;
-
-pub fn manifest_key(task_id: &str) -> String {
-    format!("{task_id}/manifest.json")
-}
-
-pub fn parts_prefix(task_id: &str) -> String {
-    format!("{task_id}/parts/")
-}
 
 /// The manifest and its version, as read.
 type Loaded = Result<(Manifest, Option<String>), BlobError>;
@@ -440,18 +433,4 @@ fn bounded_metadata(json: &str) -> Option<serde_json::Value> {
         return Some(serde_json::json!({"truncated": true, "bytes": json.len()}));
     }
     serde_json::from_str(json).ok()
-}
-
-pub async fn load(
-    blobs: &dyn Blobs,
-    task_id: &str,
-) -> Result<(Manifest, Option<String>), BlobError> {
-    match blobs.get(&manifest_key(task_id)).await? {
-        None => Ok((Manifest::default(), None)),
-        Some(object) => {
-            let manifest = serde_json::from_slice(&object.bytes)
-                .map_err(|e| BlobError::Unavailable(format!("manifest does not read: {e}")))?;
-            Ok((manifest, object.etag))
-        }
-    }
 }

@@ -3,7 +3,8 @@
 //!
 //! - `manifest`: the stand-in's record of its artifacts (pure: merges, bounds, what a
 //!   note carries).
-//! - `blobs`: where bytes and manifests are kept (a port), `s3` and `memory` adapters.
+//! - `blobs`: where bytes and manifests are kept (a port), `s3` and `memory` adapters;
+//!   `kept`: under which keys, and the manifest as read.
 //! - `sink`: content stored as it arrives, checked by `guard` for echoes of our secrets,
 //!   held within the process's `room` for parts.
 //! - `desk`: one invocation's artifacts, folded into the manifest.
@@ -14,6 +15,7 @@ pub mod blobs;
 pub mod collect;
 pub mod desk;
 pub mod guard;
+pub mod kept;
 pub mod manifest;
 pub mod memory;
 pub mod room;

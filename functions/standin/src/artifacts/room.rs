@@ -10,11 +10,11 @@ use std::sync::{Arc, Weak};
 
 use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
 
-use super::sink::PART_BYTES;
+use super::blobs::MIN_PART_BYTES;
 
-/// What one part held in memory takes: the part, the tail held back for the echo check,
+/// What one part held in memory takes: the part (S3's least part size, as the sink holds), the tail held back for the echo check,
 /// and the last chunk that took it past the part size.
-pub const PART_ROOM_BYTES: usize = PART_BYTES + 512 * 1024;
+pub const PART_ROOM_BYTES: usize = MIN_PART_BYTES + 512 * 1024;
 
 /// The process itself, with its connections and buffers (a follower with a hundred
 /// streams peaked at 20 MiB in the soak), with room to spare.

@@ -10,8 +10,8 @@ use sha2::{Digest, Sha256};
 use tokio::sync::Mutex;
 
 use super::blobs::{BlobError, Blobs, MIN_PART_BYTES, Upload};
-use super::desk::{load, parts_prefix};
 use super::guard::EchoGuard;
+use super::kept::{load, parts_prefix};
 use super::manifest::{Bounds, Manifest};
 use super::room::{Claim, PART_ROOM_BYTES, PartRoom};
 use crate::push::TokenDigest;

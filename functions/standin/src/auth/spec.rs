@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::agentcore::AGENTCORE_SERVICE;
-use crate::agents::ConfigError;
+use crate::config_error::ConfigError;
 
 /// Where an API key goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -151,10 +151,7 @@ fn fields<T: serde::de::DeserializeOwned>(at: &str, value: Value) -> Result<T, C
 const MAX_SECRET_ID_CHARS: usize = 2048;
 
 fn err(field: String, problem: impl Into<String>) -> ConfigError {
-    ConfigError {
-        field,
-        problem: problem.into(),
-    }
+    ConfigError::new(field, problem)
 }
 
 fn secret_id(at: &str, id: String) -> Result<String, ConfigError> {

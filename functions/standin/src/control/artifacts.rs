@@ -5,7 +5,7 @@
 use standin_wire::{ArtifactContent, ArtifactsPage};
 
 use super::{Answer, Control, ControlError, Executions};
-use crate::artifacts::desk::load;
+use crate::artifacts::kept::load;
 use crate::doorbell::Doorbell;
 use crate::row::RowStore;
 

@@ -12,8 +12,7 @@ use std::time::Duration;
 
 use tracing::warn;
 
-use super::deliver::Fanout;
-use super::stream::Outlets;
+use super::deliver::{Fanout, Outlets};
 use super::{NoteBus, ParentCallback, ParentNote, ParentQueue, QueueError, SentMarks};
 use crate::metrics::Metric;
 use crate::row::{Applied, Closed, Guard, Row, RowStore, StoreError};

@@ -96,6 +96,13 @@ pub async fn deliver<Q: ParentQueue>(
     earliest_unsent
 }
 
+/// Where the notes go.
+pub struct Outlets<'a, Q, B, C> {
+    pub queue: &'a Q,
+    pub bus: Option<&'a B>,
+    pub callback: &'a C,
+}
+
 /// Everywhere a note goes, as one queue: the parent's queue, then the event bus (when
 /// there is one), then, for a final note of a stand-in a Step Functions parent started,
 /// the parent's task token. A note counts as taken only when every outlet took it, so

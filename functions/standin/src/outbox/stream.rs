@@ -10,7 +10,7 @@ use aws_lambda_events::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse
 use serde_dynamo::AttributeValue;
 
 use super::at_once::AT_ONCE_LIMIT;
-use super::deliver::{Fanout, deliver};
+use super::deliver::{Fanout, Outlets, deliver};
 use super::{NoteBus, ParentCallback, ParentNote, ParentQueue, SentMarks};
 use crate::row::dynamo::attr;
 
@@ -40,13 +40,6 @@ pub fn task_ids(event: &Event) -> Vec<&str> {
         }
     }
     ids
-}
-
-/// Where the notes go.
-pub struct Outlets<'a, Q, B, C> {
-    pub queue: &'a Q,
-    pub bus: Option<&'a B>,
-    pub callback: &'a C,
 }
 
 /// Delivers the batch's notes in order, passing over those a step sent at once and
