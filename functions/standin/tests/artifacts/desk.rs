@@ -1,0 +1,269 @@
+//! The desk through the steps: a turn's artifacts in its notes, the manifest read ahead, content shared and replaced.
+
+use super::*;
+
+fn status(state: TaskState, artifacts: Option<Vec<Artifact>>) -> Status {
+    Status {
+        context_id: Some("ctx".into()),
+        artifacts,
+        ..Status::new(REMOTE, state, Some("done"))
+    }
+}
+
+#[tokio::test]
+async fn a_turn_s_streamed_artifacts_reach_the_final_note_with_the_task_s_own_account() {
+    let rows = MemoryStore::new();
+    rows.create(&Row::new(ID, "widgets")).await.unwrap();
+    let blobs = Arc::new(MemoryBlobs::default());
+    let desk = Arc::new(Desk::new(
+        blobs.clone() as Arc<dyn Blobs>,
+        ID,
+        Bounds::default(),
+        Ours::default(),
+        None,
+    ));
+    let fake = FakeAgent::new(false);
+    fake.script_stream(Ok(vec![
+        Ok(Update::Status(status(TaskState::Working, None))),
+        Ok(Update::Artifact(ArtifactUpdate {
+            artifact: artifact("report", "# Draft"),
+            append: false,
+            last_chunk: false,
+        })),
+        Ok(Update::Status(status(TaskState::Completed, None))),
+    ]));
+    // GetTask, asked for the truth at the end: the report as the task holds it.
+    fake.set_task(status(
+        TaskState::Completed,
+        Some(vec![artifact("report", "# Report\nAll good.")]),
+    ));
+    let agent = Collecting::new(fake, Some(desk.clone()));
+    let store = WithArtifacts::new(&rows, Some(desk.clone()));
+    steps::turn(
+        &store,
+        steps::ready(&agent),
+        Some(&spec()),
+        Step::start(ID, "widgets", "write the report"),
+        Duration::from_secs(5),
+        PACING,
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        agent.inner().count("GetTask"),
+        1,
+        "the task's own account asked"
+    );
+    let notes = rows.outbox();
+    let last = notes.last().expect("a final note");
+    assert!(last.is_final);
+    let [report] = &last.artifacts[..] else {
+        panic!("{:?}", last.artifacts);
+    };
+    assert_eq!(report.artifact_id, "report");
+    assert!(report.complete);
+    assert_eq!(report.parts[0].text.as_deref(), Some("# Report\nAll good."));
+    assert_eq!(report.parts[0].media_type.as_deref(), Some("text/markdown"));
+    let key = blobs
+        .keys()
+        .into_iter()
+        .find(|k| k.contains("/parts/") && blobs.object(k).unwrap() == b"# Report\nAll good.")
+        .expect("the final part stored");
+    let manifest: Manifest =
+        serde_json::from_slice(&blobs.object(&format!("{ID}/manifest.json")).unwrap()).unwrap();
+    assert_eq!(
+        manifest.get("report").unwrap().parts[0].key.as_deref(),
+        Some(key.as_str())
+    );
+    assert!(
+        !blobs
+            .keys()
+            .iter()
+            .any(|k| blobs.object(k).unwrap() == b"# Draft"),
+        "the replaced draft is deleted"
+    );
+}
+
+/// An artifact of one link: nothing of it is stored, so the manifest's reads are the
+/// desk's own.
+fn update(id: &str, url: &str) -> ArtifactUpdate {
+    ArtifactUpdate {
+        artifact: Artifact {
+            id: id.into(),
+            parts: vec![Part {
+                media_type: None,
+                filename: None,
+                content: Content::Url(url.into()),
+            }],
+            ..Artifact::default()
+        },
+        append: false,
+        last_chunk: true,
+    }
+}
+
+/// Reads of the manifest until `n` have been made (a read ahead runs on its own task).
+async fn until_gets(blobs: &MemoryBlobs, n: usize) {
+    for _ in 0..1000 {
+        if blobs.gets() >= n {
+            return;
+        }
+        tokio::task::yield_now().await;
+    }
+    panic!("{} reads, not {n}", blobs.gets());
+}
+
+/// A wake reads the manifest while the agent answers; the change then uses that read
+/// instead of making its own, and a copy another writer replaced meanwhile is read
+/// again (its write back is conditional), so nothing the other wrote is lost.
+#[tokio::test]
+async fn a_manifest_read_ahead_serves_the_change_and_a_copy_replaced_meanwhile_is_read_again() {
+    let blobs = Arc::new(MemoryBlobs::default());
+    let desk = desk_on(&blobs);
+    desk.read_ahead();
+    until_gets(&blobs, 1).await;
+    desk.observe_update(&update("report", "https://example.com/report"));
+    let saved = desk.save().await.unwrap();
+    assert_eq!(blobs.gets(), 1, "the change used the read made ahead");
+    assert!(saved.get("report").is_some());
+
+    let desk = desk_on(&blobs);
+    desk.read_ahead();
+    until_gets(&blobs, 2).await;
+    let other = desk_on(&blobs);
+    other.observe_update(&update("chart", "https://example.com/chart"));
+    other.save().await.unwrap();
+    desk.observe_update(&update("summary", "https://example.com/summary"));
+    let saved = desk.save().await.unwrap();
+    for id in ["report", "chart", "summary"] {
+        assert!(saved.get(id).is_some(), "{id} kept");
+    }
+    let stored: Manifest =
+        serde_json::from_slice(&blobs.object(&format!("{ID}/manifest.json")).unwrap()).unwrap();
+    assert_eq!(stored, saved);
+    assert_eq!(blobs.gets(), 4, "ahead, the other's, and the read again");
+}
+
+#[test]
+fn a_note_carries_at_most_its_room_of_artifacts_and_says_how_many_more() {
+    let mut m = Manifest::default();
+    let b = Bounds::default();
+    let long = "n".repeat(2000);
+    for n in 0..60 {
+        let mut artifact = seen(&format!("a{n}"), &["x"]);
+        artifact.description = Some(long.clone());
+        m.update(artifact, false, true, b);
+    }
+    let note = m.for_note(true);
+    let size = serde_json::to_string(&note.views).unwrap().len();
+    assert!(
+        size <= standin::artifacts::manifest::NOTE_ARTIFACT_BYTES,
+        "{size}"
+    );
+    assert!(note.omitted > 0);
+    assert_eq!(note.views.len() + note.omitted as usize, 60);
+}
+
+#[test]
+fn content_two_artifacts_share_is_kept_when_one_of_them_is_replaced() {
+    let mut m = Manifest::default();
+    let b = Bounds::default();
+    m.update(seen("a", &["OK"]), false, true, b);
+    m.update(seen("b", &["OK"]), false, true, b);
+    let gone = m.update(seen("a", &["changed"]), false, true, b);
+    assert!(
+        gone.iter().any(|k| m.references(k)),
+        "the manifest says what to keep; the desk deletes only what it no longer lists"
+    );
+}
+
+#[tokio::test]
+async fn content_a_manifest_lists_is_never_shared_by_a_later_invocation() {
+    let blobs = Arc::new(MemoryBlobs::default());
+    let bounds = Bounds {
+        max_bytes: 3 * 1024 * 1024,
+        max_count: 10,
+    };
+    let content = vec![5u8; 2 * 1024 * 1024];
+    let first = sink(&blobs, bounds, Ours::default());
+    spill(&first, "s", &content, 1 << 16).await;
+    let kept = first.stored("s").await.unwrap();
+    assert_eq!(kept.flag, None);
+    let manifest = Manifest {
+        artifacts: vec![standin::artifacts::manifest::Entry {
+            artifact_id: "big".into(),
+            name: None,
+            description: None,
+            metadata: None,
+            parts: vec![StoredPart {
+                view: PartView {
+                    kind: PartKind::File,
+                    media_type: None,
+                    filename: None,
+                    size: Some(kept.size),
+                    sha256: Some(kept.sha256.clone()),
+                    text: None,
+                    data: None,
+                    url: None,
+                    stored: true,
+                    flag: None,
+                },
+                key: kept.key.clone(),
+                whole: None,
+            }],
+            complete: true,
+            truncated: false,
+            listed_only: false,
+            version: 1,
+            noted: 1,
+            bytes: 0,
+        }],
+        stored_bytes: kept.size,
+    };
+    blobs
+        .put(
+            &format!("{ID}/manifest.json"),
+            serde_json::to_vec(&manifest).unwrap(),
+        )
+        .await
+        .unwrap();
+    // A later invocation (a turn while a follower holds the stand-in) reads it again
+    // with 1 MiB left of the bound. Meanwhile the other desk replaces the artifact and
+    // deletes the key its manifest no longer lists. Had the later read reused that key
+    // (it used to, from the manifest it loaded), its manifest would link to nothing.
+    let again = sink(&blobs, bounds, Ours::default());
+    spill(&again, "s2", &content, 1 << 16).await;
+    blobs.delete(kept.key.as_deref().unwrap()).await.unwrap();
+    let read = again.stored("s2").await.unwrap();
+    assert_ne!(read.key, kept.key, "a key of its own");
+    let own = blobs.object(read.key.as_deref().unwrap());
+    assert_eq!(
+        own.map(|b| b.len() as u64),
+        Some(read.size),
+        "its bytes are there"
+    );
+    // Truncated to the bound left, and known as that content read again: the fold keeps
+    // the whole copy while the manifest lists it (the stored part is the same content).
+    assert_eq!(read.flag, Some(PartFlag::Truncated));
+    assert_eq!(read.whole.as_deref(), Some(kept.sha256.as_str()));
+}
+
+#[test]
+fn a_truncated_part_read_again_keeps_what_was_kept_of_it() {
+    let mut m = Manifest::default();
+    let b = Bounds::default();
+    let truncated = |stored: &str| {
+        let mut part = text_part(stored);
+        part.view.flag = Some(PartFlag::Truncated);
+        part.whole = Some("the whole content's digest".into());
+        Seen {
+            parts: vec![part],
+            ..seen("extra", &[])
+        }
+    };
+    m.reconcile(vec![truncated("four megabytes of it")], true, b);
+    let gone = m.reconcile(vec![truncated("")], true, b);
+    assert_eq!(texts(&m, "extra"), ["four megabytes of it"]);
+    assert_eq!(gone.len(), 1, "the emptier copy goes");
+    assert!(!m.references(&gone[0]));
+}

@@ -1,0 +1,135 @@
+//! The parent's control API over the in-memory ports: routing, every refusal and its
+//! status, idempotent starts, an id whose execution outlived its row, replies named and
+//! unnamed, status across rolls, the note log's pages, and no secret in any answer.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
+
+use serde_json::{Value, json};
+use standin::agents::AgentsConfig;
+use standin::control::ExecutionError;
+use standin::control::memory::MemoryExecutions;
+use standin::control::{Answer, Call, Control, NOTES_PAGE};
+use standin::doorbell::memory::MemoryDoorbell;
+use standin::push::token::PushToken;
+use standin::registry::Catalog;
+use standin::registry::memory::MemoryRegistry;
+use standin::row::RowStore;
+use standin::row::memory::MemoryStore;
+use standin::row::{Row, Watch, WatchMode};
+use standin::state::remote_out;
+use standin_wire::TaskState;
+use standin_wire::openapi::{check_response, operations};
+
+struct World {
+    store: MemoryStore,
+    bell: MemoryDoorbell,
+    executions: MemoryExecutions,
+    agents: Catalog,
+    registry: MemoryRegistry,
+    blobs: standin::artifacts::memory::MemoryBlobs,
+}
+
+impl World {
+    fn new() -> Self {
+        let stack = AgentsConfig::parse(
+            r#"{"agents":[{"id":"writer","url":"http://127.0.0.1:9"},{"id":"critic","url":"http://127.0.0.1:9"}]}"#,
+        )
+        .unwrap();
+        let registry = MemoryRegistry::default();
+        Self {
+            store: MemoryStore::new(),
+            bell: MemoryDoorbell::new(),
+            executions: MemoryExecutions::new(),
+            agents: Catalog::new(stack, Some(Box::new(registry.clone()))),
+            registry,
+            blobs: Default::default(),
+        }
+    }
+
+    /// Every answer is also held to the control API's document (`api/control.openapi.json`):
+    /// its status is documented for the call's operation and its body fits the schema.
+    async fn call(&self, call: Call<'_>) -> Answer {
+        let operation = match &call {
+            Call::Start(_) => Some(("POST", "/standins".to_owned())),
+            Call::Reply { task_id, .. } => Some(("POST", format!("/standins/{task_id}/reply"))),
+            Call::Cancel { task_id, .. } => Some(("POST", format!("/standins/{task_id}/cancel"))),
+            Call::Status { task_id } => Some(("GET", format!("/standins/{task_id}"))),
+            Call::Notes { task_id, .. } => Some(("GET", format!("/standins/{task_id}/notes"))),
+            Call::Artifacts { task_id, .. } => {
+                Some(("GET", format!("/standins/{task_id}/artifacts")))
+            }
+            Call::Artifact {
+                task_id,
+                artifact_id,
+            } => Some((
+                "GET",
+                format!("/standins/{task_id}/artifacts/{artifact_id}"),
+            )),
+            Call::List { .. } => Some(("GET", "/standins".to_owned())),
+            Call::AgentPut { id, .. } => Some(("PUT", format!("/agents/{id}"))),
+            Call::AgentShow { id } => Some(("GET", format!("/agents/{id}"))),
+            Call::AgentRemove { id } => Some(("DELETE", format!("/agents/{id}"))),
+            Call::AgentList { .. } => Some(("GET", "/agents".to_owned())),
+            Call::NoRoute { .. } => None,
+        };
+        let answer = Control {
+            store: &self.store,
+            bell: &self.bell,
+            executions: &self.executions,
+            agents: &self.agents,
+            artifacts: Some(&self.blobs),
+            max_standin_secs: standin::steps::next::MAX_STANDIN_SECS,
+        }
+        .handle(call)
+        .await;
+        if let Some((method, path)) = operation {
+            check_response(method, &path, answer.status, &answer.body)
+                .unwrap_or_else(|err| panic!("{err}: {}", answer.body));
+        }
+        answer
+    }
+
+    async fn start(&self, body: Value) -> Answer {
+        self.call(Call::Start(&body)).await
+    }
+}
+
+fn error(answer: &Answer) -> &str {
+    answer.body["error"].as_str().unwrap_or_default()
+}
+
+/// The router over a fresh world (leaked: a router's state lives as long as the process).
+fn router() -> (&'static World, axum::Router) {
+    let w: &'static World = Box::leak(Box::new(World::new()));
+    let router = standin::control::http::router(Control {
+        store: &w.store,
+        bell: &w.bell,
+        executions: &w.executions,
+        agents: &w.agents,
+        artifacts: Some(&w.blobs),
+        max_standin_secs: standin::steps::next::MAX_STANDIN_SECS,
+    });
+    (w, router)
+}
+
+/// A request through the router: its status and JSON body.
+async fn request(router: &axum::Router, method: &str, path: &str, body: Value) -> (u16, Value) {
+    use tower::ServiceExt;
+    let request = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .body(axum::body::Body::from(body.to_string()))
+        .unwrap();
+    let response = router.clone().oneshot(request).await.unwrap();
+    let status = response.status().as_u16();
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+        .await
+        .unwrap();
+    (status, serde_json::from_slice(&bytes).unwrap())
+}
+
+mod agents;
+mod artifacts;
+mod replies_and_status;
+mod routes;
+mod starts;

@@ -1,0 +1,310 @@
+//! Turns: an agent that cannot be reached, a follow-up refused, a turn run again, a final state that wins.
+
+use super::*;
+
+#[tokio::test]
+async fn a_turn_that_cannot_reach_the_agent_ends_as_failed() {
+    let w = World::new(true).await;
+    w.agent
+        .script_stream(Err(RemoteError::Transport("connection failed".into())));
+    let step = w
+        .run(Step::start(ID, "widgets", "go"), &spec(Updates::Auto))
+        .await;
+    assert!(
+        matches!(step.next, Some(Next::End(EndCause::Failed { .. }))),
+        "{:?}",
+        step.next
+    );
+    assert_eq!(
+        w.agent.count("GetTask"),
+        0,
+        "a first turn has no remote task to ask about"
+    );
+    let closed = w.end(&step).await;
+    assert_eq!(closed.seq(), Some(1));
+    assert_eq!(w.notes(), [(1, "TASK_STATE_FAILED".into(), true)]);
+}
+
+#[tokio::test]
+async fn a_first_turn_without_a_task_state_ends_as_failed() {
+    let w = World::new(true).await;
+    w.agent.script_stream(Ok(vec![]));
+    let step = w
+        .run(Step::start(ID, "widgets", "go"), &spec(Updates::Auto))
+        .await;
+    assert!(
+        matches!(step.next, Some(Next::End(EndCause::Failed { .. }))),
+        "{:?}",
+        step.next
+    );
+    assert_eq!(w.agent.count("GetTask"), 0);
+}
+
+// The truth at the end: a refused follow-up asks GetTask before anything ends.
+
+#[tokio::test]
+async fn a_follow_up_refused_as_finished_ends_with_what_get_task_shows() {
+    let w = World::new(true).await;
+    let spec = spec(Updates::Off);
+    let step = first_turn(&w, &spec).await;
+    assert!(w.park(&step, "p1").await);
+    w.ring(reply("blue")).await;
+    // The task completed before the reply reached it: the agent refuses the message as
+    // sent to a terminal task (-32004), and GetTask shows how it ended.
+    w.agent.script_stream(Err(RemoteError::UnsupportedOperation(
+        "task is in a terminal state".into(),
+    )));
+    w.agent
+        .set_task(task(TaskState::Completed, "Finished before your reply"));
+    let step = w.wake(step, Woke::Rung, &spec).await;
+    assert_eq!(step.next, Some(Next::End(EndCause::Final)));
+    assert!(
+        w.agent
+            .calls()
+            .iter()
+            .any(|c| c == "SendStreamingMessage:blue")
+    );
+    assert_eq!(
+        w.agent.calls().last().map(String::as_str),
+        Some("GetTask:r-1")
+    );
+    let closed = w.end(&step).await;
+    assert_eq!(
+        closed.seq(),
+        None,
+        "the final state already told the parent"
+    );
+    assert_eq!(
+        w.notes(),
+        [
+            (1, "TASK_STATE_INPUT_REQUIRED".into(), false),
+            (2, "TASK_STATE_COMPLETED".into(), true),
+        ],
+        "COMPLETED, not FAILED"
+    );
+    assert_eq!(
+        w.store.outbox()[1].text,
+        "Finished before your reply",
+        "the agent's own words"
+    );
+    assert_eq!(w.agent.count("CancelTask"), 0);
+}
+
+#[tokio::test]
+async fn a_follow_up_that_breaks_before_its_first_event_parks_on_what_get_task_shows() {
+    let refusals: Vec<(&str, StreamScript)> = vec![
+        (
+            "a stream that errors before its first event",
+            Ok(vec![Err(RemoteError::Transport("stream broke".into()))]),
+        ),
+        ("a stream with no task state", Ok(vec![])),
+        (
+            "task not found",
+            Err(RemoteError::TaskNotFound("unknown".into())),
+        ),
+    ];
+    for (why, script) in refusals {
+        let w = World::new(true).await;
+        let spec = spec(Updates::Off);
+        let step = first_turn(&w, &spec).await;
+        assert!(w.park(&step, "p1").await);
+        w.ring(reply("blue")).await;
+        w.agent.script_stream(script);
+        w.agent.set_task(task(TaskState::Working, "on it"));
+        let step = w.wake(step, Woke::Rung, &spec).await;
+        assert_eq!(park_shape(&step), PLAIN, "{why}");
+        assert_eq!(park_no(&step), 2, "{why}");
+        assert_eq!(
+            w.notes(),
+            [
+                (1, "TASK_STATE_INPUT_REQUIRED".into(), false),
+                (2, "TASK_STATE_WORKING".into(), false),
+            ],
+            "{why}: GetTask's state applied"
+        );
+        assert!(!w.store.snapshot(ID).unwrap().closed, "{why}");
+        // The agent may have the reply: it is not sent a second time.
+        assert_eq!(
+            w.agent.count("SendStreamingMessage"),
+            2,
+            "{why}: the first turn and the reply, once"
+        );
+    }
+}
+
+/// The first turn reached the agent (the row has its task), then the Lambda failed with
+/// a service error and Step Functions ran the step again with the same input: sent again,
+/// the prompt would arrive as a follow-up, taken for the answer to the agent's question.
+#[tokio::test]
+async fn a_first_turn_run_again_after_it_reached_the_agent_sends_nothing_and_asks() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Off);
+    first_turn(&w, &spec).await;
+    assert_eq!(w.agent.count("SendStreamingMessage"), 1);
+    let gets = w.agent.count("GetTask");
+    let again = steps::turn(
+        &w.store,
+        steps::ready(&w.agent),
+        Some(&spec),
+        Step::start(ID, "widgets", "go"),
+        Duration::from_secs(5),
+        PACING,
+    )
+    .await
+    .unwrap();
+    assert_eq!(w.agent.count("SendStreamingMessage"), 1, "not sent twice");
+    assert_eq!(w.agent.count("GetTask"), gets + 1, "asked instead");
+    assert!(
+        matches!(again.next, Some(Next::Park { .. })),
+        "parks on the question: {:?}",
+        again.next
+    );
+    assert_eq!(w.notes().len(), 1, "nothing new to tell");
+}
+
+#[tokio::test]
+async fn a_turn_that_step_functions_runs_again_sends_the_same_message_id() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Off);
+    let step = first_turn(&w, &spec).await;
+    w.ring(reply("blue")).await;
+    let mut woke = step.clone();
+    woke.park = Some(ParkOutcome::woke(Woke::Rung));
+    let turn = steps::wake(&w.store, steps::ready(&w.agent), woke, None, 100, PACING)
+        .await
+        .unwrap();
+    assert!(
+        matches!(turn.next, Some(Next::Turn { .. })),
+        "{:?}",
+        turn.next
+    );
+    // The Turn state's Lambda fails after sending (a service error), and Step Functions
+    // retries it with the same input.
+    for _ in 0..2 {
+        w.agent
+            .script_stream(Ok(vec![Ok(update(TaskState::Working, "on it"))]));
+        steps::turn(
+            &w.store,
+            steps::ready(&w.agent),
+            Some(&spec),
+            turn.clone(),
+            Duration::from_secs(5),
+            PACING,
+        )
+        .await
+        .unwrap();
+    }
+    let ids = w.agent.message_ids();
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    assert_eq!(ids[1], ids[2], "the retried reply keeps its message id");
+    assert_ne!(
+        ids[0], ids[1],
+        "the first turn and the reply are two messages"
+    );
+}
+
+#[tokio::test]
+async fn a_follow_up_refused_while_get_task_fails_too_ends_as_failed() {
+    let w = World::new(true).await;
+    let spec = spec(Updates::Off);
+    let step = first_turn(&w, &spec).await;
+    assert!(w.park(&step, "p1").await);
+    w.ring(reply("blue")).await;
+    w.agent
+        .script_stream(Err(RemoteError::UnsupportedOperation("terminal".into())));
+    w.agent
+        .fail_gets(vec![RemoteError::Transport("connection failed".into())]);
+    let step = w.wake(step, Woke::Rung, &spec).await;
+    let Some(Next::End(EndCause::Failed { reason })) = &step.next else {
+        panic!("expected a failed end, got {:?}", step.next);
+    };
+    assert!(reason.contains("GetTask failed too"), "{reason}");
+    let closed = w.end(&step).await;
+    assert_eq!(closed.seq(), Some(2));
+    assert_eq!(
+        w.notes().last().cloned(),
+        Some((2, "TASK_STATE_FAILED".into(), true))
+    );
+    assert_eq!(w.agent.count("CancelTask"), 0, "a failure cancels nothing");
+}
+
+// A final state a follow applied wins over anything recorded or decided after it.
+
+#[tokio::test]
+async fn a_final_state_applied_by_a_follow_wins_over_a_pending_reply() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Follow);
+    let step = first_turn(&w, &spec).await;
+    let parked = doorbell::park(&w.store, &w.bell, ID, park_no(&step), "f1")
+        .await
+        .unwrap()
+        .unwrap();
+    // The parent's reply lands, and before the wake runs the follow applies COMPLETED.
+    w.ring(reply("blue")).await;
+    let done = standin::state::remote_out(REMOTE, TaskState::Completed, "done");
+    doorbell::follow_report(
+        &w.store,
+        &w.bell,
+        &parked,
+        parked.epoch,
+        Some(&done),
+        FollowOutcome::WindowOver,
+    )
+    .await
+    .unwrap();
+    let step = w.wake(step, Woke::Rung, &spec).await;
+    assert_eq!(
+        step.next,
+        Some(Next::End(EndCause::Final)),
+        "the closed row ends the stand-in; the reply is not sent"
+    );
+    assert_eq!(
+        w.agent.count("SendStreamingMessage"),
+        1,
+        "only the first turn"
+    );
+    let closed = w.end(&step).await;
+    assert_eq!(closed.seq(), None);
+    assert_eq!(
+        w.notes(),
+        [
+            (1, "TASK_STATE_INPUT_REQUIRED".into(), false),
+            (2, "TASK_STATE_COMPLETED".into(), true),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_cancel_decided_before_a_final_state_writes_no_second_note() {
+    // The wake took the parent's cancel, and a final state reached the row before the
+    // end's close (applied here directly: the rule is the store's, whoever applies it).
+    // The final applied first wins: the end writes no CANCELED note and does not cancel
+    // the remote task.
+    let w = World::new(true).await;
+    let spec = spec(Updates::Off);
+    let step = first_turn(&w, &spec).await;
+    assert!(w.park(&step, "p1").await);
+    w.ring(WakeEvent::Cancel {
+        reason: "stop".into(),
+    })
+    .await;
+    let step = w.wake(step, Woke::Rung, &spec).await;
+    assert!(matches!(
+        step.next,
+        Some(Next::End(EndCause::Cancelled { .. }))
+    ));
+    let done = standin::state::remote_out(REMOTE, TaskState::Completed, "done");
+    doorbell::apply(&w.store, ID, &done, &Guard::Open)
+        .await
+        .unwrap();
+    let closed = w.end(&step).await;
+    assert_eq!(closed.seq(), None);
+    assert_eq!(w.agent.count("CancelTask"), 0);
+    assert_eq!(
+        w.notes(),
+        [
+            (1, "TASK_STATE_INPUT_REQUIRED".into(), false),
+            (2, "TASK_STATE_COMPLETED".into(), true),
+        ]
+    );
+}
