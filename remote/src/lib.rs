@@ -21,7 +21,8 @@
 //!   `reach.rs`, `map.rs` (wire → model), `skim.rs` (what is kept of an answer as
 //!   it arrives), `divert.rs` and `artifact.rs` (artifacts collected, large content
 //!   stored as it arrives through a [`ContentSink`]).
-//! - `fake.rs`: a scriptable agent behind the port, for the library's unit tests.
+//! - `fake.rs`: a scriptable agent behind the port, for the library's unit tests (the
+//!   `test-support` feature; never in a function).
 //! - `tls.rs`: the roots the agent client trusts.
 //!
 //! Nothing outside this crate may name an A2A type: `a2a` is private, and the
@@ -31,6 +32,7 @@ mod a2a;
 pub mod auth;
 mod connector;
 mod error;
+#[cfg(any(test, feature = "test-support"))]
 pub mod fake;
 mod model;
 mod port;

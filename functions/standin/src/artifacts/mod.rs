@@ -17,6 +17,7 @@ pub mod desk;
 pub mod guard;
 pub mod kept;
 pub mod manifest;
+#[cfg(any(test, feature = "test-support"))]
 pub mod memory;
 pub mod room;
 pub mod rows;

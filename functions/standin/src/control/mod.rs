@@ -6,6 +6,7 @@ mod agents;
 mod artifacts;
 mod executions;
 pub mod http;
+#[cfg(any(test, feature = "test-support"))]
 pub mod memory;
 pub mod sfn;
 

@@ -1,6 +1,7 @@
 //! The doorbell protocol (docs/architecture.md): ring, park, drain, the fences, and
 //! close first. Every step is one conditional write on the row, then at most one ring.
 
+#[cfg(any(test, feature = "test-support"))]
 pub mod memory;
 mod port;
 pub mod sfn;

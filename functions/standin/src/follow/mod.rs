@@ -5,6 +5,7 @@
 //! `follower` holds many of these in one invocation.
 
 pub mod follower;
+#[cfg(any(test, feature = "test-support"))]
 pub mod memory;
 pub mod sqs;
 

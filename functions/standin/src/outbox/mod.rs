@@ -8,6 +8,7 @@ pub mod at_once;
 pub mod callback;
 pub mod deliver;
 pub mod events;
+#[cfg(any(test, feature = "test-support"))]
 pub mod memory;
 mod ports;
 pub mod sqs;

@@ -8,6 +8,7 @@
 //! keeps what it read for [`CATALOG_TTL`], so an edit reaches every function within it.
 
 pub mod dynamo;
+#[cfg(any(test, feature = "test-support"))]
 pub mod memory;
 
 use std::collections::HashMap;

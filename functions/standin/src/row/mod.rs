@@ -1,8 +1,10 @@
 //! The row: one record per stand-in, the shared state every function reads and rings.
 
+#[cfg(any(test, feature = "test-support"))]
 pub mod contract;
 pub mod dynamo;
 mod marks;
+#[cfg(any(test, feature = "test-support"))]
 pub mod memory;
 mod store;
 

@@ -1,0 +1,48 @@
+//! The attribute names the expressions write, as `Row` (and the note log's items) name
+//! them: a test checks each against the serialised row, and the template's keys and TTL.
+
+pub const TASK_ID: &str = "task_id";
+pub const AGENT: &str = "agent";
+pub const REMOTE_TASK_ID: &str = "remote_task_id";
+pub const CONTEXT_ID: &str = "context_id";
+pub const WATCH: &str = "watch";
+pub const LAST: &str = "last";
+pub const CLOSED: &str = "closed";
+pub const EPOCH: &str = "epoch";
+pub const WOKEN: &str = "woken";
+pub const TAKEN: &str = "taken";
+pub const PARK_TOKEN: &str = "park_token";
+pub const PENDING: &str = "pending";
+pub const SEQ: &str = "seq";
+pub const REPLY_IDS: &str = "reply_ids";
+/// Of `watch`.
+pub const MODE: &str = "mode";
+/// Of `watch`.
+pub const TOKEN_DIGEST: &str = "token_digest";
+/// Of `pending`.
+pub const CANCEL: &str = "cancel";
+/// Of `pending`.
+pub const REPLIES: &str = "replies";
+/// Of `pending`.
+pub const PUSH: &str = "push";
+/// Of `pending`.
+pub const PUSH_ID: &str = "push_id";
+/// Of `pending`.
+pub const FOLLOW: &str = "follow";
+/// Both tables' TTL attribute (not a field of `Row`: set at the close).
+pub const EXPIRES_AT: &str = "expires_at";
+/// A note log item's note, as JSON.
+pub const NOTE_BODY: &str = "body";
+/// The row's Step Functions parent token; copied onto its final note's item, where
+/// notify reads it from the stream.
+pub const PARENT_TASK_TOKEN: &str = "parent_task_token";
+/// The live generation's lease (`Row::lease`).
+pub const LEASE: &str = "lease";
+/// The live generation (`Row::generation`).
+pub const GENERATION: &str = "generation";
+/// The lease of the generation before it (`Row::previous_lease`).
+pub const PREVIOUS_LEASE: &str = "previous_lease";
+/// How far the notes reached the parent (`Row::sent_through`).
+pub const SENT_THROUGH: &str = "sent_through";
+/// The newest follower's claim on its park (`Row::follow_claim`).
+pub const FOLLOW_CLAIM: &str = "follow_claim";

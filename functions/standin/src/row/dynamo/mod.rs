@@ -1,0 +1,625 @@
+//! The row store on DynamoDB: each port method is one conditional UpdateItem, or one
+//! transaction of the row's update and the note it causes (apply, close). The drain marks
+//! the park woken, then removes exactly what it read, conditionally, and retries on a race.
+
+use std::collections::HashMap;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{
+    AttributeValue, Put, ReturnValue, ReturnValuesOnConditionCheckFailure, TransactWriteItem,
+    Update,
+};
+use serde::Serialize;
+
+use super::{Applied, Closed, Drained, RowStore, StoreError};
+use crate::outbox::ParentNote;
+use crate::row::{
+    FollowReport, Guard, MAX_QUEUED_REPLIES, PushClaim, REPLY_IDS_KEPT, REPLY_IDS_MAX, Row, Rung,
+    Taken, WakeEvent, Watch,
+};
+use crate::state::RemoteOut;
+
+pub mod attr;
+mod notes;
+mod reply;
+mod take;
+#[cfg(test)]
+mod tests;
+mod write;
+
+use attr::*;
+use take::take_event;
+
+type Item = HashMap<String, AttributeValue>;
+
+/// Closed rows expire this long after the close (the table's TTL attribute `expires_at`).
+pub const CLOSED_ROW_TTL: Duration = Duration::from_secs(7 * 24 * 3600);
+/// Notes stay readable (the note log) this long after they were written.
+pub const NOTE_TTL: Duration = Duration::from_secs(14 * 24 * 3600);
+/// Attempts of a read-then-write that races other writers (a drain, an apply, a close).
+const RACE_ATTEMPTS: usize = 5;
+
+#[derive(Clone)]
+pub struct DynamoRowStore {
+    pub(super) client: Client,
+    pub(super) table: String,
+    notes_table: String,
+}
+
+fn expires_in(ttl: Duration) -> AttributeValue {
+    let at = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        + ttl;
+    AttributeValue::N(at.as_secs().to_string())
+}
+
+impl DynamoRowStore {
+    pub fn new(client: Client, table: impl Into<String>, notes_table: impl Into<String>) -> Self {
+        Self {
+            client,
+            table: table.into(),
+            notes_table: notes_table.into(),
+        }
+    }
+
+    pub(super) fn key(task_id: &str) -> (String, AttributeValue) {
+        (TASK_ID.to_owned(), AttributeValue::S(task_id.to_owned()))
+    }
+}
+
+fn value<T: Serialize>(v: &T) -> Result<AttributeValue, StoreError> {
+    serde_dynamo::to_attribute_value(v).map_err(|e| StoreError::Backend(format!("encode: {e}")))
+}
+
+fn row_of(item: Item) -> Result<Row, StoreError> {
+    serde_dynamo::from_item(item).map_err(|e| StoreError::Backend(format!("decode row: {e}")))
+}
+
+pub(super) fn backend<E, R>(err: &SdkError<E, R>) -> StoreError
+where
+    E: std::error::Error + 'static,
+    R: std::fmt::Debug,
+{
+    StoreError::Backend(aws_sdk_dynamodb::error::DisplayErrorContext(err).to_string())
+}
+
+/// A condition expression with its names and values, built from a guard.
+#[derive(Default, Clone)]
+struct Expr {
+    names: HashMap<String, String>,
+    values: Item,
+}
+
+impl Expr {
+    fn name(&mut self, n: &str) -> String {
+        let key = format!("#{n}");
+        self.names.insert(key.clone(), n.to_owned());
+        key
+    }
+
+    fn val(&mut self, k: &str, v: AttributeValue) -> String {
+        let key = format!(":{k}");
+        self.values.insert(key.clone(), v);
+        key
+    }
+
+    fn guard(&mut self, guard: &Guard) -> String {
+        let open = format!(
+            "attribute_exists({TASK_ID}) AND {} = {}",
+            self.name(CLOSED),
+            self.val("false", AttributeValue::Bool(false))
+        );
+        match guard {
+            Guard::Open => open,
+            Guard::Push {
+                digest,
+                remote_task_id,
+            } => {
+                let w = self.name(WATCH);
+                let m = self.name(MODE);
+                format!(
+                    "{open} AND {w}.{m} = {} AND {w}.{TOKEN_DIGEST} = {} AND {REMOTE_TASK_ID} = {}",
+                    self.val("push", AttributeValue::S("push".into())),
+                    self.val("digest", AttributeValue::S(digest.as_str().to_owned())),
+                    self.val("rid", AttributeValue::S(remote_task_id.clone())),
+                )
+            }
+            Guard::Epoch(epoch) => {
+                let e = self.val("epoch", AttributeValue::N(epoch.to_string()));
+                let w = self.name(WOKEN);
+                format!("{open} AND {EPOCH} = {e} AND (attribute_not_exists({w}) OR {w} < {e})")
+            }
+        }
+    }
+}
+
+impl RowStore for DynamoRowStore {
+    async fn create(&self, row: &Row) -> Result<Row, StoreError> {
+        let item: Item = serde_dynamo::to_item(row)
+            .map_err(|e| StoreError::Backend(format!("encode row: {e}")))?;
+        let result = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression(format!("attribute_not_exists({TASK_ID})"))
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(row.clone()),
+            Err(err)
+                if err
+                    .as_service_error()
+                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
+            {
+                Err(StoreError::AlreadyExists(row.task_id.clone()))
+            }
+            Err(err) => Err(backend(&err)),
+        }
+    }
+
+    async fn get(&self, task_id: &str) -> Result<Option<Row>, StoreError> {
+        let (k, v) = Self::key(task_id);
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .key(k, v)
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| backend(&e))?;
+        out.item.map(row_of).transpose()
+    }
+
+    async fn list(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<(Vec<Row>, Option<String>), StoreError> {
+        let start = after.map(|id| std::collections::HashMap::from([Self::key(id)]));
+        let out = self
+            .client
+            .scan()
+            .table_name(&self.table)
+            .set_exclusive_start_key(start)
+            .limit(i32::try_from(limit).unwrap_or(i32::MAX))
+            .send()
+            .await
+            .map_err(|e| backend(&e))?;
+        let next = out
+            .last_evaluated_key()
+            .and_then(|k| k.get(TASK_ID))
+            .and_then(|v| v.as_s().ok())
+            .cloned();
+        let rows = out
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .map(row_of)
+            .collect::<Result<_, _>>()?;
+        Ok((rows, next))
+    }
+
+    async fn record(
+        &self,
+        task_id: &str,
+        event: &WakeEvent,
+        guard: &Guard,
+    ) -> Result<Row, StoreError> {
+        if let WakeEvent::Reply { text, id } = event {
+            return self.record_reply(task_id, text, id.as_deref(), guard).await;
+        }
+        self.update(task_id, guard, |e| {
+            let p = e.name(PENDING);
+            Ok(match event {
+                WakeEvent::Cancel { reason } => {
+                    let v = e.val("reason", AttributeValue::S(reason.clone()));
+                    format!("SET {p}.{CANCEL} = if_not_exists({p}.{CANCEL}, {v})")
+                }
+                WakeEvent::Reply { text, .. } => {
+                    let one = e.val(
+                        "one",
+                        AttributeValue::L(vec![AttributeValue::S(text.clone())]),
+                    );
+                    let empty = e.val("empty", AttributeValue::L(vec![]));
+                    format!(
+                        "SET {p}.{REPLIES} = list_append(if_not_exists({p}.{REPLIES}, {empty}), {one})"
+                    )
+                }
+                WakeEvent::Push { claimed } => {
+                    let v = e.val("claim", value(&PushClaim { claimed: *claimed })?);
+                    let id = e.val("push_id", AttributeValue::S(super::new_push_id()));
+                    format!("SET {p}.{PUSH} = {v}, {p}.{PUSH_ID} = {id}")
+                }
+                WakeEvent::Follow { epoch, outcome } => {
+                    let v = e.val(
+                        "report",
+                        value(&FollowReport {
+                            epoch: *epoch,
+                            outcome: *outcome,
+                        })?,
+                    );
+                    format!("SET {p}.{FOLLOW} = {v}")
+                }
+            })
+        })
+        .await
+    }
+
+    async fn park(&self, task_id: &str, park: u64, token: &str) -> Result<Row, StoreError> {
+        let mut expr = Expr::default();
+        let t = expr.val("token", AttributeValue::S(token.to_owned()));
+        let n = expr.val("park", AttributeValue::N(park.to_string()));
+        let woken = expr.name(WOKEN);
+        let update = format!("SET {PARK_TOKEN} = {t}, {EPOCH} = {n}");
+        let newest = format!("{EPOCH} < {n} AND (attribute_not_exists({woken}) OR {woken} < {n})");
+        let condition = format!("{} AND {newest}", expr.guard(&Guard::Open));
+        self.send_update(task_id, update, condition, expr).await
+    }
+
+    async fn claim_follow(
+        &self,
+        task_id: &str,
+        park: u64,
+        token: &str,
+        hop: u64,
+    ) -> Result<Row, StoreError> {
+        let mut expr = Expr::default();
+        let t = expr.val("token", AttributeValue::S(token.to_owned()));
+        let n = expr.val("park", AttributeValue::N(park.to_string()));
+        let c = expr.val(
+            "claim",
+            AttributeValue::N(super::follow_claim(park, hop).to_string()),
+        );
+        let woken = expr.name(WOKEN);
+        let claim = expr.name(FOLLOW_CLAIM);
+        let update = format!("SET {claim} = {c}");
+        let stands = format!(
+            "{EPOCH} = {n} AND {PARK_TOKEN} = {t} AND (attribute_not_exists({woken}) OR {woken} < {n}) AND (attribute_not_exists({claim}) OR {claim} < {c})"
+        );
+        let condition = format!("{} AND {stands}", expr.guard(&Guard::Open));
+        self.send_update(task_id, update, condition, expr).await
+    }
+
+    async fn wake(&self, task_id: &str, park: u64) -> Result<Row, StoreError> {
+        let mut expr = Expr::default();
+        let n = expr.val("park", AttributeValue::N(park.to_string()));
+        let woken = expr.name(WOKEN);
+        let update = format!("SET {woken} = {n}");
+        let condition = format!(
+            "attribute_exists({TASK_ID}) AND (attribute_not_exists({woken}) OR {woken} < {n})"
+        );
+        match self.send_update(task_id, update, condition, expr).await {
+            // Already woken (a retried wake): the row as it stands.
+            Err(StoreError::Refused(_)) => self
+                .get(task_id)
+                .await?
+                .ok_or_else(|| StoreError::NotFound(task_id.to_owned())),
+            other => other,
+        }
+    }
+
+    async fn roll(
+        &self,
+        task_id: &str,
+        park: u64,
+        to: u32,
+        lease: &str,
+        previous: Option<&str>,
+    ) -> Result<Row, StoreError> {
+        let mut expr = Expr::default();
+        let n = expr.val("park", AttributeValue::N(park.to_string()));
+        let l = expr.val("lease", AttributeValue::S(lease.to_owned()));
+        let g = expr.val("generation", AttributeValue::N(to.to_string()));
+        let woken = expr.name(WOKEN);
+        let lease_name = expr.name(LEASE);
+        let generation = expr.name(GENERATION);
+        let previous_name = expr.name(PREVIOUS_LEASE);
+        let mut update = format!("SET {woken} = {n}, {lease_name} = {l}, {generation} = {g}");
+        match previous {
+            Some(previous) => {
+                let p = expr.val("previous", AttributeValue::S(previous.to_owned()));
+                update.push_str(&format!(", {previous_name} = {p}"));
+            }
+            None => update.push_str(&format!(" REMOVE {previous_name}")),
+        }
+        let condition = format!(
+            "attribute_exists({TASK_ID}) AND (attribute_not_exists({woken}) OR {woken} < {n})"
+        );
+        match self.send_update(task_id, update, condition, expr).await {
+            // Already rolled (a retried wake): the row with the first attempt's lease.
+            Err(StoreError::Refused(_)) => self
+                .get(task_id)
+                .await?
+                .ok_or_else(|| StoreError::NotFound(task_id.to_owned())),
+            other => other,
+        }
+    }
+
+    async fn drain(&self, task_id: &str, park: u64) -> Result<Drained, StoreError> {
+        let mut row = self.wake(task_id, park).await?;
+        for _ in 0..RACE_ATTEMPTS {
+            if row.closed {
+                return Ok(Drained {
+                    event: None,
+                    row,
+                    as_seen: false,
+                });
+            }
+            if let Some(taken) = row.taken.as_ref().filter(|t| t.park == park) {
+                return Ok(Drained {
+                    event: taken.event.clone(),
+                    row,
+                    as_seen: false,
+                });
+            }
+            let mut pending = row.pending.clone();
+            let Some(event) = pending.take_next() else {
+                return Ok(Drained {
+                    event: None,
+                    row,
+                    as_seen: false,
+                });
+            };
+            let (update, condition, expr) = take_event(&row, park, &event)?;
+            match self.send_update(task_id, update, condition, expr).await {
+                Ok(row) => {
+                    return Ok(Drained {
+                        event: Some(event),
+                        row,
+                        as_seen: false,
+                    });
+                }
+                Err(StoreError::Refused(_)) => {
+                    row = self
+                        .get(task_id)
+                        .await?
+                        .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+                }
+                Err(err) => return Err(err),
+            }
+        }
+        Err(StoreError::Backend(format!(
+            "drain of {task_id} kept racing; try again"
+        )))
+    }
+    async fn drain_from(&self, seen: &Row, park: u64) -> Result<Drained, StoreError> {
+        let task_id = &seen.task_id;
+        let mut pending = seen.pending.clone();
+        let event = pending
+            .take_next()
+            .filter(|_| !seen.closed && seen.woken < park);
+        let Some(event) = event else {
+            return self.drain(task_id, park).await;
+        };
+        let (update, condition, mut expr) = take_event(seen, park, &event)?;
+        let n = expr.val("park", AttributeValue::N(park.to_string()));
+        let f = expr.val("open", AttributeValue::Bool(false));
+        let (woken, closed) = (expr.name(WOKEN), expr.name(CLOSED));
+        let update = update.replacen("SET ", &format!("SET {woken} = {n}, "), 1);
+        let condition = format!(
+            "{condition} AND {closed} = {f} AND (attribute_not_exists({woken}) OR {woken} < {n})"
+        );
+        match self.send_update(task_id, update, condition, expr).await {
+            Ok(row) => Ok(Drained {
+                event: Some(event),
+                row,
+                as_seen: true,
+            }),
+            // The row moved since the caller read it (a ring, a close, a retried wake):
+            // nothing was written, and the drain goes as usual.
+            Err(StoreError::Refused(_)) => self.drain(task_id, park).await,
+            Err(err) => Err(err),
+        }
+    }
+
+    async fn take_rung(
+        &self,
+        task_id: &str,
+        rung: &Rung<'_>,
+    ) -> Result<Option<Drained>, StoreError> {
+        let event = WakeEvent::Push {
+            claimed: rung.push.claimed,
+        };
+        let mut expr = Expr::default();
+        let open = expr.guard(&Guard::Open);
+        let n = expr.val("park", AttributeValue::N(rung.park.to_string()));
+        let push = expr.val(
+            "push",
+            value(&PushClaim {
+                claimed: rung.push.claimed,
+            })?,
+        );
+        let id = expr.val("push_id", AttributeValue::S(rung.push.id.clone()));
+        let taken = expr.val(
+            "taken",
+            value(&Taken {
+                park: rung.park,
+                event: Some(event.clone()),
+            })?,
+        );
+        let agent = expr.val("agent", AttributeValue::S(rung.agent.to_owned()));
+        let (woken, p, taken_name) = (expr.name(WOKEN), expr.name(PENDING), expr.name(TAKEN));
+        let (agent_name, generation, lease) =
+            (expr.name(AGENT), expr.name(GENERATION), expr.name(LEASE));
+        let generation_is = match rung.generation {
+            // A first generation's row has no number (`Row::generation` skips a zero).
+            0 => format!("attribute_not_exists({generation})"),
+            g => format!(
+                "{generation} = {}",
+                expr.val("generation", AttributeValue::N(g.to_string()))
+            ),
+        };
+        let lease_is = match rung.lease {
+            None => format!("attribute_not_exists({lease})"),
+            Some(l) => format!(
+                "{lease} = {}",
+                expr.val("lease", AttributeValue::S(l.to_owned()))
+            ),
+        };
+        let update =
+            format!("SET {woken} = {n}, {taken_name} = {taken} REMOVE {p}.{PUSH}, {p}.{PUSH_ID}");
+        let condition = format!(
+            "{open} AND (attribute_not_exists({woken}) OR {woken} < {n}) AND {p}.{PUSH} = {push} AND {p}.{PUSH_ID} = {id} \
+             AND attribute_not_exists({p}.{CANCEL}) AND (attribute_not_exists({p}.{REPLIES}) OR size({p}.{REPLIES}) = {zero}) \
+             AND {agent_name} = {agent} AND {generation_is} AND {lease_is}",
+            zero = expr.val("zero", AttributeValue::N("0".into())),
+        );
+        match self.send_update(task_id, update, condition, expr).await {
+            Ok(row) => Ok(Some(Drained {
+                event: Some(event),
+                row,
+                as_seen: true,
+            })),
+            Err(StoreError::Refused(_) | StoreError::NotFound(_)) => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
+    async fn apply(
+        &self,
+        task_id: &str,
+        out: &RemoteOut,
+        guard: &Guard,
+    ) -> Result<Applied, StoreError> {
+        self.apply_from(task_id, None, out, guard).await
+    }
+    async fn apply_to(
+        &self,
+        row: &Row,
+        out: &RemoteOut,
+        guard: &Guard,
+    ) -> Result<Applied, StoreError> {
+        self.apply_from(&row.task_id, Some(row.clone()), out, guard)
+            .await
+    }
+    async fn set_remote(
+        &self,
+        task_id: &str,
+        remote_task_id: &str,
+        context_id: Option<&str>,
+    ) -> Result<Row, StoreError> {
+        self.update(task_id, &Guard::Open, |e| {
+            let r = e.val("rid", AttributeValue::S(remote_task_id.to_owned()));
+            Ok(match context_id {
+                Some(ctx) => {
+                    let c = e.val("ctx", AttributeValue::S(ctx.to_owned()));
+                    format!("SET {REMOTE_TASK_ID} = {r}, {CONTEXT_ID} = {c}")
+                }
+                None => format!("SET {REMOTE_TASK_ID} = {r}"),
+            })
+        })
+        .await
+    }
+
+    async fn set_watch(&self, task_id: &str, watch: &Watch) -> Result<Row, StoreError> {
+        self.update(task_id, &Guard::Open, |e| {
+            let w = e.name(WATCH);
+            let v = e.val("w", value(watch)?);
+            Ok(format!("SET {w} = {v}"))
+        })
+        .await
+    }
+
+    async fn close(
+        &self,
+        task_id: &str,
+        final_note: Option<&RemoteOut>,
+    ) -> Result<Closed, StoreError> {
+        for _ in 0..RACE_ATTEMPTS {
+            let row = self
+                .get(task_id)
+                .await?
+                .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+            let told = row.last.as_ref().is_some_and(|l| l.is_final);
+            if told || (row.closed && final_note.is_none()) {
+                return Ok(Closed { row, note: None });
+            }
+            let mut expr = Expr::default();
+            let c = expr.name(CLOSED);
+            let p = expr.name(PENDING);
+            let t = expr.val("true", AttributeValue::Bool(true));
+            let empty = expr.val("empty", AttributeValue::M(HashMap::new()));
+            let ttl = expr.val("ttl", expires_in(CLOSED_ROW_TTL));
+            let mut set = format!("{c} = {t}, {p} = {empty}, {EXPIRES_AT} = {ttl}");
+            // Closing needs an open row; the final note may follow a close without one
+            // (a cancel waits for the remote's answer), guarded by `seq` as every note is.
+            let condition = match final_note {
+                None => expr.guard(&Guard::Open),
+                Some(_) => format!("attribute_exists({TASK_ID})"),
+            };
+            let mut closed = row.clone();
+            closed.closed = true;
+            closed.park_token = None;
+            closed.pending = Default::default();
+            match final_note {
+                None => {
+                    let update = format!("SET {set} REMOVE {PARK_TOKEN}");
+                    match self.send_update(task_id, update, condition, expr).await {
+                        Ok(row) => return Ok(Closed { row, note: None }),
+                        Err(StoreError::Refused(_)) => {}
+                        Err(err) => return Err(err),
+                    }
+                }
+                Some(out) => {
+                    let seq = row.seq + 1;
+                    let last = expr.name(LAST);
+                    let v_out = expr.val("out", value(out)?);
+                    set.push_str(&format!(", {last} = {v_out}"));
+                    let update = format!("SET {set} REMOVE {PARK_TOKEN}");
+                    let note = crate::outbox::note_of(&row, out, seq);
+                    closed.last = Some(out.clone());
+                    closed.seq = seq;
+                    if self
+                        .write_with_note(task_id, &row, update, condition, expr, &note)
+                        .await?
+                    {
+                        return Ok(Closed {
+                            row: closed,
+                            note: Some(Box::new(note)),
+                        });
+                    }
+                }
+            }
+        }
+        Err(StoreError::Backend(format!(
+            "close of {task_id} kept racing; try again"
+        )))
+    }
+
+    async fn notes(
+        &self,
+        task_id: &str,
+        after: u64,
+        limit: u32,
+    ) -> Result<Vec<ParentNote>, StoreError> {
+        let out = self
+            .client
+            .query()
+            .table_name(&self.notes_table)
+            .key_condition_expression(format!("{TASK_ID} = :id AND {SEQ} > :after"))
+            .expression_attribute_values(":id", AttributeValue::S(task_id.to_owned()))
+            .expression_attribute_values(":after", AttributeValue::N(after.to_string()))
+            .limit(i32::try_from(limit).unwrap_or(i32::MAX))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| backend(&e))?;
+        out.items()
+            .iter()
+            .map(|item| {
+                let body = item
+                    .get(NOTE_BODY)
+                    .and_then(|v| v.as_s().ok())
+                    .ok_or_else(|| StoreError::Backend("a note without a body".into()))?;
+                serde_json::from_str(body)
+                    .map_err(|e| StoreError::Backend(format!("decode note: {e}")))
+            })
+            .collect()
+    }
+}

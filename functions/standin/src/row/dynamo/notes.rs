@@ -1,0 +1,152 @@
+//! A change and the note it causes, written in one transaction: to the row as the
+//! caller saw it first, read again only when it moved.
+
+use super::*;
+
+impl DynamoRowStore {
+    /// `apply`, first to `seen` (the row as the caller has it) when given. A write on it
+    /// is conditional on its note number and guard, so a row that moved is refused and
+    /// read again; a refusal or "unchanged" is only ever decided on a row read here.
+    pub(super) async fn apply_from(
+        &self,
+        task_id: &str,
+        mut seen: Option<Row>,
+        out: &RemoteOut,
+        guard: &Guard,
+    ) -> Result<Applied, StoreError> {
+        for _ in 0..RACE_ATTEMPTS {
+            let (row, read_here) = match seen.take() {
+                Some(row) => (row, false),
+                None => (
+                    self.get(task_id)
+                        .await?
+                        .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?,
+                    true,
+                ),
+            };
+            let unchanged = row
+                .last
+                .as_ref()
+                .is_some_and(|last| !out.differs_from(last));
+            if !read_here && (unchanged || !guard.admits(&row)) {
+                continue;
+            }
+            if !guard.admits(&row) {
+                return Err(StoreError::Refused(task_id.to_owned()));
+            }
+            if unchanged {
+                return Ok(Applied::Unchanged);
+            }
+            let seq = row.seq + 1;
+            let mut expr = Expr::default();
+            let last = expr.name(LAST);
+            let v_out = expr.val("out", value(out)?);
+            let mut update = format!("SET {last} = {v_out}");
+            if out.is_final {
+                // The final state closes the row in the same write as its note; the park
+                // token stays so the follow that applied it can still ring its park.
+                let c = expr.name(CLOSED);
+                let t = expr.val("true", AttributeValue::Bool(true));
+                let ttl = expr.val("ttl", expires_in(CLOSED_ROW_TTL));
+                update.push_str(&format!(", {c} = {t}, {EXPIRES_AT} = {ttl}"));
+            }
+            let condition = expr.guard(guard);
+            let note = crate::outbox::note_of(&row, out, seq);
+            match self
+                .write_with_note(task_id, &row, update, condition, expr, &note)
+                .await?
+            {
+                true => {
+                    let mut moved = row;
+                    moved.last = Some(out.clone());
+                    moved.seq = seq;
+                    moved.closed |= out.is_final;
+                    return Ok(Applied::Changed {
+                        note: Box::new(note),
+                        row: Box::new(moved),
+                    });
+                }
+                // Another writer moved the row between the read and the write: read again.
+                false => continue,
+            }
+        }
+        Err(StoreError::Backend(format!(
+            "apply to {task_id} kept racing; try again"
+        )))
+    }
+
+    /// One transaction: the row's update under its condition plus "nobody took this
+    /// number" (`seq` unchanged since the read), and the note put under that number.
+    /// False when the row's condition failed (a race: the caller reads again).
+    pub(super) async fn write_with_note(
+        &self,
+        task_id: &str,
+        read: &Row,
+        update: String,
+        condition: String,
+        mut expr: Expr,
+        note: &ParentNote,
+    ) -> Result<bool, StoreError> {
+        let seen = expr.val("seen", AttributeValue::N(read.seq.to_string()));
+        let next = expr.val("next", AttributeValue::N(note.seq.to_string()));
+        let update = update.replacen("SET ", &format!("SET {SEQ} = {next}, "), 1);
+        let condition = format!("{condition} AND {SEQ} = {seen}");
+        let (k, v) = Self::key(task_id);
+        let row_update = Update::builder()
+            .table_name(&self.table)
+            .key(k, v)
+            .update_expression(update)
+            .condition_expression(condition)
+            .set_expression_attribute_names(Some(expr.names))
+            .set_expression_attribute_values(Some(expr.values))
+            .build()
+            .map_err(|e| StoreError::Backend(format!("build update: {e}")))?;
+        let body = serde_json::to_string(note)
+            .map_err(|e| StoreError::Backend(format!("encode note: {e}")))?;
+        let mut item = HashMap::from([
+            (TASK_ID.to_owned(), AttributeValue::S(note.task_id.clone())),
+            (SEQ.to_owned(), AttributeValue::N(note.seq.to_string())),
+            (NOTE_BODY.to_owned(), AttributeValue::S(body)),
+            (EXPIRES_AT.to_owned(), expires_in(NOTE_TTL)),
+        ]);
+        if note.is_final
+            && let Some(token) = &read.parent_task_token
+        {
+            item.insert(
+                PARENT_TASK_TOKEN.to_owned(),
+                AttributeValue::S(token.clone()),
+            );
+        }
+        let note_put = Put::builder()
+            .table_name(&self.notes_table)
+            .set_item(Some(item))
+            .condition_expression(format!("attribute_not_exists({SEQ})"))
+            .build()
+            .map_err(|e| StoreError::Backend(format!("build put: {e}")))?;
+        let result = self
+            .client
+            .transact_write_items()
+            .transact_items(TransactWriteItem::builder().update(row_update).build())
+            .transact_items(TransactWriteItem::builder().put(note_put).build())
+            .send()
+            .await;
+        match result {
+            Ok(_) => Ok(true),
+            Err(err) => match err.as_service_error() {
+                // A failed condition or a concurrent write to the row (a push, a ring)
+                // is a race: the caller reads again and retries.
+                Some(TransactWriteItemsError::TransactionCanceledException(e))
+                    if e.cancellation_reasons().iter().any(|r| {
+                        matches!(
+                            r.code(),
+                            Some("ConditionalCheckFailed" | "TransactionConflict")
+                        )
+                    }) =>
+                {
+                    Ok(false)
+                }
+                _ => Err(backend(&err)),
+            },
+        }
+    }
+}
