@@ -1,0 +1,117 @@
+//! The stand-ins' pages, and the replies' queue and ids.
+
+use super::*;
+
+pub async fn list_pages_through_every_row_once<S: RowStore>(store: &S) {
+    let ids: Vec<String> = (0..7).map(|i| format!("list-{i}")).collect();
+    for id in &ids {
+        let mut row = Row::new(id, "agent-a");
+        row.created_at = Some(format!("2026-11-30T10:00:0{}Z", id.len()));
+        store.create(&row).await.expect("created");
+    }
+    let (mut seen, mut after, mut pages) = (Vec::new(), None::<String>, 0);
+    loop {
+        let (rows, next) = store.list(after.as_deref(), 3).await.expect("listed");
+        assert!(rows.len() <= 3, "a page holds at most the limit");
+        seen.extend(rows.into_iter().map(|r| (r.task_id, r.created_at)));
+        pages += 1;
+        match next {
+            Some(n) => after = Some(n),
+            None => break,
+        }
+    }
+    seen.sort();
+    let expected: Vec<(String, Option<String>)> = ids
+        .iter()
+        .map(|id| (id.clone(), Some(format!("2026-11-30T10:00:0{}Z", id.len()))))
+        .collect();
+    assert_eq!(seen, expected);
+    assert!(
+        pages >= 3,
+        "7 rows at 3 a page take at least 3 pages, took {pages}"
+    );
+}
+
+pub async fn replies_queue_up_to_the_bound_in_the_write_itself<S: RowStore>(store: &S) {
+    push_row(store).await;
+    let reply = |t: &str| WakeEvent::reply(t);
+    for i in 0..crate::row::MAX_QUEUED_REPLIES {
+        store
+            .record(ID, &reply(&format!("r{i}")), &Guard::Open)
+            .await
+            .expect("queued");
+    }
+    assert_eq!(
+        store.record(ID, &reply("one too many"), &Guard::Open).await,
+        Err(StoreError::RepliesFull(ID.into()))
+    );
+    store.park(ID, 1, "t").await.expect("parked");
+    store.drain(ID, 1).await.expect("drained");
+    store
+        .record(ID, &reply("room again"), &Guard::Open)
+        .await
+        .expect("queued");
+}
+
+pub async fn a_named_reply_is_queued_once_in_the_write_itself<S: RowStore>(store: &S) {
+    push_row(store).await;
+    let named = |text: &str, id: &str| WakeEvent::Reply {
+        text: text.into(),
+        id: Some(id.into()),
+    };
+    for _ in 0..3 {
+        store
+            .record(ID, &named("blue", "r1"), &Guard::Open)
+            .await
+            .expect("accepted");
+    }
+    let row = store
+        .record(ID, &named("green", "r2"), &Guard::Open)
+        .await
+        .expect("accepted");
+    assert_eq!(row.pending.replies, ["blue", "green"]);
+    assert_eq!(row.reply_ids, ["r1", "r2"]);
+    store.park(ID, 1, "t").await.expect("parked");
+    store.drain(ID, 1).await.expect("drained");
+    let row = store
+        .record(ID, &named("blue", "r1"), &Guard::Open)
+        .await
+        .expect("a retry after its turn is accepted, not queued");
+    assert_eq!(row.pending.replies, ["green"]);
+}
+
+/// Every reply is named, so a conversation of hundreds of replies must not grow the row
+/// toward DynamoDB's item limit: the oldest ids go, the latest still refuse a retry.
+pub async fn a_long_conversation_keeps_the_latest_reply_ids_only<S: RowStore>(store: &S) {
+    use crate::row::{REPLY_IDS_KEPT, REPLY_IDS_MAX};
+    push_row(store).await;
+    let named = |i: usize| WakeEvent::Reply {
+        text: format!("reply {i}"),
+        id: Some(format!("r-{i}")),
+    };
+    let replies = REPLY_IDS_MAX + REPLY_IDS_KEPT + 5;
+    for i in 0..replies {
+        store
+            .record(ID, &named(i), &Guard::Open)
+            .await
+            .expect("queued");
+        let park = u64::try_from(i).unwrap() + 1;
+        store.park(ID, park, "t").await.expect("parked");
+        store.drain(ID, park).await.expect("drained");
+    }
+    let row = store.get(ID).await.unwrap().unwrap();
+    assert!(
+        (REPLY_IDS_KEPT..=REPLY_IDS_MAX).contains(&row.reply_ids.len()),
+        "{} ids kept",
+        row.reply_ids.len()
+    );
+    let latest: Vec<String> = (replies - REPLY_IDS_KEPT..replies)
+        .map(|i| format!("r-{i}"))
+        .collect();
+    assert!(row.reply_ids.ends_with(&latest), "{:?}", row.reply_ids);
+    let row = store
+        .record(ID, &named(replies - REPLY_IDS_KEPT), &Guard::Open)
+        .await
+        .expect("a retry of a recent reply is accepted");
+    assert!(row.pending.replies.is_empty(), "and not queued again");
+}
