@@ -20,12 +20,4 @@ pub mod types;
 pub mod v03;
 
 #[cfg(test)]
-mod client_tests;
-#[cfg(test)]
-mod client_tests_artifacts;
-#[cfg(test)]
-mod client_tests_auth;
-#[cfg(test)]
-mod client_tests_v03;
-#[cfg(test)]
-mod replay;
+mod tests;

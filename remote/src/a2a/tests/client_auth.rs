@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::client::{AgentClient, http_client};
 use super::replay::*;
+use crate::a2a::client::{AgentClient, http_client};
 use crate::auth::{Credentials, Scheme};
 use crate::connector::{Connector, Reach};
 use crate::error::RemoteError;

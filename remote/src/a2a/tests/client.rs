@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
-use super::client::{AgentClient, EventStream, Timeouts, http_client};
-use super::dialect::Binding;
 use super::replay::*;
-use super::types::{
+use crate::a2a::client::{AgentClient, EventStream, Timeouts, http_client};
+use crate::a2a::dialect::Binding;
+use crate::a2a::types::{
     Message, SendMessageResult, StreamResponse, TaskPushNotificationConfig, TaskState,
 };
 use crate::error::RemoteError;
@@ -41,7 +41,7 @@ impl TurnReader {
             context_id,
             state,
             ..
-        }) = super::map::update(event)
+        }) = crate::a2a::map::update(event)
         {
             if context_id.is_some() {
                 self.context_id = context_id;
@@ -398,174 +398,6 @@ async fn a_push_registration_through_the_port_sends_the_token_both_ways() {
 }
 
 #[tokio::test]
-async fn subscribe_reads_a_byte_exact_crlf_stream_with_pings_in_odd_pieces() {
-    for piece in [1, 7, 4096] {
-        let (server, client) = client(
-            vec![raw_stream("e_raw_sse_framing/subscribe_jsonrpc.raw", piece)],
-            None,
-        )
-        .await;
-        let events = collect(
-            client
-                .subscribe_to_task("afe1a18d-883a-433e-81ad-604fa49ed25d")
-                .await
-                .expect("stream"),
-        )
-        .await;
-        let kinds: Vec<&str> = events
-            .iter()
-            .map(|e| match e.as_ref().expect("event") {
-                StreamResponse { task: Some(_), .. } => "task",
-                StreamResponse {
-                    status_update: Some(u),
-                    ..
-                } if u.status.state == TaskState::Working => "working",
-                StreamResponse {
-                    status_update: Some(u),
-                    ..
-                } if u.status.state == TaskState::Completed => "completed",
-                StreamResponse {
-                    artifact_update: Some(_),
-                    ..
-                } => "artifact",
-                _ => "other",
-            })
-            .collect();
-        assert_eq!(
-            kinds,
-            ["task", "working", "artifact", "completed"],
-            "piece size {piece}"
-        );
-        let request = &server.requests()[1];
-        assert_eq!(request.header("accept"), Some("text/event-stream"));
-        assert_eq!(request.json()["method"], "SubscribeToTask");
-    }
-}
-
-#[tokio::test]
-async fn subscribe_to_a_terminal_task_is_a_plain_json_32004() {
-    let (_server, client) = client(
-        vec![captured(
-            "a_jsonrpc_main/12_subscribe_to_terminal_task_error.json",
-        )],
-        None,
-    )
-    .await;
-    let err = client.subscribe_to_task(TASK).await.err().expect("refused");
-    assert!(err.is_terminal_task(), "{err}");
-    assert!(!err.is_retryable());
-}
-
-#[tokio::test]
-async fn an_error_event_ends_the_stream_as_a_retryable_error() {
-    let (_server, client) = client(
-        vec![captured(
-            "f_multiturn_and_failure/09_subscribe_during_crash.json",
-        )],
-        None,
-    )
-    .await;
-    let events = collect(
-        client
-            .subscribe_to_task("e14114c0-58d0-4d2f-aee0-5711762d8257")
-            .await
-            .expect("stream"),
-    )
-    .await;
-    assert_eq!(events.len(), 3);
-    assert!(events[0].is_ok() && events[1].is_ok());
-    let err = events[2].as_ref().err().expect("error event");
-    assert_eq!(
-        err,
-        &RemoteError::Rpc {
-            code: -32603,
-            message: "probe agent crashed on purpose".into()
-        }
-    );
-    assert!(err.is_retryable());
-}
-
-#[tokio::test]
-async fn a_turn_stream_that_ends_at_input_required_and_a_follow_up_that_runs_to_completion() {
-    let (_server, client) = client(
-        vec![
-            captured(
-                "b_jsonrpc_streaming/01_send_streaming_message_first_turn_inline_push_config.json",
-            ),
-            captured("b_jsonrpc_streaming/03_send_streaming_message_follow_up.json"),
-        ],
-        None,
-    )
-    .await;
-    let mut turn = TurnReader::new();
-    let mut stream = client
-        .send_streaming_message(&user("widget", None))
-        .await
-        .expect("stream");
-    while let Some(event) = stream.next().await {
-        if turn.read(&event.expect("event")) {
-            break;
-        }
-    }
-    let context = turn
-        .context_id()
-        .map(str::to_owned)
-        .expect("context from the first event");
-    let first = turn.finish().expect("a state");
-    assert_eq!(
-        (first.state, first.is_final),
-        (standin_wire::TaskState::InputRequired, false)
-    );
-    let mut turn = TurnReader::new();
-    let mut stream = client
-        .send_streaming_message(&user("blue", Some((&first.remote_task_id, &context))))
-        .await
-        .expect("stream");
-    while let Some(event) = stream.next().await {
-        if turn.read(&event.expect("event")) {
-            break;
-        }
-    }
-    let second = turn.finish().expect("a state");
-    assert_eq!(
-        (second.state, second.is_final),
-        (standin_wire::TaskState::Completed, true)
-    );
-}
-
-#[tokio::test]
-async fn a_stream_that_stays_open_past_the_terminal_state_does_not_hold_the_reader() {
-    let mut body =
-        std::fs::read(fixture_path("e_raw_sse_framing/subscribe_jsonrpc.raw")).expect("raw");
-    body.extend_from_slice(b": ping\r\n\r\n");
-    let (_server, client) = client(
-        vec![Reply::Sse {
-            body,
-            piece: 64,
-            hold_open: true,
-        }],
-        None,
-    )
-    .await;
-    let mut stream = client
-        .subscribe_to_task("afe1a18d-883a-433e-81ad-604fa49ed25d")
-        .await
-        .expect("stream");
-    let mut turn = TurnReader::new();
-    let done = tokio::time::timeout(Duration::from_secs(3), async {
-        while let Some(event) = stream.next().await {
-            if turn.read(&event.expect("event")) && turn.last().is_some_and(|l| l.is_final) {
-                return true;
-            }
-        }
-        false
-    })
-    .await
-    .expect("the reader stops at the terminal state without waiting for the close");
-    assert!(done);
-}
-
-#[tokio::test]
 async fn json_rpc_errors_map_to_typed_errors() {
     let (_server, client) = client(
         vec![
@@ -713,117 +545,5 @@ async fn a_silent_open_stream_times_out_between_events() {
     assert!(matches!(events[1], Err(RemoteError::Timeout { .. })));
 }
 
-// HTTP+JSON, for agents whose card lists it first.
-
-async fn rest_client(replies: Vec<Reply>) -> (ReplayServer, AgentClient) {
-    let card = card_with(|c| {
-        let list = c["supportedInterfaces"].as_array_mut().expect("list");
-        list.reverse();
-    });
-    let mut all = vec![card];
-    all.extend(replies);
-    let server = ReplayServer::start(all).await;
-    let client = AgentClient::connect(http_client().expect("client"), &server.base, None, quick())
-        .await
-        .expect("card");
-    assert_eq!(client.agent().binding, Binding::HttpJson);
-    (server, client)
-}
-
-#[tokio::test]
-async fn rest_binding_paths_bodies_and_errors() {
-    let (server, client) = rest_client(vec![
-        captured("c_rest/01_rest_send_message_first_turn.json"),
-        captured("c_rest/02_rest_get_task.json"),
-        captured("c_rest/04_rest_create_push_config.json"),
-        raw_stream("e_raw_sse_framing/subscribe_rest.raw", 9),
-        captured("c_rest/10_rest_subscribe_terminal_error.json"),
-        captured("c_rest/11_rest_get_task_unknown_error.json"),
-        captured("c_rest/13_rest_delete_push_config.json"),
-    ])
-    .await;
-    let sent = client
-        .send_message(&user("widget", None), false)
-        .await
-        .expect("sent");
-    assert!(
-        matches!(sent, SendMessageResult::Task(t) if t.status.state == TaskState::InputRequired)
-    );
-    assert_eq!(
-        client.get_task(REST_TASK).await.expect("task").status.state,
-        TaskState::InputRequired
-    );
-    let config = TaskPushNotificationConfig {
-        id: Some("cfg-c".into()),
-        task_id: REST_TASK.into(),
-        url: "http://127.0.0.1:41242/webhook/c".into(),
-        token: Some("tok-c".into()),
-        authentication: None,
-    };
-    assert_eq!(
-        client
-            .create_push_config(&config)
-            .await
-            .expect("created")
-            .id
-            .as_deref(),
-        Some("cfg-c")
-    );
-    let events = collect(client.subscribe_to_task(REST_TASK).await.expect("stream")).await;
-    assert_eq!(events.len(), 4);
-    assert!(events.iter().all(Result::is_ok));
-    assert!(
-        client
-            .subscribe_to_task(REST_TASK)
-            .await
-            .err()
-            .expect("terminal")
-            .is_terminal_task()
-    );
-    assert!(matches!(
-        client.get_task("does-not-exist").await,
-        Err(RemoteError::TaskNotFound(_))
-    ));
-    client
-        .delete_push_config(REST_TASK, "cfg-c")
-        .await
-        .expect("deleted");
-
-    let r = server.requests();
-    let line = |i: usize| format!("{} {}", r[i].method, r[i].target);
-    assert_eq!(line(1), "POST /rest/message:send");
-    assert_eq!(r[1].header("content-type"), Some("application/a2a+json"));
-    assert_eq!(
-        line(2),
-        format!("GET /rest/tasks/{REST_TASK}?historyLength=0")
-    );
-    assert_eq!(
-        line(3),
-        format!("POST /rest/tasks/{REST_TASK}/pushNotificationConfigs")
-    );
-    assert_eq!(
-        r[3].json(),
-        json!({"id": "cfg-c", "url": "http://127.0.0.1:41242/webhook/c", "token": "tok-c"})
-    );
-    assert_eq!(line(4), format!("POST /rest/tasks/{REST_TASK}:subscribe"));
-    assert_eq!(
-        line(7),
-        format!("DELETE /rest/tasks/{REST_TASK}/pushNotificationConfigs/cfg-c")
-    );
-    assert!(
-        r.iter()
-            .skip(1)
-            .all(|q| q.header("a2a-version") == Some("1.0"))
-    );
-}
-
-#[tokio::test]
-async fn rest_ids_cannot_change_the_path() {
-    let (server, client) =
-        rest_client(vec![captured("c_rest/11_rest_get_task_unknown_error.json")]).await;
-    let _ = client.get_task("../../admin?x=1#f").await;
-    assert_eq!(
-        server.requests()[1].target,
-        "/rest/tasks/..%2F..%2Fadmin%3Fx=1%23f?historyLength=0"
-    );
-}
+mod rest;
+mod streams;

@@ -8,11 +8,11 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
-use super::client::{AgentClient, Timeouts, http_client};
-use super::dialect::Binding;
-use super::dialect::Dialect;
 use super::replay::*;
-use super::types::{Message, SendMessageResult, TaskPushNotificationConfig, TaskState};
+use crate::a2a::client::{AgentClient, Timeouts, http_client};
+use crate::a2a::dialect::Binding;
+use crate::a2a::dialect::Dialect;
+use crate::a2a::types::{Message, SendMessageResult, TaskPushNotificationConfig, TaskState};
 use crate::error::RemoteError;
 use crate::model::{Status, Update};
 use crate::port::Agent;
@@ -187,7 +187,7 @@ async fn push_is_registered_and_deleted_in_zero_point_three_terms() {
         task_id: TASK.into(),
         url: "http://127.0.0.1:27488/a2a/push/t-1".into(),
         token: Some("tok-0123456789".into()),
-        authentication: Some(super::types::AuthenticationInfo {
+        authentication: Some(crate::a2a::types::AuthenticationInfo {
             scheme: "Bearer".into(),
             credentials: Some("tok-0123456789".into()),
         }),
@@ -405,7 +405,7 @@ async fn the_http_json_binding_sets_push_and_cancels_in_its_own_terms() {
         task_id: "t-1".into(),
         url: "http://127.0.0.1:1/push".into(),
         token: Some("tok-0123456789".into()),
-        authentication: Some(super::types::AuthenticationInfo {
+        authentication: Some(crate::a2a::types::AuthenticationInfo {
             scheme: "Bearer".into(),
             credentials: Some("tok-0123456789".into()),
         }),

@@ -12,8 +12,8 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
-use super::client::{AgentClient, Timeouts, http_client};
 use super::replay::*;
+use crate::a2a::client::{AgentClient, Timeouts, http_client};
 use crate::model::{Artifact, Content, ContentKind, Spilled, Update};
 use crate::port::{Agent, ContentSink};
 

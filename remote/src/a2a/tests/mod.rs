@@ -1,0 +1,8 @@
+//! The client against replayed exchanges: the official SDKs' answers, captured, served
+//! from loopback by `replay`.
+
+mod client;
+mod client_artifacts;
+mod client_auth;
+mod client_v03;
+mod replay;
