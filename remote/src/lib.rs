@@ -20,7 +20,8 @@
 //!   call shares: timeouts, bounded reads, credentials), `sse.rs`, `limits.rs`,
 //!   `reach.rs`, `map.rs` (wire → model), `skim.rs` (what is kept of an answer as
 //!   it arrives), `divert.rs` and `artifact.rs` (artifacts collected, large content
-//!   stored as it arrives through a [`ContentSink`]).
+//!   stored as it arrives through a [`ContentSink`]); `tests/`, the client against
+//!   exchanges captured from the official SDKs and replayed on loopback.
 //! - `fake.rs`: a scriptable agent behind the port, for the library's unit tests (the
 //!   `test-support` feature; never in a function).
 //! - `tls.rs`: the roots the agent client trusts.
