@@ -98,11 +98,10 @@ fn directory_name(id: &str) -> String {
     if safe == id {
         return safe;
     }
-    format!("{safe}-{}", &hex(&Sha256::digest(id.as_bytes()))[..8])
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    format!(
+        "{safe}-{}",
+        &hex::encode(Sha256::digest(id.as_bytes()))[..8]
+    )
 }
 
 /// Writes every stored part of the stand-in's artifacts under `out`; returns the files
@@ -121,7 +120,7 @@ pub async fn save(control: &ControlClient, id: &str, out: &Path) -> Result<Vec<P
                 (None, None, None) => continue,
             };
             if let Some(expected) = &part.sha256
-                && hex(&Sha256::digest(&bytes)) != *expected
+                && hex::encode(Sha256::digest(&bytes)) != *expected
             {
                 return Err(CliError::Api {
                     status: 200,

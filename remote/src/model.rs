@@ -86,11 +86,7 @@ impl Turn {
     pub fn new(text: impl Into<String>, follow_up: Option<FollowUp>) -> Self {
         let mut id = [0u8; 16];
         rand::Rng::fill_bytes(&mut rand::rng(), &mut id);
-        Self::with_id(
-            id.iter().map(|b| format!("{b:02x}")).collect::<String>(),
-            text,
-            follow_up,
-        )
+        Self::with_id(hex::encode(id), text, follow_up)
     }
 
     /// A turn whose id the caller derives, so a retried step sends the same message

@@ -34,7 +34,7 @@ impl SpillNames {
         let mut bytes = [0u8; 8];
         rand::Rng::fill_bytes(&mut rand::rng(), &mut bytes);
         Self {
-            nonce: bytes.iter().map(|b| format!("{b:02x}")).collect(),
+            nonce: hex::encode(bytes),
             next: Default::default(),
         }
     }

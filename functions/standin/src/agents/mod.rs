@@ -206,8 +206,7 @@ fn read_error(e: serde_path_to_error::Error<serde_json::Error>) -> ConfigError {
 pub fn session_id(salt: &str, task_id: &str) -> String {
     use sha2::Digest;
     let digest = sha2::Sha256::digest(format!("{salt}\n{task_id}").as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    format!("standin-{hex}")
+    format!("standin-{}", hex::encode(digest))
 }
 
 /// The most bytes an entry takes, written as JSON: every row keeps a copy of its agent's

@@ -131,10 +131,6 @@ pub struct PartSink {
     claim: Claim,
 }
 
-fn hex(digest: &[u8]) -> String {
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 impl PartSink {
     /// Stand-in `task_id`'s parts, within `bounds`.
     pub fn new(blobs: Arc<dyn Blobs>, task_id: &str, bounds: Bounds, secrets: Ours) -> Self {
@@ -233,7 +229,7 @@ impl PartSink {
         let key = format!(
             "{}{}-{}",
             parts_prefix(&self.task_id),
-            hex(&nonce),
+            hex::encode(nonce),
             state.next
         );
         Open {
@@ -327,8 +323,8 @@ impl PartSink {
         }
         open.sha.update(&last);
         open.size += last.len() as u64;
-        let sha256 = hex(&open.sha.clone().finalize());
-        let whole = hex(&open.whole.clone().finalize());
+        let sha256 = hex::encode(open.sha.clone().finalize());
+        let whole = hex::encode(open.whole.clone().finalize());
         let truncated = open.flag == Some(PartFlag::Truncated);
         // Content stored before, whole: a truncated re-read of it is that content.
         let whole_before = state.known.get(&whole).filter(|_| truncated).cloned();

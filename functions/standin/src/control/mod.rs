@@ -482,5 +482,5 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
 fn random_hex() -> String {
     let mut bytes = [0u8; 12];
     rand::Rng::fill_bytes(&mut rand::rng(), &mut bytes);
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(bytes)
 }

@@ -214,8 +214,7 @@ pub fn group_id(task_id: &str) -> String {
     }
     use sha2::Digest;
     let digest = sha2::Sha256::digest(task_id.as_bytes());
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
-    format!(":sha256:{hex}")
+    format!(":sha256:{}", hex::encode(digest))
 }
 
 /// FIFO deduplication: the same note sent again within five minutes is taken once.

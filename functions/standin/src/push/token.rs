@@ -37,13 +37,7 @@ pub struct TokenDigest(String);
 
 impl TokenDigest {
     pub fn of(token: &str) -> Self {
-        let hash = Sha256::digest(token.as_bytes());
-        let mut hex = String::with_capacity(64);
-        for b in hash.iter() {
-            hex.push(char::from(b"0123456789abcdef"[usize::from(b >> 4)]));
-            hex.push(char::from(b"0123456789abcdef"[usize::from(b & 0xf)]));
-        }
-        Self(hex)
+        Self(hex::encode(Sha256::digest(token.as_bytes())))
     }
 
     /// Wraps a digest read back from the row store.

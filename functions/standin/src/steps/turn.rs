@@ -265,7 +265,7 @@ fn message_id(step: &Step, row: &Row) -> String {
         .chain_update(step.generation.to_be_bytes())
         .chain_update(step.cursor.parks.to_be_bytes())
         .finalize();
-    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(&digest[..16])
 }
 
 /// A turn that did not come back with a task state, and whether the agent had accepted

@@ -242,5 +242,5 @@ pub fn successor(step: &Step, mode: WatchMode, pacing: Pacing) -> Step {
 fn new_lease() -> String {
     let mut bytes = [0u8; 16];
     rand::Rng::fill_bytes(&mut rand::rng(), &mut bytes);
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    hex::encode(bytes)
 }
