@@ -2,11 +2,12 @@
 //! another follower handed back, finds it still standing), then holds SubscribeToTask
 //! open for at most the window, heartbeating throughout, and reports the first change
 //! (applied under the park's epoch) or why it stopped, or hands the park back.
-//! `follower` holds many of these in one invocation.
+//! `follower` holds many of these in one invocation; `requests` reads each one it takes.
 
 pub mod follower;
 #[cfg(any(test, feature = "test-support"))]
 pub mod memory;
+pub mod requests;
 pub mod sqs;
 
 use std::time::Duration;

@@ -4,9 +4,7 @@
 use std::time::Duration;
 
 use tokio::time::Instant;
-use tracing::Instrument;
 
-use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -16,37 +14,9 @@ use super::deps::{FollowDeps, Rows, Standing, StepDeps};
 use super::failure::StepFailure;
 use crate::agents::AgentSpec;
 use crate::artifacts::{Collecting, Desk, WithArtifacts};
-use crate::doorbell::Doorbell;
 use crate::follow::{self, FollowEnd, FollowTiming, WindowEnd, follower};
 use crate::row::Row;
-use crate::steps::{self, Owner, Step};
-
-/// The input of a `.waitForTaskToken` park: the stand-in, the park's number and token,
-/// and the execution that parks (its name, generation and lease).
-#[derive(Debug, Deserialize)]
-pub struct ParkInput {
-    pub task_id: String,
-    #[serde(default)]
-    pub agent: String,
-    pub park: u64,
-    pub token: String,
-    #[serde(default)]
-    pub execution: Option<String>,
-    #[serde(default)]
-    pub generation: u32,
-    #[serde(default)]
-    pub lease: Option<String>,
-}
-
-impl ParkInput {
-    fn owner(&self) -> Owner {
-        Owner {
-            execution: self.execution.clone(),
-            generation: self.generation,
-            lease: self.lease.clone(),
-        }
-    }
-}
+use crate::steps::{self, ParkInput, Step};
 
 /// The agent as the steps reach it: its answers' artifacts go to the desk.
 type Reached = Collecting<AgentClient>;
@@ -250,7 +220,7 @@ pub async fn follow_many(deps: &'static FollowDeps, first: Vec<String>, until: I
     };
     let held = std::sync::Mutex::new(std::collections::BTreeSet::new());
     let summary = follower::multiplex(&deps.requests, first, plan, |request| {
-        if let Some(id) = request_task_id(&request) {
+        if let Some(id) = follow::requests::task_id(&request) {
             held.lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .insert(id);
@@ -288,17 +258,6 @@ pub async fn follow_many(deps: &'static FollowDeps, first: Vec<String>, until: I
     })
 }
 
-/// The stand-ins follow requests name, for the follower's span.
-pub fn task_ids(requests: &[String]) -> Vec<String> {
-    requests.iter().filter_map(|r| request_task_id(r)).collect()
-}
-
-fn request_task_id(request: &str) -> Option<String> {
-    serde_json::from_str::<Value>(request)
-        .ok()
-        .and_then(|v| v["task_id"].as_str().map(str::to_owned))
-}
-
 /// The longest one take from the follow queue waits (SQS's longest long poll).
 const FOLLOWER_TAKE_WAIT: Duration = Duration::from_secs(20);
 /// No new park this close to the window's end: it would be handed back at once.
@@ -308,72 +267,25 @@ const FOLLOWER_TAKE_RETRY: Duration = Duration::from_secs(1);
 /// cut off; within the function's last minute.
 const FOLLOWER_STRAGGLE: Duration = Duration::from_secs(30);
 
-/// One follow request: the park, and how many followers handed it on.
-#[derive(Deserialize)]
-struct FollowRequest {
-    #[serde(flatten)]
-    park: ParkInput,
-    #[serde(default)]
-    hop: u64,
-}
-
 /// Follows one request until `until`; the request to hand back if its park still stands.
 async fn follow_request(
     deps: &'static StepDeps,
     request: String,
     until: Instant,
 ) -> Option<String> {
-    let value: Value = match serde_json::from_str(&request) {
-        Ok(value) => value,
-        Err(err) => {
-            tracing::error!(error = %err, "a follow request that is not JSON is dropped");
-            return None;
-        }
-    };
-    let span = super::logs::event_span(&value);
-    async move {
-        let parsed: FollowRequest = match serde_json::from_value(value.clone()) {
-            Ok(parsed) => parsed,
-            Err(err) => {
-                tracing::error!(error = %err, "a follow request that does not read is dropped");
-                return None;
-            }
-        };
-        if parsed.hop > 0 {
-            // Its last beat was in the follower before, which ended up to a heartbeat
-            // ago: beat before anything else (the row, the agent's card) takes time.
-            if let Err(crate::doorbell::DoorbellError::ParkOver) =
-                deps.bell.heartbeat(&parsed.park.token).await
-            {
-                tracing::info!("a handed-on park was over before it was taken");
-                return None;
-            }
-        }
-        match follow(deps, &parsed.park, parsed.hop, until, WindowEnd::HandBack).await {
-            Ok(FollowEnd::HandedBack) => {
-                let mut back = value;
-                back["hop"] = json!(parsed.hop + 1);
-                Some(back.to_string())
-            }
-            Ok(end) => {
-                tracing::info!(end = ?end, "follow ended");
-                None
-            }
-            Err(failure) => {
-                // The park's heartbeat timeout wakes the stand-in, which follows again.
-                tracing::warn!(error = ?failure, "follow failed");
-                None
-            }
-        }
-    }
-    .instrument(span)
+    follow::requests::follow_request(
+        &deps.bell,
+        &request,
+        super::logs::event_span,
+        |park, hop| follow(deps, park, hop, until, WindowEnd::HandBack),
+    )
     .await
 }
 
 /// One followed park: reach the agent, follow for `window`, end it as `at_window_end`.
 async fn follow(
     deps: &'static StepDeps,
-    input: &ParkInput,
+    input: ParkInput,
     hop: u64,
     until: Instant,
     at_window_end: WindowEnd,

@@ -23,6 +23,7 @@ use tracing::Instrument;
 use crate::agents::ConfigError;
 use crate::outbox::stream;
 
+pub use crate::steps::ParkInput;
 pub use config::{
     ControlSettings, DEFAULT_FOLLOW_HEARTBEAT_SECS, DEFAULT_FOLLOWS_PER_FUNCTION,
     DEFAULT_HISTORY_BOUND, DEFAULT_TURN_WINDOW_SECS, Env, FollowerSettings, MAX_FOLLOW_WINDOW_SECS,
@@ -31,7 +32,7 @@ pub use config::{
 };
 pub use deps::{Aws, ControlDeps, FollowDeps, NotifyDeps, Rows, StepDeps};
 pub use failure::{PERMANENT, StepFailure, TRANSIENT};
-pub use handlers::{ParkInput, end, follow_many, park, register, turn, wake};
+pub use handlers::{end, follow_many, park, register, turn, wake};
 
 /// Reads the settings first (a missing variable fails the cold start naming it, before
 /// any client is built), then builds the function's dependencies once.
@@ -124,7 +125,7 @@ pub async fn serve_follow() -> Result<(), Error> {
                 first.extend(record.body);
                 receipts.extend(record.receipt_handle);
             }
-            let span = logs::follower_span(&handlers::task_ids(&first));
+            let span = logs::follower_span(&crate::follow::requests::task_ids(&first));
             async move {
                 deps.requests.delete_batch(receipts).await;
                 Ok::<_, Error>(handlers::follow_many(deps, first, until).await)

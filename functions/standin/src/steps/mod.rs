@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 pub use check::{CHECK_ATTEMPTS, check};
 pub use end::{end, end_cause};
-pub use park::{Owner, park};
+pub use park::{Owner, ParkInput, park};
 pub use register::register;
 pub use turn::{adopt, turn};
 pub use wake::{successor, take_rung, wake, wake_taken};

@@ -1,5 +1,6 @@
 //! The park step for push and off.
 
+use serde::Deserialize;
 use tracing::warn;
 
 use super::{StepError, not_ours};
@@ -33,6 +34,33 @@ impl Owner {
             self.lease.as_deref(),
             row.as_ref(),
         ))
+    }
+}
+
+/// The input of a `.waitForTaskToken` park: the stand-in, the park's number and token,
+/// and the execution that parks (its name, generation and lease).
+#[derive(Debug, Deserialize)]
+pub struct ParkInput {
+    pub task_id: String,
+    #[serde(default)]
+    pub agent: String,
+    pub park: u64,
+    pub token: String,
+    #[serde(default)]
+    pub execution: Option<String>,
+    #[serde(default)]
+    pub generation: u32,
+    #[serde(default)]
+    pub lease: Option<String>,
+}
+
+impl ParkInput {
+    pub fn owner(&self) -> Owner {
+        Owner {
+            execution: self.execution.clone(),
+            generation: self.generation,
+            lease: self.lease.clone(),
+        }
     }
 }
 
