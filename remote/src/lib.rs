@@ -22,7 +22,7 @@
 //!   it arrives), `divert.rs` and `artifact.rs` (artifacts collected, large content
 //!   stored as it arrives through a [`ContentSink`]); `tests/`, the client against
 //!   exchanges captured from the official SDKs and replayed on loopback.
-//! - `fake.rs`: a scriptable agent behind the port, for the library's unit tests (the
+//! - `fake.rs`: a scriptable agent behind the port, for other crates' tests (the
 //!   `test-support` feature; never in a function).
 //! - `tls.rs`: the roots the agent client trusts.
 //!

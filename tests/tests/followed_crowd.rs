@@ -1,9 +1,9 @@
 //! Every followed stand-in is followed at once, by a few followers rather than one
 //! function each: fifty stand-ins park at their question and each holds its own
-//! subscription to the agent, while the follow functions that run (one a batch of the
-//! follow queue, batches run at once as AWS runs them) hold five or more each. Before
-//! follow was multiplexed each held a function; before LocalStack ran asynchronous
-//! invocations as AWS does, only six were held at all.
+//! subscription to the agent, held by at most ten follow functions (a batch of the follow
+//! queue starts one, and batches run at once as AWS runs them; each follower takes more
+//! of the queue while it has room). Before follow was multiplexed each held a function;
+//! before LocalStack ran asynchronous invocations as AWS does, only six were held at all.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 

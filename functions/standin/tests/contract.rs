@@ -131,7 +131,7 @@ fn path<'a>(value: &'a Value, jsonpath: &str) -> Option<&'a Value> {
 fn step_with(next: Next) -> Value {
     let mut step = Step::start("t", "a", "m");
     step.next = Some(next);
-    step.execution = Some(standin::steps::Bound { name: "t".into() });
+    step.execution = Some(standin::steps::ExecutionName { name: "t".into() });
     serde_json::to_value(step).unwrap()
 }
 

@@ -80,7 +80,7 @@ def refuse_put_events_past_256_kib():
 # follow request was taken: with 300 stand-ins at once, followed stand-ins heard their
 # agent 838 s late. The poller now hands each batch to a pool as wide as the mapping's
 # concurrency and takes the next batch only while a slot is free, so no message waits
-# received but unprocessed.
+# received but unprocessed. FIFO queues keep LocalStack's way (the stand-in uses none).
 SQS_BATCHES_WITHOUT_A_CAP = 1000
 
 
@@ -90,35 +90,44 @@ def run_batches_concurrently(poller, most: int, stopping) -> None:
 
     log = logging.getLogger(__name__)
     slots = threading.BoundedSemaphore(most)
-    pool = ThreadPoolExecutor(max_workers=most, thread_name_prefix="esm-sqs-batch")
-    handle_one_batch, poll_once, close = poller.handle_messages, poller.poll_events, poller.close
+    handle_one_batch, poll_once = poller.handle_messages, poller.poll_events
+
+    def take_slot() -> bool:
+        while not slots.acquire(timeout=1):
+            if stopping.is_set():
+                return False
+        return True
 
     def handle_messages(messages):
-        slots.acquire()
+        # A poll may hand over more than one batch (over 2,500 messages): each waits for
+        # a slot; one left when the mapping stops is received again after its
+        # visibility timeout, as any batch not deleted.
+        if not take_slot():
+            return
 
         def handle():
             try:
                 handle_one_batch(messages)
-            except Exception as error:  # as LocalStack's poller loop: logged, the batch redelivered
-                log.warning("An SQS batch failed: %s", error)
+            except Exception as error:  # as LocalStack's poller: logged, the batch redelivered
+                log.warning("An SQS batch failed: %s", error, exc_info=log.isEnabledFor(logging.DEBUG))
             finally:
                 slots.release()
 
-        pool.submit(handle)
+        try:
+            # Daemon threads, as the poller's own: a batch never holds LocalStack's exit.
+            threading.Thread(target=handle, name="esm-sqs-batch", daemon=True).start()
+        except BaseException:
+            slots.release()
+            raise
 
     def poll_events():
         # Only this thread takes slots, so a slot free now is still free at the hand-off.
-        while not slots.acquire(timeout=1):
-            if stopping.is_set():
-                return
+        if not take_slot():
+            return
         slots.release()
         poll_once()
 
-    def close_pool():
-        pool.shutdown(wait=False)
-        close()
-
-    poller.handle_messages, poller.poll_events, poller.close = handle_messages, poll_events, close_pool
+    poller.handle_messages, poller.poll_events = handle_messages, poll_events
 
 
 @hooks.on_infra_start()
@@ -132,7 +141,8 @@ def run_sqs_batches_concurrently():
 
     def __init__(self, esm_config, poller, *args, **kwargs):
         original(self, esm_config, poller, *args, **kwargs)
-        if isinstance(poller, SqsPoller):
+        # A FIFO queue's groups are taken one at a time, as LocalStack takes them.
+        if isinstance(poller, SqsPoller) and not poller.queue_url.endswith(".fifo"):
             scaling = esm_config.get("ScalingConfig") or {}
             most = scaling.get("MaximumConcurrency") or SQS_BATCHES_WITHOUT_A_CAP
             run_batches_concurrently(poller, int(most), self._shutdown_event)

@@ -1,6 +1,7 @@
 """Tests of the fidelity fixes: LocalStack runs asynchronous invocations as AWS would."""
 
 import threading
+import time
 import unittest
 from types import SimpleNamespace
 
@@ -86,7 +87,35 @@ class FidelityTest(unittest.TestCase):
         self.assertFalse(sixth.is_alive())
         self.assertEqual(len(polls), most, "a stopping mapping takes no more batches")
         release.set()
-        poller.close()
+
+    def test_a_failed_batch_gives_its_slot_back_and_a_stopping_mapping_drops_the_next(self):
+        stopping, ran = threading.Event(), []
+        poller = SimpleNamespace(close=lambda: None)
+
+        def handle_messages(messages):
+            ran.append(messages)
+            raise RuntimeError("the function failed")
+
+        poller.handle_messages, poller.poll_events = handle_messages, lambda: None
+        fidelity.run_batches_concurrently(poller, 1, stopping)
+        for batch in range(3):  # one slot: each runs only once the one before gave it back
+            poller.handle_messages([batch])
+        deadline = time.monotonic() + 5
+        while len(ran) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(ran, [[0], [1], [2]])
+        # A poll that hands over a second batch while the only slot is taken, as the
+        # mapping stops: the batch is left to the queue, nothing waits for ever.
+        block = threading.Event()
+        poller2 = SimpleNamespace(handle_messages=lambda m: block.wait(10), poll_events=lambda: None)
+        fidelity.run_batches_concurrently(poller2, 1, stopping)
+        poller2.handle_messages(["first"])
+        stopping.set()
+        second = threading.Thread(target=poller2.handle_messages, args=(["second"],))
+        second.start()
+        second.join(5)
+        self.assertFalse(second.is_alive(), "a stopping mapping does not wait for a slot")
+        block.set()
 
     def test_only_sqs_mappings_run_their_batches_concurrently_at_their_configured_maximum(self):
         from localstack.services.lambda_.event_source_mapping.esm_worker import EsmWorker
@@ -101,9 +130,13 @@ class FidelityTest(unittest.TestCase):
             fidelity.run_sqs_batches_concurrently()
             fidelity.run_sqs_batches_concurrently()  # a second start wraps nothing twice
             sqs = SqsPoller.__new__(SqsPoller)
+            sqs.queue_url = "http://127.0.0.1:4566/queue/us-east-1/000000000000/follow"
+            fifo = SqsPoller.__new__(SqsPoller)
+            fifo.queue_url = "http://127.0.0.1:4566/queue/us-east-1/000000000000/notes.fifo"
             EsmWorker({"ScalingConfig": {"MaximumConcurrency": 20}}, sqs)
             EsmWorker({}, sqs)
             EsmWorker({"ScalingConfig": {"MaximumConcurrency": 20}}, object())
+            EsmWorker({"ScalingConfig": {"MaximumConcurrency": 20}}, fifo)
             self.assertEqual(widened, [20, fidelity.SQS_BATCHES_WITHOUT_A_CAP])
         finally:
             EsmWorker.__init__ = original

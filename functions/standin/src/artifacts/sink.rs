@@ -30,6 +30,10 @@ use standin_wire::PartFlag;
 /// Bytes held before a part goes up: S3's least part size, plus what the guard holds
 /// back. What a function holds of one artifact at a time.
 pub const PART_BYTES: usize = MIN_PART_BYTES;
+const _: () = assert!(
+    super::room::PART_ROOM_BYTES > PART_BYTES,
+    "the process's room counts a part as the sink holds it"
+);
 
 /// How long a part waits for a place in the process's room before it goes unstored
 /// (flagged `not_stored`): the agent's other events wait behind it on its stream.

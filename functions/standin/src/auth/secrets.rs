@@ -137,12 +137,14 @@ impl Secrets {
 }
 
 /// Secrets in memory, for tests: `set` is a rotation.
+#[cfg(any(test, feature = "test-support"))]
 #[derive(Default)]
 pub struct MemorySecrets {
     values: Mutex<HashMap<String, String>>,
     pub reads: std::sync::atomic::AtomicUsize,
 }
 
+#[cfg(any(test, feature = "test-support"))]
 impl MemorySecrets {
     pub fn set(&self, id: &str, value: &str) {
         if let Ok(mut values) = self.values.lock() {
@@ -151,6 +153,7 @@ impl MemorySecrets {
     }
 }
 
+#[cfg(any(test, feature = "test-support"))]
 impl SecretStore for std::sync::Arc<MemorySecrets> {
     async fn read(&self, id: &str) -> Result<SecretValue, SecretError> {
         self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);

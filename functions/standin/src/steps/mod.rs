@@ -81,7 +81,7 @@ pub struct Step {
     /// it from `$$.Execution.Name`: what the step checks its row against. None only where
     /// no state machine runs the step (unit tests).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub execution: Option<Bound>,
+    pub execution: Option<ExecutionName>,
     /// A rolled generation's lease, as its predecessor wrote it on the row; always
     /// written (null before the first roll), since the park states read `$.lease`.
     #[serde(default)]
@@ -93,9 +93,9 @@ pub struct Step {
     pub deadline_secs: Option<u64>,
 }
 
-/// What the state machine says of the execution running a step.
+/// The execution running a step, as the state machine's Bind state names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Bound {
+pub struct ExecutionName {
     pub name: String,
 }
 

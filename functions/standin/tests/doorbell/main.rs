@@ -2,7 +2,7 @@
 //! races run step by step
 //! against the in-memory store (each store call is atomic, like one UpdateItem or one
 //! transaction with the note it records).
-//! The row store's own rules, which both stores keep, are checked in `contract.rs`
+//! The row store's own rules, which both stores keep, are checked in `row_store.rs`
 //! (`standin::row::contract`).
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design

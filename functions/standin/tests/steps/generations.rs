@@ -4,7 +4,7 @@ use super::*;
 
 /// An execution as Bind names it.
 fn run_by(mut step: Step, name: &str) -> Step {
-    step.execution = Some(Bound { name: name.into() });
+    step.execution = Some(ExecutionName { name: name.into() });
     step
 }
 

@@ -23,7 +23,7 @@ use standin::steps::next::{
     BACKSTOP_FIRST_SECS, FOLLOW_PARK_SECS, FOLLOW_RETRY_SECS, GONE_REASON, IDLE_RECHECK_SECS, Next,
     Pacing, Woke,
 };
-use standin::steps::{Bound, Owner, Step, StepError};
+use standin::steps::{ExecutionName, Owner, Step, StepError};
 use standin_remote::fake::FakeAgent;
 use standin_remote::fake::StreamScript;
 use standin_remote::{RemoteError, Status, Update};

@@ -1,5 +1,5 @@
 //! The contract every [`RowStore`] keeps, as one suite run against each store: the
-//! in-memory store in `functions/standin/tests/contract.rs`, DynamoDB in
+//! in-memory store in `functions/standin/tests/row_store.rs`, DynamoDB in
 //! `tests/tests/dynamo_row_store.rs`. The doorbell's rules hold only if both stores
 //! refuse, order and note alike, so they are checked by the same code.
 //!
