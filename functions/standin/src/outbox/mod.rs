@@ -14,6 +14,5 @@ mod ports;
 pub mod sqs;
 pub mod stream;
 
-pub use ports::{
-    CallbackError, NoteBus, ParentCallback, ParentNote, ParentQueue, QueueError, SentMarks, note_of,
-};
+pub use crate::row::{SentMarks, note_of};
+pub use ports::{CallbackError, NoteBus, ParentCallback, ParentNote, ParentQueue, QueueError};

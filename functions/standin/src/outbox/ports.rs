@@ -2,29 +2,7 @@
 
 use std::future::Future;
 
-use std::collections::HashMap;
-
-use crate::row::{Row, StoreError};
-use crate::state::RemoteOut;
-
 pub use standin_wire::ParentNote;
-
-/// The note that tells the parent the row moved to `out`, under number `seq`.
-pub fn note_of(row: &Row, out: &RemoteOut, seq: u64) -> ParentNote {
-    ParentNote {
-        task_id: row.task_id.clone(),
-        remote_task_id: Some(out.remote_task_id.clone()).filter(|id| !id.is_empty()),
-        agent: row.agent.clone(),
-        state: out.state,
-        text: out.text.clone(),
-        is_final: out.is_final,
-        seq,
-        at: crate::clock::now_rfc3339(),
-        artifacts: out.artifacts.clone(),
-        artifacts_omitted: out.artifacts_omitted,
-        parts: out.parts.clone(),
-    }
-}
 
 /// Why an outlet did not take a note.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -96,24 +74,4 @@ pub trait ParentCallback: Send + Sync {
         error: &str,
         cause: &str,
     ) -> impl Future<Output = Result<(), CallbackError>> + Send;
-}
-
-/// How far each stand-in's notes have reached the parent: every note up to a stand-in's
-/// mark was taken (or refused for good). A step sends its note at once only when the one
-/// before it is marked, and the outbox passes over marked notes, so the two paths keep
-/// a stand-in's notes in order and send each once (the queue's deduplication covers
-/// the moment between a send and its mark).
-pub trait SentMarks: Send + Sync {
-    /// The marks of these stand-ins; one without a mark (or without a row) is absent.
-    fn sent_through(
-        &self,
-        task_ids: &[&str],
-    ) -> impl Future<Output = Result<HashMap<String, u64>, StoreError>> + Send;
-    /// Notes up to `seq` reached the parent. A mark never goes back; marking a row that
-    /// is gone does nothing.
-    fn mark_sent(
-        &self,
-        task_id: &str,
-        seq: u64,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send;
 }

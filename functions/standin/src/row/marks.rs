@@ -1,7 +1,9 @@
-//! The outbox's sent marks on DynamoDB: the row's `sent_through`, read for a whole
-//! stream batch in one BatchGetItem and raised with one conditional UpdateItem.
+//! The outbox's sent marks, kept on the row (`sent_through`): the port, and on DynamoDB
+//! read for a whole stream batch in one BatchGetItem and raised with one conditional
+//! UpdateItem.
 
 use std::collections::HashMap;
+use std::future::Future;
 
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
@@ -10,7 +12,26 @@ use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
 use super::StoreError;
 use super::dynamo::attr::{SENT_THROUGH, TASK_ID};
 use super::dynamo::{DynamoRowStore, backend};
-use crate::outbox::SentMarks;
+
+/// How far each stand-in's notes have reached the parent: every note up to a stand-in's
+/// mark was taken (or refused for good). A step sends its note at once only when the one
+/// before it is marked, and the outbox passes over marked notes, so the two paths keep
+/// a stand-in's notes in order and send each once (the queue's deduplication covers
+/// the moment between a send and its mark).
+pub trait SentMarks: Send + Sync {
+    /// The marks of these stand-ins; one without a mark (or without a row) is absent.
+    fn sent_through(
+        &self,
+        task_ids: &[&str],
+    ) -> impl Future<Output = Result<HashMap<String, u64>, StoreError>> + Send;
+    /// Notes up to `seq` reached the parent. A mark never goes back; marking a row that
+    /// is gone does nothing.
+    fn mark_sent(
+        &self,
+        task_id: &str,
+        seq: u64,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
 
 /// BatchGetItem's most keys per call.
 const KEYS_PER_READ: usize = 100;

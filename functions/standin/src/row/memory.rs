@@ -6,8 +6,8 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::store::{Applied, Closed, Drained, RowStore, StoreError};
 use super::{Guard, MAX_QUEUED_REPLIES, Row, Rung, Taken, WakeEvent, Watch};
-use crate::outbox::ParentNote;
 use crate::state::RemoteOut;
+use standin_wire::ParentNote;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A test that panicked while holding the lock has already failed; go on with the data.
@@ -86,7 +86,7 @@ impl MemoryStore {
     fn write_note(&self, row: &mut Row, out: &RemoteOut) -> Box<ParentNote> {
         row.seq += 1;
         row.last = Some(out.clone());
-        let note = crate::outbox::note_of(row, out, row.seq);
+        let note = super::note_of(row, out, row.seq);
         lock(&self.notes).push(note.clone());
         Box::new(note)
     }
@@ -110,7 +110,7 @@ impl MemoryStore {
     }
 }
 
-impl crate::outbox::SentMarks for MemoryStore {
+impl super::SentMarks for MemoryStore {
     async fn sent_through(&self, task_ids: &[&str]) -> Result<HashMap<String, u64>, StoreError> {
         let rows = lock(&self.rows);
         Ok(task_ids

@@ -6,8 +6,11 @@ pub mod dynamo;
 mod marks;
 #[cfg(any(test, feature = "test-support"))]
 pub mod memory;
+mod note;
 mod store;
 
+pub use marks::SentMarks;
+pub use note::note_of;
 pub use store::{Applied, Closed, Drained, RowStore, StoreError};
 
 use serde::{Deserialize, Serialize};

@@ -4,8 +4,8 @@
 use std::future::Future;
 
 use super::{Guard, Row, Rung, WakeEvent, Watch};
-use crate::outbox::ParentNote;
 use crate::state::RemoteOut;
+use standin_wire::ParentNote;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum StoreError {
@@ -281,7 +281,7 @@ macro_rules! row_store_pass_through {
     };
     (@ notes) => {
         async fn notes(&self, task_id: &str, after: u64, limit: u32)
-            -> Result<Vec<$crate::outbox::ParentNote>, $crate::row::StoreError> {
+            -> Result<Vec<::standin_wire::ParentNote>, $crate::row::StoreError> {
             self.inner.notes(task_id, after, limit).await
         }
     };

@@ -15,12 +15,12 @@ use aws_sdk_dynamodb::types::{
 use serde::Serialize;
 
 use super::{Applied, Closed, Drained, RowStore, StoreError};
-use crate::outbox::ParentNote;
 use crate::row::{
     FollowReport, Guard, MAX_QUEUED_REPLIES, PushClaim, REPLY_IDS_KEPT, REPLY_IDS_MAX, Row, Rung,
     Taken, WakeEvent, Watch,
 };
 use crate::state::RemoteOut;
+use standin_wire::ParentNote;
 
 pub mod attr;
 mod notes;
@@ -572,7 +572,7 @@ impl RowStore for DynamoRowStore {
                     let v_out = expr.val("out", value(out)?);
                     set.push_str(&format!(", {last} = {v_out}"));
                     let update = format!("SET {set} REMOVE {PARK_TOKEN}");
-                    let note = crate::outbox::note_of(&row, out, seq);
+                    let note = crate::row::note_of(&row, out, seq);
                     closed.last = Some(out.clone());
                     closed.seq = seq;
                     if self

@@ -51,7 +51,7 @@ impl DynamoRowStore {
                 update.push_str(&format!(", {c} = {t}, {EXPIRES_AT} = {ttl}"));
             }
             let condition = expr.guard(guard);
-            let note = crate::outbox::note_of(&row, out, seq);
+            let note = crate::row::note_of(&row, out, seq);
             match self
                 .write_with_note(task_id, &row, update, condition, expr, &note)
                 .await?

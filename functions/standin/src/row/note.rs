@@ -1,0 +1,23 @@
+//! The note a change writes, in the same write as the row's change: what the parent is
+//! told, numbered.
+
+use super::Row;
+use crate::state::RemoteOut;
+use standin_wire::ParentNote;
+
+/// The note that tells the parent the row moved to `out`, under number `seq`.
+pub fn note_of(row: &Row, out: &RemoteOut, seq: u64) -> ParentNote {
+    ParentNote {
+        task_id: row.task_id.clone(),
+        remote_task_id: Some(out.remote_task_id.clone()).filter(|id| !id.is_empty()),
+        agent: row.agent.clone(),
+        state: out.state,
+        text: out.text.clone(),
+        is_final: out.is_final,
+        seq,
+        at: crate::clock::now_rfc3339(),
+        artifacts: out.artifacts.clone(),
+        artifacts_omitted: out.artifacts_omitted,
+        parts: out.parts.clone(),
+    }
+}
