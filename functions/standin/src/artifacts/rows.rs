@@ -66,7 +66,7 @@ impl<S: RowStore> RowStore for WithArtifacts<'_, S> {
         record,
         park,
         claim_follow,
-        wake,
+        end_park,
         roll,
         drain,
         drain_from,

@@ -58,7 +58,7 @@ pub struct Plan {
 
 /// What one follower did, for its log line and the tests.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Summary {
+pub struct FollowerSummary {
     pub followed: usize,
     pub peak: usize,
     pub handed_back: usize,
@@ -79,7 +79,7 @@ pub async fn multiplex<Q, F, Fut>(
     first: Vec<String>,
     plan: Plan,
     follow_one: F,
-) -> Summary
+) -> FollowerSummary
 where
     Q: FollowRequests,
     F: Fn(String) -> Fut,
@@ -87,7 +87,7 @@ where
 {
     let cut_at = plan.until + plan.straggle;
     let bounded = |request| bounded(follow_one(request), cut_at);
-    let mut summary = Summary::default();
+    let mut summary = FollowerSummary::default();
     let mut held = FuturesUnordered::new();
     for request in first {
         held.push(bounded(request));

@@ -119,7 +119,7 @@ where
         record,
         park,
         claim_follow,
-        wake,
+        end_park,
         roll,
         drain,
         drain_from,

@@ -231,7 +231,7 @@ impl RowStore for MemoryStore {
         Ok(row.clone())
     }
 
-    async fn wake(&self, task_id: &str, park: u64) -> Result<Row, StoreError> {
+    async fn end_park(&self, task_id: &str, park: u64) -> Result<Row, StoreError> {
         let mut rows = lock(&self.rows);
         let row = rows
             .get_mut(task_id)

@@ -109,7 +109,7 @@ impl WakeEvent {
 
 /// A pending doorbell: the state the push claimed (a hint for rechecks, never applied).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PushClaim {
+pub struct PendingPush {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claimed: Option<TaskState>,
 }
@@ -155,7 +155,7 @@ pub struct Pending {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replies: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub push: Option<PushClaim>,
+    pub push: Option<PendingPush>,
     /// The pending push's number, drawn for each push recorded, so that two pushes
     /// claiming the same state still differ: a wake that asked the agent before taking
     /// the push it saw takes only that push, and one recorded after its question stays
@@ -192,7 +192,7 @@ impl Pending {
             }
             WakeEvent::Reply { text, .. } => self.replies.push(text.clone()),
             WakeEvent::Push { claimed } => {
-                self.push = Some(PushClaim { claimed: *claimed });
+                self.push = Some(PendingPush { claimed: *claimed });
                 self.push_id = Some(new_push_id());
             }
             WakeEvent::Follow { epoch, outcome } => {
@@ -213,7 +213,7 @@ impl Pending {
         if !self.replies.is_empty() {
             return Some(WakeEvent::reply(self.replies.remove(0)));
         }
-        if let Some(PushClaim { claimed }) = self.push.take() {
+        if let Some(PendingPush { claimed }) = self.push.take() {
             self.push_id = None;
             return Some(WakeEvent::Push { claimed });
         }

@@ -104,12 +104,12 @@ pub trait RowStore: Send + Sync {
     ) -> impl Future<Output = Result<Row, StoreError>> + Send;
     /// Ends park `park` (marks it woken, which closes the watchers' fence) without taking
     /// an event: the roll leaves every pending event for its successor.
-    fn wake(
+    fn end_park(
         &self,
         task_id: &str,
         park: u64,
     ) -> impl Future<Output = Result<Row, StoreError>> + Send;
-    /// The roll: ends park `park` like `wake`, makes `to` the live generation with
+    /// The roll: ends park `park` like `end_park`, makes `to` the live generation with
     /// `lease` for it to present, and keeps `previous` (the rolling generation's own
     /// lease) for that one to finish with. Idempotent per park: a retried roll of the same
     /// park changes nothing and returns the row as the first one left it.
@@ -237,10 +237,10 @@ macro_rules! row_store_pass_through {
             self.inner.claim_follow(task_id, park, token, hop).await
         }
     };
-    (@ wake) => {
-        async fn wake(&self, task_id: &str, park: u64)
+    (@ end_park) => {
+        async fn end_park(&self, task_id: &str, park: u64)
             -> Result<$crate::row::Row, $crate::row::StoreError> {
-            self.inner.wake(task_id, park).await
+            self.inner.end_park(task_id, park).await
         }
     };
     (@ roll) => {

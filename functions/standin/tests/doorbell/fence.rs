@@ -64,7 +64,7 @@ async fn the_watchers_fence_closes_at_the_wake() {
                 store.drain(ID, 1).await.expect("drained");
             }
             _ => {
-                store.wake(ID, 1).await.expect("woken");
+                store.end_park(ID, 1).await.expect("woken");
             }
         }
         let before = store.snapshot(ID).expect("row");

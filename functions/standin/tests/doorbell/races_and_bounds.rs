@@ -15,7 +15,7 @@ async fn race_push_after_close_is_refused_at_the_write() {
             list,
             park,
             claim_follow,
-            wake,
+            end_park,
             roll,
             drain,
             drain_from,

@@ -160,7 +160,7 @@ async fn a_park_whose_wake_already_ran_is_refused() {
     let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
     open_row(&store, WatchMode::Off).await;
     park(&store, &bell, 1, "tok-1").await;
-    let woken = store.wake(ID, 2).await.expect("woken");
+    let woken = store.end_park(ID, 2).await.expect("woken");
     assert_eq!((woken.epoch, woken.woken), (1, 2));
     assert!(!woken.is_parked(), "park 1 is over once a later wake ran");
     assert_eq!(

@@ -249,7 +249,7 @@ impl RowStore for PushDuringTheQuestion<'_> {
         record,
         park,
         claim_follow,
-        wake,
+        end_park,
         roll,
         drain,
         take_rung,

@@ -59,7 +59,7 @@ pub async fn a_handed_on_park_is_claimed_once_per_hand_on<S: RowStore>(store: &S
         .claim_follow(ID, 3, "t3", 1)
         .await
         .expect("a new park's first");
-    store.wake(ID, 3).await.expect("woken");
+    store.end_park(ID, 3).await.expect("woken");
     assert_eq!(
         store.claim_follow(ID, 3, "t3", 2).await,
         Err(StoreError::Refused(ID.into())),
@@ -87,7 +87,7 @@ pub async fn a_late_or_repeated_park_is_refused_and_changes_nothing<S: RowStore>
         (2, Some("t2"))
     );
     // A park whose wake already ran (it timed out before its invoke) is refused too.
-    let woken = store.wake(ID, 3).await.expect("woken");
+    let woken = store.end_park(ID, 3).await.expect("woken");
     assert_eq!((woken.epoch, woken.woken), (2, 3));
     assert!(!woken.is_parked());
     assert_eq!(
@@ -95,9 +95,9 @@ pub async fn a_late_or_repeated_park_is_refused_and_changes_nothing<S: RowStore>
         Err(StoreError::Refused(ID.into()))
     );
     // A retried wake of the same park changes nothing and is not an error.
-    assert_eq!(store.wake(ID, 3).await.expect("again").woken, 3);
+    assert_eq!(store.end_park(ID, 3).await.expect("again").woken, 3);
     assert_eq!(
-        store.wake(ID, 2).await.expect("older").woken,
+        store.end_park(ID, 2).await.expect("older").woken,
         3,
         "woken never goes back"
     );
@@ -496,7 +496,7 @@ pub async fn the_watchers_fence_closes_at_the_wake<S: RowStore>(store: &S) {
     assert!(notes(store).await.is_empty(), "no note");
     // The same holds after a roll's wake (no drain).
     store.park(ID, 2, "t2").await.unwrap();
-    store.wake(ID, 2).await.unwrap();
+    store.end_park(ID, 2).await.unwrap();
     assert_eq!(
         store.record(ID, &report, &Guard::Epoch(2)).await,
         Err(StoreError::Refused(ID.into()))

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use super::{Applied, Closed, Drained, RowStore, StoreError};
 use crate::row::{
-    FollowReport, Guard, MAX_QUEUED_REPLIES, PushClaim, REPLY_IDS_KEPT, REPLY_IDS_MAX, Row, Rung,
+    FollowReport, Guard, MAX_QUEUED_REPLIES, PendingPush, REPLY_IDS_KEPT, REPLY_IDS_MAX, Row, Rung,
     Taken, WakeEvent, Watch,
 };
 use crate::state::RemoteOut;
@@ -232,7 +232,7 @@ impl RowStore for DynamoRowStore {
                     )
                 }
                 WakeEvent::Push { claimed } => {
-                    let v = e.val("claim", value(&PushClaim { claimed: *claimed })?);
+                    let v = e.val("claim", value(&PendingPush { claimed: *claimed })?);
                     let id = e.val("push_id", AttributeValue::S(super::new_push_id()));
                     format!("SET {p}.{PUSH} = {v}, {p}.{PUSH_ID} = {id}")
                 }
@@ -286,7 +286,7 @@ impl RowStore for DynamoRowStore {
         self.send_update(task_id, update, condition, expr).await
     }
 
-    async fn wake(&self, task_id: &str, park: u64) -> Result<Row, StoreError> {
+    async fn end_park(&self, task_id: &str, park: u64) -> Result<Row, StoreError> {
         let mut expr = Expr::default();
         let n = expr.val("park", AttributeValue::N(park.to_string()));
         let woken = expr.name(WOKEN);
@@ -342,7 +342,7 @@ impl RowStore for DynamoRowStore {
     }
 
     async fn drain(&self, task_id: &str, park: u64) -> Result<Drained, StoreError> {
-        let mut row = self.wake(task_id, park).await?;
+        let mut row = self.end_park(task_id, park).await?;
         for _ in 0..RACE_ATTEMPTS {
             if row.closed {
                 return Ok(Drained {
@@ -431,7 +431,7 @@ impl RowStore for DynamoRowStore {
         let n = expr.val("park", AttributeValue::N(rung.park.to_string()));
         let push = expr.val(
             "push",
-            value(&PushClaim {
+            value(&PendingPush {
                 claimed: rung.push.claimed,
             })?,
         );

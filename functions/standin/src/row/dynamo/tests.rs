@@ -39,7 +39,7 @@ fn full_row() -> Row {
     row.pending = Pending {
         cancel: Some("stop".into()),
         replies: vec!["x".into()],
-        push: Some(PushClaim { claimed: None }),
+        push: Some(PendingPush { claimed: None }),
         push_id: Some("0123456789abcdef".into()),
         follow: Some(FollowReport {
             epoch: 2,
