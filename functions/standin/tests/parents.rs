@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use standin::outbox::CallbackError;
 use standin::outbox::ParentNote;
-use standin::outbox::deliver::{self as notify, Fanout};
+use standin::outbox::deliver::{self as notify, Fanout, Outlets};
 use standin::outbox::memory::MemoryBus;
 use standin::outbox::memory::MemoryCallback;
 use standin::outbox::memory::MemoryQueue;
@@ -55,9 +55,11 @@ async fn a_final_note_answers_the_step_functions_parent_with_the_note() {
     ];
     let tokens = tokens(&[("a", 2, "tok-a"), ("b", 1, "tok-b")]);
     let fanout = Fanout {
-        queue: &queue,
-        bus: Some(&bus),
-        callback: &callback,
+        outlets: Outlets {
+            queue: &queue,
+            bus: Some(&bus),
+            callback: &callback,
+        },
         tokens: &tokens,
     };
     assert_eq!(notify::deliver(&fanout, &notes, later()).await, None);
@@ -92,9 +94,11 @@ async fn a_rejected_task_fails_the_parent_and_a_cancel_completes_it() {
     ];
     let tokens = tokens(&[("a", 1, "tok-a"), ("b", 1, "tok-b")]);
     let fanout = Fanout {
-        queue: &queue,
-        bus: None::<&MemoryBus>,
-        callback: &callback,
+        outlets: Outlets {
+            queue: &queue,
+            bus: None::<&MemoryBus>,
+            callback: &callback,
+        },
         tokens: &tokens,
     };
     assert_eq!(notify::deliver(&fanout, &notes, later()).await, None);
@@ -118,9 +122,11 @@ async fn a_bus_outage_holds_the_note_and_the_retry_delivers_each_once_in_order()
         .collect();
     let tokens = HashMap::new();
     let fanout = Fanout {
-        queue: &queue,
-        bus: Some(&bus),
-        callback: &callback,
+        outlets: Outlets {
+            queue: &queue,
+            bus: Some(&bus),
+            callback: &callback,
+        },
         tokens: &tokens,
     };
     bus.refuse(1);
@@ -146,9 +152,11 @@ async fn step_functions_unavailable_holds_the_final_note_and_a_gone_parent_does_
     let notes = vec![note("a", 1, TaskState::Completed, "done")];
     let first = tokens(&[("a", 1, "tok-a")]);
     let fanout = Fanout {
-        queue: &queue,
-        bus: None::<&MemoryBus>,
-        callback: &callback,
+        outlets: Outlets {
+            queue: &queue,
+            bus: None::<&MemoryBus>,
+            callback: &callback,
+        },
         tokens: &first,
     };
     callback.fail_with(vec![CallbackError::Unavailable("throttled".into())]);
@@ -165,9 +173,11 @@ async fn step_functions_unavailable_holds_the_final_note_and_a_gone_parent_does_
         let later_note = vec![note(id, 1, TaskState::Completed, "done")];
         let held = tokens(&[(id, 1, "tok")]);
         let fanout = Fanout {
-            queue: &queue,
-            bus: None::<&MemoryBus>,
-            callback: &callback,
+            outlets: Outlets {
+                queue: &queue,
+                bus: None::<&MemoryBus>,
+                callback: &callback,
+            },
             tokens: &held,
         };
         assert_eq!(notify::deliver(&fanout, &later_note, later()).await, None);
@@ -259,9 +269,11 @@ async fn a_note_refused_for_good_is_passed_over_and_its_parent_still_answered() 
     queue.refuse_for_good("poisoned", 2);
     let tokens = tokens(&[("poisoned", 2, "parent-token")]);
     let fanout = Fanout {
-        queue: &queue,
-        bus: Some(&bus),
-        callback: &callback,
+        outlets: Outlets {
+            queue: &queue,
+            bus: Some(&bus),
+            callback: &callback,
+        },
         tokens: &tokens,
     };
     assert_eq!(

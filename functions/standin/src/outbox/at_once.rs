@@ -71,9 +71,7 @@ where
             tokens.insert((note.task_id.clone(), note.seq), token.clone());
         }
         let fanout = Fanout {
-            queue: outlets.queue,
-            bus: outlets.bus,
-            callback: outlets.callback,
+            outlets: *outlets,
             tokens: &tokens,
         };
         let sent = match tokio::time::timeout(self.limit, fanout.send(note)).await {

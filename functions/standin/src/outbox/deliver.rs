@@ -103,15 +103,21 @@ pub struct Outlets<'a, Q, B, C> {
     pub callback: &'a C,
 }
 
+// By hand: derived, they would ask the adapters themselves to be Copy.
+impl<Q, B, C> Clone for Outlets<'_, Q, B, C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<Q, B, C> Copy for Outlets<'_, Q, B, C> {}
+
 /// Everywhere a note goes, as one queue: the parent's queue, then the event bus (when
 /// there is one), then, for a final note of a stand-in a Step Functions parent started,
 /// the parent's task token. A note counts as taken only when every outlet took it, so
 /// one that failed anywhere is retried in order like a refused send (the queue
 /// deduplicates the resend; the bus and the callback may see it twice: at least once).
 pub struct Fanout<'a, Q, B, C> {
-    pub queue: &'a Q,
-    pub bus: Option<&'a B>,
-    pub callback: &'a C,
+    pub outlets: Outlets<'a, Q, B, C>,
     /// The parent's task token of each final note that has one, by `(task_id, seq)`.
     pub tokens: &'a HashMap<(String, u64), String>,
 }
@@ -131,11 +137,11 @@ impl<Q: ParentQueue, B: NoteBus, C: ParentCallback> Fanout<'_, Q, B, C> {
             return Ok(());
         };
         let answered = match parent_failure(note.state) {
-            Some(error) => self.callback.fail(token, error, &note.text).await,
+            Some(error) => self.outlets.callback.fail(token, error, &note.text).await,
             None => {
                 let output = serde_json::to_string(note)
                     .map_err(|e| QueueError::Unavailable(format!("encode the note: {e}")))?;
-                self.callback.succeed(token, &output).await
+                self.outlets.callback.succeed(token, &output).await
             }
         };
         match answered {
@@ -170,9 +176,9 @@ impl<Q: ParentQueue, B: NoteBus, C: ParentCallback> ParentQueue for Fanout<'_, Q
     /// token (a Step Functions parent must not wait for ever); it answers `Refused` only
     /// when nothing else is left to retry.
     async fn send_each(&self, notes: &[&ParentNote]) -> Vec<Result<(), QueueError>> {
-        let mut answers = self.queue.send_each(notes).await;
+        let mut answers = self.outlets.queue.send_each(notes).await;
         let handled = |a: &Result<(), QueueError>| !matches!(a, Err(QueueError::Unavailable(_)));
-        if let Some(bus) = self.bus {
+        if let Some(bus) = self.outlets.bus {
             let taken: Vec<usize> = (0..notes.len()).filter(|&i| handled(&answers[i])).collect();
             let put = bus
                 .put_each(&taken.iter().map(|&i| notes[i]).collect::<Vec<_>>())

@@ -77,9 +77,7 @@ pub async fn notify<Q: ParentQueue, B: NoteBus, C: ParentCallback, M: SentMarks>
     }
     let (notes, records) = unsent(marks, notes, records).await;
     let fanout = Fanout {
-        queue: outlets.queue,
-        bus: outlets.bus,
-        callback: outlets.callback,
+        outlets,
         tokens: &tokens,
     };
     let mut response = DynamoDbEventResponse::default();
