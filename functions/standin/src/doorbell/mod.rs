@@ -45,7 +45,7 @@ async fn ring_token<D: Doorbell>(bell: &D, row: &Row, token: &str) {
 /// Stores the token of park number `park`; if an event is already pending, rings itself
 /// so nothing recorded between the last wake and this park is lost. A late or repeated
 /// invoke of an older park is refused by the store and changes nothing (`Ok(None)`).
-pub async fn park<S: RowStore, D: Doorbell>(
+pub async fn store_park<S: RowStore, D: Doorbell>(
     store: &S,
     bell: &D,
     task_id: &str,
@@ -239,7 +239,7 @@ fn final_out(row: &Row, cause: &EndCause) -> RemoteOut {
 /// finished, not CANCELED). Then clean up: delete the push config (errors logged and
 /// swallowed). `connect` reads the agent card only when the end needs the agent.
 /// Idempotent: a retried end writes no second note.
-pub async fn end<S, A, C, F>(
+pub async fn end_in_order<S, A, C, F>(
     store: &S,
     task_id: &str,
     cause: &EndCause,

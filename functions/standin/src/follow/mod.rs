@@ -176,7 +176,7 @@ pub async fn follow_unavailable<S: RowStore, D: Doorbell>(
     park: u64,
     token: &str,
 ) -> Result<FollowEnd, StepError> {
-    let Some(row) = doorbell::park(store, bell, task_id, park, token).await? else {
+    let Some(row) = doorbell::store_park(store, bell, task_id, park, token).await? else {
         return Ok(FollowEnd::Fenced);
     };
     if !row.pending.is_empty() {
@@ -207,7 +207,7 @@ pub async fn follow<S: RowStore, D: Doorbell, A: Agent>(
     token: &str,
     timing: FollowTiming,
 ) -> Result<FollowEnd, StepError> {
-    let Some(row) = doorbell::park(store, bell, task_id, park, token).await? else {
+    let Some(row) = doorbell::store_park(store, bell, task_id, park, token).await? else {
         // A late or repeated invoke of an older park: a newer one is in charge.
         return Ok(FollowEnd::Fenced);
     };

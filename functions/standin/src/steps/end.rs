@@ -18,7 +18,7 @@ pub fn end_cause(step: &Step) -> EndCause {
     }
 }
 
-/// The end: close, tell the parent, clean up (see `doorbell::end`). `connect` reads the
+/// The end: close, tell the parent, clean up (see `doorbell::end_in_order`). `connect` reads the
 /// agent card, only when the end needs the agent. A row that is gone (it expired) has
 /// nothing left to close: the end is done.
 pub async fn end<S, A, C, F>(
@@ -41,7 +41,7 @@ where
             )
             .ok()
     };
-    match doorbell::end(store, &step.task_id, &end_cause(step), connect).await {
+    match doorbell::end_in_order(store, &step.task_id, &end_cause(step), connect).await {
         Ok(closed) => Ok(Some(closed)),
         // No row, but a parent waits on the token this step still carries (a stand-in
         // whose id broke the rules got no row): the state machine answers it with why.

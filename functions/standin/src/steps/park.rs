@@ -80,7 +80,7 @@ pub async fn park<S: RowStore, D: Doorbell>(
         warn!(task_id, %reason, "park refused");
         return Ok(false);
     }
-    Ok(doorbell::park(store, bell, task_id, park, token)
+    Ok(doorbell::store_park(store, bell, task_id, park, token)
         .await?
         .is_some())
 }

@@ -133,7 +133,7 @@ async fn a_final_state_is_noted_and_closes_the_row_in_its_apply() {
 
 /// The end as the End function runs it, with `agent` as what its connector finds.
 async fn end<A: Agent>(store: &MemoryStore, agent: Option<&A>, cause: &EndCause) -> Closed {
-    doorbell::end(store, ID, cause, || async move { agent })
+    doorbell::end_in_order(store, ID, cause, || async move { agent })
         .await
         .expect("ended")
 }

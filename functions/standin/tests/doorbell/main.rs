@@ -60,7 +60,7 @@ fn reply(text: &str) -> WakeEvent {
 
 /// Parks park number `park`, which must be the newest.
 async fn park(store: &MemoryStore, bell: &MemoryDoorbell, park: u64, token: &str) -> Row {
-    doorbell::park(store, bell, ID, park, token)
+    doorbell::store_park(store, bell, ID, park, token)
         .await
         .expect("parked")
         .expect("the newest park stores its token")

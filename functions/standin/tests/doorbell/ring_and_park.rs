@@ -136,7 +136,7 @@ async fn a_late_or_repeated_park_invoke_is_refused_and_changes_nothing() {
         (2, "tok-again", "a repeated invoke of the same park"),
     ] {
         assert_eq!(
-            doorbell::park(&store, &bell, ID, number, token).await,
+            doorbell::store_park(&store, &bell, ID, number, token).await,
             Ok(None),
             "{why}"
         );
@@ -164,7 +164,7 @@ async fn a_park_whose_wake_already_ran_is_refused() {
     assert_eq!((woken.epoch, woken.woken), (1, 2));
     assert!(!woken.is_parked(), "park 1 is over once a later wake ran");
     assert_eq!(
-        doorbell::park(&store, &bell, ID, 2, "tok-2").await,
+        doorbell::store_park(&store, &bell, ID, 2, "tok-2").await,
         Ok(None)
     );
     let row = store.snapshot(ID).expect("row");
@@ -213,7 +213,10 @@ async fn park_on_a_closed_row_is_refused() {
     let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
     open_row(&store, WatchMode::Off).await;
     store.close(ID, None).await.expect("closed");
-    assert_eq!(doorbell::park(&store, &bell, ID, 1, "tok").await, Ok(None));
+    assert_eq!(
+        doorbell::store_park(&store, &bell, ID, 1, "tok").await,
+        Ok(None)
+    );
     assert_eq!(
         store.park(ID, 1, "tok").await,
         Err(StoreError::Refused(ID.into()))

@@ -80,7 +80,7 @@ async fn a_follow_that_outlives_its_park_is_fenced_at_the_wake() {
     let w = World::new(false).await;
     let spec = spec(Updates::Follow);
     let step = first_turn(&w, &spec).await;
-    let parked = doorbell::park(&w.store, &w.bell, ID, park_no(&step), "f1")
+    let parked = doorbell::store_park(&w.store, &w.bell, ID, park_no(&step), "f1")
         .await
         .unwrap()
         .unwrap();
@@ -304,11 +304,11 @@ async fn rolling_keeps_pending_events_for_the_successor() {
     // The successor's park numbers go on from the predecessor's.
     let next = park_no(&successor.input);
     assert!(next > last, "{next} > {last}");
-    let parked = doorbell::park(&w.store, &w.bell, ID, last, "old")
+    let parked = doorbell::store_park(&w.store, &w.bell, ID, last, "old")
         .await
         .unwrap();
     assert_eq!(parked, None, "the predecessor's park is over");
-    let parked = doorbell::park(&w.store, &w.bell, ID, next, "new")
+    let parked = doorbell::store_park(&w.store, &w.bell, ID, next, "new")
         .await
         .unwrap()
         .expect("the successor's park is the newest");

@@ -235,7 +235,7 @@ async fn a_final_state_applied_by_a_follow_wins_over_a_pending_reply() {
     let w = World::new(false).await;
     let spec = spec(Updates::Follow);
     let step = first_turn(&w, &spec).await;
-    let parked = doorbell::park(&w.store, &w.bell, ID, park_no(&step), "f1")
+    let parked = doorbell::store_park(&w.store, &w.bell, ID, park_no(&step), "f1")
         .await
         .unwrap()
         .unwrap();
