@@ -6,12 +6,14 @@ at its end save what the sub-task produced (each part's SHA-256 checked).
     python examples/parent.py --stack standin --agent writer \
         --message "Write a haiku about autumn" --answer "Make it about leaves"
 
-Credentials and region come from the usual places; on LocalStack set AWS_ENDPOINT_URL
-(and the `test` credentials). It is meant as the queue's one consumer: a note of another
+Like the `standin` command it finds the stack on LocalStack (http://127.0.0.1:4566, or
+--endpoint, or AWS_ENDPOINT_URL) with LocalStack's test credentials; with --aws it uses
+AWS, with credentials and region from the usual places. It is meant as the queue's one consumer: a note of another
 stand-in is handed back at once, and every hand-back counts toward the queue's receive
 limit (5, then the dead-letter queue). A parent that runs many stand-ins reads every note
-and dispatches by `task_id`, or routes notes to itself with a rule on the note bus. Exit status: 0 when the task completed, 1 when it ended
-otherwise, 2 when the stand-in could not be started.
+and dispatches by `task_id`, or routes notes to itself with a rule on the note bus.
+Exit status: 0 when the task completed, 1 when it ended otherwise, 2 when the stand-in
+could not be started (what is missing is said in one line).
 """
 
 import argparse
@@ -26,13 +28,38 @@ import urllib.parse
 import urllib.request
 
 import boto3
+import botocore.exceptions
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 
+LOCALSTACK = "http://127.0.0.1:4566"
 
-def stack_outputs(session, stack):
-    described = session.client("cloudformation").describe_stacks(StackName=stack)
-    return {o["OutputKey"]: o["OutputValue"] for o in described["Stacks"][0].get("Outputs", [])}
+
+def session_for(args):
+    """AWS as configured with --aws; LocalStack otherwise, as the `standin` command finds it."""
+    if args.aws:
+        return boto3.session.Session(), None
+    endpoint = args.endpoint or os.environ.get("AWS_ENDPOINT_URL") or LOCALSTACK
+    session = boto3.session.Session(
+        aws_access_key_id=os.environ.get("AWS_ACCESS_KEY_ID", "test"),
+        aws_secret_access_key=os.environ.get("AWS_SECRET_ACCESS_KEY", "test"),
+        region_name=os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or "us-east-1",
+    )
+    return session, endpoint
+
+
+def cannot_start(args, endpoint, error):
+    """The one line that says what is missing, for exit status 2."""
+    if isinstance(error, botocore.exceptions.EndpointConnectionError) and endpoint:
+        return f"cannot reach LocalStack at {endpoint}: start it with `make up`, or pass --endpoint URL (or --aws)"
+    if isinstance(error, botocore.exceptions.NoRegionError):
+        return "no AWS region: set AWS_REGION (or a region in your AWS profile)"
+    if isinstance(error, botocore.exceptions.NoCredentialsError):
+        return "no AWS credentials: set AWS_PROFILE or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY"
+    if isinstance(error, botocore.exceptions.ClientError) and "does not exist" in str(error):
+        place = f"LocalStack at {endpoint}" if endpoint else "AWS"
+        return f"no stack {args.stack!r} in {place}: deploy it first (`make up` on LocalStack, `sam deploy` on AWS) or pass --stack NAME"
+    return f"the stack could not be read: {error}"
 
 
 def call(session, method, url, body=None):
@@ -71,7 +98,10 @@ def save(session, control, task_id, note, into):
                 data = answer.read()
             if hashlib.sha256(data).hexdigest() != part.get("sha256"):
                 raise RuntimeError(f"part {index} of {artifact_id!r} does not match its SHA-256")
-            name = part.get("filename") or listed.get("name") or "part"
+            # The part's file name, else the artifact's, else "part" and its kind's
+            # extension: the rule docs/artifacts.md states, as `standin artifacts --out`.
+            fallback = {"text": "part.txt", "data": "part.json"}.get(part.get("kind"), "part.bin")
+            name = part.get("filename") or listed.get("name") or fallback
             folder = safe(artifact_id)
             if folder != artifact_id:  # "a/b" and "a_b" must not share a folder
                 folder += "-" + hashlib.sha256(artifact_id.encode()).hexdigest()[:8]
@@ -96,12 +126,19 @@ def main():
     parser.add_argument("--task-id", help="the stand-in's id (the API makes one up without it)")
     parser.add_argument("--timeout", type=int, default=600, help="seconds to wait for the end")
     parser.add_argument("--save", default="artifacts", help="where the sub-task's artifacts go")
+    parser.add_argument("--aws", action="store_true", help="use AWS instead of LocalStack")
+    parser.add_argument("--endpoint", help=f"LocalStack's URL (default: AWS_ENDPOINT_URL, or {LOCALSTACK})")
     args = parser.parse_args()
 
-    session = boto3.session.Session()
-    outputs = stack_outputs(session, args.stack)
+    session, endpoint = session_for(args)
+    try:
+        described = session.client("cloudformation", endpoint_url=endpoint).describe_stacks(StackName=args.stack)
+    except (botocore.exceptions.BotoCoreError, botocore.exceptions.ClientError) as error:
+        print(f"parent.py: {cannot_start(args, endpoint, error)}", file=sys.stderr)
+        return 2
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in described["Stacks"][0].get("Outputs", [])}
     control, queue = outputs["ControlApiUrl"].rstrip("/"), outputs["ParentQueueUrl"]
-    sqs = session.client("sqs")
+    sqs = session.client("sqs", endpoint_url=endpoint)
 
     start = {"agent": args.agent, "message": args.message}
     if args.task_id:

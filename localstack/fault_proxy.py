@@ -33,7 +33,9 @@ Control:
     DELETE /__faults/rules     every rule
     GET    /__faults/stats     {"<rule id>": <calls taken>, "forwarded": <calls that
                                 reached LocalStack, delayed and lost answers included>,
-                                "by_action": {"error": n, ...}}
+                                "by_action": {"error": n, ...}, "by_target": {"<target>": n}}
+                               (a call with no X-Amz-Target, S3's and Lambda's, counts as
+                               "<METHOD> /<first path segment>")
 It listens on loopback only."""
 
 from __future__ import annotations
@@ -63,12 +65,20 @@ def targets(pattern: str, target: str) -> bool:
     return pattern == target
 
 
+def untargeted(method: str, path: str) -> str:
+    """A name for a call without X-Amz-Target (S3, Lambda): its method and first path
+    segment, which rules can name as they name a target."""
+    first = path.split("?", 1)[0].lstrip("/").split("/", 1)[0]
+    return f"{method} /{first}"
+
+
 class Faults:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._rules: dict[str, dict] = {}
         self.stats: dict[str, int] = {"forwarded": 0}
         self.by_action: dict[str, int] = {a: 0 for a in ACTIONS}
+        self.by_target: dict[str, int] = {}
 
     def add(self, rule: dict) -> None:
         action = rule.get("action") or ("throttle" if int(rule.get("status", 500)) == 400 else "error")
@@ -102,6 +112,7 @@ class Faults:
         now = time.monotonic()
         text = body.decode(errors="replace")
         with self._lock:
+            self.by_target[target] = self.by_target.get(target, 0) + 1
             for rule_id, rule in list(self._rules.items()):
                 if rule["until"] < now:
                     del self._rules[rule_id]
@@ -126,7 +137,7 @@ class Faults:
 
     def snapshot(self) -> dict:
         with self._lock:
-            return dict(self.stats, by_action=dict(self.by_action))
+            return dict(self.stats, by_action=dict(self.by_action), by_target=dict(self.by_target))
 
 
 def make_handler(faults: Faults, upstream: urllib.parse.SplitResult):
@@ -191,7 +202,7 @@ def make_handler(faults: Faults, upstream: urllib.parse.SplitResult):
             body = self._body()
             if self._control(body):
                 return
-            target = (self.headers.get("X-Amz-Target") or "").strip()
+            target = (self.headers.get("X-Amz-Target") or "").strip() or untargeted(self.command, self.path)
             rule = faults.pick(target, body)
             action = rule["action"] if rule else None
             if action in ("error", "throttle"):

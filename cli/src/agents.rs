@@ -5,6 +5,24 @@ use serde_json::Value;
 
 use crate::error::CliError;
 
+/// What a file puts: one entry (`PUT /agents/{id}`), or a document, put whole or not at
+/// all (`PUT /agents`).
+#[derive(Debug, PartialEq)]
+pub enum Put {
+    One(Value),
+    Document(Value),
+}
+
+/// What `text` (from `path`, for the errors) puts.
+pub fn to_put(path: &str, text: &str) -> Result<Put, CliError> {
+    let listed = entries(path, text)?;
+    let document: Value = serde_json::from_str(text).unwrap_or_default();
+    Ok(match listed.into_iter().next() {
+        Some(one) if document.get("agents").is_none() => Put::One(one),
+        _ => Put::Document(serde_json::json!({"agents": document["agents"]})),
+    })
+}
+
 /// The entries of `text` (from `path`, for the errors), each an object with an id.
 pub fn entries(path: &str, text: &str) -> Result<Vec<Value>, CliError> {
     let input = |detail: String| CliError::Input {
@@ -44,6 +62,22 @@ mod tests {
             Err(CliError::Input { detail, .. }) => detail,
             other => panic!("{text}: {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_document_is_put_whole_and_one_entry_by_its_id() {
+        let one = to_put("f", r#"{"id":"a","url":"http://h"}"#).expect("one");
+        assert!(matches!(one, Put::One(ref e) if e["id"] == "a"), "{one:?}");
+        let doc = to_put(
+            "f",
+            r#"{"agents":[{"id":"a"},{"id":"b","follow_interval":0.5}]}"#,
+        )
+        .expect("document");
+        let Put::Document(doc) = doc else {
+            panic!("a document: {doc:?}")
+        };
+        assert_eq!(doc["agents"][1]["follow_interval"], 0.5);
+        assert!(to_put("f", r#"{"agents":[{"url":"u"}]}"#).is_err());
     }
 
     #[test]

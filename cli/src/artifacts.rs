@@ -79,14 +79,20 @@ pub fn safe_name(name: &str) -> String {
     }
 }
 
-/// Where part `index` of an artifact is written.
+/// Where part `index` of an artifact is written: `ARTIFACT_ID/N-NAME`, NAME the part's
+/// file name, else the artifact's name, else `part` with its kind's extension (the rule
+/// docs/artifacts.md states, and `examples/parent.py` follows).
 pub fn part_path(out: &Path, artifact: &ArtifactView, index: usize, part: &PartView) -> PathBuf {
     let fallback = match part.kind {
         PartKind::Text => "part.txt",
         PartKind::Data => "part.json",
         PartKind::File | PartKind::Url => "part.bin",
     };
-    let name = part.filename.as_deref().unwrap_or(fallback);
+    let name = part
+        .filename
+        .as_deref()
+        .or(artifact.name.as_deref())
+        .unwrap_or(fallback);
     out.join(directory_name(&artifact.artifact_id))
         .join(format!("{index}-{}", safe_name(name)))
 }
@@ -172,5 +178,29 @@ mod tests {
         }
         assert_ne!(directory_name("a/b"), directory_name("a_b"));
         assert_eq!(directory_name("report"), "report");
+    }
+
+    #[test]
+    fn a_part_is_named_by_its_file_name_then_its_artifacts_then_its_kind() {
+        let artifact: ArtifactView = serde_json::from_value(serde_json::json!({
+            "artifact_id": "a-1", "name": "report.md", "complete": true,
+            "parts": [{"kind": "text", "size": 3}]
+        }))
+        .expect("an artifact");
+        let mut part = artifact.parts[0].clone();
+        let at = |part: &PartView, artifact: &ArtifactView| {
+            part_path(Path::new("out"), artifact, 0, part)
+        };
+        assert_eq!(at(&part, &artifact), Path::new("out/a-1/0-report.md"));
+        part.filename = Some("draft.md".into());
+        assert_eq!(at(&part, &artifact), Path::new("out/a-1/0-draft.md"));
+        let unnamed = ArtifactView {
+            name: None,
+            ..artifact.clone()
+        };
+        assert_eq!(
+            at(&artifact.parts[0], &unnamed),
+            Path::new("out/a-1/0-part.txt")
+        );
     }
 }

@@ -220,11 +220,12 @@ impl ControlClient {
         Ok(all)
     }
 
-    /// Adds or replaces a registry agent; the entry as stored.
+    /// Adds or replaces a registry agent; the entry as stored. The entry is the user's:
+    /// the control API judges it, and names what it refuses as it does for any caller.
     pub async fn put_agent(&self, entry: &Value) -> Result<AgentView, CliError> {
         let id = entry["id"].as_str().unwrap_or_default();
         let path = format!("/agents/{}", agent_path_id(id)?);
-        let answer = self.call("PUT", &path, Some(entry)).await?;
+        let answer = self.send("PUT", &path, Some(entry)).await?;
         if answer.status == 400 {
             let problem = answer.body["error"]
                 .as_str()
@@ -235,6 +236,24 @@ impl ControlClient {
             });
         }
         decode(judge(answer, "")?)
+    }
+
+    /// Puts every entry of an agents document, or none: the control API checks the
+    /// whole document before it writes anything.
+    pub async fn put_agents(&self, document: &Value) -> Result<Vec<AgentView>, CliError> {
+        let answer = self.send("PUT", "/agents", Some(document)).await?;
+        if answer.status == 400 {
+            let problem = answer.body["error"]
+                .as_str()
+                .map_or_else(|| answer.body.to_string(), str::to_owned);
+            let field = answer.body["field"].as_str().unwrap_or_default().to_owned();
+            let problem = problem
+                .strip_prefix(&format!("{field}: "))
+                .map_or(problem.clone(), str::to_owned);
+            return Err(CliError::Invalid { field, problem });
+        }
+        let page: AgentsPage = decode(judge(answer, "")?)?;
+        Ok(page.agents)
     }
 
     /// One agent, the stack's or the registry's.
@@ -277,9 +296,19 @@ impl ControlClient {
         body: Option<&Value>,
     ) -> Result<Answer, CliError> {
         // The command holds itself to the control API's document both ways: a request
-        // that does not fit is this command's bug, an answer that does not fit the API's.
-        openapi::check_request(method, path, body)
-            .map_err(|e| CliError::Refused(format!("not sent: {e}")))?;
+        // that does not fit is refused here as the API would refuse it (a field the user
+        // gave, such as an empty message), an answer that does not fit is the API's fault.
+        openapi::check_request(method, path, body).map_err(refused_here)?;
+        self.send(method, path, body).await
+    }
+
+    /// Sends a request as it is; its answer is still held to the document.
+    async fn send(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Answer, CliError> {
         let url = format!("{}{path}", self.base_url);
         let payload = body.map(Value::to_string).unwrap_or_default();
         let mut headers = vec![("host".to_owned(), host_of(&url))];
@@ -389,6 +418,19 @@ fn judge(answer: Answer, id: &str) -> Result<Value, CliError> {
     }
 }
 
+/// A request the document refuses, named as the control API names a field it refuses.
+fn refused_here(error: openapi::ContractError) -> CliError {
+    match error {
+        openapi::ContractError::Misfit { at, problem, .. } if at.starts_with("$.") => {
+            CliError::Invalid {
+                field: at["$.".len()..].to_owned(),
+                problem,
+            }
+        }
+        other => CliError::Refused(format!("not sent: {other}")),
+    }
+}
+
 /// An answer about one agent: a 404 is "no such agent".
 fn judge_agent(answer: Answer, id: &str) -> Result<Value, CliError> {
     if answer.status == 404 {
@@ -462,6 +504,24 @@ fn segment(id: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_request_the_document_refuses_names_the_field_as_the_api_does() {
+        let said = |method: &str, path: &str, body: Value| {
+            openapi::check_request(method, path, Some(&body))
+                .map_err(refused_here)
+                .expect_err("refused")
+                .to_string()
+        };
+        assert_eq!(
+            said("POST", "/standins", json!({"agent": "a", "message": ""})),
+            "message: must not be empty"
+        );
+        assert_eq!(
+            said("POST", "/standins/t/reply", json!({"text": 1})),
+            "text: must be of type string, got 1"
+        );
+    }
 
     #[test]
     fn refusals_become_errors_a_user_can_act_on() {

@@ -36,6 +36,11 @@ pub enum CliError {
     #[error("agent {id:?}: {problem}")]
     BadAgent { id: String, problem: String },
 
+    /// Input the control API's rules refuse, as `field: what was expected, got what`
+    /// (`agents[1].follow_interval: must be at least 1 second, got 0.5`).
+    #[error("{field}: {problem}")]
+    Invalid { field: String, problem: String },
+
     #[error("cannot read {path}: {detail}")]
     Input { path: String, detail: String },
 

@@ -35,6 +35,7 @@ enum Command {
         /// The agent's id (the stack's Agents parameter, or the registry).
         #[arg(long)]
         agent: String,
+        /// The task for the agent: the first message of the conversation.
         #[arg(long)]
         message: String,
         /// Choose the local id (default: a random one); starting twice is idempotent.
@@ -46,11 +47,18 @@ enum Command {
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         deadline_secs: Option<u64>,
     },
-    /// Send the remote agent the parent's next turn.
-    Reply { id: String, text: String },
+    /// Send the remote agent the parent's next turn (an answer to its question).
+    Reply {
+        /// The stand-in's id (as `start` printed it).
+        id: String,
+        /// The parent's answer, sent to the agent as its next message.
+        text: String,
+    },
     /// Cancel the stand-in (and the remote task).
     Cancel {
+        /// The stand-in's id.
         id: String,
+        /// Why: the final note (CANCELED) carries it (at most 4 KiB).
         #[arg(long)]
         reason: Option<String>,
     },
@@ -91,8 +99,15 @@ enum Command {
         #[command(subcommand)]
         command: AgentsCommand,
     },
-    /// Follow the parent queue and print each note as it arrives (and take it off the queue).
+    /// Print each note as it arrives. With ID: that stand-in's notes, read from its note
+    /// log (nothing is taken off the queue), until it asks the parent or ends. Without:
+    /// every note on the parent queue, taken off it, until interrupted or a limit.
     Events {
+        /// A stand-in's id: follow its notes until its question or its final note.
+        id: Option<String>,
+        /// With ID: only the notes after this number.
+        #[arg(long, default_value_t = 0, requires = "id")]
+        after: u64,
         /// One JSON object per line.
         #[arg(long)]
         json: bool,
@@ -108,8 +123,12 @@ enum Command {
 #[derive(Subcommand)]
 enum AgentsCommand {
     /// Add or replace registry agents: FILE (or - for standard input) holds one entry or
-    /// an agents document ({"agents": [...]}). New stand-ins take them within 30 s.
-    Put { file: String },
+    /// an agents document ({"agents": [...]}, at most 100), put whole or not at all. New
+    /// stand-ins take them within 30 s.
+    Put {
+        /// A JSON file with one agent entry or an agents document; - reads standard input.
+        file: String,
+    },
     /// List every agent, the stack's and the registry's.
     List {
         #[arg(long)]
@@ -213,9 +232,32 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::Agents { command } => agents(control().await?, command).await?,
         Command::Events {
+            id: Some(id),
+            after,
             json,
             count,
             idle_secs,
+        } => {
+            let limits = standin_cli::note_log::Limits {
+                count,
+                idle: idle_secs.map(std::time::Duration::from_secs),
+            };
+            let control = control().await?;
+            standin_cli::note_log::follow(&control, &id, after, limits, |note| {
+                if json {
+                    println!("{}", to_json(note));
+                } else {
+                    println!("{}", human_line(note));
+                }
+            })
+            .await?;
+        }
+        Command::Events {
+            id: None,
+            json,
+            count,
+            idle_secs,
+            ..
         } => {
             let mut notes = NoteStream::new(&target, &config, &stack.queue_url);
             let mut seen = 0;
@@ -257,11 +299,14 @@ async fn agents(control: ControlClient, command: AgentsCommand) -> Result<(), Cl
                 path: file.clone(),
                 detail: e.to_string(),
             })?;
-            for entry in agents::entries(&file, &text)? {
-                let stored = control.put_agent(&entry).await?;
+            let stored = match agents::to_put(&file, &text)? {
+                agents::Put::One(entry) => vec![control.put_agent(&entry).await?],
+                agents::Put::Document(document) => control.put_agents(&document).await?,
+            };
+            for agent in stored {
                 eprintln!(
                     "agent {} put",
-                    stored.agent["id"].as_str().unwrap_or_default()
+                    agent.agent["id"].as_str().unwrap_or_default()
                 );
             }
         }
@@ -332,16 +377,35 @@ fn print_status(status: &Status) {
     let row = &status.summary;
     println!("stand-in   {}", row.task_id);
     println!("agent      {}", row.agent);
-    println!("watch      {}", watch_name(row.watch));
+    println!("watch      {}", watch_line(row));
     println!("remote     {}", or_dash(row.remote_task_id.as_ref()));
     println!("state      {}", short_state(row));
     println!("text       {}", or_dash(row.text.as_ref()));
     println!("closed     {}", yes_no(row.closed));
     println!("notes      {}", row.seq);
     println!("started    {}", or_dash(row.created_at.as_ref()));
-    match &status.execution_status {
-        Some(state) => println!("execution  {} ({state})", status.execution_arn),
-        None => println!("execution  {}", status.execution_arn),
+    println!("execution  {}", execution_line(status));
+}
+
+/// The watch, or why there is none yet.
+fn watch_line(row: &Summary) -> String {
+    match (row.watch, row.closed) {
+        (Some(_), _) => watch_name(row.watch).to_owned(),
+        (None, true) => "- (none: it ended before its first wait)".to_owned(),
+        (None, false) => "- (chosen after the first turn)".to_owned(),
+    }
+}
+
+/// The execution's own status is the stand-in's run, not the task's outcome: a stand-in
+/// that told its parent FAILED ran to its end, and its execution SUCCEEDED.
+fn execution_line(status: &Status) -> String {
+    match status.execution_status.as_deref() {
+        Some("SUCCEEDED") => format!(
+            "{} (SUCCEEDED: the stand-in ran to its end; the task's outcome is its state)",
+            status.execution_arn
+        ),
+        Some(state) => format!("{} ({state})", status.execution_arn),
+        None => format!("{} (Step Functions did not answer)", status.execution_arn),
     }
 }
 
@@ -364,5 +428,49 @@ fn print_list(rows: &[Summary]) {
             yes_no(row.closed),
             or_dash(row.created_at.as_ref()),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use standin_wire::{Pending, TaskState};
+
+    use super::*;
+
+    fn ended_failed(execution_status: Option<&str>) -> Status {
+        Status {
+            summary: Summary {
+                task_id: "t".into(),
+                agent: "a".into(),
+                remote_task_id: None,
+                watch: None,
+                state: Some(TaskState::Failed),
+                text: Some("agent unavailable".into()),
+                closed: true,
+                seq: 1,
+                created_at: None,
+            },
+            execution_arn: "arn:x".into(),
+            execution_status: execution_status.map(str::to_owned),
+            parked: false,
+            pending: Pending {
+                cancel: false,
+                replies: 0,
+                push: false,
+            },
+        }
+    }
+
+    #[test]
+    fn a_failed_stand_ins_status_does_not_read_as_a_success() {
+        let status = ended_failed(Some("SUCCEEDED"));
+        let line = execution_line(&status);
+        assert!(line.contains("the task's outcome is its state"), "{line}");
+        assert!(watch_line(&status.summary).contains("ended before its first wait"));
+        assert_eq!(
+            execution_line(&ended_failed(Some("RUNNING"))),
+            "arn:x (RUNNING)"
+        );
+        assert!(execution_line(&ended_failed(None)).contains("did not answer"));
     }
 }

@@ -326,3 +326,91 @@ async fn agents_are_put_shown_listed_and_removed_from_the_cli() {
     assert_one_line_error(&run, "cannot read /no/such/file.json");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A document is put whole or not at all, and its refusals read as the API's do for any
+/// field: the entry's place, the field, what was expected, what was got.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_document_is_put_whole_or_not_at_all_in_one_error_style() {
+    let endpoint = localstack();
+    let (ok1, ok2) = (
+        format!("cli-doc1-{}", std::process::id()),
+        format!("cli-doc2-{}", std::process::id()),
+    );
+    let dir = std::env::temp_dir().join(format!("standin-cli-doc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let put = |name: &str, text: String| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_owned()
+    };
+    for (second, says) in [
+        (
+            r#""follow_interval":0.5"#,
+            "standin: agents[1].follow_interval: must be at least 1 second, got 0.5",
+        ),
+        (r#""updates":"sometimes""#, "standin: agents[1].updates: "),
+    ] {
+        let half_bad = put(
+            "half.json",
+            format!(
+                r#"{{"agents":[{{"id":"{ok1}","url":"http://127.0.0.1:27117"}},{{"id":"{ok2}","url":"http://127.0.0.1:27117",{second}}}]}}"#
+            ),
+        );
+        let run = standin(&endpoint, &["agents", "put", &half_bad]).await;
+        assert_one_line_error(&run, says);
+        assert!(run.stderr.starts_with(says), "{}", run.stderr);
+        assert!(
+            !run.stderr.contains(" put"),
+            "nothing was put: {}",
+            run.stderr
+        );
+        let run = standin(&endpoint, &["agents", "show", &ok1]).await;
+        assert_one_line_error(&run, &format!("no agent \"{ok1}\""));
+    }
+    let whole = put(
+        "whole.json",
+        format!(
+            r#"{{"agents":[{{"id":"{ok1}","url":"http://127.0.0.1:27117"}},{{"id":"{ok2}","url":"http://127.0.0.1:27117"}}]}}"#
+        ),
+    );
+    let run = standin(&endpoint, &["agents", "put", &whole]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for id in [&ok1, &ok2] {
+        assert!(
+            run.stderr.contains(&format!("agent {id} put")),
+            "{}",
+            run.stderr
+        );
+        let run = standin(&endpoint, &["agents", "remove", id]).await;
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+    let run = standin(&endpoint, &["start", "--agent", "cli", "--message", ""]).await;
+    assert_one_line_error(&run, "standin: message: must not be empty");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Every argument a user types says what it is in `--help`.
+#[tokio::test]
+async fn every_argument_of_start_and_reply_is_explained_in_help() {
+    let help = |command: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_standin"))
+            .args([command, "--help"])
+            .output()
+            .expect("standin runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let start = help("start");
+    assert!(
+        start.contains("--message <MESSAGE>") && start.contains("The task for the agent"),
+        "{start}"
+    );
+    let reply = help("reply");
+    for said in ["The stand-in's id", "The parent's answer"] {
+        assert!(reply.contains(said), "{reply}");
+    }
+    let events = help("events");
+    assert!(
+        events.contains("until its question or its final note"),
+        "{events}"
+    );
+}

@@ -44,9 +44,22 @@ fn the_demo_runs_both_watches_and_reports_each_change_with_its_latency() {
         std::fs::write(&pids, format!("{}\n{}\n", child.id(), gone.id())).unwrap();
         Bystander(child)
     });
+    /// What `--keep` left running (the demo's agents) is stopped however the test ends,
+    /// as `make down` stops it; the LocalStack `make test` started is not the demo's.
+    struct KeptDemo(std::path::PathBuf);
+    impl Drop for KeptDemo {
+        fn drop(&mut self) {
+            let _ = Command::new("bash")
+                .arg(self.0.join("scripts/demo"))
+                .arg("--stop")
+                .env("STANDIN_STACK", "standin-demo")
+                .output();
+        }
+    }
+    let kept = KeptDemo(root.clone());
     let out = Command::new("bash")
         .arg(root.join("scripts/demo"))
-        .args(["--ci", "--summary"])
+        .args(["--ci", "--keep", "--summary"])
         .arg(&summary_path)
         .env("STANDIN_STACK", "standin-demo")
         .output()
@@ -91,13 +104,21 @@ fn the_demo_runs_both_watches_and_reports_each_change_with_its_latency() {
         let seqs: Vec<u64> = notes.iter().map(|n| n["seq"].as_u64().unwrap()).collect();
         let expected: Vec<u64> = (1..=seqs.len() as u64).collect();
         assert_eq!(seqs, expected, "{watch}: notes once each, in order");
+        // The first turn's progress, told as the turn read it, then its question.
+        let texts: Vec<(&str, &str)> = notes
+            .iter()
+            .map(|n| (n["state"].as_str().unwrap(), n["text"].as_str().unwrap()))
+            .collect();
         assert_eq!(
-            notes[0]["state"], "TASK_STATE_INPUT_REQUIRED",
-            "{watch}: the question comes first"
-        );
-        assert!(
-            notes[0]["text"].as_str().unwrap().contains("Which format"),
-            "{watch}"
+            texts[..2],
+            [
+                ("TASK_STATE_WORKING", "Reading the brief"),
+                (
+                    "TASK_STATE_INPUT_REQUIRED",
+                    "Which format should the report be in: Markdown or PDF?"
+                )
+            ],
+            "{watch}: progress within the first turn, then the question"
         );
         assert!(
             notes.iter().any(|n| n["state"] == "TASK_STATE_WORKING"
@@ -125,4 +146,61 @@ fn the_demo_runs_both_watches_and_reports_each_change_with_its_latency() {
         assert!(s["latency_ms"]["max"].as_u64() >= s["latency_ms"]["median"].as_u64());
     }
     assert!(log.contains("demo passed"), "{log}");
+    the_readme_loop_runs_as_written(&root);
+    drop(kept);
+}
+
+/// The README's loop after `make up`, as written, on what the demo left running.
+fn the_readme_loop_runs_as_written(root: &std::path::Path) {
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let after = readme
+        .split("`make up` leaves it running")
+        .nth(1)
+        .expect("the README's make up paragraph");
+    let block = after
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("its sh block");
+    let dir = std::env::temp_dir().join(format!("standin-readme-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(format!(
+            "set -euo pipefail\nshopt -s expand_aliases\n{block}"
+        ))
+        .current_dir(&dir)
+        .env("STANDIN_STACK", "standin-demo")
+        .output()
+        .expect("bash runs");
+    let said = String::from_utf8_lossy(&out.stdout);
+    let complained = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the README's loop: {said}\n{complained}"
+    );
+    let asked = said.find("Which format").expect("the question printed");
+    let ended = said.find("COMPLETED").expect("the end printed");
+    assert!(asked < ended, "{said}");
+    let saved: Vec<_> = walk(&dir.join("results"));
+    assert!(
+        saved
+            .iter()
+            .any(|p| p.to_string_lossy().ends_with("report.md")),
+        "the report saved: {saved:?}\n{said}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(walk(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
 }

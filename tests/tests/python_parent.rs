@@ -22,7 +22,11 @@ async fn the_python_parent_starts_hears_replies_and_ends() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let id = unique("py-parent");
     let save = std::env::temp_dir().join(format!("standin-{id}"));
+    // As docs/parents.md runs it: no AWS settings, LocalStack found as the CLI finds it.
     let parent = tokio::process::Command::new(python)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", std::env::var("HOME").unwrap_or_default())
         .arg(root.join("examples/parent.py"))
         .args(["--stack", "standin", "--agent", "cli", "--task-id", &id])
         .args(["--message", "Please build me a widget", "--answer", "blue"])
@@ -74,4 +78,34 @@ async fn the_python_parent_starts_hears_replies_and_ends() {
         "the first message and the reply: {:?}",
         agent.calls()
     );
+}
+
+/// With nothing listening where LocalStack should be, it says so in one line, status 2.
+#[tokio::test]
+async fn the_python_parent_says_in_one_line_what_is_missing() {
+    let python = PathBuf::from(std::env::var("STANDIN_CACHE").expect("set by scripts/env.sh"))
+        .join("venv-tools/bin/python");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let run = tokio::process::Command::new(python)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .arg(root.join("examples/parent.py"))
+        .args([
+            "--endpoint",
+            "http://127.0.0.1:9",
+            "--agent",
+            "cli",
+            "--message",
+            "hi",
+        ])
+        .output()
+        .await
+        .expect("python runs");
+    let complained = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{complained}");
+    assert_eq!(
+        complained.trim_end(),
+        "parent.py: cannot reach LocalStack at http://127.0.0.1:9: start it with `make up`, or pass --endpoint URL (or --aws)"
+    );
+    assert!(run.stdout.is_empty());
 }

@@ -778,12 +778,11 @@ async fn a_reply_while_following_stops_the_follow_within_one_heartbeat() {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    // The reply's turn passes through WORKING: an old follow that could still apply
-    // would tell the parent that WORKING, which the turn (folding to its last state) does
-    // not.
+    // The reply's turn passes through WORKING, which the turn tells as it reads it: an
+    // old follow that could still apply would tell that WORKING again after the question.
     agent.script_turn(&[(WORKING, "Sizing it"), (INPUT_REQUIRED, "Which size?")]);
     reply(&stack, &id, "blue").await;
-    stack.wait_notes(&id, 2, SOON).await;
+    stack.wait_notes(&id, 3, SOON).await;
     let replied = std::time::Instant::now();
     // The follow heartbeats every 10 s: the old subscription closes within that (plus
     // slack), while the next park's follow opens its own.
@@ -803,7 +802,8 @@ async fn a_reply_while_following_stops_the_follow_within_one_heartbeat() {
         states(&stack.notes(&id)),
         [
             (1, INPUT_REQUIRED.into(), false),
-            (2, INPUT_REQUIRED.into(), false)
+            (2, WORKING.into(), false),
+            (3, INPUT_REQUIRED.into(), false)
         ],
         "the reply's turn told once, by the turn"
     );

@@ -242,7 +242,10 @@ impl Checker<'_> {
         {
             return Err(self.fail(
                 at,
-                format!("{value} is not one of {}", Value::Array(allowed.clone())),
+                format!(
+                    "must be one of {}, got {value}",
+                    Value::Array(allowed.clone())
+                ),
             ));
         }
         if let Some(text) = value.as_str() {
@@ -250,12 +253,17 @@ impl Checker<'_> {
             if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
                 && chars < min
             {
-                return Err(self.fail(at, format!("shorter than {min} characters")));
+                let problem = if chars == 0 {
+                    "must not be empty".to_owned()
+                } else {
+                    format!("must be at least {min} characters, got {chars}")
+                };
+                return Err(self.fail(at, problem));
             }
             if let Some(max) = schema.get("maxLength").and_then(Value::as_u64)
                 && chars > max
             {
-                return Err(self.fail(at, format!("longer than {max} characters")));
+                return Err(self.fail(at, format!("must be at most {max} characters, got {chars}")));
             }
         }
         if let (Some(min), Some(number)) = (
@@ -263,7 +271,7 @@ impl Checker<'_> {
             value.as_f64(),
         ) && number < min
         {
-            return Err(self.fail(at, format!("{number} is below {min}")));
+            return Err(self.fail(at, format!("must be at least {min}, got {number}")));
         }
         if let Some(object) = value.as_object() {
             self.check_object(schema, object, at)?;
@@ -289,7 +297,7 @@ impl Checker<'_> {
         if fits {
             Ok(())
         } else {
-            Err(self.fail(at, format!("{value} is not of type {kind}")))
+            Err(self.fail(at, format!("must be of type {kind}, got {value}")))
         }
     }
 
@@ -307,7 +315,7 @@ impl Checker<'_> {
         {
             let name = name.as_str().unwrap_or_default();
             if !object.contains_key(name) {
-                return Err(self.fail(at, format!("`{name}` is required")));
+                return Err(self.fail(&format!("{at}.{name}"), "is required"));
             }
         }
         let properties = schema.get("properties").and_then(Value::as_object);

@@ -315,14 +315,17 @@ async fn latency_ms(
         .json()
         .await
         .ok()?;
-    let at = changes
+    // Matched by its place in the agent's list, which only grows: two changes made in
+    // the same millisecond (a question right after a progress message) are two.
+    let (index, at) = changes
         .iter()
-        .filter(|c| {
+        .enumerate()
+        .filter(|(_, c)| {
             c["task"] == remote && c["state"] == state && (text.is_empty() || c["text"] == text)
         })
-        .filter_map(|c| c["at_ms"].as_u64())
-        .rfind(|at| *at <= received_ms && !used.contains(at))?;
-    used.push(at);
+        .filter_map(|(i, c)| Some((i as u64, c["at_ms"].as_u64()?)))
+        .rfind(|(i, at)| *at <= received_ms && !used.contains(i))?;
+    used.push(index);
     Some(received_ms - at)
 }
 

@@ -63,6 +63,13 @@ class FaultProxyCase(unittest.TestCase):
         self.assertEqual(Upstream.served, ["DynamoDB_20120810.PutItem"])
         self.assertEqual(self.faults.snapshot()["forwarded"], 1)
 
+    def test_counts_calls_by_target_and_names_untargeted_ones_by_method_and_path(self):
+        self.call()
+        self.call()
+        self.call(target="", path="/bucket/key?x=1")
+        by_target = self.faults.snapshot()["by_target"]
+        self.assertEqual(by_target, {"DynamoDB_20120810.PutItem": 2, "POST /bucket": 1})
+
     def test_errors_and_throttles_by_service_without_forwarding(self):
         self.faults.add({"id": "e", "target": "DynamoDB_20120810.*", "action": "error"})
         self.faults.add({"id": "t", "target": "AmazonSQS.SendMessage", "action": "throttle"})

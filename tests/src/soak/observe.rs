@@ -97,9 +97,27 @@ pub fn proxy_delta(before: &Value, after: &Value) -> Value {
         let taken = n(after, &["by_action", kind]).saturating_sub(n(before, &["by_action", kind]));
         kinds.insert(kind.into(), json!(taken));
     }
+    let mut targets: Vec<(String, u64)> = after["by_target"]
+        .as_object()
+        .map(|counts| {
+            counts
+                .keys()
+                .map(|t| {
+                    let taken =
+                        n(after, &["by_target", t]).saturating_sub(n(before, &["by_target", t]));
+                    (t.clone(), taken)
+                })
+                .filter(|(_, taken)| *taken > 0)
+                .collect()
+        })
+        .unwrap_or_default();
+    targets.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let by_target: serde_json::Map<String, Value> =
+        targets.into_iter().map(|(t, c)| (t, json!(c))).collect();
     json!({
         "forwarded": n(after, &["forwarded"]).saturating_sub(n(before, &["forwarded"])),
         "faults": kinds,
+        "by_target": by_target,
     })
 }
 

@@ -193,6 +193,7 @@ impl Report {
             "faults": {
                 "fault_windows": windows,
                 "aws_calls_forwarded": input.proxy["forwarded"],
+                "aws_calls_by_target": input.proxy["by_target"],
                 "aws_faults": input.proxy["faults"],
                 "agent_deliveries": deliveries.iter().map(|(d, n)| (d.name().to_owned(), json!(n))).collect::<serde_json::Map<_, _>>(),
                 "endings": endings,

@@ -94,6 +94,7 @@ fn every_operation_is_signed_integrated_and_validated() {
             "post /standins",
             "post /standins/{task_id}/cancel",
             "post /standins/{task_id}/reply",
+            "put /agents",
             "put /agents/{agent_id}",
         ]
     );
@@ -112,7 +113,8 @@ fn every_operation_is_signed_integrated_and_validated() {
         // object, so only required bodies are validated there.
         // An agent entry is checked by the function alone, which names the field that
         // breaks its rule (API Gateway's validator would only say "Invalid request body").
-        let validated_by_the_function = d["operationId"] == "putAgent";
+        let validated_by_the_function =
+            d["operationId"] == "putAgent" || d["operationId"] == "putAgents";
         assert_eq!(
             d["x-amazon-apigateway-request-validator"] == "body",
             d["requestBody"]["required"] == true && !validated_by_the_function,
@@ -203,21 +205,21 @@ fn every_request_the_wire_types_write_fits() {
 #[test]
 fn requests_that_break_the_shape_are_named() {
     for (body, says) in [
-        (json!({"message": "m"}), "`agent` is required"),
-        (json!({"agent": "a"}), "`message` is required"),
+        (json!({"message": "m"}), "at $.agent: is required"),
+        (json!({"agent": "a"}), "at $.message: is required"),
         (
             json!({"agent": "", "message": "m"}),
-            "at $.agent: shorter than 1",
+            "at $.agent: must not be empty",
         ),
         (
             json!({"agent": "a", "message": "m", "task_id": 5}),
-            "at $.task_id: 5 is not of type string",
+            "at $.task_id: must be of type string, got 5",
         ),
         (
             json!({"agent": "a", "message": "m", "task_id": "x".repeat(65)}),
-            "longer than 64",
+            "must be at most 64 characters, got 65",
         ),
-        (json!(["agent"]), "is not of type object"),
+        (json!(["agent"]), "must be of type object, got [\"agent\"]"),
     ] {
         let said = problem(check_request("POST", "/standins", Some(&body)));
         assert!(said.contains(says), "{body}: {said}");
@@ -232,7 +234,7 @@ fn requests_that_break_the_shape_are_named() {
             "/standins/a/reply",
             Some(&json!({"text": 1}))
         ))
-        .contains("not of type string")
+        .contains("must be of type string, got 1")
     );
     assert!(problem(check_request("POST", "/standins/a/reply", None)).contains("needs a body"));
     assert!(
@@ -338,7 +340,7 @@ fn answers_that_break_the_contract_are_named() {
     let page = json!({"task_id": "j", "notes": [bad_state], "next": null});
     let said = problem(check_response("GET", "/standins/j/notes", 200, &page));
     assert!(
-        said.contains("at $.notes[0].state: \"DONE\" is not one of"),
+        said.contains("at $.notes[0].state: must be one of") && said.contains("got \"DONE\""),
         "{said}"
     );
     let said = problem(check_response(
@@ -347,7 +349,7 @@ fn answers_that_break_the_contract_are_named() {
         200,
         &json!({"task_id": "j", "notes": []}),
     ));
-    assert!(said.contains("`next` is required"), "{said}");
+    assert!(said.contains("at $.next: is required"), "{said}");
     let mut negative = to_value(summary(false)).unwrap();
     negative["seq"] = json!(-1);
     let said = problem(check_response(
@@ -356,7 +358,7 @@ fn answers_that_break_the_contract_are_named() {
         200,
         &json!({"standins": [negative], "next": null}),
     ));
-    assert!(said.contains("below 0"), "{said}");
+    assert!(said.contains("must be at least 0, got -1"), "{said}");
     assert_eq!(
         check_response("GET", "/standins/j", 418, &json!({})).unwrap_err(),
         ContractError::UndocumentedStatus {
@@ -381,8 +383,8 @@ fn answers_that_break_the_contract_are_named() {
     ));
     assert!(
         said.contains("fits none of its choices")
-            && said.contains("`error` is required")
-            && said.contains("`message` is required"),
+            && said.contains("$.error: is required")
+            && said.contains("$.message: is required"),
         "{said}"
     );
     let said = problem(check_response(
@@ -391,7 +393,7 @@ fn answers_that_break_the_contract_are_named() {
         404,
         &json!({"message": "x"}),
     ));
-    assert!(said.contains("`error` is required"), "{said}");
+    assert!(said.contains("$.error: is required"), "{said}");
     check_response(
         "GET",
         "/standins/j",

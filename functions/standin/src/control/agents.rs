@@ -21,16 +21,36 @@ fn view(spec: &AgentSpec, source: Source) -> AgentView {
     }
 }
 
+/// A put that changed nothing, as its answer: 400 naming the field, 409 for the stack's.
+fn changed_not(err: ChangeError) -> Result<Answer, ControlError> {
+    match err {
+        ChangeError::Invalid(err) => Ok(Answer::of(
+            400,
+            json!({"error": err.to_string(), "field": err.field}),
+        )),
+        err @ ChangeError::StackOwned(_) => Ok(Answer::error(409, err.to_string())),
+        ChangeError::Registry(err) => Err(err.into()),
+    }
+}
+
 impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
     pub(super) async fn put_agent(&self, id: &str, body: &Value) -> Result<Answer, ControlError> {
         match self.agents.put(id, body).await {
             Ok(spec) => Ok(Answer::of(200, view(&spec, Source::Registry))),
-            Err(ChangeError::Invalid(err)) => Ok(Answer::of(
-                400,
-                json!({"error": err.to_string(), "field": err.field}),
-            )),
-            Err(err @ ChangeError::StackOwned(_)) => Ok(Answer::error(409, err.to_string())),
-            Err(ChangeError::Registry(err)) => Err(err.into()),
+            Err(err) => changed_not(err),
+        }
+    }
+
+    pub(super) async fn put_agents(&self, body: &Value) -> Result<Answer, ControlError> {
+        match self.agents.put_all(body).await {
+            Ok(specs) => {
+                let agents = specs
+                    .iter()
+                    .map(|spec| view(spec, Source::Registry))
+                    .collect();
+                Ok(Answer::of(200, AgentsPage { agents, next: None }))
+            }
+            Err(err) => changed_not(err),
         }
     }
 

@@ -87,7 +87,7 @@ where
         .route("/standins/{task_id}/notes", get(notes))
         .route("/standins/{task_id}/artifacts", get(artifacts))
         .route("/standins/{task_id}/artifacts/{artifact_id}", get(artifact))
-        .route("/agents", get(agent_list))
+        .route("/agents", get(agent_list).put(agents_put))
         .route(
             "/agents/{agent_id}",
             get(agent_show).put(agent_put).delete(agent_remove),
@@ -231,6 +231,13 @@ async fn agent_list<S: RowStore, D: Doorbell, E: Executions>(
         after: pairs.after(),
     };
     respond(control.handle(call).await)
+}
+
+async fn agents_put<S: RowStore, D: Doorbell, E: Executions>(
+    State(control): Api<S, D, E>,
+    body: Bytes,
+) -> Response {
+    respond(control.handle(Call::AgentsPut { body: &json(&body) }).await)
 }
 
 /// A call on one agent of the registry, by the id in its path.

@@ -61,6 +61,10 @@ pub enum Call<'a> {
         id: &'a str,
         body: &'a Value,
     },
+    /// An agents document, put whole or not at all.
+    AgentsPut {
+        body: &'a Value,
+    },
     AgentShow {
         id: &'a str,
     },
@@ -198,6 +202,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                 Ok(Answer::of(200, ListPage { standins, next }))
             }
             Call::AgentPut { id, body } => self.put_agent(id, body).await,
+            Call::AgentsPut { body } => self.put_agents(body).await,
             Call::AgentShow { id } => self.show_agent(id).await,
             Call::AgentRemove { id } => self.remove_agent(id).await,
             Call::AgentList { after } => self.list_agents(after).await,

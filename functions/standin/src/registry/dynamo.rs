@@ -1,7 +1,7 @@
 //! The registry on DynamoDB: one item per agent, keyed by `id`, the entry as JSON text.
 
 use aws_sdk_dynamodb::Client;
-use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
 
 use super::{BoxFuture, Page, Registry, RegistryError};
 
@@ -62,6 +62,35 @@ impl Registry for DynamoRegistry {
                 .item(k, v)
                 .item(ENTRY, AttributeValue::S(entry.to_owned()))
                 .item(UPDATED_AT, AttributeValue::S(crate::clock::now_rfc3339()))
+                .send()
+                .await
+                .map_err(|e| unavailable(aws_sdk_dynamodb::error::DisplayErrorContext(e)))?;
+            Ok(())
+        })
+    }
+
+    /// One transaction: DynamoDB writes every item or none.
+    fn put_all<'a>(
+        &'a self,
+        entries: &'a [(String, String)],
+    ) -> BoxFuture<'a, Result<(), RegistryError>> {
+        Box::pin(async move {
+            let at = crate::clock::now_rfc3339();
+            let mut items = Vec::with_capacity(entries.len());
+            for (id, entry) in entries {
+                let (k, v) = key(id);
+                let put = Put::builder()
+                    .table_name(&self.table)
+                    .item(k, v)
+                    .item(ENTRY, AttributeValue::S(entry.clone()))
+                    .item(UPDATED_AT, AttributeValue::S(at.clone()))
+                    .build()
+                    .map_err(unavailable)?;
+                items.push(TransactWriteItem::builder().put(put).build());
+            }
+            self.client
+                .transact_write_items()
+                .set_transact_items(Some(items))
                 .send()
                 .await
                 .map_err(|e| unavailable(aws_sdk_dynamodb::error::DisplayErrorContext(e)))?;

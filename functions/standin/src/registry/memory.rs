@@ -51,6 +51,19 @@ impl Registry for MemoryRegistry {
         })
     }
 
+    fn put_all<'a>(
+        &'a self,
+        entries: &'a [(String, String)],
+    ) -> BoxFuture<'a, Result<(), RegistryError>> {
+        Box::pin(async move {
+            self.with(|e| {
+                for (id, entry) in entries {
+                    e.insert(id.clone(), entry.clone());
+                }
+            })
+        })
+    }
+
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, RegistryError>> {
         Box::pin(async move { self.with(|e| e.remove(id).is_some()) })
     }

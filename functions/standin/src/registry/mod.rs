@@ -25,6 +25,8 @@ pub const CATALOG_TTL: Duration = Duration::from_secs(30);
 /// The most entries a function keeps at once: past it the cache starts over, so names
 /// asked about once (unknown ones included) cannot grow it without bound.
 pub const CATALOG_ENTRIES: usize = 1024;
+/// The most entries one `PUT /agents` document puts (one DynamoDB transaction's items).
+pub const DOCUMENT_ENTRIES: usize = 100;
 /// Entries per page of `GET /agents`.
 pub const AGENTS_PAGE: u32 = 100;
 
@@ -43,6 +45,11 @@ pub enum RegistryError {
 pub trait Registry: Send + Sync {
     fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<String>, RegistryError>>;
     fn put<'a>(&'a self, id: &'a str, entry: &'a str) -> BoxFuture<'a, Result<(), RegistryError>>;
+    /// Puts every `(id, entry)` or none of them (at most [`DOCUMENT_ENTRIES`]).
+    fn put_all<'a>(
+        &'a self,
+        entries: &'a [(String, String)],
+    ) -> BoxFuture<'a, Result<(), RegistryError>>;
     /// Whether there was an entry to remove.
     fn remove<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<bool, RegistryError>>;
     /// A page of entries (in the store's order), and the id the next page starts after.
@@ -178,6 +185,70 @@ impl Catalog {
         registry.put(id, &spec.to_entry().to_string()).await?;
         self.remember(id, Some(spec.clone()));
         Ok(spec)
+    }
+
+    /// Puts every entry of an agents document (`{"agents": [...]}`) or none: the whole
+    /// document is checked first, and the first problem is named by its place
+    /// (`agents[1].follow_interval`).
+    pub async fn put_all(
+        &self,
+        document: &serde_json::Value,
+    ) -> Result<Vec<AgentSpec>, ChangeError> {
+        let invalid =
+            |field: String, problem: String| ChangeError::Invalid(ConfigError { field, problem });
+        let Some(listed) = document.get("agents").and_then(serde_json::Value::as_array) else {
+            return Err(invalid(
+                "agents".into(),
+                "must be a list of agent entries ({\"agents\": [...]})".into(),
+            ));
+        };
+        if listed.len() > DOCUMENT_ENTRIES {
+            return Err(invalid(
+                "agents".into(),
+                format!(
+                    "must hold at most {DOCUMENT_ENTRIES} entries, got {}",
+                    listed.len()
+                ),
+            ));
+        }
+        let mut specs: Vec<AgentSpec> = Vec::with_capacity(listed.len());
+        for (i, entry) in listed.iter().enumerate() {
+            let at = format!("agents[{i}]");
+            let placed = |mut e: ConfigError| {
+                e.field = if matches!(e.field.as_str(), "agent entry" | "agents document") {
+                    at.clone()
+                } else {
+                    format!("{at}.{}", e.field)
+                };
+                ChangeError::Invalid(e)
+            };
+            let spec = AgentSpec::parse_entry(&entry.to_string()).map_err(placed)?;
+            self.rules.check("", &spec).map_err(|mut e| {
+                e.field = e.field.trim_start_matches('.').to_owned();
+                placed(e)
+            })?;
+            if specs.iter().any(|s| s.id == spec.id) {
+                return Err(invalid(
+                    format!("{at}.id"),
+                    format!("duplicate id {:?}", spec.id),
+                ));
+            }
+            if self.stack.agent(&spec.id).is_some() {
+                return Err(ChangeError::StackOwned(spec.id));
+            }
+            specs.push(spec);
+        }
+        let stored: Vec<(String, String)> = specs
+            .iter()
+            .map(|spec| (spec.id.clone(), spec.to_entry().to_string()))
+            .collect();
+        if !stored.is_empty() {
+            self.registry_or_refuse()?.put_all(&stored).await?;
+        }
+        for spec in &specs {
+            self.remember(&spec.id, Some(spec.clone()));
+        }
+        Ok(specs)
     }
 
     /// Removes a registry entry; whether there was one. An entry a later deploy gave

@@ -169,3 +169,71 @@ async fn the_cache_is_bounded() {
     let held = catalog.cache.lock().map(|c| c.len()).unwrap_or(usize::MAX);
     assert!(held <= CATALOG_ENTRIES, "{held}");
 }
+
+fn refused_field(put: Result<Vec<AgentSpec>, ChangeError>) -> String {
+    match put {
+        Err(ChangeError::Invalid(err)) => err.to_string(),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_document_is_put_whole_or_not_at_all() {
+    let (catalog, registry) = catalog(CATALOG_TTL);
+    let half_bad = json!({"agents": [
+        {"id": "ok1", "url": "https://a.example"},
+        {"id": "bad", "url": "https://b.example", "follow_interval": 0.5}
+    ]});
+    assert_eq!(
+        refused_field(catalog.put_all(&half_bad).await),
+        "agents[1].follow_interval: must be at least 1 second, got 0.5"
+    );
+    assert_eq!(registry.entry("ok1"), None, "nothing is written");
+    let sometimes =
+        json!({"agents": [{"id": "x3", "url": "https://a.example", "updates": "sometimes"}]});
+    let said = refused_field(catalog.put_all(&sometimes).await);
+    assert!(said.starts_with("agents[0].updates: "), "{said}");
+    let twice = json!({"agents": [
+        {"id": "a", "url": "https://a.example"},
+        {"id": "a", "url": "https://b.example"}
+    ]});
+    assert_eq!(
+        refused_field(catalog.put_all(&twice).await),
+        "agents[1].id: duplicate id \"a\""
+    );
+    let stacks = json!({"agents": [
+        {"id": "new", "url": "https://a.example"},
+        {"id": "seeded", "url": "https://b.example"}
+    ]});
+    assert!(matches!(
+        catalog.put_all(&stacks).await,
+        Err(ChangeError::StackOwned(ref id)) if id == "seeded"
+    ));
+    assert_eq!(registry.entry("new"), None);
+    let too_many = json!({"agents": (0..=DOCUMENT_ENTRIES)
+        .map(|i| json!({"id": format!("a{i}"), "url": "https://a.example"}))
+        .collect::<Vec<_>>()});
+    assert_eq!(
+        refused_field(catalog.put_all(&too_many).await),
+        "agents: must hold at most 100 entries, got 101"
+    );
+    assert!(refused_field(catalog.put_all(&json!({"agents": 3})).await).starts_with("agents: "));
+    assert_eq!(
+        refused_field(catalog.put_all(&json!({"agents": [7]})).await),
+        "agents[0]: must be an object with an id and a url"
+    );
+
+    let good = json!({"agents": [
+        {"id": "ok1", "url": "https://a.example"},
+        {"id": "ok2", "url": "https://b.example", "updates": "follow"}
+    ]});
+    let put = catalog.put_all(&good).await.expect("put");
+    assert_eq!(
+        put.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),
+        ["ok1", "ok2"]
+    );
+    for id in ["ok1", "ok2"] {
+        assert!(registry.entry(id).is_some(), "{id} stored");
+        assert!(catalog.agent(id).await.expect("read").is_some());
+    }
+}

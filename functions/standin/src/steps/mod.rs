@@ -15,6 +15,7 @@ mod check;
 mod end;
 pub mod next;
 mod park;
+mod progress;
 mod register;
 mod turn;
 mod wake;

@@ -8,6 +8,7 @@ use serde_json::json;
 use tracing::warn;
 
 use super::next::{self, Next, Pacing};
+use super::progress::Progress;
 use super::{Outcome, Step, StepError, apply_open, ensure_ours, load_row};
 use crate::agents::AgentSpec;
 use crate::doorbell::EndCause;
@@ -57,6 +58,12 @@ pub async fn adopt<S: RowStore>(
 /// moved the task, so GetTask decides; only an agent that cannot be reached at all (or a
 /// first turn that fails) ends the stand-in as failed.
 ///
+/// A URL's scheme, host and port.
+fn origin_of(url: &str) -> Option<String> {
+    let origin = reqwest::Url::parse(url).ok()?.origin();
+    origin.is_tuple().then(|| origin.ascii_serialization())
+}
+
 /// A first turn is checked before the agent is reached: one started through the control
 /// API passed these checks there; one a parent started itself is checked here by the
 /// same parser, and ends failed, telling the parent why, rather than fail where nobody
@@ -94,11 +101,13 @@ where
         Err(err) => {
             warn!(task_id = %step.task_id, error = %err, "agent unavailable for the turn");
             // A refused credential names the agent (the card's check already does).
-            let reason = match &err {
-                RemoteError::Unauthorized { .. } | RemoteError::Credentials(_) => {
-                    format!("agent unavailable: agent {:?}: {err}", step.agent)
-                }
-                _ => format!("agent unavailable: {err}"),
+            // Where it was tried: the origin only, so no path or query reaches a note.
+            let reason = match spec.and_then(|spec| origin_of(&spec.url)) {
+                Some(origin) => format!(
+                    "agent unavailable: agent {:?} at {origin}: {err}",
+                    step.agent
+                ),
+                None => format!("agent unavailable: agent {:?}: {err}", step.agent),
             };
             return Ok(step.then(Next::End(EndCause::failed(&reason))));
         }
@@ -148,12 +157,13 @@ async fn exchange<S: RowStore, A: Agent>(
     // has the agent's task): sent again it would be a follow-up, the prompt taken for an
     // answer. GetTask says where the task stands instead.
     let first_again = first && row.remote_task_id.is_some();
+    let mut progress = Progress::new(store, &step.task_id, &row);
     let mut sent = if first_again {
         Err(NotSent::refused(RemoteError::Transport(
             "the first message reached the agent in an earlier run of this step".into(),
         )))
     } else {
-        only_first_answers(send(agent, &message, window).await, &row)
+        only_first_answers(send(agent, &message, window, &mut progress).await, &row)
     };
     if row.remote_task_id.is_some()
         && !first_again
@@ -161,7 +171,7 @@ async fn exchange<S: RowStore, A: Agent>(
     {
         // Refused before the agent took it (connection, 5xx, 429): once more.
         tokio::time::sleep(RESEND_AFTER).await;
-        sent = only_first_answers(send(agent, &message, window).await, &row);
+        sent = only_first_answers(send(agent, &message, window, &mut progress).await, &row);
     }
     let (out, context) = match sent {
         Ok(Some(result)) => result,
@@ -318,11 +328,16 @@ fn only_first_answers(sent: Sending, row: &Row) -> Sending {
 /// How long a refused follow-up waits before it is sent once more.
 const RESEND_AFTER: Duration = Duration::from_secs(2);
 
-async fn send<A: Agent>(agent: &A, message: &Turn, window: Duration) -> Sending {
+async fn send<A: Agent, S: RowStore>(
+    agent: &A,
+    message: &Turn,
+    window: Duration,
+    progress: &mut Progress<'_, S>,
+) -> Sending {
     if agent.can_stream() {
-        send_turn(agent, message, window).await
+        send_turn(agent, message, window, progress).await
     } else {
-        send_unary(agent, message, window).await
+        send_unary(agent, message, window, progress).await
     }
 }
 
@@ -330,7 +345,12 @@ async fn send<A: Agent>(agent: &A, message: &Turn, window: Duration) -> Sending 
 /// (`returnImmediately`); GetTask then follows the task, waiting 1 s, 2 s, 4 s, … (at
 /// most 8 s) between asks, to an interrupted or final state or the end of the window.
 /// So a first turn longer than the window still learns its task and hands it to the watch.
-async fn send_unary<A: Agent>(agent: &A, message: &Turn, window: Duration) -> Sending {
+async fn send_unary<A: Agent, S: RowStore>(
+    agent: &A,
+    message: &Turn,
+    window: Duration,
+    progress: &mut Progress<'_, S>,
+) -> Sending {
     let deadline = tokio::time::Instant::now() + window;
     let task = match agent.send(message).await.map_err(NotSent::refused)? {
         Sent::Task(task) => task,
@@ -338,6 +358,7 @@ async fn send_unary<A: Agent>(agent: &A, message: &Turn, window: Duration) -> Se
     };
     let context = task.context_id.clone();
     let mut out = from_status(&task, "");
+    progress.heard(&out, context.as_deref()).await;
     let mut wait = Duration::from_secs(1);
     while !(out.is_final || out.state.is_interrupted())
         && tokio::time::Instant::now() + wait < deadline
@@ -345,7 +366,10 @@ async fn send_unary<A: Agent>(agent: &A, message: &Turn, window: Duration) -> Se
         tokio::time::sleep(wait).await;
         wait = (wait * 2).min(UNARY_POLL_MAX);
         match agent.get(&task.task_id).await {
-            Ok(now) => out = from_status(&now, &out.text).about(&task.task_id),
+            Ok(now) => {
+                out = from_status(&now, &out.text).about(&task.task_id);
+                progress.heard(&out, context.as_deref()).await;
+            }
             Err(err) if err.is_retryable() => continue,
             Err(_) => break,
         }
@@ -356,7 +380,12 @@ async fn send_unary<A: Agent>(agent: &A, message: &Turn, window: Duration) -> Se
 /// The longest wait between GetTask calls while a non-streaming turn runs.
 const UNARY_POLL_MAX: Duration = Duration::from_secs(8);
 
-async fn send_turn<A: Agent>(agent: &A, message: &Turn, window: Duration) -> Sending {
+async fn send_turn<A: Agent, S: RowStore>(
+    agent: &A,
+    message: &Turn,
+    window: Duration,
+    progress: &mut Progress<'_, S>,
+) -> Sending {
     let mut reader = TurnReader::new();
     let mut stream = agent
         .send_streaming(message)
@@ -364,7 +393,10 @@ async fn send_turn<A: Agent>(agent: &A, message: &Turn, window: Duration) -> Sen
         .map_err(NotSent::refused)?;
     let deadline = tokio::time::Instant::now() + window;
     loop {
-        match tokio::time::timeout_at(deadline, stream.next()).await {
+        let wake_at = progress.due().map_or(deadline, |due| due.min(deadline));
+        match tokio::time::timeout_at(wake_at, stream.next()).await {
+            // A change held back to coalesce is due.
+            Err(_) if wake_at < deadline => progress.tell_held().await,
             // The window is over: what was seen so far is the turn's result; the watch
             // hears the rest.
             Err(_) | Ok(None) => break,
@@ -381,6 +413,9 @@ async fn send_turn<A: Agent>(agent: &A, message: &Turn, window: Duration) -> Sen
             Ok(Some(Ok(event))) => {
                 if reader.read(&event) {
                     break;
+                }
+                if let Some(out) = reader.last() {
+                    progress.heard(out, reader.context_id()).await;
                 }
             }
         }

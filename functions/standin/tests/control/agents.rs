@@ -217,3 +217,33 @@ async fn the_agent_routes_are_the_documents() {
     let (status, body) = request(&router, "POST", "/agents/r1", Value::Null).await;
     assert_eq!(status, 404, "{body}");
 }
+
+#[tokio::test]
+async fn an_agents_document_is_put_whole_or_refused_naming_its_entry_and_field() {
+    let (w, router) = router();
+    let half_bad = json!({"agents": [
+        {"id": "ok1", "url": "http://h"},
+        {"id": "ok2", "url": "http://h", "follow_interval": 0.5}
+    ]});
+    let refused = w.call(Call::AgentsPut { body: &half_bad }).await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert_eq!(
+        refused.body,
+        json!({"error": "agents[1].follow_interval: must be at least 1 second, got 0.5",
+               "field": "agents[1].follow_interval"})
+    );
+    assert_eq!(w.registry.entry("ok1"), None, "nothing of it was written");
+
+    let good =
+        json!({"agents": [{"id": "ok1", "url": "http://h"}, {"id": "ok2", "url": "http://h"}]});
+    let (status, body) = request(&router, "PUT", "/agents", good).await;
+    assert_eq!(status, 200, "{body}");
+    let ids: Vec<&str> = body["agents"]
+        .as_array()
+        .expect("agents")
+        .iter()
+        .filter_map(|a| a["agent"]["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["ok1", "ok2"]);
+    assert!(w.registry.entry("ok1").is_some() && w.registry.entry("ok2").is_some());
+}

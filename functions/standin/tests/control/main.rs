@@ -67,6 +67,7 @@ impl World {
             )),
             Call::List { .. } => Some(("GET", "/standins".to_owned())),
             Call::AgentPut { id, .. } => Some(("PUT", format!("/agents/{id}"))),
+            Call::AgentsPut { .. } => Some(("PUT", "/agents".to_owned())),
             Call::AgentShow { id } => Some(("GET", format!("/agents/{id}"))),
             Call::AgentRemove { id } => Some(("DELETE", format!("/agents/{id}"))),
             Call::AgentList { .. } => Some(("GET", "/agents".to_owned())),

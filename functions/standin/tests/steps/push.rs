@@ -93,7 +93,9 @@ async fn push_watch_from_first_turn_to_completion() {
         [
             (1, "TASK_STATE_INPUT_REQUIRED".into(), false),
             (2, "TASK_STATE_WORKING".into(), false),
-            (3, "TASK_STATE_COMPLETED".into(), true),
+            // The turn's "on it", told as the turn read it.
+            (3, "TASK_STATE_WORKING".into(), false),
+            (4, "TASK_STATE_COMPLETED".into(), true),
         ],
         "every change once, in order, no gaps"
     );

@@ -129,8 +129,11 @@ async fn an_agent_that_cannot_stream_takes_turns_by_send_message_and_get_task() 
     assert!(w.agent.count("GetTask") >= 1, "followed by GetTask");
     assert_eq!(
         w.notes(),
-        [(1, "TASK_STATE_INPUT_REQUIRED".into(), false)],
-        "the turn ends where GetTask found the task waiting"
+        [
+            (1, "TASK_STATE_WORKING".into(), false),
+            (2, "TASK_STATE_INPUT_REQUIRED".into(), false)
+        ],
+        "the WORKING SendMessage answered is told at once; the turn ends where GetTask found the task waiting"
     );
     assert!(matches!(step.next, Some(Next::Park { .. })));
     assert_eq!(

@@ -26,6 +26,96 @@ async fn a_turn_that_cannot_reach_the_agent_ends_as_failed() {
 }
 
 #[tokio::test]
+async fn an_agent_that_cannot_be_reached_is_named_with_where_it_was_tried() {
+    let w = World::new(true).await;
+    let spec = AgentSpec {
+        url: "http://127.0.0.1:1/a2a/v1?key=never-shown".into(),
+        ..spec(Updates::Auto)
+    };
+    let step = steps::turn(
+        &w.store,
+        || {
+            std::future::ready(Err::<FakeAgent, _>(RemoteError::Transport(
+                "connection failed".into(),
+            )))
+        },
+        Some(&spec),
+        Step::start(ID, "widgets", "go"),
+        Duration::from_secs(5),
+        PACING,
+    )
+    .await
+    .unwrap();
+    let Some(Next::End(EndCause::Failed { reason })) = &step.next else {
+        panic!("{:?}", step.next)
+    };
+    assert_eq!(
+        reason,
+        "agent unavailable: agent \"widgets\" at http://127.0.0.1:1: transport error: connection failed"
+    );
+}
+
+#[tokio::test]
+async fn progress_within_a_first_turn_reaches_the_parent_before_its_end() {
+    let w = World::new(true).await;
+    w.agent.script_stream(Ok(vec![
+        Ok(first_event()),
+        Ok(update(TaskState::Working, "Shouting...")),
+        // Read within the coalescing bound of the one before: told as one, the newest.
+        Ok(update(TaskState::Working, "Still shouting...")),
+        Ok(update(TaskState::Completed, "SHOUTED")),
+    ]));
+    let step = w
+        .run(Step::start(ID, "widgets", "go"), &spec(Updates::Auto))
+        .await;
+    w.end(&step).await;
+    let texts: Vec<(u64, String, String)> = w
+        .store
+        .outbox()
+        .into_iter()
+        .map(|n| (n.seq, n.state.as_str().to_owned(), n.text))
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            (1, "TASK_STATE_WORKING".into(), "Shouting...".into()),
+            (2, "TASK_STATE_COMPLETED".into(), "SHOUTED".into()),
+        ]
+    );
+    let row = w.store.get(ID).await.unwrap().unwrap();
+    assert_eq!(
+        row.remote_task_id.as_deref(),
+        Some(REMOTE),
+        "the progress set the task"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn progress_held_to_coalesce_is_told_by_the_turns_end_when_the_agent_still_works() {
+    let w = World::new(true).await;
+    // Two changes at once, then the window runs out with the agent still working.
+    w.agent.script_stream(Ok(vec![
+        Ok(first_event()),
+        Ok(update(TaskState::Working, "one")),
+        Ok(update(TaskState::Working, "two")),
+    ]));
+    w.agent.set_task(task(TaskState::Working, "two"));
+    let step = steps::turn(
+        &w.store,
+        steps::ready(&w.agent),
+        Some(&spec(Updates::Auto)),
+        Step::start(ID, "widgets", "go"),
+        Duration::from_secs(5),
+        PACING,
+    )
+    .await
+    .unwrap();
+    assert!(!matches!(step.next, Some(Next::End(_))), "{:?}", step.next);
+    let texts: Vec<String> = w.store.outbox().into_iter().map(|n| n.text).collect();
+    assert_eq!(texts, ["one", "two"]);
+}
+
+#[tokio::test]
 async fn a_first_turn_without_a_task_state_ends_as_failed() {
     let w = World::new(true).await;
     w.agent.script_stream(Ok(vec![]));

@@ -1,0 +1,132 @@
+//! The docs' walkthroughs, run as written: each `sh` block of the page, in order, in one
+//! shell, with `standin` and the SDK's `python3` on the PATH as the page asks.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+/// The page's `sh` blocks, in order.
+fn shell_blocks(page: &str) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut current: Option<String> = None;
+    for line in page.lines() {
+        match (&mut current, line.trim_end()) {
+            (None, "```sh") => current = Some(String::new()),
+            (Some(block), "```") => {
+                blocks.push(std::mem::take(block));
+                current = None;
+            }
+            (Some(block), text) => {
+                block.push_str(text);
+                block.push('\n');
+            }
+            (None, _) => {}
+        }
+    }
+    blocks
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A folder for the run: `examples` as the page's commands name it, and a PATH on which
+/// `standin` is this build and `python3` has the SDK.
+fn workspace(name: &str) -> (PathBuf, String) {
+    let dir = std::env::temp_dir().join(format!("standin-{name}-{}", std::process::id()));
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let _ = std::os::unix::fs::symlink(root().join("examples"), dir.join("examples"));
+    let _ = std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_standin"), bin.join("standin"));
+    let cache = PathBuf::from(std::env::var("STANDIN_CACHE").expect("set by scripts/env.sh"));
+    let path = format!(
+        "{}:{}:{}",
+        bin.display(),
+        cache.join("venv-a2a-sdk/bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    (dir, path)
+}
+
+#[test]
+fn your_own_agent_as_docs_own_agent_walks_through_it() {
+    std::env::var("AWS_ENDPOINT_URL")
+        .expect("AWS_ENDPOINT_URL is not set: run this test with `make test`");
+    let page = std::fs::read_to_string(root().join("docs/own-agent.md")).unwrap();
+    let blocks = shell_blocks(&page);
+    assert_eq!(blocks.len(), 2, "the page's two blocks: {blocks:?}");
+    let (dir, path) = workspace("own-agent");
+    // The page's commands as written; the agent it starts is stopped however they end.
+    let script = format!(
+        "set -euo pipefail\ntrap 'kill %1 2>/dev/null || true' EXIT\n{}{}echo \"STAND-IN $id\"\n",
+        blocks[0], blocks[1]
+    );
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .current_dir(&dir)
+        .env("PATH", &path)
+        .env_remove("STANDIN_STACK")
+        .output()
+        .expect("bash runs");
+    let said = String::from_utf8_lossy(&out.stdout);
+    let complained = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}: {said}\n{complained}", out.status);
+    let id = said
+        .lines()
+        .find_map(|l| l.strip_prefix("STAND-IN "))
+        .expect("the stand-in's id")
+        .to_owned();
+    let lines: Vec<&str> = said.lines().collect();
+    let at = |text: &str| {
+        lines
+            .iter()
+            .position(|l| l.contains(text))
+            .unwrap_or_else(|| panic!("{text:?} not printed: {said}\n{complained}"))
+    };
+    // Each step the agent streams within its turn reaches the parent as its own note,
+    // in order, before the final one.
+    let order = [
+        at("Whom should I greet?"),
+        at("Looking Ada up..."),
+        at("Choosing the words..."),
+        at("Writing the greeting..."),
+        at("Greeted Ada."),
+    ];
+    assert!(order.is_sorted(), "{order:?}: {said}");
+    let saved = std::fs::read_dir(dir.join("results"))
+        .expect("--out wrote ./results")
+        .flatten()
+        .flat_map(|artifact| std::fs::read_dir(artifact.path()).unwrap().flatten())
+        .map(|f| f.path())
+        .collect::<Vec<_>>();
+    assert_eq!(saved.len(), 1, "{saved:?}");
+    assert!(saved[0].ends_with("0-greeting.txt"), "{saved:?}");
+    assert_eq!(std::fs::read_to_string(&saved[0]).unwrap(), "Hello, Ada!");
+
+    // Heard as they happened: the notes were committed a second apart, not at the end.
+    let notes = Command::new(env!("CARGO_BIN_EXE_standin"))
+        .args(["notes", &id, "--json"])
+        .env_remove("STANDIN_STACK")
+        .output()
+        .unwrap();
+    let notes: Vec<Value> = String::from_utf8_lossy(&notes.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let millis = |text: &str| {
+        let note = notes
+            .iter()
+            .find(|n| n["text"] == text)
+            .unwrap_or_else(|| panic!("no note {text:?}: {notes:?}"));
+        standin_wire::time::parse_rfc3339_ms(note["at"].as_str().unwrap()).unwrap()
+    };
+    assert!(
+        millis("Greeted Ada.").saturating_sub(millis("Looking Ada up...")) >= 1_500,
+        "the first step was told when it happened, not with the end: {notes:?}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

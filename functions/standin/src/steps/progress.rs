@@ -1,0 +1,102 @@
+//! What a turn hears before it ends. An agent that streams WORKING with a new message
+//! for minutes would otherwise tell the parent nothing until the turn's last state: each
+//! such change is committed (and so sent) as the turn reads it. Changes closer together
+//! than [`COALESCE`] are told as one, the newest; the turn's own last state (a question,
+//! a final state, or where the window left it) is applied by the turn as before.
+
+use std::time::Duration;
+
+use tokio::time::Instant;
+use tracing::warn;
+
+use super::apply_open;
+use crate::row::{Row, RowStore};
+use standin_wire::TaskState;
+
+use crate::state::{MAX_ID_BYTES, RemoteOut};
+
+/// Changes read closer together than this after a told one are told as one, the newest.
+pub const COALESCE: Duration = Duration::from_millis(250);
+
+pub(crate) struct Progress<'a, S> {
+    store: &'a S,
+    task_id: &'a str,
+    /// The agent's task id once the row has it.
+    remote: Option<String>,
+    /// The newest state the parent was told.
+    told: Option<RemoteOut>,
+    told_at: Option<Instant>,
+    /// A change read within [`COALESCE`] of the last told one, told when due.
+    held: Option<(RemoteOut, Option<String>)>,
+}
+
+impl<'a, S: RowStore> Progress<'a, S> {
+    pub(crate) fn new(store: &'a S, task_id: &'a str, row: &Row) -> Self {
+        Self {
+            store,
+            task_id,
+            remote: row.remote_task_id.clone(),
+            told: row.last.clone(),
+            told_at: None,
+            held: None,
+        }
+    }
+
+    /// A state read mid-turn: a WORKING message the parent has not heard is told now, or
+    /// held until [`Self::due`] when the last was told under [`COALESCE`] ago.
+    pub(crate) async fn heard(&mut self, out: &RemoteOut, context: Option<&str>) {
+        let news = out.state == TaskState::Working
+            && !out.text.is_empty()
+            && !out.remote_task_id.is_empty()
+            && self.told.as_ref().is_none_or(|told| out.differs_from(told));
+        if !news {
+            return;
+        }
+        self.held = Some((out.clone(), context.map(str::to_owned)));
+        if self.due().is_some_and(|due| due <= Instant::now()) {
+            self.tell_held().await;
+        }
+    }
+
+    /// When the held change is to be told, if one is held.
+    pub(crate) fn due(&self) -> Option<Instant> {
+        self.held.as_ref()?;
+        Some(self.told_at.map_or_else(Instant::now, |at| at + COALESCE))
+    }
+
+    /// Tells the held change.
+    pub(crate) async fn tell_held(&mut self) {
+        let Some((out, context)) = self.held.take() else {
+            return;
+        };
+        let remote = match &self.remote {
+            Some(remote) => remote.clone(),
+            None => {
+                if out.remote_task_id.len() > MAX_ID_BYTES
+                    || context.as_ref().is_some_and(|c| c.len() > MAX_ID_BYTES)
+                {
+                    return; // the turn's end names the fault
+                }
+                if let Err(err) = self
+                    .store
+                    .set_remote(self.task_id, &out.remote_task_id, context.as_deref())
+                    .await
+                {
+                    warn!(task_id = %self.task_id, error = %err, "progress not told: the row did not take the task");
+                    return;
+                }
+                self.remote = Some(out.remote_task_id.clone());
+                out.remote_task_id.clone()
+            }
+        };
+        let out = out.about(&remote);
+        match apply_open(self.store, self.task_id, None, &out).await {
+            Ok(_) => {
+                self.told = Some(out);
+                self.told_at = Some(Instant::now());
+            }
+            // The turn's end applies its last state; a progress note is not worth a retry.
+            Err(err) => warn!(task_id = %self.task_id, error = %err, "progress not told"),
+        }
+    }
+}
