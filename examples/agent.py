@@ -29,13 +29,17 @@ from starlette.applications import Starlette
 class Greeter(AgentExecutor):
     async def execute(self, context, event_queue):
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        said = (context.get_user_input() or "").strip()
         if context.current_task is None:
             # The first turn publishes its Task before any status update.
             await event_queue.enqueue_event(new_task(
                 context.task_id, context.context_id, TaskState.TASK_STATE_SUBMITTED, history=[context.message]))
-            await updater.requires_input(updater.new_agent_message([Part(text="Whom should I greet?")]))
-            return
-        name = context.get_user_input() or "world"
+            name = said[len("greet "):].strip() if said.lower().startswith("greet ") else ""
+            if not name:  # "Greet Ada" says whom; anything else is asked about
+                await updater.requires_input(updater.new_agent_message([Part(text="Whom should I greet?")]))
+                return
+        else:
+            name = said or "world"
         for step in (f"Looking {name} up...", "Choosing the words...", "Writing the greeting..."):
             await updater.start_work(updater.new_agent_message([Part(text=step)]))
             await asyncio.sleep(1)  # the work; each step reaches the parent as it happens

@@ -137,15 +137,23 @@ def main():
         print(f"parent.py: {cannot_start(args, endpoint, error)}", file=sys.stderr)
         return 2
     outputs = {o["OutputKey"]: o["OutputValue"] for o in described["Stacks"][0].get("Outputs", [])}
+    missing = [key for key in ("ControlApiUrl", "ParentQueueUrl") if key not in outputs]
+    if missing:
+        print(f"parent.py: stack {args.stack!r} has no output {missing[0]}: is it a stand-in stack?", file=sys.stderr)
+        return 2
     control, queue = outputs["ControlApiUrl"].rstrip("/"), outputs["ParentQueueUrl"]
     sqs = session.client("sqs", endpoint_url=endpoint)
 
     start = {"agent": args.agent, "message": args.message}
     if args.task_id:
         start["task_id"] = args.task_id
-    status, started = call(session, "POST", f"{control}/standins", start)
+    try:
+        status, started = call(session, "POST", f"{control}/standins", start)
+    except urllib.error.URLError as error:
+        print(f"parent.py: the control API at {control} did not answer: {error.reason}", file=sys.stderr)
+        return 2
     if status != 200:
-        print(f"the stand-in was not started ({status}): {started}", file=sys.stderr)
+        print(f"parent.py: the stand-in was not started ({status}): {started}", file=sys.stderr)
         return 2
     task_id = started["task_id"]
     print(f"started stand-in {task_id}", flush=True)

@@ -59,23 +59,24 @@ fn describe(part: &PartView) -> String {
 
 /// A name from an agent, safe as one file name: no separators, no `..`, no control
 /// characters, not empty.
+/// The rule `examples/parent.py` follows too: ASCII letters, digits, `.`, `_` and `-`
+/// kept, anything else `_`, leading dots dropped, then at most 100 characters.
 pub fn safe_name(name: &str) -> String {
     let cleaned: String = name
         .chars()
         .map(|c| {
-            if c.is_alphanumeric() || matches!(c, '-' | '_' | '.') {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
                 c
             } else {
                 '_'
             }
         })
-        .take(100)
         .collect();
-    let cleaned = cleaned.trim_start_matches('.');
+    let cleaned: String = cleaned.trim_start_matches('.').chars().take(100).collect();
     if cleaned.is_empty() {
         "part".to_owned()
     } else {
-        cleaned.to_owned()
+        cleaned
     }
 }
 
@@ -173,6 +174,7 @@ mod tests {
             ("", "part"),
             ("..", "part"),
             ("a/b\\c\u{0}d", "a_b_c_d"),
+            ("résumé.md", "r_sum_.md"),
         ] {
             assert_eq!(safe_name(name), safe, "{name:?}");
         }

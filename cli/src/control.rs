@@ -407,7 +407,11 @@ fn judge(answer: Answer, id: &str) -> Result<Value, CliError> {
             Err(CliError::UnknownStandIn { id: id.to_owned() })
         }
         409 if message.ends_with("has ended") => Err(CliError::Ended { id: id.to_owned() }),
-        400 | 409 => Err(CliError::Refused(message)),
+        400 => Err(match field_and_problem(&message) {
+            Some((field, problem)) => CliError::Invalid { field, problem },
+            None => CliError::Refused(message),
+        }),
+        409 => Err(CliError::Refused(message)),
         403 => Err(CliError::Credentials(format!(
             "the control API refused the signature: {message}"
         ))),
@@ -416,6 +420,16 @@ fn judge(answer: Answer, id: &str) -> Result<Value, CliError> {
             detail: message,
         }),
     }
+}
+
+/// `field: problem`, as the control API words a field it refuses (`text: is required`).
+fn field_and_problem(message: &str) -> Option<(String, String)> {
+    let (field, problem) = message.split_once(": ")?;
+    let names_a_field = field
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '[' | ']'))
+        && field.starts_with(|c: char| c.is_ascii_alphabetic());
+    names_a_field.then(|| (field.to_owned(), problem.to_owned()))
 }
 
 /// A request the document refuses, named as the control API names a field it refuses.
@@ -537,11 +551,17 @@ mod tests {
         assert!(matches!(judge(ended, "x"), Err(CliError::Ended { .. })));
         let bad = Answer {
             status: 400,
-            body: json!({"error": "body.text is required"}),
+            body: json!({"error": "text: is required"}),
         };
-        assert!(
-            matches!(judge(bad, "x"), Err(CliError::Refused(m)) if m == "body.text is required")
+        assert_eq!(
+            judge(bad, "x").expect_err("refused").to_string(),
+            "text: is required"
         );
+        let unknown = Answer {
+            status: 400,
+            body: json!({"error": "unknown agent \"w\": the stack knows a, b"}),
+        };
+        assert!(matches!(judge(unknown, "x"), Err(CliError::Refused(_))));
         let invalid = Answer {
             status: 400,
             body: json!({"message": "Invalid request body"}),

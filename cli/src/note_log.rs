@@ -21,17 +21,28 @@ pub struct Limits {
 /// Whether the stand-in waits on the parent: its newest note asks (input or
 /// credentials), it is parked on it, and no reply is queued. A reply already sent is
 /// queued, then taken into a turn that leaves the park: neither waits.
-pub fn waits_on_parent(newest: &ParentNote, status: &Status) -> bool {
+pub fn waits_on_parent(status: &Status) -> bool {
     matches!(
-        newest.state,
-        TaskState::InputRequired | TaskState::AuthRequired
-    ) && status.summary.seq == newest.seq
-        && status.parked
+        status.summary.state,
+        Some(TaskState::InputRequired | TaskState::AuthRequired)
+    ) && status.parked
         && status.pending.replies == 0
 }
 
+/// Whether there is nothing more to hear for now, once every note through `shown` is
+/// printed: the stand-in has ended (closed, or its execution no longer runs), or it waits
+/// on the parent and its question has been shown.
+pub fn nothing_more(status: &Status, shown: u64) -> bool {
+    let ended = status.summary.closed
+        || status
+            .execution_status
+            .as_deref()
+            .is_some_and(|state| state != "RUNNING");
+    ended || (status.summary.seq <= shown && waits_on_parent(status))
+}
+
 /// Prints the stand-in's notes after `after` as they come, and returns once its final
-/// note is printed, once it waits on the parent's turn, or at a limit.
+/// note is printed, once it has ended or waits on the parent's turn, or at a limit.
 pub async fn follow(
     control: &ControlClient,
     id: &str,
@@ -39,26 +50,23 @@ pub async fn follow(
     limits: Limits,
     mut print: impl FnMut(&ParentNote),
 ) -> Result<(), CliError> {
-    let (mut after, mut printed, mut newest) = (after, 0usize, None::<ParentNote>);
+    let (mut shown, mut printed) = (after, 0usize);
     let mut heard_at = Instant::now();
     loop {
-        for note in control.notes(id, after).await? {
-            after = note.seq;
+        for note in control.notes(id, shown).await? {
+            shown = note.seq;
             print(&note);
             printed += 1;
             heard_at = Instant::now();
             if note.is_final || limits.count.is_some_and(|c| printed >= c) {
                 return Ok(());
             }
-            newest = Some(note);
         }
-        if let Some(note) = &newest
-            && matches!(
-                note.state,
-                TaskState::InputRequired | TaskState::AuthRequired
-            )
-            && waits_on_parent(note, &control.status(id).await?)
-        {
+        if nothing_more(&control.status(id).await?, shown) {
+            // What was written between the read and the status is shown still.
+            for note in control.notes(id, shown).await? {
+                print(&note);
+            }
             return Ok(());
         }
         if limits.idle.is_some_and(|idle| heard_at.elapsed() >= idle) {
@@ -73,22 +81,6 @@ mod tests {
     use standin_wire::{Pending, Summary};
 
     use super::*;
-
-    fn note(seq: u64, state: TaskState) -> ParentNote {
-        ParentNote {
-            task_id: "t".into(),
-            remote_task_id: Some("r".into()),
-            agent: "a".into(),
-            state,
-            text: "Which format?".into(),
-            is_final: false,
-            seq,
-            at: "2026-12-04T00:00:00Z".into(),
-            artifacts: Vec::new(),
-            artifacts_omitted: 0,
-            parts: Vec::new(),
-        }
-    }
 
     fn status(seq: u64, parked: bool, replies: usize) -> Status {
         Status {
@@ -116,27 +108,35 @@ mod tests {
 
     #[test]
     fn a_question_waits_on_the_parent_until_a_reply_is_queued_or_taken() {
-        let asked = note(3, TaskState::InputRequired);
-        assert!(waits_on_parent(&asked, &status(3, true, 0)));
+        assert!(waits_on_parent(&status(3, true, 0)));
+        assert!(!waits_on_parent(&status(3, true, 1)), "a reply is queued");
         assert!(
-            !waits_on_parent(&asked, &status(3, true, 1)),
-            "a reply is queued"
-        );
-        assert!(
-            !waits_on_parent(&asked, &status(3, false, 0)),
+            !waits_on_parent(&status(3, false, 0)),
             "a turn is on its way"
         );
+        let mut working = status(3, true, 0);
+        working.summary.state = Some(TaskState::Working);
+        assert!(!waits_on_parent(&working));
+        working.summary.state = Some(TaskState::AuthRequired);
+        assert!(waits_on_parent(&working));
+    }
+
+    #[test]
+    fn following_stops_at_the_end_or_at_a_question_already_shown() {
+        assert!(nothing_more(&status(3, true, 0), 3));
         assert!(
-            !waits_on_parent(&asked, &status(4, true, 0)),
-            "a newer note exists"
+            !nothing_more(&status(3, true, 0), 2),
+            "the question is still to show"
         );
-        assert!(!waits_on_parent(
-            &note(3, TaskState::Working),
-            &status(3, true, 0)
-        ));
-        assert!(waits_on_parent(
-            &note(3, TaskState::AuthRequired),
-            &status(3, true, 0)
-        ));
+        assert!(
+            !nothing_more(&status(3, false, 0), 3),
+            "a turn is on its way"
+        );
+        let mut ended = status(5, false, 0);
+        ended.summary.closed = true;
+        assert!(nothing_more(&ended, 9), "past the final note, too");
+        let mut failed = status(2, false, 0);
+        failed.execution_status = Some("FAILED".into());
+        assert!(nothing_more(&failed, 0), "an execution that no longer runs");
     }
 }

@@ -128,5 +128,117 @@ fn your_own_agent_as_docs_own_agent_walks_through_it() {
         millis("Greeted Ada.").saturating_sub(millis("Looking Ada up...")) >= 1_500,
         "the first step was told when it happened, not with the end: {notes:?}"
     );
+    let removed = Command::new(env!("CARGO_BIN_EXE_standin"))
+        .args(["agents", "remove", "greeter"])
+        .env_remove("STANDIN_STACK")
+        .status()
+        .unwrap();
+    assert!(removed.success());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Stopped however the test ends.
+struct Agent(std::process::Child);
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// An a2a-sdk agent that streams three WORKING messages a second apart in its first
+/// turn, then completes: the parent hears each before the final note, as it happens.
+#[test]
+fn progress_streamed_in_a_first_turn_reaches_the_parent_as_it_happens() {
+    std::env::var("AWS_ENDPOINT_URL")
+        .expect("AWS_ENDPOINT_URL is not set: run this test with `make test`");
+    let (dir, path) = workspace("first-turn");
+    let port = "27191";
+    let _agent = Agent(
+        Command::new("python3")
+            .args(["examples/agent.py", "--port", port])
+            .current_dir(&dir)
+            .env("PATH", &path)
+            .spawn()
+            .expect("the example agent starts"),
+    );
+    let standin = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_standin"))
+            .args(args)
+            .env_remove("STANDIN_STACK")
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "standin {args:?}: {said}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        said
+    };
+    let entry = dir.join("greeter.json");
+    std::fs::write(
+        &entry,
+        format!(r#"{{"id": "greeter-first", "url": "http://127.0.0.1:{port}"}}"#),
+    )
+    .unwrap();
+    standin(&["agents", "put", entry.to_str().unwrap()]);
+    // The agent is up once its card reads.
+    let card = format!("http://127.0.0.1:{port}/.well-known/agent-card.json");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::process::Command::new("curl")
+        .args(["-fsS", "--max-time", "1", "-o", "/dev/null", &card])
+        .status()
+        .map_or(true, |s| !s.success())
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agent never served its card"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let id = standin(&[
+        "start",
+        "--agent",
+        "greeter-first",
+        "--message",
+        "Greet Ada",
+    ]);
+    let id = id.trim();
+    standin(&["events", id]);
+    let notes: Vec<Value> = standin(&["notes", id, "--json"])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let told: Vec<(&str, &str, bool)> = notes
+        .iter()
+        .map(|n| {
+            (
+                n["state"].as_str().unwrap(),
+                n["text"].as_str().unwrap(),
+                n["final"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        told,
+        [
+            ("TASK_STATE_WORKING", "Looking Ada up...", false),
+            ("TASK_STATE_WORKING", "Choosing the words...", false),
+            ("TASK_STATE_WORKING", "Writing the greeting...", false),
+            ("TASK_STATE_COMPLETED", "Greeted Ada.", true),
+        ],
+        "each change of the first turn, once, in order"
+    );
+    let at =
+        |i: usize| standin_wire::time::parse_rfc3339_ms(notes[i]["at"].as_str().unwrap()).unwrap();
+    for i in 0..3 {
+        assert!(
+            at(i + 1).saturating_sub(at(i)) >= 500,
+            "note {} was told when it happened, not with the next: {notes:?}",
+            i + 1
+        );
+    }
+    standin(&["agents", "remove", "greeter-first"]);
     std::fs::remove_dir_all(&dir).ok();
 }

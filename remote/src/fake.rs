@@ -29,6 +29,8 @@ pub struct FakeAgent {
     calls: Mutex<Vec<String>>,
     configs: Mutex<Vec<PushRequest>>,
     slowness: Mutex<Option<std::time::Duration>>,
+    /// Scripted streams stay open after their last item, as a live agent's do.
+    open_ended: Mutex<bool>,
     sends: Mutex<Vec<Result<Sent, RemoteError>>>,
     message_ids: Mutex<Vec<String>>,
 }
@@ -77,6 +79,11 @@ impl FakeAgent {
         }
     }
 
+    /// Scripted streams stay open after their last item instead of ending.
+    pub fn keep_streams_open(&self) {
+        *lock(&self.open_ended) = true;
+    }
+
     /// Each `subscribe` / `send_streaming` takes the next script.
     pub fn script_stream(&self, script: StreamScript) {
         lock(&self.streams).push(script);
@@ -116,7 +123,11 @@ impl FakeAgent {
             return Ok(futures_util::stream::pending().boxed());
         }
         let items = streams.remove(0)?;
-        Ok(futures_util::stream::iter(items).boxed())
+        let stream = futures_util::stream::iter(items);
+        if *lock(&self.open_ended) {
+            return Ok(stream.chain(futures_util::stream::pending()).boxed());
+        }
+        Ok(stream.boxed())
     }
 }
 

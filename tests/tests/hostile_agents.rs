@@ -255,7 +255,10 @@ async fn oversized_texts_are_refused_or_bounded_and_every_stand_in_still_ends_wi
         .await;
     assert_eq!(status, 400, "{body}");
     assert!(
-        body["error"].as_str().unwrap().contains("limit is 32768"),
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("must be at most 32768 bytes"),
         "{body}"
     );
     let (status, body) = stack

@@ -191,7 +191,7 @@ async fn a_stand_in_that_fails_fails_its_parent_with_the_reason() {
 async fn a_parent_that_names_its_stand_in_against_the_rules_hears_why() {
     // `__` is kept for rolled executions: Step Functions takes the name, the stand-in not.
     let id = format!("{}__7", unique("sfn-bad"));
-    parent_fails(&id, "restart", "task_id must be").await;
+    parent_fails(&id, "restart", "task_id: must be").await;
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
 use standin_integration::e2e::{
-    COMPLETED, INPUT_REQUIRED, SOON, WORKING, reply, start_as, states, wait_parked,
+    COMPLETED, INPUT_REQUIRED, SOON, WORKING, reply, start_as, states, wait_final, wait_parked,
 };
 use standin_integration::stack::{Stack, unique};
 
@@ -52,8 +52,15 @@ async fn one_answer(persona: &str, text: &str) {
     let stack = Stack::load(STACK).await;
     let id = unique(persona);
     start_as(&stack, persona, &id).await;
-    let notes = stack.wait_notes(&id, 1, SOON).await;
+    // The framework streams its answer as WORKING first: told as the turn reads it.
+    let notes = wait_final(&stack, &id).await;
     stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+    assert!(
+        notes[..notes.len() - 1]
+            .iter()
+            .all(|n| n["state"] == WORKING && n["final"] == false),
+        "{persona}: only progress before the end: {notes:#?}"
+    );
     let last = notes.last().unwrap();
     assert_eq!(
         (

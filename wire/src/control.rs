@@ -13,26 +13,36 @@ pub const MAX_MESSAGE_BYTES: usize = 32 * 1024;
 pub const MAX_REASON_BYTES: usize = 4 * 1024;
 /// Why `POST /standins` takes no parent task token: whoever could call it would have
 /// the stack answer (complete or fail) any task of the account.
-pub const NO_TOKEN_HERE: &str = "body.parent_task_token is not taken by POST /standins: a Step Functions parent starts the stand-in's execution itself (states:startExecution.waitForTaskToken, passing parent_task_token in its input), so only a principal allowed StartExecution on the stand-in machine can have a task answered";
+pub const NO_TOKEN_HERE: &str = "parent_task_token: is not taken by POST /standins: a Step Functions parent starts the stand-in's execution itself (states:startExecution.waitForTaskToken, passing parent_task_token in its input), so only a principal allowed StartExecution on the stand-in machine can have a task answered";
 
 /// A request body the API refuses, with the message it answers (400).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct BodyError(pub String);
 
+/// A refusal as every check words one: the field, what was expected, what was got.
+fn field_refused(field: &str, problem: impl std::fmt::Display) -> BodyError {
+    BodyError(format!("{field}: {problem}"))
+}
+
 fn text<'a>(body: &'a Value, field: &str) -> Result<&'a str, BodyError> {
-    body[field]
-        .as_str()
-        .filter(|t| !t.is_empty())
-        .ok_or_else(|| BodyError(format!("body.{field} is required")))
+    match &body[field] {
+        Value::Null => Err(field_refused(field, "is required")),
+        Value::String(t) if t.is_empty() => Err(field_refused(field, "must not be empty")),
+        Value::String(t) => Ok(t),
+        other => Err(field_refused(
+            field,
+            format!("must be a string, got {other}"),
+        )),
+    }
 }
 
 fn bounded(field: &str, value: &str, limit: usize) -> Result<(), BodyError> {
     if value.len() > limit {
-        return Err(BodyError(format!(
-            "body.{field} is {} bytes; the limit is {limit}",
-            value.len()
-        )));
+        return Err(field_refused(
+            field,
+            format!("must be at most {limit} bytes, got {}", value.len()),
+        ));
     }
     Ok(())
 }
@@ -69,9 +79,10 @@ impl StartRequest {
         let deadline_secs = match &body["deadline_secs"] {
             Value::Null => None,
             value => Some(value.as_u64().filter(|secs| *secs > 0).ok_or_else(|| {
-                BodyError(format!(
-                    "body.deadline_secs must be a whole number of seconds, at least 1; got {value}"
-                ))
+                field_refused(
+                    "deadline_secs",
+                    format!("must be a whole number of seconds, at least 1, got {value}"),
+                )
             })?),
         };
         Ok(Self {
@@ -128,7 +139,12 @@ impl CancelRequest {
                 bounded("reason", reason, MAX_REASON_BYTES)?;
                 Some(reason.clone())
             }
-            _ => return Err(BodyError("body.reason must be a string".into())),
+            other => {
+                return Err(field_refused(
+                    "reason",
+                    format!("must be a string, got {other}"),
+                ));
+            }
         };
         Ok(Self { reason })
     }
@@ -250,20 +266,20 @@ mod tests {
     fn a_start_names_what_is_missing_or_too_big() {
         let big = "m".repeat(MAX_MESSAGE_BYTES + 1);
         for (body, message) in [
-            (json!({"message": "m"}), "body.agent is required".to_owned()),
+            (json!({"message": "m"}), "agent: is required".to_owned()),
             (
                 json!({"agent": "", "message": "m"}),
-                "body.agent is required".to_owned(),
+                "agent: must not be empty".to_owned(),
             ),
-            (json!({"agent": "a"}), "body.message is required".to_owned()),
+            (json!({"agent": "a"}), "message: is required".to_owned()),
             (
                 json!({"agent": "a", "message": 7}),
-                "body.message is required".to_owned(),
+                "message: must be a string, got 7".to_owned(),
             ),
             (
                 json!({"agent": "a", "message": big}),
                 format!(
-                    "body.message is {} bytes; the limit is {MAX_MESSAGE_BYTES}",
+                    "message: must be at most {MAX_MESSAGE_BYTES} bytes, got {}",
                     MAX_MESSAGE_BYTES + 1
                 ),
             ),
@@ -308,7 +324,9 @@ mod tests {
         ] {
             let refused = start(bad.clone()).expect_err("refused");
             assert!(
-                refused.0.starts_with("body.deadline_secs"),
+                refused
+                    .0
+                    .starts_with("deadline_secs: must be a whole number"),
                 "{bad}: {refused}"
             );
         }
@@ -343,7 +361,7 @@ mod tests {
     fn a_reply_or_cancel_names_what_is_wrong() {
         assert_eq!(
             refused(ReplyRequest::parse(&json!({}))),
-            "body.text is required"
+            "text: is required"
         );
         assert_eq!(
             refused(ReplyRequest::parse(&json!({"text": "t", "reply_id": 1}))),
@@ -359,13 +377,13 @@ mod tests {
         assert_eq!(
             refused(CancelRequest::parse(&json!({"reason": long}))),
             format!(
-                "body.reason is {} bytes; the limit is {MAX_REASON_BYTES}",
+                "reason: must be at most {MAX_REASON_BYTES} bytes, got {}",
                 MAX_REASON_BYTES + 1
             )
         );
         assert_eq!(
             refused(CancelRequest::parse(&json!({"reason": ["x"]}))),
-            "body.reason must be a string"
+            "reason: must be a string, got [\"x\"]"
         );
     }
 }

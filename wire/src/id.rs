@@ -17,7 +17,7 @@ pub struct IdError(&'static str);
 pub struct TaskId(String);
 
 impl TaskId {
-    pub const RULE: &'static str = r#"task_id must be 1-64 characters of [A-Za-z0-9_-], without "__" (kept for rolled executions)"#;
+    pub const RULE: &'static str = r#"task_id: must be 1-64 characters of [A-Za-z0-9_-], without "__" (kept for rolled executions)"#;
 
     pub fn parse(id: &str) -> Result<Self, IdError> {
         let valid = !id.is_empty()
@@ -49,7 +49,7 @@ pub struct ReplyId(String);
 
 impl ReplyId {
     pub const RULE: &'static str =
-        "body.reply_id must be 1 to 128 printable ASCII characters without spaces";
+        "reply_id: must be 1 to 128 printable ASCII characters without spaces";
 
     pub fn parse(id: &str) -> Result<Self, IdError> {
         let valid = !id.is_empty()

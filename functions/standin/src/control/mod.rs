@@ -230,7 +230,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             return Ok(Answer::error(
                 400,
                 format!(
-                    "body.deadline_secs is {asked}; the most this deployment allows is {} (its MaxStandInSecs)",
+                    "deadline_secs: must be at most {} (this deployment's MaxStandInSecs), got {asked}",
                     self.max_standin_secs
                 ),
             ));

@@ -20,6 +20,8 @@ mod register;
 mod turn;
 mod wake;
 
+pub use progress::COALESCE;
+
 use serde::{Deserialize, Serialize};
 
 pub use check::{CHECK_ATTEMPTS, check};

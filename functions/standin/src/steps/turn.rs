@@ -52,18 +52,27 @@ pub async fn adopt<S: RowStore>(
     }
 }
 
-/// The turn: send the message (first turn, or the parent's reply), read to an interrupted
-/// or final state, apply. A follow-up the agent refuses (-32004 for a task that already
-/// ended, task not found, a stream that breaks before its first event) may still have
-/// moved the task, so GetTask decides; only an agent that cannot be reached at all (or a
-/// first turn that fails) ends the stand-in as failed.
-///
 /// A URL's scheme, host and port.
 fn origin_of(url: &str) -> Option<String> {
     let origin = reqwest::Url::parse(url).ok()?.origin();
     origin.is_tuple().then(|| origin.ascii_serialization())
 }
 
+/// The agent as a failure names it: its id and, when known, where it was reached (the
+/// origin only, so no path or query reaches a note).
+fn named(agent: &str, spec: Option<&AgentSpec>) -> String {
+    match spec.and_then(|spec| origin_of(&spec.url)) {
+        Some(origin) => format!("agent {agent:?} at {origin}"),
+        None => format!("agent {agent:?}"),
+    }
+}
+
+/// The turn: send the message (first turn, or the parent's reply), read to an interrupted
+/// or final state, apply. A follow-up the agent refuses (-32004 for a task that already
+/// ended, task not found, a stream that breaks before its first event) may still have
+/// moved the task, so GetTask decides; only an agent that cannot be reached at all (or a
+/// first turn that fails) ends the stand-in as failed.
+///
 /// A first turn is checked before the agent is reached: one started through the control
 /// API passed these checks there; one a parent started itself is checked here by the
 /// same parser, and ends failed, telling the parent why, rather than fail where nobody
@@ -100,15 +109,7 @@ where
         Ok(agent) => agent,
         Err(err) => {
             warn!(task_id = %step.task_id, error = %err, "agent unavailable for the turn");
-            // A refused credential names the agent (the card's check already does).
-            // Where it was tried: the origin only, so no path or query reaches a note.
-            let reason = match spec.and_then(|spec| origin_of(&spec.url)) {
-                Some(origin) => format!(
-                    "agent unavailable: agent {:?} at {origin}: {err}",
-                    step.agent
-                ),
-                None => format!("agent unavailable: agent {:?}: {err}", step.agent),
-            };
+            let reason = format!("agent unavailable: {}: {err}", named(&step.agent, spec));
             return Ok(step.then(Next::End(EndCause::failed(&reason))));
         }
     };
@@ -119,13 +120,15 @@ where
         warn!(task_id = %step.task_id, %reason, "stand-in not started");
         return Ok(step.then(Next::End(EndCause::failed(&reason))));
     }
-    exchange(store, &agent, step, window, pacing).await
+    let agent_named = named(&step.agent, spec);
+    exchange(store, &agent, &agent_named, step, window, pacing).await
 }
 
 /// The turn's exchange with the agent, once it is reached.
 async fn exchange<S: RowStore, A: Agent>(
     store: &S,
     agent: &A,
+    agent_named: &str,
     mut step: Step,
     window: Duration,
     pacing: Pacing,
@@ -183,14 +186,8 @@ async fn exchange<S: RowStore, A: Agent>(
             let maybe_taken =
                 first_again || matches!(&refused, Err(failed) if failed.may_have_taken());
             let why = match refused {
-                Err(NotSent {
-                    error: err @ (RemoteError::Unauthorized { .. } | RemoteError::Credentials(_)),
-                    ..
-                }) => {
-                    format!("turn failed: agent {:?}: {err}", step.agent)
-                }
-                Err(failed) => format!("turn failed: {}", failed.error),
-                _ => "the agent answered without a task state".to_owned(),
+                Err(failed) => format!("turn failed: {agent_named}: {}", failed.error),
+                _ => format!("{agent_named} answered without a task state"),
             };
             warn!(task_id = %step.task_id, reason = %why, "turn refused; asking GetTask");
             let Some(remote) = row.remote_task_id.as_deref() else {

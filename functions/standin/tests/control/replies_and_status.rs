@@ -70,22 +70,26 @@ async fn every_bad_reply_or_cancel_is_refused_with_its_status() {
     parked_row(&w, "r").await;
     let long = "x".repeat(32 * 1024 + 1);
     let reply_cases = [
-        (json!({}), 400, "body.text is required".to_owned()),
-        (json!({"text": ""}), 400, "body.text is required".to_owned()),
+        (json!({}), 400, "text: is required".to_owned()),
+        (
+            json!({"text": ""}),
+            400,
+            "text: must not be empty".to_owned(),
+        ),
         (
             json!({"text": long}),
             400,
-            "body.text is 32769 bytes; the limit is 32768".to_owned(),
+            "text: must be at most 32768 bytes, got 32769".to_owned(),
         ),
         (
             json!({"text": "t", "reply_id": "has space"}),
             400,
-            "body.reply_id must be 1 to 128 printable ASCII characters without spaces".to_owned(),
+            "reply_id: must be 1 to 128 printable ASCII characters without spaces".to_owned(),
         ),
         (
             json!({"text": "t", "reply_id": 5}),
             400,
-            "body.reply_id must be 1 to 128 printable ASCII characters without spaces".to_owned(),
+            "reply_id: must be 1 to 128 printable ASCII characters without spaces".to_owned(),
         ),
     ];
     for (body, status, expected) in reply_cases {
@@ -110,7 +114,7 @@ async fn every_bad_reply_or_cancel_is_refused_with_its_status() {
         .await;
     assert_eq!(
         (answer.status, error(&answer)),
-        (400, "body.reason is 4097 bytes; the limit is 4096")
+        (400, "reason: must be at most 4096 bytes, got 4097")
     );
     let body = json!({"reason": ["not", "text"]});
     let answer = w
@@ -121,7 +125,7 @@ async fn every_bad_reply_or_cancel_is_refused_with_its_status() {
         .await;
     assert_eq!(
         (answer.status, error(&answer)),
-        (400, "body.reason must be a string")
+        (400, "reason: must be a string, got [\"not\",\"text\"]")
     );
     let body = json!({"text": "t"});
     let answer = w

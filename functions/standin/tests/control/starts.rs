@@ -39,7 +39,7 @@ async fn a_start_asks_a_deadline_within_the_stacks() {
             .await;
         assert_eq!(answer.status, 400, "{bad}: {}", answer.body);
         assert!(
-            error(&answer).starts_with("body.deadline_secs"),
+            error(&answer).starts_with("deadline_secs: "),
             "{}",
             answer.body
         );
@@ -64,32 +64,32 @@ async fn every_bad_start_is_a_400_saying_what_to_fix() {
     let w = World::new();
     let long = "x".repeat(32 * 1024 + 1);
     let cases = [
-        (json!({"message": "m"}), "body.agent is required"),
+        (json!({"message": "m"}), "agent: is required"),
         (
             json!({"agent": 7, "message": "m"}),
-            "body.agent is required",
+            "agent: must be a string, got 7",
         ),
-        (json!({"agent": "writer"}), "body.message is required"),
+        (json!({"agent": "writer"}), "message: is required"),
         (
             json!({"agent": "writer", "message": ""}),
-            "body.message is required",
+            "message: must not be empty",
         ),
         (
             json!({"agent": "writer", "message": long}),
-            "body.message is 32769 bytes; the limit is 32768",
+            "message: must be at most 32768 bytes, got 32769",
         ),
         (
             json!({"agent": "writer", "message": "m", "task_id": "a__1"}),
-            r#"task_id must be 1-64 characters of [A-Za-z0-9_-], without "__" (kept for rolled executions)"#,
+            r#"task_id: must be 1-64 characters of [A-Za-z0-9_-], without "__" (kept for rolled executions)"#,
         ),
         (
             json!({"agent": "writer", "message": "m", "task_id": "a b"}),
-            r#"task_id must be 1-64 characters of [A-Za-z0-9_-], without "__" (kept for rolled executions)"#,
+            r#"task_id: must be 1-64 characters of [A-Za-z0-9_-], without "__" (kept for rolled executions)"#,
         ),
         // Not a string: refused, where it used to be ignored (and an id made up).
         (
             json!({"agent": "writer", "message": "m", "task_id": 42}),
-            r#"task_id must be 1-64 characters of [A-Za-z0-9_-], without "__" (kept for rolled executions)"#,
+            r#"task_id: must be 1-64 characters of [A-Za-z0-9_-], without "__" (kept for rolled executions)"#,
         ),
         // Whoever may start stand-ins must not have the stack answer any task token.
         (

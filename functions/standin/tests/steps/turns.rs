@@ -2,6 +2,28 @@
 
 use super::*;
 
+/// A first turn ("go") of `w`'s stand-in, reaching the agent through `connect`.
+fn first_turn_of<'a, A, C, F>(
+    w: &'a World,
+    connect: C,
+    spec: &'a AgentSpec,
+    window: Duration,
+) -> impl std::future::Future<Output = Result<Step, StepError>> + 'a
+where
+    A: standin_remote::Agent + 'a,
+    C: FnOnce() -> F + 'a,
+    F: std::future::Future<Output = Result<A, RemoteError>> + 'a,
+{
+    steps::turn(
+        &w.store,
+        connect,
+        Some(spec),
+        Step::start(ID, "widgets", "go"),
+        window,
+        PACING,
+    )
+}
+
 #[tokio::test]
 async fn a_turn_that_cannot_reach_the_agent_ends_as_failed() {
     let w = World::new(true).await;
@@ -32,20 +54,14 @@ async fn an_agent_that_cannot_be_reached_is_named_with_where_it_was_tried() {
         url: "http://127.0.0.1:1/a2a/v1?key=never-shown".into(),
         ..spec(Updates::Auto)
     };
-    let step = steps::turn(
-        &w.store,
-        || {
-            std::future::ready(Err::<FakeAgent, _>(RemoteError::Transport(
-                "connection failed".into(),
-            )))
-        },
-        Some(&spec),
-        Step::start(ID, "widgets", "go"),
-        Duration::from_secs(5),
-        PACING,
-    )
-    .await
-    .unwrap();
+    let down = || {
+        std::future::ready(Err::<FakeAgent, _>(RemoteError::Transport(
+            "connection failed".into(),
+        )))
+    };
+    let step = first_turn_of(&w, down, &spec, Duration::from_secs(5))
+        .await
+        .unwrap();
     let Some(Next::End(EndCause::Failed { reason })) = &step.next else {
         panic!("{:?}", step.next)
     };
@@ -93,26 +109,55 @@ async fn progress_within_a_first_turn_reaches_the_parent_before_its_end() {
 #[tokio::test(start_paused = true)]
 async fn progress_held_to_coalesce_is_told_by_the_turns_end_when_the_agent_still_works() {
     let w = World::new(true).await;
-    // Two changes at once, then the window runs out with the agent still working.
+    // Two changes at once, then the stream ends with the agent still working.
     w.agent.script_stream(Ok(vec![
         Ok(first_event()),
         Ok(update(TaskState::Working, "one")),
         Ok(update(TaskState::Working, "two")),
     ]));
     w.agent.set_task(task(TaskState::Working, "two"));
-    let step = steps::turn(
-        &w.store,
-        steps::ready(&w.agent),
-        Some(&spec(Updates::Auto)),
-        Step::start(ID, "widgets", "go"),
-        Duration::from_secs(5),
-        PACING,
-    )
-    .await
-    .unwrap();
+    let spec = spec(Updates::Auto);
+    let step = first_turn_of(&w, steps::ready(&w.agent), &spec, Duration::from_secs(5))
+        .await
+        .unwrap();
     assert!(!matches!(step.next, Some(Next::End(_))), "{:?}", step.next);
     let texts: Vec<String> = w.store.outbox().into_iter().map(|n| n.text).collect();
     assert_eq!(texts, ["one", "two"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_change_held_to_coalesce_is_told_when_due_while_the_stream_stays_open() {
+    let w = World::new(true).await;
+    w.agent.keep_streams_open();
+    w.agent.script_stream(Ok(vec![
+        Ok(first_event()),
+        Ok(update(TaskState::Working, "one")),
+        Ok(update(TaskState::Working, "two")),
+        Ok(update(TaskState::Working, "three")),
+    ]));
+    let spec = spec(Updates::Auto);
+    let turn = first_turn_of(&w, steps::ready(&w.agent), &spec, Duration::from_secs(3600));
+    tokio::pin!(turn);
+    let texts =
+        |w: &World| -> Vec<String> { w.store.outbox().into_iter().map(|n| n.text).collect() };
+    tokio::select! {
+        _ = &mut turn => panic!("the turn ended while the agent's stream was open"),
+        () = tokio::time::sleep(steps::COALESCE / 2) => {}
+    }
+    assert_eq!(
+        texts(&w),
+        ["one"],
+        "\"two\" came within the bound and waits; \"three\" replaced it"
+    );
+    tokio::select! {
+        _ = &mut turn => panic!("the turn ended while the agent's stream was open"),
+        () = tokio::time::sleep(steps::COALESCE) => {}
+    }
+    assert_eq!(
+        texts(&w),
+        ["one", "three"],
+        "told when due, with the stream still open"
+    );
 }
 
 #[tokio::test]
@@ -232,16 +277,9 @@ async fn a_first_turn_run_again_after_it_reached_the_agent_sends_nothing_and_ask
     first_turn(&w, &spec).await;
     assert_eq!(w.agent.count("SendStreamingMessage"), 1);
     let gets = w.agent.count("GetTask");
-    let again = steps::turn(
-        &w.store,
-        steps::ready(&w.agent),
-        Some(&spec),
-        Step::start(ID, "widgets", "go"),
-        Duration::from_secs(5),
-        PACING,
-    )
-    .await
-    .unwrap();
+    let again = first_turn_of(&w, steps::ready(&w.agent), &spec, Duration::from_secs(5))
+        .await
+        .unwrap();
     assert_eq!(w.agent.count("SendStreamingMessage"), 1, "not sent twice");
     assert_eq!(w.agent.count("GetTask"), gets + 1, "asked instead");
     assert!(
