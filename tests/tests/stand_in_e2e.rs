@@ -85,18 +85,21 @@ async fn push_watch_hears_changes_replies_turn_and_completion_deletes_the_config
 
     agent.script_turn(&[(WORKING, "on it"), (COMPLETED, "Your blue widget is ready")]);
     reply(&stack, &id, "blue").await;
-    let notes = stack.wait_notes(&id, 3, SOON).await;
+    let notes = stack.wait_notes(&id, 4, SOON).await;
     stack.wait_execution(&id, "SUCCEEDED", SOON).await;
     assert_eq!(
         states(&notes),
         [
             (1, INPUT_REQUIRED.into(), false),
             (2, WORKING.into(), false),
-            (3, COMPLETED.into(), true)
+            // The reply's turn: its progress as the turn read it, then its end.
+            (3, WORKING.into(), false),
+            (4, COMPLETED.into(), true)
         ],
         "every change once, in order"
     );
-    assert_eq!(notes[2]["text"], "Your blue widget is ready");
+    assert_eq!(notes[2]["text"], "on it");
+    assert_eq!(notes[3]["text"], "Your blue widget is ready");
     assert_eq!(agent.deletes(), [format!("{remote}/standin-{id}")]);
     let row = stack.row_status(&id).await;
     assert_eq!(row["closed"], true);
@@ -105,7 +108,7 @@ async fn push_watch_hears_changes_replies_turn_and_completion_deletes_the_config
     let late = push_with(&config, &agent.status_update(&remote, COMPLETED, "again")).await;
     assert_eq!(late, 401, "a push after the end is refused");
     tokio::time::sleep(Duration::from_secs(1)).await;
-    assert_eq!(stack.notes(&id).len(), 3, "nothing after the final note");
+    assert_eq!(stack.notes(&id).len(), 4, "nothing after the final note");
     // The ended stand-in's id cannot start a new one.
     let (status, body) = stack
         .control(
