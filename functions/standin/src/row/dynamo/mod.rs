@@ -291,17 +291,8 @@ impl RowStore for DynamoRowStore {
         let n = expr.val("park", AttributeValue::N(park.to_string()));
         let woken = expr.name(WOKEN);
         let update = format!("SET {woken} = {n}");
-        let condition = format!(
-            "attribute_exists({TASK_ID}) AND (attribute_not_exists({woken}) OR {woken} < {n})"
-        );
-        match self.send_update(task_id, update, condition, expr).await {
-            // Already woken (a retried wake): the row as it stands.
-            Err(StoreError::Refused(_)) => self
-                .get(task_id)
-                .await?
-                .ok_or_else(|| StoreError::NotFound(task_id.to_owned())),
-            other => other,
-        }
+        // Already woken (a retried wake): the row as it stands.
+        self.once_per_park(task_id, update, &woken, &n, expr).await
     }
 
     async fn roll(
@@ -328,17 +319,8 @@ impl RowStore for DynamoRowStore {
             }
             None => update.push_str(&format!(" REMOVE {previous_name}")),
         }
-        let condition = format!(
-            "attribute_exists({TASK_ID}) AND (attribute_not_exists({woken}) OR {woken} < {n})"
-        );
-        match self.send_update(task_id, update, condition, expr).await {
-            // Already rolled (a retried wake): the row with the first attempt's lease.
-            Err(StoreError::Refused(_)) => self
-                .get(task_id)
-                .await?
-                .ok_or_else(|| StoreError::NotFound(task_id.to_owned())),
-            other => other,
-        }
+        // Already rolled (a retried wake): the row with the first attempt's lease.
+        self.once_per_park(task_id, update, &woken, &n, expr).await
     }
 
     async fn drain(&self, task_id: &str, park: u64) -> Result<Drained, StoreError> {

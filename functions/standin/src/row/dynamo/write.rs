@@ -62,6 +62,28 @@ impl DynamoRowStore {
         )))
     }
 
+    /// An update that ends park `n` (the row's `woken` name) once: the first run of a
+    /// step writes it, a retried one finds the park over and gets the row as it stands.
+    pub(super) async fn once_per_park(
+        &self,
+        task_id: &str,
+        update: String,
+        woken: &str,
+        n: &str,
+        expr: Expr,
+    ) -> Result<Row, StoreError> {
+        let condition = format!(
+            "attribute_exists({TASK_ID}) AND (attribute_not_exists({woken}) OR {woken} < {n})"
+        );
+        match self.send_update(task_id, update, condition, expr).await {
+            Err(StoreError::Refused(_)) => self
+                .get(task_id)
+                .await?
+                .ok_or_else(|| StoreError::NotFound(task_id.to_owned())),
+            other => other,
+        }
+    }
+
     pub(super) fn refusal<R: std::fmt::Debug>(
         &self,
         task_id: &str,
