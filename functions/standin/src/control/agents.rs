@@ -55,7 +55,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
     }
 
     pub(super) async fn show_agent(&self, id: &str) -> Result<Answer, ControlError> {
-        Ok(match self.agents.agent(id).await? {
+        Ok(match self.agents.agent_now(id).await? {
             Some((spec, source)) => Answer::of(200, view(&spec, source)),
             None => Answer::error(404, format!("no agent {id:?}")),
         })

@@ -135,16 +135,35 @@ impl Catalog {
         });
         let spec = match cached {
             Some(spec) => spec,
-            None => {
-                let spec = registry
-                    .get(id)
-                    .await?
-                    .and_then(|text| read_stored(id, &text, &self.rules));
-                self.remember(id, spec.clone());
-                spec
-            }
+            None => self.read(registry.as_ref(), id).await?,
         };
         Ok(spec.map(|spec| (spec, Source::Registry)))
+    }
+
+    /// The agent `id` as stored now, for whoever asks to see it: a cached copy could be
+    /// one another function has since changed or removed. What is read is kept.
+    pub async fn agent_now(&self, id: &str) -> Result<Option<(AgentSpec, Source)>, RegistryError> {
+        if let Some(spec) = self.stack.agent(id) {
+            return Ok(Some((spec.clone(), Source::Stack)));
+        }
+        let Some(registry) = &self.registry else {
+            return Ok(None);
+        };
+        let spec = self.read(registry.as_ref(), id).await?;
+        Ok(spec.map(|spec| (spec, Source::Registry)))
+    }
+
+    async fn read(
+        &self,
+        registry: &dyn Registry,
+        id: &str,
+    ) -> Result<Option<AgentSpec>, RegistryError> {
+        let spec = registry
+            .get(id)
+            .await?
+            .and_then(|text| read_stored(id, &text, &self.rules));
+        self.remember(id, spec.clone());
+        Ok(spec)
     }
 
     fn remember(&self, id: &str, spec: Option<AgentSpec>) {

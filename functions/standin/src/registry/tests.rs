@@ -93,6 +93,26 @@ async fn another_functions_edit_is_seen_once_the_cache_lapses() {
 }
 
 #[tokio::test]
+async fn an_agent_shown_is_the_one_stored_now_whatever_is_cached() {
+    let (catalog, registry) = catalog(CATALOG_TTL);
+    registry.set("kept", Some(r#"{"id":"kept","url":"http://h"}"#));
+    assert!(catalog.agent("kept").await.expect("read").is_some());
+    // Another function removes it: a start may use the cached copy for the TTL, but
+    // whoever asks to see the agent sees it gone at once.
+    registry.set("kept", None);
+    assert!(
+        catalog.agent("kept").await.expect("read").is_some(),
+        "cached"
+    );
+    assert_eq!(catalog.agent_now("kept").await.expect("read"), None);
+    assert_eq!(
+        catalog.agent("kept").await.expect("read"),
+        None,
+        "and the cache learns it"
+    );
+}
+
+#[tokio::test]
 async fn a_stored_entry_that_no_longer_passes_is_absent() {
     let (catalog, registry) = catalog(CATALOG_TTL);
     registry.set("old", Some(r#"{"id":"old","url":"gopher://h"}"#));
