@@ -43,7 +43,9 @@ class Greeter(AgentExecutor):
         for step in (f"Looking {name} up...", "Choosing the words...", "Writing the greeting..."):
             await updater.start_work(updater.new_agent_message([Part(text=step)]))
             await asyncio.sleep(1)  # the work; each step reaches the parent as it happens
-        await updater.add_artifact([Part(text=f"Hello, {name}!")], name="greeting.txt")
+        # last_chunk: the artifact is whole, so it reaches the parent now, not only at the end.
+        await updater.add_artifact([Part(text=f"Hello, {name}!")], name="greeting.txt", last_chunk=True)
+        await asyncio.sleep(1)
         await updater.complete(updater.new_agent_message([Part(text=f"Greeted {name}.")]))
 
     async def cancel(self, context, event_queue):

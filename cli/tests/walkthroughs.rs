@@ -210,29 +210,46 @@ fn progress_streamed_in_a_first_turn_reaches_the_parent_as_it_happens() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    let told: Vec<(&str, &str, bool)> = notes
+    let told: Vec<(&str, &str, bool, Vec<&str>)> = notes
         .iter()
         .map(|n| {
+            let artifacts = n["artifacts"].as_array().map_or_else(Vec::new, |a| {
+                a.iter().map(|a| a["name"].as_str().unwrap()).collect()
+            });
             (
                 n["state"].as_str().unwrap(),
                 n["text"].as_str().unwrap(),
                 n["final"].as_bool().unwrap(),
+                artifacts,
             )
         })
         .collect();
+    let working = |text| ("TASK_STATE_WORKING", text, false, vec![]);
     assert_eq!(
         told,
         [
-            ("TASK_STATE_WORKING", "Looking Ada up...", false),
-            ("TASK_STATE_WORKING", "Choosing the words...", false),
-            ("TASK_STATE_WORKING", "Writing the greeting...", false),
-            ("TASK_STATE_COMPLETED", "Greeted Ada.", true),
+            working("Looking Ada up..."),
+            working("Choosing the words..."),
+            working("Writing the greeting..."),
+            // The greeting completed (lastChunk) a second before the task: told then.
+            (
+                "TASK_STATE_WORKING",
+                "Writing the greeting...",
+                false,
+                vec!["greeting.txt"]
+            ),
+            (
+                "TASK_STATE_COMPLETED",
+                "Greeted Ada.",
+                true,
+                vec!["greeting.txt"]
+            ),
         ],
         "each change of the first turn, once, in order"
     );
     let at =
         |i: usize| standin_wire::time::parse_rfc3339_ms(notes[i]["at"].as_str().unwrap()).unwrap();
-    for i in 0..3 {
+    for i in 0..4 {
         assert!(
             at(i + 1).saturating_sub(at(i)) >= 500,
             "note {} was told when it happened, not with the next: {notes:?}",

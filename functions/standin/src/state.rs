@@ -35,6 +35,13 @@ impl RemoteOut {
     pub fn differs_from(&self, known: &Self) -> bool {
         self.state != known.state || self.text != known.text
     }
+
+    /// Whether a note of this change tells the parent anything after `last`: a different
+    /// (state, text), or artifacts completed since the last note (the artifact store adds
+    /// them only when due, and marks them told once noted, so this cannot repeat).
+    pub fn is_news_after(&self, last: Option<&Self>) -> bool {
+        !self.artifacts.is_empty() || last.is_none_or(|last| self.differs_from(last))
+    }
 }
 
 /// Longest task or context id the stand-in keeps (the SDKs use UUIDs): a longer one is an

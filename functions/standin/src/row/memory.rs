@@ -313,11 +313,7 @@ impl RowStore for MemoryStore {
         if !guard.admits(row) {
             return Err(StoreError::Refused(task_id.to_owned()));
         }
-        if row
-            .last
-            .as_ref()
-            .is_some_and(|last| !out.differs_from(last))
-        {
+        if !out.is_news_after(row.last.as_ref()) {
             return Ok(Applied::Unchanged);
         }
         let note = self.write_note(row, out);

@@ -1,15 +1,17 @@
 //! What a turn hears before it ends. An agent that streams WORKING with a new message
-//! for minutes would otherwise tell the parent nothing until the turn's last state: each
-//! such change is committed (and so sent) as the turn reads it. Changes closer together
-//! than [`COALESCE`] are told as one, the newest; the turn's own last state (a question,
-//! a final state, or where the window left it) is applied by the turn as before.
+//! for minutes, or completes artifacts one by one, would otherwise tell the parent
+//! nothing until the turn's last state: each such change is committed (and so sent) as
+//! the turn reads it, an artifact as a note of the state so far that carries it. Changes
+//! closer together than [`COALESCE`] are told as one, the newest; the turn's own last
+//! state (a question, a final state, or where the window left it) is applied by the turn
+//! as before.
 
 use std::time::Duration;
 
 use tokio::time::Instant;
 use tracing::warn;
 
-use super::apply_open;
+use super::{Outcome, apply_open};
 use crate::row::{Row, RowStore};
 use standin_wire::TaskState;
 
@@ -49,9 +51,28 @@ impl<'a, S: RowStore> Progress<'a, S> {
             && !out.text.is_empty()
             && !out.remote_task_id.is_empty()
             && self.told.as_ref().is_none_or(|told| out.differs_from(told));
-        if !news {
-            return;
+        if news {
+            self.hold(out, context).await;
         }
+    }
+
+    /// An artifact completed mid-turn, `now` the state the turn has read so far: a note of
+    /// that state is told to carry it (the store writes one only if an artifact is due on
+    /// it), unless the turn is at its question or end, whose note carries it anyway.
+    pub(crate) async fn artifact_completed(
+        &mut self,
+        now: Option<&RemoteOut>,
+        context: Option<&str>,
+    ) {
+        let Some(out) = now else {
+            return;
+        };
+        if !(out.is_final || out.state.is_interrupted() || out.remote_task_id.is_empty()) {
+            self.hold(out, context).await;
+        }
+    }
+
+    async fn hold(&mut self, out: &RemoteOut, context: Option<&str>) {
         self.held = Some((out.clone(), context.map(str::to_owned)));
         if self.due().is_some_and(|due| due <= Instant::now()) {
             self.tell_held().await;
@@ -91,10 +112,13 @@ impl<'a, S: RowStore> Progress<'a, S> {
         };
         let out = out.about(&remote);
         match apply_open(self.store, self.task_id, None, &out).await {
-            Ok(_) => {
+            Ok(Outcome::Changed) => {
                 self.told = Some(out);
                 self.told_at = Some(Instant::now());
             }
+            // The row had it already; nothing was sent, so nothing to space the next by.
+            Ok(Outcome::Unchanged) => self.told = Some(out),
+            Ok(Outcome::AlreadyFinal) => {}
             // The turn's end applies its last state; a progress note is not worth a retry.
             Err(err) => warn!(task_id = %self.task_id, error = %err, "progress not told"),
         }

@@ -15,7 +15,7 @@ use crate::doorbell::EndCause;
 use crate::row::{Row, RowStore, StoreError};
 use crate::state::{MAX_ID_BYTES, RemoteOut, TurnReader, from_status};
 use crate::watch::misconfigured;
-use standin_remote::{Agent, FollowUp, RemoteError, Sent, Turn};
+use standin_remote::{Agent, ArtifactUpdate, FollowUp, RemoteError, Sent, Turn, Update};
 
 /// A stand-in started by a Step Functions parent has no row yet: the first turn makes
 /// it, with the parent's task token, so its end answers the parent like any other. A row
@@ -411,7 +411,14 @@ async fn send_turn<A: Agent, S: RowStore>(
                 if reader.read(&event) {
                     break;
                 }
-                if let Some(out) = reader.last() {
+                if let Update::Artifact(ArtifactUpdate {
+                    last_chunk: true, ..
+                }) = &event
+                {
+                    progress
+                        .artifact_completed(reader.last(), reader.context_id())
+                        .await;
+                } else if let Some(out) = reader.last() {
                     progress.heard(out, reader.context_id()).await;
                 }
             }

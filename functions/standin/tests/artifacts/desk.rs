@@ -84,6 +84,80 @@ async fn a_turn_s_streamed_artifacts_reach_the_final_note_with_the_task_s_own_ac
     );
 }
 
+/// An artifact completed mid-turn, with the agent's state and text unchanged, reaches
+/// the parent as a note of its own before the turn ends; one read within the coalescing
+/// bound of the last told waits its turn, and none is told twice.
+#[tokio::test(start_paused = true)]
+async fn an_artifact_completed_within_a_turn_is_told_as_it_completes() {
+    let rows = MemoryStore::new();
+    rows.create(&Row::new(ID, "widgets")).await.unwrap();
+    let blobs = Arc::new(MemoryBlobs::default());
+    let desk = Arc::new(desk_on(&blobs));
+    let fake = FakeAgent::new(false);
+    fake.keep_streams_open();
+    let complete = |id: &str, text: &str| {
+        Ok(Update::Artifact(ArtifactUpdate {
+            artifact: artifact(id, text),
+            append: false,
+            last_chunk: true,
+        }))
+    };
+    fake.script_stream(Ok(vec![
+        Ok(Update::Status(Status::new(
+            REMOTE,
+            TaskState::Working,
+            Some("drafting"),
+        ))),
+        complete("outline", "# Outline"),
+        // Still being written: not yet news.
+        Ok(Update::Artifact(ArtifactUpdate {
+            artifact: artifact("report", "# Rep"),
+            append: false,
+            last_chunk: false,
+        })),
+    ]));
+    let agent = Collecting::new(fake, Some(desk.clone()));
+    let store = WithArtifacts::new(&rows, Some(desk.clone()));
+    let spec = spec();
+    let turn = steps::turn(
+        &store,
+        steps::ready(&agent),
+        Some(&spec),
+        Step::start(ID, "widgets", "write the report"),
+        Duration::from_secs(3600),
+        PACING,
+    );
+    tokio::pin!(turn);
+    let told = |rows: &MemoryStore| -> Vec<(String, Vec<String>)> {
+        rows.outbox()
+            .into_iter()
+            .map(|n| {
+                let ids = n.artifacts.iter().map(|a| a.artifact_id.clone()).collect();
+                (n.text, ids)
+            })
+            .collect()
+    };
+    tokio::select! {
+        _ = &mut turn => panic!("the turn ended while the agent's stream was open"),
+        () = tokio::time::sleep(steps::COALESCE * 4) => {}
+    }
+    assert_eq!(
+        told(&rows),
+        [
+            ("drafting".to_owned(), Vec::<String>::new()),
+            ("drafting".to_owned(), vec!["outline".to_owned()]),
+        ],
+        "the completed outline told on its own, the report still being written not"
+    );
+    let notes = rows.outbox();
+    assert!(
+        notes
+            .iter()
+            .all(|n| n.state == TaskState::Working && !n.is_final)
+    );
+    assert!(notes[1].artifacts[0].complete);
+}
+
 /// An artifact of one link: nothing of it is stored, so the manifest's reads are the
 /// desk's own.
 fn update(id: &str, url: &str) -> ArtifactUpdate {

@@ -40,6 +40,7 @@ macro_rules! row_store_contract {
             guards_hold_in_the_write_itself,
             the_watchers_fence_closes_at_the_wake,
             apply_changes_once_notes_each_change_and_is_fenced,
+            a_change_carrying_artifacts_is_noted_though_its_state_stayed,
             apply_to_a_row_that_moved_decides_on_the_row_as_it_is,
             a_final_state_closes_the_row_with_its_note,
             close_is_first_final_and_writes_its_note_once,

@@ -48,6 +48,36 @@ pub async fn apply_changes_once_notes_each_change_and_is_fenced<S: RowStore>(sto
     );
 }
 
+/// An artifact completed while the state and text stayed: the note that carries it is a
+/// change of its own (the artifact store puts on a change only artifacts not yet told).
+pub async fn a_change_carrying_artifacts_is_noted_though_its_state_stayed<S: RowStore>(store: &S) {
+    push_row(store).await;
+    let drafting = working("drafting");
+    store.apply(ID, &drafting, &Guard::Open).await.unwrap();
+    let with_report = RemoteOut {
+        artifacts: vec![standin_wire::ArtifactView {
+            artifact_id: "report".into(),
+            name: None,
+            description: None,
+            metadata: None,
+            parts: Vec::new(),
+            complete: true,
+            truncated: false,
+        }],
+        ..drafting.clone()
+    };
+    let Ok(Applied::Changed { note, .. }) = store.apply(ID, &with_report, &Guard::Open).await
+    else {
+        panic!("a note carrying an artifact is news");
+    };
+    assert_eq!((note.seq, note.artifacts.len()), (2, 1));
+    assert_eq!(
+        store.apply(ID, &drafting, &Guard::Open).await,
+        Ok(Applied::Unchanged),
+        "without artifacts the same state is no news"
+    );
+}
+
 /// `apply_to` a copy of the row: a copy that is still the row writes without a read; a
 /// stale one is never written on, nor is "unchanged" or a refusal decided on it.
 pub async fn apply_to_a_row_that_moved_decides_on_the_row_as_it_is<S: RowStore>(store: &S) {

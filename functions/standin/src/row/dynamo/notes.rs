@@ -24,10 +24,7 @@ impl DynamoRowStore {
                     true,
                 ),
             };
-            let unchanged = row
-                .last
-                .as_ref()
-                .is_some_and(|last| !out.differs_from(last));
+            let unchanged = !out.is_news_after(row.last.as_ref());
             if !read_here && (unchanged || !guard.admits(&row)) {
                 continue;
             }
