@@ -37,10 +37,13 @@ impl RemoteOut {
     }
 
     /// Whether a note of this change tells the parent anything after `last`: a different
-    /// (state, text), or artifacts completed since the last note (the artifact store adds
-    /// them only when due, and marks them told once noted, so this cannot repeat).
+    /// (state, text), or, while the agent works, artifacts completed since the last note
+    /// (the artifact store adds them only when due, and marks them told once noted, so
+    /// this cannot repeat). A question or an end is told once: one repeated to carry an
+    /// artifact would read as asked again, so its artifacts wait for the next change.
     pub fn is_news_after(&self, last: Option<&Self>) -> bool {
-        !self.artifacts.is_empty() || last.is_none_or(|last| self.differs_from(last))
+        let progress = self.state == TaskState::Working && !self.artifacts.is_empty();
+        progress || last.is_none_or(|last| self.differs_from(last))
     }
 }
 

@@ -48,8 +48,9 @@ pub async fn apply_changes_once_notes_each_change_and_is_fenced<S: RowStore>(sto
     );
 }
 
-/// An artifact completed while the state and text stayed: the note that carries it is a
-/// change of its own (the artifact store puts on a change only artifacts not yet told).
+/// An artifact completed while the agent works, its state and text unchanged: the note
+/// that carries it is a change of its own (the artifact store puts on a change only
+/// artifacts not yet told). Not so for a question.
 pub async fn a_change_carrying_artifacts_is_noted_though_its_state_stayed<S: RowStore>(store: &S) {
     push_row(store).await;
     let drafting = working("drafting");
@@ -75,6 +76,17 @@ pub async fn a_change_carrying_artifacts_is_noted_though_its_state_stayed<S: Row
         store.apply(ID, &drafting, &Guard::Open).await,
         Ok(Applied::Unchanged),
         "without artifacts the same state is no news"
+    );
+    // A question is told once: repeated to carry an artifact it would read as asked again.
+    let asked = remote_out(REMOTE, TaskState::InputRequired, "colour?");
+    store.apply(ID, &asked, &Guard::Open).await.unwrap();
+    let asked_with_report = RemoteOut {
+        artifacts: with_report.artifacts.clone(),
+        ..asked
+    };
+    assert_eq!(
+        store.apply(ID, &asked_with_report, &Guard::Open).await,
+        Ok(Applied::Unchanged)
     );
 }
 
