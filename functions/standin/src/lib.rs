@@ -11,8 +11,9 @@
 //! - [`steps`]: the state machine's steps; [`steps::next`] decides where each leads (the
 //!   parks, rechecks, rolls and turns), a step ending the stand-in itself only with the
 //!   reason its exchange with the agent gave.
-//! - [`outbox`]: the notes' delivery to the parent queue, the note bus and Step Functions
-//!   parents.
+//! - [`outbox`]: a note's journey (`outbox::Teller`: artifacts folded, committed, sent at
+//!   once, marked) and the notes' delivery to the parent queue, the note bus and Step
+//!   Functions parents.
 //! - [`control`]: the parent's control API and the `Executions` port.
 //! - [`state`]: a remote task's state as the stand-in reports it (scrubbed, compared).
 //! - [`agents`]: the agents document and its entries ([`config_error`]: a field that

@@ -10,7 +10,8 @@
 use std::time::Duration;
 
 use serde_json::json;
-use standin::outbox::at_once::SendsAtOnce;
+use standin::outbox::Teller;
+use standin::outbox::at_once::AtOnce;
 use standin::outbox::deliver::Outlets;
 use standin::outbox::memory::{MemoryBus, MemoryCallback, MemoryQueue};
 use standin::outbox::stream;
@@ -120,15 +121,20 @@ async fn sent_through(store: &MemoryStore) -> u64 {
 #[tokio::test]
 async fn a_note_with_nothing_ahead_leaves_with_its_step_and_the_outbox_passes_it_over() {
     let (store, parent) = (store_with_row().await, Parent::default());
-    let sending = SendsAtOnce::new(&store, &store, Some(parent.outlets()));
+    let sending = Teller::new(&store).sending_at_once(AtOnce::new(&store, Some(parent.outlets())));
     sending
-        .apply(ID, &out(TaskState::Working, "building"), &Guard::Open)
+        .tell(ID, None, &out(TaskState::Working, "building"), &Guard::Open)
         .await
         .unwrap();
     assert_eq!(parent.queued(), [1], "sent by the step, before any stream");
     assert_eq!(sent_through(&store).await, 1, "and marked");
     sending
-        .apply(ID, &out(TaskState::InputRequired, "colour?"), &Guard::Open)
+        .tell(
+            ID,
+            None,
+            &out(TaskState::InputRequired, "colour?"),
+            &Guard::Open,
+        )
         .await
         .unwrap();
     assert_eq!(parent.queued(), [1, 2]);
@@ -142,16 +148,21 @@ async fn a_note_with_nothing_ahead_leaves_with_its_step_and_the_outbox_passes_it
 #[tokio::test]
 async fn a_note_behind_one_not_sent_waits_for_the_outbox_which_keeps_the_order() {
     let (store, parent) = (store_with_row().await, Parent::default());
-    let sending = SendsAtOnce::new(&store, &store, Some(parent.outlets()));
+    let sending = Teller::new(&store).sending_at_once(AtOnce::new(&store, Some(parent.outlets())));
     parent.queue.refuse(1);
     sending
-        .apply(ID, &out(TaskState::Working, "building"), &Guard::Open)
+        .tell(ID, None, &out(TaskState::Working, "building"), &Guard::Open)
         .await
         .unwrap();
     assert_eq!((parent.queued(), sent_through(&store).await), (vec![], 0));
     // The queue is back, but note 1 has not reached the parent: 2 must not pass it.
     sending
-        .apply(ID, &out(TaskState::InputRequired, "colour?"), &Guard::Open)
+        .tell(
+            ID,
+            None,
+            &out(TaskState::InputRequired, "colour?"),
+            &Guard::Open,
+        )
         .await
         .unwrap();
     assert_eq!(parent.queued(), Vec::<u64>::new(), "2 waits behind 1");
@@ -161,7 +172,7 @@ async fn a_note_behind_one_not_sent_waits_for_the_outbox_which_keeps_the_order()
     assert_eq!(sent_through(&store).await, 2, "and marks them");
     // With everything before it sent, the next note leaves with its step again.
     sending
-        .apply(ID, &out(TaskState::Working, "painting"), &Guard::Open)
+        .tell(ID, None, &out(TaskState::Working, "painting"), &Guard::Open)
         .await
         .unwrap();
     assert_eq!(parent.queued(), [1, 2, 3]);
@@ -171,11 +182,11 @@ async fn a_note_behind_one_not_sent_waits_for_the_outbox_which_keeps_the_order()
 #[tokio::test]
 async fn a_note_an_outlet_did_not_take_is_the_outboxs_and_reaches_every_outlet() {
     let (store, parent) = (store_with_row().await, Parent::default());
-    let sending = SendsAtOnce::new(&store, &store, Some(parent.outlets()));
+    let sending = Teller::new(&store).sending_at_once(AtOnce::new(&store, Some(parent.outlets())));
     // The queue took it but the bus did not: the note is not sent until both have it.
     parent.bus.refuse(1);
     sending
-        .apply(ID, &out(TaskState::Working, "building"), &Guard::Open)
+        .tell(ID, None, &out(TaskState::Working, "building"), &Guard::Open)
         .await
         .unwrap();
     assert_eq!(sent_through(&store).await, 0, "not marked");
@@ -189,13 +200,13 @@ async fn a_note_an_outlet_did_not_take_is_the_outboxs_and_reaches_every_outlet()
 #[tokio::test]
 async fn the_final_note_answers_a_step_functions_parent_at_once_and_once() {
     let (store, parent) = (store_with_row().await, Parent::default());
-    let sending = SendsAtOnce::new(&store, &store, Some(parent.outlets()));
+    let sending = Teller::new(&store).sending_at_once(AtOnce::new(&store, Some(parent.outlets())));
     sending
-        .apply(ID, &out(TaskState::Working, "building"), &Guard::Open)
+        .tell(ID, None, &out(TaskState::Working, "building"), &Guard::Open)
         .await
         .unwrap();
     let closed = sending
-        .close(ID, Some(&out(TaskState::Completed, "done")))
+        .tell_end(ID, Some(&out(TaskState::Completed, "done")))
         .await
         .unwrap();
     assert_eq!(closed.seq(), Some(2));
@@ -213,10 +224,10 @@ async fn the_final_note_answers_a_step_functions_parent_at_once_and_once() {
 #[tokio::test]
 async fn a_note_refused_for_good_is_passed_over_by_both_paths() {
     let (store, parent) = (store_with_row().await, Parent::default());
-    let sending = SendsAtOnce::new(&store, &store, Some(parent.outlets()));
+    let sending = Teller::new(&store).sending_at_once(AtOnce::new(&store, Some(parent.outlets())));
     parent.queue.refuse_for_good(ID, 1);
     sending
-        .apply(ID, &out(TaskState::Working, "building"), &Guard::Open)
+        .tell(ID, None, &out(TaskState::Working, "building"), &Guard::Open)
         .await
         .unwrap();
     assert_eq!(
@@ -225,7 +236,12 @@ async fn a_note_refused_for_good_is_passed_over_by_both_paths() {
         "passed over, as the outbox would"
     );
     sending
-        .apply(ID, &out(TaskState::InputRequired, "colour?"), &Guard::Open)
+        .tell(
+            ID,
+            None,
+            &out(TaskState::InputRequired, "colour?"),
+            &Guard::Open,
+        )
         .await
         .unwrap();
     assert_eq!(parent.queued(), [2], "the note behind it goes on");
@@ -234,10 +250,12 @@ async fn a_note_refused_for_good_is_passed_over_by_both_paths() {
 #[tokio::test]
 async fn without_outlets_every_note_goes_by_the_outbox() {
     let (store, parent) = (store_with_row().await, Parent::default());
-    let sending: SendsAtOnce<'_, _, _, MemoryQueue, MemoryBus, MemoryCallback> =
-        SendsAtOnce::new(&store, &store, None);
+    let sending =
+        Teller::new(&store).sending_at_once(
+            AtOnce::<_, MemoryQueue, MemoryBus, MemoryCallback>::new(&store, None),
+        );
     sending
-        .apply(ID, &out(TaskState::Working, "building"), &Guard::Open)
+        .tell(ID, None, &out(TaskState::Working, "building"), &Guard::Open)
         .await
         .unwrap();
     assert_eq!(parent.queued(), Vec::<u64>::new());
@@ -249,11 +267,13 @@ async fn without_outlets_every_note_goes_by_the_outbox() {
 #[tokio::test]
 async fn the_outbox_retries_from_the_first_note_not_taken_and_marks_only_what_was() {
     let (store, parent) = (store_with_row().await, Parent::default());
-    let sending: SendsAtOnce<'_, _, _, MemoryQueue, MemoryBus, MemoryCallback> =
-        SendsAtOnce::new(&store, &store, None);
+    let sending =
+        Teller::new(&store).sending_at_once(
+            AtOnce::<_, MemoryQueue, MemoryBus, MemoryCallback>::new(&store, None),
+        );
     for text in ["a", "b", "c"] {
         sending
-            .apply(ID, &out(TaskState::Working, text), &Guard::Open)
+            .tell(ID, None, &out(TaskState::Working, text), &Guard::Open)
             .await
             .unwrap();
     }
@@ -285,10 +305,12 @@ async fn the_outbox_retries_from_the_first_note_not_taken_and_marks_only_what_wa
 #[tokio::test]
 async fn the_outbox_waits_for_a_step_still_sending_and_the_note_goes_once() {
     let (store, parent) = (store_with_row().await, Parent::default());
-    let silent: SendsAtOnce<'_, _, _, MemoryQueue, MemoryBus, MemoryCallback> =
-        SendsAtOnce::new(&store, &store, None);
+    let silent =
+        Teller::new(&store).sending_at_once(
+            AtOnce::<_, MemoryQueue, MemoryBus, MemoryCallback>::new(&store, None),
+        );
     silent
-        .apply(ID, &out(TaskState::Working, "building"), &Guard::Open)
+        .tell(ID, None, &out(TaskState::Working, "building"), &Guard::Open)
         .await
         .unwrap();
     let notes = store.outbox();
@@ -313,10 +335,12 @@ async fn the_outbox_waits_for_a_step_still_sending_and_the_note_goes_once() {
 #[tokio::test]
 async fn a_note_whose_step_died_is_sent_by_the_outbox_after_the_grace() {
     let (store, parent) = (store_with_row().await, Parent::default());
-    let silent: SendsAtOnce<'_, _, _, MemoryQueue, MemoryBus, MemoryCallback> =
-        SendsAtOnce::new(&store, &store, None);
+    let silent =
+        Teller::new(&store).sending_at_once(
+            AtOnce::<_, MemoryQueue, MemoryBus, MemoryCallback>::new(&store, None),
+        );
     silent
-        .apply(ID, &out(TaskState::Working, "building"), &Guard::Open)
+        .tell(ID, None, &out(TaskState::Working, "building"), &Guard::Open)
         .await
         .unwrap();
     let began = std::time::Instant::now();

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use standin::outbox::CallbackError;
 use standin::outbox::ParentNote;
+use standin::outbox::Teller;
 use standin::outbox::deliver::{self as notify, Fanout, Outlets};
 use standin::outbox::memory::MemoryBus;
 use standin::outbox::memory::MemoryCallback;
@@ -308,7 +309,7 @@ async fn a_parent_started_id_that_breaks_the_rules_gets_no_row_and_its_parent_is
     let mut step = Step::start("not a valid id!", "agent-a", "hello");
     step.parent_task_token = Some("tok".into());
     let ended = standin::steps::turn(
-        &store,
+        &Teller::new(&store),
         standin::steps::ready(&agent),
         None,
         step,
@@ -324,7 +325,8 @@ async fn a_parent_started_id_that_breaks_the_rules_gets_no_row_and_its_parent_is
         "the token stays"
     );
     assert!(agent.calls().is_empty(), "the agent heard nothing");
-    let answer = standin::steps::end(&store, &ended, standin::steps::ready(&agent)).await;
+    let answer =
+        standin::steps::end(&Teller::new(&store), &ended, standin::steps::ready(&agent)).await;
     match answer {
         Err(StepError::Unrecorded(reason)) => {
             assert!(reason.contains("task_id"), "the parent hears why: {reason}")

@@ -9,7 +9,7 @@
 //!   held within the process's `room` for parts.
 //! - `desk`: one invocation's artifacts, folded into the manifest.
 //! - `collect`: an agent whose answers' artifacts reach the desk.
-//! - `rows`: the row store whose notes carry them.
+//! - `notes`: what a note carries of them (the outbox's `tell` asks the desk).
 
 pub mod blobs;
 pub mod collect;
@@ -19,8 +19,8 @@ pub mod kept;
 pub mod manifest;
 #[cfg(any(test, feature = "test-support"))]
 pub mod memory;
+mod notes;
 pub mod room;
-pub mod rows;
 pub mod s3;
 pub mod sink;
 
@@ -29,5 +29,4 @@ pub use collect::Collecting;
 pub use desk::Desk;
 pub use manifest::{Bounds, Manifest};
 pub use room::PartRoom;
-pub use rows::WithArtifacts;
 pub use sink::{HeldSecrets, Ours};

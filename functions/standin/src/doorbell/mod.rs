@@ -12,6 +12,7 @@ use std::future::Future;
 
 use tracing::{info, warn};
 
+use crate::outbox::Teller;
 use crate::row::{Applied, Closed, Drained, RowStore, StoreError};
 use crate::row::{FollowOutcome, Guard, Row, WakeEvent, WatchMode};
 use crate::state::RemoteOut;
@@ -83,23 +84,23 @@ pub async fn drain<S: RowStore>(
 /// parent's note in the same transaction (the outbox delivers it). A final state closes
 /// the row in that write, so it outranks any reply or cancel that comes later.
 pub async fn apply<S: RowStore>(
-    store: &S,
+    teller: &Teller<'_, S>,
     task_id: &str,
     out: &RemoteOut,
     guard: &Guard,
 ) -> Result<Applied, StoreError> {
-    let applied = store.apply(task_id, out, guard).await?;
+    let applied = teller.tell(task_id, None, out, guard).await?;
     Ok(counted(task_id, out, applied))
 }
 
 /// `apply` to the row as the caller last read or wrote it (`RowStore::apply_to`).
 pub async fn apply_to<S: RowStore>(
-    store: &S,
+    teller: &Teller<'_, S>,
     row: &Row,
     out: &RemoteOut,
     guard: &Guard,
 ) -> Result<Applied, StoreError> {
-    let applied = store.apply_to(row, out, guard).await?;
+    let applied = teller.tell(&row.task_id, Some(row), out, guard).await?;
     Ok(counted(&row.task_id, out, applied))
 }
 
@@ -131,7 +132,7 @@ fn ended(task_id: &str, cause: &str) {
 /// A follow's report, fenced on its park's epoch: a late follow from an earlier park
 /// changes nothing and rings nothing.
 pub async fn follow_report<S: RowStore, D: Doorbell>(
-    store: &S,
+    teller: &Teller<'_, S>,
     bell: &D,
     row: &Row,
     epoch: u64,
@@ -140,7 +141,7 @@ pub async fn follow_report<S: RowStore, D: Doorbell>(
 ) -> Result<FollowOutcome, StoreError> {
     let guard = Guard::Epoch(epoch);
     let outcome = match change {
-        Some(out) => match apply(store, &row.task_id, out, &guard).await? {
+        Some(out) => match apply(teller, &row.task_id, out, &guard).await? {
             Applied::Changed { row: applied, .. } if out.is_final => {
                 // The final state closed the row: nothing can be recorded on it any more,
                 // so ring the park directly; its wake finds the row closed and ends.
@@ -155,7 +156,7 @@ pub async fn follow_report<S: RowStore, D: Doorbell>(
         None => outcome_without_change,
     };
     ring(
-        store,
+        teller.rows(),
         bell,
         &row.task_id,
         &WakeEvent::Follow { epoch, outcome },
@@ -240,7 +241,7 @@ fn final_out(row: &Row, cause: &EndCause) -> RemoteOut {
 /// swallowed). `connect` reads the agent card only when the end needs the agent.
 /// Idempotent: a retried end writes no second note.
 pub async fn end_in_order<S, A, C, F>(
-    store: &S,
+    teller: &Teller<'_, S>,
     task_id: &str,
     cause: &EndCause,
     connect: C,
@@ -251,7 +252,8 @@ where
     C: FnOnce() -> F,
     F: Future<Output = Option<A>>,
 {
-    let row = store
+    let row = teller
+        .rows()
         .get(task_id)
         .await?
         .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
@@ -268,7 +270,7 @@ where
             let closing = if row.closed {
                 row
             } else {
-                let closing = store.close(task_id, None).await?.row;
+                let closing = teller.tell_end(task_id, None).await?.row;
                 // A final state applied meanwhile has ended (and counted) the stand-in.
                 if !closing.last.as_ref().is_some_and(|l| l.is_final) {
                     let why = match cause {
@@ -284,14 +286,16 @@ where
                 (Some(agent), Some(remote)) => cancel_remote(agent, task_id, remote, reason).await,
                 _ => cancelled(&closing, reason),
             };
-            let closed = store.close(task_id, Some(&truth)).await?;
+            let closed = teller.tell_end(task_id, Some(&truth)).await?;
             if let Some(agent) = &agent {
                 clean_up(agent, &closed.row).await;
             }
             return Ok(closed);
         }
         _ => {
-            let closed = store.close(task_id, Some(&final_out(&row, cause))).await?;
+            let closed = teller
+                .tell_end(task_id, Some(&final_out(&row, cause)))
+                .await?;
             // No note written: a final state applied meanwhile ended (and counted) it.
             if closed.note.is_some() {
                 let cause = match cause {

@@ -18,6 +18,7 @@ use tracing::{info, warn};
 
 use crate::doorbell::{self, follow_should_stop};
 use crate::doorbell::{Doorbell, DoorbellError};
+use crate::outbox::Teller;
 use crate::row::RowStore;
 use crate::row::{FollowOutcome, Row, Watch};
 use crate::state::{RemoteOut, from_status, from_update};
@@ -62,7 +63,7 @@ pub enum FollowEnd {
 }
 
 struct Following<'a, S, D, A> {
-    store: &'a S,
+    teller: &'a Teller<'a, S>,
     bell: &'a D,
     agent: &'a A,
     token: &'a str,
@@ -110,7 +111,7 @@ pub async fn with_heartbeats<D: Doorbell, T>(
 /// its card is read: a slow agent must not look like a crashed follow), then follow, or,
 /// when it cannot be reached, report a failed follow so the stand-in retries later.
 pub async fn run<S, D, A, F>(
-    store: &S,
+    teller: &Teller<'_, S>,
     bell: &D,
     connect: F,
     park: &Park<'_>,
@@ -122,15 +123,16 @@ where
     A: Agent,
     F: std::future::Future<Output = Result<A, RemoteError>>,
 {
+    let store = teller.rows();
     if let Some(reason) = park.owner.refused(store, park.task_id).await? {
         warn!(task_id = %park.task_id, %reason, "follow refused");
         return Ok(FollowEnd::Fenced);
     }
     match with_heartbeats(bell, park.token, timing.heartbeat, connect).await {
-        Ok(agent) if park.hop > 0 => resume(store, bell, &agent, park, timing).await,
+        Ok(agent) if park.hop > 0 => resume(teller, bell, &agent, park, timing).await,
         Ok(agent) => {
             follow(
-                store,
+                teller,
                 bell,
                 &agent,
                 park.task_id,
@@ -143,13 +145,13 @@ where
         Err(_) if park.hop > 0 => {
             // The park stands; the agent is away. Report it as a first follow would.
             match claim(store, park).await? {
-                Some(row) => report_unavailable(store, bell, &row).await,
+                Some(row) => report_unavailable(teller, bell, &row).await,
                 None => Ok(FollowEnd::ParkOver),
             }
         }
         Err(err) => {
             warn!(task_id = %park.task_id, error = %err, "agent unavailable to follow; retrying later");
-            follow_unavailable(store, bell, park.task_id, park.number, park.token).await
+            follow_unavailable(teller, bell, park.task_id, park.number, park.token).await
         }
     }
 }
@@ -170,28 +172,28 @@ pub struct Park<'a> {
 /// this park is the newest) and report a failed follow, so the stand-in retries after
 /// FOLLOW_RETRY instead of waiting for a heartbeat timeout.
 pub async fn follow_unavailable<S: RowStore, D: Doorbell>(
-    store: &S,
+    teller: &Teller<'_, S>,
     bell: &D,
     task_id: &str,
     park: u64,
     token: &str,
 ) -> Result<FollowEnd, StepError> {
-    let Some(row) = doorbell::store_park(store, bell, task_id, park, token).await? else {
+    let Some(row) = doorbell::store_park(teller.rows(), bell, task_id, park, token).await? else {
         return Ok(FollowEnd::Fenced);
     };
     if !row.pending.is_empty() {
         // The park rang itself for a waiting event; a failure report would outlive it.
         return Ok(FollowEnd::ParkOver);
     }
-    report_unavailable(store, bell, &row).await
+    report_unavailable(teller, bell, &row).await
 }
 
 async fn report_unavailable<S: RowStore, D: Doorbell>(
-    store: &S,
+    teller: &Teller<'_, S>,
     bell: &D,
     row: &Row,
 ) -> Result<FollowEnd, StepError> {
-    match doorbell::follow_report(store, bell, row, row.epoch, None, FollowOutcome::Failed).await {
+    match doorbell::follow_report(teller, bell, row, row.epoch, None, FollowOutcome::Failed).await {
         Ok(outcome) => Ok(FollowEnd::Reported(outcome)),
         Err(crate::row::StoreError::Refused(_)) => Ok(FollowEnd::Fenced),
         Err(err) => Err(err.into()),
@@ -199,7 +201,7 @@ async fn report_unavailable<S: RowStore, D: Doorbell>(
 }
 
 pub async fn follow<S: RowStore, D: Doorbell, A: Agent>(
-    store: &S,
+    teller: &Teller<'_, S>,
     bell: &D,
     agent: &A,
     task_id: &str,
@@ -207,25 +209,25 @@ pub async fn follow<S: RowStore, D: Doorbell, A: Agent>(
     token: &str,
     timing: FollowTiming,
 ) -> Result<FollowEnd, StepError> {
-    let Some(row) = doorbell::store_park(store, bell, task_id, park, token).await? else {
+    let Some(row) = doorbell::store_park(teller.rows(), bell, task_id, park, token).await? else {
         // A late or repeated invoke of an older park: a newer one is in charge.
         return Ok(FollowEnd::Fenced);
     };
-    follow_parked(store, bell, agent, row, token, timing, false).await
+    follow_parked(teller, bell, agent, row, token, timing, false).await
 }
 
 /// A park another follower handed on: stored already, so it is followed on only while
 /// it still stands (the same park and token, not woken, nothing pending) and only by
 /// the first follower to claim this hand-on (SQS may deliver a request twice).
 pub async fn resume<S: RowStore, D: Doorbell, A: Agent>(
-    store: &S,
+    teller: &Teller<'_, S>,
     bell: &D,
     agent: &A,
     park: &Park<'_>,
     timing: FollowTiming,
 ) -> Result<FollowEnd, StepError> {
-    match claim(store, park).await? {
-        Some(row) => follow_parked(store, bell, agent, row, park.token, timing, true).await,
+    match claim(teller.rows(), park).await? {
+        Some(row) => follow_parked(teller, bell, agent, row, park.token, timing, true).await,
         None => {
             info!(
                 task_id = park.task_id,
@@ -252,7 +254,7 @@ async fn claim<S: RowStore>(store: &S, park: &Park<'_>) -> Result<Option<Row>, S
 }
 
 async fn follow_parked<S: RowStore, D: Doorbell, A: Agent>(
-    store: &S,
+    teller: &Teller<'_, S>,
     bell: &D,
     agent: &A,
     row: Row,
@@ -269,9 +271,9 @@ async fn follow_parked<S: RowStore, D: Doorbell, A: Agent>(
         // Its card says it cannot stream (the watch was chosen without the card): there
         // is nothing to follow, so the stand-in polls rather than loop on refusals.
         info!(task_id, "the agent cannot stream; the watch polls");
-        store.set_watch(task_id, &Watch::poll()).await?;
+        teller.set_watch(task_id, &Watch::poll()).await?;
         return match doorbell::follow_report(
-            store,
+            teller,
             bell,
             &row,
             row.epoch,
@@ -290,7 +292,7 @@ async fn follow_parked<S: RowStore, D: Doorbell, A: Agent>(
         .clone()
         .ok_or(StepError::Input("a remote task id"))?;
     let mut f = Following {
-        store,
+        teller,
         bell,
         agent,
         token,
@@ -498,7 +500,7 @@ impl<S: RowStore, D: Doorbell, A: Agent> Following<'_, S, D, A> {
                     Watch::off()
                 }
             };
-            self.store.set_watch(&self.row.task_id, &watch).await?;
+            self.teller.set_watch(&self.row.task_id, &watch).await?;
             self.report(None, FollowOutcome::Gone).await.map(Step::Stop)
         }
     }
@@ -542,7 +544,7 @@ impl<S: RowStore, D: Doorbell, A: Agent> Following<'_, S, D, A> {
             Err(err) => warn!(task_id = %self.row.task_id, error = %err, "heartbeat failed"),
             Ok(()) => {}
         }
-        let current = self.store.get(&self.row.task_id).await?;
+        let current = self.teller.rows().get(&self.row.task_id).await?;
         Ok(current.is_some_and(|row| !follow_should_stop(&row, self.row.epoch)))
     }
 
@@ -565,7 +567,7 @@ impl<S: RowStore, D: Doorbell, A: Agent> Following<'_, S, D, A> {
         otherwise: FollowOutcome,
     ) -> Result<FollowEnd, StepError> {
         let result = doorbell::follow_report(
-            self.store,
+            self.teller,
             self.bell,
             &self.row,
             self.row.epoch,

@@ -21,7 +21,8 @@ use crate::auth::sigv4::AgentCoreSigner;
 use crate::auth::sts::StsRoleKeys;
 use crate::control::sfn::SfnExecutions;
 use crate::doorbell::sfn::SfnDoorbell;
-use crate::outbox::at_once::SendsAtOnce;
+use crate::outbox::Teller;
+use crate::outbox::at_once::AtOnce;
 use crate::outbox::callback::SfnCallback;
 use crate::outbox::deliver::Outlets;
 use crate::outbox::events::EventBridgeBus;
@@ -195,17 +196,17 @@ impl StepDeps {
         self
     }
 
-    /// `rows` sending each note at once. The artifacts' wrapper goes around it, so a
-    /// note is sent before the manifest records what it told.
-    pub fn sending<'a, S: RowStore>(
-        &'a self,
-        rows: &'a S,
-    ) -> SendsAtOnce<'a, S, DynamoRowStore, SqsParentQueue, EventBridgeBus, SfnCallback> {
-        SendsAtOnce::new(
-            rows,
-            &self.store,
-            self.outlets.as_ref().map(NoteOutlets::outlets),
-        )
+    /// How this invocation tells stand-in notes: with `desk`'s artifacts, each note sent
+    /// at once where the function has outlets.
+    pub fn teller(&self, desk: Option<std::sync::Arc<Desk>>) -> Teller<'_, DynamoRowStore> {
+        let teller = Teller::new(&self.store)
+            .with_artifacts(desk.map(|d| d as std::sync::Arc<dyn crate::outbox::NoteArtifacts>));
+        match &self.outlets {
+            Some(outlets) => {
+                teller.sending_at_once(AtOnce::new(&self.store, Some(outlets.outlets())))
+            }
+            None => teller,
+        }
     }
 
     /// Stand-in `task_id`'s artifacts desk for this invocation (None: no bucket);

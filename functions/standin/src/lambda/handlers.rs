@@ -13,7 +13,7 @@ use standin_remote::{AgentClient, RemoteError};
 use super::deps::{FollowDeps, Rows, Standing, StepDeps};
 use super::failure::StepFailure;
 use crate::agents::AgentSpec;
-use crate::artifacts::{Collecting, Desk, WithArtifacts};
+use crate::artifacts::{Collecting, Desk};
 use crate::follow::{self, FollowEnd, FollowTiming, WindowEnd, follower};
 use crate::row::Row;
 use crate::steps::{self, ParkInput, Step};
@@ -123,7 +123,7 @@ pub async fn turn(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailu
     let settings = &deps.settings;
     let pacing = pacing(deps, spec.as_ref(), &step);
     let step = steps::turn(
-        &WithArtifacts::new(&deps.sending(&deps.store), desk.clone()),
+        &deps.teller(desk.clone()),
         connect,
         spec.as_ref(),
         step,
@@ -140,7 +140,7 @@ pub async fn register(deps: &'static StepDeps, step: Step) -> Result<Step, StepF
     let settings = &deps.settings;
     let pacing = pacing(deps, spec.as_ref(), &step);
     let step = steps::register(
-        &WithArtifacts::new(&deps.sending(&deps.store), desk.clone()),
+        &deps.teller(desk.clone()),
         connect,
         spec.as_ref(),
         settings.push_base_url.as_deref(),
@@ -169,12 +169,11 @@ pub async fn wake(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailu
         // read meanwhile.
         desk.read_ahead();
     }
-    let sending = deps.sending(&deps.store);
-    let store = WithArtifacts::new(&sending, desk.clone());
+    let teller = deps.teller(desk.clone());
     let (bound, pacing) = (settings.history_bound, pacing(deps, spec.as_ref(), &step));
     let step = match taken {
-        Some(taken) => steps::wake_taken(&store, connect, step, taken, bound, pacing).await?,
-        None => steps::wake(&store, connect, step, row.as_ref(), bound, pacing).await?,
+        Some(taken) => steps::wake_taken(&teller, connect, step, taken, bound, pacing).await?,
+        None => steps::wake(&teller, connect, step, row.as_ref(), bound, pacing).await?,
     };
     keep(desk).await;
     Ok(step)
@@ -184,12 +183,7 @@ pub async fn wake(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailu
 /// when the end needs the agent (a cancel's remote answer, a push config to delete).
 pub async fn end(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailure> {
     let (_, connect, desk, _) = reach(deps, &step).await?;
-    steps::end(
-        &WithArtifacts::new(&deps.sending(&deps.store), desk.clone()),
-        &step,
-        connect,
-    )
-    .await?;
+    steps::end(&deps.teller(desk.clone()), &step, connect).await?;
     keep(desk).await;
     Ok(step)
 }
@@ -315,9 +309,14 @@ async fn follow(
     };
     let desk = deps.desk(&input.task_id, token);
     let connect = connector(deps, &input.task_id, &input.agent, spec, desk.clone())();
-    let sending = deps.sending(&deps.store);
-    let rows = WithArtifacts::new(&sending, desk.clone());
-    let end = follow::run(&rows, &deps.bell, connect, &park, timing).await?;
+    let end = follow::run(
+        &deps.teller(desk.clone()),
+        &deps.bell,
+        connect,
+        &park,
+        timing,
+    )
+    .await?;
     keep(desk).await;
     Ok(end)
 }

@@ -1,5 +1,5 @@
-//! A note leaves with the step that writes it. The row store, wrapped: once a write has
-//! committed a note, and every note before it has reached the parent (the row's
+//! A note leaves with the step that writes it (stages 3 and 4 of `tell`): once a write
+//! has committed a note, and every note before it has reached the parent (the row's
 //! `sent_through` is the one before), the step sends it to every outlet itself and marks
 //! it sent, instead of waiting for the notes table's stream to hand it to notify. The
 //! outbox stays the safety net: a note that could not be sent at once (an outlet down, a
@@ -10,53 +10,45 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use tracing::warn;
 
 use super::deliver::{Fanout, Outlets};
+use super::tell::SendsAtOnce;
 use super::{NoteBus, ParentCallback, ParentNote, ParentQueue, QueueError, SentMarks};
 use crate::metrics::Metric;
-use crate::row::{Applied, Closed, Guard, Row, RowStore, StoreError};
-use crate::state::RemoteOut;
+use crate::row::Row;
 
 /// How long a step waits for its note's outlets before it leaves the note to the
 /// outbox: longer than a healthy send (tens of milliseconds), short enough that an
 /// outage slows a step by no more than this.
 pub const AT_ONCE_LIMIT: Duration = Duration::from_secs(2);
 
-pub struct SendsAtOnce<'a, S, M, Q, B, C> {
-    inner: &'a S,
+pub struct AtOnce<'a, M, Q, B, C> {
     marks: &'a M,
     /// None: the function has no outlets configured, and the outbox sends every note.
     outlets: Option<Outlets<'a, Q, B, C>>,
     limit: Duration,
 }
 
-impl<'a, S, M, Q, B, C> SendsAtOnce<'a, S, M, Q, B, C>
+impl<'a, M, Q, B, C> AtOnce<'a, M, Q, B, C>
 where
-    S: RowStore,
     M: SentMarks,
     Q: ParentQueue,
     B: NoteBus,
     C: ParentCallback,
 {
-    pub fn new(inner: &'a S, marks: &'a M, outlets: Option<Outlets<'a, Q, B, C>>) -> Self {
+    pub fn new(marks: &'a M, outlets: Option<Outlets<'a, Q, B, C>>) -> Self {
         Self {
-            inner,
             marks,
             outlets,
             limit: AT_ONCE_LIMIT,
         }
     }
 
-    async fn send_applied(&self, applied: &Applied) {
-        if let Applied::Changed { note, row } = applied {
-            self.send(row, note).await;
-        }
-    }
-
     /// Sends the note just written by a write that left `row`, when nothing of the
     /// stand-in is still on its way ahead of it.
-    async fn send(&self, row: &Row, note: &ParentNote) {
+    async fn send_now(&self, row: &Row, note: &ParentNote) {
         let Some(outlets) = &self.outlets else {
             return;
         };
@@ -102,60 +94,14 @@ where
     }
 }
 
-impl<S, M, Q, B, C> RowStore for SendsAtOnce<'_, S, M, Q, B, C>
+impl<M, Q, B, C> SendsAtOnce for AtOnce<'_, M, Q, B, C>
 where
-    S: RowStore,
     M: SentMarks,
     Q: ParentQueue,
     B: NoteBus,
     C: ParentCallback,
 {
-    crate::row_store_pass_through!(
-        create,
-        get,
-        list,
-        record,
-        park,
-        claim_follow,
-        end_park,
-        roll,
-        drain,
-        drain_from,
-        take_rung,
-        set_remote,
-        set_watch,
-        notes,
-    );
-
-    async fn apply(
-        &self,
-        task_id: &str,
-        out: &RemoteOut,
-        guard: &Guard,
-    ) -> Result<Applied, StoreError> {
-        let applied = self.inner.apply(task_id, out, guard).await?;
-        self.send_applied(&applied).await;
-        Ok(applied)
-    }
-    async fn apply_to(
-        &self,
-        row: &Row,
-        out: &RemoteOut,
-        guard: &Guard,
-    ) -> Result<Applied, StoreError> {
-        let applied = self.inner.apply_to(row, out, guard).await?;
-        self.send_applied(&applied).await;
-        Ok(applied)
-    }
-    async fn close(
-        &self,
-        task_id: &str,
-        final_note: Option<&RemoteOut>,
-    ) -> Result<Closed, StoreError> {
-        let closed = self.inner.close(task_id, final_note).await?;
-        if let Some(note) = &closed.note {
-            self.send(&closed.row, note).await;
-        }
-        Ok(closed)
+    fn send<'a>(&'a self, row: &'a Row, note: &'a ParentNote) -> BoxFuture<'a, ()> {
+        Box::pin(self.send_now(row, note))
     }
 }

@@ -1,5 +1,6 @@
-//! The outbox: every note is written with the change it tells, in the row's transaction;
-//! the step that wrote it sends it at once when nothing is ahead of it (`at_once`), and
+//! The outbox: every note is written with the change it tells, in the row's transaction,
+//! on one journey (`tell`); the step that wrote it sends it at once when nothing is ahead
+//! of it (`at_once`), and
 //! otherwise the notes table's stream (`stream`) hands it to `deliver`, which sends the
 //! notes to the parent queue (`sqs`), the note bus (`events`) and a Step Functions
 //! parent (`callback`) in the order written, passing over those already sent.
@@ -13,6 +14,8 @@ pub mod memory;
 mod ports;
 pub mod sqs;
 pub mod stream;
+pub mod tell;
 
 pub use crate::row::{SentMarks, note_of};
 pub use ports::{CallbackError, NoteBus, ParentCallback, ParentNote, ParentQueue, QueueError};
+pub use tell::{Due, NoteArtifacts, SendsAtOnce, Teller};

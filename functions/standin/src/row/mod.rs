@@ -7,6 +7,8 @@ mod marks;
 #[cfg(any(test, feature = "test-support"))]
 pub mod memory;
 mod note;
+#[cfg(any(test, feature = "test-support"))]
+mod passing;
 mod store;
 
 pub use marks::SentMarks;

@@ -5,6 +5,7 @@ use tracing::warn;
 use super::next::{self, Next, Pacing};
 use super::{Outcome, Step, StepError, apply_open, load_row};
 use crate::doorbell::EndCause;
+use crate::outbox::Teller;
 use std::future::Future;
 
 use crate::row::{Row, RowStore};
@@ -19,7 +20,7 @@ pub const CHECK_ATTEMPTS: u32 = 3;
 /// the row's last state (fail closed) and the rechecks go on. `known` is the row as the
 /// step's own write just left it, when it has one: a read less before the agent is asked.
 pub async fn check<S, A, C, F>(
-    store: &S,
+    teller: &Teller<'_, S>,
     connect: C,
     step: Step,
     known: Option<Row>,
@@ -31,7 +32,7 @@ where
     C: FnOnce() -> F,
     F: Future<Output = Result<A, RemoteError>>,
 {
-    checked(store, Asked::Not(connect), step, known, pacing).await
+    checked(teller, Asked::Not(connect), step, known, pacing).await
 }
 
 /// The agent for a check: to connect to yet, or connected already with its answer to a
@@ -48,7 +49,7 @@ pub struct Answered<A> {
 }
 
 pub async fn checked<S, A, C, F>(
-    store: &S,
+    teller: &Teller<'_, S>,
     asked: Asked<A, C>,
     mut step: Step,
     known: Option<Row>,
@@ -71,7 +72,7 @@ where
             step.refuse_if_not_ours(Some(&row))?;
             row
         }
-        None => load_row(store, &step).await?,
+        None => load_row(teller.rows(), &step).await?,
     };
     let (agent, mut answered) = match asked {
         Asked::Not(connect) => (connect().await, None),
@@ -134,7 +135,7 @@ where
     }
     let mut changed = false;
     if let Some(out) = &fetched {
-        match apply_open(store, &step.task_id, Some(&row), out).await? {
+        match apply_open(teller, &step.task_id, Some(&row), out).await? {
             Outcome::AlreadyFinal => return Ok(step.then(Next::End(EndCause::Final))),
             Outcome::Changed => {
                 changed = true;

@@ -5,6 +5,7 @@ use tracing::warn;
 use super::next::Next;
 use super::{Step, StepError, ensure_ours};
 use crate::doorbell::{self, EndCause};
+use crate::outbox::Teller;
 use crate::row::{Closed, RowStore, StoreError};
 use standin_remote::{Agent, RemoteError};
 
@@ -22,7 +23,7 @@ pub fn end_cause(step: &Step) -> EndCause {
 /// agent card, only when the end needs the agent. A row that is gone (it expired) has
 /// nothing left to close: the end is done.
 pub async fn end<S, A, C, F>(
-    store: &S,
+    teller: &Teller<'_, S>,
     step: &Step,
     connect: C,
 ) -> Result<Option<Closed>, StepError>
@@ -32,7 +33,7 @@ where
     C: FnOnce() -> F,
     F: std::future::Future<Output = Result<A, RemoteError>>,
 {
-    ensure_ours(store, step).await?;
+    ensure_ours(teller.rows(), step).await?;
     let connect = || async {
         connect()
             .await
@@ -41,7 +42,7 @@ where
             )
             .ok()
     };
-    match doorbell::end_in_order(store, &step.task_id, &end_cause(step), connect).await {
+    match doorbell::end_in_order(teller, &step.task_id, &end_cause(step), connect).await {
         Ok(closed) => Ok(Some(closed)),
         // No row, but a parent waits on the token this step still carries (a stand-in
         // whose id broke the rules got no row): the state machine answers it with why.

@@ -34,6 +34,7 @@ pub use wake::{successor, take_rung, wake, wake_taken};
 use std::future::Ready;
 
 use crate::doorbell;
+use crate::outbox::Teller;
 use crate::row::{Applied, Guard, Row, RowStore, RungPush, StoreError};
 use crate::state::RemoteOut;
 use next::{Cursor, Next, Woke};
@@ -261,14 +262,14 @@ pub(crate) enum Outcome {
 /// A step's apply (turn, check): refused only on a closed row, which a final state closed.
 /// `seen`: the row as the step last read or wrote it, when it has one (a read less).
 pub(crate) async fn apply_open<S: RowStore>(
-    store: &S,
+    teller: &Teller<'_, S>,
     task_id: &str,
     seen: Option<&Row>,
     out: &RemoteOut,
 ) -> Result<Outcome, StepError> {
     let applied = match seen {
-        Some(row) => doorbell::apply_to(store, row, out, &Guard::Open).await,
-        None => doorbell::apply(store, task_id, out, &Guard::Open).await,
+        Some(row) => doorbell::apply_to(teller, row, out, &Guard::Open).await,
+        None => doorbell::apply(teller, task_id, out, &Guard::Open).await,
     };
     match applied {
         Ok(Applied::Changed { .. }) => Ok(Outcome::Changed),

@@ -12,6 +12,7 @@ use tokio::time::Instant;
 use tracing::warn;
 
 use super::{Outcome, apply_open};
+use crate::outbox::Teller;
 use crate::row::{Row, RowStore};
 use standin_wire::TaskState;
 
@@ -21,7 +22,7 @@ use crate::state::{MAX_ID_BYTES, RemoteOut};
 pub const COALESCE: Duration = Duration::from_millis(250);
 
 pub(crate) struct Progress<'a, S> {
-    store: &'a S,
+    teller: &'a Teller<'a, S>,
     task_id: &'a str,
     /// The agent's task id once the row has it.
     remote: Option<String>,
@@ -33,9 +34,9 @@ pub(crate) struct Progress<'a, S> {
 }
 
 impl<'a, S: RowStore> Progress<'a, S> {
-    pub(crate) fn new(store: &'a S, task_id: &'a str, row: &Row) -> Self {
+    pub(crate) fn new(teller: &'a Teller<'a, S>, task_id: &'a str, row: &Row) -> Self {
         Self {
-            store,
+            teller,
             task_id,
             remote: row.remote_task_id.clone(),
             told: row.last.clone(),
@@ -99,7 +100,8 @@ impl<'a, S: RowStore> Progress<'a, S> {
                     return; // the turn's end names the fault
                 }
                 if let Err(err) = self
-                    .store
+                    .teller
+                    .rows()
                     .set_remote(self.task_id, &out.remote_task_id, context.as_deref())
                     .await
                 {
@@ -111,7 +113,7 @@ impl<'a, S: RowStore> Progress<'a, S> {
             }
         };
         let out = out.about(&remote);
-        match apply_open(self.store, self.task_id, None, &out).await {
+        match apply_open(self.teller, self.task_id, None, &out).await {
             Ok(Outcome::Changed) => {
                 self.told = Some(out);
                 self.told_at = Some(Instant::now());

@@ -7,6 +7,7 @@ use tracing::{info, warn};
 use super::next::{self, Next, Pacing};
 use super::{Step, StepError, check, load_row, ready};
 use crate::agents::AgentSpec;
+use crate::outbox::Teller;
 use crate::row::{RowStore, Watch, WatchMode};
 use crate::watch::{fit_to_streaming, plan_watch, register as register_push};
 use standin_remote::{Agent, RemoteError};
@@ -15,7 +16,7 @@ use standin_remote::{Agent, RemoteError};
 /// then a check reconciles with GetTask in the same invocation. Without a card now the
 /// stand-in follows: following needs none up front and retries on its own.
 pub async fn register<S, A, C, F>(
-    store: &S,
+    teller: &Teller<'_, S>,
     connect: C,
     spec: Option<&AgentSpec>,
     push_base_url: Option<&str>,
@@ -28,7 +29,7 @@ where
     C: FnOnce() -> F,
     F: Future<Output = Result<A, RemoteError>>,
 {
-    let row = load_row(store, &step).await?;
+    let row = load_row(teller.rows(), &step).await?;
     let remote = row
         .remote_task_id
         .clone()
@@ -37,7 +38,7 @@ where
         Ok(agent) => agent,
         Err(err) => {
             warn!(task_id = %step.task_id, error = %err, "card unavailable at registration; following");
-            store.set_watch(&step.task_id, &Watch::follow()).await?;
+            teller.set_watch(&step.task_id, &Watch::follow()).await?;
             let next = next::after_register(&mut step.cursor, WatchMode::Follow, pacing);
             return Ok(step.then(next));
         }
@@ -48,11 +49,11 @@ where
         agent.can_stream(),
     );
     info!(task_id = %step.task_id, mode = ?watch.mode, "watch chosen");
-    let row = store.set_watch(&step.task_id, &watch).await?;
+    let row = teller.set_watch(&step.task_id, &watch).await?;
     let next = next::after_register(&mut step.cursor, watch.mode, pacing);
     let step = step.then(next);
     match step.next {
-        Some(Next::Check { .. }) => check(store, ready(agent), step, Some(row), pacing).await,
+        Some(Next::Check { .. }) => check(teller, ready(agent), step, Some(row), pacing).await,
         _ => Ok(step),
     }
 }

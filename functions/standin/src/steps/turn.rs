@@ -12,6 +12,7 @@ use super::progress::Progress;
 use super::{Outcome, Step, StepError, apply_open, ensure_ours, load_row};
 use crate::agents::AgentSpec;
 use crate::doorbell::EndCause;
+use crate::outbox::Teller;
 use crate::row::{Row, RowStore, StoreError};
 use crate::state::{MAX_ID_BYTES, RemoteOut, TurnReader, from_status};
 use crate::watch::misconfigured;
@@ -78,7 +79,7 @@ fn named(agent: &str, spec: Option<&AgentSpec>) -> String {
 /// same parser, and ends failed, telling the parent why, rather than fail where nobody
 /// hears it. So does a first turn whose agent cannot be reached or is misconfigured.
 pub async fn turn<S, A, C, F>(
-    store: &S,
+    teller: &Teller<'_, S>,
     connect: C,
     spec: Option<&AgentSpec>,
     mut step: Step,
@@ -91,6 +92,7 @@ where
     C: FnOnce() -> F,
     F: Future<Output = Result<A, RemoteError>>,
 {
+    let store = teller.rows();
     // An execution that is not the stand-in's touches nothing, its row least of all.
     ensure_ours(store, &step).await?;
     // Before anything can fail: a stand-in whose row exists can always be ended.
@@ -121,12 +123,12 @@ where
         return Ok(step.then(Next::End(EndCause::failed(&reason))));
     }
     let agent_named = named(&step.agent, spec);
-    exchange(store, &agent, &agent_named, step, window, pacing).await
+    exchange(teller, &agent, &agent_named, step, window, pacing).await
 }
 
 /// The turn's exchange with the agent, once it is reached.
 async fn exchange<S: RowStore, A: Agent>(
-    store: &S,
+    teller: &Teller<'_, S>,
     agent: &A,
     agent_named: &str,
     mut step: Step,
@@ -140,6 +142,7 @@ async fn exchange<S: RowStore, A: Agent>(
             true,
         ),
     };
+    let store = teller.rows();
     let row = load_row(store, &step).await?;
     if row.closed {
         // The stand-in has ended (its final note is written): nothing is sent on its
@@ -160,7 +163,7 @@ async fn exchange<S: RowStore, A: Agent>(
     // has the agent's task): sent again it would be a follow-up, the prompt taken for an
     // answer. GetTask says where the task stands instead.
     let first_again = first && row.remote_task_id.is_some();
-    let mut progress = Progress::new(store, &step.task_id, &row);
+    let mut progress = Progress::new(teller, &step.task_id, &row);
     let mut sent = if first_again {
         Err(NotSent::refused(RemoteError::Transport(
             "the first message reached the agent in an earlier run of this step".into(),
@@ -244,7 +247,7 @@ async fn exchange<S: RowStore, A: Agent>(
             out
         }
     };
-    if apply_open(store, &step.task_id, None, &out).await? == Outcome::AlreadyFinal {
+    if apply_open(teller, &step.task_id, None, &out).await? == Outcome::AlreadyFinal {
         return Ok(step.then(Next::End(EndCause::Final)));
     }
     let next = next::after_turn(

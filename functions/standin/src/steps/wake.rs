@@ -6,6 +6,7 @@ use super::check::{Answered, Asked, checked};
 use super::next::{self, Next, Pacing, Woke};
 use super::{Step, StepError, Successor, check, ensure_ours, execution_name};
 use crate::doorbell::EndCause;
+use crate::outbox::Teller;
 use crate::row::{Drained, Row, RowStore, Rung, WatchMode};
 use standin_remote::{Agent, RemoteError};
 
@@ -18,7 +19,7 @@ use standin_remote::{Agent, RemoteError};
 /// is the row as the invocation read it on its way in (for the agent's entry), when it
 /// did: whether the step is its stand-in's is judged on it instead of a second read.
 pub async fn wake<S, A, C, F>(
-    store: &S,
+    teller: &Teller<'_, S>,
     connect: C,
     step: Step,
     known: Option<&Row>,
@@ -31,6 +32,7 @@ where
     C: FnOnce() -> F,
     F: Future<Output = Result<A, RemoteError>>,
 {
+    let store = teller.rows();
     match known {
         Some(row) => step.refuse_if_not_ours(Some(row))?,
         None => ensure_ours(store, &step).await?,
@@ -43,7 +45,7 @@ where
         .filter(|_| step.park.as_ref().is_some_and(|p| p.woke == Woke::Rung));
     let Some(remote) = ahead else {
         let (step, drained, _) = drain(store, step, known, history_bound, pacing).await?;
-        return check_if_decided(store, connect, step, drained, pacing).await;
+        return check_if_decided(teller, connect, step, drained, pacing).await;
     };
     let asking = async {
         match connect().await {
@@ -67,7 +69,7 @@ where
                 remote,
                 answer,
             }));
-            checked(store, asked, step, drained, pacing).await
+            checked(teller, asked, step, drained, pacing).await
         }
         _ => Ok(step),
     }
@@ -115,7 +117,7 @@ pub async fn take_rung<S: RowStore>(
 
 /// The wake after `take_rung` took the push: the check, on the row the take returned.
 pub async fn wake_taken<S, A, C, F>(
-    store: &S,
+    teller: &Teller<'_, S>,
     connect: C,
     mut step: Step,
     taken: Drained,
@@ -132,12 +134,12 @@ where
     // `take_rung` took it only where the count stays within the bound.
     next::count_cycle(&mut step.cursor, history_bound);
     let (step, row, _) = decided(step, taken, Woke::Rung, pacing);
-    check_if_decided(store, connect, step, row, pacing).await
+    check_if_decided(teller, connect, step, row, pacing).await
 }
 
 /// The check, when the wake decided on one (on the row the drain left).
 async fn check_if_decided<S, A, C, F>(
-    store: &S,
+    teller: &Teller<'_, S>,
     connect: C,
     step: Step,
     row: Option<Row>,
@@ -150,7 +152,7 @@ where
     F: Future<Output = Result<A, RemoteError>>,
 {
     match step.next {
-        Some(Next::Check { .. }) => check(store, connect, step, row, pacing).await,
+        Some(Next::Check { .. }) => check(teller, connect, step, row, pacing).await,
         _ => Ok(step),
     }
 }

@@ -51,7 +51,7 @@ async fn an_echoed_credential_or_push_token_never_reaches_a_note_or_the_row() {
     fake.script_stream(Ok(vec![Ok(Update::Status(question.clone()))]));
     fake.set_task(question);
     let agent = Collecting::new(fake, Some(desk.clone()));
-    let store = WithArtifacts::new(&rows, Some(desk.clone()));
+    let store = Teller::new(&rows).with_artifacts(Some(desk.clone() as Arc<dyn NoteArtifacts>));
     steps::turn(
         &store,
         steps::ready(&agent),

@@ -38,7 +38,7 @@ async fn a_turn_s_streamed_artifacts_reach_the_final_note_with_the_task_s_own_ac
         Some(vec![artifact("report", "# Report\nAll good.")]),
     ));
     let agent = Collecting::new(fake, Some(desk.clone()));
-    let store = WithArtifacts::new(&rows, Some(desk.clone()));
+    let store = Teller::new(&rows).with_artifacts(Some(desk.clone() as Arc<dyn NoteArtifacts>));
     steps::turn(
         &store,
         steps::ready(&agent),
@@ -117,7 +117,7 @@ async fn an_artifact_completed_within_a_turn_is_told_as_it_completes() {
         })),
     ]));
     let agent = Collecting::new(fake, Some(desk.clone()));
-    let store = WithArtifacts::new(&rows, Some(desk.clone()));
+    let store = Teller::new(&rows).with_artifacts(Some(desk.clone() as Arc<dyn NoteArtifacts>));
     let spec = spec();
     let turn = steps::turn(
         &store,

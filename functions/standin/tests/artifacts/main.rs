@@ -13,9 +13,8 @@ use standin::artifacts::blobs::{BlobError, Upload, Versioned};
 use standin::artifacts::manifest::{Seen, StoredPart};
 use standin::artifacts::memory::MemoryBlobs;
 use standin::artifacts::sink::{PART_BYTES, PartSink};
-use standin::artifacts::{
-    Blobs, Bounds, Collecting, Desk, Manifest, Ours, PartRoom, WithArtifacts,
-};
+use standin::artifacts::{Blobs, Bounds, Collecting, Desk, Manifest, Ours, PartRoom};
+use standin::outbox::{NoteArtifacts, Teller};
 use standin::push::PushToken;
 use standin::row::memory::MemoryStore;
 use standin::row::{Row, RowStore};

@@ -17,7 +17,7 @@ async fn apply_notes_each_change_once_in_order() {
     let mut seqs = Vec::new();
     for out in &steps {
         seqs.push(
-            match doorbell::apply(&store, ID, out, &Guard::Open)
+            match doorbell::apply(&Teller::new(&store), ID, out, &Guard::Open)
                 .await
                 .expect("applied")
             {
@@ -48,7 +48,13 @@ async fn a_refused_apply_writes_no_note() {
     open_row(&store, WatchMode::Follow).await;
     park(&store, &bell, 2, "tok-2").await;
     assert_eq!(
-        doorbell::apply(&store, ID, &working("stale"), &Guard::Epoch(1)).await,
+        doorbell::apply(
+            &Teller::new(&store),
+            ID,
+            &working("stale"),
+            &Guard::Epoch(1)
+        )
+        .await,
         Err(StoreError::Refused(ID.into()))
     );
     assert!(store.outbox().is_empty());
@@ -64,13 +70,14 @@ async fn a_final_state_is_noted_and_closes_the_row_in_its_apply() {
     );
     open_row(&store, WatchMode::Push).await;
     park(&store, &bell, 1, "tok-1").await;
-    doorbell::apply(&store, ID, &working("building"), &Guard::Open)
+    doorbell::apply(&Teller::new(&store), ID, &working("building"), &Guard::Open)
         .await
         .expect("applied");
     let done = remote_out(REMOTE, TaskState::Completed, "ready");
-    let Applied::Changed { note, row } = doorbell::apply(&store, ID, &done, &Guard::Open)
-        .await
-        .expect("applied")
+    let Applied::Changed { note, row } =
+        doorbell::apply(&Teller::new(&store), ID, &done, &Guard::Open)
+            .await
+            .expect("applied")
     else {
         panic!("a final state is a change");
     };
@@ -95,7 +102,7 @@ async fn a_final_state_is_noted_and_closes_the_row_in_its_apply() {
         );
     }
     assert_eq!(
-        doorbell::apply(&store, ID, &working("after"), &Guard::Open).await,
+        doorbell::apply(&Teller::new(&store), ID, &working("after"), &Guard::Open).await,
         Err(StoreError::Refused(ID.into()))
     );
     assert!(bell.rings().is_empty());
@@ -133,7 +140,7 @@ async fn a_final_state_is_noted_and_closes_the_row_in_its_apply() {
 
 /// The end as the End function runs it, with `agent` as what its connector finds.
 async fn end<A: Agent>(store: &MemoryStore, agent: Option<&A>, cause: &EndCause) -> Closed {
-    doorbell::end_in_order(store, ID, cause, || async move { agent })
+    doorbell::end_in_order(&Teller::new(store), ID, cause, || async move { agent })
         .await
         .expect("ended")
 }
@@ -233,7 +240,7 @@ async fn end_on_a_final_state_notes_it_once_and_cancels_nothing() {
     let (store, agent) = (MemoryStore::new(), FakeAgent::new(true));
     open_row(&store, WatchMode::Push).await;
     let done = remote_out(REMOTE, TaskState::Completed, "Your blue widget is ready.");
-    doorbell::apply(&store, ID, &done, &Guard::Open)
+    doorbell::apply(&Teller::new(&store), ID, &done, &Guard::Open)
         .await
         .expect("applied");
     let notes = store.outbox();
@@ -267,7 +274,7 @@ async fn end_in_follow_or_off_mode_deletes_nothing() {
         let (store, agent) = (MemoryStore::new(), FakeAgent::new(true));
         open_row(&store, mode).await;
         let done = remote_out(REMOTE, TaskState::Completed, "done");
-        doorbell::apply(&store, ID, &done, &Guard::Open)
+        doorbell::apply(&Teller::new(&store), ID, &done, &Guard::Open)
             .await
             .expect("applied");
         end(&store, Some(&agent), &EndCause::Final).await;
@@ -306,7 +313,7 @@ async fn close_writes_a_canceled_or_failed_note_once() {
             .record(ID, &reply("unread"), &Guard::Open)
             .await
             .expect("recorded");
-        doorbell::apply(&store, ID, &working("busy"), &Guard::Open)
+        doorbell::apply(&Teller::new(&store), ID, &working("busy"), &Guard::Open)
             .await
             .expect("applied");
         let first = end::<FakeAgent>(&store, None, &cause).await;

@@ -14,7 +14,7 @@ async fn race_late_follow_from_an_old_epoch_is_fenced_out() {
     let new = park(&store, &bell, 2, "tok-2").await;
     let before = store.snapshot(ID).expect("row");
     let err = doorbell::follow_report(
-        &store,
+        &Teller::new(&store),
         &bell,
         &old,
         old.epoch,
@@ -28,7 +28,7 @@ async fn race_late_follow_from_an_old_epoch_is_fenced_out() {
     assert!(store.outbox().is_empty() && bell.rings().is_empty());
     // The current follow's report goes through: applied, noted, recorded, rung.
     doorbell::follow_report(
-        &store,
+        &Teller::new(&store),
         &bell,
         &new,
         new.epoch,
@@ -76,7 +76,7 @@ async fn the_watchers_fence_closes_at_the_wake() {
         let writes = store.writes();
         assert_eq!(
             doorbell::follow_report(
-                &store,
+                &Teller::new(&store),
                 &bell,
                 &parked,
                 1,
@@ -88,12 +88,20 @@ async fn the_watchers_fence_closes_at_the_wake() {
             "{end_park}: a change"
         );
         assert_eq!(
-            doorbell::follow_report(&store, &bell, &parked, 1, None, FollowOutcome::Failed).await,
+            doorbell::follow_report(
+                &Teller::new(&store),
+                &bell,
+                &parked,
+                1,
+                None,
+                FollowOutcome::Failed
+            )
+            .await,
             Err(StoreError::Refused(ID.into())),
             "{end_park}: a report without a change"
         );
         assert_eq!(
-            doorbell::apply(&store, ID, &working("late"), &Guard::Epoch(1)).await,
+            doorbell::apply(&Teller::new(&store), ID, &working("late"), &Guard::Epoch(1)).await,
             Err(StoreError::Refused(ID.into())),
             "{end_park}: a plain apply"
         );
@@ -111,7 +119,7 @@ async fn a_follow_that_finds_nothing_new_reports_unchanged() {
     let row = park(&store, &bell, 1, "tok-1").await;
     let same = remote_out(REMOTE, TaskState::InputRequired, "What colour?");
     doorbell::follow_report(
-        &store,
+        &Teller::new(&store),
         &bell,
         &row,
         row.epoch,
@@ -137,7 +145,7 @@ async fn a_follow_that_applies_a_final_state_rings_its_park_directly() {
     let row = park(&store, &bell, 1, "tok-1").await;
     let done = remote_out(REMOTE, TaskState::Completed, "done");
     let outcome = doorbell::follow_report(
-        &store,
+        &Teller::new(&store),
         &bell,
         &row,
         row.epoch,

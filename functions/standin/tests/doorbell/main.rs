@@ -13,6 +13,7 @@ use standin::doorbell::{self, EndCause, follow_should_stop};
 use standin::outbox::ParentNote;
 use standin::outbox::ParentQueue;
 use standin::outbox::QueueError;
+use standin::outbox::Teller;
 use standin::outbox::deliver as notify;
 use standin::outbox::memory::MemoryQueue;
 use standin::push::receiver;

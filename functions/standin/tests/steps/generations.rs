@@ -25,7 +25,7 @@ async fn an_execution_with_another_stand_ins_id_touches_nothing() {
     );
     thief.parent_task_token = Some("thief-token".into());
     let refused = steps::turn(
-        &w.store,
+        &Teller::new(&w.store),
         steps::ready(&w.agent),
         Some(&spec),
         thief.clone(),
@@ -36,7 +36,7 @@ async fn an_execution_with_another_stand_ins_id_touches_nothing() {
     assert!(matches!(refused, Err(StepError::NotOurs(_))), "{refused:?}");
     let mut ending = thief.clone();
     ending.next = Some(Next::End(EndCause::failed("stolen")));
-    let end = steps::end(&w.store, &ending, steps::ready(&w.agent)).await;
+    let end = steps::end(&Teller::new(&w.store), &ending, steps::ready(&w.agent)).await;
     assert!(matches!(end, Err(StepError::NotOurs(_))), "{end:?}");
     let mut waking = thief.clone();
     waking.next = Some(Next::Park {
@@ -44,7 +44,15 @@ async fn an_execution_with_another_stand_ins_id_touches_nothing() {
         timeout_secs: 5,
     });
     waking.park = Some(ParkOutcome::woke(Woke::Rung));
-    let woke = steps::wake(&w.store, steps::ready(&w.agent), waking, None, 100, PACING).await;
+    let woke = steps::wake(
+        &Teller::new(&w.store),
+        steps::ready(&w.agent),
+        waking,
+        None,
+        100,
+        PACING,
+    )
+    .await;
     assert!(matches!(woke, Err(StepError::NotOurs(_))), "{woke:?}");
     let thief_owner = Owner {
         execution: Some("thief-1".into()),
@@ -69,7 +77,7 @@ async fn an_execution_with_another_stand_ins_id_touches_nothing() {
     w.agent
         .script_stream(Ok(vec![Ok(update(TaskState::Completed, "done"))]));
     let turned = steps::turn(
-        &w.store,
+        &Teller::new(&w.store),
         steps::ready(&w.agent),
         Some(&spec),
         own,
@@ -93,7 +101,7 @@ async fn a_rolled_generation_needs_its_predecessors_lease() {
     early.generation = 1;
     early.park = Some(ParkOutcome::woke(Woke::Rung));
     let refused = steps::wake(
-        &w.store,
+        &Teller::new(&w.store),
         steps::ready(&w.agent),
         early.clone(),
         None,
@@ -108,7 +116,7 @@ async fn a_rolled_generation_needs_its_predecessors_lease() {
     step.park = Some(ParkOutcome::woke(Woke::Rung));
     step.cursor.cycles = 5;
     let rolled = steps::wake(
-        &w.store,
+        &Teller::new(&w.store),
         steps::ready(&w.agent),
         run_by(step, ID),
         None,
@@ -129,7 +137,7 @@ async fn a_rolled_generation_needs_its_predecessors_lease() {
     );
     early.lease = Some("a guess".into());
     let refused = steps::wake(
-        &w.store,
+        &Teller::new(&w.store),
         steps::ready(&w.agent),
         early.clone(),
         None,
@@ -145,7 +153,7 @@ async fn a_rolled_generation_needs_its_predecessors_lease() {
     let known = w.store.snapshot(ID);
     let writes = w.store.writes();
     let refused = steps::wake(
-        &w.store,
+        &Teller::new(&w.store),
         steps::ready(&w.agent),
         early,
         known.as_ref(),
@@ -184,7 +192,7 @@ async fn the_generation_that_rolled_may_finish_and_no_older_one_comes_back() {
     step.park = Some(ParkOutcome::woke(Woke::Rung));
     step.cursor.cycles = 5;
     let first = steps::wake(
-        &w.store,
+        &Teller::new(&w.store),
         steps::ready(&w.agent),
         step.clone(),
         None,
@@ -210,7 +218,7 @@ async fn the_generation_that_rolled_may_finish_and_no_older_one_comes_back() {
     gen1.park = Some(ParkOutcome::woke(Woke::Rung));
     gen1.cursor.cycles = 5;
     let rolled = steps::wake(
-        &w.store,
+        &Teller::new(&w.store),
         steps::ready(&w.agent),
         gen1.clone(),
         None,
@@ -223,7 +231,7 @@ async fn the_generation_that_rolled_may_finish_and_no_older_one_comes_back() {
     assert_eq!(gen2.name, format!("{ID}__2"));
     // Its wake retried after the roll's write: the same successor, not a refusal.
     let retried = steps::wake(
-        &w.store,
+        &Teller::new(&w.store),
         steps::ready(&w.agent),
         gen1.clone(),
         None,
@@ -241,7 +249,7 @@ async fn the_generation_that_rolled_may_finish_and_no_older_one_comes_back() {
     stolen.next = Some(Next::End(EndCause::failed(
         "its successor's name was taken",
     )));
-    let closed = steps::end(&w.store, &stolen, steps::ready(&w.agent))
+    let closed = steps::end(&Teller::new(&w.store), &stolen, steps::ready(&w.agent))
         .await
         .unwrap()
         .expect("closed");
@@ -249,6 +257,6 @@ async fn the_generation_that_rolled_may_finish_and_no_older_one_comes_back() {
     // Generation 0, by its old name, may not come back.
     let mut old = run_by(Step::start(ID, "widgets", "again"), ID);
     old.next = Some(Next::End(EndCause::failed("back")));
-    let refused = steps::end(&w.store, &old, steps::ready(&w.agent)).await;
+    let refused = steps::end(&Teller::new(&w.store), &old, steps::ready(&w.agent)).await;
     assert!(matches!(refused, Err(StepError::NotOurs(_))), "{refused:?}");
 }

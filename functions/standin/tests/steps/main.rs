@@ -11,6 +11,7 @@ use standin::doorbell::memory::MemoryDoorbell;
 use standin::doorbell::{self, EndCause};
 use standin::follow::FollowEnd;
 use standin::follow::{FollowTiming, WindowEnd};
+use standin::outbox::Teller;
 use standin::push::receiver;
 use standin::row::Closed;
 use standin::row::RowStore;
@@ -143,7 +144,7 @@ impl World {
             match step.next.clone() {
                 None | Some(Next::Turn { .. }) => {
                     step = steps::turn(
-                        &self.store,
+                        &Teller::new(&self.store),
                         steps::ready(&self.agent),
                         Some(spec),
                         step,
@@ -155,7 +156,7 @@ impl World {
                 }
                 Some(Next::Register) => {
                     step = steps::register(
-                        &self.store,
+                        &Teller::new(&self.store),
                         steps::ready(&self.agent),
                         Some(spec),
                         Some(BASE),
@@ -198,7 +199,7 @@ impl World {
         let taken = steps::take_rung(&self.store, &step, 100).await.unwrap();
         let step = match taken {
             Some(taken) => steps::wake_taken(
-                &self.store,
+                &Teller::new(&self.store),
                 steps::ready(&self.agent),
                 step,
                 taken,
@@ -210,7 +211,7 @@ impl World {
             None => {
                 let known = self.store.snapshot(ID);
                 steps::wake(
-                    &self.store,
+                    &Teller::new(&self.store),
                     steps::ready(&self.agent),
                     step,
                     known.as_ref(),
@@ -242,7 +243,7 @@ impl World {
     /// The follow function for the park `step` decided on.
     async fn follow(&self, step: &Step, token: &str) -> FollowEnd {
         standin::follow::follow(
-            &self.store,
+            &Teller::new(&self.store),
             &self.bell,
             &self.agent,
             ID,
@@ -257,7 +258,7 @@ impl World {
     /// The end as the End function runs it: close, tell the parent, clean up.
     async fn end(&self, step: &Step) -> Closed {
         let agent = &self.agent;
-        steps::end(&self.store, step, steps::ready(agent))
+        steps::end(&Teller::new(&self.store), step, steps::ready(agent))
             .await
             .unwrap()
             .unwrap()

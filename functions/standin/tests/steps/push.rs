@@ -138,7 +138,7 @@ async fn the_push_a_ring_carried_is_taken_by_the_wakes_first_write() {
     let reads = w.store.reads();
     let taken = steps::take_rung(&w.store, &step, 100).await.unwrap();
     let step = steps::wake_taken(
-        &w.store,
+        &Teller::new(&w.store),
         steps::ready(&w.agent),
         step,
         taken.expect("the carried push is taken"),
@@ -167,7 +167,7 @@ async fn the_push_a_ring_carried_is_taken_by_the_wakes_first_write() {
     assert_eq!(steps::take_rung(&w.store, &step, 100).await.unwrap(), None);
     let known = w.store.snapshot(ID);
     steps::wake(
-        &w.store,
+        &Teller::new(&w.store),
         steps::ready(&w.agent),
         step,
         known.as_ref(),
@@ -210,7 +210,7 @@ async fn a_wake_that_rolls_does_not_take_the_rung_push() {
         "still pending"
     );
     let rolled = steps::wake(
-        &w.store,
+        &Teller::new(&w.store),
         steps::ready(&w.agent),
         step.clone(),
         known.as_ref(),
@@ -311,7 +311,7 @@ async fn a_push_while_the_wake_asks_is_not_swallowed_by_the_answer_before_it() {
     step.park = Some(ParkOutcome::woke(Woke::Rung));
     let known = w.store.snapshot(ID);
     steps::wake(
-        &store,
+        &Teller::new(&store),
         steps::ready(&w.agent),
         step,
         known.as_ref(),

@@ -18,7 +18,7 @@ async fn a_retried_wake_after_its_check_applied_a_final_state_ends_final() {
     woken.park = Some(ParkOutcome::woke(Woke::TimedOut));
     let asked = w.agent.count("GetTask");
     let first = steps::wake(
-        &w.store,
+        &Teller::new(&w.store),
         steps::ready(&w.agent),
         woken.clone(),
         None,
@@ -32,9 +32,16 @@ async fn a_retried_wake_after_its_check_applied_a_final_state_ends_final() {
         asked + 1,
         "the idle push park was checked"
     );
-    let retried = steps::wake(&w.store, steps::ready(&w.agent), woken, None, 100, PACING)
-        .await
-        .unwrap();
+    let retried = steps::wake(
+        &Teller::new(&w.store),
+        steps::ready(&w.agent),
+        woken,
+        None,
+        100,
+        PACING,
+    )
+    .await
+    .unwrap();
     assert_eq!(first.next, Some(Next::End(EndCause::Final)));
     assert_eq!(retried.next, Some(Next::End(EndCause::Final)));
     assert_eq!(
@@ -51,9 +58,15 @@ async fn a_follow_without_an_agent_leaves_no_stale_report_when_an_event_waits() 
     let spec = spec(Updates::Follow);
     let step = first_turn(&w, &spec).await;
     w.ring(reply("blue")).await;
-    let end = standin::follow::follow_unavailable(&w.store, &w.bell, ID, park_no(&step), "f1")
-        .await
-        .unwrap();
+    let end = standin::follow::follow_unavailable(
+        &Teller::new(&w.store),
+        &w.bell,
+        ID,
+        park_no(&step),
+        "f1",
+    )
+    .await
+    .unwrap();
     assert_eq!(
         end,
         FollowEnd::ParkOver,
@@ -82,7 +95,7 @@ async fn the_follow_heartbeats_while_the_agent_is_slow_to_open_the_stream() {
         ..TIMING
     };
     let end = standin::follow::follow(
-        &w.store,
+        &Teller::new(&w.store),
         &w.bell,
         &w.agent,
         ID,

@@ -3,25 +3,26 @@
 use super::*;
 
 /// A first turn ("go") of `w`'s stand-in, reaching the agent through `connect`.
-fn first_turn_of<'a, A, C, F>(
-    w: &'a World,
+async fn first_turn_of<A, C, F>(
+    w: &World,
     connect: C,
-    spec: &'a AgentSpec,
+    spec: &AgentSpec,
     window: Duration,
-) -> impl std::future::Future<Output = Result<Step, StepError>> + 'a
+) -> Result<Step, StepError>
 where
-    A: standin_remote::Agent + 'a,
-    C: FnOnce() -> F + 'a,
-    F: std::future::Future<Output = Result<A, RemoteError>> + 'a,
+    A: standin_remote::Agent,
+    C: FnOnce() -> F,
+    F: std::future::Future<Output = Result<A, RemoteError>>,
 {
     steps::turn(
-        &w.store,
+        &Teller::new(&w.store),
         connect,
         Some(spec),
         Step::start(ID, "widgets", "go"),
         window,
         PACING,
     )
+    .await
 }
 
 #[tokio::test]
@@ -298,9 +299,16 @@ async fn a_turn_that_step_functions_runs_again_sends_the_same_message_id() {
     w.ring(reply("blue")).await;
     let mut woke = step.clone();
     woke.park = Some(ParkOutcome::woke(Woke::Rung));
-    let turn = steps::wake(&w.store, steps::ready(&w.agent), woke, None, 100, PACING)
-        .await
-        .unwrap();
+    let turn = steps::wake(
+        &Teller::new(&w.store),
+        steps::ready(&w.agent),
+        woke,
+        None,
+        100,
+        PACING,
+    )
+    .await
+    .unwrap();
     assert!(
         matches!(turn.next, Some(Next::Turn { .. })),
         "{:?}",
@@ -312,7 +320,7 @@ async fn a_turn_that_step_functions_runs_again_sends_the_same_message_id() {
         w.agent
             .script_stream(Ok(vec![Ok(update(TaskState::Working, "on it"))]));
         steps::turn(
-            &w.store,
+            &Teller::new(&w.store),
             steps::ready(&w.agent),
             Some(&spec),
             turn.clone(),
@@ -371,7 +379,7 @@ async fn a_final_state_applied_by_a_follow_wins_over_a_pending_reply() {
     w.ring(reply("blue")).await;
     let done = standin::state::remote_out(REMOTE, TaskState::Completed, "done");
     doorbell::follow_report(
-        &w.store,
+        &Teller::new(&w.store),
         &w.bell,
         &parked,
         parked.epoch,
@@ -422,7 +430,7 @@ async fn a_cancel_decided_before_a_final_state_writes_no_second_note() {
         Some(Next::End(EndCause::Cancelled { .. }))
     ));
     let done = standin::state::remote_out(REMOTE, TaskState::Completed, "done");
-    doorbell::apply(&w.store, ID, &done, &Guard::Open)
+    doorbell::apply(&Teller::new(&w.store), ID, &done, &Guard::Open)
         .await
         .unwrap();
     let closed = w.end(&step).await;

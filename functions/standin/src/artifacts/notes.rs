@@ -1,0 +1,44 @@
+//! The desk as a note's artifacts (stages 1 and 5 of the outbox's `tell`): before a note
+//! is written the desk folds in what the calls saw, and the note carries the artifacts
+//! completed since the last one (the final note, all of them); once it is written, the
+//! manifest records it.
+
+use futures_util::future::BoxFuture;
+
+use super::desk::Desk;
+use crate::outbox::{Due, NoteArtifacts};
+use crate::row::Watch;
+
+impl NoteArtifacts for Desk {
+    fn due(&self, is_final: bool) -> BoxFuture<'_, Due> {
+        Box::pin(async move {
+            match self.save().await {
+                Ok(manifest) => {
+                    let note = manifest.for_note(is_final);
+                    Due {
+                        views: note.views,
+                        omitted: note.omitted,
+                        versions: note.told,
+                    }
+                }
+                Err(err) => {
+                    tracing::error!(error = %err, "artifacts not recorded; the note goes without them");
+                    Due::default()
+                }
+            }
+        })
+    }
+
+    fn told(&self, due: Due) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if let Err(err) = self.noted(due.versions).await {
+                tracing::error!(error = %err, "artifacts told but not marked; the next note repeats them");
+            }
+        })
+    }
+
+    fn watching(&self, watch: &Watch) {
+        // A registration gave the agent a push token: an echo of it is blanked from now.
+        self.set_token(watch.token_digest.clone());
+    }
+}

@@ -1,0 +1,163 @@
+//! A note's journey, in one place and in order. Every step that tells the parent
+//! something calls [`Teller::tell`] (a change) or [`Teller::tell_end`] (the final note):
+//!
+//! 1. **fold the artifacts**: what the agent's answers held is folded into the stand-in's
+//!    manifest, and the note takes those completed since the last one (all, on a final
+//!    note);
+//! 2. **commit**: the change and its note in one conditional write (`RowStore::apply`,
+//!    `RowStore::close`), the note under the next number;
+//! 3. **send at once**: when every note before it has reached the parent, the note goes
+//!    to every outlet now (`at_once`), else the notes table's stream delivers it in order;
+//! 4. **mark sent**, so the stream passes over it;
+//! 5. **mark the artifacts told**, so the next note does not carry them again.
+//!
+//! Each stage after the commit may fail without losing anything: an unsent note is the
+//! stream's, an unmarked one is sent again and deduplicated by `task_id:seq`, artifacts
+//! not marked told ride on the next note too.
+
+use std::sync::Arc;
+
+use futures_util::future::BoxFuture;
+
+use crate::row::{Applied, Closed, Guard, Row, RowStore, StoreError, Watch};
+use crate::state::RemoteOut;
+use standin_wire::{ArtifactView, ParentNote};
+
+/// The artifacts a note carries: where stage 1 and stage 5 happen (the stand-in's
+/// artifacts desk, for this invocation).
+pub trait NoteArtifacts: Send + Sync {
+    /// The artifacts the next note carries, folded from what the calls saw.
+    fn due(&self, is_final: bool) -> BoxFuture<'_, Due>;
+    /// The note that carried `due` was written.
+    fn told(&self, due: Due) -> BoxFuture<'_, ()>;
+    /// The stand-in's watch is now `watch` (a push token given is never kept or told).
+    fn watching(&self, watch: &Watch);
+}
+
+/// What a note carries of the artifacts.
+#[derive(Debug, Default)]
+pub struct Due {
+    pub views: Vec<ArtifactView>,
+    /// Due but past the note's room (the API lists them).
+    pub omitted: u32,
+    /// Which versions the note tells, to mark once it is written.
+    pub versions: Vec<(String, u64)>,
+}
+
+/// Stages 3 and 4: the note sent to every outlet now, and marked sent.
+pub trait SendsAtOnce: Send + Sync {
+    /// `row` is the row as the write that committed `note` left it.
+    fn send<'a>(&'a self, row: &'a Row, note: &'a ParentNote) -> BoxFuture<'a, ()>;
+}
+
+/// One invocation's teller: the row store, and, where the function has them, the
+/// stand-in's artifacts and the outlets a note is sent to at once.
+pub struct Teller<'a, S> {
+    rows: &'a S,
+    artifacts: Option<Arc<dyn NoteArtifacts + 'a>>,
+    at_once: Option<Box<dyn SendsAtOnce + 'a>>,
+}
+
+impl<'a, S: RowStore> Teller<'a, S> {
+    /// Notes committed only: the stream sends them, and no artifacts are kept.
+    pub fn new(rows: &'a S) -> Self {
+        Self {
+            rows,
+            artifacts: None,
+            at_once: None,
+        }
+    }
+
+    pub fn with_artifacts(mut self, artifacts: Option<Arc<dyn NoteArtifacts + 'a>>) -> Self {
+        self.artifacts = artifacts;
+        self
+    }
+
+    pub fn sending_at_once(mut self, at_once: impl SendsAtOnce + 'a) -> Self {
+        self.at_once = Some(Box::new(at_once));
+        self
+    }
+
+    /// The row store, for everything that tells nobody.
+    pub fn rows(&self) -> &'a S {
+        self.rows
+    }
+
+    /// Tells a change of stand-in `task_id` under `guard`; `seen` is the row as the
+    /// caller last read or wrote it, when it has one (a read less). Unchanged when the
+    /// row has that (state, text) already and no artifact is due.
+    pub async fn tell(
+        &self,
+        task_id: &str,
+        seen: Option<&Row>,
+        out: &RemoteOut,
+        guard: &Guard,
+    ) -> Result<Applied, StoreError> {
+        let (out, due) = self.fold(out).await;
+        let applied = match seen {
+            Some(row) => self.rows.apply_to(row, &out, guard).await?,
+            None => self.rows.apply(task_id, &out, guard).await?,
+        };
+        if let Applied::Changed { note, row } = &applied {
+            self.send(row, note).await;
+            self.mark_told(due).await;
+        }
+        Ok(applied)
+    }
+
+    /// Closes stand-in `task_id`, with its final note when given one (written once: a
+    /// row whose final state is told already changes no more).
+    pub async fn tell_end(
+        &self,
+        task_id: &str,
+        final_note: Option<&RemoteOut>,
+    ) -> Result<Closed, StoreError> {
+        let Some(out) = final_note else {
+            return self.rows.close(task_id, None).await;
+        };
+        let (out, due) = self.fold(out).await;
+        let closed = self.rows.close(task_id, Some(&out)).await?;
+        if let Some(note) = &closed.note {
+            self.send(&closed.row, note).await;
+            self.mark_told(due).await;
+        }
+        Ok(closed)
+    }
+
+    /// Sets the stand-in's watch; its artifacts learn the push token the agent holds.
+    pub async fn set_watch(&self, task_id: &str, watch: &Watch) -> Result<Row, StoreError> {
+        let row = self.rows.set_watch(task_id, watch).await?;
+        if let Some(artifacts) = &self.artifacts {
+            artifacts.watching(watch);
+        }
+        Ok(row)
+    }
+
+    /// Stage 1.
+    async fn fold(&self, out: &RemoteOut) -> (RemoteOut, Option<Due>) {
+        let mut out = out.clone();
+        let Some(artifacts) = &self.artifacts else {
+            return (out, None);
+        };
+        let mut due = artifacts.due(out.is_final).await;
+        out.artifacts = std::mem::take(&mut due.views);
+        out.artifacts_omitted = due.omitted;
+        (out, Some(due))
+    }
+
+    /// Stages 3 and 4.
+    async fn send(&self, row: &Row, note: &ParentNote) {
+        if let Some(at_once) = &self.at_once {
+            at_once.send(row, note).await;
+        }
+    }
+
+    /// Stage 5.
+    async fn mark_told(&self, due: Option<Due>) {
+        if let (Some(artifacts), Some(due)) = (&self.artifacts, due)
+            && !due.versions.is_empty()
+        {
+            artifacts.told(due).await;
+        }
+    }
+}
