@@ -17,13 +17,18 @@ pub struct RemoteOut {
     pub text: String,
     #[serde(rename = "final")]
     pub is_final: bool,
-    /// What the note for this change carries of the artifacts (added by the artifact
-    /// store just before the note is written; never kept on the row).
+    /// What the note for this change carries of the artifacts (added by the note's
+    /// journey, `outbox::tell`, just before the note is written; never kept on the row).
     #[serde(skip)]
     pub artifacts: Vec<standin_wire::ArtifactView>,
     /// Artifacts due on the note but past its room (the API lists them).
     #[serde(skip)]
     pub artifacts_omitted: u32,
+    /// Told for the artifacts it carries: a turn read an artifact completed while the
+    /// agent works, and a note of the state so far carries it though (state, text)
+    /// stayed. Only a turn sets it (never kept on the row).
+    #[serde(skip)]
+    pub artifacts_are_news: bool,
     /// The status message's other parts (a question's form), for the note; never kept
     /// on the row.
     #[serde(skip)]
@@ -37,13 +42,15 @@ impl RemoteOut {
     }
 
     /// Whether a note of this change tells the parent anything after `last`: a different
-    /// (state, text), or, while the agent works, artifacts completed since the last note
-    /// (the artifact store adds them only when due, and marks them told once noted, so
-    /// this cannot repeat). A question or an end is told once: one repeated to carry an
-    /// artifact would read as asked again, so its artifacts wait for the next change.
+    /// (state, text), or, for a turn telling an artifact completed while the agent works,
+    /// artifacts completed since the last note. A question or an end is told once (one
+    /// repeated to carry an artifact would read as asked again), and the watches note
+    /// only new states: their artifacts ride on the next change.
     pub fn is_news_after(&self, last: Option<&Self>) -> bool {
-        let progress = self.state == TaskState::Working && !self.artifacts.is_empty();
-        progress || last.is_none_or(|last| self.differs_from(last))
+        let artifact_progress = self.artifacts_are_news
+            && self.state == TaskState::Working
+            && !self.artifacts.is_empty();
+        artifact_progress || last.is_none_or(|last| self.differs_from(last))
     }
 }
 
@@ -68,6 +75,7 @@ pub fn remote_out(remote_task_id: &str, state: TaskState, text: &str) -> RemoteO
         is_final: state.is_terminal(),
         artifacts: Vec::new(),
         artifacts_omitted: 0,
+        artifacts_are_news: false,
         parts: Vec::new(),
     }
 }

@@ -228,6 +228,7 @@ fn final_out(row: &Row, cause: &EndCause) -> RemoteOut {
         is_final: true,
         artifacts: Vec::new(),
         artifacts_omitted: 0,
+        artifacts_are_news: false,
         parts: Vec::new(),
     }
 }
@@ -345,6 +346,7 @@ async fn cancel_remote<A: Agent>(
         is_final: true,
         artifacts: Vec::new(),
         artifacts_omitted: 0,
+        artifacts_are_news: false,
         parts: Vec::new(),
     };
     let task = match agent.cancel(remote).await {

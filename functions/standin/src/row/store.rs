@@ -146,7 +146,7 @@ pub trait RowStore: Send + Sync {
         task_id: &str,
         rung: &Rung<'_>,
     ) -> impl Future<Output = Result<Option<Drained>, StoreError>> + Send;
-    /// If (state, text) differs from `last`: moves `last` to `out`, takes the next note
+    /// If `out` is news after `last` (`RemoteOut::is_news_after`): moves `last` to `out`, takes the next note
     /// number and writes the parent's note to the outbox, all in one transaction; a final
     /// state also closes the row in it. Refused when the guard fails.
     fn apply(

@@ -57,19 +57,22 @@ impl<'a, S: RowStore> Progress<'a, S> {
         }
     }
 
-    /// An artifact completed mid-turn, `now` the state the turn has read so far: a note of
-    /// that state is told to carry it (the store writes one only if an artifact is due on
-    /// it), unless the turn is at its question or end, whose note carries it anyway.
+    /// An artifact completed mid-turn, `now` the state the turn has read so far: while
+    /// the agent works, a note of that state is told to carry it (written only if an
+    /// artifact is due on it). Before the agent works (SUBMITTED) the next state carries
+    /// it; at a question or an end, their note does.
     pub(crate) async fn artifact_completed(
         &mut self,
         now: Option<&RemoteOut>,
         context: Option<&str>,
     ) {
-        let Some(out) = now else {
+        let Some(out) = now.filter(|o| o.state == TaskState::Working) else {
             return;
         };
-        if !(out.is_final || out.state.is_interrupted() || out.remote_task_id.is_empty()) {
-            self.hold(out, context).await;
+        if !out.remote_task_id.is_empty() {
+            let mut out = out.clone();
+            out.artifacts_are_news = true;
+            self.hold(&out, context).await;
         }
     }
 

@@ -90,6 +90,51 @@ async fn an_echoed_credential_or_push_token_never_reaches_a_note_or_the_row() {
     assert!(!read.differs_from(row.last.as_ref().unwrap()), "{read:?}");
 }
 
+/// The push token a registration gives the agent is blanked from what the agent says
+/// from then on: the teller hands the new watch's digest to the artifacts' desk.
+#[tokio::test]
+async fn a_push_token_given_at_registration_is_blanked_from_then_on() {
+    let token = PushToken::generate();
+    let rows = MemoryStore::new();
+    rows.create(&Row::new(ID, "widgets")).await.unwrap();
+    let blobs = Arc::new(MemoryBlobs::default());
+    // The invocation began before the agent had a token.
+    let desk = Arc::new(desk_on(&blobs));
+    let teller = Teller::new(&rows).with_artifacts(Some(desk.clone() as Arc<dyn NoteArtifacts>));
+    let watch = standin::row::Watch {
+        mode: standin::row::WatchMode::Push,
+        config_id: Some("cfg".into()),
+        token_digest: Some(token.digest()),
+    };
+    teller.set_watch(ID, &watch).await.unwrap();
+    let question = Status {
+        context_id: Some("ctx".into()),
+        parts: vec![Part {
+            media_type: Some("application/pdf".into()),
+            filename: Some(format!("contract-{}.pdf", token.expose())),
+            content: Content::Data("{}".into()),
+        }],
+        ..Status::new(REMOTE, TaskState::InputRequired, Some("Sign it?"))
+    };
+    let fake = FakeAgent::new(false);
+    fake.script_stream(Ok(vec![Ok(Update::Status(question.clone()))]));
+    fake.set_task(question);
+    let agent = Collecting::new(fake, Some(desk.clone()));
+    steps::turn(
+        &teller,
+        steps::ready(&agent),
+        Some(&spec()),
+        Step::start(ID, "widgets", "review the contract"),
+        Duration::from_secs(5),
+        PACING,
+    )
+    .await
+    .unwrap();
+    let told = serde_json::to_string(&rows.outbox()).unwrap();
+    assert!(told.contains("contract-"), "{told}");
+    assert!(!told.contains(token.expose()), "{told}");
+}
+
 /// A hostile agent's artifacts with 1 MiB of metadata and 100 KB names each made a
 /// manifest of tens of MB that every reader loads whole: each field is bounded, and
 /// metadata past its bound is marked, not kept.

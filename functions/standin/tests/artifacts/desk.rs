@@ -85,8 +85,8 @@ async fn a_turn_s_streamed_artifacts_reach_the_final_note_with_the_task_s_own_ac
 }
 
 /// An artifact completed mid-turn, with the agent's state and text unchanged, reaches
-/// the parent as a note of its own before the turn ends; one read within the coalescing
-/// bound of the last told waits its turn, and none is told twice.
+/// the parent as a note of its own before the turn ends, and one still being written
+/// does not.
 #[tokio::test(start_paused = true)]
 async fn an_artifact_completed_within_a_turn_is_told_as_it_completes() {
     let rows = MemoryStore::new();
@@ -156,6 +156,47 @@ async fn an_artifact_completed_within_a_turn_is_told_as_it_completes() {
             .all(|n| n.state == TaskState::Working && !n.is_final)
     );
     assert!(notes[1].artifacts[0].complete);
+}
+
+/// An artifact completed before the agent works (the task only SUBMITTED) adds no note:
+/// a SUBMITTED state is not news, and the next change carries the artifact.
+#[tokio::test(start_paused = true)]
+async fn an_artifact_completed_before_the_agent_works_waits_for_the_next_change() {
+    let rows = MemoryStore::new();
+    rows.create(&Row::new(ID, "widgets")).await.unwrap();
+    let blobs = Arc::new(MemoryBlobs::default());
+    let desk = Arc::new(desk_on(&blobs));
+    let fake = FakeAgent::new(false);
+    fake.keep_streams_open();
+    fake.script_stream(Ok(vec![
+        Ok(Update::Status(Status::new(
+            REMOTE,
+            TaskState::Submitted,
+            None,
+        ))),
+        Ok(Update::Artifact(ArtifactUpdate {
+            artifact: artifact("outline", "# Outline"),
+            append: false,
+            last_chunk: true,
+        })),
+    ]));
+    let agent = Collecting::new(fake, Some(desk.clone()));
+    let teller = Teller::new(&rows).with_artifacts(Some(desk.clone() as Arc<dyn NoteArtifacts>));
+    let spec = spec();
+    let turn = steps::turn(
+        &teller,
+        steps::ready(&agent),
+        Some(&spec),
+        Step::start(ID, "widgets", "write the report"),
+        Duration::from_secs(3600),
+        PACING,
+    );
+    tokio::pin!(turn);
+    tokio::select! {
+        _ = &mut turn => panic!("the turn ended while the agent's stream was open"),
+        () = tokio::time::sleep(steps::COALESCE * 4) => {}
+    }
+    assert!(rows.outbox().is_empty(), "{:?}", rows.outbox());
 }
 
 /// An artifact of one link: nothing of it is stored, so the manifest's reads are the

@@ -48,9 +48,9 @@ pub async fn apply_changes_once_notes_each_change_and_is_fenced<S: RowStore>(sto
     );
 }
 
-/// An artifact completed while the agent works, its state and text unchanged: the note
-/// that carries it is a change of its own (the artifact store puts on a change only
-/// artifacts not yet told). Not so for a question.
+/// A turn tells an artifact completed while the agent works, its state and text
+/// unchanged: the note that carries it is a change of its own (the journey puts on a
+/// change only artifacts not yet told). Not so for a question, nor for a watch's change.
 pub async fn a_change_carrying_artifacts_is_noted_though_its_state_stayed<S: RowStore>(store: &S) {
     push_row(store).await;
     let drafting = working("drafting");
@@ -65,6 +65,7 @@ pub async fn a_change_carrying_artifacts_is_noted_though_its_state_stayed<S: Row
             complete: true,
             truncated: false,
         }],
+        artifacts_are_news: true,
         ..drafting.clone()
     };
     let Ok(Applied::Changed { note, .. }) = store.apply(ID, &with_report, &Guard::Open).await
@@ -76,6 +77,15 @@ pub async fn a_change_carrying_artifacts_is_noted_though_its_state_stayed<S: Row
         store.apply(ID, &drafting, &Guard::Open).await,
         Ok(Applied::Unchanged),
         "without artifacts the same state is no news"
+    );
+    let checked_with_report = RemoteOut {
+        artifacts_are_news: false,
+        ..with_report.clone()
+    };
+    assert_eq!(
+        store.apply(ID, &checked_with_report, &Guard::Open).await,
+        Ok(Applied::Unchanged),
+        "a watch's unchanged state is no news, artifacts or not"
     );
     // A question is told once: repeated to carry an artifact it would read as asked again.
     let asked = remote_out(REMOTE, TaskState::InputRequired, "colour?");
