@@ -20,6 +20,7 @@ use standin::row::Row;
 use standin::row::RowStore;
 use standin::row::memory::MemoryStore;
 use standin::state::remote_out;
+use standin::steps::Invocation;
 use standin::steps::{Step, adopt};
 use standin_wire::TaskState;
 
@@ -309,9 +310,7 @@ async fn a_parent_started_id_that_breaks_the_rules_gets_no_row_and_its_parent_is
     let mut step = Step::start("not a valid id!", "agent-a", "hello");
     step.parent_task_token = Some("tok".into());
     let ended = standin::steps::turn(
-        &Teller::new(&store),
-        standin::steps::ready(&agent),
-        None,
+        &Invocation::reaching(Teller::new(&store), &agent),
         step,
         Duration::from_secs(1),
         standin::steps::next::Pacing::default(),
@@ -326,7 +325,7 @@ async fn a_parent_started_id_that_breaks_the_rules_gets_no_row_and_its_parent_is
     );
     assert!(agent.calls().is_empty(), "the agent heard nothing");
     let answer =
-        standin::steps::end(&Teller::new(&store), &ended, standin::steps::ready(&agent)).await;
+        standin::steps::end(&Invocation::reaching(Teller::new(&store), &agent), &ended).await;
     match answer {
         Err(StepError::Unrecorded(reason)) => {
             assert!(reason.contains("task_id"), "the parent hears why: {reason}")

@@ -41,4 +41,16 @@ impl NoteArtifacts for Desk {
         // A registration gave the agent a push token: an echo of it is blanked from now.
         self.set_token(watch.token_digest.clone());
     }
+
+    fn read_ahead(&self) {
+        Desk::read_ahead(self);
+    }
+
+    fn keep(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async move {
+            if let Err(err) = Desk::keep(self).await {
+                tracing::error!(error = %err, "artifacts seen but not recorded");
+            }
+        })
+    }
 }

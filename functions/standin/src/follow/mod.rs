@@ -2,12 +2,14 @@
 //! another follower handed back, finds it still standing), then holds SubscribeToTask
 //! open for at most the window, heartbeating throughout, and reports the first change
 //! (applied under the park's epoch) or why it stopped, or hands the park back.
-//! `follower` holds many of these in one invocation; `requests` reads each one it takes.
+//! `follower` holds many of these in one invocation; `requests` reads each one it takes;
+//! `serve` is the follow function's invocation, whole, on the ports the wiring gives it.
 
 pub mod follower;
 #[cfg(any(test, feature = "test-support"))]
 pub mod memory;
 pub mod requests;
+pub mod serve;
 pub mod sqs;
 
 use std::time::Duration;
@@ -22,7 +24,7 @@ use crate::outbox::Teller;
 use crate::row::RowStore;
 use crate::row::{FollowOutcome, Row, Watch};
 use crate::state::{RemoteOut, from_status, from_update};
-use crate::steps::StepError;
+use crate::steps::{Invocation, StepError};
 use standin_remote::{Agent, RemoteError};
 
 #[derive(Debug, Clone, Copy)]
@@ -110,10 +112,9 @@ pub async fn with_heartbeats<D: Doorbell, T>(
 /// The follow park as the follow function runs it: reach the agent (heartbeating while
 /// its card is read: a slow agent must not look like a crashed follow), then follow, or,
 /// when it cannot be reached, report a failed follow so the stand-in retries later.
-pub async fn run<S, D, A, F>(
-    teller: &Teller<'_, S>,
+pub async fn run<S, D, A>(
+    invocation: &Invocation<'_, S, A>,
     bell: &D,
-    connect: F,
     park: &Park<'_>,
     timing: FollowTiming,
 ) -> Result<FollowEnd, StepError>
@@ -121,20 +122,21 @@ where
     S: RowStore,
     D: Doorbell,
     A: Agent,
-    F: std::future::Future<Output = Result<A, RemoteError>>,
 {
+    let teller = &invocation.teller;
     let store = teller.rows();
     if let Some(reason) = park.owner.refused(store, park.task_id).await? {
         warn!(task_id = %park.task_id, %reason, "follow refused");
         return Ok(FollowEnd::Fenced);
     }
-    match with_heartbeats(bell, park.token, timing.heartbeat, connect).await {
-        Ok(agent) if park.hop > 0 => resume(teller, bell, &agent, park, timing).await,
+    let reached = with_heartbeats(bell, park.token, timing.heartbeat, invocation.agent()).await;
+    match reached {
+        Ok(agent) if park.hop > 0 => resume(teller, bell, agent, park, timing).await,
         Ok(agent) => {
             follow(
                 teller,
                 bell,
-                &agent,
+                agent,
                 park.task_id,
                 park.number,
                 park.token,

@@ -13,7 +13,7 @@ use super::config::{
 };
 use crate::agents::{AgentSpec, ConfigError};
 use crate::artifacts::s3::S3Blobs;
-use crate::artifacts::{Desk, Ours, PartRoom};
+use crate::artifacts::{Collecting, Desk, Ours, PartRoom};
 use crate::auth::Keyring;
 use crate::auth::secrets::Secrets;
 use crate::auth::secretsmanager::SecretsManager;
@@ -32,7 +32,10 @@ use crate::registry::Catalog;
 use crate::registry::dynamo::DynamoRegistry;
 use crate::row::dynamo::DynamoRowStore;
 use crate::row::{Row, RowStore};
-use crate::steps::StepError;
+use crate::steps::{Invocation, StepError};
+
+/// The agent as the steps reach it: its answers' artifacts go to the desk.
+pub type Reached = Collecting<AgentClient>;
 
 /// A client of one service on the shared configuration, recording its calls when asked.
 macro_rules! client {
@@ -198,7 +201,7 @@ impl StepDeps {
 
     /// How this invocation tells stand-in notes: with `desk`'s artifacts, each note sent
     /// at once where the function has outlets.
-    pub fn teller(&self, desk: Option<std::sync::Arc<Desk>>) -> Teller<'_, DynamoRowStore> {
+    fn teller(&self, desk: Option<std::sync::Arc<Desk>>) -> Teller<'_, DynamoRowStore> {
         let teller = Teller::new(&self.store)
             .with_artifacts(desk.map(|d| d as std::sync::Arc<dyn crate::outbox::NoteArtifacts>));
         match &self.outlets {
@@ -209,9 +212,52 @@ impl StepDeps {
         }
     }
 
+    /// Stand-in `task_id`'s view for this invocation: its row (`row` as a write returned
+    /// it, else read now), its agent's entry, its artifacts' desk and teller, and its
+    /// agent, reached when a step first asks.
+    pub async fn invocation(
+        &'static self,
+        task_id: &str,
+        agent: &str,
+        row: Option<Row>,
+    ) -> Result<Invocation<'static, DynamoRowStore, Reached>, StepError> {
+        let Standing { spec, token, row } = match row {
+            Some(row) => self.standing_in(task_id, agent, Some(row)).await?,
+            None => self.standing(task_id, agent).await?,
+        };
+        let desk = self.desk(task_id, token);
+        let connect = self.reach(
+            task_id.to_owned(),
+            agent.to_owned(),
+            spec.clone(),
+            desk.clone(),
+        );
+        Ok(Invocation::new(self.teller(desk), connect)
+            .with_spec(spec)
+            .with_row(row))
+    }
+
+    /// The agent as the steps reach it: its answers' artifacts go to the desk.
+    async fn reach(
+        &'static self,
+        task_id: String,
+        agent: String,
+        spec: Option<AgentSpec>,
+        desk: Option<std::sync::Arc<Desk>>,
+    ) -> Result<Reached, RemoteError> {
+        let Some(spec) = spec else {
+            return Err(RemoteError::Card(format!(
+                "no agent {agent:?} in the stack's Agents or the agent registry"
+            )));
+        };
+        let sink = desk.as_ref().map(|d| d.sink());
+        let client = self.connect(&spec, &task_id).await?.with_artifacts(sink);
+        Ok(Collecting::new(client, desk))
+    }
+
     /// Stand-in `task_id`'s artifacts desk for this invocation (None: no bucket);
     /// `token` is the digest of the push token its agent was given.
-    pub fn desk(&self, task_id: &str, token: Option<TokenDigest>) -> Option<std::sync::Arc<Desk>> {
+    fn desk(&self, task_id: &str, token: Option<TokenDigest>) -> Option<std::sync::Arc<Desk>> {
         let (blobs, settings) = (self.blobs.clone()?, self.settings.artifacts.as_ref()?);
         let ours = Ours {
             token,
@@ -389,6 +435,38 @@ impl FollowDeps {
             window: settings.window,
             steps: StepDeps::new(aws, settings.steps)?.holding(settings.capacity),
         })
+    }
+}
+
+impl crate::follow::serve::FollowPorts for FollowDeps {
+    type Rows = DynamoRowStore;
+    type Bell = SfnDoorbell;
+    type Agent = Reached;
+    type Requests = crate::follow::sqs::SqsFollowRequests;
+
+    fn requests(&self) -> &Self::Requests {
+        &self.requests
+    }
+
+    fn bell(&self) -> &SfnDoorbell {
+        &self.steps.bell
+    }
+
+    fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    fn heartbeat(&self) -> std::time::Duration {
+        self.steps.settings.follow_heartbeat
+    }
+
+    fn invocation(
+        &'static self,
+        task_id: &str,
+        agent: &str,
+    ) -> impl Future<Output = Result<Invocation<'static, DynamoRowStore, Reached>, StepError>> + Send
+    {
+        self.steps.invocation(task_id, agent, None)
     }
 }
 

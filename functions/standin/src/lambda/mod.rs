@@ -32,7 +32,7 @@ pub use config::{
 };
 pub use deps::{Aws, ControlDeps, FollowDeps, NotifyDeps, Rows, StepDeps};
 pub use failure::{PERMANENT, StepFailure, TRANSIENT};
-pub use handlers::{end, follow_many, park, register, turn, wake};
+pub use handlers::{end, park, register, turn, wake};
 
 /// Reads the settings first (a missing variable fails the cold start naming it, before
 /// any client is built), then builds the function's dependencies once.
@@ -114,7 +114,7 @@ where
 }
 
 /// The follower: the follow queue's batch and what it takes meanwhile, each park's
-/// stream held until the window's end, then handed back (`follow::follower`).
+/// stream held until the window's end, then handed back (`follow::serve`).
 pub async fn serve_follow() -> Result<(), Error> {
     let deps = build(Retries::Patient, FollowerSettings::read, FollowDeps::new).await?;
     Box::pin(lambda_runtime::run(service_fn(
@@ -128,7 +128,7 @@ pub async fn serve_follow() -> Result<(), Error> {
             let span = logs::follower_span(&crate::follow::requests::task_ids(&first));
             async move {
                 deps.requests.delete_batch(receipts).await;
-                Ok::<_, Error>(handlers::follow_many(deps, first, until).await)
+                Ok::<_, Error>(crate::follow::serve::follower(deps, first, until).await)
             }
             .instrument(span)
             .await

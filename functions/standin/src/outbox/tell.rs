@@ -32,6 +32,11 @@ pub trait NoteArtifacts: Send + Sync {
     fn told(&self, due: Due) -> BoxFuture<'_, ()>;
     /// The stand-in's watch is now `watch` (a push token given is never kept or told).
     fn watching(&self, watch: &Watch);
+    /// Starts reading what the next note needs now: a wake's note waits for the agent's
+    /// answer, and the read overlaps it.
+    fn read_ahead(&self);
+    /// What the calls saw but no note carried is kept for the next note.
+    fn keep(&self) -> BoxFuture<'_, ()>;
 }
 
 /// What a note carries of the artifacts.
@@ -131,6 +136,21 @@ impl<'a, S: RowStore> Teller<'a, S> {
             artifacts.watching(watch);
         }
         Ok(row)
+    }
+
+    /// Starts reading the stand-in's artifacts for the next note now.
+    pub fn read_ahead(&self) {
+        if let Some(artifacts) = &self.artifacts {
+            artifacts.read_ahead();
+        }
+    }
+
+    /// At the invocation's end: what the agent's answers held and no note carried is
+    /// kept for the next note.
+    pub async fn keep(&self) {
+        if let Some(artifacts) = &self.artifacts {
+            artifacts.keep().await;
+        }
     }
 
     /// Stage 1.

@@ -3,11 +3,8 @@
 use tracing::warn;
 
 use super::next::{self, Next, Pacing};
-use super::{Outcome, Step, StepError, apply_open, load_row};
+use super::{Invocation, Outcome, Step, StepError, apply_open, load_row};
 use crate::doorbell::EndCause;
-use crate::outbox::Teller;
-use std::future::Future;
-
 use crate::row::{Row, RowStore};
 use crate::state::from_status;
 use standin_remote::{Agent, RemoteError, Status};
@@ -19,48 +16,30 @@ pub const CHECK_ATTEMPTS: u32 = 3;
 /// GetTask and apply. An agent that cannot be reached, or a GetTask that fails, keeps
 /// the row's last state (fail closed) and the rechecks go on. `known` is the row as the
 /// step's own write just left it, when it has one: a read less before the agent is asked.
-pub async fn check<S, A, C, F>(
-    teller: &Teller<'_, S>,
-    connect: C,
+pub async fn check<S: RowStore, A: Agent>(
+    invocation: &Invocation<'_, S, A>,
     step: Step,
     known: Option<Row>,
     pacing: Pacing,
-) -> Result<Step, StepError>
-where
-    S: RowStore,
-    A: Agent,
-    C: FnOnce() -> F,
-    F: Future<Output = Result<A, RemoteError>>,
-{
-    checked(teller, Asked::Not(connect), step, known, pacing).await
+) -> Result<Step, StepError> {
+    checked(invocation, None, step, known, pacing).await
 }
 
-/// The agent for a check: to connect to yet, or connected already with its answer to a
-/// GetTask of `remote` asked before the check (while the wake drained).
-pub enum Asked<A, C> {
-    Not(C),
-    Already(Box<Answered<A>>),
-}
-
-pub struct Answered<A> {
-    pub agent: Result<A, RemoteError>,
+/// A GetTask of `remote` asked before the check (while the wake drained), and its answer.
+pub struct AskedAhead {
     pub remote: String,
-    pub answer: Option<Result<Status, RemoteError>>,
+    pub answer: Result<Status, RemoteError>,
 }
 
-pub async fn checked<S, A, C, F>(
-    teller: &Teller<'_, S>,
-    asked: Asked<A, C>,
+/// The check, with a GetTask asked ahead of it when there was one.
+pub async fn checked<S: RowStore, A: Agent>(
+    invocation: &Invocation<'_, S, A>,
+    ahead: Option<AskedAhead>,
     mut step: Step,
     known: Option<Row>,
     pacing: Pacing,
-) -> Result<Step, StepError>
-where
-    S: RowStore,
-    A: Agent,
-    C: FnOnce() -> F,
-    F: Future<Output = Result<A, RemoteError>>,
-{
+) -> Result<Step, StepError> {
+    let teller = &invocation.teller;
     let push_triggered = matches!(
         step.next,
         Some(Next::Check {
@@ -74,20 +53,11 @@ where
         }
         None => load_row(teller.rows(), &step).await?,
     };
-    let (agent, mut answered) = match asked {
-        Asked::Not(connect) => (connect().await, None),
-        Asked::Already(answered) => {
-            let Answered {
-                agent,
-                remote,
-                answer,
-            } = *answered;
-            // Asked about the remote task the row names still (it never changes once set).
-            let answer = answer.filter(|_| row.remote_task_id.as_deref() == Some(remote.as_str()));
-            (agent, answer)
-        }
-    };
-    let agent = match agent {
+    // Asked about the remote task the row names still (it never changes once set).
+    let mut answered = ahead
+        .filter(|a| row.remote_task_id.as_deref() == Some(a.remote.as_str()))
+        .map(|a| a.answer);
+    let agent = match invocation.agent().await {
         Ok(agent) => agent,
         Err(err) => {
             warn!(task_id = %step.task_id, error = %err, "agent unavailable for GetTask; keeping the last state");

@@ -3,11 +3,10 @@
 use tracing::warn;
 
 use super::next::Next;
-use super::{Step, StepError, ensure_ours};
+use super::{Invocation, Step, StepError, ensure_ours};
 use crate::doorbell::{self, EndCause};
-use crate::outbox::Teller;
 use crate::row::{Closed, RowStore, StoreError};
-use standin_remote::{Agent, RemoteError};
+use standin_remote::Agent;
 
 /// Why the end runs (a missing cause is a routing fault: said, not hidden).
 pub fn end_cause(step: &Step) -> EndCause {
@@ -19,23 +18,18 @@ pub fn end_cause(step: &Step) -> EndCause {
     }
 }
 
-/// The end: close, tell the parent, clean up (see `doorbell::end_in_order`). `connect` reads the
-/// agent card, only when the end needs the agent. A row that is gone (it expired) has
-/// nothing left to close: the end is done.
-pub async fn end<S, A, C, F>(
-    teller: &Teller<'_, S>,
+/// The end: close, tell the parent, clean up (see `doorbell::end_in_order`). The agent
+/// is reached (its card read) only when the end needs it. A row that is gone (it
+/// expired) has nothing left to close: the end is done.
+pub async fn end<S: RowStore, A: Agent>(
+    invocation: &Invocation<'_, S, A>,
     step: &Step,
-    connect: C,
-) -> Result<Option<Closed>, StepError>
-where
-    S: RowStore,
-    A: Agent,
-    C: FnOnce() -> F,
-    F: std::future::Future<Output = Result<A, RemoteError>>,
-{
+) -> Result<Option<Closed>, StepError> {
+    let teller = &invocation.teller;
     ensure_ours(teller.rows(), step).await?;
     let connect = || async {
-        connect()
+        invocation
+            .agent()
             .await
             .map_err(
                 |err| warn!(task_id = %step.task_id, error = %err, "agent unavailable at the end"),

@@ -2,7 +2,9 @@
 //! next step decided: by [`next`] for where the stand-in goes (parks, rechecks, rolls,
 //! turns, registration), or as an end the step's own exchange with the agent called for
 //! (a first turn refused, an agent that cannot be reached), with its reason. Nothing
-//! outside this module decides; the Lambda handlers only hand each step its adapters.
+//! outside this module decides; the wiring only builds each invocation's view of its
+//! stand-in (`Invocation`: the row as read, the agent's entry, the teller, the agent
+//! connected when first asked) and hands it to the step.
 //!
 //! - `turn`: send the first message or a reply, read to where the task stops.
 //! - `register`: choose the watch once, then check.
@@ -13,6 +15,7 @@
 
 mod check;
 mod end;
+mod invocation;
 pub mod next;
 mod park;
 mod progress;
@@ -26,19 +29,17 @@ use serde::{Deserialize, Serialize};
 
 pub use check::{CHECK_ATTEMPTS, check};
 pub use end::{end, end_cause};
+pub use invocation::Invocation;
 pub use park::{Owner, ParkInput, park};
 pub use register::register;
 pub use turn::{adopt, turn};
-pub use wake::{successor, take_rung, wake, wake_taken};
-
-use std::future::Ready;
+pub use wake::{successor, take_rung, wake};
 
 use crate::doorbell;
 use crate::outbox::Teller;
 use crate::row::{Applied, Guard, Row, RowStore, RungPush, StoreError};
 use crate::state::RemoteOut;
 use next::{Cursor, Next, Woke};
-use standin_remote::RemoteError;
 
 /// How the park ended, as the state machine reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -287,9 +288,4 @@ pub fn execution_name(task_id: &str, generation: u32) -> String {
     } else {
         format!("{task_id}__{generation}")
     }
-}
-
-/// An agent already at hand, as a step's `connect`.
-pub fn ready<A>(agent: A) -> impl FnOnce() -> Ready<Result<A, RemoteError>> {
-    move || std::future::ready(Ok(agent))
 }

@@ -1,6 +1,5 @@
 //! The turn: the first message or a parent's reply, read to an interrupted or final state.
 
-use std::future::Future;
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -9,7 +8,7 @@ use tracing::warn;
 
 use super::next::{self, Next, Pacing};
 use super::progress::Progress;
-use super::{Outcome, Step, StepError, apply_open, ensure_ours, load_row};
+use super::{Invocation, Outcome, Step, StepError, apply_open, ensure_ours, load_row};
 use crate::agents::AgentSpec;
 use crate::doorbell::EndCause;
 use crate::outbox::Teller;
@@ -78,21 +77,13 @@ fn named(agent: &str, spec: Option<&AgentSpec>) -> String {
 /// API passed these checks there; one a parent started itself is checked here by the
 /// same parser, and ends failed, telling the parent why, rather than fail where nobody
 /// hears it. So does a first turn whose agent cannot be reached or is misconfigured.
-pub async fn turn<S, A, C, F>(
-    teller: &Teller<'_, S>,
-    connect: C,
-    spec: Option<&AgentSpec>,
+pub async fn turn<S: RowStore, A: Agent>(
+    invocation: &Invocation<'_, S, A>,
     mut step: Step,
     window: Duration,
     pacing: Pacing,
-) -> Result<Step, StepError>
-where
-    S: RowStore,
-    A: Agent,
-    C: FnOnce() -> F,
-    F: Future<Output = Result<A, RemoteError>>,
-{
-    let store = teller.rows();
+) -> Result<Step, StepError> {
+    let (store, spec) = (invocation.rows(), invocation.spec.as_ref());
     // An execution that is not the stand-in's touches nothing, its row least of all.
     ensure_ours(store, &step).await?;
     // Before anything can fail: a stand-in whose row exists can always be ended.
@@ -107,7 +98,7 @@ where
             return Ok(step.then(Next::End(EndCause::failed(&reason))));
         }
     }
-    let agent = match connect().await {
+    let agent = match invocation.agent().await {
         Ok(agent) => agent,
         Err(err) => {
             warn!(task_id = %step.task_id, error = %err, "agent unavailable for the turn");
@@ -123,7 +114,15 @@ where
         return Ok(step.then(Next::End(EndCause::failed(&reason))));
     }
     let agent_named = named(&step.agent, spec);
-    exchange(teller, &agent, &agent_named, step, window, pacing).await
+    exchange(
+        &invocation.teller,
+        agent,
+        &agent_named,
+        step,
+        window,
+        pacing,
+    )
+    .await
 }
 
 /// The turn's exchange with the agent, once it is reached.

@@ -1,38 +1,43 @@
 //! The wake: after a park, count the cycle, drain one event, decide.
 
-use std::future::Future;
-
-use super::check::{Answered, Asked, checked};
+use super::check::{AskedAhead, checked};
 use super::next::{self, Next, Pacing, Woke};
-use super::{Step, StepError, Successor, check, ensure_ours, execution_name};
+use super::{Invocation, Step, StepError, Successor, check, ensure_ours, execution_name};
 use crate::doorbell::EndCause;
-use crate::outbox::Teller;
 use crate::row::{Drained, Row, RowStore, Rung, WatchMode};
-use standin_remote::{Agent, RemoteError};
+use standin_remote::Agent;
+
+/// After a park: with the push the ring carried already `taken` (`take_rung`), check on
+/// the row the take returned; else count the cycle (roll past the bound), end the park,
+/// drain one event, decide.
+pub async fn wake<S: RowStore, A: Agent>(
+    invocation: &Invocation<'_, S, A>,
+    step: Step,
+    taken: Option<Drained>,
+    history_bound: u32,
+    pacing: Pacing,
+) -> Result<Step, StepError> {
+    match taken {
+        Some(taken) => wake_taken(invocation, step, taken, history_bound, pacing).await,
+        None => wake_draining(invocation, step, history_bound, pacing).await,
+    }
+}
 
 /// After a park: count the cycle (roll past the bound), end the park, drain one event,
 /// decide. A row closed by a final state (a follow applied it) ends the stand-in. A push
 /// heard (or an idle push park that ran its time) is checked in the same invocation, so
-/// a push-heard change costs one invocation after the park; `connect` runs only then. A
-/// retried wake drains the same event again (the drain is idempotent per park), so
-/// nothing is lost when the check's write fails and the whole step is retried. `known`
-/// is the row as the invocation read it on its way in (for the agent's entry), when it
-/// did: whether the step is its stand-in's is judged on it instead of a second read.
-pub async fn wake<S, A, C, F>(
-    teller: &Teller<'_, S>,
-    connect: C,
+/// a push-heard change costs one invocation after the park; the agent is reached only
+/// then. A retried wake drains the same event again (the drain is idempotent per park),
+/// so nothing is lost when the check's write fails and the whole step is retried. The
+/// invocation's row (read on its way in, for the agent's entry), when it has one, judges
+/// whether the step is its stand-in's instead of a second read.
+async fn wake_draining<S: RowStore, A: Agent>(
+    invocation: &Invocation<'_, S, A>,
     step: Step,
-    known: Option<&Row>,
     history_bound: u32,
     pacing: Pacing,
-) -> Result<Step, StepError>
-where
-    S: RowStore,
-    A: Agent,
-    C: FnOnce() -> F,
-    F: Future<Output = Result<A, RemoteError>>,
-{
-    let store = teller.rows();
+) -> Result<Step, StepError> {
+    let (store, known) = (invocation.rows(), invocation.row.as_ref());
     match known {
         Some(row) => step.refuse_if_not_ours(Some(row))?,
         None => ensure_ours(store, &step).await?,
@@ -45,32 +50,23 @@ where
         .filter(|_| step.park.as_ref().is_some_and(|p| p.woke == Woke::Rung));
     let Some(remote) = ahead else {
         let (step, drained, _) = drain(store, step, known, history_bound, pacing).await?;
-        return check_if_decided(teller, connect, step, drained, pacing).await;
+        return check_if_decided(invocation, step, drained, pacing).await;
     };
     let asking = async {
-        match connect().await {
-            Ok(agent) => {
-                let answer = agent.get(&remote).await;
-                (Ok(agent), Some(answer))
-            }
-            Err(err) => (Err(err), None),
+        match invocation.agent().await {
+            Ok(agent) => Some(agent.get(&remote).await),
+            Err(_) => None,
         }
     };
-    let (drained, (agent, answer)) =
-        tokio::join!(drain(store, step, known, history_bound, pacing), asking);
+    let (drained, answer) = tokio::join!(drain(store, step, known, history_bound, pacing), asking);
     let (step, drained, as_seen) = drained?;
     // An answer to a question asked before a push the drain took (one recorded after the
     // row was read) may not know that push's change: asked again.
-    let answer = answer.filter(|_| as_seen);
+    let ahead = answer
+        .filter(|_| as_seen)
+        .map(|answer| AskedAhead { remote, answer });
     match step.next {
-        Some(Next::Check { .. }) => {
-            let asked = Asked::<A, fn() -> F>::Already(Box::new(Answered {
-                agent,
-                remote,
-                answer,
-            }));
-            checked(teller, asked, step, drained, pacing).await
-        }
+        Some(Next::Check { .. }) => checked(invocation, ahead, step, drained, pacing).await,
         _ => Ok(step),
     }
 }
@@ -116,43 +112,29 @@ pub async fn take_rung<S: RowStore>(
 }
 
 /// The wake after `take_rung` took the push: the check, on the row the take returned.
-pub async fn wake_taken<S, A, C, F>(
-    teller: &Teller<'_, S>,
-    connect: C,
+async fn wake_taken<S: RowStore, A: Agent>(
+    invocation: &Invocation<'_, S, A>,
     mut step: Step,
     taken: Drained,
     history_bound: u32,
     pacing: Pacing,
-) -> Result<Step, StepError>
-where
-    S: RowStore,
-    A: Agent,
-    C: FnOnce() -> F,
-    F: Future<Output = Result<A, RemoteError>>,
-{
+) -> Result<Step, StepError> {
     step.refuse_if_not_ours(Some(&taken.row))?;
     // `take_rung` took it only where the count stays within the bound.
     next::count_cycle(&mut step.cursor, history_bound);
     let (step, row, _) = decided(step, taken, Woke::Rung, pacing);
-    check_if_decided(teller, connect, step, row, pacing).await
+    check_if_decided(invocation, step, row, pacing).await
 }
 
 /// The check, when the wake decided on one (on the row the drain left).
-async fn check_if_decided<S, A, C, F>(
-    teller: &Teller<'_, S>,
-    connect: C,
+async fn check_if_decided<S: RowStore, A: Agent>(
+    invocation: &Invocation<'_, S, A>,
     step: Step,
     row: Option<Row>,
     pacing: Pacing,
-) -> Result<Step, StepError>
-where
-    S: RowStore,
-    A: Agent,
-    C: FnOnce() -> F,
-    F: Future<Output = Result<A, RemoteError>>,
-{
+) -> Result<Step, StepError> {
     match step.next {
-        Some(Next::Check { .. }) => check(teller, connect, step, row, pacing).await,
+        Some(Next::Check { .. }) => check(invocation, step, row, pacing).await,
         _ => Ok(step),
     }
 }

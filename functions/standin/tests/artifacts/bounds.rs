@@ -53,9 +53,7 @@ async fn an_echoed_credential_or_push_token_never_reaches_a_note_or_the_row() {
     let agent = Collecting::new(fake, Some(desk.clone()));
     let store = Teller::new(&rows).with_artifacts(Some(desk.clone() as Arc<dyn NoteArtifacts>));
     steps::turn(
-        &store,
-        steps::ready(&agent),
-        Some(&spec()),
+        &Invocation::reaching(store, &agent).with_spec(Some(&spec()).cloned()),
         Step::start(ID, "widgets", "review the contract"),
         Duration::from_secs(5),
         PACING,
@@ -121,9 +119,7 @@ async fn a_push_token_given_at_registration_is_blanked_from_then_on() {
     fake.set_task(question);
     let agent = Collecting::new(fake, Some(desk.clone()));
     steps::turn(
-        &teller,
-        steps::ready(&agent),
-        Some(&spec()),
+        &Invocation::reaching(teller, &agent).with_spec(Some(&spec()).cloned()),
         Step::start(ID, "widgets", "review the contract"),
         Duration::from_secs(5),
         PACING,

@@ -40,9 +40,7 @@ async fn a_turn_s_streamed_artifacts_reach_the_final_note_with_the_task_s_own_ac
     let agent = Collecting::new(fake, Some(desk.clone()));
     let store = Teller::new(&rows).with_artifacts(Some(desk.clone() as Arc<dyn NoteArtifacts>));
     steps::turn(
-        &store,
-        steps::ready(&agent),
-        Some(&spec()),
+        &Invocation::reaching(store, &agent).with_spec(Some(&spec()).cloned()),
         Step::start(ID, "widgets", "write the report"),
         Duration::from_secs(5),
         PACING,
@@ -119,10 +117,9 @@ async fn an_artifact_completed_within_a_turn_is_told_as_it_completes() {
     let agent = Collecting::new(fake, Some(desk.clone()));
     let store = Teller::new(&rows).with_artifacts(Some(desk.clone() as Arc<dyn NoteArtifacts>));
     let spec = spec();
+    let invocation = Invocation::reaching(store, &agent).with_spec(Some(&spec).cloned());
     let turn = steps::turn(
-        &store,
-        steps::ready(&agent),
-        Some(&spec),
+        &invocation,
         Step::start(ID, "widgets", "write the report"),
         Duration::from_secs(3600),
         PACING,
@@ -183,10 +180,9 @@ async fn an_artifact_completed_before_the_agent_works_waits_for_the_next_change(
     let agent = Collecting::new(fake, Some(desk.clone()));
     let teller = Teller::new(&rows).with_artifacts(Some(desk.clone() as Arc<dyn NoteArtifacts>));
     let spec = spec();
+    let invocation = Invocation::reaching(teller, &agent).with_spec(Some(&spec).cloned());
     let turn = steps::turn(
-        &teller,
-        steps::ready(&agent),
-        Some(&spec),
+        &invocation,
         Step::start(ID, "widgets", "write the report"),
         Duration::from_secs(3600),
         PACING,

@@ -18,6 +18,7 @@ use standin::outbox::{NoteArtifacts, Teller};
 use standin::push::PushToken;
 use standin::row::memory::MemoryStore;
 use standin::row::{Row, RowStore};
+use standin::steps::Invocation;
 use standin::steps::next::{IDLE_RECHECK_SECS, Pacing};
 use standin::steps::{self, Step};
 use standin_remote::fake::FakeAgent;

@@ -25,9 +25,7 @@ async fn an_execution_with_another_stand_ins_id_touches_nothing() {
     );
     thief.parent_task_token = Some("thief-token".into());
     let refused = steps::turn(
-        &Teller::new(&w.store),
-        steps::ready(&w.agent),
-        Some(&spec),
+        &Invocation::reaching(Teller::new(&w.store), &w.agent).with_spec(Some(&spec).cloned()),
         thief.clone(),
         Duration::from_secs(5),
         PACING,
@@ -36,7 +34,11 @@ async fn an_execution_with_another_stand_ins_id_touches_nothing() {
     assert!(matches!(refused, Err(StepError::NotOurs(_))), "{refused:?}");
     let mut ending = thief.clone();
     ending.next = Some(Next::End(EndCause::failed("stolen")));
-    let end = steps::end(&Teller::new(&w.store), &ending, steps::ready(&w.agent)).await;
+    let end = steps::end(
+        &Invocation::reaching(Teller::new(&w.store), &w.agent),
+        &ending,
+    )
+    .await;
     assert!(matches!(end, Err(StepError::NotOurs(_))), "{end:?}");
     let mut waking = thief.clone();
     waking.next = Some(Next::Park {
@@ -45,8 +47,7 @@ async fn an_execution_with_another_stand_ins_id_touches_nothing() {
     });
     waking.park = Some(ParkOutcome::woke(Woke::Rung));
     let woke = steps::wake(
-        &Teller::new(&w.store),
-        steps::ready(&w.agent),
+        &Invocation::reaching(Teller::new(&w.store), &w.agent),
         waking,
         None,
         100,
@@ -77,9 +78,7 @@ async fn an_execution_with_another_stand_ins_id_touches_nothing() {
     w.agent
         .script_stream(Ok(vec![Ok(update(TaskState::Completed, "done"))]));
     let turned = steps::turn(
-        &Teller::new(&w.store),
-        steps::ready(&w.agent),
-        Some(&spec),
+        &Invocation::reaching(Teller::new(&w.store), &w.agent).with_spec(Some(&spec).cloned()),
         own,
         Duration::from_secs(5),
         PACING,
@@ -101,8 +100,7 @@ async fn a_rolled_generation_needs_its_predecessors_lease() {
     early.generation = 1;
     early.park = Some(ParkOutcome::woke(Woke::Rung));
     let refused = steps::wake(
-        &Teller::new(&w.store),
-        steps::ready(&w.agent),
+        &Invocation::reaching(Teller::new(&w.store), &w.agent),
         early.clone(),
         None,
         100,
@@ -116,8 +114,7 @@ async fn a_rolled_generation_needs_its_predecessors_lease() {
     step.park = Some(ParkOutcome::woke(Woke::Rung));
     step.cursor.cycles = 5;
     let rolled = steps::wake(
-        &Teller::new(&w.store),
-        steps::ready(&w.agent),
+        &Invocation::reaching(Teller::new(&w.store), &w.agent),
         run_by(step, ID),
         None,
         5,
@@ -137,8 +134,7 @@ async fn a_rolled_generation_needs_its_predecessors_lease() {
     );
     early.lease = Some("a guess".into());
     let refused = steps::wake(
-        &Teller::new(&w.store),
-        steps::ready(&w.agent),
+        &Invocation::reaching(Teller::new(&w.store), &w.agent),
         early.clone(),
         None,
         100,
@@ -153,10 +149,9 @@ async fn a_rolled_generation_needs_its_predecessors_lease() {
     let known = w.store.snapshot(ID);
     let writes = w.store.writes();
     let refused = steps::wake(
-        &Teller::new(&w.store),
-        steps::ready(&w.agent),
+        &Invocation::reaching(Teller::new(&w.store), &w.agent).with_row(known.as_ref().cloned()),
         early,
-        known.as_ref(),
+        None,
         100,
         PACING,
     )
@@ -192,8 +187,7 @@ async fn the_generation_that_rolled_may_finish_and_no_older_one_comes_back() {
     step.park = Some(ParkOutcome::woke(Woke::Rung));
     step.cursor.cycles = 5;
     let first = steps::wake(
-        &Teller::new(&w.store),
-        steps::ready(&w.agent),
+        &Invocation::reaching(Teller::new(&w.store), &w.agent),
         step.clone(),
         None,
         5,
@@ -218,8 +212,7 @@ async fn the_generation_that_rolled_may_finish_and_no_older_one_comes_back() {
     gen1.park = Some(ParkOutcome::woke(Woke::Rung));
     gen1.cursor.cycles = 5;
     let rolled = steps::wake(
-        &Teller::new(&w.store),
-        steps::ready(&w.agent),
+        &Invocation::reaching(Teller::new(&w.store), &w.agent),
         gen1.clone(),
         None,
         5,
@@ -231,8 +224,7 @@ async fn the_generation_that_rolled_may_finish_and_no_older_one_comes_back() {
     assert_eq!(gen2.name, format!("{ID}__2"));
     // Its wake retried after the roll's write: the same successor, not a refusal.
     let retried = steps::wake(
-        &Teller::new(&w.store),
-        steps::ready(&w.agent),
+        &Invocation::reaching(Teller::new(&w.store), &w.agent),
         gen1.clone(),
         None,
         5,
@@ -249,14 +241,17 @@ async fn the_generation_that_rolled_may_finish_and_no_older_one_comes_back() {
     stolen.next = Some(Next::End(EndCause::failed(
         "its successor's name was taken",
     )));
-    let closed = steps::end(&Teller::new(&w.store), &stolen, steps::ready(&w.agent))
-        .await
-        .unwrap()
-        .expect("closed");
+    let closed = steps::end(
+        &Invocation::reaching(Teller::new(&w.store), &w.agent),
+        &stolen,
+    )
+    .await
+    .unwrap()
+    .expect("closed");
     assert!(closed.row.closed, "the stand-in ended, telling the parent");
     // Generation 0, by its old name, may not come back.
     let mut old = run_by(Step::start(ID, "widgets", "again"), ID);
     old.next = Some(Next::End(EndCause::failed("back")));
-    let refused = steps::end(&Teller::new(&w.store), &old, steps::ready(&w.agent)).await;
+    let refused = steps::end(&Invocation::reaching(Teller::new(&w.store), &w.agent), &old).await;
     assert!(matches!(refused, Err(StepError::NotOurs(_))), "{refused:?}");
 }

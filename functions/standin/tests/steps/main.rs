@@ -19,6 +19,7 @@ use standin::row::memory::MemoryStore;
 use standin::row::{Drained, StoreError};
 use standin::row::{FollowOutcome, Guard, Row, WakeEvent, WatchMode};
 use standin::steps;
+use standin::steps::Invocation;
 use standin::steps::ParkOutcome;
 use standin::steps::next::{
     BACKSTOP_FIRST_SECS, FOLLOW_PARK_SECS, FOLLOW_RETRY_SECS, GONE_REASON, IDLE_RECHECK_SECS, Next,
@@ -144,9 +145,8 @@ impl World {
             match step.next.clone() {
                 None | Some(Next::Turn { .. }) => {
                     step = steps::turn(
-                        &Teller::new(&self.store),
-                        steps::ready(&self.agent),
-                        Some(spec),
+                        &Invocation::reaching(Teller::new(&self.store), &self.agent)
+                            .with_spec(Some(spec).cloned()),
                         step,
                         Duration::from_secs(5),
                         PACING,
@@ -156,9 +156,8 @@ impl World {
                 }
                 Some(Next::Register) => {
                     step = steps::register(
-                        &Teller::new(&self.store),
-                        steps::ready(&self.agent),
-                        Some(spec),
+                        &Invocation::reaching(Teller::new(&self.store), &self.agent)
+                            .with_spec(Some(spec).cloned()),
                         Some(BASE),
                         step,
                         PACING,
@@ -198,11 +197,10 @@ impl World {
         step.park = Some(ParkOutcome { woke, push });
         let taken = steps::take_rung(&self.store, &step, 100).await.unwrap();
         let step = match taken {
-            Some(taken) => steps::wake_taken(
-                &Teller::new(&self.store),
-                steps::ready(&self.agent),
+            Some(taken) => steps::wake(
+                &Invocation::reaching(Teller::new(&self.store), &self.agent),
                 step,
-                taken,
+                Some(taken),
                 100,
                 pacing,
             )
@@ -211,10 +209,10 @@ impl World {
             None => {
                 let known = self.store.snapshot(ID);
                 steps::wake(
-                    &Teller::new(&self.store),
-                    steps::ready(&self.agent),
+                    &Invocation::reaching(Teller::new(&self.store), &self.agent)
+                        .with_row(known.as_ref().cloned()),
                     step,
-                    known.as_ref(),
+                    None,
                     100,
                     pacing,
                 )
@@ -258,7 +256,7 @@ impl World {
     /// The end as the End function runs it: close, tell the parent, clean up.
     async fn end(&self, step: &Step) -> Closed {
         let agent = &self.agent;
-        steps::end(&Teller::new(&self.store), step, steps::ready(agent))
+        steps::end(&Invocation::reaching(Teller::new(&self.store), agent), step)
             .await
             .unwrap()
             .unwrap()
@@ -303,6 +301,7 @@ fn push_headers(w: &World) -> HeaderMap {
 
 mod follow;
 mod generations;
+mod invocation;
 mod parks;
 mod polls_and_ends;
 mod push;

@@ -168,8 +168,7 @@ async fn a_retried_wake_decides_the_same_and_leaves_the_next_event() {
     w.ring(reply("two")).await;
     step.park = Some(ParkOutcome::woke(Woke::Rung));
     let first = steps::wake(
-        &Teller::new(&w.store),
-        steps::ready(&w.agent),
+        &Invocation::reaching(Teller::new(&w.store), &w.agent),
         step.clone(),
         None,
         100,
@@ -178,8 +177,7 @@ async fn a_retried_wake_decides_the_same_and_leaves_the_next_event() {
     .await
     .unwrap();
     let retried = steps::wake(
-        &Teller::new(&w.store),
-        steps::ready(&w.agent),
+        &Invocation::reaching(Teller::new(&w.store), &w.agent),
         step,
         None,
         100,
@@ -252,9 +250,7 @@ async fn the_idle_backstop_grows_to_the_pacing_and_starts_again_on_a_change() {
         ..PACING
     };
     let step = steps::turn(
-        &Teller::new(&w.store),
-        steps::ready(&w.agent),
-        Some(&spec),
+        &Invocation::reaching(Teller::new(&w.store), &w.agent).with_spec(Some(&spec).cloned()),
         Step::start(ID, "widgets", "go"),
         Duration::from_secs(5),
         pacing,
@@ -262,9 +258,7 @@ async fn the_idle_backstop_grows_to_the_pacing_and_starts_again_on_a_change() {
     .await
     .unwrap();
     let step = steps::register(
-        &Teller::new(&w.store),
-        steps::ready(&w.agent),
-        Some(&spec),
+        &Invocation::reaching(Teller::new(&w.store), &w.agent).with_spec(Some(&spec).cloned()),
         None,
         step,
         pacing,
@@ -278,8 +272,7 @@ async fn the_idle_backstop_grows_to_the_pacing_and_starts_again_on_a_change() {
     for _ in 0..3 {
         step.park = Some(ParkOutcome::woke(Woke::TimedOut));
         step = steps::wake(
-            &Teller::new(&w.store),
-            steps::ready(&w.agent),
+            &Invocation::reaching(Teller::new(&w.store), &w.agent),
             step,
             None,
             100,
@@ -294,8 +287,7 @@ async fn the_idle_backstop_grows_to_the_pacing_and_starts_again_on_a_change() {
     w.agent.set_task(task(TaskState::Working, "moved on"));
     step.park = Some(ParkOutcome::woke(Woke::TimedOut));
     let step = steps::wake(
-        &Teller::new(&w.store),
-        steps::ready(&w.agent),
+        &Invocation::reaching(Teller::new(&w.store), &w.agent),
         step,
         None,
         100,
@@ -316,8 +308,7 @@ async fn rolling_keeps_pending_events_for_the_successor() {
     step.park = Some(ParkOutcome::woke(Woke::Rung));
     step.cursor.cycles = 5;
     let rolled = steps::wake(
-        &Teller::new(&w.store),
-        steps::ready(&w.agent),
+        &Invocation::reaching(Teller::new(&w.store), &w.agent),
         step,
         None,
         5,

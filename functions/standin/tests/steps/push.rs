@@ -137,11 +137,10 @@ async fn the_push_a_ring_carried_is_taken_by_the_wakes_first_write() {
     });
     let reads = w.store.reads();
     let taken = steps::take_rung(&w.store, &step, 100).await.unwrap();
-    let step = steps::wake_taken(
-        &Teller::new(&w.store),
-        steps::ready(&w.agent),
+    let step = steps::wake(
+        &Invocation::reaching(Teller::new(&w.store), &w.agent),
         step,
-        taken.expect("the carried push is taken"),
+        Some(taken.expect("the carried push is taken")),
         100,
         PACING,
     )
@@ -167,10 +166,9 @@ async fn the_push_a_ring_carried_is_taken_by_the_wakes_first_write() {
     assert_eq!(steps::take_rung(&w.store, &step, 100).await.unwrap(), None);
     let known = w.store.snapshot(ID);
     steps::wake(
-        &Teller::new(&w.store),
-        steps::ready(&w.agent),
+        &Invocation::reaching(Teller::new(&w.store), &w.agent).with_row(known.as_ref().cloned()),
         step,
-        known.as_ref(),
+        None,
         100,
         PACING,
     )
@@ -210,10 +208,9 @@ async fn a_wake_that_rolls_does_not_take_the_rung_push() {
         "still pending"
     );
     let rolled = steps::wake(
-        &Teller::new(&w.store),
-        steps::ready(&w.agent),
+        &Invocation::reaching(Teller::new(&w.store), &w.agent).with_row(known.as_ref().cloned()),
         step.clone(),
-        known.as_ref(),
+        None,
         bound,
         PACING,
     )
@@ -311,10 +308,9 @@ async fn a_push_while_the_wake_asks_is_not_swallowed_by_the_answer_before_it() {
     step.park = Some(ParkOutcome::woke(Woke::Rung));
     let known = w.store.snapshot(ID);
     steps::wake(
-        &Teller::new(&store),
-        steps::ready(&w.agent),
+        &Invocation::reaching(Teller::new(&store), &w.agent).with_row(known.as_ref().cloned()),
         step,
-        known.as_ref(),
+        None,
         100,
         PACING,
     )

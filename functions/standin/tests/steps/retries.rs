@@ -18,8 +18,7 @@ async fn a_retried_wake_after_its_check_applied_a_final_state_ends_final() {
     woken.park = Some(ParkOutcome::woke(Woke::TimedOut));
     let asked = w.agent.count("GetTask");
     let first = steps::wake(
-        &Teller::new(&w.store),
-        steps::ready(&w.agent),
+        &Invocation::reaching(Teller::new(&w.store), &w.agent),
         woken.clone(),
         None,
         100,
@@ -33,8 +32,7 @@ async fn a_retried_wake_after_its_check_applied_a_final_state_ends_final() {
         "the idle push park was checked"
     );
     let retried = steps::wake(
-        &Teller::new(&w.store),
-        steps::ready(&w.agent),
+        &Invocation::reaching(Teller::new(&w.store), &w.agent),
         woken,
         None,
         100,

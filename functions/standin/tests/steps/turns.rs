@@ -3,21 +3,15 @@
 use super::*;
 
 /// A first turn ("go") of `w`'s stand-in, reaching the agent through `connect`.
-async fn first_turn_of<A, C, F>(
+async fn first_turn_of<A: standin_remote::Agent>(
     w: &World,
-    connect: C,
+    connect: impl std::future::Future<Output = Result<A, RemoteError>> + Send,
     spec: &AgentSpec,
     window: Duration,
-) -> Result<Step, StepError>
-where
-    A: standin_remote::Agent,
-    C: FnOnce() -> F,
-    F: std::future::Future<Output = Result<A, RemoteError>>,
-{
+) -> Result<Step, StepError> {
+    let invocation = Invocation::new(Teller::new(&w.store), connect).with_spec(Some(spec.clone()));
     steps::turn(
-        &Teller::new(&w.store),
-        connect,
-        Some(spec),
+        &invocation,
         Step::start(ID, "widgets", "go"),
         window,
         PACING,
@@ -55,11 +49,9 @@ async fn an_agent_that_cannot_be_reached_is_named_with_where_it_was_tried() {
         url: "http://127.0.0.1:1/a2a/v1?key=never-shown".into(),
         ..spec(Updates::Auto)
     };
-    let down = || {
-        std::future::ready(Err::<FakeAgent, _>(RemoteError::Transport(
-            "connection failed".into(),
-        )))
-    };
+    let down = std::future::ready(Err::<FakeAgent, _>(RemoteError::Transport(
+        "connection failed".into(),
+    )));
     let step = first_turn_of(&w, down, &spec, Duration::from_secs(5))
         .await
         .unwrap();
@@ -118,9 +110,14 @@ async fn progress_held_to_coalesce_is_told_by_the_turns_end_when_the_agent_still
     ]));
     w.agent.set_task(task(TaskState::Working, "two"));
     let spec = spec(Updates::Auto);
-    let step = first_turn_of(&w, steps::ready(&w.agent), &spec, Duration::from_secs(5))
-        .await
-        .unwrap();
+    let step = first_turn_of(
+        &w,
+        std::future::ready(Ok(&w.agent)),
+        &spec,
+        Duration::from_secs(5),
+    )
+    .await
+    .unwrap();
     assert!(!matches!(step.next, Some(Next::End(_))), "{:?}", step.next);
     let texts: Vec<String> = w.store.outbox().into_iter().map(|n| n.text).collect();
     assert_eq!(texts, ["one", "two"]);
@@ -137,7 +134,12 @@ async fn a_change_held_to_coalesce_is_told_when_due_while_the_stream_stays_open(
         Ok(update(TaskState::Working, "three")),
     ]));
     let spec = spec(Updates::Auto);
-    let turn = first_turn_of(&w, steps::ready(&w.agent), &spec, Duration::from_secs(3600));
+    let turn = first_turn_of(
+        &w,
+        std::future::ready(Ok(&w.agent)),
+        &spec,
+        Duration::from_secs(3600),
+    );
     tokio::pin!(turn);
     let texts =
         |w: &World| -> Vec<String> { w.store.outbox().into_iter().map(|n| n.text).collect() };
@@ -278,9 +280,14 @@ async fn a_first_turn_run_again_after_it_reached_the_agent_sends_nothing_and_ask
     first_turn(&w, &spec).await;
     assert_eq!(w.agent.count("SendStreamingMessage"), 1);
     let gets = w.agent.count("GetTask");
-    let again = first_turn_of(&w, steps::ready(&w.agent), &spec, Duration::from_secs(5))
-        .await
-        .unwrap();
+    let again = first_turn_of(
+        &w,
+        std::future::ready(Ok(&w.agent)),
+        &spec,
+        Duration::from_secs(5),
+    )
+    .await
+    .unwrap();
     assert_eq!(w.agent.count("SendStreamingMessage"), 1, "not sent twice");
     assert_eq!(w.agent.count("GetTask"), gets + 1, "asked instead");
     assert!(
@@ -300,8 +307,7 @@ async fn a_turn_that_step_functions_runs_again_sends_the_same_message_id() {
     let mut woke = step.clone();
     woke.park = Some(ParkOutcome::woke(Woke::Rung));
     let turn = steps::wake(
-        &Teller::new(&w.store),
-        steps::ready(&w.agent),
+        &Invocation::reaching(Teller::new(&w.store), &w.agent),
         woke,
         None,
         100,
@@ -320,9 +326,7 @@ async fn a_turn_that_step_functions_runs_again_sends_the_same_message_id() {
         w.agent
             .script_stream(Ok(vec![Ok(update(TaskState::Working, "on it"))]));
         steps::turn(
-            &Teller::new(&w.store),
-            steps::ready(&w.agent),
-            Some(&spec),
+            &Invocation::reaching(Teller::new(&w.store), &w.agent).with_spec(Some(&spec).cloned()),
             turn.clone(),
             Duration::from_secs(5),
             PACING,
