@@ -394,7 +394,7 @@ async fn an_unknown_step_ends_the_stand_in_as_failed_naming_the_step() {
         stack.out("TableName").to_owned(),
         stack.out("NotesTableName").to_owned(),
     );
-    standin::row::RowStore::create(&store, &standin::row::Row::new(&id, "nowhere"))
+    standin::row::StandIns::create(&store, &standin::row::Row::new(&id, "nowhere"))
         .await
         .unwrap();
     aws_sdk_sfn::Client::new(&stack.config)

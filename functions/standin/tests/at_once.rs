@@ -17,7 +17,7 @@ use standin::outbox::memory::{MemoryBus, MemoryCallback, MemoryQueue};
 use standin::outbox::stream;
 use standin::outbox::{NoteBus, ParentNote, SentMarks};
 use standin::row::memory::MemoryStore;
-use standin::row::{Guard, Row, RowStore};
+use standin::row::{Guard, Row, StandIns};
 use standin::state::{RemoteOut, remote_out};
 use standin_wire::TaskState;
 

@@ -17,7 +17,7 @@ use standin::outbox::memory::MemoryCallback;
 use standin::outbox::memory::MemoryQueue;
 use standin::outbox::note_of;
 use standin::row::Row;
-use standin::row::RowStore;
+use standin::row::StandIns;
 use standin::row::memory::MemoryStore;
 use standin::state::remote_out;
 use standin::steps::Invocation;

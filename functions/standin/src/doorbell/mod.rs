@@ -77,7 +77,7 @@ pub async fn drain<S: RowStore>(
     task_id: &str,
     park: u64,
 ) -> Result<Drained, StoreError> {
-    store.drain(task_id, park).await
+    store.drain(task_id, None, park).await
 }
 
 /// Apply: if (state, scrubbed text) differs from the row, move the row and record the
@@ -93,7 +93,7 @@ pub async fn apply<S: RowStore>(
     Ok(counted(task_id, out, applied))
 }
 
-/// `apply` to the row as the caller last read or wrote it (`RowStore::apply_to`).
+/// `apply` to the row as the caller last read or wrote it (`Notes::apply` with the row seen).
 pub async fn apply_to<S: RowStore>(
     teller: &Teller<'_, S>,
     row: &Row,

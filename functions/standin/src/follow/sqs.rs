@@ -85,7 +85,7 @@ impl FollowRequests for SqsFollowRequests {
         }
         // A request whose delete fails comes back after the visibility timeout: by then
         // its park is over (a heartbeat timeout), or its hand-on is claimed, which fences
-        // a second follow (`RowStore::claim_follow`).
+        // a second follow (`Parks::claim_follow`).
         self.delete_batch(
             messages
                 .iter()

@@ -31,7 +31,7 @@ use crate::push::TokenDigest;
 use crate::registry::Catalog;
 use crate::registry::dynamo::DynamoRegistry;
 use crate::row::dynamo::DynamoRowStore;
-use crate::row::{Row, RowStore};
+use crate::row::{Row, StandIns};
 use crate::steps::{Invocation, StepError};
 
 /// The agent as the steps reach it: its answers' artifacts go to the desk.

@@ -4,8 +4,8 @@
 //! 1. **fold the artifacts**: what the agent's answers held is folded into the stand-in's
 //!    manifest, and the note takes those completed since the last one (all, on a final
 //!    note);
-//! 2. **commit**: the change and its note in one conditional write (`RowStore::apply`,
-//!    `RowStore::close`), the note under the next number;
+//! 2. **commit**: the change and its note in one conditional write (`Notes::apply`,
+//!    `Notes::close`), the note under the next number;
 //! 3. **send at once**: when every note before it has reached the parent, the note goes
 //!    to every outlet now (`at_once`), else the notes table's stream delivers it in order;
 //! 4. **mark sent**, so the stream passes over it;
@@ -99,10 +99,7 @@ impl<'a, S: RowStore> Teller<'a, S> {
         guard: &Guard,
     ) -> Result<Applied, StoreError> {
         let (out, due) = self.fold(out).await;
-        let applied = match seen {
-            Some(row) => self.rows.apply_to(row, &out, guard).await?,
-            None => self.rows.apply(task_id, &out, guard).await?,
-        };
+        let applied = self.rows.apply(task_id, seen, &out, guard).await?;
         if let Applied::Changed { note, row } = &applied {
             self.send(row, note).await;
             self.mark_told(due).await;

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
-use super::store::{Applied, Closed, Drained, RowStore, StoreError};
+use super::store::{Applied, Closed, Drained, Notes, Parks, StandIns, StoreError};
 use super::{Guard, MAX_QUEUED_REPLIES, Row, Rung, Taken, WakeEvent, Watch};
 use crate::state::RemoteOut;
 use standin_wire::ParentNote;
@@ -27,7 +27,7 @@ pub struct MemoryStore {
 
 impl MemoryStore {
     /// The drain, in one step under the lock; `as_seen` when the row before it passes
-    /// `unmoved` (what `drain_from`'s condition checks on DynamoDB).
+    /// `unmoved` (what the drain from a copy checks on DynamoDB).
     fn drain_if(
         &self,
         task_id: &str,
@@ -129,7 +129,7 @@ impl super::SentMarks for MemoryStore {
     }
 }
 
-impl RowStore for MemoryStore {
+impl StandIns for MemoryStore {
     async fn create(&self, row: &Row) -> Result<Row, StoreError> {
         let mut rows = lock(&self.rows);
         if rows.contains_key(&row.task_id) {
@@ -167,6 +167,30 @@ impl RowStore for MemoryStore {
         Ok((page, next))
     }
 
+    async fn set_remote(
+        &self,
+        task_id: &str,
+        remote_task_id: &str,
+        context_id: Option<&str>,
+    ) -> Result<Row, StoreError> {
+        self.update(task_id, &Guard::Open, |row| {
+            row.remote_task_id = Some(remote_task_id.to_owned());
+            if let Some(ctx) = context_id {
+                row.context_id = Some(ctx.to_owned());
+            }
+            row.clone()
+        })
+    }
+
+    async fn set_watch(&self, task_id: &str, watch: &Watch) -> Result<Row, StoreError> {
+        self.update(task_id, &Guard::Open, |row| {
+            row.watch = Some(watch.clone());
+            row.clone()
+        })
+    }
+}
+
+impl Parks for MemoryStore {
     async fn record(
         &self,
         task_id: &str,
@@ -263,8 +287,15 @@ impl RowStore for MemoryStore {
         Ok(row.clone())
     }
 
-    async fn drain(&self, task_id: &str, park: u64) -> Result<Drained, StoreError> {
-        self.drain_if(task_id, park, |_| false)
+    async fn drain(
+        &self,
+        task_id: &str,
+        seen: Option<&Row>,
+        park: u64,
+    ) -> Result<Drained, StoreError> {
+        self.drain_if(task_id, park, |row| {
+            seen.is_some_and(|seen| !row.closed && row.woken < park && row.pending == seen.pending)
+        })
     }
 
     async fn take_rung(
@@ -293,16 +324,14 @@ impl RowStore for MemoryStore {
             as_seen: true,
         }))
     }
+}
 
-    async fn drain_from(&self, seen: &Row, park: u64) -> Result<Drained, StoreError> {
-        self.drain_if(&seen.task_id, park, |row| {
-            !row.closed && row.woken < park && row.pending == seen.pending
-        })
-    }
-
+impl Notes for MemoryStore {
+    /// Decided on the row as it is: the memory store reads no copy.
     async fn apply(
         &self,
         task_id: &str,
+        _seen: Option<&Row>,
         out: &RemoteOut,
         guard: &Guard,
     ) -> Result<Applied, StoreError> {
@@ -324,28 +353,6 @@ impl RowStore for MemoryStore {
         Ok(Applied::Changed {
             note,
             row: Box::new(row.clone()),
-        })
-    }
-
-    async fn set_remote(
-        &self,
-        task_id: &str,
-        remote_task_id: &str,
-        context_id: Option<&str>,
-    ) -> Result<Row, StoreError> {
-        self.update(task_id, &Guard::Open, |row| {
-            row.remote_task_id = Some(remote_task_id.to_owned());
-            if let Some(ctx) = context_id {
-                row.context_id = Some(ctx.to_owned());
-            }
-            row.clone()
-        })
-    }
-
-    async fn set_watch(&self, task_id: &str, watch: &Watch) -> Result<Row, StoreError> {
-        self.update(task_id, &Guard::Open, |row| {
-            row.watch = Some(watch.clone());
-            row.clone()
         })
     }
 

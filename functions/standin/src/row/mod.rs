@@ -13,7 +13,7 @@ mod store;
 
 pub use marks::SentMarks;
 pub use note::note_of;
-pub use store::{Applied, Closed, Drained, RowStore, StoreError};
+pub use store::{Applied, Closed, Drained, Notes, Parks, RowStore, StandIns, StoreError};
 
 use serde::{Deserialize, Serialize};
 
@@ -372,7 +372,7 @@ pub struct Taken {
 }
 
 /// The push a ring carried to the park it ended, for the wake to take with no read before
-/// it (`RowStore::take_rung`), by the generation the wake runs as.
+/// it (`Parks::take_rung`), by the generation the wake runs as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Rung<'a> {
     pub park: u64,

@@ -1,8 +1,9 @@
 //! For tests: a row store wrapped to inject a race or a fault at one write (the product
 //! wraps none: a note's journey is `outbox::tell`).
 
-/// The `RowStore` methods a test's store passes to `self.inner` unchanged, each named
-/// once: a store that injects a race at one write writes only that method.
+/// The row store's methods a test's store passes to `self.inner` unchanged, each named
+/// once inside its role's impl (`StandIns`, `Parks`, `Notes`): a store that injects a
+/// race at one write writes only that method.
 #[macro_export]
 macro_rules! row_store_pass_through {
     ($($method:ident),* $(,)?) => { $($crate::row_store_pass_through!(@ $method);)* };
@@ -54,12 +55,6 @@ macro_rules! row_store_pass_through {
             self.inner.roll(task_id, park, to, lease, previous).await
         }
     };
-    (@ drain_from) => {
-        async fn drain_from(&self, seen: &$crate::row::Row, park: u64)
-            -> Result<$crate::row::Drained, $crate::row::StoreError> {
-            self.inner.drain_from(seen, park).await
-        }
-    };
     (@ take_rung) => {
         async fn take_rung(&self, task_id: &str, rung: &$crate::row::Rung<'_>)
             -> Result<Option<$crate::row::Drained>, $crate::row::StoreError> {
@@ -67,9 +62,9 @@ macro_rules! row_store_pass_through {
         }
     };
     (@ drain) => {
-        async fn drain(&self, task_id: &str, park: u64)
+        async fn drain(&self, task_id: &str, seen: Option<&$crate::row::Row>, park: u64)
             -> Result<$crate::row::Drained, $crate::row::StoreError> {
-            self.inner.drain(task_id, park).await
+            self.inner.drain(task_id, seen, park).await
         }
     };
     (@ set_remote) => {
@@ -91,15 +86,9 @@ macro_rules! row_store_pass_through {
         }
     };
     (@ apply) => {
-        async fn apply(&self, task_id: &str, out: &$crate::state::RemoteOut, guard: &$crate::row::Guard)
+        async fn apply(&self, task_id: &str, seen: Option<&$crate::row::Row>, out: &$crate::state::RemoteOut, guard: &$crate::row::Guard)
             -> Result<$crate::row::Applied, $crate::row::StoreError> {
-            self.inner.apply(task_id, out, guard).await
-        }
-    };
-    (@ apply_to) => {
-        async fn apply_to(&self, row: &$crate::row::Row, out: &$crate::state::RemoteOut, guard: &$crate::row::Guard)
-            -> Result<$crate::row::Applied, $crate::row::StoreError> {
-            self.inner.apply_to(row, out, guard).await
+            self.inner.apply(task_id, seen, out, guard).await
         }
     };
     (@ close) => {

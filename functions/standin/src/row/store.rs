@@ -41,7 +41,7 @@ pub enum Applied {
 pub struct Drained {
     pub event: Option<WakeEvent>,
     pub row: Row,
-    /// The event taken is the one the caller's row showed (`drain_from`'s one write
+    /// The event taken is the one the caller's row showed (the drain from a copy's one write
     /// landed): nothing was recorded in its slot since the caller read the row.
     pub as_seen: bool,
 }
@@ -62,9 +62,18 @@ impl Closed {
     }
 }
 
-/// Every write is atomic and conditional (one DynamoDB UpdateItem, or one transaction with
-/// the note it records; the drain is two such writes) and returns the item after it.
-pub trait RowStore: Send + Sync {
+/// The row store, by the role each caller plays: the doorbell's writes (`Parks`), the
+/// notes' (`Notes`), and the stand-in's own record (`StandIns`). Every write is atomic
+/// and conditional (one DynamoDB UpdateItem, or one transaction with the note it
+/// records; the drain is two such writes) and returns the item after it. A store is all
+/// three (`RowStore`); a caller that plays one role asks for that one.
+pub trait RowStore: Parks + Notes + StandIns {}
+
+impl<T: Parks + Notes + StandIns> RowStore for T {}
+
+/// The stand-in's record: made, read, listed, and what it learns once (its remote task,
+/// its watch).
+pub trait StandIns: Send + Sync {
     /// Creates the row; `AlreadyExists` when a row with that id is there.
     fn create(&self, row: &Row) -> impl Future<Output = Result<Row, StoreError>> + Send;
     fn get(&self, task_id: &str) -> impl Future<Output = Result<Option<Row>, StoreError>> + Send;
@@ -75,6 +84,22 @@ pub trait RowStore: Send + Sync {
         after: Option<&str>,
         limit: u32,
     ) -> impl Future<Output = Result<(Vec<Row>, Option<String>), StoreError>> + Send;
+    /// Records the remote task (after the first turn) and its context.
+    fn set_remote(
+        &self,
+        task_id: &str,
+        remote_task_id: &str,
+        context_id: Option<&str>,
+    ) -> impl Future<Output = Result<Row, StoreError>> + Send;
+    fn set_watch(
+        &self,
+        task_id: &str,
+        watch: &Watch,
+    ) -> impl Future<Output = Result<Row, StoreError>> + Send;
+}
+
+/// The doorbell's writes: events recorded, parks stored, claimed, ended, drained, rolled.
+pub trait Parks: Send + Sync {
     /// Records a wake event under its guard (never on a closed row).
     fn record(
         &self,
@@ -122,22 +147,15 @@ pub trait RowStore: Send + Sync {
         previous: Option<&str>,
     ) -> impl Future<Output = Result<Row, StoreError>> + Send;
     /// Ends park `park` and takes the next pending event by priority. Idempotent per park:
-    /// a retried drain of the same park returns the event the first one took.
+    /// a retried drain of the same park returns the event the first one took. `seen` is
+    /// the row as the caller read it, when it has one: while it is still the row, ending
+    /// the park and taking its next event is one write (conditional on both).
     fn drain(
         &self,
         task_id: &str,
+        seen: Option<&Row>,
         park: u64,
     ) -> impl Future<Output = Result<Drained, StoreError>> + Send;
-    /// `drain`, from the row as the caller read it: while it is still the row, ending
-    /// the park and taking its next event is one write (conditional on both), else the
-    /// drain as usual.
-    fn drain_from(
-        &self,
-        seen: &Row,
-        park: u64,
-    ) -> impl Future<Output = Result<Drained, StoreError>> + Send {
-        self.drain(&seen.task_id, park)
-    }
     /// Ends the rung park and takes the push its ring carried, in one write conditional
     /// on `Rung::admits` and returning the row: no read before it. None when the row
     /// moved since the ring (nothing was written: the drain as usual).
@@ -146,38 +164,23 @@ pub trait RowStore: Send + Sync {
         task_id: &str,
         rung: &Rung<'_>,
     ) -> impl Future<Output = Result<Option<Drained>, StoreError>> + Send;
-    /// If `out` is news after `last` (`RemoteOut::is_news_after`): moves `last` to `out`, takes the next note
-    /// number and writes the parent's note to the outbox, all in one transaction; a final
-    /// state also closes the row in it. Refused when the guard fails.
+}
+
+/// The notes' writes and reads: a change and its note in one write, the end, the log.
+pub trait Notes: Send + Sync {
+    /// If `out` is news after `last` (`RemoteOut::is_news_after`): moves `last` to `out`,
+    /// takes the next note number and writes the parent's note to the outbox, all in one
+    /// transaction; a final state also closes the row in it. Refused when the guard
+    /// fails. `seen` is the row as the caller last read or wrote it, when it has one: one
+    /// read less while it is still the row (the write is conditional on its note
+    /// number), and read again before anything is decided on it otherwise.
     fn apply(
         &self,
         task_id: &str,
+        seen: Option<&Row>,
         out: &RemoteOut,
         guard: &Guard,
     ) -> impl Future<Output = Result<Applied, StoreError>> + Send;
-    /// `apply`, to the row as the caller last read or wrote it: one read less while it
-    /// is still the row (the write is conditional on its note number), and read again
-    /// before anything is decided on it otherwise.
-    fn apply_to(
-        &self,
-        row: &Row,
-        out: &RemoteOut,
-        guard: &Guard,
-    ) -> impl Future<Output = Result<Applied, StoreError>> + Send {
-        self.apply(&row.task_id, out, guard)
-    }
-    /// Records the remote task (after the first turn) and its context.
-    fn set_remote(
-        &self,
-        task_id: &str,
-        remote_task_id: &str,
-        context_id: Option<&str>,
-    ) -> impl Future<Output = Result<Row, StoreError>> + Send;
-    fn set_watch(
-        &self,
-        task_id: &str,
-        watch: &Watch,
-    ) -> impl Future<Output = Result<Row, StoreError>> + Send;
     /// Closes the row (drops the park token and pending events) and, with `final_note`,
     /// makes it `last` and writes its note under the next number in the same transaction
     /// (also on a row closed earlier without one). Once a final state is `last` it changes

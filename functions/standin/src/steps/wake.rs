@@ -194,10 +194,7 @@ async fn drain<S: RowStore>(
         return Ok((step.then(Next::Roll), None, false));
     }
     let woke = step.park.as_ref().map_or(Woke::Rung, |p| p.woke);
-    let drained = match known {
-        Some(row) => store.drain_from(row, park).await?,
-        None => store.drain(&step.task_id, park).await?,
-    };
+    let drained = store.drain(&step.task_id, known, park).await?;
     Ok(decided(step, drained, woke, pacing))
 }
 

@@ -17,7 +17,7 @@ use standin::artifacts::{Blobs, Bounds, Collecting, Desk, Manifest, Ours, PartRo
 use standin::outbox::{NoteArtifacts, Teller};
 use standin::push::PushToken;
 use standin::row::memory::MemoryStore;
-use standin::row::{Row, RowStore};
+use standin::row::{Row, StandIns};
 use standin::steps::Invocation;
 use standin::steps::next::{IDLE_RECHECK_SECS, Pacing};
 use standin::steps::{self, Step};

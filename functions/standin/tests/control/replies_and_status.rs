@@ -250,7 +250,7 @@ async fn the_note_log_pages_in_order_and_refuses_a_bad_after() {
     for k in 0..(NOTES_PAGE + 5) {
         let out = remote_out("remote-1", TaskState::Working, &format!("step {k}"));
         w.store
-            .apply("n", &out, &standin::row::Guard::Open)
+            .apply("n", None, &out, &standin::row::Guard::Open)
             .await
             .unwrap();
     }

@@ -61,7 +61,7 @@ async fn the_watchers_fence_closes_at_the_wake() {
         assert!(Guard::Epoch(1).admits(&parked));
         match end_park {
             "drain" => {
-                store.drain(ID, 1).await.expect("drained");
+                store.drain(ID, None, 1).await.expect("drained");
             }
             _ => {
                 store.end_park(ID, 1).await.expect("woken");

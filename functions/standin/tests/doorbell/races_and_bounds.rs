@@ -1,6 +1,7 @@
 //! Races at the write, the store's pages, and the replies' bound.
 
 use super::*;
+use standin::row::{Notes, Parks, StandIns};
 
 #[tokio::test]
 async fn race_push_after_close_is_refused_at_the_write() {
@@ -8,25 +9,14 @@ async fn race_push_after_close_is_refused_at_the_write() {
     struct ClosingStore {
         inner: MemoryStore,
     }
-    impl RowStore for ClosingStore {
-        standin::row_store_pass_through!(
-            create,
-            get,
-            list,
-            park,
-            claim_follow,
-            end_park,
-            roll,
-            drain,
-            drain_from,
-            take_rung,
-            apply,
-            apply_to,
-            set_remote,
-            set_watch,
-            close,
-            notes,
-        );
+    impl StandIns for ClosingStore {
+        standin::row_store_pass_through!(create, get, list, set_remote, set_watch);
+    }
+    impl Notes for ClosingStore {
+        standin::row_store_pass_through!(apply, close, notes);
+    }
+    impl Parks for ClosingStore {
+        standin::row_store_pass_through!(park, claim_follow, end_park, roll, drain, take_rung);
         async fn record(&self, id: &str, e: &WakeEvent, g: &Guard) -> Result<Row, StoreError> {
             self.inner.close(id, None).await?;
             self.inner.record(id, e, g).await
@@ -97,7 +87,7 @@ async fn replies_queue_up_to_the_bound_and_then_are_refused_until_one_is_taken()
         doorbell::ring(&store, &bell, ID, &reply("one too many"), &Guard::Open).await,
         Err(StoreError::RepliesFull(ID.into()))
     );
-    store.drain(ID, 1).await.expect("drained");
+    store.drain(ID, None, 1).await.expect("drained");
     doorbell::ring(&store, &bell, ID, &reply("now there is room"), &Guard::Open)
         .await
         .expect("queued");

@@ -36,7 +36,7 @@ async fn a_named_reply_is_queued_once_however_often_it_rings() {
     assert_eq!(row.pending.replies, ["blue", "blue"], "r1 once, r2 once");
     // Taken for its turn, r1 is still known: a late retry is not queued again.
     store.park(ID, 1, "tok-1").await.expect("parked");
-    store.drain(ID, 1).await.expect("drained");
+    store.drain(ID, None, 1).await.expect("drained");
     doorbell::ring(&store, &bell, ID, &named("blue", "r1"), &Guard::Open)
         .await
         .expect("accepted");
@@ -174,7 +174,7 @@ async fn a_park_whose_wake_already_ran_is_refused() {
         "the refused park changed nothing"
     );
     // A drain ends a park the same way.
-    store.drain(ID, 3).await.expect("drained");
+    store.drain(ID, None, 3).await.expect("drained");
     assert_eq!(
         store.park(ID, 3, "tok-3").await,
         Err(StoreError::Refused(ID.into()))

@@ -1,6 +1,7 @@
 //! The push watch: a push heard, rung, taken, rechecked, forged.
 
 use super::*;
+use standin::row::{Notes, Parks, StandIns};
 
 #[tokio::test]
 async fn push_watch_from_first_turn_to_completion() {
@@ -240,43 +241,41 @@ struct PushDuringTheQuestion<'a> {
     headers: HeaderMap,
 }
 
-impl RowStore for PushDuringTheQuestion<'_> {
-    standin::row_store_pass_through!(
-        create,
-        get,
-        list,
-        record,
-        park,
-        claim_follow,
-        end_park,
-        roll,
-        drain,
-        take_rung,
-        apply,
-        apply_to,
-        set_remote,
-        set_watch,
-        close,
-        notes,
-    );
+impl StandIns for PushDuringTheQuestion<'_> {
+    standin::row_store_pass_through!(create, get, list, set_remote, set_watch);
+}
 
-    async fn drain_from(&self, seen: &Row, park: u64) -> Result<Drained, StoreError> {
-        for _ in 0..1000 {
-            if self.agent.count("GetTask") > self.asked_before {
-                break;
+impl Notes for PushDuringTheQuestion<'_> {
+    standin::row_store_pass_through!(apply, close, notes);
+}
+
+impl Parks for PushDuringTheQuestion<'_> {
+    standin::row_store_pass_through!(record, park, claim_follow, end_park, roll, take_rung);
+
+    async fn drain(
+        &self,
+        task_id: &str,
+        seen: Option<&Row>,
+        park: u64,
+    ) -> Result<Drained, StoreError> {
+        if seen.is_some() {
+            for _ in 0..1000 {
+                if self.agent.count("GetTask") > self.asked_before {
+                    break;
+                }
+                tokio::task::yield_now().await;
             }
-            tokio::task::yield_now().await;
+            assert!(
+                self.agent.count("GetTask") > self.asked_before,
+                "the wake asked while it drained"
+            );
+            self.agent.set_task(self.then.clone());
+            let body = push_body(TaskState::Working, "");
+            let bell = MemoryDoorbell::new();
+            let answer = receiver::receive(self.inner, &bell, ID, &self.headers, &body).await;
+            assert_eq!(answer.status, 204);
         }
-        assert!(
-            self.agent.count("GetTask") > self.asked_before,
-            "the wake asked while it drained"
-        );
-        self.agent.set_task(self.then.clone());
-        let body = push_body(TaskState::Working, "");
-        let bell = MemoryDoorbell::new();
-        let answer = receiver::receive(self.inner, &bell, ID, &self.headers, &body).await;
-        assert_eq!(answer.status, 204);
-        self.inner.drain_from(seen, park).await
+        self.inner.drain(task_id, seen, park).await
     }
 }
 

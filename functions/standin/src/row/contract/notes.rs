@@ -6,20 +6,23 @@ pub async fn apply_changes_once_notes_each_change_and_is_fenced<S: RowStore>(sto
     push_row(store).await;
     let building = working("building");
     assert!(matches!(
-        store.apply(ID, &building, &Guard::Open).await,
+        store.apply(ID, None, &building, &Guard::Open).await,
         Ok(Applied::Changed { ref note, .. }) if note.seq == 1
     ));
     assert_eq!(
-        store.apply(ID, &building, &Guard::Open).await,
+        store.apply(ID, None, &building, &Guard::Open).await,
         Ok(Applied::Unchanged)
     );
     let asked = remote_out(REMOTE, TaskState::InputRequired, "colour?");
     let epoch = store.park(ID, 1, "t").await.unwrap().epoch;
     assert_eq!(
-        store.apply(ID, &asked, &Guard::Epoch(epoch - 1)).await,
+        store
+            .apply(ID, None, &asked, &Guard::Epoch(epoch - 1))
+            .await,
         Err(StoreError::Refused(ID.into()))
     );
-    let Ok(Applied::Changed { note, row }) = store.apply(ID, &asked, &Guard::Epoch(epoch)).await
+    let Ok(Applied::Changed { note, row }) =
+        store.apply(ID, None, &asked, &Guard::Epoch(epoch)).await
     else {
         panic!("the current epoch applies");
     };
@@ -54,7 +57,10 @@ pub async fn apply_changes_once_notes_each_change_and_is_fenced<S: RowStore>(sto
 pub async fn a_change_carrying_artifacts_is_noted_though_its_state_stayed<S: RowStore>(store: &S) {
     push_row(store).await;
     let drafting = working("drafting");
-    store.apply(ID, &drafting, &Guard::Open).await.unwrap();
+    store
+        .apply(ID, None, &drafting, &Guard::Open)
+        .await
+        .unwrap();
     let with_report = RemoteOut {
         artifacts: vec![standin_wire::ArtifactView {
             artifact_id: "report".into(),
@@ -68,13 +74,13 @@ pub async fn a_change_carrying_artifacts_is_noted_though_its_state_stayed<S: Row
         artifacts_are_news: true,
         ..drafting.clone()
     };
-    let Ok(Applied::Changed { note, .. }) = store.apply(ID, &with_report, &Guard::Open).await
+    let Ok(Applied::Changed { note, .. }) = store.apply(ID, None, &with_report, &Guard::Open).await
     else {
         panic!("a note carrying an artifact is news");
     };
     assert_eq!((note.seq, note.artifacts.len()), (2, 1));
     assert_eq!(
-        store.apply(ID, &drafting, &Guard::Open).await,
+        store.apply(ID, None, &drafting, &Guard::Open).await,
         Ok(Applied::Unchanged),
         "without artifacts the same state is no news"
     );
@@ -83,36 +89,42 @@ pub async fn a_change_carrying_artifacts_is_noted_though_its_state_stayed<S: Row
         ..with_report.clone()
     };
     assert_eq!(
-        store.apply(ID, &checked_with_report, &Guard::Open).await,
+        store
+            .apply(ID, None, &checked_with_report, &Guard::Open)
+            .await,
         Ok(Applied::Unchanged),
         "a watch's unchanged state is no news, artifacts or not"
     );
     // A question is told once: repeated to carry an artifact it would read as asked again.
     let asked = remote_out(REMOTE, TaskState::InputRequired, "colour?");
-    store.apply(ID, &asked, &Guard::Open).await.unwrap();
+    store.apply(ID, None, &asked, &Guard::Open).await.unwrap();
     let asked_with_report = RemoteOut {
         artifacts: with_report.artifacts.clone(),
         ..asked
     };
     assert_eq!(
-        store.apply(ID, &asked_with_report, &Guard::Open).await,
+        store
+            .apply(ID, None, &asked_with_report, &Guard::Open)
+            .await,
         Ok(Applied::Unchanged)
     );
 }
 
-/// `apply_to` a copy of the row: a copy that is still the row writes without a read; a
+/// `apply` to a copy of the row (`seen`): a copy that is still the row writes without a read; a
 /// stale one is never written on, nor is "unchanged" or a refusal decided on it.
-pub async fn apply_to_a_row_that_moved_decides_on_the_row_as_it_is<S: RowStore>(store: &S) {
+pub async fn an_apply_to_a_copy_that_moved_decides_on_the_row_as_it_is<S: RowStore>(store: &S) {
     push_row(store).await;
     let seen = store.get(ID).await.unwrap().unwrap();
-    let Ok(Applied::Changed { note, .. }) =
-        store.apply_to(&seen, &working("one"), &Guard::Open).await
+    let Ok(Applied::Changed { note, .. }) = store
+        .apply(&seen.task_id, Some(&seen), &working("one"), &Guard::Open)
+        .await
     else {
         panic!("the row as read applies");
     };
     assert_eq!(note.seq, 1);
-    let Ok(Applied::Changed { note, row }) =
-        store.apply_to(&seen, &working("two"), &Guard::Open).await
+    let Ok(Applied::Changed { note, row }) = store
+        .apply(&seen.task_id, Some(&seen), &working("two"), &Guard::Open)
+        .await
     else {
         panic!("a copy behind the row applies to the row as it is");
     };
@@ -120,19 +132,29 @@ pub async fn apply_to_a_row_that_moved_decides_on_the_row_as_it_is<S: RowStore>(
     let mut behind = seen.clone();
     behind.last = Some(working("one"));
     behind.seq = 1;
-    let Ok(Applied::Changed { note, .. }) =
-        store.apply_to(&behind, &working("one"), &Guard::Open).await
+    let Ok(Applied::Changed { note, .. }) = store
+        .apply(
+            &behind.task_id,
+            Some(&behind),
+            &working("one"),
+            &Guard::Open,
+        )
+        .await
     else {
         panic!("unchanged on a stale copy is not unchanged on the row (it says two)");
     };
     assert_eq!(note.seq, 3);
     assert_eq!(
-        store.apply_to(&seen, &working("one"), &Guard::Open).await,
+        store
+            .apply(&seen.task_id, Some(&seen), &working("one"), &Guard::Open)
+            .await,
         Ok(Applied::Unchanged)
     );
     store.close(ID, None).await.unwrap();
     assert_eq!(
-        store.apply_to(&seen, &working("three"), &Guard::Open).await,
+        store
+            .apply(&seen.task_id, Some(&seen), &working("three"), &Guard::Open)
+            .await,
         Err(StoreError::Refused(ID.into())),
         "a copy from before the close is refused"
     );
@@ -150,11 +172,12 @@ pub async fn a_final_state_closes_the_row_with_its_note<S: RowStore>(store: &S) 
     let token = push_row(store).await;
     store.park(ID, 1, "t1").await.unwrap();
     store
-        .apply(ID, &working("building"), &Guard::Open)
+        .apply(ID, None, &working("building"), &Guard::Open)
         .await
         .unwrap();
     let done = remote_out(REMOTE, TaskState::Completed, "ready");
-    let Ok(Applied::Changed { note, row }) = store.apply(ID, &done, &Guard::Open).await else {
+    let Ok(Applied::Changed { note, row }) = store.apply(ID, None, &done, &Guard::Open).await
+    else {
         panic!("a final state is a change");
     };
     assert_eq!(note.seq, 2);
@@ -190,7 +213,7 @@ pub async fn a_final_state_closes_the_row_with_its_note<S: RowStore>(store: &S) 
         Err(StoreError::Refused(ID.into()))
     );
     assert_eq!(
-        store.apply(ID, &working("after"), &Guard::Open).await,
+        store.apply(ID, None, &working("after"), &Guard::Open).await,
         Err(StoreError::Refused(ID.into()))
     );
     // The end of a cancel that came too late writes nothing.
@@ -267,10 +290,13 @@ pub async fn the_note_log_reads_after_a_number_up_to_a_limit<S: RowStore>(store:
     push_row(store).await;
     store.create(&Row::new("other", "agent-a")).await.unwrap();
     for text in ["a", "b", "c", "d"] {
-        store.apply(ID, &working(text), &Guard::Open).await.unwrap();
+        store
+            .apply(ID, None, &working(text), &Guard::Open)
+            .await
+            .unwrap();
     }
     store
-        .apply("other", &working("x"), &Guard::Open)
+        .apply("other", None, &working("x"), &Guard::Open)
         .await
         .unwrap();
     let read = |after, limit| async move {

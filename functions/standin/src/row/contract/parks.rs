@@ -144,7 +144,7 @@ pub async fn drain_takes_by_priority_and_leaves_the_rest<S: RowStore>(store: &S)
     // One event per park: each wake drains under its own park's number.
     let mut order = Vec::new();
     let mut park = 1;
-    while let Some(e) = store.drain(ID, park).await.expect("drain").event {
+    while let Some(e) = store.drain(ID, None, park).await.expect("drain").event {
         order.push(e);
         park += 1;
     }
@@ -171,7 +171,7 @@ pub async fn drain_is_idempotent_per_park<S: RowStore>(store: &S) {
     for text in ["one", "two"] {
         store.record(ID, &reply(text), &Guard::Open).await.unwrap();
     }
-    let first = store.drain(ID, 1).await.expect("drain");
+    let first = store.drain(ID, None, 1).await.expect("drain");
     assert_eq!(first.event, Some(reply("one")));
     assert_eq!(
         first.row.taken,
@@ -181,23 +181,23 @@ pub async fn drain_is_idempotent_per_park<S: RowStore>(store: &S) {
         })
     );
     assert_eq!(first.row.woken, 1);
-    let retried = store.drain(ID, 1).await.expect("retried");
+    let retried = store.drain(ID, None, 1).await.expect("retried");
     assert_eq!(retried.event, Some(reply("one")), "the same event again");
     assert_eq!(retried.row.pending.replies, ["two"], "the next one stays");
     store.park(ID, 2, "t2").await.unwrap();
-    let next = store.drain(ID, 2).await.expect("next park");
+    let next = store.drain(ID, None, 2).await.expect("next park");
     assert_eq!(next.event, Some(reply("two")));
     assert!(next.row.pending.is_empty());
     assert_eq!(
-        store.drain(ID, 2).await.expect("retried").event,
+        store.drain(ID, None, 2).await.expect("retried").event,
         Some(reply("two"))
     );
-    assert_eq!(store.drain(ID, 3).await.expect("empty").event, None);
+    assert_eq!(store.drain(ID, None, 3).await.expect("empty").event, None);
 }
 
-/// `drain_from` a copy of the row: the event the row holds is taken once, the park
+/// `drain` from a copy of the row (`seen`): the event the row holds is taken once, the park
 /// ended, whatever the copy says (a newer push, a close, a retried wake).
-pub async fn drain_from_a_copy_takes_what_the_row_holds<S: RowStore>(store: &S) {
+pub async fn a_drain_from_a_copy_takes_what_the_row_holds<S: RowStore>(store: &S) {
     let token = push_row(store).await;
     let guard = |claimed| {
         (
@@ -212,12 +212,12 @@ pub async fn drain_from_a_copy_takes_what_the_row_holds<S: RowStore>(store: &S) 
     let (event, push) = guard(Some(TaskState::Working));
     store.record(ID, &event, &push).await.unwrap();
     let seen = store.get(ID).await.unwrap().unwrap();
-    let drained = store.drain_from(&seen, 1).await.unwrap();
+    let drained = store.drain(&seen.task_id, Some(&seen), 1).await.unwrap();
     assert_eq!(drained.event, Some(event.clone()));
     assert!(drained.as_seen, "the push the copy showed");
     assert!(drained.row.pending.is_empty());
     assert_eq!(drained.row.woken, 1);
-    let again = store.drain_from(&seen, 1).await.unwrap();
+    let again = store.drain(&seen.task_id, Some(&seen), 1).await.unwrap();
     assert_eq!(
         again.event,
         Some(event),
@@ -231,7 +231,7 @@ pub async fn drain_from_a_copy_takes_what_the_row_holds<S: RowStore>(store: &S) 
     let seen = store.get(ID).await.unwrap().unwrap();
     let (newer, push) = guard(Some(TaskState::Completed));
     store.record(ID, &newer, &push).await.unwrap();
-    let drained = store.drain_from(&seen, 2).await.unwrap();
+    let drained = store.drain(&seen.task_id, Some(&seen), 2).await.unwrap();
     assert_eq!(
         drained.event,
         Some(newer),
@@ -246,7 +246,7 @@ pub async fn drain_from_a_copy_takes_what_the_row_holds<S: RowStore>(store: &S) 
     store.record(ID, &first, &push).await.unwrap();
     let seen = store.get(ID).await.unwrap().unwrap();
     store.record(ID, &first, &push).await.unwrap();
-    let drained = store.drain_from(&seen, 4).await.unwrap();
+    let drained = store.drain(&seen.task_id, Some(&seen), 4).await.unwrap();
     assert_eq!(drained.event, Some(first));
     assert!(
         !drained.as_seen,
@@ -259,7 +259,7 @@ pub async fn drain_from_a_copy_takes_what_the_row_holds<S: RowStore>(store: &S) 
     store.record(ID, &event, &push).await.unwrap();
     let seen = store.get(ID).await.unwrap().unwrap();
     store.close(ID, None).await.unwrap();
-    let drained = store.drain_from(&seen, 5).await.unwrap();
+    let drained = store.drain(&seen.task_id, Some(&seen), 5).await.unwrap();
     assert_eq!(drained.event, None, "a row closed since takes nothing");
 }
 
@@ -348,7 +348,7 @@ pub async fn take_rung_takes_only_the_push_the_ring_carried<S: RowStore>(store: 
         None,
         "taken once"
     );
-    let retried = store.drain(ID, 1).await.unwrap();
+    let retried = store.drain(ID, None, 1).await.unwrap();
     assert_eq!(
         retried.event,
         Some(working.clone()),
@@ -368,7 +368,7 @@ pub async fn take_rung_takes_only_the_push_the_ring_carried<S: RowStore>(store: 
         "a reply goes first"
     );
     assert_eq!(
-        store.drain(ID, 2).await.unwrap().event,
+        store.drain(ID, None, 2).await.unwrap().event,
         Some(reply("first"))
     );
 
@@ -383,7 +383,7 @@ pub async fn take_rung_takes_only_the_push_the_ring_carried<S: RowStore>(store: 
         None,
         "a cancel goes first"
     );
-    assert_eq!(store.drain(ID, 3).await.unwrap().event, Some(cancel));
+    assert_eq!(store.drain(ID, None, 3).await.unwrap().event, Some(cancel));
 
     // A later generation, with its lease.
     store.park(ID, 4, "t4").await.unwrap();
@@ -476,7 +476,7 @@ pub async fn the_watchers_fence_closes_at_the_wake<S: RowStore>(store: &S) {
     push_row(store).await;
     store.set_watch(ID, &Watch::follow()).await.unwrap();
     store.park(ID, 1, "t1").await.unwrap();
-    store.drain(ID, 1).await.expect("drained");
+    store.drain(ID, None, 1).await.expect("drained");
     let before = store.get(ID).await.unwrap().unwrap();
     let report = WakeEvent::Follow {
         epoch: 1,
@@ -488,7 +488,9 @@ pub async fn the_watchers_fence_closes_at_the_wake<S: RowStore>(store: &S) {
         "a follow report after the wake"
     );
     assert_eq!(
-        store.apply(ID, &working("late"), &Guard::Epoch(1)).await,
+        store
+            .apply(ID, None, &working("late"), &Guard::Epoch(1))
+            .await,
         Err(StoreError::Refused(ID.into())),
         "a follow's apply after the wake"
     );

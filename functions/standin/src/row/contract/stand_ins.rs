@@ -46,7 +46,7 @@ pub async fn replies_queue_up_to_the_bound_in_the_write_itself<S: RowStore>(stor
         Err(StoreError::RepliesFull(ID.into()))
     );
     store.park(ID, 1, "t").await.expect("parked");
-    store.drain(ID, 1).await.expect("drained");
+    store.drain(ID, None, 1).await.expect("drained");
     store
         .record(ID, &reply("room again"), &Guard::Open)
         .await
@@ -72,7 +72,7 @@ pub async fn a_named_reply_is_queued_once_in_the_write_itself<S: RowStore>(store
     assert_eq!(row.pending.replies, ["blue", "green"]);
     assert_eq!(row.reply_ids, ["r1", "r2"]);
     store.park(ID, 1, "t").await.expect("parked");
-    store.drain(ID, 1).await.expect("drained");
+    store.drain(ID, None, 1).await.expect("drained");
     let row = store
         .record(ID, &named("blue", "r1"), &Guard::Open)
         .await
@@ -97,7 +97,7 @@ pub async fn a_long_conversation_keeps_the_latest_reply_ids_only<S: RowStore>(st
             .expect("queued");
         let park = u64::try_from(i).unwrap() + 1;
         store.park(ID, park, "t").await.expect("parked");
-        store.drain(ID, park).await.expect("drained");
+        store.drain(ID, None, park).await.expect("drained");
     }
     let row = store.get(ID).await.unwrap().unwrap();
     assert!(

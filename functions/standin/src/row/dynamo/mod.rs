@@ -14,7 +14,7 @@ use aws_sdk_dynamodb::types::{
 };
 use serde::Serialize;
 
-use super::{Applied, Closed, Drained, RowStore, StoreError};
+use super::{Applied, Closed, Drained, Notes, Parks, StandIns, StoreError};
 use crate::row::{
     FollowReport, Guard, MAX_QUEUED_REPLIES, PendingPush, REPLY_IDS_KEPT, REPLY_IDS_MAX, Row, Rung,
     Taken, WakeEvent, Watch,
@@ -31,7 +31,6 @@ mod tests;
 mod write;
 
 use attr::*;
-use take::take_event;
 
 type Item = HashMap<String, AttributeValue>;
 
@@ -137,7 +136,7 @@ impl Expr {
     }
 }
 
-impl RowStore for DynamoRowStore {
+impl StandIns for DynamoRowStore {
     async fn create(&self, row: &Row) -> Result<Row, StoreError> {
         let item: Item = serde_dynamo::to_item(row)
             .map_err(|e| StoreError::Backend(format!("encode row: {e}")))?;
@@ -205,6 +204,36 @@ impl RowStore for DynamoRowStore {
         Ok((rows, next))
     }
 
+    async fn set_remote(
+        &self,
+        task_id: &str,
+        remote_task_id: &str,
+        context_id: Option<&str>,
+    ) -> Result<Row, StoreError> {
+        self.update(task_id, &Guard::Open, |e| {
+            let r = e.val("rid", AttributeValue::S(remote_task_id.to_owned()));
+            Ok(match context_id {
+                Some(ctx) => {
+                    let c = e.val("ctx", AttributeValue::S(ctx.to_owned()));
+                    format!("SET {REMOTE_TASK_ID} = {r}, {CONTEXT_ID} = {c}")
+                }
+                None => format!("SET {REMOTE_TASK_ID} = {r}"),
+            })
+        })
+        .await
+    }
+
+    async fn set_watch(&self, task_id: &str, watch: &Watch) -> Result<Row, StoreError> {
+        self.update(task_id, &Guard::Open, |e| {
+            let w = e.name(WATCH);
+            let v = e.val("w", value(watch)?);
+            Ok(format!("SET {w} = {v}"))
+        })
+        .await
+    }
+}
+
+impl Parks for DynamoRowStore {
     async fn record(
         &self,
         task_id: &str,
@@ -323,80 +352,15 @@ impl RowStore for DynamoRowStore {
         self.once_per_park(task_id, update, &woken, &n, expr).await
     }
 
-    async fn drain(&self, task_id: &str, park: u64) -> Result<Drained, StoreError> {
-        let mut row = self.end_park(task_id, park).await?;
-        for _ in 0..RACE_ATTEMPTS {
-            if row.closed {
-                return Ok(Drained {
-                    event: None,
-                    row,
-                    as_seen: false,
-                });
-            }
-            if let Some(taken) = row.taken.as_ref().filter(|t| t.park == park) {
-                return Ok(Drained {
-                    event: taken.event.clone(),
-                    row,
-                    as_seen: false,
-                });
-            }
-            let mut pending = row.pending.clone();
-            let Some(event) = pending.take_next() else {
-                return Ok(Drained {
-                    event: None,
-                    row,
-                    as_seen: false,
-                });
-            };
-            let (update, condition, expr) = take_event(&row, park, &event)?;
-            match self.send_update(task_id, update, condition, expr).await {
-                Ok(row) => {
-                    return Ok(Drained {
-                        event: Some(event),
-                        row,
-                        as_seen: false,
-                    });
-                }
-                Err(StoreError::Refused(_)) => {
-                    row = self
-                        .get(task_id)
-                        .await?
-                        .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
-                }
-                Err(err) => return Err(err),
-            }
-        }
-        Err(StoreError::Backend(format!(
-            "drain of {task_id} kept racing; try again"
-        )))
-    }
-    async fn drain_from(&self, seen: &Row, park: u64) -> Result<Drained, StoreError> {
-        let task_id = &seen.task_id;
-        let mut pending = seen.pending.clone();
-        let event = pending
-            .take_next()
-            .filter(|_| !seen.closed && seen.woken < park);
-        let Some(event) = event else {
-            return self.drain(task_id, park).await;
-        };
-        let (update, condition, mut expr) = take_event(seen, park, &event)?;
-        let n = expr.val("park", AttributeValue::N(park.to_string()));
-        let f = expr.val("open", AttributeValue::Bool(false));
-        let (woken, closed) = (expr.name(WOKEN), expr.name(CLOSED));
-        let update = update.replacen("SET ", &format!("SET {woken} = {n}, "), 1);
-        let condition = format!(
-            "{condition} AND {closed} = {f} AND (attribute_not_exists({woken}) OR {woken} < {n})"
-        );
-        match self.send_update(task_id, update, condition, expr).await {
-            Ok(row) => Ok(Drained {
-                event: Some(event),
-                row,
-                as_seen: true,
-            }),
-            // The row moved since the caller read it (a ring, a close, a retried wake):
-            // nothing was written, and the drain goes as usual.
-            Err(StoreError::Refused(_)) => self.drain(task_id, park).await,
-            Err(err) => Err(err),
+    async fn drain(
+        &self,
+        task_id: &str,
+        seen: Option<&Row>,
+        park: u64,
+    ) -> Result<Drained, StoreError> {
+        match seen {
+            Some(seen) => self.drain_seen(seen, park).await,
+            None => self.drain_read(task_id, park).await,
         }
     }
 
@@ -462,52 +426,18 @@ impl RowStore for DynamoRowStore {
             Err(err) => Err(err),
         }
     }
+}
 
+impl Notes for DynamoRowStore {
     async fn apply(
         &self,
         task_id: &str,
+        seen: Option<&Row>,
         out: &RemoteOut,
         guard: &Guard,
     ) -> Result<Applied, StoreError> {
-        self.apply_from(task_id, None, out, guard).await
+        self.apply_from(task_id, seen.cloned(), out, guard).await
     }
-    async fn apply_to(
-        &self,
-        row: &Row,
-        out: &RemoteOut,
-        guard: &Guard,
-    ) -> Result<Applied, StoreError> {
-        self.apply_from(&row.task_id, Some(row.clone()), out, guard)
-            .await
-    }
-    async fn set_remote(
-        &self,
-        task_id: &str,
-        remote_task_id: &str,
-        context_id: Option<&str>,
-    ) -> Result<Row, StoreError> {
-        self.update(task_id, &Guard::Open, |e| {
-            let r = e.val("rid", AttributeValue::S(remote_task_id.to_owned()));
-            Ok(match context_id {
-                Some(ctx) => {
-                    let c = e.val("ctx", AttributeValue::S(ctx.to_owned()));
-                    format!("SET {REMOTE_TASK_ID} = {r}, {CONTEXT_ID} = {c}")
-                }
-                None => format!("SET {REMOTE_TASK_ID} = {r}"),
-            })
-        })
-        .await
-    }
-
-    async fn set_watch(&self, task_id: &str, watch: &Watch) -> Result<Row, StoreError> {
-        self.update(task_id, &Guard::Open, |e| {
-            let w = e.name(WATCH);
-            let v = e.val("w", value(watch)?);
-            Ok(format!("SET {w} = {v}"))
-        })
-        .await
-    }
-
     async fn close(
         &self,
         task_id: &str,

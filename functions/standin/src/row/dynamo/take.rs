@@ -1,4 +1,5 @@
-//! The drain's second write: exactly the event it read, taken for its park.
+//! The drain: on a row read here, or from the row as the caller read it; its second
+//! write takes exactly the event it read, for its park.
 
 use super::*;
 
@@ -73,4 +74,86 @@ pub(super) fn take_event(
         .join(" AND ");
     let update = format!("SET {taken_name} = {taken} REMOVE {remove}");
     Ok((update, condition, expr))
+}
+
+impl DynamoRowStore {
+    /// The drain on a row read here.
+    pub(super) async fn drain_read(&self, task_id: &str, park: u64) -> Result<Drained, StoreError> {
+        let mut row = self.end_park(task_id, park).await?;
+        for _ in 0..RACE_ATTEMPTS {
+            if row.closed {
+                return Ok(Drained {
+                    event: None,
+                    row,
+                    as_seen: false,
+                });
+            }
+            if let Some(taken) = row.taken.as_ref().filter(|t| t.park == park) {
+                return Ok(Drained {
+                    event: taken.event.clone(),
+                    row,
+                    as_seen: false,
+                });
+            }
+            let mut pending = row.pending.clone();
+            let Some(event) = pending.take_next() else {
+                return Ok(Drained {
+                    event: None,
+                    row,
+                    as_seen: false,
+                });
+            };
+            let (update, condition, expr) = take_event(&row, park, &event)?;
+            match self.send_update(task_id, update, condition, expr).await {
+                Ok(row) => {
+                    return Ok(Drained {
+                        event: Some(event),
+                        row,
+                        as_seen: false,
+                    });
+                }
+                Err(StoreError::Refused(_)) => {
+                    row = self
+                        .get(task_id)
+                        .await?
+                        .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+                }
+                Err(err) => return Err(err),
+            }
+        }
+        Err(StoreError::Backend(format!(
+            "drain of {task_id} kept racing; try again"
+        )))
+    }
+
+    /// The drain from the row as the caller read it: one write while it still is.
+    pub(super) async fn drain_seen(&self, seen: &Row, park: u64) -> Result<Drained, StoreError> {
+        let task_id = &seen.task_id;
+        let mut pending = seen.pending.clone();
+        let event = pending
+            .take_next()
+            .filter(|_| !seen.closed && seen.woken < park);
+        let Some(event) = event else {
+            return self.drain_read(task_id, park).await;
+        };
+        let (update, condition, mut expr) = take_event(seen, park, &event)?;
+        let n = expr.val("park", AttributeValue::N(park.to_string()));
+        let f = expr.val("open", AttributeValue::Bool(false));
+        let (woken, closed) = (expr.name(WOKEN), expr.name(CLOSED));
+        let update = update.replacen("SET ", &format!("SET {woken} = {n}, "), 1);
+        let condition = format!(
+            "{condition} AND {closed} = {f} AND (attribute_not_exists({woken}) OR {woken} < {n})"
+        );
+        match self.send_update(task_id, update, condition, expr).await {
+            Ok(row) => Ok(Drained {
+                event: Some(event),
+                row,
+                as_seen: true,
+            }),
+            // The row moved since the caller read it (a ring, a close, a retried wake):
+            // nothing was written, and the drain goes as usual.
+            Err(StoreError::Refused(_)) => self.drain_read(task_id, park).await,
+            Err(err) => Err(err),
+        }
+    }
 }
