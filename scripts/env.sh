@@ -20,6 +20,14 @@ prune_old_binaries() {
     | sort -rn \
     | awk '{ name = $2; sub(/-[0-9a-f]+$/, "", name); if (seen[name]++) print $2 }' \
     | while read -r file; do rm -f "$dir/$file"; done
+  # Incremental caches too, the newest per crate: every checkout path (a fresh clone's
+  # included) starts a set of its own, and they grow by gigabytes a run.
+  dir="$CARGO_TARGET_DIR/debug/incremental"
+  [ -d "$dir" ] || return 0
+  find "$dir" -mindepth 1 -maxdepth 1 -type d -printf '%T@ %f\n' \
+    | sort -rn \
+    | awk '{ name = $2; sub(/-[0-9a-z]+$/, "", name); if (seen[name]++) print $2 }' \
+    | while read -r file; do rm -rf "${dir:?}/$file"; done
 }
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }

@@ -13,7 +13,7 @@ use serde_json::Value;
 use standin_wire::openapi;
 use standin_wire::{
     AgentView, AgentsPage, ArtifactContent, ArtifactsPage, CancelRequest, ErrorBody, ListPage,
-    NotesPage, ParentNote, ReplyRequest, StartRequest, Started, Status, Summary, TaskId,
+    NotesPage, ParentNote, ReplyRequest, StandInStatus, StartRequest, Started, Summary, TaskId,
 };
 
 use crate::error::CliError;
@@ -28,7 +28,7 @@ pub struct ControlClient {
 }
 
 /// What the API answered, before it is judged.
-struct Answer {
+struct RawAnswer {
     status: u16,
     body: Value,
 }
@@ -134,7 +134,7 @@ impl ControlClient {
     }
 
     /// The stand-in's row as the API shows it.
-    pub async fn status(&self, id: &str) -> Result<Status, CliError> {
+    pub async fn status(&self, id: &str) -> Result<StandInStatus, CliError> {
         let answer = self
             .call("GET", &format!("/standins/{}", path_id(id)?), None)
             .await?;
@@ -294,7 +294,7 @@ impl ControlClient {
         method: &str,
         path: &str,
         body: Option<&Value>,
-    ) -> Result<Answer, CliError> {
+    ) -> Result<RawAnswer, CliError> {
         // The command holds itself to the control API's document both ways: a request
         // that does not fit is refused here as the API would refuse it (a field the user
         // gave, such as an empty message), an answer that does not fit is the API's fault.
@@ -308,7 +308,7 @@ impl ControlClient {
         method: &str,
         path: &str,
         body: Option<&Value>,
-    ) -> Result<Answer, CliError> {
+    ) -> Result<RawAnswer, CliError> {
         let url = format!("{}{path}", self.base_url);
         let payload = body.map(Value::to_string).unwrap_or_default();
         let mut headers = vec![("host".to_owned(), host_of(&url))];
@@ -344,7 +344,7 @@ impl ControlClient {
                 detail: format!("{e}: {body}"),
             })?;
         }
-        Ok(Answer { status, body })
+        Ok(RawAnswer { status, body })
     }
 
     fn sign(
@@ -395,7 +395,7 @@ impl ControlClient {
 }
 
 /// Judges an answer: 2xx gives the body; the API's refusals become their own errors.
-fn judge(answer: Answer, id: &str) -> Result<Value, CliError> {
+fn judge(answer: RawAnswer, id: &str) -> Result<Value, CliError> {
     // The function says `error`; API Gateway's own refusals say `message`.
     let message = answer.body["error"]
         .as_str()
@@ -446,7 +446,7 @@ fn refused_here(error: openapi::ContractError) -> CliError {
 }
 
 /// An answer about one agent: a 404 is "no such agent".
-fn judge_agent(answer: Answer, id: &str) -> Result<Value, CliError> {
+fn judge_agent(answer: RawAnswer, id: &str) -> Result<Value, CliError> {
     if answer.status == 404 {
         return Err(CliError::NoAgent { id: id.to_owned() });
     }
@@ -539,17 +539,17 @@ mod tests {
 
     #[test]
     fn refusals_become_errors_a_user_can_act_on() {
-        let not_found = Answer {
+        let not_found = RawAnswer {
             status: 404,
             body: json!({"error": "no stand-in x"}),
         };
         assert!(matches!(judge(not_found, "x"), Err(CliError::UnknownStandIn { id }) if id == "x"));
-        let ended = Answer {
+        let ended = RawAnswer {
             status: 409,
             body: json!({"error": "stand-in x has ended"}),
         };
         assert!(matches!(judge(ended, "x"), Err(CliError::Ended { .. })));
-        let bad = Answer {
+        let bad = RawAnswer {
             status: 400,
             body: json!({"error": "text: is required"}),
         };
@@ -557,12 +557,12 @@ mod tests {
             judge(bad, "x").expect_err("refused").to_string(),
             "text: is required"
         );
-        let unknown = Answer {
+        let unknown = RawAnswer {
             status: 400,
             body: json!({"error": "unknown agent \"w\": the stack knows a, b"}),
         };
         assert!(matches!(judge(unknown, "x"), Err(CliError::Refused(_))));
-        let invalid = Answer {
+        let invalid = RawAnswer {
             status: 400,
             body: json!({"message": "Invalid request body"}),
         };
@@ -570,7 +570,7 @@ mod tests {
             matches!(judge(invalid, "x"), Err(CliError::Refused(m)) if m == "Invalid request body"),
             "API Gateway's validator says `message`"
         );
-        let odd = Answer {
+        let odd = RawAnswer {
             status: 502,
             body: json!("Bad Gateway"),
         };
@@ -578,7 +578,7 @@ mod tests {
             judge(odd, "x"),
             Err(CliError::Api { status: 502, .. })
         ));
-        let fine = Answer {
+        let fine = RawAnswer {
             status: 202,
             body: json!({"accepted": true}),
         };
@@ -605,7 +605,7 @@ mod tests {
                 "{bad:?}"
             );
         }
-        let missing = Answer {
+        let missing = RawAnswer {
             status: 404,
             body: json!({"error": "no agent \"x\""}),
         };

@@ -6,7 +6,7 @@ use clap::{Parser, Subcommand};
 use standin_cli::events::{self, Heard, human_line};
 use standin_cli::target::DEFAULT_ENDPOINT;
 use standin_cli::{CliError, ControlClient, NoteStream, StackInfo, Target, agents};
-use standin_wire::{AgentView, Status, Summary, WatchMode};
+use standin_wire::{AgentView, StandInStatus, Summary, WatchMode};
 
 #[derive(Parser)]
 #[command(
@@ -373,7 +373,7 @@ fn yes_no(closed: bool) -> &'static str {
     if closed { "yes" } else { "no" }
 }
 
-fn print_status(status: &Status) {
+fn print_status(status: &StandInStatus) {
     let row = &status.summary;
     println!("stand-in   {}", row.task_id);
     println!("agent      {}", row.agent);
@@ -398,7 +398,7 @@ fn watch_line(row: &Summary) -> String {
 
 /// The execution's own status is the stand-in's run, not the task's outcome: a stand-in
 /// that told its parent FAILED ran to its end, and its execution SUCCEEDED.
-fn execution_line(status: &Status) -> String {
+fn execution_line(status: &StandInStatus) -> String {
     match status.execution_status.as_deref() {
         Some("SUCCEEDED") => format!(
             "{} (SUCCEEDED: the stand-in ran to its end; the task's outcome is its state)",
@@ -433,12 +433,12 @@ fn print_list(rows: &[Summary]) {
 
 #[cfg(test)]
 mod tests {
-    use standin_wire::{Pending, TaskState};
+    use standin_wire::{PendingView, TaskState};
 
     use super::*;
 
-    fn ended_failed(execution_status: Option<&str>) -> Status {
-        Status {
+    fn ended_failed(execution_status: Option<&str>) -> StandInStatus {
+        StandInStatus {
             summary: Summary {
                 task_id: "t".into(),
                 agent: "a".into(),
@@ -453,7 +453,7 @@ mod tests {
             execution_arn: "arn:x".into(),
             execution_status: execution_status.map(str::to_owned),
             parked: false,
-            pending: Pending {
+            pending: PendingView {
                 cancel: false,
                 replies: 0,
                 push: false,

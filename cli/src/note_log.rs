@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use standin_wire::{ParentNote, Status, TaskState};
+use standin_wire::{ParentNote, StandInStatus, TaskState};
 
 use crate::control::ControlClient;
 use crate::error::CliError;
@@ -21,7 +21,7 @@ pub struct Limits {
 /// Whether the stand-in waits on the parent: its newest note asks (input or
 /// credentials), it is parked on it, and no reply is queued. A reply already sent is
 /// queued, then taken into a turn that leaves the park: neither waits.
-pub fn waits_on_parent(status: &Status) -> bool {
+pub fn waits_on_parent(status: &StandInStatus) -> bool {
     matches!(
         status.summary.state,
         Some(TaskState::InputRequired | TaskState::AuthRequired)
@@ -32,7 +32,7 @@ pub fn waits_on_parent(status: &Status) -> bool {
 /// Whether there is nothing more to hear for now, once every note through `shown` is
 /// printed: the stand-in has ended (closed, or its execution no longer runs), or it waits
 /// on the parent and its question has been shown.
-pub fn nothing_more(status: &Status, shown: u64) -> bool {
+pub fn nothing_more(status: &StandInStatus, shown: u64) -> bool {
     let ended = status.summary.closed
         || status
             .execution_status
@@ -78,12 +78,12 @@ pub async fn follow(
 
 #[cfg(test)]
 mod tests {
-    use standin_wire::{Pending, Summary};
+    use standin_wire::{PendingView, Summary};
 
     use super::*;
 
-    fn status(seq: u64, parked: bool, replies: usize) -> Status {
-        Status {
+    fn status(seq: u64, parked: bool, replies: usize) -> StandInStatus {
+        StandInStatus {
             summary: Summary {
                 task_id: "t".into(),
                 agent: "a".into(),
@@ -98,7 +98,7 @@ mod tests {
             execution_arn: "arn".into(),
             execution_status: Some("RUNNING".into()),
             parked,
-            pending: Pending {
+            pending: PendingView {
                 cancel: false,
                 replies,
                 push: false,

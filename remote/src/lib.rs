@@ -38,6 +38,8 @@ pub mod fake;
 mod model;
 mod port;
 mod push;
+#[cfg(test)]
+mod replayed;
 mod scheme;
 pub mod tls;
 

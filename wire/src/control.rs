@@ -192,7 +192,7 @@ pub struct Summary {
 
 /// `GET /standins/{task_id}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Status {
+pub struct StandInStatus {
     #[serde(flatten)]
     pub summary: Summary,
     /// The newest execution of the stand-in (a roll starts `{task_id}__1`, …).
@@ -200,12 +200,12 @@ pub struct Status {
     /// None when Step Functions could not be asked.
     pub execution_status: Option<String>,
     pub parked: bool,
-    pub pending: Pending,
+    pub pending: PendingView,
 }
 
 /// What waits for the stand-in's next wake.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Pending {
+pub struct PendingView {
     pub cancel: bool,
     pub replies: usize,
     pub push: bool,

@@ -17,8 +17,8 @@ pub use artifact::{
 };
 pub use control::{
     Accepted, AgentView, AgentsPage, BodyError, CancelRequest, ErrorBody, ListPage,
-    MAX_MESSAGE_BYTES, MAX_REASON_BYTES, NO_TOKEN_HERE, NotesPage, Pending, Removed, ReplyRequest,
-    StartRequest, Started, Status, Summary,
+    MAX_MESSAGE_BYTES, MAX_REASON_BYTES, NO_TOKEN_HERE, NotesPage, PendingView, Removed,
+    ReplyRequest, StandInStatus, StartRequest, Started, Summary,
 };
 pub use id::{IdError, MAX_REPLY_ID_BYTES, ReplyId, TaskId};
 pub use note::ParentNote;

@@ -41,7 +41,7 @@ pub fn message_parts(message: Option<&types::Message>) -> Vec<Part> {
         .unwrap_or_default()
 }
 
-fn part(wire: &types::Part, names: Option<&SpillNames>) -> Part {
+fn part(wire: &types::WirePart, names: Option<&SpillNames>) -> Part {
     Part {
         media_type: wire.media_type.clone().filter(|m| !m.is_empty()),
         filename: wire.filename.clone().filter(|f| !f.is_empty()),
@@ -49,7 +49,7 @@ fn part(wire: &types::Part, names: Option<&SpillNames>) -> Part {
     }
 }
 
-fn content(wire: &types::Part, names: Option<&SpillNames>) -> Content {
+fn content(wire: &types::WirePart, names: Option<&SpillNames>) -> Content {
     let stored = |value: &str, kind| {
         names?.spill_in(value).map(|spill| Content::Stored {
             spill: spill.to_owned(),

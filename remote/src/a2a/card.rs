@@ -5,7 +5,8 @@
 use reqwest::Url;
 use reqwest::header::HeaderMap;
 
-use super::dialect::{Binding, Dialect};
+use super::binding::Binding;
+use super::dialect::Dialect;
 use super::http::{Timeouts, read_capped, send_authorized, timeout_or};
 use super::limits::{MAX_CARD_BYTES, bounded_message};
 use super::types::AgentCard;

@@ -3,7 +3,6 @@
 //! (`card`, `dialect`).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures_util::StreamExt;
@@ -12,11 +11,12 @@ use futures_util::stream::BoxStream;
 use reqwest::header::HeaderName;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::artifact;
+use super::binding::Transport;
 use super::card::ResolvedAgent;
-use super::dialect::{Answer, Binding, Call, Calls};
+use super::dialect::{Answer, Call, Calls};
 use super::divert::SpillNames;
 pub use super::http::Timeouts;
 use super::http::{send_authorized, timeout_or};
@@ -95,7 +95,7 @@ pub struct AgentClient {
     calls: Calls,
     headers: HeaderMap,
     timeouts: Timeouts,
-    next_id: AtomicU64,
+    transport: Arc<dyn Transport>,
     credentials: Option<Arc<dyn Credentials>>,
     collect: Option<Collect>,
 }
@@ -152,13 +152,14 @@ impl AgentClient {
             dialect: agent.dialect,
             tenant: agent.tenant.clone(),
         };
+        let transport = agent.binding.transport();
         Ok(Self {
             http,
             agent,
             calls,
             headers,
             timeouts,
-            next_id: AtomicU64::new(1),
+            transport,
             credentials: None,
             collect: None,
         })
@@ -275,41 +276,9 @@ impl AgentClient {
     }
 
     fn request(&self, call: &Call) -> Result<reqwest::RequestBuilder, RemoteError> {
-        let builder = match self.agent.binding {
-            Binding::JsonRpc => {
-                let id = format!("standin-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
-                let body = json!({
-                    "jsonrpc": "2.0",
-                    "id": id,
-                    "method": call.rpc_method,
-                    "params": call.params,
-                });
-                self.http
-                    .post(self.agent.endpoint.clone())
-                    .header(CONTENT_TYPE, "application/json")
-                    .json(&body)
-            }
-            Binding::HttpJson => {
-                let mut url = self.agent.endpoint.clone();
-                {
-                    let mut segments = url.path_segments_mut().map_err(|_| {
-                        RemoteError::Card("HTTP+JSON interface url cannot take a path".into())
-                    })?;
-                    segments.pop_if_empty();
-                    segments.extend(call.rest_path.iter());
-                }
-                if let Some((k, v)) = call.rest_query {
-                    url.query_pairs_mut().append_pair(k, v);
-                }
-                let builder = self.http.request(call.rest_method.clone(), url);
-                match &call.rest_body {
-                    Some(body) => builder
-                        .header(CONTENT_TYPE, "application/a2a+json")
-                        .body(body.to_string()),
-                    None => builder,
-                }
-            }
-        };
+        let builder = self
+            .transport
+            .request(&self.http, &self.agent.endpoint, call)?;
         Ok(builder.headers(self.headers.clone()))
     }
 
@@ -335,15 +304,10 @@ impl AgentClient {
             return serde_json::from_value(Value::Null).map_err(|e| invalid(operation, e));
         }
         let value = parse_json_or_status(&body, status.as_u16())?;
-        let result = match self.agent.binding {
-            Binding::JsonRpc if nothing && value.get("error").is_none() => {
-                value.get("result").cloned().unwrap_or(Value::Null)
-            }
-            Binding::JsonRpc => jsonrpc_result(value)?,
-            Binding::HttpJson if status.is_success() => value,
-            Binding::HttpJson => return Err(rest_error(&value, status.as_u16())),
-        };
-        let result = self.calls.read(&call.answer, self.agent.binding, result);
+        let result = self.transport.result(value, status.as_u16(), nothing)?;
+        let result = self
+            .calls
+            .read(&call.answer, self.transport.as_ref(), result);
         serde_json::from_value(result).map_err(|e| invalid(&format!("{operation} result"), e))
     }
 
@@ -392,7 +356,7 @@ impl AgentClient {
         Ok(event_stream(
             response,
             Decoding {
-                binding: self.agent.binding,
+                transport: self.transport.clone(),
                 calls: self.calls.clone(),
                 idle: self.timeouts.stream_idle,
                 collect: self.collect.clone(),
@@ -423,29 +387,6 @@ fn parse_json_or_status(body: &[u8], status: u16) -> Result<Value, RemoteError> 
     })
 }
 
-fn jsonrpc_result(mut value: Value) -> Result<Value, RemoteError> {
-    if let Some(error) = value.get("error") {
-        return Err(super::error::from_error_object(error));
-    }
-    match value.get_mut("result") {
-        Some(result) => Ok(result.take()),
-        None => Err(RemoteError::InvalidResponse(
-            "JSON-RPC response has neither result nor error".into(),
-        )),
-    }
-}
-
-fn rest_error(value: &Value, status: u16) -> RemoteError {
-    match value.get("error") {
-        Some(error) => super::error::from_error_object(error),
-        // 0.3's HTTP+JSON says only `{"message": …}` and the status.
-        None => match (status, value.get("message").and_then(Value::as_str)) {
-            (404, Some(message)) => RemoteError::TaskNotFound(bounded_message(message)),
-            _ => RemoteError::Http { status },
-        },
-    }
-}
-
 fn parse_send_result(value: Value) -> Result<SendMessageResult, RemoteError> {
     serde_json::from_value(value).map_err(|e| invalid("SendMessage result", e))
 }
@@ -453,7 +394,7 @@ fn parse_send_result(value: Value) -> Result<SendMessageResult, RemoteError> {
 /// Decodes one SSE event into a stream item (or the error it carries), as 1.0's.
 pub fn decode_event(
     event: &SseEvent,
-    binding: Binding,
+    transport: &dyn Transport,
     calls: &Calls,
 ) -> Result<StreamResponse, RemoteError> {
     if event.oversized {
@@ -470,19 +411,13 @@ pub fn decode_event(
             None => RemoteError::InvalidResponse("error event without an error object".into()),
         });
     }
-    let item = match binding {
-        Binding::JsonRpc => jsonrpc_result(value)?,
-        Binding::HttpJson => match value.get("error") {
-            Some(error) => return Err(super::error::from_error_object(error)),
-            None => value,
-        },
-    };
-    serde_json::from_value(calls.item(binding, item)).map_err(|e| invalid("stream item", e))
+    let item = transport.item(value)?;
+    serde_json::from_value(calls.item(transport, item)).map_err(|e| invalid("stream item", e))
 }
 
 /// How a stream's events are read.
 struct Decoding {
-    binding: Binding,
+    transport: Arc<dyn Transport>,
     calls: Calls,
     idle: Duration,
     collect: Option<Collect>,
@@ -492,7 +427,7 @@ struct StreamState {
     body: BoxStream<'static, reqwest::Result<bytes::Bytes>>,
     decoder: SseDecoder,
     pending: std::collections::VecDeque<SseEvent>,
-    binding: Binding,
+    transport: Arc<dyn Transport>,
     calls: Calls,
     idle: Duration,
     collect: Option<Collect>,
@@ -510,7 +445,7 @@ fn event_stream(response: reqwest::Response, how: Decoding) -> EventStream {
         body: response.bytes_stream().boxed(),
         decoder,
         pending: Default::default(),
-        binding: how.binding,
+        transport: how.transport,
         calls: how.calls,
         idle: how.idle,
         collect: how.collect,
@@ -520,7 +455,7 @@ fn event_stream(response: reqwest::Response, how: Decoding) -> EventStream {
     futures_util::stream::unfold(state, |mut s| async move {
         loop {
             if let Some(event) = s.pending.pop_front() {
-                let item = decode_event(&event, s.binding, &s.calls);
+                let item = decode_event(&event, s.transport.as_ref(), &s.calls);
                 if item.is_err() {
                     // An error ends the stream: the server closes it after an error event.
                     s.pending.clear();

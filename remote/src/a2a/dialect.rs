@@ -5,14 +5,8 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use super::binding::Transport;
 use super::v03;
-
-/// How calls travel: JSON-RPC to one endpoint, or HTTP+JSON resources under it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Binding {
-    JsonRpc,
-    HttpJson,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Dialect {
@@ -293,25 +287,24 @@ impl Calls {
     }
 
     /// An answer's result as 1.0's wire.
-    pub fn read(&self, answer: &Answer, binding: Binding, result: Value) -> Value {
+    pub fn read(&self, answer: &Answer, transport: &dyn Transport, result: Value) -> Value {
         if self.v1() {
             return result;
         }
         match answer {
             // Both 0.3 forms of a task read with one function.
             Answer::Task => v03::task_v1(&result),
-            Answer::Sent => self.item(binding, result),
+            Answer::Sent => self.item(transport, result),
             Answer::PushConfig(task_id) => v03::push_config_v1(&result, task_id),
             Answer::Nothing | Answer::Card => result,
         }
     }
 
     /// A stream item (or a 0.3 send result) as 1.0's stream response.
-    pub fn item(&self, binding: Binding, item: Value) -> Value {
-        match (self.dialect, binding) {
-            (Dialect::V1, _) => item,
-            (Dialect::V03, Binding::JsonRpc) => v03::kinded_v1(&item),
-            (Dialect::V03, Binding::HttpJson) => v03::proto_v1(&item),
+    pub fn item(&self, transport: &dyn Transport, item: Value) -> Value {
+        match self.dialect {
+            Dialect::V1 => item,
+            Dialect::V03 => transport.v03_item(&item),
         }
     }
 }

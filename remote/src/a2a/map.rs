@@ -4,8 +4,7 @@
 use serde_json::Value;
 
 use super::types::{
-    Message, SendMessageResult, StreamResponse, Task, TaskState as WireState, TaskStatus,
-    TaskStatusUpdateEvent,
+    Message, SendMessageResult, StreamResponse, Task, TaskStatus, TaskStatusUpdateEvent, WireState,
 };
 use crate::model::{Sent, Status, Update};
 use standin_wire::TaskState;
@@ -136,14 +135,14 @@ pub fn sent(result: &SendMessageResult) -> Sent {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::a2a::types::{Message, Part};
+    use crate::a2a::types::{Message, WirePart};
     use serde_json::json;
 
     fn wire_status(state: WireState, text: Option<&str>) -> TaskStatus {
         TaskStatus {
             state,
             message: text.map(|t| Message {
-                parts: vec![Part::text(t)],
+                parts: vec![WirePart::text(t)],
                 ..Message::default()
             }),
             timestamp: None,

@@ -1,9 +1,11 @@
 //! A2A as the official SDKs speak it, 1.0 and 0.3 (the choices are in docs/decisions.md).
 //! Private to the crate: what leaves it is the model (`map`). One set of wire types
 //! (`types`, 1.0's) and one reading of them (`map`); each dialect and binding is read into
-//! them at the edge (`dialect`, `v03`).
+//! them at the edge (`dialect`, `v03`); each binding is a transport of its own
+//! (`binding`).
 
 pub mod artifact;
+pub mod binding;
 pub mod card;
 pub mod client;
 pub mod dialect;
@@ -18,6 +20,3 @@ pub mod skim;
 pub mod sse;
 pub mod types;
 pub mod v03;
-
-#[cfg(test)]
-mod tests;

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 /// A task's state by its ProtoJSON name. Unknown names read as `Unspecified`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub enum TaskState {
+pub enum WireState {
     #[serde(rename = "TASK_STATE_SUBMITTED")]
     Submitted,
     #[serde(rename = "TASK_STATE_WORKING")]
@@ -43,7 +43,7 @@ pub enum Role {
 /// A part is a oneof; only `text` matters to the stand-in, the rest is carried as JSON.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
-pub struct Part {
+pub struct WirePart {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -59,7 +59,7 @@ pub struct Part {
     pub filename: Option<String>,
 }
 
-impl Part {
+impl WirePart {
     pub fn text(text: impl Into<String>) -> Self {
         Self {
             text: Some(text.into()),
@@ -80,7 +80,7 @@ pub struct Message {
     #[serde(default)]
     pub role: Role,
     #[serde(default)]
-    pub parts: Vec<Part>,
+    pub parts: Vec<WirePart>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Value>,
 }
@@ -94,7 +94,7 @@ impl Message {
             context_id: turn.follow_up.as_ref().map(|f| f.context_id.clone()),
             task_id: turn.follow_up.as_ref().map(|f| f.task_id.clone()),
             role: Role::User,
-            parts: vec![Part::text(turn.text.clone())],
+            parts: vec![WirePart::text(turn.text.clone())],
             metadata: None,
         }
     }
@@ -114,7 +114,7 @@ impl Message {
 #[serde(rename_all = "camelCase")]
 pub struct TaskStatus {
     #[serde(default)]
-    pub state: TaskState,
+    pub state: WireState,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<Message>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -131,7 +131,7 @@ pub struct Artifact {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     #[serde(default)]
-    pub parts: Vec<Part>,
+    pub parts: Vec<WirePart>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Value>,
 }

@@ -4,8 +4,8 @@ use serde_json::{Value, json, to_value};
 
 use super::*;
 use crate::{
-    Accepted, CancelRequest, ErrorBody, ListPage, NotesPage, ParentNote, Pending, ReplyId,
-    ReplyRequest, StartRequest, Started, Status, Summary, TaskId, TaskState, WatchMode,
+    Accepted, CancelRequest, ErrorBody, ListPage, NotesPage, ParentNote, PendingView, ReplyId,
+    ReplyRequest, StandInStatus, StartRequest, Started, Summary, TaskId, TaskState, WatchMode,
 };
 
 fn problem(result: Result<(), ContractError>) -> String {
@@ -299,12 +299,12 @@ fn every_answer_the_wire_types_write_fits() {
         check_response("POST", "/standins", 400, &to_value(error).unwrap()).unwrap();
     }
     for fresh in [true, false] {
-        let status = Status {
+        let status = StandInStatus {
             summary: summary(fresh),
             execution_arn: "arn:x".into(),
             execution_status: (!fresh).then(|| "RUNNING".into()),
             parked: !fresh,
-            pending: Pending {
+            pending: PendingView {
                 cancel: false,
                 replies: 1,
                 push: fresh,

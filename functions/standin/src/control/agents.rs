@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 use standin_wire::{AgentView, AgentsPage, Removed};
 
-use super::{Answer, Control, ControlError, Executions};
+use super::{ApiAnswer, Control, ControlError, Executions};
 use crate::agents::AgentSpec;
 use crate::doorbell::Doorbell;
 use crate::registry::{AGENTS_PAGE, ChangeError, Source};
@@ -22,70 +22,74 @@ fn view(spec: &AgentSpec, source: Source) -> AgentView {
 }
 
 /// A put that changed nothing, as its answer: 400 naming the field, 409 for the stack's.
-fn changed_not(err: ChangeError) -> Result<Answer, ControlError> {
+fn changed_not(err: ChangeError) -> Result<ApiAnswer, ControlError> {
     match err {
-        ChangeError::Invalid(err) => Ok(Answer::of(
+        ChangeError::Invalid(err) => Ok(ApiAnswer::of(
             400,
             json!({"error": err.to_string(), "field": err.field}),
         )),
-        err @ ChangeError::StackOwned(_) => Ok(Answer::error(409, err.to_string())),
+        err @ ChangeError::StackOwned(_) => Ok(ApiAnswer::error(409, err.to_string())),
         ChangeError::Registry(err) => Err(err.into()),
     }
 }
 
 impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
-    pub(super) async fn put_agent(&self, id: &str, body: &Value) -> Result<Answer, ControlError> {
+    pub(super) async fn put_agent(
+        &self,
+        id: &str,
+        body: &Value,
+    ) -> Result<ApiAnswer, ControlError> {
         match self.agents.put(id, body).await {
-            Ok(spec) => Ok(Answer::of(200, view(&spec, Source::Registry))),
+            Ok(spec) => Ok(ApiAnswer::of(200, view(&spec, Source::Registry))),
             Err(err) => changed_not(err),
         }
     }
 
-    pub(super) async fn put_agents(&self, body: &Value) -> Result<Answer, ControlError> {
+    pub(super) async fn put_agents(&self, body: &Value) -> Result<ApiAnswer, ControlError> {
         match self.agents.put_all(body).await {
             Ok(specs) => {
                 let agents = specs
                     .iter()
                     .map(|spec| view(spec, Source::Registry))
                     .collect();
-                Ok(Answer::of(200, AgentsPage { agents, next: None }))
+                Ok(ApiAnswer::of(200, AgentsPage { agents, next: None }))
             }
             Err(err) => changed_not(err),
         }
     }
 
-    pub(super) async fn show_agent(&self, id: &str) -> Result<Answer, ControlError> {
+    pub(super) async fn show_agent(&self, id: &str) -> Result<ApiAnswer, ControlError> {
         Ok(match self.agents.agent_now(id).await? {
-            Some((spec, source)) => Answer::of(200, view(&spec, source)),
-            None => Answer::error(404, format!("no agent {id:?}")),
+            Some((spec, source)) => ApiAnswer::of(200, view(&spec, source)),
+            None => ApiAnswer::error(404, format!("no agent {id:?}")),
         })
     }
 
-    pub(super) async fn remove_agent(&self, id: &str) -> Result<Answer, ControlError> {
+    pub(super) async fn remove_agent(&self, id: &str) -> Result<ApiAnswer, ControlError> {
         match self.agents.remove(id).await {
-            Ok(true) => Ok(Answer::of(
+            Ok(true) => Ok(ApiAnswer::of(
                 200,
                 Removed {
                     id: id.to_owned(),
                     removed: true,
                 },
             )),
-            Ok(false) => Ok(Answer::error(
+            Ok(false) => Ok(ApiAnswer::error(
                 404,
                 format!("no agent {id:?} in the registry"),
             )),
-            Err(err @ ChangeError::StackOwned(_)) => Ok(Answer::error(409, err.to_string())),
-            Err(ChangeError::Invalid(err)) => Ok(Answer::error(400, err.to_string())),
+            Err(err @ ChangeError::StackOwned(_)) => Ok(ApiAnswer::error(409, err.to_string())),
+            Err(ChangeError::Invalid(err)) => Ok(ApiAnswer::error(400, err.to_string())),
             Err(ChangeError::Registry(err)) => Err(err.into()),
         }
     }
 
-    pub(super) async fn list_agents(&self, after: Option<&str>) -> Result<Answer, ControlError> {
+    pub(super) async fn list_agents(&self, after: Option<&str>) -> Result<ApiAnswer, ControlError> {
         let (agents, next) = self.agents.list(after, AGENTS_PAGE).await?;
         let agents = agents
             .iter()
             .map(|(spec, source)| view(spec, *source))
             .collect();
-        Ok(Answer::of(200, AgentsPage { agents, next }))
+        Ok(ApiAnswer::of(200, AgentsPage { agents, next }))
     }
 }

@@ -4,7 +4,7 @@
 
 use standin_wire::{ArtifactContent, ArtifactsPage};
 
-use super::{Answer, Control, ControlError, Executions};
+use super::{ApiAnswer, Control, ControlError, Executions};
 use crate::artifacts::kept::load;
 use crate::doorbell::Doorbell;
 use crate::row::RowStore;
@@ -17,16 +17,16 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         &self,
         task_id: &str,
         after: Option<&str>,
-    ) -> Result<Answer, ControlError> {
+    ) -> Result<ApiAnswer, ControlError> {
         let Some(blobs) = self.artifacts else {
             return Ok(no_bucket());
         };
         if self.store.get(task_id).await?.is_none() {
-            return Ok(Answer::error(404, format!("no stand-in {task_id}")));
+            return Ok(ApiAnswer::error(404, format!("no stand-in {task_id}")));
         }
         let (manifest, _) = load(blobs, task_id).await?;
         let Some((artifacts, next)) = manifest.page(after) else {
-            return Ok(Answer::error(
+            return Ok(ApiAnswer::error(
                 400,
                 format!(
                     "after={:?}: stand-in {task_id} lists no such artifact (pass the `next` of the page before)",
@@ -34,7 +34,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                 ),
             ));
         };
-        Ok(Answer::of(
+        Ok(ApiAnswer::of(
             200,
             ArtifactsPage {
                 task_id: task_id.to_owned(),
@@ -48,16 +48,16 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         &self,
         task_id: &str,
         artifact_id: &str,
-    ) -> Result<Answer, ControlError> {
+    ) -> Result<ApiAnswer, ControlError> {
         let Some(blobs) = self.artifacts else {
             return Ok(no_bucket());
         };
         if self.store.get(task_id).await?.is_none() {
-            return Ok(Answer::error(404, format!("no stand-in {task_id}")));
+            return Ok(ApiAnswer::error(404, format!("no stand-in {task_id}")));
         }
         let (manifest, _) = load(blobs, task_id).await?;
         let Some(entry) = manifest.get(artifact_id) else {
-            return Ok(Answer::error(
+            return Ok(ApiAnswer::error(
                 404,
                 format!("stand-in {task_id} has no artifact {artifact_id:?}"),
             ));
@@ -70,7 +70,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             });
         }
         let mut inline = crate::artifacts::manifest::API_INLINE_BYTES;
-        Ok(Answer::of(
+        Ok(ApiAnswer::of(
             200,
             ArtifactContent {
                 task_id: task_id.to_owned(),
@@ -82,8 +82,8 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
     }
 }
 
-fn no_bucket() -> Answer {
-    Answer::error(
+fn no_bucket() -> ApiAnswer {
+    ApiAnswer::error(
         404,
         "this deployment keeps no artifacts (the function has no ARTIFACTS_BUCKET)",
     )

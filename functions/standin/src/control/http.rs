@@ -1,4 +1,4 @@
-//! The control API's routes (axum): method and path to a [`Call`], its [`Answer`] back as
+//! The control API's routes (axum): method and path to a [`Call`], its [`ApiAnswer`] back as
 //! JSON, refusals included. The paths are the OpenAPI document's: the function routes on
 //! [`document_path`], API Gateway's resource with its parameter filled in, so no stage
 //! and no custom domain's base path is in the way.
@@ -13,7 +13,7 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{Answer, Call, Control, Executions};
+use super::{ApiAnswer, Call, Control, Executions};
 use crate::doorbell::Doorbell;
 use crate::row::RowStore;
 
@@ -51,7 +51,7 @@ pub fn document_path(resource: &str, params: &[(&str, &str)]) -> String {
 
 /// A path the router cannot read (an escape that is not UTF-8): the API's own 400.
 fn unreadable(rejection: PathRejection) -> Response {
-    respond(Answer::error(
+    respond(ApiAnswer::error(
         400,
         format!("the stand-in id in the path does not read: {rejection}"),
     ))
@@ -62,7 +62,7 @@ fn json(body: &Bytes) -> Value {
     serde_json::from_slice(body).unwrap_or(Value::Null)
 }
 
-fn respond(answer: Answer) -> Response {
+fn respond(answer: ApiAnswer) -> Response {
     let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     (
         status,
@@ -253,7 +253,7 @@ async fn on_agent<S: RowStore, D: Doorbell, E: Executions>(
 }
 
 fn unreadable_agent(rejection: PathRejection) -> Response {
-    respond(Answer::error(
+    respond(ApiAnswer::error(
         400,
         format!("the agent id in the path does not read: {rejection}"),
     ))

@@ -1,5 +1,5 @@
 //! The parent's control API over the ports: start, reply, cancel, status, notes, list.
-//! The Lambda glue turns an HTTP request into a [`Call`] and the [`Answer`] back into a
+//! The Lambda glue turns an HTTP request into a [`Call`] and the [`ApiAnswer`] back into a
 //! response; everything a parent is told, and with which status, is decided here.
 
 mod agents;
@@ -15,8 +15,8 @@ pub use executions::{ExecutionError, Executions};
 use serde::Serialize;
 use serde_json::Value;
 use standin_wire::{
-    Accepted, BodyError, CancelRequest, ErrorBody, ListPage, NotesPage, Pending, ReplyRequest,
-    StartRequest, Started, Status, Summary, TaskId,
+    Accepted, BodyError, CancelRequest, ErrorBody, ListPage, NotesPage, PendingView, ReplyRequest,
+    StandInStatus, StartRequest, Started, Summary, TaskId,
 };
 use tracing::{error, warn};
 
@@ -82,12 +82,12 @@ pub enum Call<'a> {
 
 /// The HTTP answer: a status and a JSON body.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Answer {
+pub struct ApiAnswer {
     pub status: u16,
     pub body: Value,
 }
 
-impl Answer {
+impl ApiAnswer {
     fn of(status: u16, body: impl Serialize) -> Self {
         Self {
             status,
@@ -167,7 +167,7 @@ impl<S, D, E> Copy for Control<'_, S, D, E> {}
 impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
     /// The answer to a call. A failure on our side (the row store or Step Functions did
     /// not answer) is a 503 the parent may retry, logged with its cause.
-    pub async fn handle(&self, call: Call<'_>) -> Answer {
+    pub async fn handle(&self, call: Call<'_>) -> ApiAnswer {
         match self.answer(call).await {
             Ok(answer) => answer,
             Err(err) => {
@@ -179,12 +179,12 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                     ControlError::Registry(_) => "the agent registry did not answer",
                     ControlError::Artifacts(_) => "the artifacts bucket did not answer",
                 };
-                Answer::error(503, format!("{what}; try again"))
+                ApiAnswer::error(503, format!("{what}; try again"))
             }
         }
     }
 
-    async fn answer(&self, call: Call<'_>) -> Result<Answer, ControlError> {
+    async fn answer(&self, call: Call<'_>) -> Result<ApiAnswer, ControlError> {
         match call {
             Call::Start(body) => self.start(body).await,
             Call::Reply { task_id, body } => self.reply(task_id, body).await,
@@ -199,7 +199,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             Call::List { after } => {
                 let (rows, next) = self.store.list(after, LIST_PAGE).await?;
                 let standins = rows.iter().map(summary).collect();
-                Ok(Answer::of(200, ListPage { standins, next }))
+                Ok(ApiAnswer::of(200, ListPage { standins, next }))
             }
             Call::AgentPut { id, body } => self.put_agent(id, body).await,
             Call::AgentsPut { body } => self.put_agents(body).await,
@@ -207,12 +207,12 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             Call::AgentRemove { id } => self.remove_agent(id).await,
             Call::AgentList { after } => self.list_agents(after).await,
             Call::NoRoute { method, path } => {
-                Ok(Answer::error(404, format!("no route {method} {path}")))
+                Ok(ApiAnswer::error(404, format!("no route {method} {path}")))
             }
         }
     }
 
-    async fn start(&self, body: &Value) -> Result<Answer, ControlError> {
+    async fn start(&self, body: &Value) -> Result<ApiAnswer, ControlError> {
         // The agent first: a caller who names one this deployment does not know learns
         // the known ones before anything else about the body.
         let mut spec = None;
@@ -224,10 +224,10 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         }
         let request = match StartRequest::parse(body) {
             Ok(request) => request,
-            Err(BodyError(message)) => return Ok(Answer::error(400, message)),
+            Err(BodyError(message)) => return Ok(ApiAnswer::error(400, message)),
         };
         if let Some(asked) = request.deadline_secs.filter(|s| *s > self.max_standin_secs) {
-            return Ok(Answer::error(
+            return Ok(ApiAnswer::error(
                 400,
                 format!(
                     "deadline_secs: must be at most {} (this deployment's MaxStandInSecs), got {asked}",
@@ -255,13 +255,13 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             Err(StoreError::AlreadyExists(_)) => {
                 let existing = self.store.get(&task_id).await?;
                 if existing.as_ref().is_some_and(|r| r.agent != agent) {
-                    return Ok(Answer::error(
+                    return Ok(ApiAnswer::error(
                         409,
                         format!("stand-in {task_id} exists for another agent"),
                     ));
                 }
                 if existing.as_ref().is_some_and(|r| r.closed) {
-                    return Ok(Answer::error(
+                    return Ok(ApiAnswer::error(
                         409,
                         format!(
                             "stand-in {task_id} has ended; its notes stay readable at GET /standins/{task_id}/notes. Start a new stand-in with another task_id"
@@ -288,7 +288,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                     // ended). Close the row, so the id answers "ended" from now on.
                     (_, Some(status)) if TERMINAL_STATUSES.contains(&status.as_str()) => {
                         self.store.close(&task_id, None).await?;
-                        return Ok(Answer::error(
+                        return Ok(ApiAnswer::error(
                             409,
                             format!(
                                 "task_id {task_id} was used by an earlier stand-in that has ended; start a new stand-in with another task_id"
@@ -298,7 +298,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                     // Unknown is not "ended", and neither is a status that is not
                     // terminal: closing a row on a guess could end a live one.
                     _ => {
-                        return Ok(Answer::error(
+                        return Ok(ApiAnswer::error(
                             503,
                             "Step Functions could not be asked about this stand-in; try the start again",
                         ));
@@ -307,7 +307,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             }
             Err(err) => return Err(err.into()),
         };
-        Ok(Answer::of(
+        Ok(ApiAnswer::of(
             200,
             Started {
                 task_id,
@@ -318,9 +318,9 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
 
     /// An unknown agent, with the known ones (the stack's and the registry's first
     /// page; `GET /agents` has them all).
-    async fn unknown_agent(&self, agent: &str) -> Result<Answer, ControlError> {
+    async fn unknown_agent(&self, agent: &str) -> Result<ApiAnswer, ControlError> {
         let (known, _) = self.agents.list(None, crate::registry::AGENTS_PAGE).await?;
-        Ok(Answer::of(
+        Ok(ApiAnswer::of(
             400,
             ErrorBody {
                 error: format!("unknown agent {agent:?}"),
@@ -329,10 +329,10 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         ))
     }
 
-    async fn reply(&self, task_id: &str, body: &Value) -> Result<Answer, ControlError> {
+    async fn reply(&self, task_id: &str, body: &Value) -> Result<ApiAnswer, ControlError> {
         let request = match ReplyRequest::parse(body) {
             Ok(request) => request,
-            Err(BodyError(message)) => return Ok(Answer::error(400, message)),
+            Err(BodyError(message)) => return Ok(ApiAnswer::error(400, message)),
         };
         // Unnamed, the reply gets a name here, which makes the store's own retries
         // harmless.
@@ -346,17 +346,17 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         self.ring(task_id, event).await
     }
 
-    async fn cancel(&self, task_id: &str, body: &Value) -> Result<Answer, ControlError> {
+    async fn cancel(&self, task_id: &str, body: &Value) -> Result<ApiAnswer, ControlError> {
         let reason = match CancelRequest::parse(body) {
             Ok(request) => request.reason().to_owned(),
-            Err(BodyError(message)) => return Ok(Answer::error(400, message)),
+            Err(BodyError(message)) => return Ok(ApiAnswer::error(400, message)),
         };
         self.ring(task_id, WakeEvent::Cancel { reason }).await
     }
 
-    async fn ring(&self, task_id: &str, event: WakeEvent) -> Result<Answer, ControlError> {
+    async fn ring(&self, task_id: &str, event: WakeEvent) -> Result<ApiAnswer, ControlError> {
         match doorbell::ring(self.store, self.bell, task_id, &event, &Guard::Open).await {
-            Ok(_) => Ok(Answer::of(
+            Ok(_) => Ok(ApiAnswer::of(
                 202,
                 Accepted {
                     task_id: task_id.to_owned(),
@@ -364,12 +364,13 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                 },
             )),
             Err(StoreError::NotFound(_)) => {
-                Ok(Answer::error(404, format!("no stand-in {task_id}")))
+                Ok(ApiAnswer::error(404, format!("no stand-in {task_id}")))
             }
-            Err(StoreError::Refused(_)) => {
-                Ok(Answer::error(409, format!("stand-in {task_id} has ended")))
-            }
-            Err(err @ StoreError::RepliesFull(_)) => Ok(Answer::error(
+            Err(StoreError::Refused(_)) => Ok(ApiAnswer::error(
+                409,
+                format!("stand-in {task_id} has ended"),
+            )),
+            Err(err @ StoreError::RepliesFull(_)) => Ok(ApiAnswer::error(
                 429,
                 format!("{err}; send more once it has taken them"),
             )),
@@ -377,19 +378,19 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         }
     }
 
-    async fn status(&self, task_id: &str) -> Result<Answer, ControlError> {
+    async fn status(&self, task_id: &str) -> Result<ApiAnswer, ControlError> {
         let Some(row) = self.store.get(task_id).await? else {
-            return Ok(Answer::error(404, format!("no stand-in {task_id}")));
+            return Ok(ApiAnswer::error(404, format!("no stand-in {task_id}")));
         };
         let (execution_arn, execution_status) = self.current_execution(task_id).await;
-        Ok(Answer::of(
+        Ok(ApiAnswer::of(
             200,
-            Status {
+            StandInStatus {
                 summary: summary(&row),
                 execution_arn,
                 execution_status,
                 parked: row.is_parked(),
-                pending: Pending {
+                pending: PendingView {
                     cancel: row.pending.cancel.is_some(),
                     replies: row.pending.replies.len(),
                     push: row.pending.push.is_some(),
@@ -453,12 +454,12 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
 
     /// The note log: every note the stand-in wrote, in order, after `after` (a `seq`),
     /// so a parent that lost messages can catch up.
-    async fn notes(&self, task_id: &str, after: Option<&str>) -> Result<Answer, ControlError> {
+    async fn notes(&self, task_id: &str, after: Option<&str>) -> Result<ApiAnswer, ControlError> {
         let after = match after.map(str::parse::<u64>) {
             None => 0,
             Some(Ok(n)) => n,
             Some(Err(_)) => {
-                return Ok(Answer::error(
+                return Ok(ApiAnswer::error(
                     400,
                     "after must be a note number (a whole number, 0 or more)",
                 ));
@@ -467,13 +468,13 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         if self.store.get(task_id).await?.is_none()
             && self.store.notes(task_id, 0, 1).await?.is_empty()
         {
-            return Ok(Answer::error(404, format!("no stand-in {task_id}")));
+            return Ok(ApiAnswer::error(404, format!("no stand-in {task_id}")));
         }
         let notes = self.store.notes(task_id, after, NOTES_PAGE).await?;
         let next = (notes.len() == NOTES_PAGE as usize)
             .then(|| notes.last().map(|n| n.seq))
             .flatten();
-        Ok(Answer::of(
+        Ok(ApiAnswer::of(
             200,
             NotesPage {
                 task_id: task_id.to_owned(),

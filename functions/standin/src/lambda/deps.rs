@@ -122,7 +122,7 @@ pub struct StepDeps {
     /// The artifacts bucket, when the stack has one.
     blobs: Option<std::sync::Arc<dyn crate::artifacts::Blobs>>,
     /// Where a step sends its note at once, when configured.
-    outlets: Option<NoteOutlets>,
+    outlets: Option<OutletAdapters>,
     /// The process's room for artifact parts held in memory (None: unbounded).
     room: Option<PartRoom>,
 }
@@ -167,7 +167,7 @@ impl StepDeps {
         let outlets = settings
             .outlets
             .clone()
-            .map(|outlets| NoteOutlets::new(aws, outlets));
+            .map(|outlets| OutletAdapters::new(aws, outlets));
         Ok(Self {
             store,
             bell,
@@ -385,14 +385,15 @@ impl ControlDeps {
     }
 }
 
-/// Where notes go: the parent's queue, the note bus, Step Functions parents.
-pub struct NoteOutlets {
+/// The AWS adapters a note goes out through (the parent's queue, the note bus, Step
+/// Functions parents), owned once per process; `outlets()` is the outbox's view of them.
+pub struct OutletAdapters {
     queue: SqsParentQueue,
     bus: Option<EventBridgeBus>,
     callback: SfnCallback,
 }
 
-impl NoteOutlets {
+impl OutletAdapters {
     pub fn new(aws: &Aws, settings: OutletSettings) -> Self {
         Self {
             queue: SqsParentQueue::new(aws.sqs(), settings.parent_queue_url),
@@ -472,14 +473,14 @@ impl crate::follow::serve::FollowPorts for FollowDeps {
 
 /// What notify runs on: the outlets, and the rows' sent marks.
 pub struct NotifyDeps {
-    pub outlets: NoteOutlets,
+    pub outlets: OutletAdapters,
     pub marks: DynamoRowStore,
 }
 
 impl NotifyDeps {
     pub fn new(aws: &Aws, settings: NotifySettings) -> Self {
         Self {
-            outlets: NoteOutlets::new(aws, settings.outlets),
+            outlets: OutletAdapters::new(aws, settings.outlets),
             // Notify reads no note log: the stream hands it the notes.
             marks: DynamoRowStore::new(aws.dynamodb(), settings.rows_table, ""),
         }

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use standin::agents::AgentsConfig;
 use standin::control::ExecutionError;
 use standin::control::memory::MemoryExecutions;
-use standin::control::{Answer, Call, Control, NOTES_PAGE};
+use standin::control::{ApiAnswer, Call, Control, NOTES_PAGE};
 use standin::doorbell::memory::MemoryDoorbell;
 use standin::push::token::PushToken;
 use standin::registry::Catalog;
@@ -48,7 +48,7 @@ impl World {
 
     /// Every answer is also held to the control API's document (`api/control.openapi.json`):
     /// its status is documented for the call's operation and its body fits the schema.
-    async fn call(&self, call: Call<'_>) -> Answer {
+    async fn call(&self, call: Call<'_>) -> ApiAnswer {
         let operation = match &call {
             Call::Start(_) => Some(("POST", "/standins".to_owned())),
             Call::Reply { task_id, .. } => Some(("POST", format!("/standins/{task_id}/reply"))),
@@ -90,12 +90,12 @@ impl World {
         answer
     }
 
-    async fn start(&self, body: Value) -> Answer {
+    async fn start(&self, body: Value) -> ApiAnswer {
         self.call(Call::Start(&body)).await
     }
 }
 
-fn error(answer: &Answer) -> &str {
+fn error(answer: &ApiAnswer) -> &str {
     answer.body["error"].as_str().unwrap_or_default()
 }
 

@@ -5,10 +5,10 @@
 use std::time::Duration;
 
 use super::replay::*;
+use crate::a2a::binding::Binding;
 use crate::a2a::client::{AgentClient, EventStream, Timeouts, http_client};
-use crate::a2a::dialect::Binding;
 use crate::a2a::types::{
-    Message, SendMessageResult, StreamResponse, TaskPushNotificationConfig, TaskState,
+    Message, SendMessageResult, StreamResponse, TaskPushNotificationConfig, WireState,
 };
 use crate::error::RemoteError;
 use crate::model::{Status, Update};
@@ -193,7 +193,7 @@ async fn first_turn_sends_a_1_0_message_with_the_headers() {
     };
     assert_eq!(
         (task.id.as_str(), task.status.state),
-        (TASK, TaskState::InputRequired)
+        (TASK, WireState::InputRequired)
     );
     let sent = &server.requests()[1];
     assert_eq!(sent.header("a2a-version"), Some("1.0"));
@@ -230,7 +230,7 @@ async fn follow_ups_carry_task_and_context_ids() {
         .send_message(&user("blue", Some((TASK, CONTEXT))), true)
         .await
         .expect("sent");
-    assert!(matches!(result, SendMessageResult::Task(t) if t.status.state == TaskState::Working));
+    assert!(matches!(result, SendMessageResult::Task(t) if t.status.state == WireState::Working));
     let params = server.requests()[1].json()["params"].clone();
     assert_eq!(params["message"]["taskId"], TASK);
     assert_eq!(params["message"]["contextId"], CONTEXT);
@@ -305,7 +305,7 @@ async fn get_task_reads_the_status_and_asks_for_no_history() {
     )
     .await;
     let task = client.get_task(TASK).await.expect("task");
-    assert_eq!(task.status.state, TaskState::InputRequired);
+    assert_eq!(task.status.state, WireState::InputRequired);
     assert_eq!(
         task.status.message.as_ref().map(Message::text).as_deref(),
         Some("What colour should the widget be?")

@@ -9,10 +9,10 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 use super::replay::*;
+use crate::a2a::binding::Binding;
 use crate::a2a::client::{AgentClient, Timeouts, http_client};
-use crate::a2a::dialect::Binding;
 use crate::a2a::dialect::Dialect;
-use crate::a2a::types::{Message, SendMessageResult, TaskPushNotificationConfig, TaskState};
+use crate::a2a::types::{Message, SendMessageResult, TaskPushNotificationConfig, WireState};
 use crate::error::RemoteError;
 use crate::model::{Status, Update};
 use crate::port::Agent;
@@ -167,7 +167,7 @@ async fn a_unary_turn_says_blocking_false_and_reads_the_kinded_task() {
     else {
         panic!("a task")
     };
-    assert_eq!(task.status.state, TaskState::InputRequired);
+    assert_eq!(task.status.state, WireState::InputRequired);
     let params = server.requests()[1].json()["params"].clone();
     assert_eq!(params["configuration"], json!({"blocking": false}));
 }

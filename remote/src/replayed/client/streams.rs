@@ -25,11 +25,11 @@ async fn subscribe_reads_a_byte_exact_crlf_stream_with_pings_in_odd_pieces() {
                 StreamResponse {
                     status_update: Some(u),
                     ..
-                } if u.status.state == TaskState::Working => "working",
+                } if u.status.state == WireState::Working => "working",
                 StreamResponse {
                     status_update: Some(u),
                     ..
-                } if u.status.state == TaskState::Completed => "completed",
+                } if u.status.state == WireState::Completed => "completed",
                 StreamResponse {
                     artifact_update: Some(_),
                     ..

@@ -34,11 +34,11 @@ async fn rest_binding_paths_bodies_and_errors() {
         .await
         .expect("sent");
     assert!(
-        matches!(sent, SendMessageResult::Task(t) if t.status.state == TaskState::InputRequired)
+        matches!(sent, SendMessageResult::Task(t) if t.status.state == WireState::InputRequired)
     );
     assert_eq!(
         client.get_task(REST_TASK).await.expect("task").status.state,
-        TaskState::InputRequired
+        WireState::InputRequired
     );
     let config = TaskPushNotificationConfig {
         id: Some("cfg-c".into()),
