@@ -20,14 +20,11 @@ prune_old_binaries() {
     | sort -rn \
     | awk '{ name = $2; sub(/-[0-9a-f]+$/, "", name); if (seen[name]++) print $2 }' \
     | while read -r file; do rm -f "$dir/$file"; done
-  # Incremental caches too, the newest per crate: every checkout path (a fresh clone's
-  # included) starts a set of its own, and they grow by gigabytes a run.
+  # Incremental caches untouched for a day too: every checkout path (each fresh clone's)
+  # starts a set of its own, gigabytes a run, and a live one is touched by each build.
   dir="$CARGO_TARGET_DIR/debug/incremental"
   [ -d "$dir" ] || return 0
-  find "$dir" -mindepth 1 -maxdepth 1 -type d -printf '%T@ %f\n' \
-    | sort -rn \
-    | awk '{ name = $2; sub(/-[0-9a-z]+$/, "", name); if (seen[name]++) print $2 }' \
-    | while read -r file; do rm -rf "${dir:?}/$file"; done
+  find "$dir" -mindepth 1 -maxdepth 1 -type d -mmin +1440 -exec rm -rf {} + 2>/dev/null || true
 }
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }

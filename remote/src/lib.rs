@@ -16,12 +16,14 @@
 //! - `push.rs`: what a push body claims, read without keeping its text.
 //! - `a2a/` (private): `types.rs` (the wire, 1.0's), `card.rs` (which interface, which
 //!   dialect), `dialect.rs` (each call in 1.0 or 0.3, each answer read as 1.0's),
-//!   `v03.rs` (0.3's two wire forms), `client.rs` (both bindings), `http.rs` (what every
-//!   call shares: timeouts, bounded reads, credentials), `sse.rs`, `limits.rs`,
-//!   `reach.rs`, `map.rs` (wire → model), `skim.rs` (what is kept of an answer as
-//!   it arrives), `divert.rs` and `artifact.rs` (artifacts collected, large content
-//!   stored as it arrives through a [`ContentSink`]); `tests/`, the client against
-//!   exchanges captured from the official SDKs and replayed on loopback.
+//!   `v03.rs` (0.3's two wire forms), `client.rs` (the calls, over the chosen binding),
+//!   `binding/` (one `Transport` per binding: `jsonrpc.rs`, `http_json.rs`), `http.rs`
+//!   (what every call shares: timeouts, bounded reads, credentials), `sse.rs`,
+//!   `limits.rs`, `reach.rs`, `map.rs` (wire → model), `skim.rs` (what is kept of an
+//!   answer as it arrives), `divert.rs` and `artifact.rs` (artifacts collected, large
+//!   content stored as it arrives through a [`ContentSink`]).
+//! - `replayed/` (tests only): the client against exchanges captured from the official
+//!   SDKs and replayed on loopback.
 //! - `fake.rs`: a scriptable agent behind the port, for other crates' tests (the
 //!   `test-support` feature; never in a function).
 //! - `tls.rs`: the roots the agent client trusts.

@@ -3,7 +3,7 @@
 //! (`hop` + 1) while its park still stands. A request that does not read is dropped:
 //! its park's heartbeat timeout wakes the stand-in, which follows again.
 
-use std::fmt::Debug;
+use std::fmt::Display;
 use std::future::Future;
 
 use serde::Deserialize;
@@ -36,7 +36,7 @@ where
     S: FnOnce(&Value) -> tracing::Span,
     F: FnOnce(ParkInput, u64) -> Fut,
     Fut: Future<Output = Result<FollowEnd, E>>,
-    E: Debug,
+    E: Display,
 {
     let value: Value = match serde_json::from_str(request) {
         Ok(value) => value,
@@ -74,7 +74,7 @@ where
             }
             Err(failure) => {
                 // The park's heartbeat timeout wakes the stand-in, which follows again.
-                tracing::warn!(error = ?failure, "follow failed");
+                tracing::warn!(error = %failure, "follow failed");
                 None
             }
         }

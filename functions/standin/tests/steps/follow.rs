@@ -218,7 +218,7 @@ async fn a_window_that_hears_nothing_hands_its_park_back_without_waking_the_stan
     let step = first_turn(&w, &spec).await;
     // No stream scripted: each subscribe fails and is tried again until the window ends.
     let end = standin::follow::follow(
-        &Teller::new(&w.store),
+        &w.teller(),
         &w.bell,
         &w.agent,
         ID,
@@ -256,22 +256,14 @@ async fn a_handed_back_park_is_followed_on_and_beats_at_once() {
     let spec = spec(Updates::Follow);
     let step = first_turn(&w, &spec).await;
     let park = park_no(&step);
-    let first = standin::follow::follow(
-        &Teller::new(&w.store),
-        &w.bell,
-        &w.agent,
-        ID,
-        park,
-        "f1",
-        HAND_BACK,
-    )
-    .await;
+    let first =
+        standin::follow::follow(&w.teller(), &w.bell, &w.agent, ID, park, "f1", HAND_BACK).await;
     assert_eq!(first.unwrap(), FollowEnd::HandedBack);
     let beats_before = w.bell.heartbeats().len();
     w.agent
         .script_stream(Ok(vec![Ok(update(TaskState::Working, "now"))]));
     let on = handed_on(park, "f1", 1);
-    let end = standin::follow::resume(&Teller::new(&w.store), &w.bell, &w.agent, &on, HAND_BACK)
+    let end = standin::follow::resume(&w.teller(), &w.bell, &w.agent, &on, HAND_BACK)
         .await
         .unwrap();
     assert_eq!(
@@ -297,24 +289,14 @@ async fn a_hand_on_delivered_twice_is_followed_once() {
     let spec = spec(Updates::Follow);
     let step = first_turn(&w, &spec).await;
     let park = park_no(&step);
-    let first = standin::follow::follow(
-        &Teller::new(&w.store),
-        &w.bell,
-        &w.agent,
-        ID,
-        park,
-        "f1",
-        HAND_BACK,
-    )
-    .await;
+    let first =
+        standin::follow::follow(&w.teller(), &w.bell, &w.agent, ID, park, "f1", HAND_BACK).await;
     assert_eq!(first.unwrap(), FollowEnd::HandedBack);
     let on = handed_on(park, "f1", 1);
-    let taken =
-        standin::follow::resume(&Teller::new(&w.store), &w.bell, &w.agent, &on, HAND_BACK).await;
+    let taken = standin::follow::resume(&w.teller(), &w.bell, &w.agent, &on, HAND_BACK).await;
     assert_eq!(taken.unwrap(), FollowEnd::HandedBack);
     let subscribes = w.agent.count("SubscribeToTask");
-    let again =
-        standin::follow::resume(&Teller::new(&w.store), &w.bell, &w.agent, &on, HAND_BACK).await;
+    let again = standin::follow::resume(&w.teller(), &w.bell, &w.agent, &on, HAND_BACK).await;
     assert_eq!(again.unwrap(), FollowEnd::ParkOver);
     assert_eq!(
         w.agent.count("SubscribeToTask"),
@@ -323,8 +305,7 @@ async fn a_hand_on_delivered_twice_is_followed_once() {
     );
     // The next hand-on of the one that followed is taken as before.
     let next = handed_on(park, "f1", 2);
-    let taken =
-        standin::follow::resume(&Teller::new(&w.store), &w.bell, &w.agent, &next, HAND_BACK).await;
+    let taken = standin::follow::resume(&w.teller(), &w.bell, &w.agent, &next, HAND_BACK).await;
     assert_eq!(taken.unwrap(), FollowEnd::HandedBack);
 }
 
@@ -334,22 +315,14 @@ async fn a_handed_back_park_that_ended_meanwhile_is_not_followed() {
     let spec = spec(Updates::Follow);
     let step = first_turn(&w, &spec).await;
     let park = park_no(&step);
-    let first = standin::follow::follow(
-        &Teller::new(&w.store),
-        &w.bell,
-        &w.agent,
-        ID,
-        park,
-        "f1",
-        HAND_BACK,
-    )
-    .await;
+    let first =
+        standin::follow::follow(&w.teller(), &w.bell, &w.agent, ID, park, "f1", HAND_BACK).await;
     assert_eq!(first.unwrap(), FollowEnd::HandedBack);
     // A reply arrived while the park was on its way to the next follower.
     w.ring(WakeEvent::reply("blue")).await;
     let subscribes = w.agent.count("SubscribeToTask");
     let on = handed_on(park, "f1", 1);
-    let end = standin::follow::resume(&Teller::new(&w.store), &w.bell, &w.agent, &on, HAND_BACK)
+    let end = standin::follow::resume(&w.teller(), &w.bell, &w.agent, &on, HAND_BACK)
         .await
         .unwrap();
     assert_eq!(end, FollowEnd::ParkOver);
@@ -357,9 +330,7 @@ async fn a_handed_back_park_that_ended_meanwhile_is_not_followed() {
     // A wrong token or an older park number is not followed either.
     for (number, token) in [(park, "forged"), (park.saturating_sub(1), "f1")] {
         let on = handed_on(number, token, 2);
-        let end =
-            standin::follow::resume(&Teller::new(&w.store), &w.bell, &w.agent, &on, HAND_BACK)
-                .await;
+        let end = standin::follow::resume(&w.teller(), &w.bell, &w.agent, &on, HAND_BACK).await;
         assert_eq!(end.unwrap(), FollowEnd::ParkOver, "{number} {token}");
     }
 }

@@ -25,7 +25,7 @@ async fn an_execution_with_another_stand_ins_id_touches_nothing() {
     );
     thief.parent_task_token = Some("thief-token".into());
     let refused = steps::turn(
-        &Invocation::reaching(Teller::new(&w.store), &w.agent).with_spec(Some(&spec).cloned()),
+        &w.invocation().with_spec(Some(&spec).cloned()),
         thief.clone(),
         Duration::from_secs(5),
         PACING,
@@ -34,11 +34,7 @@ async fn an_execution_with_another_stand_ins_id_touches_nothing() {
     assert!(matches!(refused, Err(StepError::NotOurs(_))), "{refused:?}");
     let mut ending = thief.clone();
     ending.next = Some(Next::End(EndCause::failed("stolen")));
-    let end = steps::end(
-        &Invocation::reaching(Teller::new(&w.store), &w.agent),
-        &ending,
-    )
-    .await;
+    let end = steps::end(&w.invocation(), &ending).await;
     assert!(matches!(end, Err(StepError::NotOurs(_))), "{end:?}");
     let mut waking = thief.clone();
     waking.next = Some(Next::Park {
@@ -46,14 +42,7 @@ async fn an_execution_with_another_stand_ins_id_touches_nothing() {
         timeout_secs: 5,
     });
     waking.park = Some(ParkOutcome::woke(Woke::Rung));
-    let woke = steps::wake(
-        &Invocation::reaching(Teller::new(&w.store), &w.agent),
-        waking,
-        None,
-        100,
-        PACING,
-    )
-    .await;
+    let woke = steps::wake(&w.invocation(), waking, None, 100, PACING).await;
     assert!(matches!(woke, Err(StepError::NotOurs(_))), "{woke:?}");
     let thief_owner = Owner {
         execution: Some("thief-1".into()),
@@ -78,7 +67,7 @@ async fn an_execution_with_another_stand_ins_id_touches_nothing() {
     w.agent
         .script_stream(Ok(vec![Ok(update(TaskState::Completed, "done"))]));
     let turned = steps::turn(
-        &Invocation::reaching(Teller::new(&w.store), &w.agent).with_spec(Some(&spec).cloned()),
+        &w.invocation().with_spec(Some(&spec).cloned()),
         own,
         Duration::from_secs(5),
         PACING,
@@ -99,29 +88,16 @@ async fn a_rolled_generation_needs_its_predecessors_lease() {
     let mut early = run_by(step.clone(), &format!("{ID}__1"));
     early.generation = 1;
     early.park = Some(ParkOutcome::woke(Woke::Rung));
-    let refused = steps::wake(
-        &Invocation::reaching(Teller::new(&w.store), &w.agent),
-        early.clone(),
-        None,
-        100,
-        PACING,
-    )
-    .await;
+    let refused = steps::wake(&w.invocation(), early.clone(), None, 100, PACING).await;
     assert!(
         matches!(refused, Err(StepError::NotOurs(_))),
         "before the roll: {refused:?}"
     );
     step.park = Some(ParkOutcome::woke(Woke::Rung));
     step.cursor.cycles = 5;
-    let rolled = steps::wake(
-        &Invocation::reaching(Teller::new(&w.store), &w.agent),
-        run_by(step, ID),
-        None,
-        5,
-        PACING,
-    )
-    .await
-    .unwrap();
+    let rolled = steps::wake(&w.invocation(), run_by(step, ID), None, 5, PACING)
+        .await
+        .unwrap();
     let successor = rolled.successor.expect("a successor");
     let lease = successor
         .input
@@ -133,14 +109,7 @@ async fn a_rolled_generation_needs_its_predecessors_lease() {
         Some(lease.as_str())
     );
     early.lease = Some("a guess".into());
-    let refused = steps::wake(
-        &Invocation::reaching(Teller::new(&w.store), &w.agent),
-        early.clone(),
-        None,
-        100,
-        PACING,
-    )
-    .await;
+    let refused = steps::wake(&w.invocation(), early.clone(), None, 100, PACING).await;
     assert!(
         matches!(refused, Err(StepError::NotOurs(_))),
         "a wrong lease: {refused:?}"
@@ -149,7 +118,7 @@ async fn a_rolled_generation_needs_its_predecessors_lease() {
     let known = w.store.snapshot(ID);
     let writes = w.store.writes();
     let refused = steps::wake(
-        &Invocation::reaching(Teller::new(&w.store), &w.agent).with_row(known.as_ref().cloned()),
+        &w.invocation().with_row(known.as_ref().cloned()),
         early,
         None,
         100,
@@ -186,15 +155,9 @@ async fn the_generation_that_rolled_may_finish_and_no_older_one_comes_back() {
     let mut step = run_by(first_turn(&w, &spec).await, ID);
     step.park = Some(ParkOutcome::woke(Woke::Rung));
     step.cursor.cycles = 5;
-    let first = steps::wake(
-        &Invocation::reaching(Teller::new(&w.store), &w.agent),
-        step.clone(),
-        None,
-        5,
-        PACING,
-    )
-    .await
-    .unwrap();
+    let first = steps::wake(&w.invocation(), step.clone(), None, 5, PACING)
+        .await
+        .unwrap();
     let successor = first.successor.clone().expect("a successor");
     // Generation 1 runs, parks, and rolls in its turn.
     let mut gen1 = run_by(*successor.input.clone(), &successor.name);
@@ -211,27 +174,15 @@ async fn the_generation_that_rolled_may_finish_and_no_older_one_comes_back() {
     );
     gen1.park = Some(ParkOutcome::woke(Woke::Rung));
     gen1.cursor.cycles = 5;
-    let rolled = steps::wake(
-        &Invocation::reaching(Teller::new(&w.store), &w.agent),
-        gen1.clone(),
-        None,
-        5,
-        PACING,
-    )
-    .await
-    .unwrap();
+    let rolled = steps::wake(&w.invocation(), gen1.clone(), None, 5, PACING)
+        .await
+        .unwrap();
     let gen2 = rolled.successor.clone().expect("generation 2");
     assert_eq!(gen2.name, format!("{ID}__2"));
     // Its wake retried after the roll's write: the same successor, not a refusal.
-    let retried = steps::wake(
-        &Invocation::reaching(Teller::new(&w.store), &w.agent),
-        gen1.clone(),
-        None,
-        5,
-        PACING,
-    )
-    .await
-    .unwrap();
+    let retried = steps::wake(&w.invocation(), gen1.clone(), None, 5, PACING)
+        .await
+        .unwrap();
     assert_eq!(
         retried.successor, rolled.successor,
         "the retry rolls the same way"
@@ -241,17 +192,14 @@ async fn the_generation_that_rolled_may_finish_and_no_older_one_comes_back() {
     stolen.next = Some(Next::End(EndCause::failed(
         "its successor's name was taken",
     )));
-    let closed = steps::end(
-        &Invocation::reaching(Teller::new(&w.store), &w.agent),
-        &stolen,
-    )
-    .await
-    .unwrap()
-    .expect("closed");
+    let closed = steps::end(&w.invocation(), &stolen)
+        .await
+        .unwrap()
+        .expect("closed");
     assert!(closed.row.closed, "the stand-in ended, telling the parent");
     // Generation 0, by its old name, may not come back.
     let mut old = run_by(Step::start(ID, "widgets", "again"), ID);
     old.next = Some(Next::End(EndCause::failed("back")));
-    let refused = steps::end(&Invocation::reaching(Teller::new(&w.store), &w.agent), &old).await;
+    let refused = steps::end(&w.invocation(), &old).await;
     assert!(matches!(refused, Err(StepError::NotOurs(_))), "{refused:?}");
 }

@@ -128,6 +128,17 @@ struct World {
 }
 
 impl World {
+    /// The teller a step of this world tells through: notes committed, nothing sent at
+    /// once, no artifacts.
+    fn teller(&self) -> Teller<'_, MemoryStore> {
+        Teller::new(&self.store)
+    }
+
+    /// An invocation of this world's stand-in, its agent at hand.
+    fn invocation(&self) -> Invocation<'_, MemoryStore, &FakeAgent> {
+        Invocation::reaching(self.teller(), &self.agent)
+    }
+
     async fn new(push: bool) -> Self {
         let w = Self {
             store: MemoryStore::new(),
@@ -145,8 +156,7 @@ impl World {
             match step.next.clone() {
                 None | Some(Next::Turn { .. }) => {
                     step = steps::turn(
-                        &Invocation::reaching(Teller::new(&self.store), &self.agent)
-                            .with_spec(Some(spec).cloned()),
+                        &self.invocation().with_spec(Some(spec).cloned()),
                         step,
                         Duration::from_secs(5),
                         PACING,
@@ -156,8 +166,7 @@ impl World {
                 }
                 Some(Next::Register) => {
                     step = steps::register(
-                        &Invocation::reaching(Teller::new(&self.store), &self.agent)
-                            .with_spec(Some(spec).cloned()),
+                        &self.invocation().with_spec(Some(spec).cloned()),
                         Some(BASE),
                         step,
                         PACING,
@@ -197,20 +206,13 @@ impl World {
         step.park = Some(ParkOutcome { woke, push });
         let taken = steps::take_rung(&self.store, &step, 100).await.unwrap();
         let step = match taken {
-            Some(taken) => steps::wake(
-                &Invocation::reaching(Teller::new(&self.store), &self.agent),
-                step,
-                Some(taken),
-                100,
-                pacing,
-            )
-            .await
-            .unwrap(),
+            Some(taken) => steps::wake(&self.invocation(), step, Some(taken), 100, pacing)
+                .await
+                .unwrap(),
             None => {
                 let known = self.store.snapshot(ID);
                 steps::wake(
-                    &Invocation::reaching(Teller::new(&self.store), &self.agent)
-                        .with_row(known.as_ref().cloned()),
+                    &self.invocation().with_row(known.as_ref().cloned()),
                     step,
                     None,
                     100,
@@ -241,7 +243,7 @@ impl World {
     /// The follow function for the park `step` decided on.
     async fn follow(&self, step: &Step, token: &str) -> FollowEnd {
         standin::follow::follow(
-            &Teller::new(&self.store),
+            &self.teller(),
             &self.bell,
             &self.agent,
             ID,

@@ -89,7 +89,7 @@ async fn a_follow_that_outlives_its_park_is_fenced_at_the_wake() {
     let late = standin::state::remote_out(REMOTE, TaskState::Working, "late");
     assert_eq!(
         doorbell::follow_report(
-            &Teller::new(&w.store),
+            &w.teller(),
             &w.bell,
             &parked,
             parked.epoch,
@@ -108,15 +108,9 @@ async fn a_follow_without_an_agent_reports_a_failure_and_retries_later() {
     let w = World::new(false).await;
     let spec = spec(Updates::Follow);
     let step = first_turn(&w, &spec).await;
-    let end = standin::follow::follow_unavailable(
-        &Teller::new(&w.store),
-        &w.bell,
-        ID,
-        park_no(&step),
-        "f1",
-    )
-    .await
-    .unwrap();
+    let end = standin::follow::follow_unavailable(&w.teller(), &w.bell, ID, park_no(&step), "f1")
+        .await
+        .unwrap();
     assert_eq!(end, FollowEnd::Reported(FollowOutcome::Failed));
     assert_eq!(
         w.bell.rings(),
@@ -127,15 +121,9 @@ async fn a_follow_without_an_agent_reports_a_failure_and_retries_later() {
     let step = w.wake(step, Woke::Rung, &spec).await;
     assert_eq!(park_shape(&step), (false, FOLLOW_RETRY_SECS));
     assert_eq!(
-        standin::follow::follow_unavailable(
-            &Teller::new(&w.store),
-            &w.bell,
-            ID,
-            park_no(&first),
-            "f1-again"
-        )
-        .await
-        .unwrap(),
+        standin::follow::follow_unavailable(&w.teller(), &w.bell, ID, park_no(&first), "f1-again")
+            .await
+            .unwrap(),
         FollowEnd::Fenced,
         "a repeated invoke of the same park"
     );
@@ -167,24 +155,12 @@ async fn a_retried_wake_decides_the_same_and_leaves_the_next_event() {
     w.ring(reply("one")).await;
     w.ring(reply("two")).await;
     step.park = Some(ParkOutcome::woke(Woke::Rung));
-    let first = steps::wake(
-        &Invocation::reaching(Teller::new(&w.store), &w.agent),
-        step.clone(),
-        None,
-        100,
-        PACING,
-    )
-    .await
-    .unwrap();
-    let retried = steps::wake(
-        &Invocation::reaching(Teller::new(&w.store), &w.agent),
-        step,
-        None,
-        100,
-        PACING,
-    )
-    .await
-    .unwrap();
+    let first = steps::wake(&w.invocation(), step.clone(), None, 100, PACING)
+        .await
+        .unwrap();
+    let retried = steps::wake(&w.invocation(), step, None, 100, PACING)
+        .await
+        .unwrap();
     assert_eq!(
         first.next,
         Some(Next::Turn {
@@ -250,7 +226,7 @@ async fn the_idle_backstop_grows_to_the_pacing_and_starts_again_on_a_change() {
         ..PACING
     };
     let step = steps::turn(
-        &Invocation::reaching(Teller::new(&w.store), &w.agent).with_spec(Some(&spec).cloned()),
+        &w.invocation().with_spec(Some(&spec).cloned()),
         Step::start(ID, "widgets", "go"),
         Duration::from_secs(5),
         pacing,
@@ -258,7 +234,7 @@ async fn the_idle_backstop_grows_to_the_pacing_and_starts_again_on_a_change() {
     .await
     .unwrap();
     let step = steps::register(
-        &Invocation::reaching(Teller::new(&w.store), &w.agent).with_spec(Some(&spec).cloned()),
+        &w.invocation().with_spec(Some(&spec).cloned()),
         None,
         step,
         pacing,
@@ -271,30 +247,18 @@ async fn the_idle_backstop_grows_to_the_pacing_and_starts_again_on_a_change() {
     let mut waits = vec![];
     for _ in 0..3 {
         step.park = Some(ParkOutcome::woke(Woke::TimedOut));
-        step = steps::wake(
-            &Invocation::reaching(Teller::new(&w.store), &w.agent),
-            step,
-            None,
-            100,
-            pacing,
-        )
-        .await
-        .unwrap();
+        step = steps::wake(&w.invocation(), step, None, 100, pacing)
+            .await
+            .unwrap();
         waits.push(park_shape(&step).1);
     }
     assert_eq!(waits, [60, 90, 90]);
     // The task moves: the next re-check comes soon again.
     w.agent.set_task(task(TaskState::Working, "moved on"));
     step.park = Some(ParkOutcome::woke(Woke::TimedOut));
-    let step = steps::wake(
-        &Invocation::reaching(Teller::new(&w.store), &w.agent),
-        step,
-        None,
-        100,
-        pacing,
-    )
-    .await
-    .unwrap();
+    let step = steps::wake(&w.invocation(), step, None, 100, pacing)
+        .await
+        .unwrap();
     assert_eq!(park_shape(&step), (false, BACKSTOP_FIRST_SECS));
 }
 
@@ -307,15 +271,9 @@ async fn rolling_keeps_pending_events_for_the_successor() {
     w.ring(reply("kept")).await;
     step.park = Some(ParkOutcome::woke(Woke::Rung));
     step.cursor.cycles = 5;
-    let rolled = steps::wake(
-        &Invocation::reaching(Teller::new(&w.store), &w.agent),
-        step,
-        None,
-        5,
-        PACING,
-    )
-    .await
-    .unwrap();
+    let rolled = steps::wake(&w.invocation(), step, None, 5, PACING)
+        .await
+        .unwrap();
     assert_eq!(rolled.next, Some(Next::Roll));
     let successor = rolled.successor.expect("successor");
     assert_eq!(successor.name, format!("{ID}__1"));

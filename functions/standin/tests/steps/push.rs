@@ -139,7 +139,7 @@ async fn the_push_a_ring_carried_is_taken_by_the_wakes_first_write() {
     let reads = w.store.reads();
     let taken = steps::take_rung(&w.store, &step, 100).await.unwrap();
     let step = steps::wake(
-        &Invocation::reaching(Teller::new(&w.store), &w.agent),
+        &w.invocation(),
         step,
         Some(taken.expect("the carried push is taken")),
         100,
@@ -167,7 +167,7 @@ async fn the_push_a_ring_carried_is_taken_by_the_wakes_first_write() {
     assert_eq!(steps::take_rung(&w.store, &step, 100).await.unwrap(), None);
     let known = w.store.snapshot(ID);
     steps::wake(
-        &Invocation::reaching(Teller::new(&w.store), &w.agent).with_row(known.as_ref().cloned()),
+        &w.invocation().with_row(known.as_ref().cloned()),
         step,
         None,
         100,
@@ -209,7 +209,7 @@ async fn a_wake_that_rolls_does_not_take_the_rung_push() {
         "still pending"
     );
     let rolled = steps::wake(
-        &Invocation::reaching(Teller::new(&w.store), &w.agent).with_row(known.as_ref().cloned()),
+        &w.invocation().with_row(known.as_ref().cloned()),
         step.clone(),
         None,
         bound,

@@ -17,29 +17,17 @@ async fn a_retried_wake_after_its_check_applied_a_final_state_ends_final() {
     let mut woken = step.clone();
     woken.park = Some(ParkOutcome::woke(Woke::TimedOut));
     let asked = w.agent.count("GetTask");
-    let first = steps::wake(
-        &Invocation::reaching(Teller::new(&w.store), &w.agent),
-        woken.clone(),
-        None,
-        100,
-        PACING,
-    )
-    .await
-    .unwrap();
+    let first = steps::wake(&w.invocation(), woken.clone(), None, 100, PACING)
+        .await
+        .unwrap();
     assert_eq!(
         w.agent.count("GetTask"),
         asked + 1,
         "the idle push park was checked"
     );
-    let retried = steps::wake(
-        &Invocation::reaching(Teller::new(&w.store), &w.agent),
-        woken,
-        None,
-        100,
-        PACING,
-    )
-    .await
-    .unwrap();
+    let retried = steps::wake(&w.invocation(), woken, None, 100, PACING)
+        .await
+        .unwrap();
     assert_eq!(first.next, Some(Next::End(EndCause::Final)));
     assert_eq!(retried.next, Some(Next::End(EndCause::Final)));
     assert_eq!(
@@ -56,15 +44,9 @@ async fn a_follow_without_an_agent_leaves_no_stale_report_when_an_event_waits() 
     let spec = spec(Updates::Follow);
     let step = first_turn(&w, &spec).await;
     w.ring(reply("blue")).await;
-    let end = standin::follow::follow_unavailable(
-        &Teller::new(&w.store),
-        &w.bell,
-        ID,
-        park_no(&step),
-        "f1",
-    )
-    .await
-    .unwrap();
+    let end = standin::follow::follow_unavailable(&w.teller(), &w.bell, ID, park_no(&step), "f1")
+        .await
+        .unwrap();
     assert_eq!(
         end,
         FollowEnd::ParkOver,
@@ -93,7 +75,7 @@ async fn the_follow_heartbeats_while_the_agent_is_slow_to_open_the_stream() {
         ..TIMING
     };
     let end = standin::follow::follow(
-        &Teller::new(&w.store),
+        &w.teller(),
         &w.bell,
         &w.agent,
         ID,

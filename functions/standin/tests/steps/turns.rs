@@ -306,15 +306,9 @@ async fn a_turn_that_step_functions_runs_again_sends_the_same_message_id() {
     w.ring(reply("blue")).await;
     let mut woke = step.clone();
     woke.park = Some(ParkOutcome::woke(Woke::Rung));
-    let turn = steps::wake(
-        &Invocation::reaching(Teller::new(&w.store), &w.agent),
-        woke,
-        None,
-        100,
-        PACING,
-    )
-    .await
-    .unwrap();
+    let turn = steps::wake(&w.invocation(), woke, None, 100, PACING)
+        .await
+        .unwrap();
     assert!(
         matches!(turn.next, Some(Next::Turn { .. })),
         "{:?}",
@@ -326,7 +320,7 @@ async fn a_turn_that_step_functions_runs_again_sends_the_same_message_id() {
         w.agent
             .script_stream(Ok(vec![Ok(update(TaskState::Working, "on it"))]));
         steps::turn(
-            &Invocation::reaching(Teller::new(&w.store), &w.agent).with_spec(Some(&spec).cloned()),
+            &w.invocation().with_spec(Some(&spec).cloned()),
             turn.clone(),
             Duration::from_secs(5),
             PACING,
@@ -383,7 +377,7 @@ async fn a_final_state_applied_by_a_follow_wins_over_a_pending_reply() {
     w.ring(reply("blue")).await;
     let done = standin::state::remote_out(REMOTE, TaskState::Completed, "done");
     doorbell::follow_report(
-        &Teller::new(&w.store),
+        &w.teller(),
         &w.bell,
         &parked,
         parked.epoch,
@@ -434,7 +428,7 @@ async fn a_cancel_decided_before_a_final_state_writes_no_second_note() {
         Some(Next::End(EndCause::Cancelled { .. }))
     ));
     let done = standin::state::remote_out(REMOTE, TaskState::Completed, "done");
-    doorbell::apply(&Teller::new(&w.store), ID, &done, &Guard::Open)
+    doorbell::apply(&w.teller(), ID, &done, &Guard::Open)
         .await
         .unwrap();
     let closed = w.end(&step).await;

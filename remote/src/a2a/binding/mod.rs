@@ -1,7 +1,8 @@
 //! How calls travel, one file per binding the card may name: JSON-RPC to one endpoint
 //! (`jsonrpc.rs`) or HTTP+JSON resources under it (`http_json.rs`). The client knows
-//! only the `Transport`; a binding (gRPC, say) is a new file here and its name in
-//! `card.rs`.
+//! only the `Transport`; a binding (gRPC, say) is a new file here, a `Binding` variant
+//! with its transport, its name in `card.rs`, and its form of each call in
+//! `dialect.rs` (`Call` carries each binding's, as it carries JSON-RPC's and REST's).
 
 mod http_json;
 mod jsonrpc;
