@@ -15,7 +15,8 @@
 //!   their kinds.
 //! - `push.rs`: what a push body claims, read without keeping its text.
 //! - `a2a/` (private): `types.rs` (the wire, 1.0's), `card.rs` (which interface, which
-//!   dialect), `dialect.rs` (each call in 1.0 or 0.3, each answer read as 1.0's),
+//!   dialect), `call.rs` (one call in every binding's terms, and how its answer reads),
+//!   `dialect.rs` (each call in 1.0 or 0.3, each answer read as 1.0's),
 //!   `v03.rs` (0.3's two wire forms), `client.rs` (the calls, over the chosen binding),
 //!   `binding/` (one `Transport` per binding: `jsonrpc.rs`, `http_json.rs`), `http.rs`
 //!   (what every call shares: timeouts, bounded reads, credentials), `sse.rs`,

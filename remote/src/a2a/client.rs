@@ -15,8 +15,9 @@ use serde_json::Value;
 
 use super::artifact;
 use super::binding::Transport;
+use super::call::{Answer, Call};
 use super::card::ResolvedAgent;
-use super::dialect::{Answer, Call, Calls};
+use super::dialect::Calls;
 use super::divert::SpillNames;
 pub use super::http::Timeouts;
 use super::http::{send_authorized, timeout_or};

@@ -6,6 +6,7 @@
 
 pub mod artifact;
 pub mod binding;
+pub mod call;
 pub mod card;
 pub mod client;
 pub mod dialect;

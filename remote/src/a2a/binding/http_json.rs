@@ -7,7 +7,7 @@ use reqwest::{Client, RequestBuilder, Url};
 use serde_json::Value;
 
 use super::Transport;
-use crate::a2a::dialect::Call;
+use crate::a2a::call::Call;
 use crate::a2a::limits::bounded_message;
 use crate::a2a::v03;
 use crate::error::RemoteError;

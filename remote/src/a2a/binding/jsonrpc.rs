@@ -8,7 +8,7 @@ use reqwest::{Client, RequestBuilder, Url};
 use serde_json::{Value, json};
 
 use super::Transport;
-use crate::a2a::dialect::Call;
+use crate::a2a::call::Call;
 use crate::a2a::v03;
 use crate::error::RemoteError;
 

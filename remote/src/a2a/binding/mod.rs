@@ -12,7 +12,7 @@ use std::sync::Arc;
 use reqwest::{Client, RequestBuilder, Url};
 use serde_json::Value;
 
-use super::dialect::Call;
+use super::call::Call;
 use crate::error::RemoteError;
 
 /// The bindings a card may name that the stand-in speaks.
