@@ -25,6 +25,7 @@ use standin_remote::RemoteError;
 use standin_remote::auth::{ClientIdentity, Credentials, Scheme};
 
 use oauth2::{ClientCredentials, TokenCache, fetch_token};
+use secrecy::ExposeSecret;
 use secrets::{SecretValue, Secrets};
 use sigv4::{AgentCoreSigner, AgentRole};
 pub use spec::AuthSpec;
@@ -136,15 +137,15 @@ fn sensitive(value: &str, from: &str) -> Result<HeaderValue, RemoteError> {
 #[derive(Deserialize)]
 struct UserPassword {
     username: String,
-    password: String,
+    password: SecretValue,
 }
 
 impl AgentCredentials {
     /// The secret's value, without the line end a secret made from a file keeps.
     async fn secret(&self, id: &str) -> Result<SecretValue, RemoteError> {
         let value = self.secrets.read(id).await.map_err(unreadable)?;
-        Ok(SecretValue::new(
-            value.expose().trim_end_matches(['\r', '\n']),
+        Ok(SecretValue::from(
+            value.expose_secret().trim_end_matches(['\r', '\n']),
         ))
     }
 
@@ -158,22 +159,25 @@ impl AgentCredentials {
                 let name = HeaderName::from_bytes(name.as_bytes())
                     .map_err(|_| unreadable(format!("auth.name {name:?} is not a header name")))?;
                 let value = self.secret(secret).await?;
-                Some((name, sensitive(value.expose(), &entry(secret))?))
+                Some((name, sensitive(value.expose_secret(), &entry(secret))?))
             }
             AuthSpec::Bearer { secret } => {
                 let value = self.secret(secret).await?;
-                let bearer = format!("Bearer {}", value.expose().trim());
+                let bearer = format!("Bearer {}", value.expose_secret().trim());
                 Some((AUTHORIZATION, sensitive(&bearer, &entry(secret))?))
             }
             AuthSpec::Basic { secret } => {
                 let value = self.secret(secret).await?;
-                let pair: UserPassword = serde_json::from_str(value.expose()).map_err(|_| {
+                let pair: UserPassword = serde_json::from_str(value.expose_secret()).map_err(|_| {
                     RemoteError::Credentials(format!(
                         "the Secrets Manager entry {secret:?} must be JSON with a username and a password"
                     ))
                 })?;
-                let encoded = base64::engine::general_purpose::STANDARD
-                    .encode(format!("{}:{}", pair.username, pair.password));
+                let encoded = base64::engine::general_purpose::STANDARD.encode(format!(
+                    "{}:{}",
+                    pair.username,
+                    pair.password.expose_secret()
+                ));
                 Some((
                     AUTHORIZATION,
                     sensitive(&format!("Basic {encoded}"), &entry(secret))?,
@@ -206,7 +210,7 @@ impl AgentCredentials {
                         fetch_token(&self.http, &grant, &client_secret).await
                     })
                     .await?;
-                let bearer = format!("Bearer {}", token.expose());
+                let bearer = format!("Bearer {}", token.expose_secret());
                 Some((
                     AUTHORIZATION,
                     sensitive(&bearer, "the OAuth2 endpoint's access_token")?,
@@ -247,7 +251,7 @@ impl Credentials for AgentCredentials {
                     request
                         .url_mut()
                         .query_pairs_mut()
-                        .append_pair(name, value.expose());
+                        .append_pair(name, value.expose_secret());
                 }
                 AuthSpec::SigV4 {
                     role_arn,
@@ -301,7 +305,7 @@ impl Credentials for AgentCredentials {
                 AuthSpec::MutualTls { secret } => {
                     let pem = self.secret(secret).await?;
                     Ok(Some(ClientIdentity {
-                        pem: pem.expose().as_bytes().to_vec(),
+                        pem: pem.expose_secret().as_bytes().to_vec(),
                     }))
                 }
                 _ => Ok(None),

@@ -8,6 +8,8 @@ use serde::Deserialize;
 use standin_remote::RemoteError;
 use tokio::sync::Mutex;
 
+use secrecy::ExposeSecret;
+
 use super::secrets::SecretValue;
 
 /// A token is fetched again this long before its `expires_in` runs out, so a call never
@@ -61,7 +63,7 @@ impl TokenCache {
             .lock()
             .await
             .as_ref()
-            .map(|(_, value)| value.expose().to_owned())
+            .map(|(_, value)| value.expose_secret().to_owned())
     }
 
     /// The cached token while it is good, else a fresh one from `fetch`.
@@ -78,7 +80,7 @@ impl TokenCache {
             return Ok(value.clone());
         }
         let (value, lifetime) = fetch().await?;
-        super::held::remember_fleeting(value.expose());
+        super::held::remember_fleeting(value.expose_secret());
         let until = Instant::now() + lifetime.saturating_sub(EXPIRY_MARGIN);
         *token = Some((until, value.clone()));
         Ok(value)
@@ -122,7 +124,7 @@ pub async fn fetch_token(
         .post(url)
         .basic_auth(
             form_encode(&grant.client_id),
-            Some(form_encode(client_secret.expose())),
+            Some(form_encode(client_secret.expose_secret())),
         )
         .header("content-type", "application/x-www-form-urlencoded")
         .header("accept", "application/json")
@@ -180,7 +182,7 @@ pub async fn fetch_token(
         .filter(|s| s.is_finite() && *s > 0.0)
         .and_then(|s| Duration::try_from_secs_f64(s).ok())
         .unwrap_or(UNDATED_TOKEN_LIFETIME);
-    Ok((SecretValue::new(granted.access_token), lifetime))
+    Ok((SecretValue::from(granted.access_token), lifetime))
 }
 
 /// The endpoint's own words, scrubbed and cut: they reach a log line and a parent's note.
@@ -218,14 +220,43 @@ mod tests {
         let fetched = AtomicUsize::new(0);
         let fetch = |life: u64| {
             let n = fetched.fetch_add(1, Ordering::SeqCst);
-            async move { Ok((SecretValue::new(format!("t{n}")), Duration::from_secs(life))) }
+            async move {
+                Ok((
+                    SecretValue::from(format!("t{n}")),
+                    Duration::from_secs(life),
+                ))
+            }
         };
-        assert_eq!(cache.token(|| fetch(3600)).await.expect("t").expose(), "t0");
-        assert_eq!(cache.token(|| fetch(3600)).await.expect("t").expose(), "t0");
+        assert_eq!(
+            cache
+                .token(|| fetch(3600))
+                .await
+                .expect("t")
+                .expose_secret(),
+            "t0"
+        );
+        assert_eq!(
+            cache
+                .token(|| fetch(3600))
+                .await
+                .expect("t")
+                .expose_secret(),
+            "t0"
+        );
         cache.forget().await;
-        assert_eq!(cache.token(|| fetch(30)).await.expect("t").expose(), "t1");
+        assert_eq!(
+            cache.token(|| fetch(30)).await.expect("t").expose_secret(),
+            "t1"
+        );
         // 30 s is inside the margin: it is not kept.
-        assert_eq!(cache.token(|| fetch(3600)).await.expect("t").expose(), "t2");
+        assert_eq!(
+            cache
+                .token(|| fetch(3600))
+                .await
+                .expect("t")
+                .expose_secret(),
+            "t2"
+        );
     }
 
     #[test]

@@ -7,25 +7,11 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
+use secrecy::ExposeSecret;
 
-/// A secret's value. Its `Debug` never shows it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct SecretValue(String);
-
-impl SecretValue {
-    pub fn new(value: impl Into<String>) -> Self {
-        Self(value.into())
-    }
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for SecretValue {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SecretValue(..)")
-    }
-}
+/// A secret's value: `secrecy`'s string, whose `Debug` never shows it and whose memory is
+/// zeroed when dropped. `expose_secret` is the one door.
+pub type SecretValue = secrecy::SecretString;
 
 /// A secret that could not be read; the message names its id, never a value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -95,7 +81,7 @@ impl Secrets {
             return Ok(value);
         }
         let value = self.store.read_boxed(id).await?;
-        super::held::remember(value.expose());
+        super::held::remember(value.expose_secret());
         if let Ok(mut cached) = self.cached.lock() {
             if cached.len() >= MAX_CACHED_SECRETS {
                 cached.clear();
@@ -112,7 +98,11 @@ impl Secrets {
         let values: Vec<String> = self
             .cached
             .lock()
-            .map(|c| c.values().map(|(_, v)| v.expose().to_owned()).collect())
+            .map(|c| {
+                c.values()
+                    .map(|(_, v)| v.expose_secret().to_owned())
+                    .collect()
+            })
             .unwrap_or_default();
         let mut all = Vec::new();
         for value in values {
@@ -163,7 +153,7 @@ impl SecretStore for std::sync::Arc<MemorySecrets> {
         })?;
         values
             .get(id)
-            .map(|v| SecretValue::new(v.clone()))
+            .map(|v| SecretValue::from(v.clone()))
             .ok_or_else(|| SecretError::NotFound(id.to_owned()))
     }
 }
@@ -180,20 +170,26 @@ mod tests {
         let store = Arc::new(MemorySecrets::default());
         store.set("s", "v1");
         let secrets = Secrets::new(store.clone());
-        assert_eq!(secrets.read("s").await.expect("read").expose(), "v1");
+        assert_eq!(secrets.read("s").await.expect("read").expose_secret(), "v1");
         store.set("s", "v2");
-        assert_eq!(secrets.read("s").await.expect("cached").expose(), "v1");
+        assert_eq!(
+            secrets.read("s").await.expect("cached").expose_secret(),
+            "v1"
+        );
         assert_eq!(store.reads.load(Ordering::SeqCst), 1);
         secrets.forget("s");
-        assert_eq!(secrets.read("s").await.expect("read again").expose(), "v2");
+        assert_eq!(
+            secrets.read("s").await.expect("read again").expose_secret(),
+            "v2"
+        );
         let stale = Secrets::with_ttl(store.clone(), Duration::ZERO);
         store.set("s", "v3");
-        assert_eq!(stale.read("s").await.expect("read").expose(), "v3");
+        assert_eq!(stale.read("s").await.expect("read").expose_secret(), "v3");
     }
 
     #[test]
     fn a_secret_value_never_shows_in_debug() {
-        let shown = format!("{:?}", SecretValue::new("hunter2"));
+        let shown = format!("{:?}", SecretValue::from("hunter2"));
         assert!(!shown.contains("hunter2"), "{shown}");
     }
 }

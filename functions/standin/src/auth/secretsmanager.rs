@@ -37,7 +37,7 @@ impl SecretStore for SecretsManager {
             })?;
         answer
             .secret_string
-            .map(SecretValue::new)
+            .map(SecretValue::from)
             .ok_or_else(|| SecretError::NotText(id.to_owned()))
     }
 }

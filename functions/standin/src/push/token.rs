@@ -3,30 +3,31 @@
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rand::Rng;
+use secrecy::{ExposeSecret, SecretString};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
 /// The route the push function serves; `{task_id}` is the percent-encoded local id.
 pub const PUSH_PATH_PREFIX: &str = "/a2a/push/";
 
-/// A 256-bit secret from the thread CSPRNG (ChaCha, seeded by the OS). It has no
-/// `Debug`, `Display` or `Serialize`, so it cannot reach a log or a state payload by
-/// accident; `expose` is the one door, used to hand it to the remote agent.
-pub struct PushToken(String);
+/// A 256-bit secret from the thread CSPRNG (ChaCha, seeded by the OS), held as `secrecy`'s
+/// string: no `Display` or `Serialize`, a `Debug` that hides it, its memory zeroed when
+/// dropped. `expose` is the one door, used to hand it to the remote agent.
+pub struct PushToken(SecretString);
 
 impl PushToken {
     pub fn generate() -> Self {
         let mut bytes = [0u8; 32];
         rand::rng().fill_bytes(&mut bytes);
-        Self(URL_SAFE_NO_PAD.encode(bytes))
+        Self(URL_SAFE_NO_PAD.encode(bytes).into())
     }
 
     pub fn expose(&self) -> &str {
-        &self.0
+        self.0.expose_secret()
     }
 
     pub fn digest(&self) -> TokenDigest {
-        TokenDigest::of(&self.0)
+        TokenDigest::of(self.expose())
     }
 }
 
