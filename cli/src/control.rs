@@ -12,8 +12,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use standin_wire::openapi;
 use standin_wire::{
-    AgentView, AgentsPage, ArtifactContent, ArtifactsPage, CancelRequest, ErrorBody, ListPage,
-    NotesPage, ParentNote, ReplyRequest, StandInStatus, StartRequest, Started, Summary, TaskId,
+    AgentView, AgentsPage, ArtifactContent, ArtifactsPage, CancelRequest, ErrorBody, InputPart,
+    ListPage, NotesPage, ParentNote, ReplyRequest, StandInStatus, StartRequest, Started, Summary,
+    TaskId,
 };
 
 use crate::error::CliError;
@@ -68,6 +69,7 @@ impl ControlClient {
         &self,
         agent: &str,
         message: &str,
+        parts: Vec<InputPart>,
         task_id: Option<&str>,
         deadline_secs: Option<u64>,
     ) -> Result<Started, CliError> {
@@ -78,6 +80,7 @@ impl ControlClient {
         let request = StartRequest {
             agent: agent.to_owned(),
             message: message.to_owned(),
+            parts,
             task_id,
             deadline_secs,
         };
@@ -104,9 +107,10 @@ impl ControlClient {
         decode(judge(answer, &shown)?)
     }
 
-    pub async fn reply(&self, id: &str, text: &str) -> Result<(), CliError> {
+    pub async fn reply(&self, id: &str, text: &str, parts: Vec<InputPart>) -> Result<(), CliError> {
         let request = ReplyRequest {
             text: text.to_owned(),
+            parts,
             reply_id: None,
         };
         let answer = self

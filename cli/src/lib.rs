@@ -8,6 +8,7 @@ pub mod control;
 pub mod error;
 pub mod events;
 pub mod note_log;
+pub mod parts;
 pub mod stack;
 pub mod target;
 

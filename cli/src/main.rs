@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use standin_cli::events::{self, Heard, human_line};
+use standin_cli::parts::parts_of;
 use standin_cli::target::DEFAULT_ENDPOINT;
 use standin_cli::{CliError, ControlClient, NoteStream, StackInfo, Target, agents};
 use standin_wire::{AgentView, StandInStatus, Summary, WatchMode};
@@ -38,6 +39,13 @@ enum Command {
         /// The task for the agent: the first message of the conversation.
         #[arg(long)]
         message: String,
+        /// A file for the agent: a local path (sent inline, so small) or an https:// link
+        /// the agent fetches itself. Repeatable.
+        #[arg(long = "file", value_name = "PATH|URL")]
+        files: Vec<String>,
+        /// Data for the agent: a JSON object, sent as a data part. Repeatable.
+        #[arg(long = "data", value_name = "JSON")]
+        data: Vec<String>,
         /// Choose the local id (default: a random one); starting twice is idempotent.
         #[arg(long)]
         task_id: Option<String>,
@@ -53,6 +61,12 @@ enum Command {
         id: String,
         /// The parent's answer, sent to the agent as its next message.
         text: String,
+        /// A file for the agent, as on `start`. Repeatable.
+        #[arg(long = "file", value_name = "PATH|URL")]
+        files: Vec<String>,
+        /// Data for the agent, as on `start`. Repeatable.
+        #[arg(long = "data", value_name = "JSON")]
+        data: Vec<String>,
     },
     /// Cancel the stand-in (and the remote task).
     Cancel {
@@ -169,17 +183,26 @@ async fn run(cli: Cli) -> Result<(), CliError> {
         Command::Start {
             agent,
             message,
+            files,
+            data,
             task_id,
             deadline_secs,
         } => {
+            let parts = parts_of(&files, &data)?;
             let started = control()
                 .await?
-                .start(&agent, &message, task_id.as_deref(), deadline_secs)
+                .start(&agent, &message, parts, task_id.as_deref(), deadline_secs)
                 .await?;
             println!("{}", started.task_id);
         }
-        Command::Reply { id, text } => {
-            control().await?.reply(&id, &text).await?;
+        Command::Reply {
+            id,
+            text,
+            files,
+            data,
+        } => {
+            let parts = parts_of(&files, &data)?;
+            control().await?.reply(&id, &text, parts).await?;
             eprintln!("reply sent to {id}");
         }
         Command::Cancel { id, reason } => {

@@ -32,7 +32,7 @@ pub struct FakeAgent {
     /// Scripted streams stay open after their last item, as a live agent's do.
     open_ended: Mutex<bool>,
     sends: Mutex<Vec<Result<Sent, RemoteError>>>,
-    message_ids: Mutex<Vec<String>>,
+    turns: Mutex<Vec<Turn>>,
 }
 
 impl FakeAgent {
@@ -103,7 +103,15 @@ impl FakeAgent {
 
     /// The message id of each turn sent, in order.
     pub fn message_ids(&self) -> Vec<String> {
-        lock(&self.message_ids).clone()
+        lock(&self.turns)
+            .iter()
+            .map(|turn| turn.message_id.clone())
+            .collect()
+    }
+
+    /// Every turn sent, in order.
+    pub fn turns(&self) -> Vec<Turn> {
+        lock(&self.turns).clone()
     }
 
     /// The push registrations the agent took.
@@ -142,13 +150,13 @@ impl Agent for FakeAgent {
 
     async fn send_streaming(&self, turn: &Turn) -> Result<UpdateStream, RemoteError> {
         self.log(format!("SendStreamingMessage:{}", turn.text));
-        lock(&self.message_ids).push(turn.message_id.clone());
+        lock(&self.turns).push(turn.clone());
         self.next_stream()
     }
 
     async fn send(&self, turn: &Turn) -> Result<Sent, RemoteError> {
         self.log(format!("SendMessage:{}", turn.text));
-        lock(&self.message_ids).push(turn.message_id.clone());
+        lock(&self.turns).push(turn.clone());
         let mut sends = lock(&self.sends);
         if sends.is_empty() {
             return Err(RemoteError::Transport(

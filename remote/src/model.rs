@@ -79,6 +79,8 @@ pub struct Turn {
     /// Unique per turn, so the agent can tell a resend from a new message.
     pub message_id: String,
     pub text: String,
+    /// What the parent gave beside the text (data, files), sent after it.
+    pub parts: Vec<standin_wire::InputPart>,
     pub follow_up: Option<FollowUp>,
 }
 
@@ -99,8 +101,14 @@ impl Turn {
         Self {
             message_id: message_id.into(),
             text: text.into(),
+            parts: Vec::new(),
             follow_up,
         }
+    }
+
+    /// The turn with the parent's parts after its text.
+    pub fn with_parts(self, parts: Vec<standin_wire::InputPart>) -> Self {
+        Self { parts, ..self }
     }
 }
 

@@ -151,9 +151,11 @@ start_peer() {
 start_peers() {
   local logs=$1 venv="$STANDIN_CACHE/venv-peer"
   start_peer sdk03 27141 "$logs/peer-sdk03.log" \
-    "$venv-sdk03/bin/python" "$PEERS_DIR/sdk03/server.py" --port 27141 --work-seconds 15
+    "$venv-sdk03/bin/python" "$PEERS_DIR/sdk03/server.py" --port 27141 --work-seconds 15 \
+    --received "$STANDIN_RECEIVED_DIR/sdk03.jsonl"
   start_peer sdk03-rest 27142 "$logs/peer-sdk03-rest.log" \
-    "$venv-sdk03/bin/python" "$PEERS_DIR/sdk03/server.py" --port 27142 --rest --work-seconds 15
+    "$venv-sdk03/bin/python" "$PEERS_DIR/sdk03/server.py" --port 27142 --rest --work-seconds 15 \
+    --received "$STANDIN_RECEIVED_DIR/sdk03-rest.jsonl"
   start_peer strands 27143 "$logs/peer-strands.log" \
     "$venv-strands/bin/python" "$PEERS_DIR/strands/server.py" --port 27143
   start_peer adk 27144 "$logs/peer-adk.log" \

@@ -5,7 +5,10 @@ tests run the stand-in against it.
     python server.py --port 27110 [--no-push] [--no-streaming] [--work-seconds 15]
         [--auth api_key|bearer|basic|oauth2|sigv4 --accept-file F [--jwks URL --issuer URL]
          [--extended-card] [--card-needs-auth]]
-        [--tls-cert F --tls-key F [--client-ca F]]
+        [--tls-cert F --tls-key F [--client-ca F]] [--received F]
+
+With --received F, every message the agent receives is appended to F as one JSON line:
+its parts, a file's bytes as their SHA-256 (so a test checks what arrived, byte for byte).
 
 With --auth, every request (the card's too with --card-needs-auth) must carry what the
 scheme says, checked against --accept-file read on each request (so a test rotates the
@@ -49,6 +52,7 @@ from a2a.server.tasks.task_updater import TaskUpdater
 from a2a.helpers.proto_helpers import new_task
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Part, TaskState
 from a2a.types import a2a_pb2
+from google.protobuf.json_format import MessageToDict
 from starlette.responses import JSONResponse
 
 
@@ -183,11 +187,30 @@ def security(scheme):
     return {scheme: schemes[scheme]}, [a2a_pb2.SecurityRequirement(schemes={scheme: a2a_pb2.StringList()})]
 
 
+def part_seen(part):
+    """A received part as the --received log writes it."""
+    seen = {"filename": part.filename, "media_type": part.media_type}
+    kind = part.WhichOneof("content")
+    if kind == "text":
+        seen["text"] = part.text
+    elif kind == "data":
+        seen["data"] = MessageToDict(part.data)
+    elif kind == "url":
+        seen["url"] = part.url
+    elif kind == "raw":
+        seen["sha256"] = hashlib.sha256(part.raw).hexdigest()
+    return {k: v for k, v in seen.items() if v != ""}
+
+
 class WidgetExecutor(AgentExecutor):
-    def __init__(self, work_seconds: float) -> None:
+    def __init__(self, work_seconds: float, received=None) -> None:
         self.work_seconds = work_seconds
+        self.received = received
 
     async def execute(self, context, event_queue):
+        if self.received:
+            with open(self.received, "a") as log:
+                log.write(json.dumps({"parts": [part_seen(p) for p in context.message.parts]}) + "\n")
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
         if context.current_task is None:
             # A first turn must publish its Task before any status update.
@@ -225,6 +248,7 @@ def main():
     parser.add_argument("--tls-key")
     parser.add_argument("--client-ca")
     parser.add_argument("--heard-file", help="where heard credentials go (default: the accept file's .heard)")
+    parser.add_argument("--received", help="append each received message's parts to this file")
     parser.add_argument("--role-prefix", help="sigv4: the roles whose assumed keys are let in (an ARN prefix)")
     args = parser.parse_args()
     base = f"{'https' if args.tls_cert else 'http'}://127.0.0.1:{args.port}"
@@ -256,7 +280,7 @@ def main():
         extended.name = "Widget agent (a2a-sdk), extended"
     push_store = InMemoryPushNotificationConfigStore()
     handler = DefaultRequestHandlerV2(
-        agent_executor=WidgetExecutor(args.work_seconds),
+        agent_executor=WidgetExecutor(args.work_seconds, args.received),
         task_store=InMemoryTaskStore(),
         agent_card=card,
         push_config_store=push_store,

@@ -40,6 +40,7 @@ pub async fn start_as(stack: &Stack, persona: &str, id: &str) {
                 serde_json::to_value(StartRequest {
                     agent: persona.into(),
                     message: "Please build me a widget".into(),
+                    parts: Vec::new(),
                     task_id: Some(TaskId::parse(id).unwrap()),
                     deadline_secs: None,
                 })

@@ -163,3 +163,95 @@ async fn a_genuine_push_of_200_kib_is_heard_not_refused() {
         .unwrap();
     assert_eq!(refused.status().as_u16(), 413);
 }
+
+/// What the agent at `log` (its `--received` file, under `STANDIN_RECEIVED_DIR`) received
+/// in the message whose first part is `text`.
+fn received(log: &str, first_text: &str) -> Option<serde_json::Value> {
+    let dir =
+        std::env::var("STANDIN_RECEIVED_DIR").expect("STANDIN_RECEIVED_DIR (set by scripts/test)");
+    let lines = std::fs::read_to_string(std::path::Path::new(&dir).join(log)).unwrap_or_default();
+    lines
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find(|message| message["parts"][0]["text"] == first_text)
+        .map(|message| message["parts"].clone())
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// Data, a file's bytes and a file's link, on the start and on the reply, reach the SDK's
+/// own server as its parts: the data as given, the bytes checked by SHA-256, the link with
+/// its name and media type.
+async fn parts_reach(persona: &str, log: &str) {
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD;
+    use serde_json::json;
+    let stack = Stack::load(STACK).await;
+    let id = unique(persona);
+    // Every byte value, so a lossy text decoding anywhere would show.
+    let contract: Vec<u8> = (0..3000u32).map(|i| (i * 7 % 256) as u8).collect();
+    let message = format!("Review the contract ({id})");
+    // Strings, not numbers: a protobuf Struct (1.x, 0.3 over HTTP+JSON) reads 1 as 1.0.
+    let start = json!({"agent": persona, "message": message, "task_id": id, "parts": [
+        {"kind": "data", "data": {"rows": ["a", "b"], "id": id}},
+        {"kind": "file", "name": "contract.bin", "media_type": "application/octet-stream",
+         "bytes": STANDARD.encode(&contract)},
+        {"kind": "file", "name": "terms.pdf", "media_type": "application/pdf",
+         "url": "https://example.com/terms.pdf"},
+    ]});
+    let (status, body) = stack.control("POST", "/standins", Some(start)).await;
+    assert_eq!(status, 200, "{body}");
+    let notes = stack.wait_notes(&id, 1, SOON).await;
+    assert_eq!(notes[0]["state"], INPUT_REQUIRED, "{notes:#?}");
+    assert_eq!(
+        received(log, &message),
+        Some(json!([
+            {"text": message},
+            {"data": {"rows": ["a", "b"], "id": id}},
+            {"filename": "contract.bin", "media_type": "application/octet-stream", "sha256": sha256(&contract)},
+            {"filename": "terms.pdf", "media_type": "application/pdf", "url": "https://example.com/terms.pdf"},
+        ])),
+        "{persona}: the first message as the agent read it"
+    );
+
+    wait_parked(&stack, &id, "push").await;
+    let answer = format!("blue ({id})");
+    let swatch = b"a blue swatch\n";
+    let reply = json!({"text": answer, "parts": [
+        {"kind": "data", "data": {"colour": "blue"}},
+        {"kind": "file", "name": "swatch.txt", "media_type": "text/plain", "bytes": STANDARD.encode(swatch)},
+    ]});
+    let (status, body) = stack
+        .control("POST", &format!("/standins/{id}/reply"), Some(reply))
+        .await;
+    assert_eq!(status, 202, "{body}");
+    let notes = wait_final(&stack, &id).await;
+    assert_eq!(notes.last().unwrap()["state"], COMPLETED, "{notes:#?}");
+    assert_eq!(
+        received(log, &answer),
+        Some(json!([
+            {"text": answer},
+            {"data": {"colour": "blue"}},
+            {"filename": "swatch.txt", "media_type": "text/plain", "sha256": sha256(swatch)},
+        ])),
+        "{persona}: the reply as the agent read it"
+    );
+}
+
+#[tokio::test]
+async fn data_and_files_reach_a2a_sdk_1_x_on_start_and_reply() {
+    parts_reach("sdk-push", "sdk.jsonl").await;
+}
+
+#[tokio::test]
+async fn data_and_files_reach_a2a_sdk_0_3_over_json_rpc() {
+    parts_reach("sdk03-push", "sdk03.jsonl").await;
+}
+
+#[tokio::test]
+async fn data_and_files_reach_a2a_sdk_0_3_over_http_json() {
+    parts_reach("sdk03-rest", "sdk03-rest.jsonl").await;
+}

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::parts::{InputPart, parse_parts};
 use crate::{ParentNote, ReplyId, TaskId, TaskState, WatchMode};
 
 /// The longest first message or reply, in bytes.
@@ -21,7 +22,7 @@ pub const NO_TOKEN_HERE: &str = "parent_task_token: is not taken by POST /standi
 pub struct BodyError(pub String);
 
 /// A refusal as every check words one: the field, what was expected, what was got.
-fn field_refused(field: &str, problem: impl std::fmt::Display) -> BodyError {
+pub(crate) fn field_refused(field: &str, problem: impl std::fmt::Display) -> BodyError {
     BodyError(format!("{field}: {problem}"))
 }
 
@@ -52,6 +53,9 @@ fn bounded(field: &str, value: &str, limit: usize) -> Result<(), BodyError> {
 pub struct StartRequest {
     pub agent: String,
     pub message: String,
+    /// What the agent gets beside the message: data, files, more text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<InputPart>,
     /// The stand-in's id; the API makes one (`si-…`) when it is absent. Starting again
     /// with the same id and agent answers the running stand-in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -68,6 +72,7 @@ impl StartRequest {
         let agent = text(body, "agent")?;
         let message = text(body, "message")?;
         bounded("message", message, MAX_MESSAGE_BYTES)?;
+        let parts = parse_parts(body, message)?;
         let task_id = match &body["task_id"] {
             Value::Null => None,
             Value::String(id) => Some(TaskId::parse(id).map_err(|e| BodyError(e.to_string()))?),
@@ -88,6 +93,7 @@ impl StartRequest {
         Ok(Self {
             agent: agent.to_owned(),
             message: message.to_owned(),
+            parts,
             task_id,
             deadline_secs,
         })
@@ -98,6 +104,9 @@ impl StartRequest {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ReplyRequest {
     pub text: String,
+    /// What the agent gets beside the text: data, files, more text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<InputPart>,
     /// The parent's name for the reply: sending it again is harmless. Unnamed, the
     /// API names it, which makes only its own retries harmless.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -108,6 +117,7 @@ impl ReplyRequest {
     pub fn parse(body: &Value) -> Result<Self, BodyError> {
         let text = text(body, "text")?;
         bounded("text", text, MAX_MESSAGE_BYTES)?;
+        let parts = parse_parts(body, text)?;
         let reply_id = match body.get("reply_id") {
             None | Some(Value::Null) => None,
             Some(Value::String(id)) => {
@@ -117,6 +127,7 @@ impl ReplyRequest {
         };
         Ok(Self {
             text: text.to_owned(),
+            parts,
             reply_id,
         })
     }
@@ -337,6 +348,19 @@ mod tests {
         let start = StartRequest {
             agent: "writer".into(),
             message: "Write a haiku".into(),
+            parts: vec![
+                InputPart::Data {
+                    data: json!({"season": "autumn"})
+                        .as_object()
+                        .cloned()
+                        .unwrap_or_default(),
+                },
+                InputPart::File(crate::InputFile {
+                    name: Some("notes.txt".into()),
+                    media_type: Some("text/plain".into()),
+                    content: crate::FileContent::Bytes("bm90ZXM=".into()),
+                }),
+            ],
             task_id: TaskId::parse("si-1").ok(),
             deadline_secs: Some(3600),
         };
@@ -344,6 +368,11 @@ mod tests {
         assert_eq!(StartRequest::parse(&body), Ok(start));
         let reply = ReplyRequest {
             text: "autumn".into(),
+            parts: vec![InputPart::File(crate::InputFile {
+                name: None,
+                media_type: None,
+                content: crate::FileContent::Url("https://x.test/leaf.png".into()),
+            })],
             reply_id: ReplyId::parse("r-1").ok(),
         };
         let body = serde_json::to_value(&reply).unwrap_or_default();

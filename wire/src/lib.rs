@@ -8,6 +8,7 @@ mod control;
 mod id;
 mod note;
 pub mod openapi;
+mod parts;
 pub mod scrub;
 mod state;
 pub mod time;
@@ -22,4 +23,5 @@ pub use control::{
 };
 pub use id::{IdError, MAX_REPLY_ID_BYTES, ReplyId, TaskId};
 pub use note::ParentNote;
+pub use parts::{FileContent, InputFile, InputPart, MAX_PARTS, MAX_TURN_BYTES, parse_parts};
 pub use state::{TaskState, WatchMode};

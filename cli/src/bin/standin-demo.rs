@@ -149,7 +149,10 @@ async fn run_scenario(
     let started = Instant::now();
     let mut report =
         json!({"watch_expected": scenario.watch, "agent": scenario.agent, "ok": false});
-    let task_id = match control.start(&scenario.agent, BRIEF, None, None).await {
+    let task_id = match control
+        .start(&scenario.agent, BRIEF, Vec::new(), None, None)
+        .await
+    {
         Ok(started) => started.task_id.to_string(),
         Err(err) => {
             println!("  start failed: {err}");
@@ -213,7 +216,7 @@ async fn run_scenario(
         }
         if state == "TASK_STATE_INPUT_REQUIRED" && !replied {
             println!("  orchestrator  replies {:?}", args.answer);
-            if let Err(err) = control.reply(&task_id, &args.answer).await {
+            if let Err(err) = control.reply(&task_id, &args.answer, Vec::new()).await {
                 report["error"] = json!(err.to_string());
                 break None;
             }

@@ -41,7 +41,10 @@ fn every_next() -> Vec<Next> {
         Next::End(EndCause::failed("x")),
         Next::End(EndCause::Cancelled { reason: "x".into() }),
         Next::End(EndCause::Deadline { reason: "x".into() }),
-        Next::Turn { reply: "x".into() },
+        Next::Turn {
+            reply: "x".into(),
+            parts: Vec::new(),
+        },
         Next::Register,
         Next::Check {
             push_triggered: true,

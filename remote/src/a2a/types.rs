@@ -66,6 +66,31 @@ impl WirePart {
             ..Self::default()
         }
     }
+
+    /// A parent's part in 1.0's form: a file is its `url` or its `raw` bytes.
+    pub fn from_input(part: &standin_wire::InputPart) -> Self {
+        use standin_wire::{FileContent, InputPart};
+        match part {
+            InputPart::Text { text } => Self::text(text.clone()),
+            InputPart::Data { data } => Self {
+                data: Some(Value::Object(data.clone())),
+                ..Self::default()
+            },
+            InputPart::File(file) => {
+                let (url, raw) = match &file.content {
+                    FileContent::Url(url) => (Some(url.clone()), None),
+                    FileContent::Bytes(bytes) => (None, Some(bytes.clone())),
+                };
+                Self {
+                    url,
+                    raw,
+                    media_type: file.media_type.clone(),
+                    filename: file.name.clone(),
+                    ..Self::default()
+                }
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -94,7 +119,9 @@ impl Message {
             context_id: turn.follow_up.as_ref().map(|f| f.context_id.clone()),
             task_id: turn.follow_up.as_ref().map(|f| f.task_id.clone()),
             role: Role::User,
-            parts: vec![WirePart::text(turn.text.clone())],
+            parts: std::iter::once(WirePart::text(turn.text.clone()))
+                .chain(turn.parts.iter().map(WirePart::from_input))
+                .collect(),
             metadata: None,
         }
     }

@@ -204,16 +204,68 @@ pub fn message_kinded(message: &Value) -> Value {
         let parts = m
             .get("parts")
             .and_then(Value::as_array)
-            .map(|parts| {
-                parts
-                    .iter()
-                    .map(|p| json!({"kind": "text", "text": p["text"]}))
-                    .collect()
-            })
+            .map(|parts| parts.iter().map(part_kinded).collect())
             .unwrap_or_default();
         out.insert("parts".into(), Value::Array(parts));
     }
     Value::Object(out)
+}
+
+/// 1.0's part as 0.3's JSON-RPC writes it: `kind` text, data, or a file with its `uri` or
+/// its `bytes`.
+fn part_kinded(part: &Value) -> Value {
+    if let Some(data) = part.get("data") {
+        return json!({"kind": "data", "data": data});
+    }
+    match file_v03(part, "uri", "bytes") {
+        Some(file) => json!({"kind": "file", "file": file}),
+        None => json!({"kind": "text", "text": part["text"]}),
+    }
+}
+
+/// 1.0's part in the 0.3 protobuf's JSON: `text`, `data` (a `DataPart` around the
+/// object), or `file` (`fileWithUri` or `fileWithBytes`).
+///
+/// `fileWithBytes` as a2a-sdk 0.3 reads it: that SDK keeps a file's bytes as base64 text
+/// and carries the text's own bytes in the protobuf field, so the JSON holds the base64
+/// of the base64 (a single encoding would reach its agent as the file's bytes taken for
+/// base64 text, or fail to decode).
+fn part_proto(part: &Value) -> Value {
+    use base64::Engine;
+    if let Some(data) = part.get("data") {
+        return json!({"data": {"data": data}});
+    }
+    match file_v03(part, "fileWithUri", "fileWithBytes") {
+        Some(mut file) => {
+            if let Some(bytes) = file.get_mut("fileWithBytes")
+                && let Some(text) = bytes.as_str()
+            {
+                *bytes = base64::engine::general_purpose::STANDARD
+                    .encode(text)
+                    .into();
+            }
+            json!({"file": file})
+        }
+        None => json!({"text": part["text"]}),
+    }
+}
+
+/// A 1.0 file part's content under 0.3's names, with its `name` and `mimeType`.
+fn file_v03(part: &Value, uri: &str, bytes: &str) -> Option<Value> {
+    let (key, content) = match (part.get("url"), part.get("raw")) {
+        (Some(url), _) => (uri, url),
+        (None, Some(raw)) => (bytes, raw),
+        (None, None) => return None,
+    };
+    let mut file = Map::new();
+    file.insert(key.into(), content.clone());
+    if let Some(media) = part.get("mediaType") {
+        file.insert("mimeType".into(), media.clone());
+    }
+    if let Some(name) = part.get("filename") {
+        file.insert("name".into(), name.clone());
+    }
+    Some(Value::Object(file))
 }
 
 /// 1.0's message in the 0.3 protobuf's JSON (HTTP+JSON).
@@ -222,8 +274,12 @@ pub fn message_proto(message: &Value) -> Value {
     if let Some(m) = object(message) {
         out.extend(copy(m, &["messageId", "contextId", "taskId", "metadata"]));
         out.insert("role".into(), "ROLE_USER".into());
-        let content = m.get("parts").cloned().unwrap_or_else(|| json!([]));
-        out.insert("content".into(), content);
+        let content = m
+            .get("parts")
+            .and_then(Value::as_array)
+            .map(|parts| parts.iter().map(part_proto).collect())
+            .unwrap_or_default();
+        out.insert("content".into(), Value::Array(content));
     }
     Value::Object(out)
 }
@@ -318,6 +374,28 @@ mod tests {
             json!({"messageId": "m", "taskId": "t", "contextId": "c", "role": "ROLE_USER",
                 "content": [{"text": "blue"}]})
         );
+    }
+
+    #[test]
+    fn a_turn_s_data_and_files_are_written_in_both_forms_and_read_back() {
+        let parts = json!([{"text": "review"}, {"data": {"rows": [1, 2]}},
+            {"url": "https://x.test/c.pdf", "mediaType": "application/pdf", "filename": "c.pdf"},
+            {"raw": "YSxi", "mediaType": "text/csv", "filename": "a.csv"}]);
+        let turn = json!({"messageId": "m", "role": "ROLE_USER", "parts": parts});
+        assert_eq!(
+            message_kinded(&turn)["parts"],
+            json!([{"kind": "text", "text": "review"}, {"kind": "data", "data": {"rows": [1, 2]}},
+                {"kind": "file", "file": {"uri": "https://x.test/c.pdf", "mimeType": "application/pdf", "name": "c.pdf"}},
+                {"kind": "file", "file": {"bytes": "YSxi", "mimeType": "text/csv", "name": "a.csv"}}])
+        );
+        assert_eq!(
+            message_proto(&turn)["content"],
+            json!([{"text": "review"}, {"data": {"data": {"rows": [1, 2]}}},
+                {"file": {"fileWithUri": "https://x.test/c.pdf", "mimeType": "application/pdf", "name": "c.pdf"}},
+                {"file": {"fileWithBytes": "WVN4aQ==", "mimeType": "text/csv", "name": "a.csv"}}])
+        );
+        // What the kinded form says reads back as the 1.0 parts it was written from.
+        assert_eq!(message_v1(&message_kinded(&turn))["parts"], parts);
     }
 
     #[test]

@@ -4,8 +4,9 @@ use serde_json::{Value, json, to_value};
 
 use super::*;
 use crate::{
-    Accepted, CancelRequest, ErrorBody, ListPage, NotesPage, ParentNote, PendingView, ReplyId,
-    ReplyRequest, StandInStatus, StartRequest, Started, Summary, TaskId, TaskState, WatchMode,
+    Accepted, CancelRequest, ErrorBody, FileContent, InputFile, InputPart, ListPage, NotesPage,
+    ParentNote, PendingView, ReplyId, ReplyRequest, StandInStatus, StartRequest, Started, Summary,
+    TaskId, TaskState, WatchMode,
 };
 
 fn problem(result: Result<(), ContractError>) -> String {
@@ -158,15 +159,40 @@ fn requests_find_their_operation_with_or_without_a_query() {
     assert!(operation("POST", "/standins//reply").is_err());
 }
 
+fn every_kind_of_part() -> Vec<InputPart> {
+    let file = |name: Option<&str>, content| {
+        InputPart::File(InputFile {
+            name: name.map(Into::into),
+            media_type: name.map(|_| "text/csv".into()),
+            content,
+        })
+    };
+    vec![
+        InputPart::Text {
+            text: "more".into(),
+        },
+        InputPart::Data {
+            data: serde_json::json!({"rows": [1, 2]})
+                .as_object()
+                .cloned()
+                .unwrap(),
+        },
+        file(Some("a.csv"), FileContent::Bytes("YSxi".into())),
+        file(None, FileContent::Url("https://x.test/c.pdf".into())),
+    ]
+}
+
 #[test]
 fn every_request_the_wire_types_write_fits() {
     let full = StartRequest {
         agent: "writer".into(),
         message: "Write it".into(),
+        parts: every_kind_of_part(),
         task_id: Some(TaskId::parse("job-1").unwrap()),
         deadline_secs: Some(600),
     };
     let bare = StartRequest {
+        parts: Vec::new(),
         task_id: None,
         deadline_secs: None,
         ..full.clone()
@@ -177,10 +203,12 @@ fn every_request_the_wire_types_write_fits() {
     for reply in [
         ReplyRequest {
             text: "blue".into(),
+            parts: Vec::new(),
             reply_id: None,
         },
         ReplyRequest {
             text: "blue".into(),
+            parts: every_kind_of_part(),
             reply_id: Some(ReplyId::parse("r-1").unwrap()),
         },
     ] {

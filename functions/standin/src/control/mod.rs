@@ -272,7 +272,9 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             Err(err) => return Err(err.into()),
         }
         let input = serde_json::to_string(
-            &Step::start(task_id.as_str(), agent, message).with_deadline(request.deadline_secs),
+            &Step::start(task_id.as_str(), agent, message)
+                .with_parts(request.parts)
+                .with_deadline(request.deadline_secs),
         )?;
         let execution_arn = match self.executions.start(&task_id, &input).await {
             Ok(arn) => arn,
@@ -341,6 +343,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             .map_or_else(|| format!("r-{}", random_hex()), String::from);
         let event = WakeEvent::Reply {
             text: request.text,
+            parts: request.parts,
             id: Some(reply_id),
         };
         self.ring(task_id, event).await

@@ -16,6 +16,7 @@ pub use note::note_of;
 pub use store::{Applied, Closed, Drained, Notes, Parks, RowStore, StandIns, StoreError};
 
 use serde::{Deserialize, Serialize};
+use standin_wire::InputPart;
 
 use crate::push::TokenDigest;
 use crate::state::RemoteOut;
@@ -84,6 +85,9 @@ pub enum WakeEvent {
     },
     Reply {
         text: String,
+        /// What the parent gave beside the text, sent to the agent after it.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        parts: Vec<InputPart>,
         /// The parent's name for this reply: a reply whose id the row has seen is not
         /// queued again (a retried request, or an SDK retry after a lost answer).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -104,6 +108,60 @@ impl WakeEvent {
     pub fn reply(text: impl Into<String>) -> Self {
         WakeEvent::Reply {
             text: text.into(),
+            parts: Vec::new(),
+            id: None,
+        }
+    }
+}
+
+/// A reply waiting on the row: its text alone (a string, as every reply was kept before
+/// replies had parts), or its text with the parent's parts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum QueuedReply {
+    Text(String),
+    WithParts { text: String, parts: Vec<InputPart> },
+}
+
+impl From<&str> for QueuedReply {
+    fn from(text: &str) -> Self {
+        Self::Text(text.to_owned())
+    }
+}
+
+/// A reply of text alone, as the tests name one.
+impl PartialEq<&str> for QueuedReply {
+    fn eq(&self, text: &&str) -> bool {
+        matches!(self, Self::Text(own) if own == text)
+    }
+}
+
+impl QueuedReply {
+    pub fn new(text: &str, parts: &[InputPart]) -> Self {
+        if parts.is_empty() {
+            Self::Text(text.to_owned())
+        } else {
+            Self::WithParts {
+                text: text.to_owned(),
+                parts: parts.to_vec(),
+            }
+        }
+    }
+
+    pub fn text(&self) -> &str {
+        match self {
+            Self::Text(text) | Self::WithParts { text, .. } => text,
+        }
+    }
+
+    fn into_event(self) -> WakeEvent {
+        let (text, parts) = match self {
+            Self::Text(text) => (text, Vec::new()),
+            Self::WithParts { text, parts } => (text, parts),
+        };
+        WakeEvent::Reply {
+            text,
+            parts,
             id: None,
         }
     }
@@ -155,7 +213,7 @@ pub struct Pending {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cancel: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub replies: Vec<String>,
+    pub replies: Vec<QueuedReply>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub push: Option<PendingPush>,
     /// The pending push's number, drawn for each push recorded, so that two pushes
@@ -192,7 +250,9 @@ impl Pending {
             WakeEvent::Cancel { reason } => {
                 self.cancel.get_or_insert_with(|| reason.clone());
             }
-            WakeEvent::Reply { text, .. } => self.replies.push(text.clone()),
+            WakeEvent::Reply { text, parts, .. } => {
+                self.replies.push(QueuedReply::new(text, parts))
+            }
             WakeEvent::Push { claimed } => {
                 self.push = Some(PendingPush { claimed: *claimed });
                 self.push_id = Some(new_push_id());
@@ -213,7 +273,7 @@ impl Pending {
             return Some(WakeEvent::Cancel { reason });
         }
         if !self.replies.is_empty() {
-            return Some(WakeEvent::reply(self.replies.remove(0)));
+            return Some(self.replies.remove(0).into_event());
         }
         if let Some(PendingPush { claimed }) = self.push.take() {
             self.push_id = None;

@@ -26,6 +26,7 @@ mod wake;
 pub use progress::COALESCE;
 
 use serde::{Deserialize, Serialize};
+use standin_wire::InputPart;
 
 pub use check::{CHECK_ATTEMPTS, check};
 pub use end::{end, end_cause};
@@ -65,6 +66,9 @@ pub struct Step {
     /// The first turn's text (dropped once sent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// What the parent gave beside the first turn's text (dropped with it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<InputPart>,
     #[serde(default)]
     pub cursor: Cursor,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -201,6 +205,7 @@ impl Step {
             task_id: task_id.into(),
             agent: agent.into(),
             message: Some(message.into()),
+            parts: Vec::new(),
             cursor: Cursor::default(),
             next: None,
             park: None,
@@ -211,6 +216,11 @@ impl Step {
             lease: None,
             deadline_secs: None,
         }
+    }
+
+    /// The start, with what its starter gave beside the message.
+    pub fn with_parts(self, parts: Vec<InputPart>) -> Self {
+        Self { parts, ..self }
     }
 
     /// The start, with the deadline its starter asked for.
@@ -225,6 +235,7 @@ impl Step {
         self.next = Some(next);
         self.park = None;
         self.message = None;
+        self.parts = Vec::new();
         self
     }
 }

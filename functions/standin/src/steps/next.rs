@@ -313,6 +313,9 @@ pub enum Next {
     End(EndCause),
     Turn {
         reply: String,
+        /// What the parent gave beside the reply's text.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        parts: Vec<standin_wire::InputPart>,
     },
     /// Choose the watch once (after the first turn that leaves the task open).
     Register,
@@ -463,11 +466,11 @@ pub fn after_wake(
         Some(WakeEvent::Reply { .. }) if cursor.time_left(pacing).is_none() => {
             past_deadline(cursor)
         }
-        Some(WakeEvent::Reply { text, .. }) => {
+        Some(WakeEvent::Reply { text, parts, .. }) => {
             cursor.recheck = None;
             cursor.unconfirmed_reply = None;
             cursor.follow_retry = false;
-            Next::Turn { reply: text }
+            Next::Turn { reply: text, parts }
         }
         Some(WakeEvent::Push { claimed }) if mode == WatchMode::Push => {
             // A new push restarts the recheck sequence.

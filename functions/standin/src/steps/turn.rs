@@ -92,7 +92,8 @@ pub async fn turn<S: RowStore, A: Agent>(
         // A first turn starts its own cursor: one a parent wrote into the input could
         // carry a deadline years away, or an agent "unreachable" since the future.
         step.cursor = super::next::Cursor::default();
-        let first = json!({"agent": step.agent, "message": step.message, "task_id": step.task_id});
+        let first = json!({"agent": step.agent, "message": step.message, "parts": step.parts,
+            "task_id": step.task_id});
         if let Err(standin_wire::BodyError(reason)) = standin_wire::StartRequest::parse(&first) {
             warn!(task_id = %step.task_id, %reason, "stand-in not started");
             return Ok(step.then(Next::End(EndCause::failed(&reason))));
@@ -134,10 +135,11 @@ async fn exchange<S: RowStore, A: Agent>(
     window: Duration,
     pacing: Pacing,
 ) -> Result<Step, StepError> {
-    let (text, first) = match step.next.take() {
-        Some(Next::Turn { reply }) => (reply, false),
+    let (text, parts, first) = match step.next.take() {
+        Some(Next::Turn { reply, parts }) => (reply, parts, false),
         _ => (
             step.message.take().ok_or(StepError::Input("message"))?,
+            std::mem::take(&mut step.parts),
             true,
         ),
     };
@@ -157,7 +159,7 @@ async fn exchange<S: RowStore, A: Agent>(
                 task_id,
                 context_id,
             });
-    let message = Turn::with_id(message_id(&step, &row), text, follow_up);
+    let message = Turn::with_id(message_id(&step, &row), text, follow_up).with_parts(parts);
     // A first turn that Step Functions runs again after it reached the agent (the row
     // has the agent's task): sent again it would be a follow-up, the prompt taken for an
     // answer. GetTask says where the task stands instead.

@@ -21,6 +21,7 @@ async fn a_named_reply_is_queued_once_however_often_it_rings() {
     let (store, bell) = (MemoryStore::new(), MemoryDoorbell::new());
     open_row(&store, WatchMode::Off).await;
     let named = |text: &str, id: &str| WakeEvent::Reply {
+        parts: Vec::new(),
         text: text.into(),
         id: Some(id.into()),
     };

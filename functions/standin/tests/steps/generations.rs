@@ -63,6 +63,7 @@ async fn an_execution_with_another_stand_ins_id_touches_nothing() {
     let mut own = run_by(step, ID);
     own.next = Some(Next::Turn {
         reply: "blue".into(),
+        parts: Vec::new(),
     });
     w.agent
         .script_stream(Ok(vec![Ok(update(TaskState::Completed, "done"))]));

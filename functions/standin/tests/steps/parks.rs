@@ -164,7 +164,8 @@ async fn a_retried_wake_decides_the_same_and_leaves_the_next_event() {
     assert_eq!(
         first.next,
         Some(Next::Turn {
-            reply: "one".into()
+            reply: "one".into(),
+            parts: Vec::new()
         })
     );
     assert_eq!(retried, first, "the retry decides exactly the same");

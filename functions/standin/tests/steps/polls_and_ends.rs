@@ -110,6 +110,7 @@ async fn a_bare_message_answering_a_follow_up_leaves_the_task_to_get_task() {
     let mut step = step;
     step.next = Some(Next::Turn {
         reply: "blue".into(),
+        parts: Vec::new(),
     });
     let step = w.run(step, &spec).await;
     assert_ne!(

@@ -254,6 +254,7 @@ async fn a_turn_on_an_ended_stand_in_sends_nothing() {
     let mut reply = step.clone();
     reply.next = Some(Next::Turn {
         reply: "take over".into(),
+        parts: Vec::new(),
     });
     let after = w.run(reply, &spec).await;
     assert_eq!(after.next, Some(Next::End(EndCause::Final)));

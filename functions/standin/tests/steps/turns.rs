@@ -442,3 +442,52 @@ async fn a_cancel_decided_before_a_final_state_writes_no_second_note() {
         ]
     );
 }
+
+#[tokio::test]
+async fn the_parents_parts_reach_the_agent_on_the_first_turn_and_on_a_reply() {
+    use standin_wire::{FileContent, InputFile, InputPart};
+    let w = World::new(true).await;
+    let spec = spec(Updates::Off);
+    let data = |json: serde_json::Value| InputPart::Data {
+        data: json.as_object().cloned().unwrap(),
+    };
+    let given = vec![
+        data(serde_json::json!({"rows": [1, 2, 3]})),
+        InputPart::File(InputFile {
+            name: Some("contract.txt".into()),
+            media_type: Some("text/plain".into()),
+            content: FileContent::Bytes("c2lnbmVk".into()),
+        }),
+    ];
+    w.agent.script_stream(Ok(vec![
+        Ok(first_event()),
+        Ok(update(TaskState::InputRequired, "q")),
+    ]));
+    w.agent.set_task(task(TaskState::InputRequired, "q"));
+    let first = Step::start(ID, "widgets", "go").with_parts(given.clone());
+    // As Step Functions carries it: the parts survive the execution's JSON.
+    let first: Step = serde_json::from_value(serde_json::to_value(&first).unwrap()).unwrap();
+    let mut step = w.run(first, &spec).await;
+    assert_eq!(w.agent.turns()[0].text, "go");
+    assert_eq!(w.agent.turns()[0].parts, given);
+    assert!(
+        step.parts.is_empty(),
+        "sent once, then dropped from the state"
+    );
+
+    assert!(w.park(&step, "p1").await);
+    let answer = vec![data(serde_json::json!({"colour": "blue"}))];
+    w.ring(WakeEvent::Reply {
+        text: "blue".into(),
+        parts: answer.clone(),
+        id: Some("r1".into()),
+    })
+    .await;
+    w.agent
+        .script_stream(Ok(vec![Ok(update(TaskState::Completed, "done"))]));
+    w.agent.set_task(task(TaskState::Completed, "done"));
+    step.park = Some(ParkOutcome::woke(Woke::Rung));
+    w.wake(step, Woke::Rung, &spec).await;
+    let turns = w.agent.turns();
+    assert_eq!((turns[1].text.as_str(), &turns[1].parts), ("blue", &answer));
+}

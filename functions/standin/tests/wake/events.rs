@@ -28,7 +28,8 @@ fn cancel_ends_and_reply_turns() {
     assert_eq!(
         next,
         Next::Turn {
-            reply: "blue".into()
+            reply: "blue".into(),
+            parts: Vec::new()
         }
     );
     assert_eq!(c.parks, 0, "no park was decided");
@@ -186,7 +187,13 @@ fn a_failed_fetch_keeps_the_rechecks_going_and_a_reply_clears_them() {
         Woke::Rung,
         Some(WakeEvent::reply("x")),
     );
-    assert_eq!(next, Next::Turn { reply: "x".into() });
+    assert_eq!(
+        next,
+        Next::Turn {
+            reply: "x".into(),
+            parts: Vec::new()
+        }
+    );
     assert_eq!(c.recheck, None);
     assert_eq!(parked(&mut c, WatchMode::Push), PLAIN_PARK);
 }

@@ -49,6 +49,7 @@ macro_rules! row_store_contract {
             list_pages_through_every_row_once,
             replies_queue_up_to_the_bound_in_the_write_itself,
             a_named_reply_is_queued_once_in_the_write_itself,
+            a_reply_s_parts_are_kept_and_taken_with_it,
             a_long_conversation_keeps_the_latest_reply_ids_only,
             a_roll_ends_the_park_and_keeps_its_first_lease,
         );

@@ -56,6 +56,7 @@ pub async fn replies_queue_up_to_the_bound_in_the_write_itself<S: RowStore>(stor
 pub async fn a_named_reply_is_queued_once_in_the_write_itself<S: RowStore>(store: &S) {
     push_row(store).await;
     let named = |text: &str, id: &str| WakeEvent::Reply {
+        parts: Vec::new(),
         text: text.into(),
         id: Some(id.into()),
     };
@@ -80,12 +81,62 @@ pub async fn a_named_reply_is_queued_once_in_the_write_itself<S: RowStore>(store
     assert_eq!(row.pending.replies, ["green"]);
 }
 
+/// A reply with data and a file is kept whole beside replies of text alone, and each is
+/// taken once, in order, by the park it wakes (the drain's write checks the reply it read).
+pub async fn a_reply_s_parts_are_kept_and_taken_with_it<S: RowStore>(store: &S) {
+    use standin_wire::{FileContent, InputFile, InputPart};
+    push_row(store).await;
+    let parts = vec![
+        InputPart::Data {
+            data: serde_json::json!({"colour": "blue"})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        },
+        InputPart::File(InputFile {
+            name: Some("swatch.txt".into()),
+            media_type: Some("text/plain".into()),
+            content: FileContent::Bytes("Ymx1ZQ==".into()),
+        }),
+    ];
+    let with_parts = WakeEvent::Reply {
+        text: "blue".into(),
+        parts: parts.clone(),
+        id: Some("r1".into()),
+    };
+    for event in [&reply("first"), &with_parts, &reply("last")] {
+        store.record(ID, event, &Guard::Open).await.expect("queued");
+    }
+    let mut taken = Vec::new();
+    for park in 1..=3 {
+        store.park(ID, park, "t").await.expect("parked");
+        let drained = store.drain(ID, None, park).await.expect("drained");
+        taken.push(drained.event);
+    }
+    let text_of = |event: &Option<WakeEvent>| match event {
+        Some(WakeEvent::Reply { text, parts, .. }) => (text.clone(), parts.len()),
+        other => panic!("a reply, got {other:?}"),
+    };
+    assert_eq!(
+        taken.iter().map(text_of).collect::<Vec<_>>(),
+        [("first".into(), 0), ("blue".into(), 2), ("last".into(), 0)]
+    );
+    assert!(
+        matches!(&taken[1], Some(WakeEvent::Reply { parts: kept, .. }) if *kept == parts),
+        "the parts come back as given: {:?}",
+        taken[1]
+    );
+    let row = store.get(ID).await.expect("read").expect("row");
+    assert!(row.pending.replies.is_empty(), "{:?}", row.pending);
+}
+
 /// Every reply is named, so a conversation of hundreds of replies must not grow the row
 /// toward DynamoDB's item limit: the oldest ids go, the latest still refuse a retry.
 pub async fn a_long_conversation_keeps_the_latest_reply_ids_only<S: RowStore>(store: &S) {
     use crate::row::{REPLY_IDS_KEPT, REPLY_IDS_MAX};
     push_row(store).await;
     let named = |i: usize| WakeEvent::Reply {
+        parts: Vec::new(),
         text: format!("reply {i}"),
         id: Some(format!("r-{i}")),
     };

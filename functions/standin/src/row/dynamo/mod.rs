@@ -16,8 +16,8 @@ use serde::Serialize;
 
 use super::{Applied, Closed, Drained, Notes, Parks, StandIns, StoreError};
 use crate::row::{
-    FollowReport, Guard, MAX_QUEUED_REPLIES, PendingPush, REPLY_IDS_KEPT, REPLY_IDS_MAX, Row, Rung,
-    Taken, WakeEvent, Watch,
+    FollowReport, Guard, MAX_QUEUED_REPLIES, PendingPush, QueuedReply, REPLY_IDS_KEPT,
+    REPLY_IDS_MAX, Row, Rung, Taken, WakeEvent, Watch,
 };
 use crate::state::RemoteOut;
 use standin_wire::ParentNote;
@@ -240,8 +240,11 @@ impl Parks for DynamoRowStore {
         event: &WakeEvent,
         guard: &Guard,
     ) -> Result<Row, StoreError> {
-        if let WakeEvent::Reply { text, id } = event {
-            return self.record_reply(task_id, text, id.as_deref(), guard).await;
+        if let WakeEvent::Reply { text, parts, id } = event {
+            let queued = QueuedReply::new(text, parts);
+            return self
+                .record_reply(task_id, &queued, id.as_deref(), guard)
+                .await;
         }
         self.update(task_id, guard, |e| {
             let p = e.name(PENDING);
@@ -250,10 +253,10 @@ impl Parks for DynamoRowStore {
                     let v = e.val("reason", AttributeValue::S(reason.clone()));
                     format!("SET {p}.{CANCEL} = if_not_exists({p}.{CANCEL}, {v})")
                 }
-                WakeEvent::Reply { text, .. } => {
+                WakeEvent::Reply { text, parts, .. } => {
                     let one = e.val(
                         "one",
-                        AttributeValue::L(vec![AttributeValue::S(text.clone())]),
+                        AttributeValue::L(vec![value(&QueuedReply::new(text, parts))?]),
                     );
                     let empty = e.val("empty", AttributeValue::L(vec![]));
                     format!(

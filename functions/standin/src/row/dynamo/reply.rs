@@ -15,16 +15,13 @@ impl DynamoRowStore {
     pub(super) async fn record_reply(
         &self,
         task_id: &str,
-        text: &str,
+        queued: &QueuedReply,
         id: Option<&str>,
         guard: &Guard,
     ) -> Result<Row, StoreError> {
         let mut expr = Expr::default();
         let p = expr.name(PENDING);
-        let one = expr.val(
-            "one",
-            AttributeValue::L(vec![AttributeValue::S(text.to_owned())]),
-        );
+        let one = expr.val("one", AttributeValue::L(vec![value(queued)?]));
         let empty = expr.val("empty", AttributeValue::L(vec![]));
         let max = expr.val("max", AttributeValue::N(MAX_QUEUED_REPLIES.to_string()));
         let mut update = format!(
@@ -50,7 +47,8 @@ impl DynamoRowStore {
             ));
         }
         let event = WakeEvent::Reply {
-            text: text.to_owned(),
+            text: queued.text().to_owned(),
+            parts: Vec::new(),
             id: id.map(str::to_owned),
         };
         // A refusal is read back to say why. A row whose reply ids are full is trimmed

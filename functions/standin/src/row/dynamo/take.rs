@@ -27,10 +27,16 @@ pub(super) fn take_event(
             format!("attribute_exists({p}.{CANCEL})"),
         ),
         WakeEvent::Reply { text, .. } => {
+            // The first reply, still the one read: its text, kept as a string or as the
+            // member of a map (a reply with parts).
             let first = expr.val("first", AttributeValue::S(text.clone()));
+            let at = match row.pending.replies.first() {
+                Some(QueuedReply::WithParts { .. }) => ".text",
+                _ => "",
+            };
             (
                 format!("{p}.{REPLIES}[0]"),
-                format!("{p}.{REPLIES}[0] = {first}"),
+                format!("{p}.{REPLIES}[0]{at} = {first}"),
             )
         }
         WakeEvent::Push { .. } => {
