@@ -4,7 +4,11 @@ with SigV4 by botocore), hear its notes on the parent queue, answer its question
 at its end save what the sub-task produced (each part's SHA-256 checked).
 
     python examples/parent.py --stack standin --agent writer \
-        --message "Write a haiku about autumn" --answer "Make it about leaves"
+        --message "Write a haiku about autumn" --answer "Make it about leaves" \
+        --file notes.txt --data '{"lines": 3}'
+
+--file (a small local file, sent as its bytes, or an https:// link the agent fetches) and
+--data (a JSON object) go with the message as parts.
 
 Like the `standin` command it finds the stack on LocalStack (http://127.0.0.1:4566, or
 --endpoint, or AWS_ENDPOINT_URL) with LocalStack's test credentials; with --aws it uses
@@ -17,7 +21,9 @@ could not be started (what is missing is said in one line).
 """
 
 import argparse
+import base64
 import hashlib
+import mimetypes
 import json
 import os
 import re
@@ -117,12 +123,34 @@ def show(note):
     print(f"seq {note['seq']}  {note['state'].removeprefix('TASK_STATE_')}  {note['text']!r}{mark}", flush=True)
 
 
+def parts_of(files, data):
+    """--file and --data as the parts a start carries (docs/parents.md)."""
+    parts = []
+    for file in files:
+        if file.startswith("https://"):
+            parts.append({"kind": "file", "url": file})
+            continue
+        with open(file, "rb") as f:
+            content = f.read()
+        parts.append({
+            "kind": "file",
+            "name": os.path.basename(file),
+            "media_type": mimetypes.guess_type(file)[0] or "application/octet-stream",
+            "bytes": base64.b64encode(content).decode(),
+        })
+    for text in data:
+        parts.append({"kind": "data", "data": json.loads(text)})
+    return parts
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--stack", default="standin")
     parser.add_argument("--agent", required=True)
     parser.add_argument("--message", required=True)
     parser.add_argument("--answer", default="yes", help="the reply to any question the agent asks")
+    parser.add_argument("--file", action="append", default=[], help="a file for the agent: a small local path or an https:// link")
+    parser.add_argument("--data", action="append", default=[], help="data for the agent: a JSON object")
     parser.add_argument("--task-id", help="the stand-in's id (the API makes one up without it)")
     parser.add_argument("--timeout", type=int, default=600, help="seconds to wait for the end")
     parser.add_argument("--save", default="artifacts", help="where the sub-task's artifacts go")
@@ -145,6 +173,13 @@ def main():
     sqs = session.client("sqs", endpoint_url=endpoint)
 
     start = {"agent": args.agent, "message": args.message}
+    try:
+        parts = parts_of(args.file, args.data)
+    except (OSError, ValueError) as error:
+        print(f"parent.py: --file/--data: {error}", file=sys.stderr)
+        return 2
+    if parts:
+        start["parts"] = parts
     if args.task_id:
         start["task_id"] = args.task_id
     try:

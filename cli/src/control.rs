@@ -29,9 +29,9 @@ pub struct ControlClient {
 }
 
 /// What the API answered, before it is judged.
-struct RawAnswer {
-    status: u16,
-    body: Value,
+pub(crate) struct RawAnswer {
+    pub(crate) status: u16,
+    pub(crate) body: Value,
 }
 
 impl ControlClient {
@@ -293,7 +293,7 @@ impl ControlClient {
         Ok(all)
     }
 
-    async fn call(
+    pub(crate) async fn call(
         &self,
         method: &str,
         path: &str,

@@ -50,6 +50,9 @@ pub enum CliError {
     #[error("the control API refused the request: {0}")]
     Refused(String),
 
+    #[error("{0}")]
+    Mcp(String),
+
     #[error("the control API answered {status}: {detail}")]
     Api { status: u16, detail: String },
 

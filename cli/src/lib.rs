@@ -7,6 +7,7 @@ pub mod artifacts;
 pub mod control;
 pub mod error;
 pub mod events;
+mod mcp;
 pub mod note_log;
 pub mod parts;
 pub mod stack;

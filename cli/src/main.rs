@@ -68,6 +68,10 @@ enum Command {
         #[arg(long = "data", value_name = "JSON")]
         data: Vec<String>,
     },
+    /// Serve Stand-in's tools to an LLM orchestrator over the Model Context Protocol, on
+    /// stdin and stdout (list_agents, delegate, wait, reply, status, cancel, artifacts),
+    /// with the caller's AWS credentials. Configure it as the client's command.
+    Mcp,
     /// Cancel the stand-in (and the remote task).
     Cancel {
         /// The stand-in's id.
@@ -204,6 +208,11 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             let parts = parts_of(&files, &data)?;
             control().await?.reply(&id, &text, parts).await?;
             eprintln!("reply sent to {id}");
+        }
+        Command::Mcp => {
+            standin_mcp::serve_stdio(control().await?)
+                .await
+                .map_err(CliError::Mcp)?;
         }
         Command::Cancel { id, reason } => {
             control().await?.cancel(&id, reason.as_deref()).await?;

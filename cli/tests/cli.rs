@@ -197,9 +197,36 @@ async fn a_stand_in_driven_from_the_cli_start_to_end() {
             .is_some_and(|t| t.starts_with("20"))
     );
 
-    let run = standin(&endpoint, &["reply", &task_id, "Blue"]).await;
+    let swatch = std::env::temp_dir().join(format!("swatch-{task_id}.csv"));
+    std::fs::write(&swatch, "r,g,b\n0,0,255\n").expect("write");
+    let swatch = swatch.display().to_string();
+    let run = standin(
+        &endpoint,
+        &[
+            "reply",
+            &task_id,
+            "Blue",
+            "--data",
+            r#"{"shade": "navy"}"#,
+            "--file",
+            &swatch,
+            "--file",
+            "https://example.com/palette.pdf",
+        ],
+    )
+    .await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let notes = notes_for(&endpoint, &task_id, 1).await;
+    // The reply's files and data reached the agent beside its text.
+    assert_eq!(
+        agent.messages()[1]["parts"],
+        serde_json::json!([
+            {"text": "Blue"},
+            {"raw": "cixnLGIKMCwwLDI1NQo=", "filename": format!("swatch-{task_id}.csv"), "mediaType": "text/csv"},
+            {"url": "https://example.com/palette.pdf", "filename": "palette.pdf", "mediaType": "application/pdf"},
+            {"data": {"shade": "navy"}},
+        ])
+    );
     assert_eq!(notes[0]["state"], "TASK_STATE_COMPLETED");
     assert_eq!(notes[0]["final"], true);
 

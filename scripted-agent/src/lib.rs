@@ -149,6 +149,8 @@ struct Inner {
     turns: Vec<Vec<(String, String)>>,
     configs: HashMap<String, Vec<PushConfig>>,
     calls: Vec<String>,
+    /// Every message sent to the agent, as it arrived.
+    messages: Vec<Value>,
     pushes_sent: Vec<(String, u16)>,
     deletes: Vec<String>,
     /// Deletes that have answered (a slow delete is in `deletes` from its start).
@@ -338,6 +340,11 @@ impl TestAgent {
 
     pub fn calls(&self) -> Vec<String> {
         lock(&self.inner).calls.clone()
+    }
+
+    /// Every message sent to the agent (SendMessage, SendStreamingMessage), in order.
+    pub fn messages(&self) -> Vec<Value> {
+        lock(&self.inner).messages.clone()
     }
 
     pub fn count(&self, method: &str) -> usize {

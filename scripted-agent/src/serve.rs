@@ -311,6 +311,7 @@ fn endless_line() -> Response {
 
 async fn send(agent: &TestAgent, id: Value, params: &Value, streaming: bool) -> Response {
     let message = &params["message"];
+    lock(&agent.inner).messages.push(message.clone());
     let existing = message["taskId"].as_str().map(str::to_owned);
     let user_text: String = message["parts"]
         .as_array()

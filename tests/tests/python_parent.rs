@@ -22,6 +22,9 @@ async fn the_python_parent_starts_hears_replies_and_ends() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let id = unique("py-parent");
     let save = std::env::temp_dir().join(format!("standin-{id}"));
+    std::fs::create_dir_all(&save).unwrap();
+    let sketch = save.join("sketch.txt");
+    std::fs::write(&sketch, "a round widget\n").unwrap();
     // As docs/parents.md runs it: no AWS settings, LocalStack found as the CLI finds it.
     let parent = tokio::process::Command::new(python)
         .env_clear()
@@ -30,6 +33,8 @@ async fn the_python_parent_starts_hears_replies_and_ends() {
         .arg(root.join("examples/parent.py"))
         .args(["--stack", "standin", "--agent", "cli", "--task-id", &id])
         .args(["--message", "Please build me a widget", "--answer", "blue"])
+        .args(["--data", r#"{"size": "large"}"#, "--file"])
+        .arg(&sketch)
         .args(["--timeout", "120", "--save"])
         .arg(&save)
         .stdout(std::process::Stdio::piped())
@@ -71,6 +76,15 @@ async fn the_python_parent_starts_hears_replies_and_ends() {
     assert_eq!(
         std::fs::read_to_string(&saved).unwrap(),
         "<svg>a blue widget</svg>"
+    );
+    // --file and --data went with the first message, in the agent's own form.
+    assert_eq!(
+        agent.messages()[0]["parts"],
+        serde_json::json!([
+            {"text": "Please build me a widget"},
+            {"raw": "YSByb3VuZCB3aWRnZXQK", "filename": "sketch.txt", "mediaType": "text/plain"},
+            {"data": {"size": "large"}},
+        ])
     );
     assert_eq!(
         agent.count("SendStreamingMessage"),

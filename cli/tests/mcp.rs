@@ -1,0 +1,106 @@
+//! `standin mcp` driven by the official MCP Python SDK's client over stdio
+//! (tests/mcp_client/conversation.py), against the LocalStack stack and a scripted agent:
+//! a whole conversation, with a question, a reply, a file and data in, and an artifact out.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use standin_scripted_agent::{Behaviour, TestAgent};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_client_delegates_replies_and_reads_the_artifacts() {
+    std::env::var("AWS_ENDPOINT_URL")
+        .expect("AWS_ENDPOINT_URL is not set: run this test with `make test`");
+    let agent = TestAgent::start(27133, Behaviour::default()).await;
+    agent.script_turn(&[("TASK_STATE_INPUT_REQUIRED", "Which colour?")]);
+    agent.script_turn(&[("TASK_STATE_COMPLETED", "Painted blue")]);
+    let cache = PathBuf::from(std::env::var("STANDIN_CACHE").expect("set by scripts/env.sh"));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let sketch = std::env::temp_dir().join(format!("sketch-{}.txt", std::process::id()));
+    std::fs::write(&sketch, "a round widget\n").unwrap();
+    let client = tokio::process::Command::new(cache.join("venv-mcp-client/bin/python"))
+        .arg(root.join("tests/mcp_client/conversation.py"))
+        .args(["--standin", env!("CARGO_BIN_EXE_standin"), "--agent", "mcp"])
+        .arg("--file")
+        .arg(&sketch)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python runs");
+    // While the agent waits for the answer, it makes the painting.
+    let remote = loop {
+        if let Some(remote) = agent.task_ids().pop() {
+            break remote;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    agent
+        .add_artifact(&remote, "widget.svg", "<svg>a blue widget</svg>")
+        .await;
+    let run = client.wait_with_output().await.expect("python ends");
+    let said = String::from_utf8_lossy(&run.stdout);
+    let complained = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{}: {said}\n{complained}", run.status);
+    let seen: Value = serde_json::from_str(&said).expect("one JSON object");
+
+    assert_eq!(
+        seen["tools"],
+        json!([
+            "artifacts",
+            "cancel",
+            "delegate",
+            "list_agents",
+            "reply",
+            "status",
+            "wait"
+        ])
+    );
+    assert_eq!(seen["every_tool_has_an_output_schema"], true);
+    assert!(
+        seen["agents"].as_array().unwrap().contains(&json!("mcp")),
+        "{seen}"
+    );
+    assert_eq!(
+        (&seen["question"]["state"], &seen["question"]["text"]),
+        (&json!("TASK_STATE_INPUT_REQUIRED"), &json!("Which colour?"))
+    );
+    assert_eq!(
+        (&seen["end"]["state"], &seen["end"]["final"]),
+        (&json!("TASK_STATE_COMPLETED"), &json!(true)),
+        "{seen}"
+    );
+    assert_eq!(seen["status"]["closed"], true, "{seen}");
+    assert_eq!(seen["artifacts"][0]["name"], "widget.svg", "{seen}");
+    assert_eq!(
+        seen["artifact"]["artifacts"][0]["parts"][0]["text"], "<svg>a blue widget</svg>",
+        "{seen}"
+    );
+    // A refusal is a tool error that says what is wrong, in the API's words.
+    assert_eq!(seen["refused"]["is_error"], true);
+    assert!(
+        seen["refused"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("no stand-in"),
+        "{seen}"
+    );
+
+    // What the agent received: the file and the data with the message, then the reply's.
+    let messages = agent.messages();
+    assert_eq!(
+        messages[0]["parts"],
+        json!([
+            {"text": "Please paint the widget"},
+            {"raw": "YSByb3VuZCB3aWRnZXQK", "filename": "sketch.txt", "mediaType": "text/plain"},
+            {"data": {"size": "large"}},
+        ])
+    );
+    assert_eq!(
+        messages[1]["parts"],
+        json!([{"text": "blue"}, {"data": {"shade": "navy"}}])
+    );
+    std::fs::remove_file(&sketch).ok();
+}

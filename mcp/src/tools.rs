@@ -1,0 +1,253 @@
+//! The tools: each one control API call (`wait` a long poll of the note log), its
+//! refusal said as the API says it, so the model reads what to do.
+
+use std::time::{Duration, Instant};
+
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{Json, ServerHandler, tool, tool_handler, tool_router};
+use serde_json::{Value, json};
+
+use crate::api::ControlApi;
+use crate::shapes::*;
+
+/// The default and the longest wait for a note.
+const WAIT_SECS: u64 = 20;
+const MAX_WAIT_SECS: u64 = 55;
+/// How often the note log is read while waiting.
+const POLL_EVERY: Duration = Duration::from_secs(1);
+/// The most notes one wait returns; the rest come with the next.
+const MAX_NOTES: usize = 50;
+
+const INSTRUCTIONS: &str = "Delegate sub-tasks to remote A2A agents. list_agents names them; \
+delegate starts one sub-task and returns its task_id; wait returns what the agent said since \
+after_seq (call it again with the after_seq it returns until a note is final); when a note's \
+state is TASK_STATE_INPUT_REQUIRED, answer with reply; artifacts reads what the agent made.";
+
+/// Stand-in's tools over one control API.
+#[derive(Clone)]
+pub struct StandInTools<A> {
+    api: std::sync::Arc<A>,
+    tool_router: ToolRouter<Self>,
+}
+
+fn path_id(id: &str) -> String {
+    // The API's ids are [A-Za-z0-9_-]; anything else is escaped so a path cannot change.
+    id.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' => (b as char).to_string(),
+            other => format!("%{other:02X}"),
+        })
+        .collect()
+}
+
+fn decode<T: serde::de::DeserializeOwned>(value: Value, what: &str) -> Result<T, String> {
+    serde_json::from_value(value)
+        .map_err(|err| format!("{what}: an answer this tool cannot read: {err}"))
+}
+
+#[tool_router]
+impl<A: ControlApi> StandInTools<A> {
+    pub fn new(api: A) -> Self {
+        Self {
+            api: std::sync::Arc::new(api),
+            tool_router: Self::tool_router(),
+        }
+    }
+
+    async fn call(
+        &self,
+        what: &str,
+        method: &'static str,
+        path: String,
+        body: Option<Value>,
+    ) -> Result<Value, String> {
+        self.api.call(method, path, body).await?.accepted(what)
+    }
+
+    #[tool(description = "The agents this deployment can delegate to, by id.")]
+    async fn list_agents(&self) -> Result<Json<Agents>, String> {
+        let mut agents = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let path = match &after {
+                Some(id) => format!("/agents?after={}", path_id(id)),
+                None => "/agents".to_owned(),
+            };
+            let page = self.call("listing the agents", "GET", path, None).await?;
+            for view in page["agents"].as_array().into_iter().flatten() {
+                agents.push(AgentOut {
+                    id: view["agent"]["id"].as_str().unwrap_or_default().to_owned(),
+                    source: view["source"].as_str().unwrap_or_default().to_owned(),
+                    url: view["agent"]["url"].as_str().map(str::to_owned),
+                });
+            }
+            match page["next"].as_str() {
+                Some(next) => after = Some(next.to_owned()),
+                None => return Ok(Json(Agents { agents })),
+            }
+        }
+    }
+
+    #[tool(
+        description = "Start a sub-task: send the agent its first message, with data and files if any. Returns the task_id; then wait for what the agent says."
+    )]
+    async fn delegate(
+        &self,
+        Parameters(ask): Parameters<Delegate>,
+    ) -> Result<Json<Delegated>, String> {
+        let mut body = json!({"agent": ask.agent, "message": ask.message});
+        let parts = parts(ask.data.as_ref(), ask.files.as_deref());
+        if !parts.is_empty() {
+            body["parts"] = parts.into();
+        }
+        if let Some(secs) = ask.deadline_secs {
+            body["deadline_secs"] = secs.into();
+        }
+        let started = self
+            .call("the delegation", "POST", "/standins".into(), Some(body))
+            .await?;
+        Ok(Json(Delegated {
+            task_id: decode(started["task_id"].clone(), "delegate")?,
+        }))
+    }
+
+    #[tool(
+        description = "Answer the agent's question (a note in TASK_STATE_INPUT_REQUIRED): the text, with data and files if any, is its next message."
+    )]
+    async fn reply(&self, Parameters(reply): Parameters<Reply>) -> Result<Json<Accepted>, String> {
+        let mut body = json!({"text": reply.text});
+        let parts = parts(reply.data.as_ref(), reply.files.as_deref());
+        if !parts.is_empty() {
+            body["parts"] = parts.into();
+        }
+        let path = format!("/standins/{}/reply", path_id(&reply.task_id));
+        self.call("the reply", "POST", path, Some(body)).await?;
+        Ok(Json(Accepted {
+            task_id: reply.task_id,
+            accepted: true,
+        }))
+    }
+
+    #[tool(
+        description = "Cancel the sub-task: the remote task is cancelled and the last note says why."
+    )]
+    async fn cancel(
+        &self,
+        Parameters(cancel): Parameters<Cancel>,
+    ) -> Result<Json<Accepted>, String> {
+        let body = cancel
+            .reason
+            .map_or_else(|| json!({}), |reason| json!({"reason": reason}));
+        let path = format!("/standins/{}/cancel", path_id(&cancel.task_id));
+        self.call("the cancel", "POST", path, Some(body)).await?;
+        Ok(Json(Accepted {
+            task_id: cancel.task_id,
+            accepted: true,
+        }))
+    }
+
+    #[tool(
+        description = "Where the sub-task stands: its last state and text, and whether it has ended."
+    )]
+    async fn status(&self, Parameters(of): Parameters<TaskRef>) -> Result<Json<Status>, String> {
+        let path = format!("/standins/{}", path_id(&of.task_id));
+        let row = self.call("the status", "GET", path, None).await?;
+        Ok(Json(Status {
+            task_id: of.task_id,
+            agent: row["agent"].as_str().unwrap_or_default().to_owned(),
+            state: row["state"].as_str().map(str::to_owned),
+            text: row["text"].as_str().map(str::to_owned),
+            seq: row["seq"].as_u64().unwrap_or_default(),
+            closed: row["closed"].as_bool().unwrap_or_default(),
+        }))
+    }
+
+    #[tool(
+        description = "Wait for what the agent says: the notes after after_seq, as soon as there is one (or none when timeout_secs pass). Call again with the after_seq it returns until a note is final."
+    )]
+    async fn wait(&self, Parameters(wait): Parameters<Wait>) -> Result<Json<Waited>, String> {
+        let after = wait.after_seq.unwrap_or_default();
+        let secs = wait.timeout_secs.unwrap_or(WAIT_SECS).min(MAX_WAIT_SECS);
+        let until = Instant::now() + Duration::from_secs(secs);
+        let path = format!("/standins/{}/notes?after={after}", path_id(&wait.task_id));
+        loop {
+            let page = self
+                .call("reading the notes", "GET", path.clone(), None)
+                .await?;
+            let notes: Vec<Note> = page["notes"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .take(MAX_NOTES)
+                .map(note)
+                .collect();
+            if !notes.is_empty() || Instant::now() >= until {
+                let ended = notes.iter().any(|n| n.is_final);
+                let after_seq = notes.last().map_or(after, |n| n.seq);
+                return Ok(Json(Waited {
+                    notes,
+                    after_seq,
+                    ended,
+                }));
+            }
+            tokio::time::sleep(POLL_EVERY.min(until.saturating_duration_since(Instant::now())))
+                .await;
+        }
+    }
+
+    #[tool(
+        description = "What the agent made: the artifacts, or with artifact_id one of them, its small text and data inline and a link for each stored part."
+    )]
+    async fn artifacts(
+        &self,
+        Parameters(of): Parameters<ArtifactsOf>,
+    ) -> Result<Json<Artifacts>, String> {
+        let base = format!("/standins/{}/artifacts", path_id(&of.task_id));
+        match of.artifact_id {
+            None => {
+                let page = self.call("the artifacts", "GET", base, None).await?;
+                Ok(Json(Artifacts {
+                    artifacts: decode(page["artifacts"].clone(), "artifacts")?,
+                    links: None,
+                    next: page["next"].as_str().map(str::to_owned),
+                }))
+            }
+            Some(id) => {
+                let path = format!("{base}/{}", path_id(&id));
+                let one = self.call("the artifact", "GET", path, None).await?;
+                Ok(Json(Artifacts {
+                    artifacts: vec![one["artifact"].clone()],
+                    links: Some(decode(one["links"].clone(), "artifacts")?),
+                    next: None,
+                }))
+            }
+        }
+    }
+}
+
+/// A note of the log as the tools give it.
+fn note(value: &Value) -> Note {
+    let list = |key: &str| value[key].as_array().cloned().unwrap_or_default();
+    Note {
+        seq: value["seq"].as_u64().unwrap_or_default(),
+        state: value["state"].as_str().unwrap_or_default().to_owned(),
+        text: value["text"].as_str().unwrap_or_default().to_owned(),
+        is_final: value["final"].as_bool().unwrap_or_default(),
+        artifacts: list("artifacts"),
+        parts: list("parts"),
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl<A: ControlApi> ServerHandler for StandInTools<A> {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("standin", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+}
+
+#[cfg(test)]
+mod tests;
