@@ -63,6 +63,20 @@ impl ControlClient {
         })
     }
 
+    /// A client with test credentials, for tests that never reach an API.
+    #[cfg(test)]
+    pub(crate) fn unsigned(base_url: &str) -> Self {
+        Self {
+            http: reqwest::Client::new(),
+            base_url: base_url.to_owned(),
+            credentials: Credentials::new("test", "test", None, None, "test"),
+            region: "us-east-1".into(),
+            target: Target::LocalStack {
+                endpoint: base_url.to_owned(),
+            },
+        }
+    }
+
     /// Starts a stand-in; returns its local task id and execution ARN. `deadline_secs`:
     /// how long it may live (none: its agent's or the stack's bound).
     pub async fn start(

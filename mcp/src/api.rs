@@ -21,8 +21,10 @@ impl ControlAnswer {
             .as_str()
             .map_or_else(|| self.body.to_string(), str::to_owned);
         let hint = match self.status {
-            404 => ": use the task_id delegate returned",
-            429 => ": wait for the agent's next note, then reply",
+            404 => {
+                ": check the ids (a task_id as delegate returned it, an artifact_id as artifacts lists it)"
+            }
+            429 => ": too much at once; try again in a few seconds",
             _ => "",
         };
         Err(format!(

@@ -56,6 +56,10 @@ pub struct Delegate {
     /// End the sub-task after this many seconds (default: the agent's or the stack's bound).
     #[serde(default)]
     pub deadline_secs: Option<u64>,
+    /// Your own id for the sub-task (1 to 64 of A-Z, a-z, 0-9, - and _): delegating again
+    /// with it answers the same sub-task, so a retry is safe. Default: a new one.
+    #[serde(default)]
+    pub task_id: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -68,6 +72,9 @@ pub struct Reply {
     pub data: Option<Map<String, Value>>,
     #[serde(default)]
     pub files: Option<Vec<FileIn>>,
+    /// Your own id for the reply: sending it again is harmless, so a retry is safe.
+    #[serde(default)]
+    pub reply_id: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -101,6 +108,9 @@ pub struct ArtifactsOf {
     /// One artifact, with its parts' content or links; absent: the list.
     #[serde(default)]
     pub artifact_id: Option<String>,
+    /// The list's next page: the `next` an earlier answer gave.
+    #[serde(default)]
+    pub after: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -169,7 +179,7 @@ pub struct Waited {
     pub notes: Vec<Note>,
     /// Pass as after_seq to wait for what comes next.
     pub after_seq: u64,
-    /// Whether the sub-task has ended.
+    /// Whether the sub-task has ended: its final note is in this answer or came before.
     pub ended: bool,
 }
 
@@ -181,7 +191,7 @@ pub struct Artifacts {
     /// For one artifact: a link per part (null for a part given inline), valid 5 minutes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub links: Option<Vec<Option<String>>>,
-    /// More artifacts: not listed in this answer.
+    /// More artifacts: pass it as `after` for the next page.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next: Option<String>,
 }

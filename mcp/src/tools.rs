@@ -32,15 +32,26 @@ pub struct StandInTools<A> {
     tool_router: ToolRouter<Self>,
 }
 
-fn path_id(id: &str) -> String {
-    // The API's ids are [A-Za-z0-9_-]; anything else is escaped so a path cannot change.
-    id.bytes()
+/// An id as one path segment: every byte but `[A-Za-z0-9_-]` escaped, and an id that a
+/// URL would read as a dot segment (`.`, `..`) or as nothing refused, so no id can name
+/// another path.
+fn path_id(id: &str) -> Result<String, String> {
+    if id.is_empty() || id.bytes().all(|b| b == b'.') {
+        return Err(format!(
+            "{id:?} is not an id: give the id as the tools returned it"
+        ));
+    }
+    Ok(id
+        .bytes()
         .map(|b| match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' => (b as char).to_string(),
             other => format!("%{other:02X}"),
         })
-        .collect()
+        .collect())
 }
+
+/// The most pages `list_agents` reads (100 agents a page).
+const MAX_AGENT_PAGES: usize = 100;
 
 fn decode<T: serde::de::DeserializeOwned>(value: Value, what: &str) -> Result<T, String> {
     serde_json::from_value(value)
@@ -70,9 +81,9 @@ impl<A: ControlApi> StandInTools<A> {
     async fn list_agents(&self) -> Result<Json<Agents>, String> {
         let mut agents = Vec::new();
         let mut after: Option<String> = None;
-        loop {
+        for _ in 0..MAX_AGENT_PAGES {
             let path = match &after {
-                Some(id) => format!("/agents?after={}", path_id(id)),
+                Some(id) => format!("/agents?after={}", path_id(id)?),
                 None => "/agents".to_owned(),
             };
             let page = self.call("listing the agents", "GET", path, None).await?;
@@ -84,10 +95,14 @@ impl<A: ControlApi> StandInTools<A> {
                 });
             }
             match page["next"].as_str() {
-                Some(next) => after = Some(next.to_owned()),
-                None => return Ok(Json(Agents { agents })),
+                // A page that names no new next is the last.
+                Some(next) if !next.is_empty() && after.as_deref() != Some(next) => {
+                    after = Some(next.to_owned());
+                }
+                _ => break,
             }
         }
+        Ok(Json(Agents { agents }))
     }
 
     #[tool(
@@ -104,6 +119,9 @@ impl<A: ControlApi> StandInTools<A> {
         }
         if let Some(secs) = ask.deadline_secs {
             body["deadline_secs"] = secs.into();
+        }
+        if let Some(task_id) = ask.task_id {
+            body["task_id"] = task_id.into();
         }
         let started = self
             .call("the delegation", "POST", "/standins".into(), Some(body))
@@ -122,7 +140,10 @@ impl<A: ControlApi> StandInTools<A> {
         if !parts.is_empty() {
             body["parts"] = parts.into();
         }
-        let path = format!("/standins/{}/reply", path_id(&reply.task_id));
+        if let Some(reply_id) = reply.reply_id {
+            body["reply_id"] = reply_id.into();
+        }
+        let path = format!("/standins/{}/reply", path_id(&reply.task_id)?);
         self.call("the reply", "POST", path, Some(body)).await?;
         Ok(Json(Accepted {
             task_id: reply.task_id,
@@ -140,7 +161,7 @@ impl<A: ControlApi> StandInTools<A> {
         let body = cancel
             .reason
             .map_or_else(|| json!({}), |reason| json!({"reason": reason}));
-        let path = format!("/standins/{}/cancel", path_id(&cancel.task_id));
+        let path = format!("/standins/{}/cancel", path_id(&cancel.task_id)?);
         self.call("the cancel", "POST", path, Some(body)).await?;
         Ok(Json(Accepted {
             task_id: cancel.task_id,
@@ -152,7 +173,7 @@ impl<A: ControlApi> StandInTools<A> {
         description = "Where the sub-task stands: its last state and text, and whether it has ended."
     )]
     async fn status(&self, Parameters(of): Parameters<TaskRef>) -> Result<Json<Status>, String> {
-        let path = format!("/standins/{}", path_id(&of.task_id));
+        let path = format!("/standins/{}", path_id(&of.task_id)?);
         let row = self.call("the status", "GET", path, None).await?;
         Ok(Json(Status {
             task_id: of.task_id,
@@ -171,7 +192,8 @@ impl<A: ControlApi> StandInTools<A> {
         let after = wait.after_seq.unwrap_or_default();
         let secs = wait.timeout_secs.unwrap_or(WAIT_SECS).min(MAX_WAIT_SECS);
         let until = Instant::now() + Duration::from_secs(secs);
-        let path = format!("/standins/{}/notes?after={after}", path_id(&wait.task_id));
+        let id = path_id(&wait.task_id)?;
+        let path = format!("/standins/{id}/notes?after={after}");
         loop {
             let page = self
                 .call("reading the notes", "GET", path.clone(), None)
@@ -184,7 +206,12 @@ impl<A: ControlApi> StandInTools<A> {
                 .map(note)
                 .collect();
             if !notes.is_empty() || Instant::now() >= until {
-                let ended = notes.iter().any(|n| n.is_final);
+                let mut ended = notes.iter().any(|n| n.is_final);
+                if notes.is_empty() {
+                    // Nothing new: it may be that the final note came before.
+                    let row = self.call("the status", "GET", format!("/standins/{id}"), None);
+                    ended = row.await?["closed"].as_bool().unwrap_or_default();
+                }
                 let after_seq = notes.last().map_or(after, |n| n.seq);
                 return Ok(Json(Waited {
                     notes,
@@ -204,10 +231,14 @@ impl<A: ControlApi> StandInTools<A> {
         &self,
         Parameters(of): Parameters<ArtifactsOf>,
     ) -> Result<Json<Artifacts>, String> {
-        let base = format!("/standins/{}/artifacts", path_id(&of.task_id));
+        let base = format!("/standins/{}/artifacts", path_id(&of.task_id)?);
         match of.artifact_id {
             None => {
-                let page = self.call("the artifacts", "GET", base, None).await?;
+                let path = match &of.after {
+                    Some(after) => format!("{base}?after={}", path_id(after)?),
+                    None => base,
+                };
+                let page = self.call("the artifacts", "GET", path, None).await?;
                 Ok(Json(Artifacts {
                     artifacts: decode(page["artifacts"].clone(), "artifacts")?,
                     links: None,
@@ -215,7 +246,7 @@ impl<A: ControlApi> StandInTools<A> {
                 }))
             }
             Some(id) => {
-                let path = format!("{base}/{}", path_id(&id));
+                let path = format!("{base}/{}", path_id(&id)?);
                 let one = self.call("the artifact", "GET", path, None).await?;
                 Ok(Json(Artifacts {
                     artifacts: vec![one["artifact"].clone()],

@@ -2,8 +2,7 @@
 `standin mcp` over stdio through a whole conversation, as an LLM orchestrator's tool calls
 would: list the tools and the agents, delegate with a file and data, wait for the
 question, reply with data, wait for the end, read the artifacts, and ask for something
-that is refused. It prints one JSON object of what it saw; tests/tests/python_parent.rs
-judges it.
+that is refused. It prints one JSON object of what it saw; cli/tests/mcp.rs judges it.
 
     python conversation.py --standin BIN --stack standin --agent mcp --file PATH
 """
@@ -24,7 +23,9 @@ async def conversation(args):
     server = StdioServerParameters(
         command=args.standin,
         args=["--stack", args.stack, "mcp"],
-        env={k: v for k, v in os.environ.items() if k in ("PATH", "HOME")},
+        # What the command reads to find the stack, and nothing else of this process's.
+        env={k: v for k, v in os.environ.items()
+             if k in ("PATH", "HOME", "AWS_ENDPOINT_URL", "STANDIN_ENDPOINT", "STANDIN_STACK")},
     )
     async with stdio_client(server) as (read, write):
         async with ClientSession(read, write) as session:

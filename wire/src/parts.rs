@@ -132,7 +132,9 @@ fn parse_file(at: &str, object: &Map<String, Value>) -> Result<InputFile, BodyEr
         }
     }
     if let Some(media_type) = &media_type
-        && !media_type.contains('/')
+        && !media_type
+            .split_once('/')
+            .is_some_and(|(kind, sub)| !kind.is_empty() && !sub.is_empty())
     {
         return Err(field_refused(
             &format!("{at}.media_type"),
@@ -140,20 +142,37 @@ fn parse_file(at: &str, object: &Map<String, Value>) -> Result<InputFile, BodyEr
         ));
     }
     let content = match (string(at, object, "url")?, string(at, object, "bytes")?) {
-        (Some(url), None) if url.starts_with("https://") && url.len() > "https://".len() => {
-            FileContent::Url(url)
-        }
-        (Some(url), None) => {
-            return Err(field_refused(
-                &format!("{at}.url"),
-                format!("must be an https:// link the agent can fetch, got {url:?}"),
-            ));
-        }
+        // The link is not echoed: a presigned one carries its signature.
+        (Some(url), None) => match url::Url::parse(&url) {
+            Ok(parsed)
+                if parsed.scheme() == "https"
+                    && parsed.host_str().is_some_and(|host| !host.is_empty())
+                    && parsed.username().is_empty()
+                    && parsed.password().is_none() =>
+            {
+                FileContent::Url(url)
+            }
+            _ => {
+                return Err(field_refused(
+                    &format!("{at}.url"),
+                    "must be an https:// link with a host (and no user or password) the agent can fetch",
+                ));
+            }
+        },
         (None, Some(bytes)) => {
+            // Bounded before it is decoded: the turn's bound holds whatever the rest.
+            if bytes.len() > MAX_TURN_BYTES {
+                return Err(field_refused(
+                    &format!("{at}.bytes"),
+                    format!(
+                        "must be at most {MAX_TURN_BYTES} bytes of base64 with the turn's text; give a larger file as an https url the agent fetches"
+                    ),
+                ));
+            }
             STANDARD.decode(&bytes).map_err(|_| {
                 field_refused(
                     &format!("{at}.bytes"),
-                    "must be the file's bytes in standard base64",
+                    "must be the file's bytes in standard base64, on one line",
                 )
             })?;
             FileContent::Bytes(bytes)
@@ -262,6 +281,9 @@ mod tests {
             let refused = parse(parts.clone()).expect_err("refused");
             assert!(refused.starts_with(field), "{parts}: {refused}");
         }
+        // A refused link is not repeated: a presigned one carries its signature.
+        let signed = json!([{"kind": "file", "url": "http://x.test/a?X-Amz-Signature=s3cr3t"}]);
+        assert!(!parse(signed).expect_err("refused").contains("s3cr3t"));
     }
 
     #[test]
@@ -274,6 +296,15 @@ mod tests {
         );
         let bytes = STANDARD.encode(vec![7u8; MAX_TURN_BYTES]);
         let refused = parse(json!([{"kind": "file", "bytes": bytes}])).expect_err("too big");
+        assert!(
+            refused.starts_with("parts[0].bytes: must be at most"),
+            "{refused}"
+        );
+        let refused = parse(
+            json!([{"kind": "file", "bytes": STANDARD.encode(vec![7u8; 20_000])},
+            {"kind": "file", "bytes": STANDARD.encode(vec![7u8; 20_000])}]),
+        )
+        .expect_err("too big together");
         assert!(refused.contains("https url"), "{refused}");
         let text = "t".repeat(MAX_TURN_BYTES - 60);
         let small = json!({"parts": [{"kind": "data", "data": {"a": 1}}]});

@@ -117,7 +117,7 @@ async fn a_refusal_is_a_tool_error_in_the_api_s_words_with_what_to_do() {
     };
     assert_eq!(
         refused,
-        "the reply was refused (404): no stand-in si-x: use the task_id delegate returned"
+        "the reply was refused (404): no stand-in si-x: check the ids (a task_id as delegate returned it, an artifact_id as artifacts lists it)"
     );
     let unreachable = tools
         .status(Parameters(TaskRef {
@@ -143,6 +143,10 @@ async fn wait_returns_the_notes_after_its_seq_and_nothing_when_its_time_is_up() 
             note(4, "TASK_STATE_COMPLETED", true)], "next": null}),
         ),
         (200, json!({"task_id": "si-1", "notes": [], "next": null})),
+        (
+            200,
+            json!({"task_id": "si-1", "agent": "a", "closed": true, "seq": 4}),
+        ),
     ]);
     let wait = |after: u64, secs: u64| {
         serde_json::from_value::<Wait>(
@@ -156,16 +160,18 @@ async fn wait_returns_the_notes_after_its_seq_and_nothing_when_its_time_is_up() 
         [3, 4]
     );
     assert_eq!((waited.after_seq, waited.ended), (4, true));
+    // Nothing after the final note: the wait says the sub-task has ended all the same.
     let Json(none) = tools.wait(Parameters(wait(4, 0))).await.unwrap();
     assert!(none.notes.is_empty());
-    assert_eq!((none.after_seq, none.ended), (4, false));
+    assert_eq!((none.after_seq, none.ended), (4, true));
     let paths: Vec<String> = calls(&tools).into_iter().map(|c| c.1).collect();
     assert_eq!(
         paths,
         [
             "/standins/si-1/notes?after=2",
             "/standins/si-1/notes?after=2",
-            "/standins/si-1/notes?after=4"
+            "/standins/si-1/notes?after=4",
+            "/standins/si-1"
         ]
     );
 }
@@ -186,4 +192,24 @@ async fn list_agents_pages_through_every_agent() {
     let ids: Vec<&str> = listed.agents.iter().map(|a| a.id.as_str()).collect();
     assert_eq!(ids, ["a", "b"]);
     assert_eq!(calls(&tools)[1].1, "/agents?after=a");
+    // A page that names itself as the next is the last one, not a loop.
+    let page = json!({"agents": [{"source": "stack", "agent": {"id": "a"}}], "next": "a"});
+    let tools = self::tools(vec![(200, page.clone()), (200, page.clone()), (200, page)]);
+    let Json(listed) = tools.list_agents().await.unwrap();
+    assert_eq!(listed.agents.len(), 2);
+    assert_eq!(calls(&tools).len(), 2);
+}
+
+#[tokio::test]
+async fn an_id_cannot_name_another_path() {
+    let tools = tools(vec![]);
+    for id in ["..", ".", ""] {
+        let of: ArtifactsOf =
+            serde_json::from_value(json!({"task_id": "si-1", "artifact_id": id})).unwrap();
+        let Err(refused) = tools.artifacts(Parameters(of)).await else {
+            panic!("{id:?} accepted")
+        };
+        assert!(refused.contains("is not an id"), "{refused}");
+    }
+    assert!(calls(&tools).is_empty(), "nothing was called");
 }

@@ -86,7 +86,7 @@ pub enum WakeEvent {
     Reply {
         text: String,
         /// What the parent gave beside the text, sent to the agent after it.
-        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        #[serde(default, skip_serializing_if = "Vec::is_empty", with = "parts_as_text")]
         parts: Vec<InputPart>,
         /// The parent's name for this reply: a reply whose id the row has seen is not
         /// queued again (a retried request, or an SDK retry after a lost answer).
@@ -120,7 +120,30 @@ impl WakeEvent {
 #[serde(untagged)]
 pub enum QueuedReply {
     Text(String),
-    WithParts { text: String, parts: Vec<InputPart> },
+    WithParts {
+        text: String,
+        #[serde(with = "parts_as_text")]
+        parts: Vec<InputPart>,
+    },
+}
+
+/// A reply's parts as the row keeps them: one JSON string, since a parent's data may nest
+/// deeper than DynamoDB's 32 levels or hold a number past its range, and a string's size
+/// is what it takes (the turn's 32 KiB bound holds on the row as it does on the wire).
+mod parts_as_text {
+    use serde::de::Error as _;
+    use serde::ser::Error as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+    use standin_wire::InputPart;
+
+    pub fn serialize<S: Serializer>(parts: &[InputPart], to: S) -> Result<S::Ok, S::Error> {
+        to.serialize_str(&serde_json::to_string(parts).map_err(S::Error::custom)?)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(from: D) -> Result<Vec<InputPart>, D::Error> {
+        let text = String::deserialize(from)?;
+        serde_json::from_str(&text).map_err(D::Error::custom)
+    }
 }
 
 impl From<&str> for QueuedReply {

@@ -66,9 +66,11 @@ pub struct Step {
     /// The first turn's text (dropped once sent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
-    /// What the parent gave beside the first turn's text (dropped with it).
+    /// What the parent gave beside the first turn's text (dropped with it), as given: a
+    /// parent that starts the execution itself writes them, and the first turn reads
+    /// them with the control API's rules (a bad one ends the stand-in, saying why).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub parts: Vec<InputPart>,
+    pub parts: Vec<serde_json::Value>,
     #[serde(default)]
     pub cursor: Cursor,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -220,6 +222,10 @@ impl Step {
 
     /// The start, with what its starter gave beside the message.
     pub fn with_parts(self, parts: Vec<InputPart>) -> Self {
+        let parts = parts
+            .iter()
+            .filter_map(|part| serde_json::to_value(part).ok())
+            .collect();
         Self { parts, ..self }
     }
 

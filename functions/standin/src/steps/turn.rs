@@ -137,11 +137,16 @@ async fn exchange<S: RowStore, A: Agent>(
 ) -> Result<Step, StepError> {
     let (text, parts, first) = match step.next.take() {
         Some(Next::Turn { reply, parts }) => (reply, parts, false),
-        _ => (
-            step.message.take().ok_or(StepError::Input("message"))?,
-            std::mem::take(&mut step.parts),
-            true,
-        ),
+        _ => {
+            let text = step.message.take().ok_or(StepError::Input("message"))?;
+            let given = json!({ "parts": std::mem::take(&mut step.parts) });
+            match standin_wire::parse_parts(&given, &text) {
+                Ok(parts) => (text, parts, true),
+                Err(standin_wire::BodyError(reason)) => {
+                    return Ok(step.then(Next::End(EndCause::failed(&reason))));
+                }
+            }
+        }
     };
     let store = teller.rows();
     let row = load_row(store, &step).await?;

@@ -491,3 +491,24 @@ async fn the_parents_parts_reach_the_agent_on_the_first_turn_and_on_a_reply() {
     let turns = w.agent.turns();
     assert_eq!((turns[1].text.as_str(), &turns[1].parts), ("blue", &answer));
 }
+
+/// A parent that starts the execution itself writes the parts as it likes: a bad one ends
+/// the stand-in before the agent is reached, and the parent hears which part and why.
+#[tokio::test]
+async fn a_step_functions_parent_s_bad_part_ends_the_stand_in_naming_it() {
+    let w = World::new(true).await;
+    let mut first = Step::start(ID, "widgets", "go");
+    first.parts = vec![
+        serde_json::json!({"kind": "data", "data": {"ok": true}}),
+        serde_json::json!({"kind": "file", "url": "https://x.test/a", "bytes": "YQ=="}),
+    ];
+    let step = w.run(first, &spec(Updates::Auto)).await;
+    let Some(Next::End(EndCause::Failed { reason })) = &step.next else {
+        panic!("{:?}", step.next)
+    };
+    assert!(
+        reason.starts_with("parts[1]: a file needs exactly one"),
+        "{reason}"
+    );
+    assert!(w.agent.turns().is_empty(), "the agent was not sent a thing");
+}

@@ -86,9 +86,14 @@ pub async fn a_named_reply_is_queued_once_in_the_write_itself<S: RowStore>(store
 pub async fn a_reply_s_parts_are_kept_and_taken_with_it<S: RowStore>(store: &S) {
     use standin_wire::{FileContent, InputFile, InputPart};
     push_row(store).await;
+    // Numbers past DynamoDB's range and nesting past its 32 levels: a parent may send both.
+    let mut deep = serde_json::json!("bottom");
+    for _ in 0..40 {
+        deep = serde_json::json!({ "in": deep });
+    }
     let parts = vec![
         InputPart::Data {
-            data: serde_json::json!({"colour": "blue"})
+            data: serde_json::json!({"colour": "blue", "rgb": [0, 0, 255], "big": 1e200, "deep": deep})
                 .as_object()
                 .cloned()
                 .unwrap_or_default(),

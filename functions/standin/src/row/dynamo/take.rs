@@ -27,16 +27,15 @@ pub(super) fn take_event(
             format!("attribute_exists({p}.{CANCEL})"),
         ),
         WakeEvent::Reply { text, .. } => {
-            // The first reply, still the one read: its text, kept as a string or as the
-            // member of a map (a reply with parts).
-            let first = expr.val("first", AttributeValue::S(text.clone()));
-            let at = match row.pending.replies.first() {
-                Some(QueuedReply::WithParts { .. }) => ".text",
-                _ => "",
+            // The first reply, still the one read, whole: a string, or a map with its parts.
+            let read = match row.pending.replies.first() {
+                Some(first) => value(first)?,
+                None => AttributeValue::S(text.clone()),
             };
+            let first = expr.val("first", read);
             (
                 format!("{p}.{REPLIES}[0]"),
-                format!("{p}.{REPLIES}[0]{at} = {first}"),
+                format!("{p}.{REPLIES}[0] = {first}"),
             )
         }
         WakeEvent::Push { .. } => {

@@ -38,7 +38,15 @@ fn full_row() -> Row {
     row.park_token = Some("tok".into());
     row.pending = Pending {
         cancel: Some("stop".into()),
-        replies: vec!["x".into()],
+        replies: vec![
+            "x".into(),
+            QueuedReply::new(
+                "y",
+                &[standin_wire::InputPart::Text {
+                    text: "more".into(),
+                }],
+            ),
+        ],
         push: Some(PendingPush { claimed: None }),
         push_id: Some("0123456789abcdef".into()),
         follow: Some(FollowReport {
