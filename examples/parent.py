@@ -89,6 +89,21 @@ def safe(name):
     return re.sub(r"[^A-Za-z0-9._-]", "_", name).lstrip(".")[:100] or "part"
 
 
+EXTENSIONS = {"text/plain": "txt", "text/markdown": "md", "text/csv": "csv", "text/html": "html",
+              "application/json": "json", "application/xml": "xml", "text/xml": "xml",
+              "application/pdf": "pdf", "application/zip": "zip", "image/png": "png",
+              "image/jpeg": "jpg", "image/gif": "gif", "image/svg+xml": "svg"}
+
+
+def with_extension(name, part):
+    """An artifact's name, with its part's media type's extension when it has none."""
+    if not name or "." in name:
+        return name
+    media = (part.get("media_type") or "").split(";")[0].strip().lower()
+    extension = EXTENSIONS.get(media) or {"text": "txt", "data": "json"}.get(part.get("kind"))
+    return f"{name}.{extension}" if extension else name
+
+
 def save(session, control, task_id, note, into):
     """Every part of the final note's artifacts, read through its link, checked, written."""
     for listed in note.get("artifacts", []):
@@ -104,10 +119,11 @@ def save(session, control, task_id, note, into):
                 data = answer.read()
             if hashlib.sha256(data).hexdigest() != part.get("sha256"):
                 raise RuntimeError(f"part {index} of {artifact_id!r} does not match its SHA-256")
-            # The part's file name, else the artifact's, else "part" and its kind's
-            # extension: the rule docs/artifacts.md states, as `standin artifacts --out`.
+            # The part's file name, else the artifact's (with its media type's extension
+            # when it has none), else "part" and its kind's extension: the rule
+            # docs/artifacts.md states, as `standin artifacts --out`.
             fallback = {"text": "part.txt", "data": "part.json"}.get(part.get("kind"), "part.bin")
-            name = part.get("filename") or listed.get("name") or fallback
+            name = part.get("filename") or with_extension(listed.get("name"), part) or fallback
             folder = safe(artifact_id)
             if folder != artifact_id:  # "a/b" and "a_b" must not share a folder
                 folder += "-" + hashlib.sha256(artifact_id.encode()).hexdigest()[:8]

@@ -81,21 +81,63 @@ pub fn safe_name(name: &str) -> String {
 }
 
 /// Where part `index` of an artifact is written: `ARTIFACT_ID/N-NAME`, NAME the part's
-/// file name, else the artifact's name, else `part` with its kind's extension (the rule
-/// docs/artifacts.md states, and `examples/parent.py` follows).
+/// file name, else the artifact's name (given its media type's extension when it has
+/// none: `report` of text/markdown is `report.md`), else `part` with its kind's extension
+/// (the rule docs/artifacts.md states, and `examples/parent.py` follows).
 pub fn part_path(out: &Path, artifact: &ArtifactView, index: usize, part: &PartView) -> PathBuf {
     let fallback = match part.kind {
         PartKind::Text => "part.txt",
         PartKind::Data => "part.json",
         PartKind::File | PartKind::Url => "part.bin",
     };
-    let name = part
-        .filename
-        .as_deref()
-        .or(artifact.name.as_deref())
-        .unwrap_or(fallback);
+    let name = match (&part.filename, &artifact.name) {
+        (Some(own), _) => own.clone(),
+        (None, Some(artifact)) => with_extension(artifact, part),
+        (None, None) => fallback.to_owned(),
+    };
     out.join(directory_name(&artifact.artifact_id))
-        .join(format!("{index}-{}", safe_name(name)))
+        .join(format!("{index}-{}", safe_name(&name)))
+}
+
+/// `name`, with the extension of the part's media type (or kind) when it has none.
+fn with_extension(name: &str, part: &PartView) -> String {
+    if name.contains('.') {
+        return name.to_owned();
+    }
+    let by_kind = match part.kind {
+        PartKind::Text => Some("txt"),
+        PartKind::Data => Some("json"),
+        PartKind::File | PartKind::Url => None,
+    };
+    match part
+        .media_type
+        .as_deref()
+        .and_then(extension_of)
+        .or(by_kind)
+    {
+        Some(extension) => format!("{name}.{extension}"),
+        None => name.to_owned(),
+    }
+}
+
+/// The extension a file of this media type usually has.
+fn extension_of(media_type: &str) -> Option<&'static str> {
+    let essence = media_type.split(';').next()?.trim().to_ascii_lowercase();
+    Some(match essence.as_str() {
+        "text/plain" => "txt",
+        "text/markdown" => "md",
+        "text/csv" => "csv",
+        "text/html" => "html",
+        "application/json" => "json",
+        "application/xml" | "text/xml" => "xml",
+        "application/pdf" => "pdf",
+        "application/zip" => "zip",
+        "image/png" => "png",
+        "image/jpeg" => "jpg",
+        "image/gif" => "gif",
+        "image/svg+xml" => "svg",
+        _ => return None,
+    })
 }
 
 /// An artifact's directory: its id made safe, and when that changed it, a digest of the
@@ -204,5 +246,18 @@ mod tests {
             at(&artifact.parts[0], &unnamed),
             Path::new("out/a-1/0-part.txt")
         );
+        // An artifact's name without an extension takes the part's media type's.
+        let report = ArtifactView {
+            name: Some("report".into()),
+            ..artifact.clone()
+        };
+        let mut markdown = artifact.parts[0].clone();
+        markdown.media_type = Some("text/markdown; charset=utf-8".into());
+        assert_eq!(at(&markdown, &report), Path::new("out/a-1/0-report.md"));
+        let mut blob = markdown.clone();
+        (blob.kind, blob.media_type) = (PartKind::File, Some("application/x-unknown".into()));
+        assert_eq!(at(&blob, &report), Path::new("out/a-1/0-report"));
+        blob.kind = PartKind::Data;
+        assert_eq!(at(&blob, &report), Path::new("out/a-1/0-report.json"));
     }
 }
