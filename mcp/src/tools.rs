@@ -112,17 +112,14 @@ impl<A: ControlApi> StandInTools<A> {
         &self,
         Parameters(ask): Parameters<Delegate>,
     ) -> Result<Json<Delegated>, String> {
-        let mut body = json!({"agent": ask.agent, "message": ask.message});
-        let parts = parts(ask.data.as_ref(), ask.files.as_deref());
-        if !parts.is_empty() {
-            body["parts"] = parts.into();
-        }
-        if let Some(secs) = ask.deadline_secs {
-            body["deadline_secs"] = secs.into();
-        }
-        if let Some(task_id) = ask.task_id {
-            body["task_id"] = task_id.into();
-        }
+        let body = with_parts(
+            json!({"agent": ask.agent, "message": ask.message}),
+            parts(ask.data.as_ref(), ask.files.as_deref()),
+            [
+                ("deadline_secs", ask.deadline_secs.map(Value::from)),
+                ("task_id", ask.task_id.map(Value::from)),
+            ],
+        );
         let started = self
             .call("the delegation", "POST", "/standins".into(), Some(body))
             .await?;
@@ -135,14 +132,11 @@ impl<A: ControlApi> StandInTools<A> {
         description = "Answer the agent's question (a note in TASK_STATE_INPUT_REQUIRED): the text, with data and files if any, is its next message."
     )]
     async fn reply(&self, Parameters(reply): Parameters<Reply>) -> Result<Json<Accepted>, String> {
-        let mut body = json!({"text": reply.text});
-        let parts = parts(reply.data.as_ref(), reply.files.as_deref());
-        if !parts.is_empty() {
-            body["parts"] = parts.into();
-        }
-        if let Some(reply_id) = reply.reply_id {
-            body["reply_id"] = reply_id.into();
-        }
+        let body = with_parts(
+            json!({"text": reply.text}),
+            parts(reply.data.as_ref(), reply.files.as_deref()),
+            [("reply_id", reply.reply_id.map(Value::from))],
+        );
         let path = format!("/standins/{}/reply", path_id(&reply.task_id)?);
         self.call("the reply", "POST", path, Some(body)).await?;
         Ok(Json(Accepted {
@@ -256,6 +250,23 @@ impl<A: ControlApi> StandInTools<A> {
             }
         }
     }
+}
+
+/// A start's or a reply's body: the parts when there are any, and each field given.
+fn with_parts<const N: usize>(
+    mut body: Value,
+    parts: Vec<Value>,
+    fields: [(&str, Option<Value>); N],
+) -> Value {
+    if !parts.is_empty() {
+        body["parts"] = parts.into();
+    }
+    for (name, value) in fields {
+        if let Some(value) = value {
+            body[name] = value;
+        }
+    }
+    body
 }
 
 /// A note of the log as the tools give it.

@@ -227,36 +227,20 @@ mod tests {
                 ))
             }
         };
-        assert_eq!(
-            cache
-                .token(|| fetch(3600))
-                .await
-                .expect("t")
-                .expose_secret(),
-            "t0"
-        );
-        assert_eq!(
-            cache
-                .token(|| fetch(3600))
-                .await
-                .expect("t")
-                .expose_secret(),
-            "t0"
-        );
+        // What the cache answers, for a fetch whose token lives `life` seconds.
+        let token = |life: u64| {
+            let cache = &cache;
+            async move {
+                let token = cache.token(|| fetch(life)).await.expect("t");
+                token.expose_secret().to_owned()
+            }
+        };
+        assert_eq!(token(3600).await, "t0");
+        assert_eq!(token(3600).await, "t0");
         cache.forget().await;
-        assert_eq!(
-            cache.token(|| fetch(30)).await.expect("t").expose_secret(),
-            "t1"
-        );
+        assert_eq!(token(30).await, "t1");
         // 30 s is inside the margin: it is not kept.
-        assert_eq!(
-            cache
-                .token(|| fetch(3600))
-                .await
-                .expect("t")
-                .expose_secret(),
-            "t2"
-        );
+        assert_eq!(token(3600).await, "t2");
     }
 
     #[test]
