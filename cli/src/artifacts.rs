@@ -90,9 +90,10 @@ pub fn part_path(out: &Path, artifact: &ArtifactView, index: usize, part: &PartV
         PartKind::Data => "part.json",
         PartKind::File | PartKind::Url => "part.bin",
     };
-    let name = match (&part.filename, &artifact.name) {
-        (Some(own), _) => own.clone(),
-        (None, Some(artifact)) => with_extension(artifact, part),
+    let given = |name: &Option<String>| name.clone().filter(|name| !name.is_empty());
+    let name = match (given(&part.filename), given(&artifact.name)) {
+        (Some(own), _) => own,
+        (None, Some(artifact)) => with_extension(&artifact, part),
         (None, None) => fallback.to_owned(),
     };
     out.join(directory_name(&artifact.artifact_id))

@@ -24,7 +24,9 @@ impl ControlAnswer {
             404 => {
                 ": check the ids (a task_id as delegate returned it, an artifact_id as artifacts lists it)"
             }
-            429 => ": too much at once; try again in a few seconds",
+            429 => {
+                ": too much at once (for a reply: 8 wait already); wait for the agent's next note, then try again"
+            }
             _ => "",
         };
         Err(format!(

@@ -188,6 +188,7 @@ impl<A: ControlApi> StandInTools<A> {
         let until = Instant::now() + Duration::from_secs(secs);
         let id = path_id(&wait.task_id)?;
         let path = format!("/standins/{id}/notes?after={after}");
+        let mut read_again = false;
         loop {
             let page = self
                 .call("reading the notes", "GET", path.clone(), None)
@@ -202,9 +203,16 @@ impl<A: ControlApi> StandInTools<A> {
             if !notes.is_empty() || Instant::now() >= until {
                 let mut ended = notes.iter().any(|n| n.is_final);
                 if notes.is_empty() {
-                    // Nothing new: it may be that the final note came before.
+                    // Nothing new: the final note may have come before, or just now
+                    // (then the log is read once more, so the final text is not lost).
                     let row = self.call("the status", "GET", format!("/standins/{id}"), None);
-                    ended = row.await?["closed"].as_bool().unwrap_or_default();
+                    let row = row.await?;
+                    let closed = row["closed"].as_bool().unwrap_or_default();
+                    if closed && !read_again && row["seq"].as_u64().is_some_and(|seq| seq > after) {
+                        read_again = true;
+                        continue;
+                    }
+                    ended = closed;
                 }
                 let after_seq = notes.last().map_or(after, |n| n.seq);
                 return Ok(Json(Waited {

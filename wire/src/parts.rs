@@ -144,13 +144,16 @@ fn parse_file(at: &str, object: &Map<String, Value>) -> Result<InputFile, BodyEr
     let content = match (string(at, object, "url")?, string(at, object, "bytes")?) {
         // The link is not echoed: a presigned one carries its signature.
         (Some(url), None) => match url::Url::parse(&url) {
+            // Written as a link is, not as a lenient parser mends it (`https:x`, spaces);
+            // the agent gets the parsed form.
             Ok(parsed)
-                if parsed.scheme() == "https"
+                if url.starts_with("https://")
+                    && !url.chars().any(|c| c.is_whitespace() || c.is_control())
                     && parsed.host_str().is_some_and(|host| !host.is_empty())
                     && parsed.username().is_empty()
                     && parsed.password().is_none() =>
             {
-                FileContent::Url(url)
+                FileContent::Url(parsed.into())
             }
             _ => {
                 return Err(field_refused(

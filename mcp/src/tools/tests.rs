@@ -176,6 +176,30 @@ async fn wait_returns_the_notes_after_its_seq_and_nothing_when_its_time_is_up() 
     );
 }
 
+/// The final note written between the log's read and the status's: read again, not lost.
+#[tokio::test]
+async fn a_final_note_written_while_the_wait_asks_the_status_is_returned() {
+    let empty = json!({"task_id": "si-1", "notes": [], "next": null});
+    let last = json!({"task_id": "si-1", "next": null, "notes": [{"task_id": "si-1",
+        "agent": "a", "state": "TASK_STATE_COMPLETED", "text": "done", "final": true,
+        "seq": 5, "at": "t"}]});
+    let tools = tools(vec![
+        (200, empty),
+        (
+            200,
+            json!({"task_id": "si-1", "agent": "a", "closed": true, "seq": 5}),
+        ),
+        (200, last),
+    ]);
+    let wait: Wait =
+        serde_json::from_value(json!({"task_id": "si-1", "after_seq": 4, "timeout_secs": 0}))
+            .unwrap();
+    let Json(waited) = tools.wait(Parameters(wait)).await.unwrap();
+    assert_eq!(waited.notes.len(), 1);
+    assert_eq!((waited.after_seq, waited.ended), (5, true));
+    assert_eq!(waited.notes[0].text, "done");
+}
+
 #[tokio::test]
 async fn list_agents_pages_through_every_agent() {
     let tools = tools(vec![

@@ -69,8 +69,8 @@ pub struct Step {
     /// What the parent gave beside the first turn's text (dropped with it), as given: a
     /// parent that starts the execution itself writes them, and the first turn reads
     /// them with the control API's rules (a bad one ends the stand-in, saying why).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub parts: Vec<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub parts: serde_json::Value,
     #[serde(default)]
     pub cursor: Cursor,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -207,7 +207,7 @@ impl Step {
             task_id: task_id.into(),
             agent: agent.into(),
             message: Some(message.into()),
-            parts: Vec::new(),
+            parts: serde_json::Value::Null,
             cursor: Cursor::default(),
             next: None,
             park: None,
@@ -222,10 +222,10 @@ impl Step {
 
     /// The start, with what its starter gave beside the message.
     pub fn with_parts(self, parts: Vec<InputPart>) -> Self {
-        let parts = parts
-            .iter()
-            .filter_map(|part| serde_json::to_value(part).ok())
-            .collect();
+        let parts = match parts.is_empty() {
+            true => serde_json::Value::Null,
+            false => serde_json::to_value(parts).unwrap_or_default(),
+        };
         Self { parts, ..self }
     }
 
@@ -241,7 +241,7 @@ impl Step {
         self.next = Some(next);
         self.park = None;
         self.message = None;
-        self.parts = Vec::new();
+        self.parts = serde_json::Value::Null;
         self
     }
 }

@@ -207,7 +207,7 @@ pub fn successor(step: &Step, mode: WatchMode, pacing: Pacing) -> Step {
         task_id: step.task_id.clone(),
         agent: step.agent.clone(),
         message: None,
-        parts: Vec::new(),
+        parts: serde_json::Value::Null,
         next: Some(next),
         cursor,
         park: None,

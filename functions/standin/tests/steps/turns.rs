@@ -471,7 +471,7 @@ async fn the_parents_parts_reach_the_agent_on_the_first_turn_and_on_a_reply() {
     assert_eq!(w.agent.turns()[0].text, "go");
     assert_eq!(w.agent.turns()[0].parts, given);
     assert!(
-        step.parts.is_empty(),
+        step.parts.is_null(),
         "sent once, then dropped from the state"
     );
 
@@ -498,10 +498,10 @@ async fn the_parents_parts_reach_the_agent_on_the_first_turn_and_on_a_reply() {
 async fn a_step_functions_parent_s_bad_part_ends_the_stand_in_naming_it() {
     let w = World::new(true).await;
     let mut first = Step::start(ID, "widgets", "go");
-    first.parts = vec![
-        serde_json::json!({"kind": "data", "data": {"ok": true}}),
-        serde_json::json!({"kind": "file", "url": "https://x.test/a", "bytes": "YQ=="}),
-    ];
+    first.parts = serde_json::json!([
+        {"kind": "data", "data": {"ok": true}},
+        {"kind": "file", "url": "https://x.test/a", "bytes": "YQ=="},
+    ]);
     let step = w.run(first, &spec(Updates::Auto)).await;
     let Some(Next::End(EndCause::Failed { reason })) = &step.next else {
         panic!("{:?}", step.next)
@@ -511,4 +511,14 @@ async fn a_step_functions_parent_s_bad_part_ends_the_stand_in_naming_it() {
         "{reason}"
     );
     assert!(w.agent.turns().is_empty(), "the agent was not sent a thing");
+    // Not a list at all: read from the execution's input, and refused the same way.
+    let w = World::new(true).await;
+    let input = serde_json::json!({"task_id": ID, "agent": "widgets", "message": "go",
+        "parts": {"kind": "data"}});
+    let first: Step = serde_json::from_value(input).unwrap();
+    let step = w.run(first, &spec(Updates::Auto)).await;
+    let Some(Next::End(EndCause::Failed { reason })) = &step.next else {
+        panic!("{:?}", step.next)
+    };
+    assert!(reason.starts_with("parts: must be a list"), "{reason}");
 }

@@ -133,3 +133,24 @@ fn the_keys_and_the_ttl_attribute_are_the_templates() {
     assert!(notes.contains(&ttl) && notes.contains(&hash), "{notes}");
     assert!(notes.contains(&format!("{{ AttributeName: {SEQ}, KeyType: RANGE }}")));
 }
+
+/// A reply's parts are one string on the row, whatever they hold: DynamoDB's nesting and
+/// number limits never meet a parent's data. A reply of text alone stays a string.
+#[test]
+fn a_queued_reply_s_parts_are_one_string_attribute() {
+    let item: Item = serde_dynamo::to_item(full_row()).expect("a row serialises");
+    let Some(AttributeValue::M(pending)) = item.get(PENDING) else {
+        panic!("pending is a map: {item:?}")
+    };
+    let Some(AttributeValue::L(replies)) = pending.get(REPLIES) else {
+        panic!("replies is a list: {pending:?}")
+    };
+    assert!(matches!(&replies[0], AttributeValue::S(text) if text == "x"));
+    let AttributeValue::M(with_parts) = &replies[1] else {
+        panic!("a reply with parts is a map: {:?}", replies[1])
+    };
+    assert!(
+        matches!(with_parts.get("parts"), Some(AttributeValue::S(json)) if json.starts_with('[')),
+        "{with_parts:?}"
+    );
+}
