@@ -8,6 +8,7 @@ use standin_wire::{ArtifactView, PartKind, PartView};
 
 use crate::control::ControlClient;
 use crate::error::CliError;
+use crate::media::extension_of;
 
 /// One line per artifact: id, name, whether whole, and its parts.
 pub fn human_line(artifact: &ArtifactView) -> String {
@@ -119,26 +120,6 @@ fn with_extension(name: &str, part: &PartView) -> String {
         Some(extension) => format!("{name}.{extension}"),
         None => name.to_owned(),
     }
-}
-
-/// The extension a file of this media type usually has.
-fn extension_of(media_type: &str) -> Option<&'static str> {
-    let essence = media_type.split(';').next()?.trim().to_ascii_lowercase();
-    Some(match essence.as_str() {
-        "text/plain" => "txt",
-        "text/markdown" => "md",
-        "text/csv" => "csv",
-        "text/html" => "html",
-        "application/json" => "json",
-        "application/xml" | "text/xml" => "xml",
-        "application/pdf" => "pdf",
-        "application/zip" => "zip",
-        "image/png" => "png",
-        "image/jpeg" => "jpg",
-        "image/gif" => "gif",
-        "image/svg+xml" => "svg",
-        _ => return None,
-    })
 }
 
 /// An artifact's directory: its id made safe, and when that changed it, a digest of the

@@ -8,6 +8,7 @@ pub mod control;
 pub mod error;
 pub mod events;
 mod mcp;
+mod media;
 pub mod note_log;
 pub mod parts;
 pub mod stack;

@@ -9,6 +9,7 @@ use base64::engine::general_purpose::STANDARD;
 use standin_wire::{FileContent, InputFile, InputPart, MAX_TURN_BYTES};
 
 use crate::CliError;
+use crate::media::media_type_of;
 
 /// The parts for `--file` (each a path or an https link) and `--data` (each a JSON
 /// object), files first.
@@ -73,26 +74,6 @@ fn file_part(file: &str) -> Result<InputFile, CliError> {
         name,
         content: FileContent::Bytes(STANDARD.encode(bytes)),
     })
-}
-
-/// The media type of the common extensions; the agent is told nothing it cannot trust.
-fn media_type_of(name: &str) -> Option<String> {
-    let extension = name.rsplit_once('.')?.1.to_ascii_lowercase();
-    let media_type = match extension.as_str() {
-        "txt" => "text/plain",
-        "md" => "text/markdown",
-        "csv" => "text/csv",
-        "html" | "htm" => "text/html",
-        "json" => "application/json",
-        "xml" => "application/xml",
-        "pdf" => "application/pdf",
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "zip" => "application/zip",
-        _ => return None,
-    };
-    Some(media_type.to_owned())
 }
 
 #[cfg(test)]
