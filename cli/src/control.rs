@@ -28,6 +28,13 @@ pub struct ControlClient {
     target: Target,
 }
 
+impl ControlClient {
+    /// The client other requests (an upload's PUT) go out on.
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+}
+
 /// What the API answered, before it is judged.
 pub(crate) struct RawAnswer {
     pub(crate) status: u16,
@@ -77,8 +84,9 @@ impl ControlClient {
         }
     }
 
-    /// Starts a stand-in; returns its local task id and execution ARN. `deadline_secs`:
-    /// how long it may live (none: its agent's or the stack's bound).
+    /// Starts a stand-in; returns its local task id, execution ARN and trace id.
+    /// `deadline_secs`: how long it may live (none: its agent's or the stack's bound);
+    /// `traceparent`: the caller's trace (none: the stand-in begins one).
     pub async fn start(
         &self,
         agent: &str,
@@ -86,6 +94,7 @@ impl ControlClient {
         parts: Vec<InputPart>,
         task_id: Option<&str>,
         deadline_secs: Option<u64>,
+        traceparent: Option<&str>,
     ) -> Result<Started, CliError> {
         let task_id = task_id
             .map(TaskId::parse)
@@ -97,6 +106,7 @@ impl ControlClient {
             parts,
             task_id,
             deadline_secs,
+            traceparent: traceparent.map(str::to_owned),
         };
         let shown = request
             .task_id
@@ -413,7 +423,7 @@ impl ControlClient {
 }
 
 /// Judges an answer: 2xx gives the body; the API's refusals become their own errors.
-fn judge(answer: RawAnswer, id: &str) -> Result<Value, CliError> {
+pub(crate) fn judge(answer: RawAnswer, id: &str) -> Result<Value, CliError> {
     // The function says `error`; API Gateway's own refusals say `message`.
     let message = answer.body["error"]
         .as_str()
@@ -493,13 +503,13 @@ fn path_id(id: &str) -> Result<TaskId, CliError> {
     TaskId::parse(id).map_err(|_| CliError::UnknownStandIn { id: id.to_owned() })
 }
 
-fn encode(request: &impl serde::Serialize) -> Result<Value, CliError> {
+pub(crate) fn encode(request: &impl serde::Serialize) -> Result<Value, CliError> {
     serde_json::to_value(request)
         .map_err(|e| CliError::Refused(format!("cannot write the request: {e}")))
 }
 
 /// An answer's body as the API's type for it; one that does not read is the API's fault.
-fn decode<T: DeserializeOwned>(body: Value) -> Result<T, CliError> {
+pub(crate) fn decode<T: DeserializeOwned>(body: Value) -> Result<T, CliError> {
     serde_json::from_value(body.clone()).map_err(|e| CliError::Api {
         status: 200,
         detail: format!("an answer this command does not understand ({e}): {body}"),

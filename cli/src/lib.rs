@@ -13,6 +13,7 @@ pub mod note_log;
 pub mod parts;
 pub mod stack;
 pub mod target;
+mod uploads;
 
 pub use control::ControlClient;
 pub use error::CliError;

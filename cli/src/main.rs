@@ -192,10 +192,20 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             task_id,
             deadline_secs,
         } => {
-            let parts = parts_of(&files, &data)?;
-            let started = control()
-                .await?
-                .start(&agent, &message, parts, task_id.as_deref(), deadline_secs)
+            let given = parts_of(&files, &data)?;
+            // The caller's trace, as tools that run commands in a trace hand it on.
+            let traceparent = std::env::var("TRACEPARENT").ok();
+            let control = control().await?;
+            let parts = control.ready(given).await?;
+            let started = control
+                .start(
+                    &agent,
+                    &message,
+                    parts,
+                    task_id.as_deref(),
+                    deadline_secs,
+                    traceparent.as_deref(),
+                )
                 .await?;
             println!("{}", started.task_id);
         }
@@ -205,8 +215,10 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             files,
             data,
         } => {
-            let parts = parts_of(&files, &data)?;
-            control().await?.reply(&id, &text, parts).await?;
+            let given = parts_of(&files, &data)?;
+            let control = control().await?;
+            let parts = control.ready(given).await?;
+            control.reply(&id, &text, parts).await?;
             eprintln!("reply sent to {id}");
         }
         Command::Mcp => {

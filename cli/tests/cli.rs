@@ -200,6 +200,11 @@ async fn a_stand_in_driven_from_the_cli_start_to_end() {
     let swatch = std::env::temp_dir().join(format!("swatch-{task_id}.csv"));
     std::fs::write(&swatch, "r,g,b\n0,0,255\n").expect("write");
     let swatch = swatch.display().to_string();
+    // Too large to go inline: the command puts it through an upload.
+    let photo_bytes: Vec<u8> = (0..100_000u32).map(|i| (i % 253) as u8).collect();
+    let photo = std::env::temp_dir().join(format!("photo-{task_id}.png"));
+    std::fs::write(&photo, &photo_bytes).expect("write");
+    let photo = photo.display().to_string();
     let run = standin(
         &endpoint,
         &[
@@ -212,14 +217,18 @@ async fn a_stand_in_driven_from_the_cli_start_to_end() {
             &swatch,
             "--file",
             "https://example.com/palette.pdf",
+            "--file",
+            &photo,
         ],
     )
     .await;
     assert_eq!(run.code, 0, "{}", run.stderr);
     let notes = notes_for(&endpoint, &task_id, 1).await;
     // The reply's files and data reached the agent beside its text.
+    let mut parts = agent.messages()[1]["parts"].clone();
+    let uploaded = parts.as_array_mut().unwrap().remove(3);
     assert_eq!(
-        agent.messages()[1]["parts"],
+        parts,
         serde_json::json!([
             {"text": "Blue"},
             {"raw": "cixnLGIKMCwwLDI1NQo=", "filename": format!("swatch-{task_id}.csv"), "mediaType": "text/csv"},
@@ -227,6 +236,20 @@ async fn a_stand_in_driven_from_the_cli_start_to_end() {
             {"data": {"shade": "navy"}},
         ])
     );
+    // The large file, as a link the agent fetches, reads the bytes the command put.
+    assert_eq!(
+        (&uploaded["filename"], &uploaded["mediaType"]),
+        (
+            &serde_json::json!(format!("photo-{task_id}.png")),
+            &serde_json::json!("image/png")
+        ),
+        "{uploaded}"
+    );
+    let fetched = reqwest::get(uploaded["url"].as_str().expect("a link"))
+        .await
+        .expect("the link answers");
+    assert_eq!(fetched.status().as_u16(), 200);
+    assert!(fetched.bytes().await.expect("read").as_ref() == photo_bytes.as_slice());
     assert_eq!(notes[0]["state"], "TASK_STATE_COMPLETED");
     assert_eq!(notes[0]["final"], true);
 

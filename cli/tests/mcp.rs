@@ -1,28 +1,49 @@
-//! `standin mcp` driven by the official MCP Python SDK's client over stdio
+//! Stand-in's MCP tools driven by the official MCP Python SDK's client
 //! (tests/mcp_client/conversation.py), against the LocalStack stack and a scripted agent:
-//! a whole conversation, with a question, a reply, a file and data in, and an artifact out.
+//! a whole conversation, with a question, a reply, a file and data in, and an artifact
+//! out, over stdio (`standin mcp`) and over Streamable HTTP (the control API's `/mcp`).
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
+use standin_cli::{StackInfo, Target};
 use standin_scripted_agent::{Behaviour, TestAgent};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_mcp_client_delegates_replies_and_reads_the_artifacts() {
+async fn an_mcp_client_over_stdio_delegates_replies_and_reads_the_artifacts() {
+    let standin = env!("CARGO_BIN_EXE_standin");
+    conversation(27133, "mcp", &["--standin", standin]).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_client_over_http_delegates_replies_and_reads_the_artifacts() {
+    let endpoint = std::env::var("AWS_ENDPOINT_URL")
+        .expect("AWS_ENDPOINT_URL is not set: run this test with `make test`");
+    let target = Target::LocalStack { endpoint };
+    let config = target.sdk_config().await;
+    let stack = StackInfo::load(&target, &config, "standin").await.unwrap();
+    let url = format!("{}/mcp", stack.control_url);
+    conversation(27139, "mcp-http", &["--url", &url]).await;
+}
+
+/// The client's conversation with agent `agent` (scripted, on `port`), reaching the tools
+/// as `reach` says; judged by what the client saw and what the agent received.
+async fn conversation(port: u16, agent_id: &str, reach: &[&str]) {
     std::env::var("AWS_ENDPOINT_URL")
         .expect("AWS_ENDPOINT_URL is not set: run this test with `make test`");
-    let agent = TestAgent::start(27133, Behaviour::default()).await;
+    let agent = TestAgent::start(port, Behaviour::default()).await;
     agent.script_turn(&[("TASK_STATE_INPUT_REQUIRED", "Which colour?")]);
     agent.script_turn(&[("TASK_STATE_COMPLETED", "Painted blue")]);
     let cache = PathBuf::from(std::env::var("STANDIN_CACHE").expect("set by scripts/env.sh"));
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let sketch = std::env::temp_dir().join(format!("sketch-{}.txt", std::process::id()));
+    let sketch = std::env::temp_dir().join(format!("sketch-{}-{port}.txt", std::process::id()));
     std::fs::write(&sketch, "a round widget\n").unwrap();
     let client = tokio::process::Command::new(cache.join("venv-mcp-client/bin/python"))
         .arg(root.join("tests/mcp_client/conversation.py"))
-        .args(["--standin", env!("CARGO_BIN_EXE_standin"), "--agent", "mcp"])
+        .args(reach)
+        .args(["--agent", agent_id])
         .arg("--file")
         .arg(&sketch)
         .stdout(std::process::Stdio::piped())
@@ -60,7 +81,10 @@ async fn an_mcp_client_delegates_replies_and_reads_the_artifacts() {
     );
     assert_eq!(seen["every_tool_has_an_output_schema"], true);
     assert!(
-        seen["agents"].as_array().unwrap().contains(&json!("mcp")),
+        seen["agents"]
+            .as_array()
+            .unwrap()
+            .contains(&json!(agent_id)),
         "{seen}"
     );
     assert_eq!(

@@ -4,7 +4,8 @@
 //!
 //! The tools speak the control API's own contract (its paths and bodies), through a
 //! port: the `standin mcp` command signs each call with the caller's AWS credentials;
-//! a test calls a double. Built on the official Rust SDK (`rmcp`).
+//! the control function serves them at its own `/mcp`, each call going to its routes in
+//! the same process; a test calls a double. Built on the official Rust SDK (`rmcp`).
 
 mod api;
 mod shapes;
@@ -12,7 +13,7 @@ mod tools;
 
 pub use api::{ControlAnswer, ControlApi};
 pub use shapes::*;
-pub use tools::StandInTools;
+pub use tools::{MAX_WAIT_SECS, StandInTools};
 
 /// Serves the tools on stdin and stdout until the client closes them.
 #[cfg(feature = "stdio")]
@@ -27,4 +28,36 @@ pub async fn serve_stdio<A: ControlApi>(api: A) -> Result<(), String> {
         .await
         .map(drop)
         .map_err(|err| format!("the MCP session ended in error: {err}"))
+}
+
+/// The longest `wait` over HTTP: API Gateway answers within 29 s, and the wait's last
+/// status read must fit too.
+#[cfg(feature = "http")]
+pub const HTTP_MAX_WAIT_SECS: u64 = 20;
+
+/// The tools over Streamable HTTP, as a tower service: stateless (any request may reach
+/// any process, as behind API Gateway and Lambda) and answering plain JSON (API Gateway
+/// buffers the answer whole). The host is not checked: the service sits behind the
+/// control API's own authorization, not on a loopback address a browser could be
+/// rebound to.
+#[cfg(feature = "http")]
+pub fn http_service<A: ControlApi>(
+    api: A,
+) -> rmcp::transport::streamable_http_server::StreamableHttpService<
+    StandInTools<A>,
+    rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
+> {
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let api = std::sync::Arc::new(api);
+    let config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(false)
+        .with_json_response(true)
+        .disable_allowed_hosts();
+    StreamableHttpService::new(
+        move || Ok(StandInTools::sharing(api.clone()).waiting_at_most(HTTP_MAX_WAIT_SECS)),
+        std::sync::Arc::default(),
+        config,
+    )
 }

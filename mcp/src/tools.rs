@@ -1,7 +1,9 @@
 //! The tools: each one control API call (`wait` a long poll of the note log), its
 //! refusal said as the API says it, so the model reads what to do.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -14,7 +16,7 @@ use crate::shapes::*;
 
 /// The default and the longest wait for a note.
 const WAIT_SECS: u64 = 20;
-const MAX_WAIT_SECS: u64 = 55;
+pub const MAX_WAIT_SECS: u64 = 55;
 /// How often the note log is read while waiting.
 const POLL_EVERY: Duration = Duration::from_secs(1);
 /// The most notes one wait returns; the rest come with the next.
@@ -30,6 +32,9 @@ state is TASK_STATE_INPUT_REQUIRED, answer with reply; artifacts reads what the 
 pub struct StandInTools<A> {
     api: std::sync::Arc<A>,
     tool_router: ToolRouter<Self>,
+    /// The longest `wait`: [`MAX_WAIT_SECS`], or less where the transport's own timeout
+    /// is shorter (API Gateway answers within 29 s).
+    max_wait_secs: u64,
 }
 
 /// An id as one path segment: every byte but `[A-Za-z0-9_-]` escaped, and an id that a
@@ -61,9 +66,23 @@ fn decode<T: serde::de::DeserializeOwned>(value: Value, what: &str) -> Result<T,
 #[tool_router]
 impl<A: ControlApi> StandInTools<A> {
     pub fn new(api: A) -> Self {
+        Self::sharing(std::sync::Arc::new(api))
+    }
+
+    /// The tools over an API other tools share (one per request, over HTTP).
+    pub fn sharing(api: std::sync::Arc<A>) -> Self {
         Self {
-            api: std::sync::Arc::new(api),
+            api,
             tool_router: Self::tool_router(),
+            max_wait_secs: MAX_WAIT_SECS,
+        }
+    }
+
+    /// The tools, a `wait` lasting at most `secs`.
+    pub fn waiting_at_most(self, secs: u64) -> Self {
+        Self {
+            max_wait_secs: secs.min(MAX_WAIT_SECS),
+            ..self
         }
     }
 
@@ -125,6 +144,7 @@ impl<A: ControlApi> StandInTools<A> {
             .await?;
         Ok(Json(Delegated {
             task_id: decode(started["task_id"].clone(), "delegate")?,
+            trace_id: decode(started["trace_id"].clone(), "delegate")?,
         }))
     }
 
@@ -184,7 +204,10 @@ impl<A: ControlApi> StandInTools<A> {
     )]
     async fn wait(&self, Parameters(wait): Parameters<Wait>) -> Result<Json<Waited>, String> {
         let after = wait.after_seq.unwrap_or_default();
-        let secs = wait.timeout_secs.unwrap_or(WAIT_SECS).min(MAX_WAIT_SECS);
+        let secs = wait
+            .timeout_secs
+            .unwrap_or(WAIT_SECS)
+            .min(self.max_wait_secs);
         let until = Instant::now() + Duration::from_secs(secs);
         let id = path_id(&wait.task_id)?;
         let path = format!("/standins/{id}/notes?after={after}");

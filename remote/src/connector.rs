@@ -35,6 +35,9 @@ pub struct Reach<'a> {
     pub headers: &'a [(String, String)],
     /// A header and the stand-in's own session id, sent on every call.
     pub session: Option<(&'a str, &'a str)>,
+    /// The stand-in's W3C `traceparent`, sent on every call, over any header of the
+    /// same name the entry sets.
+    pub traceparent: Option<&'a str>,
     /// Extensions to announce (`A2A-Extensions`); a card requiring another is refused.
     pub extensions: &'a [String],
     /// Whether the agent (its card, its interface) may be on a private or loopback
@@ -53,7 +56,8 @@ impl Reach<'_> {
             .iter()
             .map(|(n, v)| (n.as_str(), v.as_str()))
             .chain(self.participant.map(|p| ("x-participant-id", p)))
-            .chain(self.session);
+            .chain(self.session)
+            .chain(self.traceparent.map(|t| ("traceparent", t)));
         for (name, value) in pairs {
             let header = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|_| RemoteError::Card(format!("{name:?} is not a header name")))?;

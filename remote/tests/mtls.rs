@@ -149,6 +149,7 @@ async fn connect(
         participant: None,
         headers: &[],
         session: None,
+        traceparent: None,
         extensions: &[],
         allow_private: true,
         credentials,

@@ -1,25 +1,34 @@
 """A parent with no code of its own: the official MCP Python SDK's client drives
-`standin mcp` over stdio through a whole conversation, as an LLM orchestrator's tool calls
+Stand-in's MCP tools through a whole conversation, as an LLM orchestrator's tool calls
 would: list the tools and the agents, delegate with a file and data, wait for the
 question, reply with data, wait for the end, read the artifacts, and ask for something
-that is refused. It prints one JSON object of what it saw; cli/tests/mcp.rs judges it.
+that is refused. Over stdio (`standin mcp`) or over Streamable HTTP (the control API's
+`/mcp`). It prints one JSON object of what it saw; cli/tests/mcp.rs judges it.
 
     python conversation.py --standin BIN --stack standin --agent mcp --file PATH
+    python conversation.py --url CONTROL_API/mcp --agent mcp-http --file PATH
 """
 
 import argparse
 import asyncio
 import base64
+import contextlib
 import json
 import os
 import sys
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 
-async def conversation(args):
-    seen = {}
+@contextlib.asynccontextmanager
+async def transport(args):
+    """The client's streams: to the control API's /mcp, or to `standin mcp`'s stdio."""
+    if args.url:
+        async with streamable_http_client(args.url) as (read, write):
+            yield read, write
+        return
     server = StdioServerParameters(
         command=args.standin,
         args=["--stack", args.stack, "mcp"],
@@ -28,6 +37,12 @@ async def conversation(args):
              if k in ("PATH", "HOME", "AWS_ENDPOINT_URL", "STANDIN_ENDPOINT", "STANDIN_STACK")},
     )
     async with stdio_client(server) as (read, write):
+        yield read, write
+
+
+async def conversation(args):
+    seen = {}
+    async with transport(args) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
 
@@ -80,11 +95,14 @@ async def conversation(args):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--standin", required=True)
+    parser.add_argument("--standin", help="the standin command, served over stdio")
+    parser.add_argument("--url", help="the control API's /mcp, over Streamable HTTP")
     parser.add_argument("--stack", default="standin")
     parser.add_argument("--agent", required=True)
     parser.add_argument("--file", required=True)
     args = parser.parse_args()
+    if not (args.url or args.standin):
+        parser.error("give --standin or --url")
     seen = asyncio.run(conversation(args))
     json.dump(seen, sys.stdout)
     print()

@@ -5,10 +5,12 @@ tests run the stand-in against it.
     python server.py --port 27110 [--no-push] [--no-streaming] [--work-seconds 15]
         [--auth api_key|bearer|basic|oauth2|sigv4 --accept-file F [--jwks URL --issuer URL]
          [--extended-card] [--card-needs-auth]]
-        [--tls-cert F --tls-key F [--client-ca F]] [--received F]
+        [--tls-cert F --tls-key F [--client-ca F]] [--received F] [--calls F]
 
 With --received F, every message the agent receives is appended to F as one JSON line:
 its parts, a file's bytes as their SHA-256 (so a test checks what arrived, byte for byte).
+With --calls F, every request is appended to F: its path, JSON-RPC method and params, and
+its traceparent header.
 
 With --auth, every request (the card's too with --card-needs-auth) must carry what the
 scheme says, checked against --accept-file read on each request (so a test rotates the
@@ -175,6 +177,43 @@ class AuthMiddleware:
         return await self.app(scope, receive_next, send)
 
 
+class CallLog:
+    """Appends each request to a file as one JSON line: the path, the JSON-RPC method and
+    params, and the traceparent header (so a test sees the trace on every call)."""
+
+    def __init__(self, app, path):
+        self.app, self.path = app, path
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        try:
+            rpc = json.loads(body) if body else {}
+        except ValueError:
+            rpc = {}
+        call = {"path": scope["path"], "method": rpc.get("method"), "params": rpc.get("params"),
+                "traceparent": headers.get("traceparent")}
+        with open(self.path, "a") as log:
+            log.write(json.dumps(call) + "\n")
+        sent = False
+
+        async def replay():
+            nonlocal sent
+            if sent:
+                return await receive()
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        return await self.app(scope, replay, send)
+
+
 def security(scheme):
     """The card's securitySchemes and securityRequirements for the scheme."""
     schemes = {
@@ -249,6 +288,7 @@ def main():
     parser.add_argument("--client-ca")
     parser.add_argument("--heard-file", help="where heard credentials go (default: the accept file's .heard)")
     parser.add_argument("--received", help="append each received message's parts to this file")
+    parser.add_argument("--calls", help="append each request (path, method, params, traceparent) to this file")
     parser.add_argument("--role-prefix", help="sigv4: the roles whose assumed keys are let in (an ARN prefix)")
     args = parser.parse_args()
     base = f"{'https' if args.tls_cert else 'http'}://127.0.0.1:{args.port}"
@@ -292,6 +332,8 @@ def main():
     if args.auth:
         app = AuthMiddleware(app, args.auth, args.accept_file, args.jwks, args.issuer, args.card_needs_auth,
                              args.heard_file, args.role_prefix)
+    if args.calls:
+        app = CallLog(app, args.calls)
     tls = {}
     if args.tls_cert:
         tls = {"ssl_certfile": args.tls_cert, "ssl_keyfile": args.tls_key}

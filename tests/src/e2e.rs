@@ -43,6 +43,7 @@ pub async fn start_as(stack: &Stack, persona: &str, id: &str) {
                     parts: Vec::new(),
                     task_id: Some(TaskId::parse(id).unwrap()),
                     deadline_secs: None,
+                    traceparent: None,
                 })
                 .unwrap(),
             ),

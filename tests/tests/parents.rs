@@ -312,6 +312,7 @@ async fn ten_large_notes_caught_up_at_once_all_reach_the_bus() {
             artifacts: vec![],
             artifacts_omitted: 0,
             parts: vec![],
+            trace_id: None,
         })
         .collect();
     let bus = standin::outbox::events::EventBridgeBus::new(events.clone(), "default");

@@ -177,6 +177,27 @@ fn received(log: &str, first_text: &str) -> Option<serde_json::Value> {
         .map(|message| message["parts"].clone())
 }
 
+/// Puts `bytes` through `POST /uploads` as a parent does; the upload's id.
+async fn upload(stack: &Stack, bytes: &[u8], media_type: &str) -> String {
+    let (status, link) = stack
+        .control(
+            "POST",
+            "/uploads",
+            Some(serde_json::json!({"size": bytes.len(), "media_type": media_type})),
+        )
+        .await;
+    assert_eq!(status, 200, "{link}");
+    let mut put = reqwest::Client::new()
+        .put(link["url"].as_str().unwrap())
+        .body(bytes.to_vec());
+    for (name, value) in link["headers"].as_object().unwrap() {
+        put = put.header(name.as_str(), value.as_str().unwrap());
+    }
+    let put = put.send().await.unwrap();
+    assert!(put.status().is_success(), "the PUT: {}", put.status());
+    link["upload_id"].as_str().unwrap().to_owned()
+}
+
 fn sha256(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
     hex::encode(Sha256::digest(bytes))
@@ -193,6 +214,9 @@ async fn parts_reach(persona: &str, log: &str) {
     let id = unique(persona);
     // Every byte value, so a lossy text decoding anywhere would show.
     let contract: Vec<u8> = (0..3000u32).map(|i| (i * 7 % 256) as u8).collect();
+    // Too large to go inline: put through POST /uploads.
+    let dataset: Vec<u8> = (0..200_000u32).map(|i| (i * 13 % 251) as u8).collect();
+    let upload_id = upload(&stack, &dataset, "application/octet-stream").await;
     let message = format!("Review the contract ({id})");
     // Strings, not numbers: a protobuf Struct (1.x, 0.3 over HTTP+JSON) reads 1 as 1.0.
     let start = json!({"agent": persona, "message": message, "task_id": id, "parts": [
@@ -201,20 +225,38 @@ async fn parts_reach(persona: &str, log: &str) {
          "bytes": STANDARD.encode(&contract)},
         {"kind": "file", "name": "terms.pdf", "media_type": "application/pdf",
          "url": "https://example.com/terms.pdf"},
+        {"kind": "file", "name": "dataset.bin", "media_type": "application/octet-stream",
+         "upload_id": upload_id},
     ]});
     let (status, body) = stack.control("POST", "/standins", Some(start)).await;
     assert_eq!(status, 200, "{body}");
     let notes = stack.wait_notes(&id, 1, SOON).await;
     assert_eq!(notes[0]["state"], INPUT_REQUIRED, "{notes:#?}");
+    let mut first = received(log, &message).expect("the agent logged the first message");
+    let uploaded = first.as_array_mut().unwrap().pop().unwrap();
     assert_eq!(
-        received(log, &message),
-        Some(json!([
+        first,
+        json!([
             {"text": message},
             {"data": {"rows": ["a", "b"], "id": id}},
             {"filename": "contract.bin", "media_type": "application/octet-stream", "sha256": sha256(&contract)},
             {"filename": "terms.pdf", "media_type": "application/pdf", "url": "https://example.com/terms.pdf"},
-        ])),
+        ]),
         "{persona}: the first message as the agent read it"
+    );
+    // The upload, as a link the agent fetches: it reads the very bytes put.
+    assert_eq!(
+        (&uploaded["filename"], &uploaded["media_type"]),
+        (&json!("dataset.bin"), &json!("application/octet-stream")),
+        "{persona}: {uploaded}"
+    );
+    let link = uploaded["url"].as_str().expect("a link");
+    let fetched = reqwest::get(link).await.unwrap();
+    assert_eq!(fetched.status().as_u16(), 200, "{persona}: {link}");
+    assert_eq!(
+        sha256(&fetched.bytes().await.unwrap()),
+        sha256(&dataset),
+        "{persona}: the upload's link reads the file put"
     );
 
     wait_parked(&stack, &id, "push").await;
@@ -254,4 +296,104 @@ async fn data_and_files_reach_a2a_sdk_0_3_over_json_rpc() {
 #[tokio::test]
 async fn data_and_files_reach_a2a_sdk_0_3_over_http_json() {
     parts_reach("sdk03-rest", "sdk03-rest.jsonl").await;
+}
+
+/// The requests the a2a-sdk 1.x agent on 127.0.0.1:27110 logged (its `--calls` file) whose
+/// JSON-RPC params name any of `needles`.
+fn calls_naming(needles: &[&str]) -> Vec<serde_json::Value> {
+    let dir =
+        std::env::var("STANDIN_RECEIVED_DIR").expect("STANDIN_RECEIVED_DIR (set by scripts/test)");
+    let log = std::path::Path::new(&dir).join("sdk-calls.jsonl");
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|call| {
+            let params = call["params"].to_string();
+            needles.iter().any(|needle| params.contains(needle))
+        })
+        .collect()
+}
+
+/// A widget conversation heard by `watch`, in trace `trace_id`: every note names the
+/// trace, and every call the agent received about the task carried it.
+async fn conversation_in_trace(
+    stack: &Stack,
+    id: &str,
+    message: &str,
+    watch: &str,
+    trace_id: &str,
+) {
+    let notes = stack.wait_notes(id, 1, SOON).await;
+    assert_eq!(notes[0]["state"], INPUT_REQUIRED, "{notes:#?}");
+    wait_parked(stack, id, watch).await;
+    assert_eq!(reply(stack, id, &format!("blue ({id})")).await, 202);
+    let notes = wait_final(stack, id).await;
+    assert_eq!(notes.last().unwrap()["state"], COMPLETED, "{notes:#?}");
+    for note in &notes {
+        assert_eq!(note["trace_id"], trace_id, "{note}");
+    }
+    let remote = notes[0]["remote_task_id"].as_str().unwrap();
+    let calls = calls_naming(&[remote, message]);
+    let methods: Vec<&str> = calls.iter().filter_map(|c| c["method"].as_str()).collect();
+    let sends = methods
+        .iter()
+        .filter(|m| m.contains("SendMessage") || m.contains("SendStreamingMessage"))
+        .count();
+    assert!(sends >= 2, "the first message and the reply: {methods:?}");
+    let watched = if watch == "push" {
+        "CreateTaskPushNotificationConfig"
+    } else {
+        "SubscribeToTask"
+    };
+    assert!(methods.contains(&watched), "{watch}: {methods:?}");
+    for call in &calls {
+        let carried = call["traceparent"].as_str().unwrap_or_default();
+        assert!(
+            carried.starts_with(&format!("00-{trace_id}-")),
+            "{watch}: a call without the trace: {call}"
+        );
+    }
+}
+
+/// A W3C traceparent given as the start's header reaches every call to the agent, heard
+/// by push; with none given, the stand-in begins one, names it in the start's answer, and
+/// every call (heard by follow) carries it. Each note names its trace.
+#[tokio::test]
+async fn one_trace_runs_from_the_parent_through_every_call_to_the_agent() {
+    use serde_json::json;
+    let stack = Stack::load(STACK).await;
+    let given_id = unique("sdk-push");
+    let trace_id = sha256(given_id.as_bytes())[..32].to_owned();
+    let traceparent = format!("00-{trace_id}-00f067aa0ba902b7-01");
+    let given_message = format!("Please build me a widget ({given_id})");
+    let answer = stack
+        .http
+        .post(stack.api_url("ControlApiId", "/standins"))
+        .header("traceparent", &traceparent)
+        .json(&json!({"agent": "sdk-push", "message": given_message, "task_id": given_id}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status().as_u16(), 200);
+    let started: serde_json::Value = answer.json().await.unwrap();
+    assert_eq!(started["trace_id"], trace_id.as_str(), "{started}");
+
+    let begun_id = unique("sdk-follow");
+    let begun_message = format!("Please build me a widget ({begun_id})");
+    let (status, started) = stack
+        .control(
+            "POST",
+            "/standins",
+            Some(json!({"agent": "sdk-follow", "message": begun_message, "task_id": begun_id})),
+        )
+        .await;
+    assert_eq!(status, 200, "{started}");
+    let begun = started["trace_id"].as_str().unwrap().to_owned();
+    assert!(begun.len() == 32 && begun != trace_id, "{started}");
+
+    tokio::join!(
+        conversation_in_trace(&stack, &given_id, &given_message, "push", &trace_id),
+        conversation_in_trace(&stack, &begun_id, &begun_message, "follow", &begun),
+    );
 }

@@ -25,6 +25,10 @@ async fn the_python_parent_starts_hears_replies_and_ends() {
     std::fs::create_dir_all(&save).unwrap();
     let sketch = save.join("sketch.txt");
     std::fs::write(&sketch, "a round widget\n").unwrap();
+    // Too large to go inline: parent.py puts it through an upload.
+    let plan_bytes: Vec<u8> = (0..60_000u32).map(|i| (i % 241) as u8).collect();
+    let plan = save.join("plan.pdf");
+    std::fs::write(&plan, &plan_bytes).unwrap();
     // As docs/parents.md runs it: no AWS settings, LocalStack found as the CLI finds it.
     let parent = tokio::process::Command::new(python)
         .env_clear()
@@ -35,6 +39,8 @@ async fn the_python_parent_starts_hears_replies_and_ends() {
         .args(["--message", "Please build me a widget", "--answer", "blue"])
         .args(["--data", r#"{"size": "large"}"#, "--file"])
         .arg(&sketch)
+        .arg("--file")
+        .arg(&plan)
         .args(["--timeout", "120", "--save"])
         .arg(&save)
         .stdout(std::process::Stdio::piped())
@@ -77,14 +83,32 @@ async fn the_python_parent_starts_hears_replies_and_ends() {
         std::fs::read_to_string(&saved).unwrap(),
         "<svg>a blue widget</svg>"
     );
-    // --file and --data went with the first message, in the agent's own form.
+    // --file and --data went with the first message, in the agent's own form; the large
+    // file as a link that reads the bytes put.
+    let mut parts = agent.messages()[0]["parts"].clone();
+    let uploaded = parts.as_array_mut().unwrap().remove(2);
     assert_eq!(
-        agent.messages()[0]["parts"],
+        parts,
         serde_json::json!([
             {"text": "Please build me a widget"},
             {"raw": "YSByb3VuZCB3aWRnZXQK", "filename": "sketch.txt", "mediaType": "text/plain"},
             {"data": {"size": "large"}},
         ])
+    );
+    assert_eq!(
+        (&uploaded["filename"], &uploaded["mediaType"]),
+        (
+            &serde_json::json!("plan.pdf"),
+            &serde_json::json!("application/pdf")
+        ),
+        "{uploaded}"
+    );
+    let fetched = reqwest::get(uploaded["url"].as_str().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        fetched.bytes().await.unwrap().as_ref(),
+        plan_bytes.as_slice()
     );
     assert_eq!(
         agent.count("SendStreamingMessage"),

@@ -65,6 +65,10 @@ pub struct StartRequest {
     /// stack's `MaxStandInSecs`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_secs: Option<u64>,
+    /// The parent's W3C `traceparent`, sent on every call to the agent (the header of
+    /// the same name says it too). None: the stand-in begins a trace of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
 }
 
 impl StartRequest {
@@ -90,12 +94,25 @@ impl StartRequest {
                 )
             })?),
         };
+        let traceparent = match &body["traceparent"] {
+            Value::Null => None,
+            Value::String(given) => {
+                Some(crate::TraceContext::parse("traceparent", given)?.header())
+            }
+            other => {
+                return Err(field_refused(
+                    "traceparent",
+                    format!("must be a string, got {other}"),
+                ));
+            }
+        };
         Ok(Self {
             agent: agent.to_owned(),
             message: message.to_owned(),
             parts,
             task_id,
             deadline_secs,
+            traceparent,
         })
     }
 }
@@ -178,6 +195,10 @@ pub struct ErrorBody {
 pub struct Started {
     pub task_id: TaskId,
     pub execution_arn: String,
+    /// The trace the stand-in's calls to the agent and its notes carry: the parent's,
+    /// or the one the stand-in began.
+    #[serde(default)]
+    pub trace_id: String,
 }
 
 /// The answer to a reply or a cancel (202): the stand-in will act on it at its next wake.
@@ -363,6 +384,7 @@ mod tests {
             ],
             task_id: TaskId::parse("si-1").ok(),
             deadline_secs: Some(3600),
+            traceparent: Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into()),
         };
         let body = serde_json::to_value(&start).unwrap_or_default();
         assert_eq!(StartRequest::parse(&body), Ok(start));

@@ -12,6 +12,8 @@ mod parts;
 pub mod scrub;
 mod state;
 pub mod time;
+mod trace;
+mod upload;
 
 pub use artifact::{
     ArtifactContent, ArtifactView, ArtifactsPage, NOTE_INLINE_BYTES, PartFlag, PartKind, PartView,
@@ -25,3 +27,5 @@ pub use id::{IdError, MAX_REPLY_ID_BYTES, ReplyId, TaskId};
 pub use note::ParentNote;
 pub use parts::{FileContent, InputFile, InputPart, MAX_PARTS, MAX_TURN_BYTES, parse_parts};
 pub use state::{TaskState, WatchMode};
+pub use trace::TraceContext;
+pub use upload::{MAX_UPLOAD_BYTES, UPLOAD_LINK_SECONDS, UploadId, UploadLink, UploadRequest};

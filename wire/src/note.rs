@@ -35,6 +35,10 @@ pub struct ParentNote {
     /// question asks to fill, a link, a file described.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parts: Vec<crate::PartView>,
+    /// The W3C trace id of the stand-in's trace (the parent's `traceparent`, or its own):
+    /// the agent's spans for this task are under it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
 }
 
 fn is_zero(n: &u32) -> bool {

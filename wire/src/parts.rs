@@ -43,7 +43,7 @@ pub struct InputFile {
     pub content: FileContent,
 }
 
-/// Where a file's content is: exactly one of a link or the bytes.
+/// Where a file's content is: exactly one of a link, the bytes, or an upload.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FileContent {
@@ -51,6 +51,10 @@ pub enum FileContent {
     Url(String),
     /// The bytes, in standard base64.
     Bytes(String),
+    /// A file put through `POST /uploads`: the agent gets a link that reads it, or its
+    /// bytes.
+    #[serde(rename = "upload_id")]
+    Upload(crate::UploadId),
 }
 
 /// Reads `parts` (absent: none) and checks the turn, `text` with them, against its bound.
@@ -141,9 +145,14 @@ fn parse_file(at: &str, object: &Map<String, Value>) -> Result<InputFile, BodyEr
             format!("must be a media type such as text/csv, got {media_type:?}"),
         ));
     }
-    let content = match (string(at, object, "url")?, string(at, object, "bytes")?) {
+    let given = (
+        string(at, object, "url")?,
+        string(at, object, "bytes")?,
+        string(at, object, "upload_id")?,
+    );
+    let content = match given {
         // The link is not echoed: a presigned one carries its signature.
-        (Some(url), None) => match url::Url::parse(&url) {
+        (Some(url), None, None) => match url::Url::parse(&url) {
             // Written as a link is, not as a lenient parser mends it (`https:x`, spaces);
             // the agent gets the parsed form.
             Ok(parsed)
@@ -162,7 +171,7 @@ fn parse_file(at: &str, object: &Map<String, Value>) -> Result<InputFile, BodyEr
                 ));
             }
         },
-        (None, Some(bytes)) => {
+        (None, Some(bytes), None) => {
             // Bounded before it is decoded: the turn's bound holds whatever the rest.
             if bytes.len() > MAX_TURN_BYTES {
                 return Err(field_refused(
@@ -180,10 +189,14 @@ fn parse_file(at: &str, object: &Map<String, Value>) -> Result<InputFile, BodyEr
             })?;
             FileContent::Bytes(bytes)
         }
+        (None, None, Some(id)) => FileContent::Upload(
+            crate::UploadId::parse(&id)
+                .map_err(|rule| field_refused(&format!("{at}.upload_id"), rule))?,
+        ),
         _ => {
             return Err(field_refused(
                 at,
-                "a file needs exactly one of url (an https link) or bytes (base64)",
+                "a file needs exactly one of url (an https link), bytes (base64) or upload_id (from POST /uploads)",
             ));
         }
     };

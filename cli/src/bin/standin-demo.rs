@@ -150,7 +150,7 @@ async fn run_scenario(
     let mut report =
         json!({"watch_expected": scenario.watch, "agent": scenario.agent, "ok": false});
     let task_id = match control
-        .start(&scenario.agent, BRIEF, Vec::new(), None, None)
+        .start(&scenario.agent, BRIEF, Vec::new(), None, None, None)
         .await
     {
         Ok(started) => started.task_id.to_string(),

@@ -47,4 +47,5 @@ pub mod registry;
 pub mod row;
 pub mod state;
 pub mod steps;
+pub mod uploads;
 pub mod watch;

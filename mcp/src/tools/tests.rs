@@ -81,7 +81,8 @@ fn every_tool_is_listed_with_schemas_for_its_input_and_output() {
 async fn delegate_sends_the_data_and_files_as_the_api_s_parts() {
     let tools = tools(vec![(
         200,
-        json!({"task_id": "si-1", "execution_arn": "arn"}),
+        json!({"task_id": "si-1", "execution_arn": "arn",
+            "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736"}),
     )]);
     let asked: Delegate = serde_json::from_value(json!({
         "agent": "reviewer", "message": "Review it", "deadline_secs": 600,
@@ -92,6 +93,7 @@ async fn delegate_sends_the_data_and_files_as_the_api_s_parts() {
     .unwrap();
     let Json(delegated) = tools.delegate(Parameters(asked)).await.unwrap();
     assert_eq!(delegated.task_id, "si-1");
+    assert_eq!(delegated.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
     assert_eq!(
         calls(&tools),
         [(

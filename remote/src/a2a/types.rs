@@ -80,6 +80,9 @@ impl WirePart {
                 let (url, raw) = match &file.content {
                     FileContent::Url(url) => (Some(url.clone()), None),
                     FileContent::Bytes(bytes) => (None, Some(bytes.clone())),
+                    // The turn hands every upload over as a link before a message is
+                    // built; one that was not is described, never sent as its id.
+                    FileContent::Upload(_) => (None, None),
                 };
                 Self {
                     url,

@@ -244,9 +244,10 @@ async fn follow_ups_carry_task_and_context_ids() {
 }
 
 /// `A2A-Extensions` names only what the operator named for the agent (the stand-in
-/// implements none itself), whatever the card advertises.
+/// implements none itself), whatever the card advertises; the stand-in's trace goes on
+/// every call.
 #[tokio::test]
-async fn extensions_header_lists_only_what_the_operator_names() {
+async fn extensions_header_lists_only_what_the_operator_names_and_the_trace_goes_on_every_call() {
     let card = card_with(|c| {
         c["capabilities"]["extensions"] =
             json!([{"uri": "https://ext.example/a"}, {"uri": "https://ext.example/b"}])
@@ -269,8 +270,12 @@ async fn extensions_header_lists_only_what_the_operator_names() {
             card_url: None,
             allowed_origins: &[],
             participant: None,
-            headers: &[("x-tenant-key".to_owned(), "k1".to_owned())],
+            headers: &[
+                ("x-tenant-key".to_owned(), "k1".to_owned()),
+                ("traceparent".to_owned(), OTHER_TRACE.to_owned()),
+            ],
             session: Some(("x-session", "s-0123456789012345678901234567890123")),
+            traceparent: Some(TRACE),
             extensions: &named,
             allow_private: true,
             credentials: None,
@@ -293,9 +298,17 @@ async fn extensions_header_lists_only_what_the_operator_names() {
                 request.header("x-session"),
                 Some("s-0123456789012345678901234567890123")
             );
+            assert_eq!(
+                request.header("traceparent"),
+                Some(TRACE),
+                "the stand-in's trace, over the entry's header of that name"
+            );
         }
     }
 }
+
+const TRACE: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+const OTHER_TRACE: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
 #[tokio::test]
 async fn get_task_reads_the_status_and_asks_for_no_history() {

@@ -190,11 +190,13 @@ fn every_request_the_wire_types_write_fits() {
         parts: every_kind_of_part(),
         task_id: Some(TaskId::parse("job-1").unwrap()),
         deadline_secs: Some(600),
+        traceparent: Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into()),
     };
     let bare = StartRequest {
         parts: Vec::new(),
         task_id: None,
         deadline_secs: None,
+        traceparent: None,
         ..full.clone()
     };
     for start in [full, bare] {
@@ -283,6 +285,7 @@ fn note(seq: u64, remote: Option<&str>) -> ParentNote {
         artifacts: Vec::new(),
         artifacts_omitted: 0,
         parts: Vec::new(),
+        trace_id: Some("4bf92f3577b34da6a3ce929d0e0e4736".into()),
     }
 }
 
@@ -305,6 +308,7 @@ fn every_answer_the_wire_types_write_fits() {
     let started = Started {
         task_id: TaskId::parse("job-1").unwrap(),
         execution_arn: "arn:x".into(),
+        trace_id: "4bf92f3577b34da6a3ce929d0e0e4736".into(),
     };
     check_response("POST", "/standins", 200, &to_value(started).unwrap()).unwrap();
     let accepted = to_value(Accepted {

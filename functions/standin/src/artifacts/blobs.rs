@@ -50,6 +50,24 @@ pub trait Blobs: Send + Sync {
     fn abort(&self, upload: Upload) -> BoxFuture<'_, Result<(), BlobError>>;
     /// A link that reads the object for `seconds`.
     fn link(&self, key: &str, seconds: u64) -> BoxFuture<'_, Result<String, BlobError>>;
+    /// A link that puts `size` bytes (of `media_type`) at `key` for `seconds`, with the
+    /// headers the request must carry as signed.
+    fn put_link<'a>(
+        &'a self,
+        key: &'a str,
+        seconds: u64,
+        size: u64,
+        media_type: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<PutLink, BlobError>>;
+    /// The object's size in bytes, or None when there is no such object.
+    fn size(&self, key: &str) -> BoxFuture<'_, Result<Option<u64>, BlobError>>;
+}
+
+/// A presigned PUT: where, and the headers it was signed with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PutLink {
+    pub url: String,
+    pub headers: Vec<(String, String)>,
 }
 
 /// S3's least part size (but the last).

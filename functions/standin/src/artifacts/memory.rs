@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use futures_util::future::BoxFuture;
 
-use super::blobs::{BlobError, Blobs, MIN_PART_BYTES, Upload, Versioned};
+use super::blobs::{BlobError, Blobs, MIN_PART_BYTES, PutLink, Upload, Versioned};
 
 #[derive(Default)]
 pub struct MemoryBlobs {
@@ -178,5 +178,29 @@ impl Blobs for MemoryBlobs {
     fn link(&self, key: &str, seconds: u64) -> BoxFuture<'_, Result<String, BlobError>> {
         let link = format!("memory://{key}?expires={seconds}");
         Box::pin(async move { Ok(link) })
+    }
+
+    fn put_link<'a>(
+        &'a self,
+        key: &'a str,
+        seconds: u64,
+        size: u64,
+        media_type: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<PutLink, BlobError>> {
+        let link = PutLink {
+            url: format!("memory://{key}?put={size}&expires={seconds}"),
+            headers: media_type
+                .map(|m| vec![("content-type".to_owned(), m.to_owned())])
+                .unwrap_or_default(),
+        };
+        let result = self.check(0).map(|()| link);
+        Box::pin(async move { result })
+    }
+
+    fn size(&self, key: &str) -> BoxFuture<'_, Result<Option<u64>, BlobError>> {
+        let result = self
+            .check(0)
+            .map(|()| self.lock().get(key).map(|(bytes, _)| bytes.len() as u64));
+        Box::pin(async move { result })
     }
 }

@@ -10,7 +10,7 @@ use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{CompletedMultipartUpload, CompletedPart};
 use futures_util::future::BoxFuture;
 
-use super::blobs::{BlobError, Blobs, Upload, Versioned};
+use super::blobs::{BlobError, Blobs, PutLink, Upload, Versioned};
 
 pub struct S3Blobs {
     s3: Client,
@@ -227,6 +227,66 @@ impl Blobs for S3Blobs {
                 .await
                 .map_err(unavailable("presigned GetObject"))?;
             Ok(request.uri().to_owned())
+        })
+    }
+
+    fn put_link<'a>(
+        &'a self,
+        key: &'a str,
+        seconds: u64,
+        size: u64,
+        media_type: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<PutLink, BlobError>> {
+        Box::pin(async move {
+            let config = PresigningConfig::expires_in(Duration::from_secs(seconds))
+                .map_err(|e| BlobError::Unavailable(format!("presigning: {e}")))?;
+            let length = i64::try_from(size)
+                .map_err(|_| BlobError::Unavailable(format!("{size} bytes is not a size")))?;
+            let request = self
+                .s3
+                .put_object()
+                .bucket(&self.bucket)
+                .key(key)
+                .content_length(length)
+                .set_content_type(media_type.map(str::to_owned))
+                .presigned(config)
+                .await
+                .map_err(unavailable("presigned PutObject"))?;
+            Ok(PutLink {
+                url: request.uri().to_owned(),
+                // Every HTTP client sets the length from the body it sends, and the host
+                // from the URL.
+                headers: request
+                    .headers()
+                    .filter(|(name, _)| {
+                        !name.eq_ignore_ascii_case("content-length")
+                            && !name.eq_ignore_ascii_case("host")
+                    })
+                    .map(|(name, value)| (name.to_owned(), value.to_owned()))
+                    .collect(),
+            })
+        })
+    }
+
+    fn size(&self, key: &str) -> BoxFuture<'_, Result<Option<u64>, BlobError>> {
+        let key = key.to_owned();
+        Box::pin(async move {
+            let head = self
+                .s3
+                .head_object()
+                .bucket(&self.bucket)
+                .key(key)
+                .send()
+                .await;
+            match head {
+                Ok(head) => Ok(Some(
+                    head.content_length()
+                        .and_then(|n| u64::try_from(n).ok())
+                        .unwrap_or_default(),
+                )),
+                Err(err) if err.as_service_error().is_some_and(|e| e.is_not_found()) => Ok(None),
+                Err(err) => Err(unavailable("HeadObject")(err)),
+            }
         })
     }
 }

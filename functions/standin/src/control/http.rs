@@ -7,7 +7,7 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::{Method, StatusCode, Uri, header};
+use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
@@ -72,15 +72,17 @@ fn respond(answer: ApiAnswer) -> Response {
         .into_response()
 }
 
-/// Every route of `api/control.openapi.json`; anything else is a 404 naming it.
+/// Every route of `api/control.openapi.json`, the MCP tools' `/mcp` among them; anything
+/// else is a 404 naming it.
 pub fn router<S, D, E>(control: Control<'static, S, D, E>) -> Router
 where
     S: RowStore + 'static,
     D: Doorbell + 'static,
     E: Executions + 'static,
 {
-    Router::new()
+    let routes = Router::new()
         .route("/standins", post(start).get(list))
+        .route("/uploads", post(upload))
         .route("/standins/{task_id}", get(status))
         .route("/standins/{task_id}/reply", post(reply))
         .route("/standins/{task_id}/cancel", post(cancel))
@@ -94,16 +96,59 @@ where
         )
         .fallback(no_route)
         .method_not_allowed_fallback(no_route)
-        .with_state(control)
+        .with_state(control);
+    // The MCP tools, over the routes above (docs/mcp.md).
+    let tools = standin_mcp::http_service(super::mcp::InProcess::new(routes.clone()));
+    routes.route_service("/mcp", tools)
 }
 
 type Api<S, D, E> = State<Control<'static, S, D, E>>;
 
 async fn start<S: RowStore, D: Doorbell, E: Executions>(
     State(control): Api<S, D, E>,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    respond(control.handle(Call::Start(&json(&body))).await)
+    let mut body = json(&body);
+    if let Err(refused) = trace_from_header(&headers, &mut body) {
+        return respond(refused);
+    }
+    respond(control.handle(Call::Start(&body)).await)
+}
+
+/// A start's trace may come as the W3C `traceparent` header, as tracing libraries send
+/// it, or as the body's field: the header is read as the field, and the two must agree.
+fn trace_from_header(headers: &HeaderMap, body: &mut Value) -> Result<(), ApiAnswer> {
+    let Some(given) = headers.get("traceparent") else {
+        return Ok(());
+    };
+    let Ok(given) = given.to_str() else {
+        return Err(ApiAnswer::error(
+            400,
+            "traceparent (header): must be a W3C traceparent, got bytes that are not text",
+        ));
+    };
+    let Some(fields) = body.as_object_mut() else {
+        return Ok(());
+    };
+    match fields.get("traceparent") {
+        None | Some(Value::Null) => {
+            fields.insert("traceparent".into(), Value::String(given.to_owned()));
+            Ok(())
+        }
+        Some(field) if field.as_str() == Some(given) => Ok(()),
+        Some(_) => Err(ApiAnswer::error(
+            400,
+            "traceparent: the header and the body's field differ; give one",
+        )),
+    }
+}
+
+async fn upload<S: RowStore, D: Doorbell, E: Executions>(
+    State(control): Api<S, D, E>,
+    body: Bytes,
+) -> Response {
+    respond(control.handle(Call::Upload(&json(&body))).await)
 }
 
 async fn list<S: RowStore, D: Doorbell, E: Executions>(

@@ -3,6 +3,8 @@
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
+use standin_wire::TraceContext;
+
 use super::executions::{ExecutionError, Executions};
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -20,6 +22,8 @@ pub struct MemoryExecutions {
     status_failure: Mutex<Option<ExecutionError>>,
     /// Executions whose status calls fail, by name.
     unreadable: Mutex<Vec<String>>,
+    /// The trace each start named, by execution.
+    traces: Mutex<BTreeMap<String, String>>,
 }
 
 impl MemoryExecutions {
@@ -56,6 +60,11 @@ impl MemoryExecutions {
         self.arn(name)
     }
 
+    /// The trace (its `traceparent`) execution `name` was started in.
+    pub fn trace_of(&self, name: &str) -> Option<String> {
+        lock(&self.traces).get(name).cloned()
+    }
+
     pub fn input_of(&self, name: &str) -> Option<String> {
         lock(&self.executions)
             .get(name)
@@ -68,10 +77,16 @@ impl Executions for MemoryExecutions {
         format!("arn:aws:states:us-east-1:000000000000:execution:memory:{name}")
     }
 
-    async fn start(&self, name: &str, input: &str) -> Result<String, ExecutionError> {
+    async fn start(
+        &self,
+        name: &str,
+        input: &str,
+        trace: &TraceContext,
+    ) -> Result<String, ExecutionError> {
         if let Some(error) = lock(&self.start_failure).clone() {
             return Err(error);
         }
+        lock(&self.traces).insert(name.to_owned(), trace.header());
         let mut executions = lock(&self.executions);
         match executions.get(name) {
             Some((given, status)) if given == input && status == "RUNNING" => Ok(self.arn(name)),

@@ -6,9 +6,11 @@ mod agents;
 mod artifacts;
 mod executions;
 pub mod http;
+mod mcp;
 #[cfg(any(test, feature = "test-support"))]
 pub mod memory;
 pub mod sfn;
+mod uploads;
 
 pub use executions::{ExecutionError, Executions};
 
@@ -16,7 +18,7 @@ use serde::Serialize;
 use serde_json::Value;
 use standin_wire::{
     Accepted, BodyError, CancelRequest, ErrorBody, ListPage, NotesPage, PendingView, ReplyRequest,
-    StandInStatus, StartRequest, Started, Summary, TaskId,
+    StandInStatus, StartRequest, Started, Summary, TaskId, TraceContext,
 };
 use tracing::{error, warn};
 
@@ -31,6 +33,7 @@ use crate::steps::{Step, execution_name};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Call<'a> {
     Start(&'a Value),
+    Upload(&'a Value),
     Reply {
         task_id: &'a str,
         body: &'a Value,
@@ -187,6 +190,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
     async fn answer(&self, call: Call<'_>) -> Result<ApiAnswer, ControlError> {
         match call {
             Call::Start(body) => self.start(body).await,
+            Call::Upload(body) => self.upload(body).await,
             Call::Reply { task_id, body } => self.reply(task_id, body).await,
             Call::Cancel { task_id, body } => self.cancel(task_id, body).await,
             Call::Status { task_id } => self.status(task_id).await,
@@ -226,6 +230,9 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             Ok(request) => request,
             Err(BodyError(message)) => return Ok(ApiAnswer::error(400, message)),
         };
+        if let Some(refused) = self.unput_upload(&request.parts).await? {
+            return Ok(ApiAnswer::error(400, refused));
+        }
         if let Some(asked) = request.deadline_secs.filter(|s| *s > self.max_standin_secs) {
             return Ok(ApiAnswer::error(
                 400,
@@ -247,13 +254,28 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         // From here on the invocation's log lines name the stand-in it starts.
         tracing::Span::current().record("task_id", task_id.as_str());
         let message = request.message.as_str();
+        let mut trace = request
+            .traceparent
+            .as_deref()
+            .and_then(|given| TraceContext::parse("traceparent", given).ok())
+            .unwrap_or_else(|| TraceContext::begin(rand::random()));
         let mut row = Row::new(task_id.as_str(), agent);
         row.created_at = Some(crate::clock::now_rfc3339());
         row.agent_entry = Some(spec.to_entry().to_string());
+        row.traceparent = Some(trace.header());
         match self.store.create(&row).await {
             Ok(_) => {}
             Err(StoreError::AlreadyExists(_)) => {
                 let existing = self.store.get(&task_id).await?;
+                // A start sent again keeps the trace the first one began, so its input
+                // is the same and Step Functions answers the running execution.
+                if let Some(kept) = existing
+                    .as_ref()
+                    .and_then(|r| r.traceparent.as_deref())
+                    .and_then(|kept| TraceContext::parse("traceparent", kept).ok())
+                {
+                    trace = kept;
+                }
                 if existing.as_ref().is_some_and(|r| r.agent != agent) {
                     return Ok(ApiAnswer::error(
                         409,
@@ -274,9 +296,10 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         let input = serde_json::to_string(
             &Step::start(task_id.as_str(), agent, message)
                 .with_parts(request.parts)
-                .with_deadline(request.deadline_secs),
+                .with_deadline(request.deadline_secs)
+                .with_trace(trace.header()),
         )?;
-        let execution_arn = match self.executions.start(&task_id, &input).await {
+        let execution_arn = match self.executions.start(&task_id, &input, &trace).await {
             Ok(arn) => arn,
             // Starting twice with the same input is idempotent on Step Functions; a
             // different input under the same name is refused. Either way the answer is
@@ -314,6 +337,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             Started {
                 task_id,
                 execution_arn,
+                trace_id: trace.trace_id().to_owned(),
             },
         ))
     }
@@ -336,6 +360,9 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             Ok(request) => request,
             Err(BodyError(message)) => return Ok(ApiAnswer::error(400, message)),
         };
+        if let Some(refused) = self.unput_upload(&request.parts).await? {
+            return Ok(ApiAnswer::error(400, refused));
+        }
         // Unnamed, the reply gets a name here, which makes the store's own retries
         // harmless.
         let reply_id = request

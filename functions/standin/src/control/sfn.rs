@@ -3,6 +3,8 @@
 use aws_sdk_sfn::Client;
 use aws_sdk_sfn::error::DisplayErrorContext;
 
+use standin_wire::TraceContext;
+
 use super::executions::{ExecutionError, Executions};
 
 /// The executions of one state machine.
@@ -30,13 +32,19 @@ impl Executions for SfnExecutions {
         )
     }
 
-    async fn start(&self, name: &str, input: &str) -> Result<String, ExecutionError> {
+    async fn start(
+        &self,
+        name: &str,
+        input: &str,
+        trace: &TraceContext,
+    ) -> Result<String, ExecutionError> {
         let started = self
             .client
             .start_execution()
             .state_machine_arn(&self.state_machine_arn)
             .name(name)
             .input(input)
+            .trace_header(trace.xray_header())
             .send()
             .await;
         match started {

@@ -214,27 +214,34 @@ impl StepDeps {
 
     /// Stand-in `task_id`'s view for this invocation: its row (`row` as a write returned
     /// it, else read now), its agent's entry, its artifacts' desk and teller, and its
-    /// agent, reached when a step first asks.
+    /// agent, reached when a step first asks, in the stand-in's trace (`trace`, the
+    /// step's `traceparent`; else the row's, as a follower has no step).
     pub async fn invocation(
         &'static self,
         task_id: &str,
         agent: &str,
         row: Option<Row>,
+        trace: Option<&str>,
     ) -> Result<Invocation<'static, DynamoRowStore, Reached>, StepError> {
         let Standing { spec, token, row } = match row {
             Some(row) => self.standing_in(task_id, agent, Some(row)).await?,
             None => self.standing(task_id, agent).await?,
         };
         let desk = self.desk(task_id, token);
+        let trace = trace
+            .map(str::to_owned)
+            .or_else(|| row.as_ref().and_then(|row| row.traceparent.clone()));
         let connect = self.reach(
             task_id.to_owned(),
             agent.to_owned(),
             spec.clone(),
             desk.clone(),
+            trace,
         );
         Ok(Invocation::new(self.teller(desk), connect)
             .with_spec(spec)
-            .with_row(row))
+            .with_row(row)
+            .with_uploads(self.blobs.clone()))
     }
 
     /// The agent as the steps reach it: its answers' artifacts go to the desk.
@@ -244,6 +251,7 @@ impl StepDeps {
         agent: String,
         spec: Option<AgentSpec>,
         desk: Option<std::sync::Arc<Desk>>,
+        trace: Option<String>,
     ) -> Result<Reached, RemoteError> {
         let Some(spec) = spec else {
             return Err(RemoteError::Card(format!(
@@ -251,7 +259,10 @@ impl StepDeps {
             )));
         };
         let sink = desk.as_ref().map(|d| d.sink());
-        let client = self.connect(&spec, &task_id).await?.with_artifacts(sink);
+        let client = self
+            .connect(&spec, &task_id, trace.as_deref())
+            .await?
+            .with_artifacts(sink);
         Ok(Collecting::new(client, desk))
     }
 
@@ -322,11 +333,13 @@ impl StepDeps {
     }
 
     /// Reads the agent's card (once per process and entry: an edited entry reads it
-    /// again) and connects on behalf of stand-in `task_id`.
+    /// again) and connects on behalf of stand-in `task_id`, every call carrying its
+    /// `traceparent`.
     pub async fn connect(
         &self,
         spec: &AgentSpec,
         task_id: &str,
+        traceparent: Option<&str>,
     ) -> Result<AgentClient, RemoteError> {
         let session = spec.session_header.as_deref().map(|name| {
             let salt = &self.settings.stack_name;
@@ -346,6 +359,7 @@ impl StepDeps {
             participant: spec.participant.as_deref(),
             headers: &spec.headers,
             session: session.as_ref().map(|(name, id)| (*name, id.as_str())),
+            traceparent,
             extensions: &spec.extensions,
             allow_private: self.settings.allow_private_agents,
         };
@@ -467,7 +481,7 @@ impl crate::follow::serve::FollowPorts for FollowDeps {
         agent: &str,
     ) -> impl Future<Output = Result<Invocation<'static, DynamoRowStore, Reached>, StepError>> + Send
     {
-        self.steps.invocation(task_id, agent, None)
+        self.steps.invocation(task_id, agent, None, None)
     }
 }
 

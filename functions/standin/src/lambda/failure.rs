@@ -35,6 +35,8 @@ impl From<StepError> for StepFailure {
             // DynamoDB throttled or unreachable: the next attempt may get through.
             StepError::Store(StoreError::Backend(_)) => false,
             StepError::Registry(_) => false,
+            // S3 throttled or unreachable.
+            StepError::Uploads(_) => false,
             // No row, a row that exists, a guard that refuses, a step input without what
             // it needs: the same call gives the same answer.
             StepError::Store(_)

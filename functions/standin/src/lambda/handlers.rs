@@ -8,7 +8,11 @@ use super::failure::StepFailure;
 use crate::steps::{self, ParkInput, Step};
 
 pub async fn turn(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailure> {
-    let invocation = deps.invocation(&step.task_id, &step.agent, None).await?;
+    let step = step.traced(rand::random());
+    let trace = step.traceparent.as_deref();
+    let invocation = deps
+        .invocation(&step.task_id, &step.agent, None, trace)
+        .await?;
     let pacing = invocation.pacing(deps.settings.pacing, &step);
     let window = deps.settings.turn_window;
     let step = steps::turn(&invocation, step, window, pacing).await?;
@@ -17,7 +21,10 @@ pub async fn turn(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailu
 }
 
 pub async fn register(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailure> {
-    let invocation = deps.invocation(&step.task_id, &step.agent, None).await?;
+    let trace = step.traceparent.as_deref();
+    let invocation = deps
+        .invocation(&step.task_id, &step.agent, None, trace)
+        .await?;
     let pacing = invocation.pacing(deps.settings.pacing, &step);
     let push_base_url = deps.settings.push_base_url.as_deref();
     let step = steps::register(&invocation, push_base_url, step, pacing).await?;
@@ -30,7 +37,10 @@ pub async fn wake(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailu
     // The push that rang, taken first when it can be: the row comes back with the write.
     let taken = steps::take_rung(&deps.store, &step, bound).await?;
     let row = taken.as_ref().map(|taken| taken.row.clone());
-    let invocation = deps.invocation(&step.task_id, &step.agent, row).await?;
+    let trace = step.traceparent.as_deref();
+    let invocation = deps
+        .invocation(&step.task_id, &step.agent, row, trace)
+        .await?;
     // A wake that checks writes its note after the agent answers: the manifest is read
     // meanwhile.
     invocation.teller.read_ahead();
@@ -43,7 +53,10 @@ pub async fn wake(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailu
 /// Close and tell the parent before anything slow at the agent: the card is read only
 /// when the end needs the agent (a cancel's remote answer, a push config to delete).
 pub async fn end(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailure> {
-    let invocation = deps.invocation(&step.task_id, &step.agent, None).await?;
+    let trace = step.traceparent.as_deref();
+    let invocation = deps
+        .invocation(&step.task_id, &step.agent, None, trace)
+        .await?;
     steps::end(&invocation, &step).await?;
     invocation.finish().await;
     Ok(step)

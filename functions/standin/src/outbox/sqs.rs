@@ -273,6 +273,7 @@ mod tests {
             artifacts: Vec::new(),
             artifacts_omitted: 0,
             parts: Vec::new(),
+            trace_id: None,
         };
         assert_eq!(
             group_id("job-1_a"),
@@ -323,6 +324,7 @@ mod tests {
             artifacts: Vec::new(),
             artifacts_omitted: 0,
             parts: Vec::new(),
+            trace_id: None,
         };
         let body = message_body(&note).expect("body");
         assert!(!body.contains(['\u{FFFE}', '\u{FFFF}']), "{body}");

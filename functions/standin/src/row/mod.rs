@@ -382,6 +382,10 @@ pub struct Row {
     /// secrets, never holds them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_entry: Option<String>,
+    /// The stand-in's W3C `traceparent` (the parent's, or one it began): every call to
+    /// the agent carries it, every note names its trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -413,6 +417,7 @@ impl Row {
             generation: 0,
             previous_lease: None,
             agent_entry: None,
+            traceparent: None,
         }
     }
 

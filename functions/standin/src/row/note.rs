@@ -19,5 +19,13 @@ pub fn note_of(row: &Row, out: &RemoteOut, seq: u64) -> ParentNote {
         artifacts: out.artifacts.clone(),
         artifacts_omitted: out.artifacts_omitted,
         parts: out.parts.clone(),
+        trace_id: row.traceparent.as_deref().and_then(trace_id_of),
     }
+}
+
+/// The trace id in a `traceparent` the row keeps (None if it does not read).
+fn trace_id_of(traceparent: &str) -> Option<String> {
+    standin_wire::TraceContext::parse("traceparent", traceparent)
+        .ok()
+        .map(|trace| trace.trace_id().to_owned())
 }

@@ -25,6 +25,8 @@ pub struct Invocation<'a, S, A> {
     pub spec: Option<AgentSpec>,
     /// The row as the invocation read or wrote it on its way in, when it did.
     pub row: Option<Row>,
+    /// Where the files a parent put through `POST /uploads` are (None: no bucket).
+    pub uploads: Option<std::sync::Arc<dyn crate::artifacts::Blobs>>,
     connect: Mutex<Option<BoxFuture<'a, Result<A, RemoteError>>>>,
     agent: OnceCell<Result<A, RemoteError>>,
 }
@@ -39,6 +41,7 @@ impl<'a, S: RowStore, A: Agent + 'a> Invocation<'a, S, A> {
             teller,
             spec: None,
             row: None,
+            uploads: None,
             connect: Mutex::new(Some(connect.boxed())),
             agent: OnceCell::new(),
         }
@@ -58,6 +61,14 @@ impl<'a, S: RowStore, A: Agent> Invocation<'a, S, A> {
 
     pub fn with_row(mut self, row: Option<Row>) -> Self {
         self.row = row;
+        self
+    }
+
+    pub fn with_uploads(
+        mut self,
+        uploads: Option<std::sync::Arc<dyn crate::artifacts::Blobs>>,
+    ) -> Self {
+        self.uploads = uploads;
         self
     }
 

@@ -102,6 +102,10 @@ pub struct Step {
     /// or the stack's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_secs: Option<u64>,
+    /// The stand-in's W3C `traceparent`: the one its starter gave, or the one its first
+    /// turn began (see [`Step::traced`]). Every call to the agent carries it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
 }
 
 /// The execution running a step, as the state machine's Bind state names it.
@@ -194,6 +198,9 @@ pub enum StepError {
     Unrecorded(String),
     #[error(transparent)]
     Registry(#[from] crate::registry::RegistryError),
+    /// The bucket of the files the parent uploaded did not answer.
+    #[error("the uploaded files could not be read: {0}")]
+    Uploads(crate::artifacts::BlobError),
 }
 
 impl Step {
@@ -217,7 +224,26 @@ impl Step {
             execution: None,
             lease: None,
             deadline_secs: None,
+            traceparent: None,
         }
+    }
+
+    /// The start, in the trace its starter gave or began (a `traceparent`).
+    pub fn with_trace(self, traceparent: String) -> Self {
+        Self {
+            traceparent: Some(traceparent),
+            ..self
+        }
+    }
+
+    /// A first turn with no trace (a Step Functions parent gave none) begins one, before
+    /// the agent is reached, so every call carries it; `random` is 24 fresh bytes. Any
+    /// other step is left as it is.
+    pub fn traced(self, random: [u8; 24]) -> Self {
+        if self.traceparent.is_some() || self.message.is_none() {
+            return self;
+        }
+        self.with_trace(standin_wire::TraceContext::begin(random).header())
     }
 
     /// The start, with what its starter gave beside the message.

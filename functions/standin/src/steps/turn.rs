@@ -46,6 +46,11 @@ pub async fn adopt<S: RowStore>(
     row.created_at = Some(crate::clock::now_rfc3339());
     row.parent_task_token = token;
     row.agent_entry = spec.map(|spec| spec.to_entry().to_string());
+    // One that does not read is left off: the first turn's check ends the stand-in, saying why.
+    row.traceparent = step
+        .traceparent
+        .clone()
+        .filter(|given| standin_wire::TraceContext::parse("traceparent", given).is_ok());
     match store.create(&row).await {
         Ok(_) | Err(StoreError::AlreadyExists(_)) => Ok(()),
         Err(err) => Err(err.into()),
@@ -93,7 +98,7 @@ pub async fn turn<S: RowStore, A: Agent>(
         // carry a deadline years away, or an agent "unreachable" since the future.
         step.cursor = super::next::Cursor::default();
         let first = json!({"agent": step.agent, "message": step.message, "parts": step.parts,
-            "task_id": step.task_id});
+            "task_id": step.task_id, "traceparent": step.traceparent});
         if let Err(standin_wire::BodyError(reason)) = standin_wire::StartRequest::parse(&first) {
             warn!(task_id = %step.task_id, %reason, "stand-in not started");
             return Ok(step.then(Next::End(EndCause::failed(&reason))));
@@ -115,10 +120,14 @@ pub async fn turn<S: RowStore, A: Agent>(
         return Ok(step.then(Next::End(EndCause::failed(&reason))));
     }
     let agent_named = named(&step.agent, spec);
+    let uploads = invocation.uploads.as_deref();
     exchange(
         &invocation.teller,
-        agent,
-        &agent_named,
+        Reached {
+            agent,
+            named: &agent_named,
+            uploads,
+        },
         step,
         window,
         pacing,
@@ -126,15 +135,27 @@ pub async fn turn<S: RowStore, A: Agent>(
     .await
 }
 
+/// The agent as the turn reaches it: its client, how a failure names it, and where the
+/// files the parent uploaded are.
+struct Reached<'r, A> {
+    agent: &'r A,
+    named: &'r str,
+    uploads: Option<&'r dyn crate::artifacts::Blobs>,
+}
+
 /// The turn's exchange with the agent, once it is reached.
 async fn exchange<S: RowStore, A: Agent>(
     teller: &Teller<'_, S>,
-    agent: &A,
-    agent_named: &str,
+    reached: Reached<'_, A>,
     mut step: Step,
     window: Duration,
     pacing: Pacing,
 ) -> Result<Step, StepError> {
+    let Reached {
+        agent,
+        named: agent_named,
+        uploads,
+    } = reached;
     let (text, parts, first) = match step.next.take() {
         Some(Next::Turn { reply, parts }) => (reply, parts, false),
         _ => {
@@ -164,6 +185,16 @@ async fn exchange<S: RowStore, A: Agent>(
                 task_id,
                 context_id,
             });
+    let parts = match crate::uploads::hand_over(uploads, parts).await {
+        Ok(parts) => parts,
+        Err(crate::uploads::HandOverError::Gone(reason)) => {
+            warn!(task_id = %step.task_id, %reason, "an upload cannot be handed over");
+            return Ok(step.then(Next::End(EndCause::failed(&reason))));
+        }
+        Err(crate::uploads::HandOverError::Unavailable(err)) => {
+            return Err(StepError::Uploads(err));
+        }
+    };
     let message = Turn::with_id(message_id(&step, &row), text, follow_up).with_parts(parts);
     // A first turn that Step Functions runs again after it reached the agent (the row
     // has the agent's task): sent again it would be a follow-up, the prompt taken for an

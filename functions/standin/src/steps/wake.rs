@@ -217,6 +217,7 @@ pub fn successor(step: &Step, mode: WatchMode, pacing: Pacing) -> Step {
         execution: None,
         lease: None,
         deadline_secs: None,
+        traceparent: step.traceparent.clone(),
     }
 }
 

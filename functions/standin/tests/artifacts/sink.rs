@@ -169,6 +169,18 @@ impl Blobs for FirstPartFails {
     fn link(&self, key: &str, seconds: u64) -> BoxFuture<'_, Result<String, BlobError>> {
         self.blobs.link(key, seconds)
     }
+    fn put_link<'a>(
+        &'a self,
+        key: &'a str,
+        seconds: u64,
+        size: u64,
+        media_type: Option<&'a str>,
+    ) -> BoxFuture<'a, Result<standin::artifacts::blobs::PutLink, BlobError>> {
+        self.blobs.put_link(key, seconds, size, media_type)
+    }
+    fn size(&self, key: &str) -> BoxFuture<'_, Result<Option<u64>, BlobError>> {
+        self.blobs.size(key)
+    }
 }
 
 /// A part whose upload failed stores nothing, so it spends nothing of the stand-in's

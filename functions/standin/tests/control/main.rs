@@ -51,6 +51,7 @@ impl World {
     async fn call(&self, call: Call<'_>) -> ApiAnswer {
         let operation = match &call {
             Call::Start(_) => Some(("POST", "/standins".to_owned())),
+            Call::Upload(_) => Some(("POST", "/uploads".to_owned())),
             Call::Reply { task_id, .. } => Some(("POST", format!("/standins/{task_id}/reply"))),
             Call::Cancel { task_id, .. } => Some(("POST", format!("/standins/{task_id}/cancel"))),
             Call::Status { task_id } => Some(("GET", format!("/standins/{task_id}"))),
@@ -131,6 +132,9 @@ async fn request(router: &axum::Router, method: &str, path: &str, body: Value) -
 
 mod agents;
 mod artifacts;
+mod mcp;
 mod replies_and_status;
 mod routes;
 mod starts;
+mod traces;
+mod uploads;

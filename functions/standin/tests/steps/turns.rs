@@ -522,3 +522,136 @@ async fn a_step_functions_parent_s_bad_part_ends_the_stand_in_naming_it() {
     };
     assert!(reason.starts_with("parts: must be a list"), "{reason}");
 }
+
+#[tokio::test]
+async fn a_step_functions_parent_s_first_turn_begins_a_trace_the_row_and_notes_keep() {
+    let w = World::new(true).await;
+    let task_id = "sfn-traced";
+    let first = Step::start(task_id, "widgets", "go").traced([9; 24]);
+    let traceparent = first
+        .traceparent
+        .clone()
+        .expect("a first turn begins a trace");
+    let trace_id = standin_wire::TraceContext::parse("t", &traceparent)
+        .unwrap()
+        .trace_id()
+        .to_owned();
+    // Only a first turn with none begins one.
+    assert_eq!(first.clone().traced([1; 24]), first);
+    let mut later = Step::start(task_id, "widgets", "go");
+    later.message = None;
+    assert_eq!(later.clone().traced([1; 24]).traceparent, None);
+
+    w.agent.script_stream(Ok(vec![
+        Ok(first_event()),
+        Ok(update(TaskState::InputRequired, "q")),
+    ]));
+    w.agent.set_task(task(TaskState::InputRequired, "q"));
+    let step = w.run(first, &spec(Updates::Off)).await;
+    assert_eq!(step.traceparent.as_deref(), Some(traceparent.as_str()));
+    let row = w.store.snapshot(task_id).unwrap();
+    assert_eq!(row.traceparent.as_deref(), Some(traceparent.as_str()));
+    let notes: Vec<_> = w
+        .store
+        .outbox()
+        .into_iter()
+        .filter(|n| n.task_id == task_id)
+        .collect();
+    assert!(!notes.is_empty());
+    for note in notes {
+        assert_eq!(
+            note.trace_id.as_deref(),
+            Some(trace_id.as_str()),
+            "{note:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_step_functions_parent_s_bad_traceparent_ends_the_stand_in_naming_it() {
+    let w = World::new(true).await;
+    let mut first = Step::start("sfn-badtrace", "widgets", "go");
+    first.traceparent = Some("00-not-a-trace-01".into());
+    let step = w.run(first, &spec(Updates::Auto)).await;
+    let Some(Next::End(EndCause::Failed { reason })) = &step.next else {
+        panic!("{:?}", step.next)
+    };
+    assert!(
+        reason.starts_with("traceparent: must be a W3C traceparent"),
+        "{reason}"
+    );
+    assert!(w.agent.turns().is_empty(), "the agent was not sent a thing");
+    let row = w.store.snapshot("sfn-badtrace").unwrap();
+    assert_eq!(
+        row.traceparent, None,
+        "a trace that does not read is not kept"
+    );
+}
+
+#[tokio::test]
+async fn an_uploaded_file_reaches_the_agent_as_a_fresh_link_and_a_lost_one_ends_the_stand_in() {
+    use standin::artifacts::Blobs;
+    use standin::artifacts::memory::MemoryBlobs;
+    use standin_wire::{FileContent, InputFile, InputPart, UploadId};
+    let file = |id: &UploadId| {
+        InputPart::File(InputFile {
+            name: Some("rows.csv".into()),
+            media_type: Some("text/csv".into()),
+            content: FileContent::Upload(id.clone()),
+        })
+    };
+    let blobs = std::sync::Arc::new(MemoryBlobs::default());
+    let kept = UploadId::from_random([3; 16]);
+    blobs.put(&kept.key(), b"a,b\n".to_vec()).await.unwrap();
+    let uploads = Some(blobs.clone() as std::sync::Arc<dyn Blobs>);
+
+    let w = World::new(true).await;
+    w.agent.script_stream(Ok(vec![
+        Ok(first_event()),
+        Ok(update(TaskState::InputRequired, "q")),
+    ]));
+    w.agent.set_task(task(TaskState::InputRequired, "q"));
+    let invocation = w
+        .invocation()
+        .with_spec(Some(spec(Updates::Off)))
+        .with_uploads(uploads.clone());
+    let first = Step::start(ID, "widgets", "go").with_parts(vec![file(&kept)]);
+    steps::turn(&invocation, first, Duration::from_secs(5), PACING)
+        .await
+        .unwrap();
+    assert_eq!(
+        w.agent.turns()[0].parts,
+        [InputPart::File(InputFile {
+            name: Some("rows.csv".into()),
+            media_type: Some("text/csv".into()),
+            content: FileContent::Url(format!(
+                "memory://{}?expires={}",
+                kept.key(),
+                standin::uploads::LINK_SECONDS
+            )),
+        })],
+        "a link signed at the turn, the name and media type kept"
+    );
+
+    // An upload whose file is gone (the bucket's retention) ends the stand-in, saying so.
+    let w = World::new(true).await;
+    let gone = UploadId::from_random([4; 16]);
+    let invocation = w
+        .invocation()
+        .with_spec(Some(spec(Updates::Off)))
+        .with_uploads(uploads);
+    let first = Step::start(ID, "widgets", "go").with_parts(vec![file(&gone)]);
+    let step = steps::turn(&invocation, first, Duration::from_secs(5), PACING)
+        .await
+        .unwrap();
+    let Some(Next::End(EndCause::Failed { reason })) = &step.next else {
+        panic!("{:?}", step.next)
+    };
+    assert!(
+        reason.starts_with(&format!(
+            "parts[0].upload_id: the file of {gone} is no longer kept"
+        )),
+        "{reason}"
+    );
+    assert!(w.agent.turns().is_empty(), "the agent was not sent a thing");
+}

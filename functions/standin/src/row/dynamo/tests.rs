@@ -62,6 +62,7 @@ fn full_row() -> Row {
     row.generation = 2;
     row.previous_lease = Some("lease-1".into());
     row.agent_entry = Some(r#"{"id":"writer","url":"http://h"}"#.into());
+    row.traceparent = Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into());
     row
 }
 
