@@ -4,6 +4,9 @@
 use standin_wire::{UploadId, UploadLink, UploadRequest};
 
 use crate::CliError;
+
+/// How long the PUT of an upload's bytes may take.
+const PUT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30 * 60);
 use crate::control::{ControlClient, decode, encode, judge};
 
 impl ControlClient {
@@ -21,7 +24,8 @@ impl ControlClient {
             .call("POST", "/uploads", Some(&encode(&request)?))
             .await?;
         let link: UploadLink = decode(judge(answer, "")?)?;
-        let mut put = self.http().put(&link.url).body(bytes);
+        // The API's calls end in 30 s; 100 MiB on a slow line takes longer.
+        let mut put = self.http().put(&link.url).timeout(PUT_TIMEOUT).body(bytes);
         for (name, value) in &link.headers {
             put = put.header(name, value);
         }

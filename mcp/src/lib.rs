@@ -30,10 +30,10 @@ pub async fn serve_stdio<A: ControlApi>(api: A) -> Result<(), String> {
         .map_err(|err| format!("the MCP session ended in error: {err}"))
 }
 
-/// The longest `wait` over HTTP: API Gateway answers within 29 s, and the wait's last
-/// status read must fit too.
+/// The longest `wait` over HTTP: within API Gateway's 29 s, and short, as each wait holds
+/// one of the control function's concurrent executions while it polls.
 #[cfg(feature = "http")]
-pub const HTTP_MAX_WAIT_SECS: u64 = 20;
+pub const HTTP_MAX_WAIT_SECS: u64 = 10;
 
 /// The tools over Streamable HTTP, as a tower service: stateless (any request may reach
 /// any process, as behind API Gateway and Lambda) and answering plain JSON (API Gateway

@@ -97,7 +97,7 @@ pub struct Wait {
     /// The last note's seq already seen (0 or absent: from the first).
     #[serde(default)]
     pub after_seq: Option<u64>,
-    /// How long to wait for a note, in seconds (default 20; at most 55 over stdio, 20
+    /// How long to wait for a note, in seconds (default 20; at most 55 over stdio, 10
     /// over HTTP).
     #[serde(default)]
     pub timeout_secs: Option<u64>,
@@ -134,8 +134,9 @@ pub struct Delegated {
     /// The stand-in's id: pass it to wait, reply, status, cancel and artifacts.
     pub task_id: String,
     /// The W3C trace id the stand-in's calls to the agent carry: the agent's spans for
-    /// this task are under it.
-    pub trace_id: String,
+    /// this task are under it (absent from a deployment older than traces).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_id: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]

@@ -193,8 +193,16 @@ async fn upload(stack: &Stack, bytes: &[u8], media_type: &str) -> String {
     for (name, value) in link["headers"].as_object().unwrap() {
         put = put.header(name.as_str(), value.as_str().unwrap());
     }
+    let again = put.try_clone().unwrap();
     let put = put.send().await.unwrap();
     assert!(put.status().is_success(), "the PUT: {}", put.status());
+    // The link writes once: the file the API checks is the file the agent reads.
+    let again = again.send().await.unwrap();
+    assert_eq!(
+        again.status().as_u16(),
+        412,
+        "a second PUT through the same link"
+    );
     link["upload_id"].as_str().unwrap().to_owned()
 }
 

@@ -32,6 +32,19 @@ pub enum InputPart {
     File(InputFile),
 }
 
+impl InputPart {
+    /// Whether it names a file put through `POST /uploads`.
+    pub fn is_upload(&self) -> bool {
+        matches!(
+            self,
+            Self::File(InputFile {
+                content: FileContent::Upload(_),
+                ..
+            })
+        )
+    }
+}
+
 /// A file: its name and media type, and where the agent reads it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InputFile {

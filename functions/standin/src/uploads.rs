@@ -21,11 +21,16 @@ pub enum HandOverError {
     Unavailable(#[from] BlobError),
 }
 
-/// `parts` with each upload given as a link the agent fetches; every other part as it is.
+/// `parts` with each upload given as a link the agent fetches; every other part as it
+/// is. Unless `sending` (a turn that will not send them), they are left as they are.
 pub async fn hand_over(
     blobs: Option<&dyn Blobs>,
     parts: Vec<InputPart>,
+    sending: bool,
 ) -> Result<Vec<InputPart>, HandOverError> {
+    if !sending {
+        return Ok(parts);
+    }
     let mut handed = Vec::with_capacity(parts.len());
     for (i, part) in parts.into_iter().enumerate() {
         let InputPart::File(InputFile {

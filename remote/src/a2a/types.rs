@@ -67,10 +67,12 @@ impl WirePart {
         }
     }
 
-    /// A parent's part in 1.0's form: a file is its `url` or its `raw` bytes.
-    pub fn from_input(part: &standin_wire::InputPart) -> Self {
+    /// A parent's part in 1.0's form: a file is its `url` or its `raw` bytes. None for an
+    /// upload the turn did not hand over as a link (it always does): its id means
+    /// nothing to the agent, and a file part with no content is not A2A.
+    pub fn from_input(part: &standin_wire::InputPart) -> Option<Self> {
         use standin_wire::{FileContent, InputPart};
-        match part {
+        Some(match part {
             InputPart::Text { text } => Self::text(text.clone()),
             InputPart::Data { data } => Self {
                 data: Some(Value::Object(data.clone())),
@@ -80,9 +82,7 @@ impl WirePart {
                 let (url, raw) = match &file.content {
                     FileContent::Url(url) => (Some(url.clone()), None),
                     FileContent::Bytes(bytes) => (None, Some(bytes.clone())),
-                    // The turn hands every upload over as a link before a message is
-                    // built; one that was not is described, never sent as its id.
-                    FileContent::Upload(_) => (None, None),
+                    FileContent::Upload(_) => return None,
                 };
                 Self {
                     url,
@@ -92,7 +92,7 @@ impl WirePart {
                     ..Self::default()
                 }
             }
-        }
+        })
     }
 }
 
@@ -123,7 +123,7 @@ impl Message {
             task_id: turn.follow_up.as_ref().map(|f| f.task_id.clone()),
             role: Role::User,
             parts: std::iter::once(WirePart::text(turn.text.clone()))
-                .chain(turn.parts.iter().map(WirePart::from_input))
+                .chain(turn.parts.iter().filter_map(WirePart::from_input))
                 .collect(),
             metadata: None,
         }

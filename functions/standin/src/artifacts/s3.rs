@@ -249,6 +249,8 @@ impl Blobs for S3Blobs {
                 .key(key)
                 .content_length(length)
                 .set_content_type(media_type.map(str::to_owned))
+                // Writes once: the file the API checked is the file the agent reads.
+                .if_none_match("*")
                 .presigned(config)
                 .await
                 .map_err(unavailable("presigned PutObject"))?;
@@ -288,5 +290,51 @@ impl Blobs for S3Blobs {
                 Err(err) => Err(unavailable("HeadObject")(err)),
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Presigning is done offline: the signed headers are what S3 will hold the PUT to.
+    #[tokio::test]
+    async fn an_upload_link_signs_its_length_its_media_type_and_once_only() {
+        let config = aws_sdk_s3::Config::builder()
+            .behavior_version(aws_sdk_s3::config::BehaviorVersion::latest())
+            .region(aws_sdk_s3::config::Region::new("eu-west-1"))
+            .credentials_provider(aws_credential_types::Credentials::new(
+                "AKIDEXAMPLE",
+                "secret",
+                None,
+                None,
+                "test",
+            ))
+            .build();
+        let blobs = S3Blobs::new(Client::from_conf(config), "bucket");
+        let link = blobs
+            .put_link("uploads/up-1", 900, 200_000, Some("text/csv"))
+            .await
+            .expect("presigned");
+        let signed = link
+            .url
+            .split(['?', '&'])
+            .find_map(|pair| pair.strip_prefix("X-Amz-SignedHeaders="))
+            .expect("signed headers named")
+            .to_owned();
+        for header in ["content-length", "content-type", "if-none-match", "host"] {
+            assert!(signed.contains(header), "{header} in {signed}");
+        }
+        assert!(link.url.contains("uploads/up-1") && link.url.contains("X-Amz-Expires=900"));
+        let mut headers = link.headers.clone();
+        headers.sort();
+        assert_eq!(
+            headers,
+            [
+                ("content-type".to_owned(), "text/csv".to_owned()),
+                ("if-none-match".to_owned(), "*".to_owned()),
+            ],
+            "what the client must send; its length and host it sets itself"
+        );
     }
 }

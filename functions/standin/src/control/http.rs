@@ -13,6 +13,8 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::Value;
 
+use standin_wire::TraceContext;
+
 use super::{ApiAnswer, Call, Control, Executions};
 use crate::doorbell::Doorbell;
 use crate::row::RowStore;
@@ -97,9 +99,13 @@ where
         .fallback(no_route)
         .method_not_allowed_fallback(no_route)
         .with_state(control);
-    // The MCP tools, over the routes above (docs/mcp.md).
-    let tools = standin_mcp::http_service(super::mcp::InProcess::new(routes.clone()));
-    routes.route_service("/mcp", tools)
+    // The MCP tools, over the routes above (docs/mcp.md): in the control function only.
+    #[cfg(feature = "mcp")]
+    let routes = {
+        let tools = standin_mcp::http_service(super::mcp::InProcess::new(routes.clone()));
+        routes.route_service("/mcp", tools)
+    };
+    routes
 }
 
 type Api<S, D, E> = State<Control<'static, S, D, E>>;
@@ -117,30 +123,40 @@ async fn start<S: RowStore, D: Doorbell, E: Executions>(
 }
 
 /// A start's trace may come as the W3C `traceparent` header, as tracing libraries send
-/// it, or as the body's field: the header is read as the field, and the two must agree.
+/// it, or as the body's field. The body's wins: a tracing library's header names its own
+/// client span, the body the span the parent chose; both must name the same trace. A
+/// header that does not read is ignored, as W3C asks of a receiver (the body's field is
+/// refused instead: the parent wrote it).
 fn trace_from_header(headers: &HeaderMap, body: &mut Value) -> Result<(), ApiAnswer> {
-    let Some(given) = headers.get("traceparent") else {
+    let Some(header) = headers
+        .get("traceparent")
+        .and_then(|given| given.to_str().ok())
+        .and_then(|given| TraceContext::parse("traceparent", given).ok())
+    else {
         return Ok(());
-    };
-    let Ok(given) = given.to_str() else {
-        return Err(ApiAnswer::error(
-            400,
-            "traceparent (header): must be a W3C traceparent, got bytes that are not text",
-        ));
     };
     let Some(fields) = body.as_object_mut() else {
         return Ok(());
     };
     match fields.get("traceparent") {
         None | Some(Value::Null) => {
-            fields.insert("traceparent".into(), Value::String(given.to_owned()));
+            fields.insert("traceparent".into(), Value::String(header.header()));
             Ok(())
         }
-        Some(field) if field.as_str() == Some(given) => Ok(()),
-        Some(_) => Err(ApiAnswer::error(
-            400,
-            "traceparent: the header and the body's field differ; give one",
-        )),
+        Some(Value::String(field)) => match TraceContext::parse("traceparent", field) {
+            Ok(field) if field.trace_id() != header.trace_id() => Err(ApiAnswer::error(
+                400,
+                format!(
+                    "traceparent: the header names trace {} and the body's field trace {}; give one",
+                    header.trace_id(),
+                    field.trace_id()
+                ),
+            )),
+            // The same trace, or a field the start refuses with its own words.
+            _ => Ok(()),
+        },
+        // Not a string: the start refuses it, naming the field.
+        Some(_) => Ok(()),
     }
 }
 

@@ -86,13 +86,13 @@ impl Executions for MemoryExecutions {
         if let Some(error) = lock(&self.start_failure).clone() {
             return Err(error);
         }
-        lock(&self.traces).insert(name.to_owned(), trace.header());
         let mut executions = lock(&self.executions);
         match executions.get(name) {
             Some((given, status)) if given == input && status == "RUNNING" => Ok(self.arn(name)),
             Some(_) => Err(ExecutionError::AlreadyExists(name.to_owned())),
             None => {
                 executions.insert(name.to_owned(), (input.to_owned(), "RUNNING".to_owned()));
+                lock(&self.traces).insert(name.to_owned(), trace.header());
                 *lock(&self.started) += 1;
                 Ok(self.arn(name))
             }

@@ -6,6 +6,7 @@ mod agents;
 mod artifacts;
 mod executions;
 pub mod http;
+#[cfg(feature = "mcp")]
 mod mcp;
 #[cfg(any(test, feature = "test-support"))]
 pub mod memory;
@@ -17,8 +18,8 @@ pub use executions::{ExecutionError, Executions};
 use serde::Serialize;
 use serde_json::Value;
 use standin_wire::{
-    Accepted, BodyError, CancelRequest, ErrorBody, ListPage, NotesPage, PendingView, ReplyRequest,
-    StandInStatus, StartRequest, Started, Summary, TaskId, TraceContext,
+    Accepted, BodyError, CancelRequest, ErrorBody, InputPart, ListPage, NotesPage, PendingView,
+    ReplyRequest, StandInStatus, StartRequest, Started, Summary, TaskId, TraceContext,
 };
 use tracing::{error, warn};
 
@@ -360,8 +361,22 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             Ok(request) => request,
             Err(BodyError(message)) => return Ok(ApiAnswer::error(400, message)),
         };
-        if let Some(refused) = self.unput_upload(&request.parts).await? {
-            return Ok(ApiAnswer::error(400, refused));
+        if request.parts.iter().any(InputPart::is_upload) {
+            // The stand-in first: a reply to one that is unknown or ended says so, and
+            // costs no look at the bucket.
+            match self.store.get(task_id).await? {
+                None => return Ok(ApiAnswer::error(404, format!("no stand-in {task_id}"))),
+                Some(row) if row.closed => {
+                    return Ok(ApiAnswer::error(
+                        409,
+                        format!("stand-in {task_id} has ended"),
+                    ));
+                }
+                Some(_) => {}
+            }
+            if let Some(refused) = self.unput_upload(&request.parts).await? {
+                return Ok(ApiAnswer::error(400, refused));
+            }
         }
         // Unnamed, the reply gets a name here, which makes the store's own retries
         // harmless.

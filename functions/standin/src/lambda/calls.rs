@@ -81,8 +81,9 @@ pub fn actions(service: &str, operation: &str, input: &Input) -> Vec<Needed> {
     let action = match operation {
         "SendMessageBatch" => "SendMessage",
         "DeleteMessageBatch" => "DeleteMessage",
-        // A multipart upload is PutObject's, in IAM's terms.
+        // A multipart upload is PutObject's, in IAM's terms; a HEAD is GetObject's.
         "CreateMultipartUpload" | "UploadPart" | "CompleteMultipartUpload" => "PutObject",
+        "HeadObject" => "GetObject",
         other => other,
     };
     vec![needs(action, table(input))]

@@ -214,8 +214,9 @@ impl StepDeps {
 
     /// Stand-in `task_id`'s view for this invocation: its row (`row` as a write returned
     /// it, else read now), its agent's entry, its artifacts' desk and teller, and its
-    /// agent, reached when a step first asks, in the stand-in's trace (`trace`, the
-    /// step's `traceparent`; else the row's, as a follower has no step).
+    /// agent, reached when a step first asks, in the stand-in's trace: the row's (the
+    /// first turn wrote it, so a retried first turn that began another keeps the first),
+    /// else `trace`, the step's, for a first turn whose row does not exist yet.
     pub async fn invocation(
         &'static self,
         task_id: &str,
@@ -228,9 +229,11 @@ impl StepDeps {
             None => self.standing(task_id, agent).await?,
         };
         let desk = self.desk(task_id, token);
-        let trace = trace
-            .map(str::to_owned)
-            .or_else(|| row.as_ref().and_then(|row| row.traceparent.clone()));
+        let trace = row
+            .as_ref()
+            .and_then(|row| row.traceparent.clone())
+            .or_else(|| trace.map(str::to_owned))
+            .filter(|given| standin_wire::TraceContext::parse("traceparent", given).is_ok());
         let connect = self.reach(
             task_id.to_owned(),
             agent.to_owned(),

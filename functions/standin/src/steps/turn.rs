@@ -185,7 +185,11 @@ async fn exchange<S: RowStore, A: Agent>(
                 task_id,
                 context_id,
             });
-    let parts = match crate::uploads::hand_over(uploads, parts).await {
+    // A first turn that Step Functions runs again after it reached the agent (the row
+    // has the agent's task): sent again it would be a follow-up, the prompt taken for an
+    // answer. GetTask says where the task stands instead.
+    let first_again = first && row.remote_task_id.is_some();
+    let parts = match crate::uploads::hand_over(uploads, parts, !first_again).await {
         Ok(parts) => parts,
         Err(crate::uploads::HandOverError::Gone(reason)) => {
             warn!(task_id = %step.task_id, %reason, "an upload cannot be handed over");
@@ -196,10 +200,6 @@ async fn exchange<S: RowStore, A: Agent>(
         }
     };
     let message = Turn::with_id(message_id(&step, &row), text, follow_up).with_parts(parts);
-    // A first turn that Step Functions runs again after it reached the agent (the row
-    // has the agent's task): sent again it would be a follow-up, the prompt taken for an
-    // answer. GetTask says where the task stands instead.
-    let first_again = first && row.remote_task_id.is_some();
     let mut progress = Progress::new(teller, &step.task_id, &row);
     let mut sent = if first_again {
         Err(NotSent::refused(RemoteError::Transport(

@@ -66,14 +66,19 @@ async fn a_part_naming_an_upload_with_no_file_put_is_refused_naming_it() {
         refused.body
     );
     assert_eq!(w.executions.started(), 0);
-    let reply = w
-        .call(Call::Reply {
-            task_id: "u1",
-            body: &json!({"text": "here", "parts": [{"kind": "file", "upload_id": id}]}),
-        })
-        .await;
-    assert_eq!(reply.status, 400, "{}", reply.body);
-    assert!(error(&reply).starts_with("parts[0].upload_id: no file was put"));
+    let reply = |task_id: &'static str| Call::Reply {
+        task_id,
+        body: Box::leak(Box::new(
+            json!({"text": "here", "parts": [{"kind": "file", "upload_id": id}]}),
+        )),
+    };
+    // The stand-in first: an unknown one is a 404, whatever its parts.
+    let unknown = w.call(reply("nobody")).await;
+    assert_eq!(unknown.status, 404, "{}", unknown.body);
+    w.store.create(&Row::new("asks", "writer")).await.unwrap();
+    let refused = w.call(reply("asks")).await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert!(error(&refused).starts_with("parts[0].upload_id: no file was put"));
 
     // Once the file is put, the same start goes, the upload named in the execution's input.
     w.blobs
