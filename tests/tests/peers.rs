@@ -405,3 +405,40 @@ async fn one_trace_runs_from_the_parent_through_every_call_to_the_agent() {
         conversation_in_trace(&stack, &begun_id, &begun_message, "follow", &begun),
     );
 }
+
+/// An agent whose entry says it cannot fetch (`file_delivery: "bytes"`) gets an uploaded
+/// file as its bytes, in the message, checked by SHA-256 on the SDK's side.
+#[tokio::test]
+async fn an_upload_reaches_an_agent_that_cannot_fetch_as_its_bytes() {
+    use serde_json::json;
+    let stack = Stack::load(STACK).await;
+    let id = unique("sdk-bytes");
+    let dataset: Vec<u8> = (0..150_000u32).map(|i| (i * 31 % 256) as u8).collect();
+    let upload_id = upload(&stack, &dataset, "application/octet-stream").await;
+    let message = format!("Read the dataset ({id})");
+    let start = json!({"agent": "sdk-bytes", "message": message, "task_id": id, "parts": [
+        {"kind": "file", "name": "dataset.bin", "media_type": "application/octet-stream",
+         "upload_id": upload_id}]});
+    let (status, body) = stack.control("POST", "/standins", Some(start)).await;
+    assert_eq!(status, 200, "{body}");
+    let notes = stack.wait_notes(&id, 1, SOON).await;
+    assert_eq!(notes[0]["state"], INPUT_REQUIRED, "{notes:#?}");
+    assert_eq!(
+        received("sdk.jsonl", &message),
+        Some(json!([
+            {"text": message},
+            {"filename": "dataset.bin", "media_type": "application/octet-stream", "sha256": sha256(&dataset)},
+        ])),
+        "the file itself, not a link"
+    );
+    let (status, body) = stack
+        .control("POST", &format!("/standins/{id}/cancel"), None)
+        .await;
+    assert_eq!(status, 202, "{body}");
+    let notes = wait_final(&stack, &id).await;
+    assert_eq!(
+        notes.last().unwrap()["state"],
+        "TASK_STATE_CANCELED",
+        "{notes:#?}"
+    );
+}

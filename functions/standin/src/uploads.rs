@@ -1,9 +1,13 @@
 //! Files a parent put through `POST /uploads`, handed to the agent at its turn: each
 //! becomes a link that reads it for an hour (1.0 `url`, 0.3 `file.uri`), signed when the
-//! turn runs, so a reply that waited days still gives a fresh one.
+//! turn runs, so a reply that waited days still gives a fresh one; or, for an agent whose
+//! entry says it cannot fetch (`file_delivery: "bytes"`), the file itself.
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 use standin_wire::{FileContent, InputFile, InputPart};
 
+use crate::agents::{FileDelivery, MAX_DELIVERED_BYTES};
 use crate::artifacts::{BlobError, Blobs};
 
 /// How long the agent's link reads an uploaded file.
@@ -21,12 +25,14 @@ pub enum HandOverError {
     Unavailable(#[from] BlobError),
 }
 
-/// `parts` with each upload given as a link the agent fetches; every other part as it
-/// is. Unless `sending` (a turn that will not send them), they are left as they are.
+/// `parts` with each upload given as `delivery` says (a link the agent fetches, or its
+/// bytes); every other part as it is. Unless `sending` (a turn that will not send them),
+/// they are left as they are.
 pub async fn hand_over(
     blobs: Option<&dyn Blobs>,
     parts: Vec<InputPart>,
     sending: bool,
+    delivery: FileDelivery,
 ) -> Result<Vec<InputPart>, HandOverError> {
     if !sending {
         return Ok(parts);
@@ -48,17 +54,34 @@ pub async fn hand_over(
                 "{at}: this deployment keeps no files (no artifacts bucket)"
             )));
         };
-        if blobs.size(&id.key()).await?.is_none() {
-            return Err(HandOverError::Gone(format!(
+        let gone = || {
+            HandOverError::Gone(format!(
                 "{at}: the file of {id} is no longer kept (the stack keeps uploads as long as artifacts)"
-            )));
-        }
-        let url = blobs.link(&id.key(), LINK_SECONDS).await?;
+            ))
+        };
+        let size = blobs.size(&id.key()).await?.ok_or_else(gone)?;
+        let content = match delivery {
+            FileDelivery::Link => FileContent::Url(blobs.link(&id.key(), LINK_SECONDS).await?),
+            FileDelivery::Bytes if size > MAX_DELIVERED_BYTES => {
+                return Err(HandOverError::Gone(too_large_for_bytes(&at, size)));
+            }
+            FileDelivery::Bytes => {
+                let file = blobs.get(&id.key()).await?.ok_or_else(gone)?;
+                FileContent::Bytes(STANDARD.encode(file.bytes))
+            }
+        };
         handed.push(InputPart::File(InputFile {
             name,
             media_type,
-            content: FileContent::Url(url),
+            content,
         }));
     }
     Ok(handed)
+}
+
+/// The refusal of an upload too large for an agent that takes files as bytes.
+pub fn too_large_for_bytes(at: &str, size: u64) -> String {
+    format!(
+        "{at}: the agent takes files as bytes (its entry's file_delivery), at most {MAX_DELIVERED_BYTES}; this one is {size} bytes: give it as a link the agent can fetch"
+    )
 }

@@ -16,6 +16,21 @@ pub enum Updates {
     Off,
 }
 
+/// How the agent gets a file the parent uploaded.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileDelivery {
+    /// A link that reads it for an hour, which the agent fetches.
+    #[default]
+    Link,
+    /// The file itself, in the message, for an agent that cannot fetch (at most
+    /// [`MAX_DELIVERED_BYTES`]).
+    Bytes,
+}
+
+/// The largest upload an agent that takes files as bytes is given.
+pub const MAX_DELIVERED_BYTES: u64 = 4 * 1024 * 1024;
+
 pub const DEFAULT_FOLLOW_INTERVAL: Duration = Duration::from_secs(5);
 pub const MIN_FOLLOW_INTERVAL: Duration = Duration::from_secs(1);
 /// The longest wait between two polls, when `poll_max_interval` is not set.
@@ -95,6 +110,8 @@ pub struct AgentSpec {
     /// How long the agent may stay unreachable, or refuse fresh credentials, before its
     /// stand-in ends failed.
     pub max_unreachable: Duration,
+    /// How the agent gets a file the parent uploaded.
+    pub file_delivery: FileDelivery,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -149,6 +166,8 @@ struct Entry {
     max_duration: Option<f64>,
     #[serde(default, deserialize_with = "seconds")]
     max_unreachable: Option<f64>,
+    #[serde(default)]
+    file_delivery: FileDelivery,
 }
 
 fn auto() -> Updates {
@@ -312,6 +331,9 @@ impl AgentSpec {
         }
         if self.max_unreachable != DEFAULT_MAX_UNREACHABLE {
             entry["max_unreachable"] = self.max_unreachable.as_secs().into();
+        }
+        if self.file_delivery != FileDelivery::default() {
+            entry["file_delivery"] = serde_json::json!(self.file_delivery);
         }
         entry
     }
@@ -518,6 +540,7 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
         poll_max_interval,
         max_duration,
         max_unreachable,
+        file_delivery: entry.file_delivery,
     };
     let size = spec.to_entry().to_string().len();
     if size > MAX_ENTRY_BYTES {

@@ -122,7 +122,7 @@ fn every_error_names_its_field() {
 #[test]
 fn an_entry_reads_back_to_the_spec_it_was_written_from() {
     let cfg = AgentsConfig::parse(
-        r#"{"agents":[{"id":"a","url":"https://a.example","version":"1.0","updates":"follow","follow_interval":2.5,"participant":"p","allowed_origins":["https://b.example"]},{"id":"b","url":"http://h"},
+        r#"{"agents":[{"id":"a","url":"https://a.example","version":"1.0","updates":"follow","follow_interval":2.5,"participant":"p","allowed_origins":["https://b.example"]},{"id":"b","url":"http://h","file_delivery":"bytes"},
             {"id":"c","url":"https://c.example","updates":"poll","poll_max_interval":30,"card_url":"https://c.example/a2a/v1/card?assistant_id=x","headers":{"X-Api-Version":"2"},"session_header":"X-Amzn-Bedrock-AgentCore-Runtime-Session-Id","extensions":["https://ext.example/v1"]}]}"#,
     )
     .expect("valid");
@@ -245,6 +245,10 @@ break"}"#
         "agents[0].poll_max_interval"
     );
     assert_eq!(field(r#""updates":"sometimes""#), "agents[0].updates");
+    assert_eq!(
+        field(r#""file_delivery":"inline""#),
+        "agents[0].file_delivery"
+    );
     let cfg = AgentsConfig::parse(
         r#"{"agents":[{"id":"a","url":"http://h","updates":"poll","headers":{"X-Api-Version":"2"},"session_header":"X-Session"}]}"#,
     )
@@ -344,4 +348,20 @@ fn one_second_is_the_least_interval() {
         AgentsConfig::parse(r#"{"agents":[{"id":"a","url":"http://h","follow_interval":1}]}"#)
             .is_ok()
     );
+}
+
+#[test]
+fn an_agent_takes_uploaded_files_as_links_unless_its_entry_says_bytes() {
+    let cfg = AgentsConfig::parse(
+        r#"{"agents":[{"id":"a","url":"http://h"},{"id":"b","url":"http://h","file_delivery":"bytes"},{"id":"c","url":"http://h","file_delivery":"link"}]}"#,
+    )
+    .expect("valid");
+    let delivery: Vec<FileDelivery> = cfg.agents.iter().map(|a| a.file_delivery).collect();
+    assert_eq!(
+        delivery,
+        [FileDelivery::Link, FileDelivery::Bytes, FileDelivery::Link]
+    );
+    // The default is not written: an entry from before reads the same.
+    assert!(cfg.agents[0].to_entry().get("file_delivery").is_none());
+    assert_eq!(cfg.agents[1].to_entry()["file_delivery"], "bytes");
 }

@@ -231,7 +231,8 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             Ok(request) => request,
             Err(BodyError(message)) => return Ok(ApiAnswer::error(400, message)),
         };
-        if let Some(refused) = self.unput_upload(&request.parts).await? {
+        let delivery = spec.as_ref().map(|s| s.file_delivery).unwrap_or_default();
+        if let Some(refused) = self.unput_upload(&request.parts, delivery).await? {
             return Ok(ApiAnswer::error(400, refused));
         }
         if let Some(asked) = request.deadline_secs.filter(|s| *s > self.max_standin_secs) {
@@ -364,7 +365,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         if request.parts.iter().any(InputPart::is_upload) {
             // The stand-in first: a reply to one that is unknown or ended says so, and
             // costs no look at the bucket.
-            match self.store.get(task_id).await? {
+            let row = match self.store.get(task_id).await? {
                 None => return Ok(ApiAnswer::error(404, format!("no stand-in {task_id}"))),
                 Some(row) if row.closed => {
                     return Ok(ApiAnswer::error(
@@ -372,9 +373,16 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                         format!("stand-in {task_id} has ended"),
                     ));
                 }
-                Some(_) => {}
-            }
-            if let Some(refused) = self.unput_upload(&request.parts).await? {
+                Some(row) => row,
+            };
+            // The agent as the stand-in keeps it (its entry from its start).
+            let delivery = row
+                .agent_entry
+                .as_deref()
+                .and_then(|entry| crate::agents::AgentSpec::parse_entry(entry).ok())
+                .map(|spec| spec.file_delivery)
+                .unwrap_or_default();
+            if let Some(refused) = self.unput_upload(&request.parts, delivery).await? {
                 return Ok(ApiAnswer::error(400, refused));
             }
         }

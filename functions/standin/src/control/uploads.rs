@@ -9,6 +9,7 @@ use standin_wire::{
 };
 
 use super::{ApiAnswer, Control, ControlError, Executions};
+use crate::agents::{FileDelivery, MAX_DELIVERED_BYTES};
 use crate::doorbell::Doorbell;
 use crate::row::RowStore;
 
@@ -45,10 +46,12 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
     }
 
     /// Why a start's or a reply's parts cannot go (an `upload_id` with no file put, or
-    /// one larger than an upload may be), naming the part; None when they can.
+    /// one larger than an upload may be, or than `delivery` gives as bytes), naming the
+    /// part; None when they can.
     pub(super) async fn unput_upload(
         &self,
         parts: &[InputPart],
+        delivery: FileDelivery,
     ) -> Result<Option<String>, ControlError> {
         for (i, part) in parts.iter().enumerate() {
             let InputPart::File(InputFile {
@@ -75,6 +78,9 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                     return Ok(Some(format!(
                         "{at}: {id} holds {size} bytes, more than an upload may ({MAX_UPLOAD_BYTES})"
                     )));
+                }
+                Some(size) if delivery == FileDelivery::Bytes && size > MAX_DELIVERED_BYTES => {
+                    return Ok(Some(crate::uploads::too_large_for_bytes(&at, size)));
                 }
                 Some(_) => {}
             }

@@ -121,12 +121,14 @@ pub async fn turn<S: RowStore, A: Agent>(
     }
     let agent_named = named(&step.agent, spec);
     let uploads = invocation.uploads.as_deref();
+    let delivery = spec.map(|spec| spec.file_delivery).unwrap_or_default();
     exchange(
         &invocation.teller,
         Reached {
             agent,
             named: &agent_named,
             uploads,
+            delivery,
         },
         step,
         window,
@@ -141,6 +143,7 @@ struct Reached<'r, A> {
     agent: &'r A,
     named: &'r str,
     uploads: Option<&'r dyn crate::artifacts::Blobs>,
+    delivery: crate::agents::FileDelivery,
 }
 
 /// The turn's exchange with the agent, once it is reached.
@@ -155,6 +158,7 @@ async fn exchange<S: RowStore, A: Agent>(
         agent,
         named: agent_named,
         uploads,
+        delivery,
     } = reached;
     let (text, parts, first) = match step.next.take() {
         Some(Next::Turn { reply, parts }) => (reply, parts, false),
@@ -189,7 +193,7 @@ async fn exchange<S: RowStore, A: Agent>(
     // has the agent's task): sent again it would be a follow-up, the prompt taken for an
     // answer. GetTask says where the task stands instead.
     let first_again = first && row.remote_task_id.is_some();
-    let parts = match crate::uploads::hand_over(uploads, parts, !first_again).await {
+    let parts = match crate::uploads::hand_over(uploads, parts, !first_again, delivery).await {
         Ok(parts) => parts,
         Err(crate::uploads::HandOverError::Gone(reason)) => {
             warn!(task_id = %step.task_id, %reason, "an upload cannot be handed over");

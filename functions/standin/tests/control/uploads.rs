@@ -101,3 +101,36 @@ async fn a_part_naming_an_upload_with_no_file_put_is_refused_naming_it() {
         bad.body
     );
 }
+
+#[tokio::test]
+async fn an_upload_too_large_for_an_agent_that_takes_bytes_is_refused_at_the_start() {
+    let w = World::new();
+    let body = json!({"url": "https://reader.example", "file_delivery": "bytes"});
+    let put = w
+        .call(Call::AgentPut {
+            id: "reader",
+            body: &body,
+        })
+        .await;
+    assert_eq!(put.status, 200, "{}", put.body);
+    let link = w.call(Call::Upload(&json!({"size": 5_000_000}))).await;
+    let id = link.body["upload_id"].as_str().unwrap().to_owned();
+    w.blobs
+        .put(&format!("uploads/{id}"), vec![b'x'; 5_000_000])
+        .await
+        .unwrap();
+    let start = |agent: &str, task_id: &str| {
+        json!({"agent": agent, "message": "go", "task_id": task_id,
+            "parts": [{"kind": "file", "upload_id": id}]})
+    };
+    let refused = w.start(start("reader", "b1")).await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert!(
+        error(&refused).starts_with("parts[0].upload_id: the agent takes files as bytes"),
+        "{}",
+        refused.body
+    );
+    // An agent that fetches links takes it.
+    let started = w.start(start("writer", "b2")).await;
+    assert_eq!(started.status, 200, "{}", started.body);
+}

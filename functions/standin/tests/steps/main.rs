@@ -76,6 +76,7 @@ fn spec(updates: Updates) -> AgentSpec {
         poll_max_interval: standin::agents::DEFAULT_POLL_MAX_INTERVAL,
         max_duration: None,
         max_unreachable: standin::agents::DEFAULT_MAX_UNREACHABLE,
+        file_delivery: standin::agents::FileDelivery::Link,
         auth: None,
     }
 }

@@ -655,3 +655,75 @@ async fn an_uploaded_file_reaches_the_agent_as_a_fresh_link_and_a_lost_one_ends_
     );
     assert!(w.agent.turns().is_empty(), "the agent was not sent a thing");
 }
+
+#[tokio::test]
+async fn an_agent_that_cannot_fetch_gets_an_uploaded_file_as_its_bytes_within_a_bound() {
+    use base64::Engine;
+    use standin::agents::{FileDelivery, MAX_DELIVERED_BYTES};
+    use standin::artifacts::Blobs;
+    use standin::artifacts::memory::MemoryBlobs;
+    use standin_wire::{FileContent, InputFile, InputPart, UploadId};
+    let file = |id: &UploadId| {
+        InputPart::File(InputFile {
+            name: Some("rows.csv".into()),
+            media_type: Some("text/csv".into()),
+            content: FileContent::Upload(id.clone()),
+        })
+    };
+    let blobs = std::sync::Arc::new(MemoryBlobs::default());
+    let small = UploadId::from_random([5; 16]);
+    blobs
+        .put(&small.key(), b"a,b\n1,2\n".to_vec())
+        .await
+        .unwrap();
+    let large = UploadId::from_random([6; 16]);
+    let too_many = usize::try_from(MAX_DELIVERED_BYTES).unwrap() + 1;
+    blobs.put(&large.key(), vec![b'x'; too_many]).await.unwrap();
+    let uploads = Some(blobs.clone() as std::sync::Arc<dyn Blobs>);
+    let bytes_agent = AgentSpec {
+        file_delivery: FileDelivery::Bytes,
+        ..spec(Updates::Off)
+    };
+
+    let w = World::new(true).await;
+    w.agent.script_stream(Ok(vec![
+        Ok(first_event()),
+        Ok(update(TaskState::InputRequired, "q")),
+    ]));
+    w.agent.set_task(task(TaskState::InputRequired, "q"));
+    let invocation = w
+        .invocation()
+        .with_spec(Some(bytes_agent.clone()))
+        .with_uploads(uploads.clone());
+    let first = Step::start(ID, "widgets", "go").with_parts(vec![file(&small)]);
+    steps::turn(&invocation, first, Duration::from_secs(5), PACING)
+        .await
+        .unwrap();
+    let encoded = base64::engine::general_purpose::STANDARD.encode(b"a,b\n1,2\n");
+    assert_eq!(
+        w.agent.turns()[0].parts,
+        [InputPart::File(InputFile {
+            name: Some("rows.csv".into()),
+            media_type: Some("text/csv".into()),
+            content: FileContent::Bytes(encoded),
+        })]
+    );
+
+    let w = World::new(true).await;
+    let invocation = w
+        .invocation()
+        .with_spec(Some(bytes_agent))
+        .with_uploads(uploads);
+    let first = Step::start(ID, "widgets", "go").with_parts(vec![file(&large)]);
+    let step = steps::turn(&invocation, first, Duration::from_secs(5), PACING)
+        .await
+        .unwrap();
+    let Some(Next::End(EndCause::Failed { reason })) = &step.next else {
+        panic!("{:?}", step.next)
+    };
+    assert!(
+        reason.starts_with("parts[0].upload_id: the agent takes files as bytes"),
+        "{reason}"
+    );
+    assert!(w.agent.turns().is_empty());
+}
