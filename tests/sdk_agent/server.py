@@ -58,6 +58,25 @@ from google.protobuf.json_format import MessageToDict
 from starlette.responses import JSONResponse
 
 
+async def read_whole(receive):
+    """A request's body read whole, and a receive that hands it on to the app."""
+    chunks, more = [], True
+    while more:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        more = message.get("more_body", False)
+    body, sent = b"".join(chunks), False
+
+    async def replay():
+        nonlocal sent
+        if sent:
+            return await receive()
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return body, replay
+
+
 class AuthMiddleware:
     """Refuses (401) a request without the scheme's credential."""
 
@@ -152,23 +171,8 @@ class AuthMiddleware:
                 heard.write(value + "\n")
         if self.scheme == "sigv4":
             # The body is part of the signature: read it whole, then hand it on.
-            chunks, more = [], True
-            while more:
-                message = await receive()
-                chunks.append(message.get("body", b""))
-                more = message.get("more_body", False)
-            body = b"".join(chunks)
+            body, receive_next = await read_whole(receive)
             ok = self.signed(scope, headers, body)
-            sent = False
-
-            async def replay():
-                nonlocal sent
-                if sent:
-                    return await receive()
-                sent = True
-                return {"type": "http.request", "body": body, "more_body": False}
-
-            receive_next = replay
         else:
             ok, receive_next = self.accepts(value), receive
         if not ok:
@@ -187,12 +191,7 @@ class CallLog:
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        chunks, more = [], True
-        while more:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        body = b"".join(chunks)
+        body, replay = await read_whole(receive)
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
         try:
             rpc = json.loads(body) if body else {}
@@ -202,15 +201,6 @@ class CallLog:
                 "traceparent": headers.get("traceparent")}
         with open(self.path, "a") as log:
             log.write(json.dumps(call) + "\n")
-        sent = False
-
-        async def replay():
-            nonlocal sent
-            if sent:
-                return await receive()
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
         return await self.app(scope, replay, send)
 
 

@@ -38,6 +38,8 @@ pub async fn hand_over(
         return Ok(parts);
     }
     let mut handed = Vec::with_capacity(parts.len());
+    // What the message carries as bytes, all its files together.
+    let mut delivered = 0u64;
     for (i, part) in parts.into_iter().enumerate() {
         let InputPart::File(InputFile {
             name,
@@ -62,10 +64,14 @@ pub async fn hand_over(
         let size = blobs.size(&id.key()).await?.ok_or_else(gone)?;
         let content = match delivery {
             FileDelivery::Link => FileContent::Url(blobs.link(&id.key(), LINK_SECONDS).await?),
-            FileDelivery::Bytes if size > MAX_DELIVERED_BYTES => {
-                return Err(HandOverError::Gone(too_large_for_bytes(&at, size)));
+            FileDelivery::Bytes if delivered + size > MAX_DELIVERED_BYTES => {
+                return Err(HandOverError::Gone(too_large_for_bytes(
+                    &at,
+                    delivered + size,
+                )));
             }
             FileDelivery::Bytes => {
+                delivered += size;
                 let file = blobs.get(&id.key()).await?.ok_or_else(gone)?;
                 FileContent::Bytes(STANDARD.encode(file.bytes))
             }
@@ -79,9 +85,10 @@ pub async fn hand_over(
     Ok(handed)
 }
 
-/// The refusal of an upload too large for an agent that takes files as bytes.
-pub fn too_large_for_bytes(at: &str, size: u64) -> String {
+/// The refusal of the upload at `at` that brings a message's files, as bytes, to `total`:
+/// past what an agent that takes files as bytes is given.
+pub fn too_large_for_bytes(at: &str, total: u64) -> String {
     format!(
-        "{at}: the agent takes files as bytes (its entry's file_delivery), at most {MAX_DELIVERED_BYTES}; this one is {size} bytes: give it as a link the agent can fetch"
+        "{at}: the agent takes files as bytes (its entry's file_delivery), at most {MAX_DELIVERED_BYTES} in one message; with this one the message's files are {total} bytes: send fewer or smaller files in this turn"
     )
 }

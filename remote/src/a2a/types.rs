@@ -374,3 +374,33 @@ where
 {
     Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use standin_wire::{FileContent, InputFile, InputPart, UploadId};
+
+    /// An upload id means nothing to the agent, and a file part with neither link nor
+    /// bytes is not A2A: one the turn did not hand over is left out.
+    #[test]
+    fn an_upload_not_handed_over_is_left_out_of_the_message() {
+        let file = |content| {
+            InputPart::File(InputFile {
+                name: Some("a.csv".into()),
+                media_type: None,
+                content,
+            })
+        };
+        let turn = crate::model::Turn::with_id("m-1", "here", None).with_parts(vec![
+            file(FileContent::Upload(UploadId::from_random([1; 16]))),
+            file(FileContent::Url("https://x.test/a.csv".into())),
+        ]);
+        let message = Message::from_turn(&turn);
+        assert_eq!(message.parts.len(), 2, "{message:?}");
+        assert_eq!(message.parts[0].text.as_deref(), Some("here"));
+        assert_eq!(
+            message.parts[1].url.as_deref(),
+            Some("https://x.test/a.csv")
+        );
+    }
+}

@@ -105,12 +105,14 @@ impl Blobs for S3Blobs {
                 Err(err) => return Err(unavailable("GetObject")(err)),
             };
             let etag = object.e_tag().map(str::to_owned);
-            let bytes = object
+            let collected = object
                 .body
                 .collect()
                 .await
-                .map_err(|e| BlobError::Unavailable(format!("S3 GetObject body: {e}")))?
-                .to_vec();
+                .map_err(|e| BlobError::Unavailable(format!("S3 GetObject body: {e}")))?;
+            // Its buffer, not a copy of it, where it is one piece (a file handed over as
+            // bytes is held several times while its message is built).
+            let bytes = Vec::from(collected.into_bytes());
             Ok(Some(Versioned { bytes, etag }))
         })
     }

@@ -375,13 +375,17 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                 }
                 Some(row) => row,
             };
-            // The agent as the stand-in keeps it (its entry from its start).
-            let delivery = row
+            // The agent as the turn will reach it: the entry the row kept from the start,
+            // else the catalog's.
+            let kept = row
                 .agent_entry
                 .as_deref()
-                .and_then(|entry| crate::agents::AgentSpec::parse_entry(entry).ok())
-                .map(|spec| spec.file_delivery)
-                .unwrap_or_default();
+                .and_then(|entry| crate::agents::AgentSpec::parse_entry(entry).ok());
+            let spec = match kept {
+                Some(spec) => Some(spec),
+                None => self.agents.agent(&row.agent).await?.map(|(spec, _)| spec),
+            };
+            let delivery = spec.map(|spec| spec.file_delivery).unwrap_or_default();
             if let Some(refused) = self.unput_upload(&request.parts, delivery).await? {
                 return Ok(ApiAnswer::error(400, refused));
             }

@@ -53,6 +53,8 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         parts: &[InputPart],
         delivery: FileDelivery,
     ) -> Result<Option<String>, ControlError> {
+        // What the message would carry as bytes, all its files together.
+        let mut delivered = 0u64;
         for (i, part) in parts.iter().enumerate() {
             let InputPart::File(InputFile {
                 content: FileContent::Upload(id),
@@ -79,8 +81,11 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                         "{at}: {id} holds {size} bytes, more than an upload may ({MAX_UPLOAD_BYTES})"
                     )));
                 }
-                Some(size) if delivery == FileDelivery::Bytes && size > MAX_DELIVERED_BYTES => {
-                    return Ok(Some(crate::uploads::too_large_for_bytes(&at, size)));
+                Some(size) if delivery == FileDelivery::Bytes => {
+                    delivered += size;
+                    if delivered > MAX_DELIVERED_BYTES {
+                        return Ok(Some(crate::uploads::too_large_for_bytes(&at, delivered)));
+                    }
                 }
                 Some(_) => {}
             }

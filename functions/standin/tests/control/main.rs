@@ -116,10 +116,23 @@ fn router() -> (&'static World, axum::Router) {
 
 /// A request through the router: its status and JSON body.
 async fn request(router: &axum::Router, method: &str, path: &str, body: Value) -> (u16, Value) {
+    request_with(router, method, path, body, &[]).await
+}
+
+/// `request`, with `headers`.
+async fn request_with(
+    router: &axum::Router,
+    method: &str,
+    path: &str,
+    body: Value,
+    headers: &[(&str, &str)],
+) -> (u16, Value) {
     use tower::ServiceExt;
-    let request = http::Request::builder()
-        .method(method)
-        .uri(path)
+    let mut request = http::Request::builder().method(method).uri(path);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let request = request
         .body(axum::body::Body::from(body.to_string()))
         .unwrap();
     let response = router.clone().oneshot(request).await.unwrap();

@@ -83,19 +83,14 @@ async fn a_malformed_traceparent_is_refused_naming_it_and_starts_nothing() {
 
 /// A start through the router with `traceparent` as a header.
 async fn start_with_header(router: &axum::Router, body: Value, traceparent: &str) -> (u16, Value) {
-    use tower::ServiceExt;
-    let request = http::Request::builder()
-        .method("POST")
-        .uri("/standins")
-        .header("traceparent", traceparent)
-        .body(axum::body::Body::from(body.to_string()))
-        .unwrap();
-    let response = router.clone().oneshot(request).await.unwrap();
-    let status = response.status().as_u16();
-    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
-        .await
-        .unwrap();
-    (status, serde_json::from_slice(&bytes).unwrap())
+    request_with(
+        router,
+        "POST",
+        "/standins",
+        body,
+        &[("traceparent", traceparent)],
+    )
+    .await
 }
 
 #[tokio::test]

@@ -133,4 +133,38 @@ async fn an_upload_too_large_for_an_agent_that_takes_bytes_is_refused_at_the_sta
     // An agent that fetches links takes it.
     let started = w.start(start("writer", "b2")).await;
     assert_eq!(started.status, 200, "{}", started.body);
+
+    // The bound is the message's, all its files together, and holds for a reply too.
+    let (one, two) = (put_file(&w, 3_000_000).await, put_file(&w, 3_000_000).await);
+    let started = w
+        .start(json!({"agent": "reader", "message": "go", "task_id": "b3", "parts": [one.clone()]}))
+        .await;
+    assert_eq!(
+        started.status, 200,
+        "one file within the bound: {}",
+        started.body
+    );
+    let refused = w
+        .call(Call::Reply {
+            task_id: "b3",
+            body: &json!({"text": "and these", "parts": [one, two]}),
+        })
+        .await;
+    assert_eq!(refused.status, 400, "{}", refused.body);
+    assert!(
+        error(&refused).starts_with("parts[1].upload_id: the agent takes files as bytes"),
+        "{}",
+        refused.body
+    );
+}
+
+/// A file of `bytes` bytes put through an upload: its file part.
+async fn put_file(w: &World, bytes: usize) -> Value {
+    let link = w.call(Call::Upload(&json!({"size": bytes}))).await;
+    let id = link.body["upload_id"].as_str().unwrap().to_owned();
+    w.blobs
+        .put(&format!("uploads/{id}"), vec![b'y'; bytes])
+        .await
+        .unwrap();
+    json!({"kind": "file", "upload_id": id})
 }

@@ -311,3 +311,4 @@ mod push;
 mod races;
 mod retries;
 mod turns;
+mod uploads;
