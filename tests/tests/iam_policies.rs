@@ -113,6 +113,27 @@ fn functions() -> Vec<&'static str> {
     resources_of("AWS::Serverless::Function")
 }
 
+/// `s3:ListBucket` is excused from "used" (it only makes S3 answer a read of a missing key
+/// with 404): so it is granted on the artifacts bucket alone, never on `*` or another.
+#[test]
+fn list_bucket_is_granted_on_the_artifacts_bucket_alone() {
+    let grants: Vec<&str> = TEMPLATE
+        .lines()
+        .filter(|line| line.contains("s3:ListBucket"))
+        .map(str::trim)
+        .collect();
+    assert!(
+        !grants.is_empty(),
+        "the functions that read the bucket may list it"
+    );
+    for grant in grants {
+        assert_eq!(
+            grant,
+            "- { Effect: Allow, Action: s3:ListBucket, Resource: !GetAtt ArtifactsBucket.Arn }"
+        );
+    }
+}
+
 #[test]
 fn the_template_parser_reads_both_forms_of_action() {
     let block = "Policies:\n  - { Effect: Allow, Action: sqs:SendMessage, Resource: !GetAtt ParentQueue.Arn }\n  - { Effect: Allow, Action: [dynamodb:GetItem, dynamodb:PutItem], Resource: !GetAtt NotesTable.Arn }\n  - Effect: Allow\n    Action: states:StartExecution\n    Resource: !Sub x\n";

@@ -120,3 +120,22 @@ async fn an_agent_that_cannot_fetch_gets_an_uploaded_file_as_its_bytes_within_a_
     );
     assert!(w.agent.turns().is_empty());
 }
+
+/// A first turn Step Functions runs again after it reached the agent sends nothing (it
+/// asks GetTask), so it hands nothing over either: a file gone since ends nothing.
+#[tokio::test]
+async fn a_first_turn_run_again_hands_nothing_over_so_a_file_gone_since_ends_nothing() {
+    let kept = UploadId::from_random([7; 16]);
+    let uploads = bucket(&[(&kept, b"a,b\n".to_vec())]).await;
+    let w = World::new(true).await;
+    first_turn(&w, spec(Updates::Off), uploads.clone(), &kept).await;
+    assert_eq!(w.agent.count("SendStreamingMessage"), 1);
+    uploads.delete(&kept.key()).await.unwrap();
+    let again = first_turn(&w, spec(Updates::Off), uploads, &kept).await;
+    assert!(
+        !matches!(again.next, Some(Next::End(_))),
+        "asked, not ended: {:?}",
+        again.next
+    );
+    assert_eq!(w.agent.count("SendStreamingMessage"), 1, "not sent twice");
+}
