@@ -38,8 +38,7 @@ pub async fn hand_over(
         return Ok(parts);
     }
     let mut handed = Vec::with_capacity(parts.len());
-    // What the message carries as bytes, all its files together.
-    let mut delivered = 0u64;
+    let mut budget = BytesBudget::default();
     for (i, part) in parts.into_iter().enumerate() {
         let InputPart::File(InputFile {
             name,
@@ -64,14 +63,8 @@ pub async fn hand_over(
         let size = blobs.size(&id.key()).await?.ok_or_else(gone)?;
         let content = match delivery {
             FileDelivery::Link => FileContent::Url(blobs.link(&id.key(), LINK_SECONDS).await?),
-            FileDelivery::Bytes if delivered + size > MAX_DELIVERED_BYTES => {
-                return Err(HandOverError::Gone(too_large_for_bytes(
-                    &at,
-                    delivered + size,
-                )));
-            }
             FileDelivery::Bytes => {
-                delivered += size;
+                budget.spend(&at, size).map_err(HandOverError::Gone)?;
                 let file = blobs.get(&id.key()).await?.ok_or_else(gone)?;
                 FileContent::Bytes(STANDARD.encode(file.bytes))
             }
@@ -85,10 +78,24 @@ pub async fn hand_over(
     Ok(handed)
 }
 
-/// The refusal of the upload at `at` that brings a message's files, as bytes, to `total`:
-/// past what an agent that takes files as bytes is given.
-pub fn too_large_for_bytes(at: &str, total: u64) -> String {
-    format!(
-        "{at}: the agent takes files as bytes (its entry's file_delivery), at most {MAX_DELIVERED_BYTES} in one message; with this one the message's files are {total} bytes: send fewer or smaller files in this turn"
-    )
+/// What one message carries of its files as bytes, all of them together, against what an
+/// agent that takes files as bytes is given ([`MAX_DELIVERED_BYTES`]): the one rule the
+/// API checks a start or a reply by and the turn holds.
+#[derive(Debug, Default)]
+pub struct BytesBudget {
+    spent: u64,
+}
+
+impl BytesBudget {
+    /// Counts the file at `at`, `size` bytes; the refusal, naming it, when it passes.
+    pub fn spend(&mut self, at: &str, size: u64) -> Result<(), String> {
+        self.spent += size;
+        if self.spent > MAX_DELIVERED_BYTES {
+            return Err(format!(
+                "{at}: the agent takes files as bytes (its entry's file_delivery), at most {MAX_DELIVERED_BYTES} in one message; with this one the message's files are {} bytes: send fewer or smaller files in this turn",
+                self.spent
+            ));
+        }
+        Ok(())
+    }
 }

@@ -9,7 +9,7 @@ use standin_wire::{
 };
 
 use super::{ApiAnswer, Control, ControlError, Executions};
-use crate::agents::{FileDelivery, MAX_DELIVERED_BYTES};
+use crate::agents::FileDelivery;
 use crate::doorbell::Doorbell;
 use crate::row::RowStore;
 
@@ -53,8 +53,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         parts: &[InputPart],
         delivery: FileDelivery,
     ) -> Result<Option<String>, ControlError> {
-        // What the message would carry as bytes, all its files together.
-        let mut delivered = 0u64;
+        let mut budget = crate::uploads::BytesBudget::default();
         for (i, part) in parts.iter().enumerate() {
             let InputPart::File(InputFile {
                 content: FileContent::Upload(id),
@@ -82,9 +81,8 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                     )));
                 }
                 Some(size) if delivery == FileDelivery::Bytes => {
-                    delivered += size;
-                    if delivered > MAX_DELIVERED_BYTES {
-                        return Ok(Some(crate::uploads::too_large_for_bytes(&at, delivered)));
+                    if let Err(refused) = budget.spend(&at, size) {
+                        return Ok(Some(refused));
                     }
                 }
                 Some(_) => {}
