@@ -376,11 +376,20 @@ fn print_agents(all: &[AgentView]) {
         println!("no agents yet: `standin agents put FILE` adds one");
         return;
     }
-    println!("{:<24} {:<9} {:<7} URL", "AGENT", "SOURCE", "UPDATES");
+    println!(
+        "{:<24} {:<9} {:<7} {:<40} NAME",
+        "AGENT", "SOURCE", "UPDATES", "URL"
+    );
     for view in all {
         let field = |name: &str| view.agent[name].as_str().unwrap_or("-").to_owned();
+        // What the agent's card calls it, or that it did not read.
+        let name = match &view.card {
+            Some(card) if card.error.is_some() => "(card unreadable)".to_owned(),
+            Some(card) if !card.name.is_empty() => card.name.clone(),
+            _ => "-".to_owned(),
+        };
         println!(
-            "{:<24} {:<9} {:<7} {}",
+            "{:<24} {:<9} {:<7} {:<40} {name}",
             field("id"),
             view.source,
             field("updates"),
@@ -502,6 +511,7 @@ mod tests {
                 replies: 0,
                 push: false,
             },
+            replies_taken: Vec::new(),
         }
     }
 

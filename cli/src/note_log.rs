@@ -103,6 +103,7 @@ mod tests {
                 replies,
                 push: false,
             },
+            replies_taken: Vec::new(),
         }
     }
 

@@ -52,12 +52,7 @@ async fn conversation(port: u16, agent_id: &str, reach: &[&str]) {
         .spawn()
         .expect("python runs");
     // While the agent waits for the answer, it makes the painting.
-    let remote = loop {
-        if let Some(remote) = agent.task_ids().pop() {
-            break remote;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    };
+    let remote = agent.some_task().await;
     agent
         .add_artifact(&remote, "widget.svg", "<svg>a blue widget</svg>")
         .await;
@@ -85,6 +80,22 @@ async fn conversation(port: u16, agent_id: &str, reach: &[&str]) {
             .as_array()
             .unwrap()
             .contains(&json!(agent_id)),
+        "{seen}"
+    );
+    // What the agent's card says of it, read by the deployment as it lists.
+    let listed = &seen["listed"];
+    assert_eq!(listed["name"], "Stand-in test agent", "{seen}");
+    assert!(
+        listed["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("Scriptable A2A agent"),
+        "{seen}"
+    );
+    assert_eq!(
+        listed["skills"],
+        json!([{"id": "scripted", "name": "Scripted turns", "tags": ["test"],
+                "description": "Answers each turn as the test scripted it"}]),
         "{seen}"
     );
     assert_eq!(

@@ -114,10 +114,20 @@ pub struct ArtifactsOf {
     pub after: Option<String>,
 }
 
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct ListAgents {
+    /// The next page: the `next` an earlier answer gave.
+    #[serde(default)]
+    pub after: Option<String>,
+}
+
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct Agents {
-    /// Every agent this deployment can delegate to.
+    /// Agents this deployment can delegate to, 100 at a time.
     pub agents: Vec<AgentOut>,
+    /// More agents follow: pass this as `after` for them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -127,6 +137,32 @@ pub struct AgentOut {
     pub source: String,
     /// The agent's A2A endpoint.
     pub url: Option<String>,
+    /// The agent's name, as its card gives it: the agent's own claim (the id is what
+    /// names it here).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// What the agent does, as its card says: its own words, not an instruction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// What the agent's card says it can do.
+    pub skills: Vec<SkillOut>,
+    /// Why the agent's card could not be read just now (it may be down or need
+    /// credentials for it); delegating to it may still work.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub card_error: Option<String>,
+}
+
+/// One thing an agent's card says it can do.
+#[derive(Debug, Default, Deserialize, Serialize, JsonSchema)]
+pub struct SkillOut {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]

@@ -55,9 +55,6 @@ fn path_id(id: &str) -> Result<String, String> {
         .collect())
 }
 
-/// The most pages `list_agents` reads (100 agents a page).
-const MAX_AGENT_PAGES: usize = 100;
-
 fn decode<T: serde::de::DeserializeOwned>(value: Value, what: &str) -> Result<T, String> {
     serde_json::from_value(value)
         .map_err(|err| format!("{what}: an answer this tool cannot read: {err}"))
@@ -96,32 +93,30 @@ impl<A: ControlApi> StandInTools<A> {
         self.api.call(method, path, body).await?.accepted(what)
     }
 
-    #[tool(description = "The agents this deployment can delegate to, by id.")]
-    async fn list_agents(&self) -> Result<Json<Agents>, String> {
-        let mut agents = Vec::new();
-        let mut after: Option<String> = None;
-        for _ in 0..MAX_AGENT_PAGES {
-            let path = match &after {
-                Some(id) => format!("/agents?after={}", path_id(id)?),
-                None => "/agents".to_owned(),
-            };
-            let page = self.call("listing the agents", "GET", path, None).await?;
-            for view in page["agents"].as_array().into_iter().flatten() {
-                agents.push(AgentOut {
-                    id: view["agent"]["id"].as_str().unwrap_or_default().to_owned(),
-                    source: view["source"].as_str().unwrap_or_default().to_owned(),
-                    url: view["agent"]["url"].as_str().map(str::to_owned),
-                });
-            }
-            match page["next"].as_str() {
-                // A page that names no new next is the last.
-                Some(next) if !next.is_empty() && after.as_deref() != Some(next) => {
-                    after = Some(next.to_owned());
-                }
-                _ => break,
-            }
-        }
-        Ok(Json(Agents { agents }))
+    #[tool(
+        description = "The agents this deployment can delegate to, 100 at a time: each one's id, and its name, description and skills as its own card claims them (the id is what names it)."
+    )]
+    async fn list_agents(
+        &self,
+        Parameters(ListAgents { after }): Parameters<ListAgents>,
+    ) -> Result<Json<Agents>, String> {
+        let path = match &after {
+            Some(id) => format!("/agents?after={}", path_id(id)?),
+            None => "/agents".to_owned(),
+        };
+        let page = self.call("listing the agents", "GET", path, None).await?;
+        let agents = page["agents"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(agent_out)
+            .collect();
+        // A page that names itself as the next is the last, not a loop.
+        let next = page["next"]
+            .as_str()
+            .filter(|next| !next.is_empty() && after.as_deref() != Some(*next))
+            .map(str::to_owned);
+        Ok(Json(Agents { agents, next }))
     }
 
     #[tool(
@@ -299,6 +294,28 @@ fn with_parts<const N: usize>(
         }
     }
     body
+}
+
+/// An agent of `/agents` as `list_agents` gives it: its card's words, or why there are
+/// none (a deployment older than cards shows neither).
+fn agent_out(view: &Value) -> AgentOut {
+    let text = |value: &Value| value.as_str().filter(|s| !s.is_empty()).map(str::to_owned);
+    let card = &view["card"];
+    AgentOut {
+        id: view["agent"]["id"].as_str().unwrap_or_default().to_owned(),
+        source: view["source"].as_str().unwrap_or_default().to_owned(),
+        url: text(&view["agent"]["url"]),
+        name: text(&card["name"]),
+        description: text(&card["description"]),
+        // Each skill on its own: one that does not read leaves the others.
+        skills: card["skills"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|skill| serde_json::from_value(skill.clone()).ok())
+            .collect(),
+        card_error: text(&card["error"]),
+    }
 }
 
 /// A note of the log as the tools give it.

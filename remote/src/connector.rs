@@ -11,10 +11,13 @@ use sha2::{Digest, Sha256};
 
 use crate::a2a::card::{CardAt, CardRead, ResolvedAgent, fetch_card};
 use crate::a2a::client::{AgentClient, Timeouts};
+use crate::a2a::profile;
 use crate::a2a::reach::{check_interface, check_target};
 use crate::a2a::security;
+use crate::a2a::types::AgentCard;
 use crate::auth::Credentials;
 use crate::error::RemoteError;
+use crate::model::Profile;
 use crate::tls::Roots;
 
 /// Where an agent is, how far the stand-in may follow its card, and what goes with
@@ -153,6 +156,15 @@ impl Connector {
         )
     }
 
+    /// What the agent's card says of it, read afresh (a listing shows what the agent
+    /// says now, not what this process read first) with the reach's credentials, if any.
+    pub async fn describe(&self, reach: Reach<'_>) -> Result<Profile, RemoteError> {
+        let headers = reach.headers()?;
+        let http = self.client_for(reach.credentials.as_deref()).await?;
+        let (card, _) = read_card(&http, &headers, &reach).await?;
+        Ok(profile::of(&card))
+    }
+
     /// Reads the card (with the credentials), checks that they meet what it requires,
     /// and, when it offers one, reads the extended card in its place.
     async fn resolve(
@@ -161,22 +173,7 @@ impl Connector {
         headers: &HeaderMap,
         reach: &Reach<'_>,
     ) -> Result<ResolvedAgent, RemoteError> {
-        // The card's own address first: an agent added at run time could name the
-        // function's neighbours.
-        let first = reach.card_url.unwrap_or(reach.url);
-        let first = reqwest::Url::parse(first)
-            .map_err(|e| RemoteError::Card(format!("{first:?} is not a URL: {e}")))?;
-        check_target(&first, "the agent's card", reach.allow_private).await?;
-        let at = reach
-            .card_url
-            .map_or(CardAt::Base(reach.url), CardAt::Exact);
-        let read = CardRead {
-            http,
-            headers,
-            credentials: reach.credentials.as_deref(),
-            timeouts: Timeouts::default(),
-        };
-        let (card, url) = fetch_card(read, at).await?;
+        let (card, url) = read_card(http, headers, reach).await?;
         let configured = reach.credentials.as_ref().map(|c| c.scheme());
         if let Some(unmet) = security::requirements(&card).unmet(reach.agent, configured) {
             return Err(RemoteError::AuthNotConfigured(unmet));
@@ -223,6 +220,29 @@ impl Connector {
     }
 }
 
+/// Reads the card where the reach says, its address checked first: an agent added at run
+/// time could name the function's neighbours.
+async fn read_card(
+    http: &reqwest::Client,
+    headers: &HeaderMap,
+    reach: &Reach<'_>,
+) -> Result<(AgentCard, reqwest::Url), RemoteError> {
+    let first = reach.card_url.unwrap_or(reach.url);
+    let first = reqwest::Url::parse(first)
+        .map_err(|e| RemoteError::Card(format!("{first:?} is not a URL: {e}")))?;
+    check_target(&first, "the agent's card", reach.allow_private).await?;
+    let at = reach
+        .card_url
+        .map_or(CardAt::Base(reach.url), CardAt::Exact);
+    let read = CardRead {
+        http,
+        headers,
+        credentials: reach.credentials.as_deref(),
+        timeouts: Timeouts::default(),
+    };
+    fetch_card(read, at).await
+}
+
 /// Refuses `url` on a private, loopback or link-local address unless the deployment
 /// allows private agents: the same rule as an agent's card and interface, for what else
 /// the stand-in calls on an entry's word (an OAuth2 token endpoint).
@@ -234,3 +254,93 @@ pub async fn check_reach(url: &str, what: &str, allow_private: bool) -> Result<(
 
 /// Agents' cards kept at once, past which the cache starts again.
 const MAX_CARDS: usize = 1024;
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::expect_used, clippy::unwrap_used)]
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+
+    /// A card server on loopback answering every request with `status` and `body`, and
+    /// keeping each request's head.
+    async fn card_server(status: &'static str, body: String) -> (u16, Arc<Mutex<Vec<String>>>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let heads = seen.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let mut request = vec![0u8; 4096];
+                let read = socket.read(&mut request).await.unwrap_or(0);
+                heads
+                    .lock()
+                    .unwrap()
+                    .push(String::from_utf8_lossy(&request[..read]).into_owned());
+                let answer = format!(
+                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(answer.as_bytes()).await;
+            }
+        });
+        (port, seen)
+    }
+
+    fn connector() -> Connector {
+        let roots = Roots::built_in();
+        let http = roots.agent_http_client().unwrap();
+        Connector::new(roots, http)
+    }
+
+    fn reach(url: &str, allow_private: bool) -> Reach<'_> {
+        Reach {
+            agent: "billing",
+            url,
+            card_url: None,
+            allowed_origins: &[],
+            participant: None,
+            headers: &[],
+            session: None,
+            traceparent: None,
+            extensions: &[],
+            allow_private,
+            credentials: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn describe_reads_what_the_card_says_with_no_credentials() {
+        let card = serde_json::json!({
+            "name": "Billing", "description": "Answers billing questions",
+            "supportedInterfaces": [], "skills": [{"id": "refund", "name": "Refunds"}]
+        });
+        let (port, seen) = card_server("200 OK", card.to_string()).await;
+        let url = format!("http://127.0.0.1:{port}");
+        let profile = connector().describe(reach(&url, true)).await.unwrap();
+        assert_eq!(
+            (profile.name.as_str(), profile.skills[0].id.as_str()),
+            ("Billing", "refund")
+        );
+        let head = seen.lock().unwrap()[0].to_ascii_lowercase();
+        assert!(
+            head.starts_with("get /.well-known/agent-card.json"),
+            "{head}"
+        );
+        assert!(!head.contains("authorization"), "{head}");
+    }
+
+    #[tokio::test]
+    async fn a_card_that_refuses_or_an_address_not_allowed_is_said() {
+        let (port, _) = card_server("401 Unauthorized", String::new()).await;
+        let url = format!("http://127.0.0.1:{port}");
+        let refused = connector().describe(reach(&url, true)).await.unwrap_err();
+        assert!(refused.to_string().contains("401"), "{refused}");
+        let private = connector().describe(reach(&url, false)).await.unwrap_err();
+        assert!(
+            private.to_string().contains("AllowPrivateAgents"),
+            "{private}"
+        );
+    }
+}

@@ -20,7 +20,8 @@
 //!   `v03.rs` (0.3's two wire forms), `client.rs` (the calls, over the chosen binding),
 //!   `binding/` (one `Transport` per binding: `jsonrpc.rs`, `http_json.rs`), `http.rs`
 //!   (what every call shares: timeouts, bounded reads, credentials), `sse.rs`,
-//!   `limits.rs`, `reach.rs`, `map.rs` (wire → model), `skim.rs` (what is kept of an
+//!   `limits.rs`, `reach.rs`, `map.rs` (wire → model), `profile.rs` (what a card says
+//!   of its agent), `skim.rs` (what is kept of an
 //!   answer as it arrives), `divert.rs` and `artifact.rs` (artifacts collected, large
 //!   content stored as it arrives through a [`ContentSink`]).
 //! - `replayed/` (tests only): the client against exchanges captured from the official
@@ -38,6 +39,7 @@ mod connector;
 mod error;
 #[cfg(any(test, feature = "test-support"))]
 pub mod fake;
+pub mod front;
 mod model;
 mod port;
 mod push;
@@ -50,8 +52,8 @@ pub use a2a::client::{AgentClient, Timeouts};
 pub use connector::{Connector, Reach, check_reach};
 pub use error::RemoteError;
 pub use model::{
-    Artifact, ArtifactUpdate, Content, ContentKind, FollowUp, Part, PushRequest, Sent, Spilled,
-    Status, Turn, Update, UpdateStream,
+    Artifact, ArtifactUpdate, Content, ContentKind, FollowUp, Part, Profile, PushRequest, Sent,
+    Skill, Spilled, Status, Turn, Update, UpdateStream,
 };
 pub use port::{Agent, ContentSink};
 pub use push::{PushBodyError, PushClaim, read_push};

@@ -201,3 +201,20 @@ pub enum Spilled {
     Bytes { spill: String, bytes: Vec<u8> },
     Closed { spill: String, valid: bool },
 }
+
+/// What an agent says of itself on its card: what a parent reads to choose one.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Profile {
+    pub name: String,
+    pub description: String,
+    pub skills: Vec<Skill>,
+}
+
+/// One thing the agent says it can do.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Skill {
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    pub tags: Vec<String>,
+}

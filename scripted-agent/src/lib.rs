@@ -338,6 +338,17 @@ impl TestAgent {
         lock(&self.inner).tasks.keys().cloned().collect()
     }
 
+    /// The id of a task the agent was given, once it has one: where a test adds what the
+    /// agent makes while the parent answers.
+    pub async fn some_task(&self) -> String {
+        loop {
+            if let Some(task) = self.task_ids().pop() {
+                return task;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+    }
+
     pub fn calls(&self) -> Vec<String> {
         lock(&self.inner).calls.clone()
     }

@@ -58,7 +58,9 @@ pub(crate) async fn card(State(agent): State<TestAgent>) -> Response {
         "supportedInterfaces": [{"url": interface, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
         "version": "0.0.1",
         "capabilities": {"streaming": behaviour.streaming, "pushNotifications": push},
-        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"], "skills": []
+        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+        "skills": [{"id": "scripted", "name": "Scripted turns", "tags": ["test"],
+                    "description": "Answers each turn as the test scripted it"}]
     });
     (
         [(header::CONTENT_TYPE, "application/json")],

@@ -66,7 +66,9 @@ async def conversation(args):
             tools = (await session.list_tools()).tools
             seen["tools"] = sorted(tool.name for tool in tools)
             seen["every_tool_has_an_output_schema"] = all(tool.output_schema for tool in tools)
-            seen["agents"] = [agent["id"] for agent in (await call("list_agents", {}))["agents"]]
+            agents = (await call("list_agents", {}))["agents"]
+            seen["agents"] = [agent["id"] for agent in agents]
+            seen["listed"] = next((a for a in agents if a["id"] == args.agent), None)
 
             with open(args.file, "rb") as f:
                 sketch = base64.b64encode(f.read()).decode()

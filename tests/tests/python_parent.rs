@@ -49,12 +49,7 @@ async fn the_python_parent_starts_hears_replies_and_ends() {
         .spawn()
         .expect("python runs");
     // While the agent waits for the answer, it produces the drawing.
-    let remote = loop {
-        if let Some(remote) = agent.task_ids().pop() {
-            break remote;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    };
+    let remote = agent.some_task().await;
     agent
         .add_artifact(&remote, "widget.svg", "<svg>a blue widget</svg>")
         .await;

@@ -233,6 +233,10 @@ pub struct StandInStatus {
     pub execution_status: Option<String>,
     pub parked: bool,
     pub pending: PendingView,
+    /// The ids of the latest replies the stand-in has taken (its last 64), so a parent
+    /// that sent one again can tell it was taken.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replies_taken: Vec<String>,
 }
 
 /// What waits for the stand-in's next wake.
@@ -265,6 +269,36 @@ pub struct ListPage {
 pub struct AgentView {
     pub source: String,
     pub agent: Value,
+    /// What the agent's card says of it (`GET /agents` and `GET /agents/{id}` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub card: Option<CardView>,
+}
+
+/// What an agent's card says of it, read within seconds of the answer, or why it could
+/// not be read (`error`, the other fields then empty).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct CardView {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub skills: Vec<SkillView>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// One thing an agent's card says it can do.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct SkillView {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub tags: Vec<String>,
 }
 
 /// `GET /agents?after=…`.

@@ -19,9 +19,9 @@ pub use artifact::{
     ArtifactContent, ArtifactView, ArtifactsPage, NOTE_INLINE_BYTES, PartFlag, PartKind, PartView,
 };
 pub use control::{
-    Accepted, AgentView, AgentsPage, BodyError, CancelRequest, ErrorBody, ListPage,
+    Accepted, AgentView, AgentsPage, BodyError, CancelRequest, CardView, ErrorBody, ListPage,
     MAX_MESSAGE_BYTES, MAX_REASON_BYTES, NO_TOKEN_HERE, NotesPage, PendingView, Removed,
-    ReplyRequest, StandInStatus, StartRequest, Started, Summary,
+    ReplyRequest, SkillView, StandInStatus, StartRequest, Started, Summary,
 };
 pub use id::{IdError, MAX_REPLY_ID_BYTES, ReplyId, TaskId};
 pub use note::ParentNote;

@@ -19,7 +19,8 @@
 //! - [`agents`]: the agents document and its entries ([`config_error`]: a field that
 //!   cannot be used); [`agent_rules`]: what a
 //!   deployment lets an entry name (no AWS service endpoint, SigV4 to AgentCore only).
-//! - [`registry`]: the agents added at run time, and the catalog of both.
+//! - [`registry`]: the agents added at run time, and the catalog of both; [`cards`]: what
+//!   their cards say of them (name, description, skills), for a parent choosing one.
 //! - [`artifacts`]: what the sub-task produced: collected as it arrives, stored (the
 //!   `Blobs` port on S3), told in the notes.
 //! - [`auth`]: an agent's credentials: the entry's `auth`, the secrets it names
@@ -34,6 +35,7 @@ pub mod agent_rules;
 pub mod agents;
 pub mod artifacts;
 pub mod auth;
+pub mod cards;
 pub mod clock;
 pub mod config_error;
 pub mod control;

@@ -206,7 +206,31 @@ async fn a_final_note_written_while_the_wait_asks_the_status_is_returned() {
 }
 
 #[tokio::test]
-async fn list_agents_pages_through_every_agent() {
+async fn list_agents_gives_what_each_card_says() {
+    let card = json!({"name": "Billing", "description": "Answers billing questions",
+                      "skills": [{"id": "refund", "name": "Refunds",
+                                  "description": "Refunds an order", "tags": ["money"]},
+                                 {"id": 7}]});
+    let tools = tools(vec![(
+        200,
+        json!({"agents": [{"source": "stack", "agent": {"id": "billing", "url": "https://b.test"},
+                           "card": card}], "next": null}),
+    )]);
+    let Json(listed) = tools
+        .list_agents(Parameters(ListAgents::default()))
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::to_value(&listed.agents[0]).unwrap(),
+        json!({"id": "billing", "source": "stack", "url": "https://b.test", "name": "Billing",
+               "description": "Answers billing questions",
+               "skills": [{"id": "refund", "name": "Refunds", "description": "Refunds an order",
+                           "tags": ["money"]}]})
+    );
+}
+
+#[tokio::test]
+async fn list_agents_gives_a_page_and_where_the_next_starts() {
     let tools = tools(vec![
         (
             200,
@@ -214,19 +238,37 @@ async fn list_agents_pages_through_every_agent() {
         ),
         (
             200,
-            json!({"agents": [{"source": "registry", "agent": {"id": "b", "url": "https://b.test"}}], "next": null}),
+            json!({"agents": [{"source": "registry", "agent": {"id": "b", "url": "https://b.test"},
+                               "card": {"name": "", "description": "", "skills": [],
+                                        "error": "https://b.test answered HTTP 503"}}],
+                   "next": "b"}),
         ),
     ]);
-    let Json(listed) = tools.list_agents().await.unwrap();
-    let ids: Vec<&str> = listed.agents.iter().map(|a| a.id.as_str()).collect();
-    assert_eq!(ids, ["a", "b"]);
+    let Json(first) = tools
+        .list_agents(Parameters(ListAgents::default()))
+        .await
+        .unwrap();
+    assert_eq!(
+        (first.agents[0].id.as_str(), first.next.as_deref()),
+        ("a", Some("a"))
+    );
+    let after = ListAgents {
+        after: first.next.clone(),
+    };
+    let Json(second) = tools.list_agents(Parameters(after)).await.unwrap();
     assert_eq!(calls(&tools)[1].1, "/agents?after=a");
+    assert_eq!(
+        serde_json::to_value(&second.agents[0]).unwrap(),
+        json!({"id": "b", "source": "registry", "url": "https://b.test", "skills": [],
+               "card_error": "https://b.test answered HTTP 503"})
+    );
     // A page that names itself as the next is the last one, not a loop.
-    let page = json!({"agents": [{"source": "stack", "agent": {"id": "a"}}], "next": "a"});
-    let tools = self::tools(vec![(200, page.clone()), (200, page.clone()), (200, page)]);
-    let Json(listed) = tools.list_agents().await.unwrap();
-    assert_eq!(listed.agents.len(), 2);
-    assert_eq!(calls(&tools).len(), 2);
+    let again = ListAgents {
+        after: Some("b".into()),
+    };
+    let tools = self::tools(vec![(200, json!({"agents": [], "next": "b"}))]);
+    let Json(last) = tools.list_agents(Parameters(again)).await.unwrap();
+    assert_eq!(last.next, None);
 }
 
 #[tokio::test]

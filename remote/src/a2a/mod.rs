@@ -15,6 +15,7 @@ pub mod error;
 pub mod http;
 pub mod limits;
 pub mod map;
+pub mod profile;
 pub mod reach;
 pub mod security;
 pub mod skim;

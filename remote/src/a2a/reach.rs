@@ -36,6 +36,18 @@ pub async fn check_interface(
 /// Refuses `url` (`what`, for the message) when its host resolves to a non-public
 /// address, unless private agents are allowed.
 pub async fn check_target(url: &Url, what: &str, allow_private: bool) -> Result<(), RemoteError> {
+    // Whatever the deployment allows, each address the host resolves to is held to what
+    // no agent may be (a name, `0.0.0.0` or a mapped IPv6 form cannot pass for another).
+    let port = url.port_or_known_default().unwrap_or_default();
+    let runtime_api = std::env::var("AWS_LAMBDA_RUNTIME_API").ok();
+    let addresses = addresses(url).await?;
+    for ip in &addresses {
+        if let Some(why) = never_reached(*ip, port, runtime_api.as_deref()) {
+            return Err(RemoteError::Refused(format!(
+                "{what} is {why}; no agent may be there"
+            )));
+        }
+    }
     if allow_private {
         return Ok(());
     }
@@ -44,13 +56,53 @@ pub async fn check_target(url: &Url, what: &str, allow_private: bool) -> Result<
             "{what} is on localhost; private agents are not allowed in this deployment (AllowPrivateAgents)"
         )));
     }
-    if let Some(ip) = addresses(url).await?.into_iter().find(|ip| !is_public(*ip)) {
+    if let Some(ip) = addresses.into_iter().find(|ip| !is_public(*ip)) {
         return Err(RemoteError::Refused(format!(
             "{what} host {} resolves to the non-public address {ip}; private agents are not allowed in this deployment (AllowPrivateAgents)",
             url.host_str().unwrap_or_default()
         )));
     }
     Ok(())
+}
+
+/// What no agent may be, even where private agents are allowed: the function's Lambda
+/// Runtime API (`runtime_api`, its `host:port`), whose next invocation and answers a
+/// request could forge, and a link-local address (the metadata services). The check is
+/// on the address resolved before the connection; where private agents are allowed the
+/// connection resolves again, so a name whose answer changes in between is the
+/// deployment's risk to take (`AllowPrivateAgents` is for LocalStack and private VPCs).
+fn never_reached(ip: IpAddr, port: u16, runtime_api: Option<&str>) -> Option<&'static str> {
+    let v4 = match ip {
+        IpAddr::V4(v4) => Some(v4),
+        IpAddr::V6(v6) => embedded_v4(v6),
+    };
+    let link_local = match (ip, v4) {
+        (_, Some(v4)) => v4.is_link_local(),
+        (IpAddr::V6(v6), None) => v6.is_unicast_link_local(),
+        (IpAddr::V4(_), None) => false,
+    };
+    if link_local {
+        return Some("a link-local address (a metadata service)");
+    }
+    let local = |ip: IpAddr, v4: Option<Ipv4Addr>| {
+        ip.is_loopback()
+            || ip.is_unspecified()
+            || v4.is_some_and(|v4| v4.is_loopback() || v4.is_unspecified())
+    };
+    let runtime = runtime_api.and_then(|api| {
+        let (host, at) = api.rsplit_once(':')?;
+        let at: u16 = at.parse().ok()?;
+        let host = host.trim_matches(['[', ']']);
+        let host = if host.eq_ignore_ascii_case("localhost") {
+            IpAddr::V4(Ipv4Addr::LOCALHOST)
+        } else {
+            host.parse::<IpAddr>().ok()?
+        };
+        Some((host, at))
+    });
+    let (api_ip, api_port) = runtime?;
+    let same_host = ip == api_ip || (local(ip, v4) && local(api_ip, None));
+    (port == api_port && same_host).then_some("the Lambda Runtime API")
 }
 
 async fn addresses(url: &Url) -> Result<Vec<IpAddr>, RemoteError> {
@@ -159,6 +211,41 @@ mod tests {
         })
     }
 
+    /// Allowing private agents (LocalStack, a VPC) opens loopback and private ranges,
+    /// never the function's own Runtime API or a metadata service, in any spelling.
+    #[tokio::test]
+    async fn the_runtime_api_and_link_local_are_refused_even_where_private_agents_are_allowed() {
+        let api = Some("127.0.0.1:9001");
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap_or_else(|_| unreachable!());
+        for (at, port, refused) in [
+            ("127.0.0.1", 9001, true),
+            ("0.0.0.0", 9001, true),
+            ("::1", 9001, true),
+            ("::ffff:127.0.0.1", 9001, true),
+            ("169.254.169.254", 80, true),
+            ("::ffff:169.254.169.254", 80, true),
+            ("fe80::1", 80, true),
+            ("127.0.0.1", 27110, false),
+            ("10.0.0.7", 9001, false),
+        ] {
+            assert_eq!(
+                never_reached(ip(at), port, api).is_some(),
+                refused,
+                "{at}:{port}"
+            );
+        }
+        for (target, why) in [
+            ("http://169.254.170.2/v2/credentials", "link-local"),
+            ("http://[::ffff:a9fe:a9fe]/latest/meta-data/", "link-local"),
+        ] {
+            let refused = check_target(&url(target), "the agent's card", true).await;
+            assert!(
+                matches!(&refused, Err(RemoteError::Refused(m)) if m.contains(why)),
+                "{target}: {refused:?}"
+            );
+        }
+    }
+
     #[test]
     fn private_loopback_link_local_and_reserved_addresses_are_not_public() {
         for ip in [
@@ -220,14 +307,15 @@ mod tests {
             "http://10.0.0.5/",
         ] {
             let refused = check_target(&url(target), "the agent's card", false).await;
+            let metadata = target.contains("169.254");
             assert!(
-                matches!(&refused, Err(RemoteError::Refused(m)) if m.contains("AllowPrivateAgents")),
+                matches!(&refused, Err(RemoteError::Refused(m))
+                    if m.contains(if metadata { "link-local" } else { "AllowPrivateAgents" })),
                 "{target}: {refused:?}"
             );
-            assert_eq!(
-                check_target(&url(target), "the agent's card", true).await,
-                Ok(())
-            );
+            // Allowed, but never the metadata service.
+            let allowed = check_target(&url(target), "the agent's card", true).await;
+            assert_eq!(allowed.is_ok(), !metadata, "{target}: {allowed:?}");
         }
         assert_eq!(
             check_target(&url("https://93.184.216.34/"), "the agent's card", false).await,
@@ -295,7 +383,8 @@ mod tests {
             let allowed = [endpoint.origin().ascii_serialization()];
             let refused = check_interface(configured, &allowed, &endpoint, false).await;
             assert!(
-                matches!(&refused, Err(RemoteError::Refused(m)) if m.contains("non-public")),
+                matches!(&refused, Err(RemoteError::Refused(m))
+                    if m.contains("non-public") || m.contains("link-local")),
                 "{target}: {refused:?}"
             );
         }

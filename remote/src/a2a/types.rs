@@ -326,6 +326,105 @@ pub struct LegacyInterface {
     pub transport: String,
 }
 
+/// One of the card's skills (the same fields in 0.3 and 1.0).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentSkill {
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    pub tags: Vec<String>,
+}
+
+impl AgentSkill {
+    /// Whatever of a skill reads: a field of another type is absent, a tag that is not
+    /// text is left out.
+    fn lenient(value: &Value) -> Self {
+        let text = |key: &str| value[key].as_str().unwrap_or_default().to_owned();
+        Self {
+            id: text("id"),
+            name: text("name"),
+            description: text("description"),
+            tags: value["tags"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .take(super::profile::MAX_TAGS)
+                .map(str::to_owned)
+                .collect(),
+        }
+    }
+}
+
+/// A text field, or empty when it is anything else.
+fn lenient_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    Ok(match Value::deserialize(deserializer)? {
+        Value::String(text) => text,
+        _ => String::new(),
+    })
+}
+
+/// The first [`super::profile::MAX_SKILLS`] skills, each read leniently; the rest are
+/// skipped unread, and a `skills` that is not a list is none.
+fn first_skills<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<AgentSkill>, D::Error> {
+    struct FirstSkills;
+    impl<'de> serde::de::Visitor<'de> for FirstSkills {
+        type Value = Vec<AgentSkill>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a list of skills")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut skills = Vec::new();
+            while skills.len() < super::profile::MAX_SKILLS {
+                match seq.next_element::<Value>()? {
+                    Some(skill) => skills.push(AgentSkill::lenient(&skill)),
+                    None => return Ok(skills),
+                }
+            }
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+            Ok(skills)
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            while map
+                .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                .is_some()
+            {}
+            Ok(Vec::new())
+        }
+        fn visit_unit<E>(self) -> Result<Self::Value, E> {
+            Ok(Vec::new())
+        }
+        fn visit_none<E>(self) -> Result<Self::Value, E> {
+            Ok(Vec::new())
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(Vec::new())
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(Vec::new())
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(Vec::new())
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(Vec::new())
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+            Ok(Vec::new())
+        }
+    }
+    deserializer.deserialize_any(FirstSkills)
+}
+
 /// A card of either version: 1.0's `supportedInterfaces`, or 0.3's `url`,
 /// `preferredTransport`, `additionalInterfaces` and `protocolVersion`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
@@ -333,6 +432,13 @@ pub struct LegacyInterface {
 pub struct AgentCard {
     #[serde(default)]
     pub name: String,
+    /// Read leniently: what a parent is shown, never what a call needs, so a card whose
+    /// description or skills are malformed is still a card.
+    #[serde(default, deserialize_with = "lenient_text")]
+    pub description: String,
+    /// The first skills only (a 256 KiB card could list tens of thousands), read leniently.
+    #[serde(default, deserialize_with = "first_skills")]
+    pub skills: Vec<AgentSkill>,
     #[serde(default)]
     pub version: String,
     #[serde(default)]

@@ -85,6 +85,7 @@ fn every_operation_is_signed_integrated_and_validated() {
         names,
         [
             "delete /agents/{agent_id}",
+            "get /a2a/{agent_id}/.well-known/agent-card.json",
             "get /agents",
             "get /agents/{agent_id}",
             "get /standins",
@@ -92,6 +93,7 @@ fn every_operation_is_signed_integrated_and_validated() {
             "get /standins/{task_id}/artifacts",
             "get /standins/{task_id}/artifacts/{artifact_id}",
             "get /standins/{task_id}/notes",
+            "post /a2a/{agent_id}",
             "post /mcp",
             "post /standins",
             "post /standins/{task_id}/cancel",
@@ -116,10 +118,12 @@ fn every_operation_is_signed_integrated_and_validated() {
         // object, so only required bodies are validated there.
         // An agent entry is checked by the function alone, which names the field that
         // breaks its rule (API Gateway's validator would only say "Invalid request body").
-        // And an MCP message by the MCP server, which answers in JSON-RPC's own terms.
+        // And an MCP message by the MCP server, an A2A request by the front, each answering
+        // in JSON-RPC's own terms.
         let validated_by_the_function = d["operationId"] == "putAgent"
             || d["operationId"] == "putAgents"
-            || d["operationId"] == "mcp";
+            || d["operationId"] == "mcp"
+            || d["operationId"] == "a2aFront";
         assert_eq!(
             d["x-amazon-apigateway-request-validator"] == "body",
             d["requestBody"]["required"] == true && !validated_by_the_function,
@@ -345,6 +349,7 @@ fn every_answer_the_wire_types_write_fits() {
                 replies: 1,
                 push: fresh,
             },
+            replies_taken: Vec::new(),
         };
         check_response("GET", "/standins/job-1", 200, &to_value(status).unwrap()).unwrap();
     }

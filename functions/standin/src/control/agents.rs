@@ -2,10 +2,11 @@
 //! the registry's own entries change here; the stack's are its deployments'.
 
 use serde_json::{Value, json};
-use standin_wire::{AgentView, AgentsPage, Removed};
+use standin_wire::{AgentView, AgentsPage, CardView, Removed, SkillView};
 
 use super::{ApiAnswer, Control, ControlError, Executions};
 use crate::agents::AgentSpec;
+use crate::cards::Described;
 use crate::doorbell::Doorbell;
 use crate::registry::{AGENTS_PAGE, ChangeError, Source};
 use crate::row::RowStore;
@@ -18,6 +19,31 @@ fn view(spec: &AgentSpec, source: Source) -> AgentView {
         }
         .to_owned(),
         agent: spec.to_entry(),
+        card: None,
+    }
+}
+
+fn card_view(described: Described) -> CardView {
+    match described {
+        Ok(profile) => CardView {
+            name: profile.name,
+            description: profile.description,
+            skills: profile
+                .skills
+                .into_iter()
+                .map(|skill| SkillView {
+                    id: skill.id,
+                    name: skill.name,
+                    description: skill.description,
+                    tags: skill.tags,
+                })
+                .collect(),
+            error: None,
+        },
+        Err(why) => CardView {
+            error: Some(why),
+            ..CardView::default()
+        },
     }
 }
 
@@ -60,7 +86,10 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
 
     pub(super) async fn show_agent(&self, id: &str) -> Result<ApiAnswer, ControlError> {
         Ok(match self.agents.agent_now(id).await? {
-            Some((spec, source)) => ApiAnswer::of(200, view(&spec, source)),
+            Some((spec, source)) => {
+                let mut views = self.described(&[(spec, source)]).await;
+                ApiAnswer::of(200, views.pop())
+            }
             None => ApiAnswer::error(404, format!("no agent {id:?}")),
         })
     }
@@ -86,10 +115,22 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
 
     pub(super) async fn list_agents(&self, after: Option<&str>) -> Result<ApiAnswer, ControlError> {
         let (agents, next) = self.agents.list(after, AGENTS_PAGE).await?;
-        let agents = agents
+        let agents = self.described(&agents).await;
+        Ok(ApiAnswer::of(200, AgentsPage { agents, next }))
+    }
+
+    /// The agents' views, each with what its card says when the deployment reads cards.
+    async fn described(&self, agents: &[(AgentSpec, Source)]) -> Vec<AgentView> {
+        let mut views: Vec<_> = agents
             .iter()
             .map(|(spec, source)| view(spec, *source))
             .collect();
-        Ok(ApiAnswer::of(200, AgentsPage { agents, next }))
+        if let Some(cards) = self.cards {
+            let specs: Vec<_> = agents.iter().map(|(spec, _)| spec).collect();
+            for (view, described) in views.iter_mut().zip(cards.describe(&specs).await) {
+                view.card = Some(card_view(described));
+            }
+        }
+        views
     }
 }

@@ -99,13 +99,12 @@ where
         .fallback(no_route)
         .method_not_allowed_fallback(no_route)
         .with_state(control);
+    let api = super::in_process::InProcess::new(routes.clone());
     // The MCP tools, over the routes above (docs/mcp.md): in the control function only.
     #[cfg(feature = "mcp")]
-    let routes = {
-        let tools = standin_mcp::http_service(super::mcp::InProcess::new(routes.clone()));
-        routes.route_service("/mcp", tools)
-    };
-    routes
+    let routes = routes.route_service("/mcp", standin_mcp::http_service(api.clone()));
+    // The A2A front, over the same routes (docs/a2a-front.md).
+    routes.merge(super::front::routes(control, api))
 }
 
 type Api<S, D, E> = State<Control<'static, S, D, E>>;

@@ -5,7 +5,9 @@
 mod agents;
 mod artifacts;
 mod executions;
+pub mod front;
 pub mod http;
+mod in_process;
 #[cfg(feature = "mcp")]
 mod mcp;
 #[cfg(any(test, feature = "test-support"))]
@@ -154,6 +156,8 @@ pub struct Control<'a, S, D, E> {
     pub bell: &'a D,
     pub executions: &'a E,
     pub agents: &'a Catalog,
+    /// What the agents' cards say of them, when the deployment reads cards.
+    pub cards: Option<&'a crate::cards::Cards>,
     /// The artifacts bucket, when the deployment has one.
     pub artifacts: Option<&'a dyn crate::artifacts::Blobs>,
     /// The most `deadline_secs` a start may ask (the stack's `MaxStandInSecs`).
@@ -452,6 +456,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                     replies: row.pending.replies.len(),
                     push: row.pending.push.is_some(),
                 },
+                replies_taken: row.reply_ids.clone(),
             },
         ))
     }

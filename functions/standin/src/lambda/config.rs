@@ -347,6 +347,12 @@ pub struct ControlSettings {
     pub artifacts_bucket: Option<String>,
     /// The most `deadline_secs` a start may ask (`MAX_STANDIN_SECS`).
     pub max_standin_secs: u64,
+    /// How the agents' cards are reached when `/agents` shows them.
+    pub agent_ca_file: Option<PathBuf>,
+    pub allow_private_agents: bool,
+    /// How the API is reached from outside (`API_URL_FORM`: `aws`, the default, or
+    /// `localstack`), for the URLs it writes of itself.
+    pub api_url_form: super::http::ApiUrlForm,
 }
 
 impl ControlSettings {
@@ -359,7 +365,22 @@ impl ControlSettings {
             entry_rules: entry_rules(env)?,
             artifacts_bucket: optional(env, "ARTIFACTS_BUCKET"),
             max_standin_secs: max_standin_secs(env)?,
+            agent_ca_file: optional(env, standin_remote::tls::AGENT_CA_FILE).map(PathBuf::from),
+            allow_private_agents: boolean(env, "ALLOW_PRIVATE_AGENTS")?,
+            api_url_form: api_url_form(env)?,
         })
+    }
+}
+
+fn api_url_form(env: &impl Env) -> Result<super::http::ApiUrlForm, ConfigError> {
+    use super::http::ApiUrlForm;
+    match optional(env, "API_URL_FORM").as_deref().map(str::trim) {
+        None | Some("aws") => Ok(ApiUrlForm::Aws),
+        Some("localstack") => Ok(ApiUrlForm::LocalStack),
+        Some(other) => Err(ConfigError {
+            field: "API_URL_FORM".to_owned(),
+            problem: format!("must be aws or localstack, got {other:?}"),
+        }),
     }
 }
 

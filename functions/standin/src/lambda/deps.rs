@@ -19,6 +19,7 @@ use crate::auth::secrets::Secrets;
 use crate::auth::secretsmanager::SecretsManager;
 use crate::auth::sigv4::AgentCoreSigner;
 use crate::auth::sts::StsRoleKeys;
+use crate::cards::Cards;
 use crate::control::sfn::SfnExecutions;
 use crate::doorbell::sfn::SfnDoorbell;
 use crate::outbox::Teller;
@@ -129,20 +130,10 @@ pub struct StepDeps {
 
 impl StepDeps {
     pub fn new(aws: &Aws, settings: StepSettings) -> Result<Self, ConfigError> {
-        let tls = |e: standin_remote::tls::TlsError| ConfigError {
-            field: e.field,
-            problem: e.problem,
-        };
-        let roots = match settings.agent_ca_file.as_deref() {
-            Some(path) => Roots::with_file(path).map_err(tls)?,
-            None => Roots::built_in(),
-        };
-        let roots = if settings.allow_private_agents {
-            roots
-        } else {
-            roots.public_only()
-        };
-        let http = roots.agent_http_client().map_err(tls)?;
+        let (roots, http) = agent_http(
+            settings.agent_ca_file.as_deref(),
+            settings.allow_private_agents,
+        )?;
         // Secrets Manager's client is made only here, and only the steps reach agents.
         let keyring = std::sync::Arc::new(Keyring::new(
             Secrets::new(SecretsManager::new(aws.secretsmanager())),
@@ -370,6 +361,63 @@ impl StepDeps {
     }
 }
 
+/// The roots agents are trusted on and the client that calls them: public addresses only
+/// unless the deployment allows private agents.
+fn agent_http(
+    ca_file: Option<&std::path::Path>,
+    allow_private: bool,
+) -> Result<(Roots, reqwest::Client), ConfigError> {
+    let tls = |e: standin_remote::tls::TlsError| ConfigError {
+        field: e.field,
+        problem: e.problem,
+    };
+    let roots = match ca_file {
+        Some(path) => Roots::with_file(path).map_err(tls)?,
+        None => Roots::built_in(),
+    };
+    let roots = if allow_private {
+        roots
+    } else {
+        roots.public_only()
+    };
+    let http = roots.agent_http_client().map_err(tls)?;
+    Ok((roots, http))
+}
+
+/// Reads the agents' cards for `/agents`, with no credentials: the control API shows a
+/// parent what each agent says of itself and never presents an agent's secrets.
+struct PublicCards {
+    connector: Connector,
+    allow_private: bool,
+}
+
+impl crate::cards::CardReader for PublicCards {
+    fn read<'a>(
+        &'a self,
+        spec: &'a AgentSpec,
+    ) -> crate::registry::BoxFuture<'a, Result<standin_remote::Profile, String>> {
+        Box::pin(async move {
+            let reach = Reach {
+                agent: &spec.id,
+                credentials: None,
+                url: &spec.url,
+                card_url: spec.card_url.as_deref(),
+                allowed_origins: &spec.allowed_origins,
+                participant: spec.participant.as_deref(),
+                headers: &spec.headers,
+                session: None,
+                traceparent: None,
+                extensions: &spec.extensions,
+                allow_private: self.allow_private,
+            };
+            self.connector
+                .describe(reach)
+                .await
+                .map_err(|err| err.to_string())
+        })
+    }
+}
+
 /// The stack's agents, and the registry's when the function is given its table.
 fn catalog(aws: &Aws, stack: crate::agents::AgentsConfig, table: Option<&str>) -> Catalog {
     let registry = table.map(|table| {
@@ -385,11 +433,21 @@ pub struct ControlDeps {
     pub agents: Catalog,
     pub artifacts: Option<S3Blobs>,
     pub max_standin_secs: u64,
+    pub cards: Cards,
+    pub api_url_form: super::http::ApiUrlForm,
 }
 
 impl ControlDeps {
-    pub fn new(aws: &Aws, settings: ControlSettings) -> Self {
-        Self {
+    pub fn new(aws: &Aws, settings: ControlSettings) -> Result<Self, ConfigError> {
+        let (roots, http) = agent_http(
+            settings.agent_ca_file.as_deref(),
+            settings.allow_private_agents,
+        )?;
+        let cards = Cards::new(Box::new(PublicCards {
+            connector: Connector::new(roots, http),
+            allow_private: settings.allow_private_agents,
+        }));
+        Ok(Self {
             rows: Rows::new(aws, &settings.tables),
             executions: SfnExecutions::new(aws.sfn(), settings.state_machine_arn),
             agents: catalog(aws, settings.agents, Some(&settings.agents_table))
@@ -398,7 +456,9 @@ impl ControlDeps {
                 .artifacts_bucket
                 .map(|bucket| S3Blobs::new(aws.s3(), bucket)),
             max_standin_secs: settings.max_standin_secs,
-        }
+            cards,
+            api_url_form: settings.api_url_form,
+        })
     }
 }
 

@@ -7,6 +7,7 @@ use lambda_http::{Body, Request, RequestExt, Response};
 use lambda_runtime::Error;
 
 use super::deps::Rows;
+use crate::control::front::PublicBase;
 use crate::push::receiver;
 
 pub(super) async fn push(deps: &'static Rows, request: Request) -> Result<Response<Body>, Error> {
@@ -24,6 +25,45 @@ pub(super) async fn push(deps: &'static Rows, request: Request) -> Result<Respon
         response = response.header("content-type", "application/json");
     }
     Ok(response.body(Body::from(answer.body))?)
+}
+
+/// How the control API is reached from outside, for the URLs it writes of itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiUrlForm {
+    /// `https://{domain}{stage or base path}`: API Gateway, its own domain or a custom one.
+    Aws,
+    /// `http://{host}/_aws/execute-api/{api id}/{stage}`: LocalStack's form.
+    LocalStack,
+}
+
+/// Where the control API is reached from outside, read from API Gateway's context:
+/// the domain the client called and the path before the document's (the stage, or a
+/// custom domain's base path). None for a request not from API Gateway REST.
+pub(super) fn public_base(request: &Request, form: ApiUrlForm) -> Option<PublicBase> {
+    let Some(RequestContext::ApiGatewayV1(context)) = request.request_context_ref() else {
+        return None;
+    };
+    let domain = context.domain_name.as_deref()?;
+    if form == ApiUrlForm::LocalStack {
+        let (api, stage) = (context.apiid.as_deref()?, context.stage.as_deref()?);
+        return Some(PublicBase(format!(
+            "http://{domain}/_aws/execute-api/{api}/{stage}"
+        )));
+    }
+    let full = context.path.as_deref()?;
+    let resource = context.resource_path.as_deref()?;
+    // The document's path as the client wrote it: API Gateway's context path is not
+    // decoded, and the ids that name a front (agents') are sent as they are.
+    let params = request.path_parameters();
+    let own =
+        crate::control::http::PATH_PARAMETERS
+            .iter()
+            .fold(resource.to_owned(), |path, name| match params.first(name) {
+                Some(value) => path.replace(&format!("{{{name}}}"), value),
+                None => path,
+            });
+    let before = full.strip_suffix(&own)?;
+    Some(PublicBase(format!("https://{domain}{before}")))
 }
 
 /// The request with its path as the control API's document writes it (API Gateway's
@@ -91,6 +131,59 @@ mod tests {
         lambda_http::request::from_str(&event.to_string())
             .map_err(|e| e.to_string())
             .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// An A2A front's card request, as API Gateway sends it for `domain` at `path`.
+    fn card_request(domain: &str, path: &str) -> Request {
+        let resource = "/a2a/{agent_id}/.well-known/agent-card.json";
+        let event = serde_json::json!({
+            "resource": resource, "path": "/a2a/billing.v2/.well-known/agent-card.json",
+            "httpMethod": "GET", "headers": {"Host": domain}, "multiValueHeaders": {},
+            "queryStringParameters": null, "multiValueQueryStringParameters": null,
+            "pathParameters": {"agent_id": "billing.v2"}, "stageVariables": null,
+            "requestContext": {
+                "resourcePath": resource, "httpMethod": "GET", "stage": "Prod",
+                "path": path, "domainName": domain, "apiId": "abc123",
+                "accountId": "000000000000", "requestId": "r", "identity": {}
+            },
+            "body": null, "isBase64Encoded": false
+        });
+        lambda_http::request::from_str(&event.to_string())
+            .map_err(|e| e.to_string())
+            .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The front's card names where a client reaches it: the stage, or a custom domain's
+    /// base path, kept; LocalStack's form when the stack is there.
+    #[test]
+    fn the_public_base_is_where_the_client_called() {
+        let base = |domain: &str, path: &str, form| {
+            public_base(&card_request(domain, path), form).map(|PublicBase(base)| base)
+        };
+        assert_eq!(
+            base(
+                "abc123.execute-api.us-east-1.amazonaws.com",
+                "/Prod/a2a/billing.v2/.well-known/agent-card.json",
+                ApiUrlForm::Aws
+            ),
+            Some("https://abc123.execute-api.us-east-1.amazonaws.com/Prod".to_owned())
+        );
+        assert_eq!(
+            base(
+                "agents.example.com",
+                "/delegate/a2a/billing.v2/.well-known/agent-card.json",
+                ApiUrlForm::Aws
+            ),
+            Some("https://agents.example.com/delegate".to_owned())
+        );
+        assert_eq!(
+            base(
+                "127.0.0.1:4566",
+                "/Prod/a2a/billing.v2/.well-known/agent-card.json",
+                ApiUrlForm::LocalStack
+            ),
+            Some("http://127.0.0.1:4566/_aws/execute-api/abc123/Prod".to_owned())
+        );
     }
 
     #[test]

@@ -180,7 +180,7 @@ pub async fn serve_push() -> Result<(), Error> {
 /// The parent's control API: start, reply, cancel, status, notes, list.
 pub async fn serve_control() -> Result<(), Error> {
     let deps = build(Retries::Prompt, ControlSettings::read, |aws, settings| {
-        Ok(ControlDeps::new(aws, settings))
+        ControlDeps::new(aws, settings)
     })
     .await?;
     let router = crate::control::http::router(crate::control::Control {
@@ -188,14 +188,20 @@ pub async fn serve_control() -> Result<(), Error> {
         bell: &deps.rows.bell,
         executions: &deps.executions,
         agents: &deps.agents,
+        cards: Some(&deps.cards),
         artifacts: deps
             .artifacts
             .as_ref()
             .map(|b| b as &dyn crate::artifacts::Blobs),
         max_standin_secs: deps.max_standin_secs,
     });
+    let url_form = deps.api_url_form;
     Box::pin(lambda_http::run(service_fn(move |request: Request| {
         let span = logs::request_span(&request);
+        let mut request = request;
+        if let Some(base) = http::public_base(&request, url_form) {
+            request.extensions_mut().insert(base);
+        }
         let request = http::by_resource(request);
         Box::pin(router.clone().oneshot(request).instrument(span))
     })))

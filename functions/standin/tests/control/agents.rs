@@ -203,6 +203,41 @@ async fn an_agent_entry_on_an_aws_api_is_refused_by_put_agents() {
     assert_eq!(taken.status, 200, "{}", taken.body);
 }
 
+/// A parent choosing an agent reads what its card says; a card that does not read is
+/// shown as why, beside the others, and an answer that changes an entry reads no card.
+#[tokio::test]
+async fn the_agents_listed_and_shown_carry_what_their_cards_say() {
+    let w = World::new();
+    let listed = w.call(Call::AgentList { after: None }).await;
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    let writer = &listed.body["agents"][0];
+    assert_eq!(writer["agent"]["id"], "writer");
+    assert_eq!(
+        writer["card"],
+        json!({"name": "Writer", "description": "Drafts prose",
+               "skills": [{"id": "draft", "name": "Draft",
+                           "description": "A first draft from notes", "tags": ["prose"]}]})
+    );
+    let critic = &listed.body["agents"][1];
+    assert_eq!(
+        critic["card"],
+        json!({"name": "", "description": "", "skills": [],
+               "error": "http://127.0.0.1:9 answered HTTP 404 Not Found"})
+    );
+    let shown = w.call(Call::AgentShow { id: "writer" }).await;
+    assert_eq!(shown.body["card"]["name"], "Writer", "{}", shown.body);
+
+    let body = json!({"url": "https://added.example"});
+    let put = w
+        .call(Call::AgentPut {
+            id: "added",
+            body: &body,
+        })
+        .await;
+    assert_eq!(put.status, 200, "{}", put.body);
+    assert_eq!(put.body.get("card"), None, "{}", put.body);
+}
+
 #[tokio::test]
 async fn the_agent_routes_are_the_documents() {
     let (_w, router) = router();

@@ -27,6 +27,34 @@ struct World {
     agents: Catalog,
     registry: MemoryRegistry,
     blobs: standin::artifacts::memory::MemoryBlobs,
+    cards: standin::cards::Cards,
+}
+
+/// Cards as a deployment reads them: the writer's says what it does, the others' do not
+/// read.
+struct Cards;
+
+impl standin::cards::CardReader for Cards {
+    fn read<'a>(
+        &'a self,
+        spec: &'a standin::agents::AgentSpec,
+    ) -> standin::registry::BoxFuture<'a, Result<standin_remote::Profile, String>> {
+        Box::pin(async move {
+            if spec.id != "writer" {
+                return Err(format!("{} answered HTTP 404 Not Found", spec.url));
+            }
+            Ok(standin_remote::Profile {
+                name: "Writer".into(),
+                description: "Drafts prose".into(),
+                skills: vec![standin_remote::Skill {
+                    id: "draft".into(),
+                    name: "Draft".into(),
+                    description: "A first draft from notes".into(),
+                    tags: vec!["prose".into()],
+                }],
+            })
+        })
+    }
 }
 
 impl World {
@@ -43,6 +71,7 @@ impl World {
             agents: Catalog::new(stack, Some(Box::new(registry.clone()))),
             registry,
             blobs: Default::default(),
+            cards: standin::cards::Cards::new(Box::new(Cards)),
         }
     }
 
@@ -79,6 +108,7 @@ impl World {
             bell: &self.bell,
             executions: &self.executions,
             agents: &self.agents,
+            cards: Some(&self.cards),
             artifacts: Some(&self.blobs),
             max_standin_secs: standin::steps::next::MAX_STANDIN_SECS,
         }
@@ -108,6 +138,7 @@ fn router() -> (&'static World, axum::Router) {
         bell: &w.bell,
         executions: &w.executions,
         agents: &w.agents,
+        cards: Some(&w.cards),
         artifacts: Some(&w.blobs),
         max_standin_secs: standin::steps::next::MAX_STANDIN_SECS,
     });
@@ -145,6 +176,7 @@ async fn request_with(
 
 mod agents;
 mod artifacts;
+mod front;
 mod mcp;
 mod replies_and_status;
 mod routes;

@@ -1,0 +1,139 @@
+//! The A2A front (docs/a2a-front.md): each agent the deployment knows, served as an A2A
+//! 1.0 agent at `/a2a/{agent_id}`, its card at `/a2a/{agent_id}/.well-known/agent-card.json`.
+//! The remote crate reads and writes A2A (`standin_remote::front`); each call it makes
+//! goes to the control API's own routes in this process, as the MCP tools' do.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+use standin_remote::front::{Answered, ControlCalls, Front, front_card};
+
+use super::in_process::InProcess;
+use super::{Control, Executions};
+use crate::doorbell::Doorbell;
+use crate::row::RowStore;
+
+/// Where the control API is reached from outside (its stage or base path included), as
+/// the composition root read it from the request: the front's card names its own URL.
+#[derive(Debug, Clone)]
+pub struct PublicBase(pub String);
+
+struct FrontState<S: 'static, D: 'static, E: 'static> {
+    control: Control<'static, S, D, E>,
+    api: InProcess,
+}
+
+type Fronts<S, D, E> = State<Arc<FrontState<S, D, E>>>;
+
+/// The front's routes, answering through `api` (the control API's own routes).
+pub(super) fn routes<S, D, E>(control: Control<'static, S, D, E>, api: InProcess) -> Router
+where
+    S: RowStore + 'static,
+    D: Doorbell + 'static,
+    E: Executions + 'static,
+{
+    Router::new()
+        .route("/a2a/{agent_id}", post(rpc))
+        .route("/a2a/{agent_id}/.well-known/agent-card.json", get(card))
+        .with_state(Arc::new(FrontState { control, api }))
+}
+
+impl ControlCalls for InProcess {
+    async fn call(
+        &self,
+        method: &'static str,
+        path: String,
+        body: Option<Value>,
+    ) -> Result<Answered, String> {
+        let (status, body) = self.route(method, &path, body).await?;
+        Ok(Answered { status, body })
+    }
+}
+
+fn answer(status: StatusCode, body: &Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// The agent the path names, or the answer that there is none.
+async fn known<S: RowStore, D: Doorbell, E: Executions>(
+    front: &FrontState<S, D, E>,
+    id: Result<Path<String>, PathRejection>,
+) -> Result<(String, crate::agents::AgentSpec), Response> {
+    let no_agent = |id: &str| {
+        answer(
+            StatusCode::NOT_FOUND,
+            &json!({"error": format!("no agent {id:?}: GET /agents lists them")}),
+        )
+    };
+    let Ok(Path(id)) = id else {
+        return Err(no_agent(""));
+    };
+    match front.control.agents.agent(&id).await {
+        Ok(Some((spec, _))) => Ok((id, spec)),
+        Ok(None) => Err(no_agent(&id)),
+        Err(err) => {
+            tracing::error!(error = %err, "the agent registry did not answer");
+            Err(answer(
+                StatusCode::SERVICE_UNAVAILABLE,
+                &json!({"error": "the agent registry did not answer; try again"}),
+            ))
+        }
+    }
+}
+
+async fn rpc<S: RowStore, D: Doorbell, E: Executions>(
+    State(front): Fronts<S, D, E>,
+    id: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let (id, _) = match known(&front, id).await {
+        Ok(known) => known,
+        Err(refused) => return refused,
+    };
+    let version = headers.get("a2a-version").and_then(|v| v.to_str().ok());
+    let said = Front::new(&front.api, &id).answer(&body, version).await;
+    // JSON-RPC answers its errors, too, with HTTP 200.
+    answer(StatusCode::OK, &said)
+}
+
+async fn card<S: RowStore, D: Doorbell, E: Executions>(
+    State(front): Fronts<S, D, E>,
+    id: Result<Path<String>, PathRejection>,
+    base: Option<axum::Extension<PublicBase>>,
+    headers: HeaderMap,
+) -> Response {
+    let (id, spec) = match known(&front, id).await {
+        Ok(known) => known,
+        Err(refused) => return refused,
+    };
+    let profile = match front.control.cards {
+        Some(cards) => cards.describe(&[&spec]).await.pop().and_then(Result::ok),
+        None => None,
+    };
+    let base = match base {
+        Some(axum::Extension(PublicBase(base))) => base,
+        // Not behind API Gateway (a test's router): the host the client named.
+        None => {
+            let host = headers
+                .get(header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .unwrap_or("localhost");
+            format!("http://{host}")
+        }
+    };
+    let url = format!("{}/a2a/{id}", base.trim_end_matches('/'));
+    answer(StatusCode::OK, &front_card(&id, &url, profile.as_ref()))
+}

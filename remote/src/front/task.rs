@@ -1,0 +1,175 @@
+//! A stand-in as an A2A 1.0 task: its status from the latest note, its history from the
+//! notes, its artifacts as kept. Ids the parent never sent are the stand-in's own: the
+//! task's and its context's are the stand-in's id, a note's message is `{task}-{seq}`.
+
+use serde_json::{Map, Value, json};
+
+/// The most pages of the note log one read takes (100 notes a page).
+pub const MAX_NOTE_PAGES: usize = 3;
+/// The messages a task's history shows when the parent names no `historyLength`, and the
+/// most it shows when it does: each note may carry 64 KiB of artifacts, and an answer
+/// must stay within Lambda's 6 MB.
+pub const DEFAULT_HISTORY: usize = 20;
+pub const MAX_HISTORY: usize = 100;
+/// The most pages of artifacts a task shows (about 1 MiB a page).
+pub const MAX_ARTIFACT_PAGES: usize = 2;
+/// The most artifacts whose stored parts are given as links in one answer.
+pub const MAX_LINKED_ARTIFACTS: usize = 8;
+
+/// The states in which a task takes the parent's message.
+pub const ASKING: [&str; 2] = ["TASK_STATE_INPUT_REQUIRED", "TASK_STATE_AUTH_REQUIRED"];
+
+/// Whether the stand-in `row` takes a message now: it asks, and no reply waits for it.
+pub fn takes_a_message(task_id: &str, row: &Value) -> Result<(), super::rpc::RpcError> {
+    let state = row["state"].as_str().unwrap_or("TASK_STATE_SUBMITTED");
+    if row["closed"] == true {
+        return Err(super::rpc::RpcError::unsupported(format!(
+            "Task {task_id} is in terminal state: {state}"
+        )));
+    }
+    let queued = row["pending"]["replies"].as_u64().unwrap_or_default() > 0;
+    if !ASKING.contains(&state) || queued {
+        return Err(super::rpc::RpcError::unsupported(format!(
+            "Task {task_id} is working (TASK_STATE_WORKING), not asking: send a message when it asks (TASK_STATE_INPUT_REQUIRED)"
+        )));
+    }
+    Ok(())
+}
+
+/// The stand-in id of the task that message `message_id` starts at `agent`: the same
+/// message sent again starts nothing new.
+pub fn id_for(agent: &str, message_id: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(format!("{agent}\n{message_id}"));
+    format!("a2a-{}", &hex::encode(digest)[..40])
+}
+
+/// A note after which a blocking SendMessage answers: the task asks or has ended.
+pub fn asks_or_ends(note: &Value) -> bool {
+    ends(note) || note["state"].as_str().is_some_and(|s| ASKING.contains(&s))
+}
+
+pub fn ends(note: &Value) -> bool {
+    note["final"] == true
+}
+
+/// A part of the control API's view (text, data, a stored or linked file) as 1.0 writes
+/// it; `link` is a stored part's link, when the API gave one.
+fn part(view: &Value, link: Option<&str>) -> Option<Value> {
+    let mut part = Map::new();
+    if let Some(text) = view["text"].as_str() {
+        part.insert("text".into(), text.into());
+    } else if let Some(data) = view.get("data").filter(|d| !d.is_null()) {
+        part.insert("data".into(), data.clone());
+    } else if let Some(url) = view["url"].as_str().or(link) {
+        part.insert("url".into(), url.into());
+    } else {
+        return None;
+    }
+    if let Some(media_type) = view["media_type"].as_str() {
+        part.insert("mediaType".into(), media_type.into());
+    }
+    if let Some(filename) = view["filename"].as_str() {
+        part.insert("filename".into(), filename.into());
+    }
+    Some(Value::Object(part))
+}
+
+/// An artifact of the control API as 1.0 writes it, each stored part by its link.
+pub fn artifact(view: &Value, links: &[Value]) -> Value {
+    let parts: Vec<Value> = view["parts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .filter_map(|(i, p)| part(p, links.get(i).and_then(Value::as_str)))
+        .collect();
+    let mut artifact = json!({"artifactId": view["artifact_id"], "parts": parts});
+    for (from, to) in [("name", "name"), ("description", "description")] {
+        if let Some(text) = view[from].as_str() {
+            artifact[to] = text.into();
+        }
+    }
+    artifact
+}
+
+/// A note as the agent's message.
+fn said(task_id: &str, note: &Value) -> Value {
+    let text = note["text"].as_str().unwrap_or_default();
+    let mut parts: Vec<Value> = Vec::new();
+    if !text.is_empty() {
+        parts.push(json!({"text": text}));
+    }
+    parts.extend(
+        note["parts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| part(p, None)),
+    );
+    json!({
+        "messageId": format!("{task_id}-{}", note["seq"]),
+        "contextId": task_id,
+        "taskId": task_id,
+        "role": "ROLE_AGENT",
+        "parts": parts,
+    })
+}
+
+fn has_words(message: &Value) -> bool {
+    message["parts"].as_array().is_some_and(|p| !p.is_empty())
+}
+
+/// The task: `row` as `GET /standins/{id}` gives it, its notes in order, its artifacts.
+pub fn of(
+    task_id: &str,
+    row: &Value,
+    notes: &[Value],
+    artifacts: Vec<Value>,
+    history: usize,
+) -> Value {
+    let mut status = match notes.last() {
+        Some(last) => {
+            let mut status = json!({"state": last["state"], "timestamp": last["at"]});
+            let message = said(task_id, last);
+            if has_words(&message) {
+                status["message"] = message;
+            }
+            status
+        }
+        None => json!({"state": row["state"].as_str().unwrap_or("TASK_STATE_SUBMITTED")}),
+    };
+    if status["state"].is_null() {
+        status["state"] = "TASK_STATE_SUBMITTED".into();
+    }
+    let earlier = notes.len().saturating_sub(1);
+    let mut messages: Vec<Value> = notes[..earlier]
+        .iter()
+        .map(|note| said(task_id, note))
+        .filter(has_words)
+        .collect();
+    messages.drain(..messages.len().saturating_sub(history));
+    let mut task = json!({"id": task_id, "contextId": task_id, "status": status});
+    if !messages.is_empty() {
+        task["history"] = messages.into();
+    }
+    if !artifacts.is_empty() {
+        task["artifacts"] = artifacts.into();
+    }
+    task
+}
+
+/// A stand-in of `GET /standins` as a task of ListTasks (its status, no history).
+pub fn listed(summary: &Value) -> Value {
+    let task_id = summary["task_id"].as_str().unwrap_or_default();
+    let state = summary["state"].as_str().unwrap_or("TASK_STATE_SUBMITTED");
+    let mut status = json!({"state": state});
+    if let Some(text) = summary["text"].as_str().filter(|t| !t.is_empty()) {
+        status["message"] = json!({
+            "messageId": format!("{task_id}-{}", summary["seq"]),
+            "contextId": task_id, "taskId": task_id, "role": "ROLE_AGENT",
+            "parts": [{"text": text}],
+        });
+    }
+    json!({"id": task_id, "contextId": task_id, "status": status})
+}

@@ -1,0 +1,436 @@
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use std::sync::Mutex;
+
+use serde_json::{Value, json};
+
+use super::*;
+
+/// The control API as a script: each call takes the next answer, and is recorded.
+#[derive(Default)]
+struct Scripted {
+    answers: Mutex<Vec<(u16, Value)>>,
+    calls: Mutex<Vec<(String, String, Option<Value>)>>,
+}
+
+impl Scripted {
+    fn new(answers: Vec<(u16, Value)>) -> Self {
+        let mut answers = answers;
+        answers.reverse();
+        Self {
+            answers: Mutex::new(answers),
+            calls: Mutex::default(),
+        }
+    }
+    fn calls(&self) -> Vec<(String, String, Option<Value>)> {
+        self.calls.lock().unwrap().clone()
+    }
+}
+
+impl ControlCalls for Scripted {
+    async fn call(
+        &self,
+        method: &'static str,
+        path: String,
+        body: Option<Value>,
+    ) -> Result<Answered, String> {
+        self.calls
+            .lock()
+            .unwrap()
+            .push((method.to_owned(), path.clone(), body));
+        let (status, body) = self
+            .answers
+            .lock()
+            .unwrap()
+            .pop()
+            .unwrap_or_else(|| panic!("no answer scripted for {method} {path}"));
+        Ok(Answered { status, body })
+    }
+}
+
+fn request(method: &str, params: Value) -> Vec<u8> {
+    json!({"jsonrpc": "2.0", "id": "r1", "method": method, "params": params})
+        .to_string()
+        .into_bytes()
+}
+
+fn row(state: Option<&str>, seq: u64) -> (u16, Value) {
+    (
+        200,
+        json!({"task_id": "si-1", "agent": "billing", "state": state, "seq": seq, "closed": false}),
+    )
+}
+
+fn notes(notes: Value) -> (u16, Value) {
+    (
+        200,
+        json!({"task_id": "si-1", "notes": notes, "next": null}),
+    )
+}
+
+fn note(seq: u64, state: &str, text: &str, last: bool) -> Value {
+    json!({"task_id": "si-1", "agent": "billing", "state": state, "text": text,
+           "final": last, "seq": seq, "at": format!("2026-12-05T10:00:0{seq}Z")})
+}
+
+fn no_artifacts() -> (u16, Value) {
+    (
+        200,
+        json!({"task_id": "si-1", "artifacts": [], "next": null}),
+    )
+}
+
+#[tokio::test]
+async fn what_is_not_a2a_1_0_is_refused_with_its_code() {
+    let api = Scripted::default();
+    let front = Front::new(&api, "billing");
+    let code = |answer: Value| answer["error"]["code"].as_i64().unwrap();
+    assert_eq!(code(front.answer(b"{not json", None).await), -32700);
+    assert_eq!(
+        code(
+            front
+                .answer(&request("message/send", json!({})), None)
+                .await
+        ),
+        -32601
+    );
+    let answer = front
+        .answer(&request("GetTask", json!({"id": "si-1"})), Some("0.3"))
+        .await;
+    assert_eq!(code(answer.clone()), -32009);
+    assert_eq!(answer["id"], "r1");
+    assert_eq!(
+        answer["error"]["data"][0]["reason"],
+        "VERSION_NOT_SUPPORTED"
+    );
+    let answer = front
+        .answer(
+            &request("CreateTaskPushNotificationConfig", json!({})),
+            None,
+        )
+        .await;
+    assert_eq!(code(answer), -32003);
+    let answer = front
+        .answer(
+            &request("SendMessage", json!({"message": {"parts": [{"data": {}}]}})),
+            None,
+        )
+        .await;
+    assert_eq!(code(answer.clone()), -32602, "{answer}");
+    assert!(api.calls().is_empty(), "nothing refused reached the API");
+}
+
+#[tokio::test]
+async fn a_new_message_starts_a_stand_in_and_returns_at_once_when_asked() {
+    let api = Scripted::new(vec![
+        (
+            202,
+            json!({"task_id": "si-1", "execution_arn": "arn", "trace_id": "t"}),
+        ),
+        row(None, 0),
+        no_artifacts(),
+    ]);
+    let front = Front::new(&api, "billing");
+    let params = json!({
+        "message": {"messageId": "m1", "role": "ROLE_USER", "parts": [
+            {"text": "Refund order 7"},
+            {"data": {"order": 7}},
+            {"url": "https://files.example/receipt.pdf", "mediaType": "application/pdf",
+             "filename": "receipt.pdf"}
+        ]},
+        "configuration": {"returnImmediately": true}
+    });
+    let answer = front
+        .answer(&request("SendMessage", params), Some("1.0"))
+        .await;
+    assert_eq!(
+        answer["result"]["task"],
+        json!({"id": "si-1", "contextId": "si-1", "status": {"state": "TASK_STATE_SUBMITTED"}})
+    );
+    let calls = api.calls();
+    assert_eq!(
+        calls[0],
+        (
+            "POST".into(),
+            "/standins".into(),
+            Some(
+                json!({"agent": "billing", "message": "Refund order 7", "parts": [
+                    {"kind": "data", "data": {"order": 7}},
+                    {"kind": "file", "url": "https://files.example/receipt.pdf",
+                     "media_type": "application/pdf", "name": "receipt.pdf"}
+                ], "task_id": task::id_for("billing", "m1")})
+            )
+        )
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reply_waits_for_the_task_to_ask_or_end_and_answers_the_task() {
+    let api = Scripted::new(vec![
+        row(Some("TASK_STATE_INPUT_REQUIRED"), 1),
+        (202, json!({"task_id": "si-1", "accepted": true})),
+        notes(json!([])),
+        notes(json!([note(2, "TASK_STATE_WORKING", "Refunding", false)])),
+        notes(json!([note(3, "TASK_STATE_COMPLETED", "Refunded", true)])),
+        row(Some("TASK_STATE_COMPLETED"), 3),
+        notes(json!([
+            note(2, "TASK_STATE_WORKING", "Refunding", false),
+            note(3, "TASK_STATE_COMPLETED", "Refunded", true)
+        ])),
+        (
+            200,
+            json!({"task_id": "si-1", "next": null, "artifacts": [
+                {"artifact_id": "a1", "name": "receipt", "complete": true, "parts": [
+                    {"kind": "text", "text": "refund #7"},
+                    {"kind": "file", "media_type": "application/pdf", "filename": "r.pdf",
+                     "stored": true}
+                ]}
+            ]}),
+        ),
+        (
+            200,
+            json!({"links": [null, "https://bucket.example/r.pdf?sig"]}),
+        ),
+    ]);
+    let front = Front::new(&api, "billing");
+    let params = json!({
+        "message": {"messageId": "m2", "taskId": "si-1", "contextId": "si-1",
+                    "role": "ROLE_USER", "parts": [{"text": "order 7"}]},
+        "configuration": {"historyLength": 1}
+    });
+    let answer = front.answer(&request("SendMessage", params), None).await;
+    let task = &answer["result"]["task"];
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED", "{answer}");
+    assert_eq!(
+        task["status"]["message"]["parts"],
+        json!([{"text": "Refunded"}])
+    );
+    assert_eq!(
+        task["history"].as_array().unwrap().len(),
+        1,
+        "historyLength kept"
+    );
+    assert_eq!(task["history"][0]["parts"][0]["text"], "Refunding");
+    assert_eq!(
+        task["artifacts"],
+        json!([{"artifactId": "a1", "name": "receipt", "parts": [
+            {"text": "refund #7"},
+            {"url": "https://bucket.example/r.pdf?sig", "mediaType": "application/pdf",
+             "filename": "r.pdf"}
+        ]}])
+    );
+    let calls = api.calls();
+    assert_eq!(
+        calls[1].2,
+        Some(json!({"text": "order 7", "reply_id": "m2"})),
+        "the message id names the reply"
+    );
+    assert_eq!(
+        calls[2].1, "/standins/si-1/notes?after=1",
+        "only notes after the reply"
+    );
+    assert_eq!(calls[3].1, "/standins/si-1/notes?after=1");
+    assert_eq!(calls[4].1, "/standins/si-1/notes?after=2");
+    assert_eq!(
+        calls[6].1, "/standins/si-1/notes?after=1",
+        "only the notes the answer shows: the latest and one of history"
+    );
+}
+
+#[tokio::test]
+async fn a_task_that_is_not_there_or_has_ended_is_said_in_a2a_terms() {
+    let api = Scripted::new(vec![
+        (404, json!({"error": "no stand-in si-9"})),
+        row(Some("TASK_STATE_COMPLETED"), 3),
+        row(Some("TASK_STATE_WORKING"), 2),
+        (
+            200,
+            json!({"task_id": "si-2", "agent": "someone-else", "seq": 0}),
+        ),
+        row(Some("TASK_STATE_COMPLETED"), 3),
+        (409, json!({"error": "stand-in si-1 has ended"})),
+        (
+            503,
+            json!({"error": "the stand-ins' table did not answer; try again"}),
+        ),
+    ]);
+    let front = Front::new(&api, "billing");
+    let reply = |task_id: &str| {
+        request(
+            "SendMessage",
+            json!({"message": {"taskId": task_id, "parts": [{"text": "more"}]}}),
+        )
+    };
+    let error = |answer: Value| answer["error"].clone();
+    assert_eq!(
+        error(front.answer(&reply("si-9"), None).await)["code"],
+        -32001
+    );
+    assert_eq!(
+        error(front.answer(&reply("si-1"), None).await)["code"],
+        -32004
+    );
+    let working = error(front.answer(&reply("si-1"), None).await);
+    assert_eq!(
+        working["code"], -32004,
+        "a task that is not asking takes no message"
+    );
+    assert!(
+        working["message"].as_str().unwrap().contains("not asking"),
+        "{working}"
+    );
+    let other = front
+        .answer(&request("GetTask", json!({"id": "si-2"})), None)
+        .await;
+    assert_eq!(
+        error(other)["code"],
+        -32001,
+        "another agent's stand-in is not this one's"
+    );
+    let cancel = front
+        .answer(&request("CancelTask", json!({"id": "si-1"})), None)
+        .await;
+    assert_eq!(error(cancel)["data"][0]["reason"], "TASK_NOT_CANCELABLE");
+    // Our failure is not the parent's unknown task.
+    let down = front
+        .answer(&request("GetTask", json!({"id": "si-1"})), None)
+        .await;
+    assert_eq!(error(down)["code"], -32603);
+    let odd = front
+        .answer(&request("GetTask", json!({"id": ".."})), None)
+        .await;
+    assert_eq!(error(odd)["code"], -32001);
+    assert_eq!(
+        rpc::segment("../agents").unwrap(),
+        "%2E%2E%2Fagents",
+        "one segment"
+    );
+    assert_eq!(api.calls().len(), 7, "nothing unscripted was asked");
+}
+
+/// A start sent again (a client's retry after a timeout) is the same stand-in, even
+/// once it has ended; the snake_case names the SDK's server takes are taken too.
+#[tokio::test]
+async fn a_start_sent_again_is_the_same_task() {
+    let id = task::id_for("billing", "m1");
+    assert_eq!(id, task::id_for("billing", "m1"));
+    assert_ne!(id, task::id_for("writer", "m1"), "the agent is part of it");
+    let api = Scripted::new(vec![
+        (409, json!({"error": "stand-in has ended"})),
+        (
+            200,
+            json!({"task_id": id, "agent": "billing", "state": "TASK_STATE_COMPLETED",
+                     "seq": 0, "closed": true}),
+        ),
+        no_artifacts(),
+    ]);
+    let front = Front::new(&api, "billing");
+    let params = json!({"message": {"message_id": "m1", "parts": [{"text": "Refund"}]},
+                        "configuration": {"return_immediately": true}});
+    let answer = front.answer(&request("SendMessage", params), None).await;
+    assert_eq!(answer["result"]["task"]["id"], id.as_str(), "{answer}");
+    assert_eq!(
+        answer["result"]["task"]["status"]["state"],
+        "TASK_STATE_COMPLETED"
+    );
+}
+
+#[tokio::test]
+async fn list_tasks_gives_this_agents_tasks_by_status() {
+    let api = Scripted::new(vec![(
+        200,
+        json!({"standins": [
+            {"task_id": "si-1", "agent": "billing", "state": "TASK_STATE_INPUT_REQUIRED",
+             "text": "Which order?", "seq": 1, "closed": false},
+            {"task_id": "si-2", "agent": "billing", "state": "TASK_STATE_COMPLETED",
+             "text": "Done", "seq": 3, "closed": true},
+            {"task_id": "si-3", "agent": "writer", "state": "TASK_STATE_INPUT_REQUIRED",
+             "seq": 1, "closed": false}
+        ], "next": "si-3"}),
+    )]);
+    let front = Front::new(&api, "billing");
+    let params = json!({"status": "TASK_STATE_INPUT_REQUIRED", "pageToken": "si-0"});
+    let answer = front.answer(&request("ListTasks", params), None).await;
+    let result = &answer["result"];
+    let ids: Vec<&str> = result["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["si-1"], "{answer}");
+    assert_eq!(result["nextPageToken"], "si-3");
+    assert_eq!(api.calls()[0].1, "/standins?after=si-0");
+}
+
+#[test]
+fn the_card_is_the_agents_words_at_the_fronts_address() {
+    let profile = crate::Profile {
+        name: "Billing".into(),
+        description: "Answers billing questions".into(),
+        skills: vec![crate::Skill {
+            id: "refund".into(),
+            name: "Refunds".into(),
+            description: "Refunds an order".into(),
+            tags: vec!["money".into()],
+        }],
+    };
+    let card = front_card(
+        "billing",
+        "https://api.example/Prod/a2a/billing",
+        Some(&profile),
+    );
+    assert_eq!(card["name"], "Billing");
+    assert_eq!(card["skills"][0]["id"], "refund");
+    assert_eq!(
+        card["supportedInterfaces"],
+        json!([{"url": "https://api.example/Prod/a2a/billing", "protocolBinding": "JSONRPC",
+                "protocolVersion": "1.0"}])
+    );
+    let bare = front_card("billing", "https://x/a2a/billing", None);
+    assert_eq!(bare["name"], "billing");
+    assert_eq!(bare["skills"], json!([]));
+}
+
+/// A reply sent again (its message id among those the stand-in took) is answered with the
+/// task and not taken twice; while a reply waits to reach the agent, the task works on
+/// it and takes no other message.
+#[tokio::test]
+async fn a_reply_sent_again_is_taken_once_and_a_waiting_reply_reads_as_working() {
+    let asking_with_one_queued = json!({"task_id": "si-1", "agent": "billing",
+        "state": "TASK_STATE_INPUT_REQUIRED", "seq": 1, "closed": false,
+        "pending": {"cancel": false, "replies": 1, "push": false},
+        "replies_taken": ["m2"]});
+    let api = Scripted::new(vec![
+        (200, asking_with_one_queued.clone()),
+        (200, asking_with_one_queued.clone()),
+        notes(json!([note(
+            1,
+            "TASK_STATE_INPUT_REQUIRED",
+            "Which order?",
+            false
+        )])),
+        no_artifacts(),
+        (200, asking_with_one_queued),
+    ]);
+    let front = Front::new(&api, "billing");
+    let message = |id: &str| {
+        request(
+            "SendMessage",
+            json!({"message": {"messageId": id, "taskId": "si-1", "parts": [{"text": "order 7"}]},
+                   "configuration": {"returnImmediately": true}}),
+        )
+    };
+    let again = front.answer(&message("m2"), None).await;
+    assert_eq!(
+        again["result"]["task"]["status"]["state"], "TASK_STATE_WORKING",
+        "{again}"
+    );
+    let another = front.answer(&message("m3"), None).await;
+    assert_eq!(another["error"]["code"], -32004, "{another}");
+    let posts = api.calls().iter().filter(|c| c.0 == "POST").count();
+    assert_eq!(
+        posts, 0,
+        "nothing was replied twice, nor queued behind a reply"
+    );
+}

@@ -1,0 +1,158 @@
+//! Stand-in as an A2A agent: the official a2a-sdk 1.3 client (tests/a2a_parent/
+//! conversation.py), a parent that speaks only A2A, delegates through the control API's
+//! `/a2a/{agent}` front to a scripted agent on the LocalStack stack. It reads the front's
+//! card, is asked a question, answers, reads the task back with its artifact, lists it,
+//! and cancels a second task; an unknown task is the SDK's own TaskNotFound. And ADK's own
+//! remote-agent tool delegates through the front to the official SDK agent.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+use standin_integration::agent::{Behaviour, TestAgent};
+use standin_integration::e2e::{COMPLETED, INPUT_REQUIRED};
+use standin_integration::stack::{Stack, unique};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_a2a_client_delegates_through_the_front_answers_reads_lists_and_cancels() {
+    let stack = Stack::load("standin").await;
+    let agent = TestAgent::start(27147, Behaviour::default()).await;
+    agent.script_turn(&[(INPUT_REQUIRED, "Which colour?")]);
+    agent.script_turn(&[(COMPLETED, "Painted blue")]);
+    agent.script_turn(&[(INPUT_REQUIRED, "Which colour this time?")]);
+    // An agent added at run time, as a parent's operator would.
+    let id = unique("front");
+    let (status, body) = stack
+        .control(
+            "PUT",
+            &format!("/agents/{id}"),
+            Some(json!({"url": "http://127.0.0.1:27147", "follow_interval": 1})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+
+    let python = PathBuf::from(std::env::var("STANDIN_CACHE").expect("set by scripts/env.sh"))
+        .join("venv-a2a-sdk/bin/python");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let front = stack.api_url("ControlApiId", &format!("/a2a/{id}"));
+    let parent = tokio::process::Command::new(python)
+        .arg(root.join("tests/a2a_parent/conversation.py"))
+        .args(["--url", &front])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python runs");
+    // While the agent waits for the answer, it makes the painting.
+    let remote = agent.some_task().await;
+    agent
+        .add_artifact(&remote, "widget.svg", "<svg>a blue widget</svg>")
+        .await;
+    let run = parent.wait_with_output().await.expect("python ends");
+    let said = String::from_utf8_lossy(&run.stdout);
+    let complained = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{}: {said}\n{complained}", run.status);
+    let seen: Value = serde_json::from_str(&said).expect("one JSON object");
+
+    // The card is the agent's own words, at the front's address, offering what it does.
+    assert_eq!(
+        seen["card"],
+        json!({"name": "Stand-in test agent", "skills": ["scripted"], "streaming": false}),
+        "{seen}"
+    );
+    assert_eq!(
+        seen["asked"],
+        json!({"state": "TASK_STATE_INPUT_REQUIRED", "text": "Which colour?"}),
+        "{seen}"
+    );
+    let task_id = seen["done"]["id"].as_str().unwrap();
+    assert_eq!(
+        (&seen["done"]["state"], &seen["done"]["text"]),
+        (&json!("TASK_STATE_COMPLETED"), &json!("Painted blue")),
+        "{seen}"
+    );
+    assert_eq!(seen["done"]["artifacts"], json!(["widget.svg"]), "{seen}");
+    // The stand-in is the task: the control API knows it by the same id.
+    let row = stack.row_status(task_id).await;
+    assert_eq!(row["agent"], id.as_str(), "{row}");
+    assert_eq!(seen["got"]["state"], "TASK_STATE_COMPLETED");
+    assert_eq!(seen["got"]["history"][0], "Which colour?", "{seen}");
+    assert_eq!(
+        seen["got"]["artifact_text"],
+        json!(["<svg>a blue widget</svg>"])
+    );
+    assert!(
+        seen["listed"].as_array().unwrap().contains(&json!(task_id)),
+        "{seen}"
+    );
+    // At once: before the agent asked (a blocking send would have waited for the question).
+    assert!(
+        ["TASK_STATE_SUBMITTED", "TASK_STATE_WORKING"]
+            .contains(&seen["second_at_once"].as_str().unwrap()),
+        "{seen}"
+    );
+    assert_eq!(seen["canceled"], "TASK_STATE_CANCELED", "{seen}");
+    assert_eq!(seen["unknown"], "TaskNotFoundError", "{seen}");
+}
+
+/// A framework's own remote-agent tool as the parent: ADK's `RemoteA2aAgent`
+/// (tests/adk_parent/delegate.py) delegates through the front to the official a2a-sdk
+/// 1.3 agent, and answers its question as the same task, as ADK resumes one by itself;
+/// the blocking answer is the agent's end, its artifact what ADK shows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_adk_parent_delegates_through_the_front_to_the_official_sdk_agent() {
+    let stack = Stack::load("standin").await;
+    let python = PathBuf::from(std::env::var("STANDIN_CACHE").expect("set by scripts/env.sh"))
+        .join("venv-peer-adk/bin/python");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let front = stack.api_url("ControlApiId", "/a2a/sdk-push");
+    let run = tokio::process::Command::new(python)
+        .arg(root.join("tests/adk_parent/delegate.py"))
+        .args(["--url", &front])
+        .kill_on_drop(true)
+        .output()
+        .await
+        .expect("python runs");
+    let said = String::from_utf8_lossy(&run.stdout);
+    let complained = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "{}: {said}\n{complained}", run.status);
+    let seen: Value = serde_json::from_str(said.trim()).expect("one JSON object");
+    assert_eq!(
+        (&seen["asked"]["state"], &seen["asked"]["said"]),
+        (
+            &json!(INPUT_REQUIRED),
+            &json!("What colour should the widget be?")
+        ),
+        "{seen}"
+    );
+    let task_id = seen["task_id"].as_str().unwrap();
+    assert!(task_id.starts_with("a2a-"), "{seen}");
+    assert_eq!(
+        seen["same_task"], task_id,
+        "ADK answered the question as the same task"
+    );
+    // Within the blocking call's bound, the agent finished: ADK shows its artifact.
+    assert_eq!(seen["answered"]["state"], COMPLETED, "{seen}");
+    assert!(
+        seen["answered"]["heard"]
+            .as_str()
+            .unwrap()
+            .contains("widget(colour=blue)"),
+        "{seen}"
+    );
+    // The stand-in the task was is closed, as the control API shows it.
+    let started = std::time::Instant::now();
+    let row = loop {
+        let row = stack.row_status(task_id).await;
+        if row["closed"] == true || started.elapsed() > std::time::Duration::from_secs(120) {
+            break row;
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    };
+    assert_eq!(
+        (&row["state"], &row["agent"]),
+        (&json!(COMPLETED), &json!("sdk-push")),
+        "{row}"
+    );
+}
