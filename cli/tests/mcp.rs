@@ -7,9 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use standin_cli::{StackInfo, Target};
-use standin_scripted_agent::{Behaviour, TestAgent};
+use standin_scripted_agent::{Behaviour, TestAgent, parent_said};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_mcp_client_over_stdio_delegates_replies_and_reads_the_artifacts() {
@@ -52,15 +52,11 @@ async fn conversation(port: u16, agent_id: &str, reach: &[&str]) {
         .spawn()
         .expect("python runs");
     // While the agent waits for the answer, it makes the painting.
-    let remote = agent.some_task().await;
     agent
-        .add_artifact(&remote, "widget.svg", "<svg>a blue widget</svg>")
+        .make_while_asked("widget.svg", "<svg>a blue widget</svg>")
         .await;
     let run = client.wait_with_output().await.expect("python ends");
-    let said = String::from_utf8_lossy(&run.stdout);
-    let complained = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "{}: {said}\n{complained}", run.status);
-    let seen: Value = serde_json::from_str(&said).expect("one JSON object");
+    let seen = parent_said(&run);
 
     assert_eq!(
         seen["tools"],

@@ -4,12 +4,17 @@
 //! the task stands, stream its updates, register and delete a push, cancel. What comes
 //! back is the stand-in's own model ([`Status`], [`Update`], [`Sent`], [`RemoteError`]),
 //! never a wire type: the A2A types, the client, SSE, the skim of what is never read,
-//! the reach rules and the TLS roots live in here and nowhere else.
+//! the reach rules and the TLS roots live in here and nowhere else. So does the other
+//! side of the protocol: [`front`], Stand-in served as an A2A agent to parents that
+//! speak A2A, behind a port of its own ([`front::ControlCalls`], the control API).
 //!
 //! Layout, so each new capability is a new file:
 //! - `model.rs`, `error.rs`, `port.rs`: the port and its terms.
 //! - `connector.rs`: from an agent's configured reach to a connected client (the card,
-//!   read once per process, and the reach check).
+//!   read once per process, and the reach check), and what a card says of its agent
+//!   (`describe`, read afresh for a listing).
+//! - `front/`: the A2A front (`card.rs`, `rpc.rs` the JSON-RPC envelope and A2A's error
+//!   codes, `message.rs` a parent's message, `task.rs` a stand-in as a task).
 //! - `auth.rs`: the agent's credentials as a port the stand-in supplies (`Credentials`),
 //!   and what a card requires of them (read by `a2a/security.rs`); `scheme.rs` names
 //!   their kinds.

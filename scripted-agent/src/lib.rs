@@ -338,8 +338,7 @@ impl TestAgent {
         lock(&self.inner).tasks.keys().cloned().collect()
     }
 
-    /// The id of a task the agent was given, once it has one: where a test adds what the
-    /// agent makes while the parent answers.
+    /// The id of a task the agent was given, once it has one.
     pub async fn some_task(&self) -> String {
         loop {
             if let Some(task) = self.task_ids().pop() {
@@ -347,6 +346,13 @@ impl TestAgent {
             }
             tokio::time::sleep(std::time::Duration::from_millis(100)).await;
         }
+    }
+
+    /// Once the agent has a task (the parent's first turn reached it), adds to it the
+    /// artifact `name` holding `text`: what the agent makes while the parent answers.
+    pub async fn make_while_asked(&self, name: &str, text: &str) {
+        let task = self.some_task().await;
+        self.add_artifact(&task, name, text).await;
     }
 
     pub fn calls(&self) -> Vec<String> {
@@ -512,4 +518,16 @@ impl TestAgent {
         }
         Some(task)
     }
+}
+
+/// What a parent process the tests ran said: the one JSON object it printed, once it
+/// ended well (a failure names its status, what it printed and what it complained of).
+pub fn parent_said(run: &std::process::Output) -> serde_json::Value {
+    let said = String::from_utf8_lossy(&run.stdout);
+    let complained = String::from_utf8_lossy(&run.stderr);
+    if !run.status.success() {
+        panic!("{}: {said}\n{complained}", run.status);
+    }
+    serde_json::from_str(said.trim())
+        .unwrap_or_else(|e| panic!("not one JSON object ({e}): {said}\n{complained}"))
 }

@@ -9,8 +9,8 @@
 
 use std::path::PathBuf;
 
-use serde_json::{Value, json};
-use standin_integration::agent::{Behaviour, TestAgent};
+use serde_json::json;
+use standin_integration::agent::{Behaviour, TestAgent, parent_said};
 use standin_integration::e2e::{COMPLETED, INPUT_REQUIRED};
 use standin_integration::stack::{Stack, unique};
 
@@ -45,15 +45,11 @@ async fn an_a2a_client_delegates_through_the_front_answers_reads_lists_and_cance
         .spawn()
         .expect("python runs");
     // While the agent waits for the answer, it makes the painting.
-    let remote = agent.some_task().await;
     agent
-        .add_artifact(&remote, "widget.svg", "<svg>a blue widget</svg>")
+        .make_while_asked("widget.svg", "<svg>a blue widget</svg>")
         .await;
     let run = parent.wait_with_output().await.expect("python ends");
-    let said = String::from_utf8_lossy(&run.stdout);
-    let complained = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "{}: {said}\n{complained}", run.status);
-    let seen: Value = serde_json::from_str(&said).expect("one JSON object");
+    let seen = parent_said(&run);
 
     // The card is the agent's own words, at the front's address, offering what it does.
     assert_eq!(
@@ -114,10 +110,7 @@ async fn an_adk_parent_delegates_through_the_front_to_the_official_sdk_agent() {
         .output()
         .await
         .expect("python runs");
-    let said = String::from_utf8_lossy(&run.stdout);
-    let complained = String::from_utf8_lossy(&run.stderr);
-    assert!(run.status.success(), "{}: {said}\n{complained}", run.status);
-    let seen: Value = serde_json::from_str(said.trim()).expect("one JSON object");
+    let seen = parent_said(&run);
     assert_eq!(
         (&seen["asked"]["state"], &seen["asked"]["said"]),
         (
