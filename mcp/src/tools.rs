@@ -46,13 +46,7 @@ fn path_id(id: &str) -> Result<String, String> {
             "{id:?} is not an id: give the id as the tools returned it"
         ));
     }
-    Ok(id
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' => (b as char).to_string(),
-            other => format!("%{other:02X}"),
-        })
-        .collect())
+    Ok(standin_wire::path_segment(id))
 }
 
 fn decode<T: serde::de::DeserializeOwned>(value: Value, what: &str) -> Result<T, String> {

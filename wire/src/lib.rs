@@ -9,6 +9,7 @@ mod id;
 mod note;
 pub mod openapi;
 mod parts;
+mod path;
 pub mod scrub;
 mod state;
 pub mod time;
@@ -26,6 +27,7 @@ pub use control::{
 pub use id::{IdError, MAX_REPLY_ID_BYTES, ReplyId, TaskId};
 pub use note::ParentNote;
 pub use parts::{FileContent, InputFile, InputPart, MAX_PARTS, MAX_TURN_BYTES, parse_parts};
+pub use path::path_segment;
 pub use state::{TaskState, WatchMode};
 pub use trace::TraceContext;
 pub use upload::{MAX_UPLOAD_BYTES, UPLOAD_LINK_SECONDS, UploadId, UploadLink, UploadRequest};

@@ -121,13 +121,7 @@ pub fn segment(id: &str) -> Result<String, RpcError> {
     if id.is_empty() || id.bytes().all(|b| b == b'.') {
         return Err(RpcError::not_found(id));
     }
-    Ok(id
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' => (b as char).to_string(),
-            other => format!("%{other:02X}"),
-        })
-        .collect())
+    Ok(standin_wire::path_segment(id))
 }
 
 /// A task id as a path segment: a stand-in's id is at most 64 characters, so a longer

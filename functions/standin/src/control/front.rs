@@ -9,12 +9,14 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, header};
+use axum::response::Response;
 use axum::routing::{get, post};
-use serde_json::{Value, json};
+use serde_json::Value;
 use standin_remote::front::{Answered, ControlCalls, Front, front_card};
 
+use super::ApiAnswer;
+use super::http::respond;
 use super::in_process::InProcess;
 use super::{Control, Executions};
 use crate::doorbell::Doorbell;
@@ -57,25 +59,16 @@ impl ControlCalls for InProcess {
     }
 }
 
-fn answer(status: StatusCode, body: &Value) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
-}
-
 /// The agent the path names, or the answer that there is none.
 async fn known<S: RowStore, D: Doorbell, E: Executions>(
     front: &FrontState<S, D, E>,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<(String, crate::agents::AgentSpec), Response> {
     let no_agent = |id: &str| {
-        answer(
-            StatusCode::NOT_FOUND,
-            &json!({"error": format!("no agent {id:?}: GET /agents lists them")}),
-        )
+        respond(ApiAnswer::error(
+            404,
+            format!("no agent {id:?}: GET /agents lists them"),
+        ))
     };
     let Ok(Path(id)) = id else {
         return Err(no_agent(""));
@@ -85,10 +78,10 @@ async fn known<S: RowStore, D: Doorbell, E: Executions>(
         Ok(None) => Err(no_agent(&id)),
         Err(err) => {
             tracing::error!(error = %err, "the agent registry did not answer");
-            Err(answer(
-                StatusCode::SERVICE_UNAVAILABLE,
-                &json!({"error": "the agent registry did not answer; try again"}),
-            ))
+            Err(respond(ApiAnswer::error(
+                503,
+                "the agent registry did not answer; try again",
+            )))
         }
     }
 }
@@ -106,7 +99,7 @@ async fn rpc<S: RowStore, D: Doorbell, E: Executions>(
     let version = headers.get("a2a-version").and_then(|v| v.to_str().ok());
     let said = Front::new(&front.api, &id).answer(&body, version).await;
     // JSON-RPC answers its errors, too, with HTTP 200.
-    answer(StatusCode::OK, &said)
+    respond(ApiAnswer::of(200, said))
 }
 
 async fn card<S: RowStore, D: Doorbell, E: Executions>(
@@ -135,5 +128,5 @@ async fn card<S: RowStore, D: Doorbell, E: Executions>(
         }
     };
     let url = format!("{}/a2a/{id}", base.trim_end_matches('/'));
-    answer(StatusCode::OK, &front_card(&id, &url, profile.as_ref()))
+    respond(ApiAnswer::of(200, front_card(&id, &url, profile.as_ref())))
 }

@@ -44,10 +44,7 @@ pub fn document_path(resource: &str, params: &[(&str, &str)]) -> String {
     params
         .iter()
         .fold(resource.to_owned(), |path, (name, value)| {
-            path.replace(
-                &format!("{{{name}}}"),
-                &crate::push::token::percent_encode_segment(value),
-            )
+            path.replace(&format!("{{{name}}}"), &standin_wire::path_segment(value))
         })
 }
 
@@ -64,7 +61,7 @@ fn json(body: &Bytes) -> Value {
     serde_json::from_slice(body).unwrap_or(Value::Null)
 }
 
-fn respond(answer: ApiAnswer) -> Response {
+pub(super) fn respond(answer: ApiAnswer) -> Response {
     let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     (
         status,

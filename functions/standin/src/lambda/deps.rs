@@ -345,17 +345,10 @@ impl StepDeps {
             .as_ref()
             .map(|auth| self.keyring.credentials(&key, auth));
         let reach = Reach {
-            agent: &spec.id,
             credentials,
-            url: &spec.url,
-            card_url: spec.card_url.as_deref(),
-            allowed_origins: &spec.allowed_origins,
-            participant: spec.participant.as_deref(),
-            headers: &spec.headers,
             session: session.as_ref().map(|(name, id)| (*name, id.as_str())),
             traceparent,
-            extensions: &spec.extensions,
-            allow_private: self.settings.allow_private_agents,
+            ..reach_of(spec, self.settings.allow_private_agents)
         };
         self.agents.connect(&key, reach).await
     }
@@ -384,6 +377,24 @@ fn agent_http(
     Ok((roots, http))
 }
 
+/// Where an entry says its agent is and what every call to it carries, as anyone may
+/// reach it: no credentials, no stand-in's session or trace.
+fn reach_of(spec: &AgentSpec, allow_private: bool) -> Reach<'_> {
+    Reach {
+        agent: &spec.id,
+        credentials: None,
+        url: &spec.url,
+        card_url: spec.card_url.as_deref(),
+        allowed_origins: &spec.allowed_origins,
+        participant: spec.participant.as_deref(),
+        headers: &spec.headers,
+        session: None,
+        traceparent: None,
+        extensions: &spec.extensions,
+        allow_private,
+    }
+}
+
 /// Reads the agents' cards for `/agents`, with no credentials: the control API shows a
 /// parent what each agent says of itself and never presents an agent's secrets.
 struct PublicCards {
@@ -397,21 +408,8 @@ impl crate::cards::CardReader for PublicCards {
         spec: &'a AgentSpec,
     ) -> crate::registry::BoxFuture<'a, Result<standin_remote::Profile, String>> {
         Box::pin(async move {
-            let reach = Reach {
-                agent: &spec.id,
-                credentials: None,
-                url: &spec.url,
-                card_url: spec.card_url.as_deref(),
-                allowed_origins: &spec.allowed_origins,
-                participant: spec.participant.as_deref(),
-                headers: &spec.headers,
-                session: None,
-                traceparent: None,
-                extensions: &spec.extensions,
-                allow_private: self.allow_private,
-            };
             self.connector
-                .describe(reach)
+                .describe(reach_of(spec, self.allow_private))
                 .await
                 .map_err(|err| err.to_string())
         })

@@ -96,22 +96,8 @@ pub fn push_url(base_url: &str, local_task_id: &str) -> Result<String, PushUrlEr
     Ok(format!(
         "{}{PUSH_PATH_PREFIX}{}",
         base_url.trim_end_matches('/'),
-        percent_encode_segment(local_task_id)
+        standin_wire::path_segment(local_task_id)
     ))
-}
-
-pub fn percent_encode_segment(id: &str) -> String {
-    let mut out = String::with_capacity(id.len());
-    for b in id.bytes() {
-        if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' {
-            out.push(char::from(b));
-        } else {
-            out.push('%');
-            out.push(char::from(b"0123456789ABCDEF"[usize::from(b >> 4)]));
-            out.push(char::from(b"0123456789ABCDEF"[usize::from(b & 0xf)]));
-        }
-    }
-    out
 }
 
 #[cfg(test)]
