@@ -15,6 +15,7 @@ mod state;
 pub mod time;
 mod trace;
 mod upload;
+mod webhook;
 
 pub use artifact::{
     ArtifactContent, ArtifactView, ArtifactsPage, NOTE_INLINE_BYTES, PartFlag, PartKind, PartView,
@@ -30,4 +31,7 @@ pub use parts::{FileContent, InputFile, InputPart, MAX_PARTS, MAX_TURN_BYTES, pa
 pub use path::path_segment;
 pub use state::{TaskState, WatchMode};
 pub use trace::TraceContext;
+pub use webhook::{
+    MAX_WEBHOOK_SECRET_CHARS, MAX_WEBHOOK_URL_CHARS, WebhookList, WebhookRequest, WebhookView,
+};
 pub use upload::{MAX_UPLOAD_BYTES, UPLOAD_LINK_SECONDS, UploadId, UploadLink, UploadRequest};

@@ -81,7 +81,7 @@ impl EntryRules {
         }
         let agentcore = self.agentcore_origin(spec.auth.as_ref());
         for (field, text) in &places {
-            self.check_place(field, text, agentcore.as_deref())?;
+            self.check_place(field, text, agentcore.as_deref(), "an agent")?;
         }
         let Some(auth) = &spec.auth else {
             return Ok(());
@@ -139,11 +139,18 @@ impl EntryRules {
 
     /// Refuses a place on an AWS service endpoint (AgentCore Runtime's own for a SigV4
     /// entry aside), on the stack's APIs, or on the functions' AWS endpoint.
+    /// Checks a parent's webhook URL as an agent's: no AWS service endpoint, none of
+    /// the stack's own. The POST is never signed, but it carries the parent's token.
+    pub fn check_webhook(&self, field: &str, url: &str) -> Result<(), ConfigError> {
+        self.check_place(field, url, None, "a webhook")
+    }
+
     fn check_place(
         &self,
         field: &str,
         text: &str,
         agentcore: Option<&str>,
+        what: &str,
     ) -> Result<(), ConfigError> {
         let Ok(url) = reqwest::Url::parse(text) else {
             return Ok(()); // the entry's own parse names a malformed URL
@@ -160,7 +167,7 @@ impl EntryRules {
         if self.own_origins.contains(&origin) {
             return Err(err(
                 field.to_owned(),
-                format!("{origin} is where this deployment calls AWS: an agent cannot be there"),
+                format!("{origin} is where this deployment calls AWS: {what} cannot be there"),
             ));
         }
         if let Some(api) = self.own_api_ids.iter().find(|id| {
@@ -169,14 +176,19 @@ impl EntryRules {
         }) {
             return Err(err(
                 field.to_owned(),
-                format!("{host} is this stack's own API ({api}): an agent cannot be there"),
+                format!("{host} is this stack's own API ({api}): {what} cannot be there"),
             ));
         }
         if is_aws_service_host(&host) {
             return Err(err(
                 field.to_owned(),
                 format!(
-                    "{host} is an AWS service endpoint: an agent cannot be there (AgentCore Runtime is reached with auth.type sigv4)"
+                    "{host} is an AWS service endpoint: {what} cannot be there{}",
+                    if what == "an agent" {
+                        " (AgentCore Runtime is reached with auth.type sigv4)"
+                    } else {
+                        ""
+                    }
                 ),
             ));
         }

@@ -15,6 +15,8 @@
 //!   once, marked) and the notes' delivery to the parent queue, the note bus and Step
 //!   Functions parents.
 //! - [`control`]: the parent's control API and the `Executions` port.
+//! - [`webhook`]: the parent's webhooks, each sent every note in order (the webhook
+//!   function, fed by the outbox's webhook queue).
 //! - [`state`]: a remote task's state as the stand-in reports it (scrubbed, compared).
 //! - [`agents`]: the agents document and its entries ([`config_error`]: a field that
 //!   cannot be used); [`agent_rules`]: what a
@@ -51,3 +53,4 @@ pub mod state;
 pub mod steps;
 pub mod uploads;
 pub mod watch;
+pub mod webhook;

@@ -47,6 +47,9 @@ pub enum Metric {
     FollowWindows,
     /// A stand-in that ended; dimension `Cause` (its final state or failure).
     StandInsEnded,
+    /// A webhook delivery given up after its tries (its mark stays: the stand-in's next
+    /// note tries again); its own alarm says so.
+    WebhookGaveUp,
 }
 
 impl Metric {
@@ -61,6 +64,7 @@ impl Metric {
             Self::HeardLatency => "HeardLatency",
             Self::FollowWindows => "FollowWindows",
             Self::StandInsEnded => "StandInsEnded",
+            Self::WebhookGaveUp => "WebhookGaveUp",
         }
     }
 
@@ -82,12 +86,13 @@ impl Metric {
             | Self::NotesSent
             | Self::NotesNotDelivered
             | Self::NotesRefused
-            | Self::ParentCallbacksRefused => None,
+            | Self::ParentCallbacksRefused
+            | Self::WebhookGaveUp => None,
         }
     }
 
     /// Every metric, for the template's dashboard test.
-    pub const ALL: [Self; 9] = [
+    pub const ALL: [Self; 10] = [
         Self::PushesAccepted,
         Self::PushesRefused,
         Self::NotesSent,
@@ -97,6 +102,7 @@ impl Metric {
         Self::HeardLatency,
         Self::FollowWindows,
         Self::StandInsEnded,
+        Self::WebhookGaveUp,
     ];
 }
 

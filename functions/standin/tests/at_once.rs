@@ -17,7 +17,7 @@ use standin::outbox::memory::{MemoryBus, MemoryCallback, MemoryQueue};
 use standin::outbox::stream;
 use standin::outbox::{NoteBus, ParentNote, SentMarks};
 use standin::row::memory::MemoryStore;
-use standin::row::{Guard, Row, StandIns};
+use standin::row::{Guard, Row, StandIns, Webhook, Webhooks};
 use standin::state::{RemoteOut, remote_out};
 use standin_wire::TaskState;
 
@@ -28,6 +28,7 @@ struct Parent {
     queue: MemoryQueue,
     bus: MemoryBus,
     callback: MemoryCallback,
+    webhooks: MemoryQueue,
 }
 
 impl Parent {
@@ -36,11 +37,16 @@ impl Parent {
             queue: &self.queue,
             bus: Some(&self.bus),
             callback: &self.callback,
+            webhooks: Some(&self.webhooks),
         }
     }
 
     fn queued(&self) -> Vec<u64> {
         self.queue.notes().iter().map(|n| n.seq).collect()
+    }
+
+    fn for_webhooks(&self) -> Vec<u64> {
+        self.webhooks.notes().iter().map(|n| n.seq).collect()
     }
 
     fn on_the_bus(&self) -> Vec<u64> {
@@ -49,6 +55,11 @@ impl Parent {
 
     /// The outbox's delivery of `notes`, as the notes table's stream hands them over.
     async fn stream(&self, marks: &MemoryStore, notes: &[ParentNote]) -> Vec<String> {
+        // As the row store writes it: a note of a stand-in with webhooks says so.
+        let webhooked = match marks.get(ID).await.unwrap() {
+            Some(row) => !row.webhooks.is_empty(),
+            None => false,
+        };
         let records: Vec<_> = notes
             .iter()
             .map(|note| {
@@ -64,7 +75,8 @@ impl Parent {
                         "NewImage": {
                             "task_id": {"S": note.task_id},
                             "seq": {"N": note.seq.to_string()},
-                            "body": {"S": serde_json::to_string(note).unwrap()}
+                            "body": {"S": serde_json::to_string(note).unwrap()},
+                            "webhooked": {"BOOL": webhooked}
                         },
                         "SequenceNumber": format!("{:08}", note.seq),
                         "SizeBytes": 100,
@@ -351,4 +363,35 @@ async fn a_note_whose_step_died_is_sent_by_the_outbox_after_the_grace() {
         began.elapsed() >= stream::AT_ONCE_GRACE.saturating_sub(Duration::from_millis(500)),
         "sent only once the step could no longer be sending it"
     );
+}
+
+#[tokio::test]
+async fn the_notes_of_a_stand_in_with_a_webhook_are_queued_for_it_at_once_or_by_the_outbox() {
+    let (store, parent) = (store_with_row().await, Parent::default());
+    let sending = Teller::new(&store).sending_at_once(AtOnce::new(&store, Some(parent.outlets())));
+    sending
+        .tell(ID, None, &out(TaskState::Working, "building"), &Guard::Open)
+        .await
+        .unwrap();
+    assert_eq!(parent.for_webhooks(), Vec::<u64>::new(), "no webhook yet");
+    store
+        .set_webhook(ID, "w", &Webhook::new("https://parent.example/hook", 1))
+        .await
+        .unwrap();
+    sending
+        .tell(ID, None, &out(TaskState::Working, "painting"), &Guard::Open)
+        .await
+        .unwrap();
+    assert_eq!(parent.for_webhooks(), [2], "queued with its step");
+    // An outlet down: the outbox queues it, once the queue takes notes again.
+    parent.queue.refuse(1);
+    sending
+        .tell(ID, None, &out(TaskState::InputRequired, "colour?"), &Guard::Open)
+        .await
+        .unwrap();
+    assert_eq!(parent.for_webhooks(), [2], "not sent while the queue refuses it");
+    let failures = parent.stream(&store, &aged(store.outbox())).await;
+    assert!(failures.is_empty(), "{failures:?}");
+    assert_eq!(parent.for_webhooks(), [2, 3]);
+    assert_eq!(parent.queued(), [1, 2, 3]);
 }

@@ -61,8 +61,10 @@ async fn a_final_note_answers_the_step_functions_parent_with_the_note() {
             queue: &queue,
             bus: Some(&bus),
             callback: &callback,
+            webhooks: None,
         },
         tokens: &tokens,
+        webhooked: &Default::default(),
     };
     assert_eq!(notify::deliver(&fanout, &notes, later()).await, None);
     assert_eq!(
@@ -100,8 +102,10 @@ async fn a_rejected_task_fails_the_parent_and_a_cancel_completes_it() {
             queue: &queue,
             bus: None::<&MemoryBus>,
             callback: &callback,
+            webhooks: None,
         },
         tokens: &tokens,
+        webhooked: &Default::default(),
     };
     assert_eq!(notify::deliver(&fanout, &notes, later()).await, None);
     let answers = callback.answers();
@@ -128,8 +132,10 @@ async fn a_bus_outage_holds_the_note_and_the_retry_delivers_each_once_in_order()
             queue: &queue,
             bus: Some(&bus),
             callback: &callback,
+            webhooks: None,
         },
         tokens: &tokens,
+        webhooked: &Default::default(),
     };
     bus.refuse(1);
     assert_eq!(
@@ -158,8 +164,10 @@ async fn step_functions_unavailable_holds_the_final_note_and_a_gone_parent_does_
             queue: &queue,
             bus: None::<&MemoryBus>,
             callback: &callback,
+            webhooks: None,
         },
         tokens: &first,
+        webhooked: &Default::default(),
     };
     callback.fail_with(vec![CallbackError::Unavailable("throttled".into())]);
     assert_eq!(notify::deliver(&fanout, &notes, later()).await, Some(0));
@@ -179,8 +187,10 @@ async fn step_functions_unavailable_holds_the_final_note_and_a_gone_parent_does_
                 queue: &queue,
                 bus: None::<&MemoryBus>,
                 callback: &callback,
+                webhooks: None,
             },
             tokens: &held,
+            webhooked: &Default::default(),
         };
         assert_eq!(notify::deliver(&fanout, &later_note, later()).await, None);
         assert_eq!(callback.answers().len(), 1);
@@ -275,8 +285,10 @@ async fn a_note_refused_for_good_is_passed_over_and_its_parent_still_answered() 
             queue: &queue,
             bus: Some(&bus),
             callback: &callback,
+            webhooks: None,
         },
         tokens: &tokens,
+        webhooked: &Default::default(),
     };
     assert_eq!(
         notify::deliver(&fanout, &notes, later()).await,

@@ -17,6 +17,7 @@ mod card;
 mod message;
 mod rpc;
 mod task;
+pub mod webhook;
 
 use std::future::Future;
 use std::time::Duration;

@@ -120,6 +120,16 @@ fn has_words(message: &Value) -> bool {
     message["parts"].as_array().is_some_and(|p| !p.is_empty())
 }
 
+/// The task's status as `note` tells it: its state, when, and what it says.
+pub fn status_of(task_id: &str, note: &Value) -> Value {
+    let mut status = json!({"state": note["state"], "timestamp": note["at"]});
+    let message = said(task_id, note);
+    if has_words(&message) {
+        status["message"] = message;
+    }
+    status
+}
+
 /// The task: `row` as `GET /standins/{id}` gives it, its notes in order, its artifacts.
 pub fn of(
     task_id: &str,
@@ -129,14 +139,7 @@ pub fn of(
     history: usize,
 ) -> Value {
     let mut status = match notes.last() {
-        Some(last) => {
-            let mut status = json!({"state": last["state"], "timestamp": last["at"]});
-            let message = said(task_id, last);
-            if has_words(&message) {
-                status["message"] = message;
-            }
-            status
-        }
+        Some(last) => status_of(task_id, last),
         None => json!({"state": row["state"].as_str().unwrap_or("TASK_STATE_SUBMITTED")}),
     };
     if status["state"].is_null() {

@@ -85,6 +85,7 @@ fn every_operation_is_signed_integrated_and_validated() {
         names,
         [
             "delete /agents/{agent_id}",
+            "delete /standins/{task_id}/webhooks/{webhook_id}",
             "get /a2a/{agent_id}/.well-known/agent-card.json",
             "get /agents",
             "get /agents/{agent_id}",
@@ -93,6 +94,7 @@ fn every_operation_is_signed_integrated_and_validated() {
             "get /standins/{task_id}/artifacts",
             "get /standins/{task_id}/artifacts/{artifact_id}",
             "get /standins/{task_id}/notes",
+            "get /standins/{task_id}/webhooks",
             "post /a2a/{agent_id}",
             "post /mcp",
             "post /standins",
@@ -101,6 +103,7 @@ fn every_operation_is_signed_integrated_and_validated() {
             "post /uploads",
             "put /agents",
             "put /agents/{agent_id}",
+            "put /standins/{task_id}/webhooks/{webhook_id}",
         ]
     );
     for op in ops {

@@ -20,7 +20,7 @@ use super::http::respond;
 use super::in_process::InProcess;
 use super::{Control, Executions};
 use crate::doorbell::Doorbell;
-use crate::row::RowStore;
+use crate::row::{RowStore, Webhooks};
 
 /// Where the control API is reached from outside (its stage or base path included), as
 /// the composition root read it from the request: the front's card names its own URL.
@@ -37,7 +37,7 @@ type Fronts<S, D, E> = State<Arc<FrontState<S, D, E>>>;
 /// The front's routes, answering through `api` (the control API's own routes).
 pub(super) fn routes<S, D, E>(control: Control<'static, S, D, E>, api: InProcess) -> Router
 where
-    S: RowStore + 'static,
+    S: RowStore + Webhooks + 'static,
     D: Doorbell + 'static,
     E: Executions + 'static,
 {
@@ -60,7 +60,7 @@ impl ControlCalls for InProcess {
 }
 
 /// The agent the path names, or the answer that there is none.
-async fn known<S: RowStore, D: Doorbell, E: Executions>(
+async fn known<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     front: &FrontState<S, D, E>,
     id: Result<Path<String>, PathRejection>,
 ) -> Result<(String, crate::agents::AgentSpec), Response> {
@@ -86,7 +86,7 @@ async fn known<S: RowStore, D: Doorbell, E: Executions>(
     }
 }
 
-async fn rpc<S: RowStore, D: Doorbell, E: Executions>(
+async fn rpc<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     State(front): Fronts<S, D, E>,
     id: Result<Path<String>, PathRejection>,
     headers: HeaderMap,
@@ -102,7 +102,7 @@ async fn rpc<S: RowStore, D: Doorbell, E: Executions>(
     respond(ApiAnswer::of(200, said))
 }
 
-async fn card<S: RowStore, D: Doorbell, E: Executions>(
+async fn card<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     State(front): Fronts<S, D, E>,
     id: Result<Path<String>, PathRejection>,
     base: Option<axum::Extension<PublicBase>>,

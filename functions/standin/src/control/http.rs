@@ -17,7 +17,7 @@ use standin_wire::TraceContext;
 
 use super::{ApiAnswer, Call, Control, Executions};
 use crate::doorbell::Doorbell;
-use crate::row::RowStore;
+use crate::row::{RowStore, Webhooks};
 
 /// The query's pairs in order; `after` is the first one of that name (a repeated one is
 /// not an error, as it was not before the router).
@@ -35,7 +35,7 @@ impl Pairs {
 }
 
 /// The document's path parameters.
-pub const PATH_PARAMETERS: [&str; 3] = ["task_id", "agent_id", "artifact_id"];
+pub const PATH_PARAMETERS: [&str; 4] = ["task_id", "agent_id", "artifact_id", "webhook_id"];
 
 /// The path the document names for a request API Gateway matched to `resource`
 /// (`/standins/{task_id}/reply`): the resource with each parameter filled in, encoded as
@@ -75,7 +75,7 @@ pub(super) fn respond(answer: ApiAnswer) -> Response {
 /// else is a 404 naming it.
 pub fn router<S, D, E>(control: Control<'static, S, D, E>) -> Router
 where
-    S: RowStore + 'static,
+    S: RowStore + Webhooks + 'static,
     D: Doorbell + 'static,
     E: Executions + 'static,
 {
@@ -85,6 +85,11 @@ where
         .route("/standins/{task_id}", get(status))
         .route("/standins/{task_id}/reply", post(reply))
         .route("/standins/{task_id}/cancel", post(cancel))
+        .route("/standins/{task_id}/webhooks", get(webhook_list))
+        .route(
+            "/standins/{task_id}/webhooks/{webhook_id}",
+            axum::routing::put(webhook_set).delete(webhook_delete),
+        )
         .route("/standins/{task_id}/notes", get(notes))
         .route("/standins/{task_id}/artifacts", get(artifacts))
         .route("/standins/{task_id}/artifacts/{artifact_id}", get(artifact))
@@ -106,7 +111,7 @@ where
 
 type Api<S, D, E> = State<Control<'static, S, D, E>>;
 
-async fn start<S: RowStore, D: Doorbell, E: Executions>(
+async fn start<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     State(control): Api<S, D, E>,
     headers: HeaderMap,
     body: Bytes,
@@ -156,14 +161,14 @@ fn trace_from_header(headers: &HeaderMap, body: &mut Value) -> Result<(), ApiAns
     }
 }
 
-async fn upload<S: RowStore, D: Doorbell, E: Executions>(
+async fn upload<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     State(control): Api<S, D, E>,
     body: Bytes,
 ) -> Response {
     respond(control.handle(Call::Upload(&json(&body))).await)
 }
 
-async fn list<S: RowStore, D: Doorbell, E: Executions>(
+async fn list<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     State(control): Api<S, D, E>,
     Query(pairs): Query<Pairs>,
 ) -> Response {
@@ -176,7 +181,7 @@ async fn list<S: RowStore, D: Doorbell, E: Executions>(
     )
 }
 
-async fn status<S: RowStore, D: Doorbell, E: Executions>(
+async fn status<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     State(control): Api<S, D, E>,
     task_id: Result<Path<String>, PathRejection>,
 ) -> Response {
@@ -187,7 +192,7 @@ async fn status<S: RowStore, D: Doorbell, E: Executions>(
     respond(control.handle(Call::Status { task_id: &task_id }).await)
 }
 
-async fn reply<S: RowStore, D: Doorbell, E: Executions>(
+async fn reply<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     State(control): Api<S, D, E>,
     task_id: Result<Path<String>, PathRejection>,
     body: Bytes,
@@ -199,7 +204,7 @@ async fn reply<S: RowStore, D: Doorbell, E: Executions>(
     .await
 }
 
-async fn cancel<S: RowStore, D: Doorbell, E: Executions>(
+async fn cancel<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     State(control): Api<S, D, E>,
     task_id: Result<Path<String>, PathRejection>,
     body: Bytes,
@@ -212,7 +217,7 @@ async fn cancel<S: RowStore, D: Doorbell, E: Executions>(
 }
 
 /// A call on one stand-in with a JSON body (a reply, a cancel).
-async fn ring<S: RowStore, D: Doorbell, E: Executions>(
+async fn ring<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     control: Control<'static, S, D, E>,
     task_id: Result<Path<String>, PathRejection>,
     body: Bytes,
@@ -226,7 +231,56 @@ async fn ring<S: RowStore, D: Doorbell, E: Executions>(
     respond(control.handle(call(&task_id, &body)).await)
 }
 
-async fn notes<S: RowStore, D: Doorbell, E: Executions>(
+async fn webhook_list<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
+    State(control): Api<S, D, E>,
+    task_id: Result<Path<String>, PathRejection>,
+) -> Response {
+    match task_id {
+        Ok(Path(task_id)) => respond(control.handle(Call::WebhookList { task_id: &task_id }).await),
+        Err(rejection) => unreadable(rejection),
+    }
+}
+
+async fn webhook_set<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
+    State(control): Api<S, D, E>,
+    ids: Result<Path<(String, String)>, PathRejection>,
+    body: Bytes,
+) -> Response {
+    let (task_id, webhook_id) = match ids {
+        Ok(Path(ids)) => ids,
+        Err(rejection) => return unreadable(rejection),
+    };
+    let body = json(&body);
+    respond(
+        control
+            .handle(Call::WebhookSet {
+                task_id: &task_id,
+                webhook_id: &webhook_id,
+                body: &body,
+            })
+            .await,
+    )
+}
+
+async fn webhook_delete<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
+    State(control): Api<S, D, E>,
+    ids: Result<Path<(String, String)>, PathRejection>,
+) -> Response {
+    let (task_id, webhook_id) = match ids {
+        Ok(Path(ids)) => ids,
+        Err(rejection) => return unreadable(rejection),
+    };
+    respond(
+        control
+            .handle(Call::WebhookDelete {
+                task_id: &task_id,
+                webhook_id: &webhook_id,
+            })
+            .await,
+    )
+}
+
+async fn notes<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     State(control): Api<S, D, E>,
     task_id: Result<Path<String>, PathRejection>,
     Query(pairs): Query<Pairs>,
@@ -245,7 +299,7 @@ async fn notes<S: RowStore, D: Doorbell, E: Executions>(
     )
 }
 
-async fn artifacts<S: RowStore, D: Doorbell, E: Executions>(
+async fn artifacts<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     State(control): Api<S, D, E>,
     task_id: Result<Path<String>, PathRejection>,
     Query(pairs): Query<Pairs>,
@@ -263,7 +317,7 @@ async fn artifacts<S: RowStore, D: Doorbell, E: Executions>(
     }
 }
 
-async fn artifact<S: RowStore, D: Doorbell, E: Executions>(
+async fn artifact<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     State(control): Api<S, D, E>,
     ids: Result<Path<(String, String)>, PathRejection>,
 ) -> Response {
@@ -280,7 +334,7 @@ async fn artifact<S: RowStore, D: Doorbell, E: Executions>(
     }
 }
 
-async fn agent_list<S: RowStore, D: Doorbell, E: Executions>(
+async fn agent_list<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     State(control): Api<S, D, E>,
     Query(pairs): Query<Pairs>,
 ) -> Response {
@@ -290,7 +344,7 @@ async fn agent_list<S: RowStore, D: Doorbell, E: Executions>(
     respond(control.handle(call).await)
 }
 
-async fn agents_put<S: RowStore, D: Doorbell, E: Executions>(
+async fn agents_put<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     State(control): Api<S, D, E>,
     body: Bytes,
 ) -> Response {
@@ -298,7 +352,7 @@ async fn agents_put<S: RowStore, D: Doorbell, E: Executions>(
 }
 
 /// A call on one agent of the registry, by the id in its path.
-async fn on_agent<S: RowStore, D: Doorbell, E: Executions>(
+async fn on_agent<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     control: Control<'static, S, D, E>,
     id: Result<Path<String>, PathRejection>,
     call: impl for<'a> FnOnce(&'a str) -> Call<'a>,
@@ -316,21 +370,21 @@ fn unreadable_agent(rejection: PathRejection) -> Response {
     ))
 }
 
-async fn agent_show<S: RowStore, D: Doorbell, E: Executions>(
+async fn agent_show<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     State(control): Api<S, D, E>,
     id: Result<Path<String>, PathRejection>,
 ) -> Response {
     on_agent(control, id, |id| Call::AgentShow { id }).await
 }
 
-async fn agent_remove<S: RowStore, D: Doorbell, E: Executions>(
+async fn agent_remove<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     State(control): Api<S, D, E>,
     id: Result<Path<String>, PathRejection>,
 ) -> Response {
     on_agent(control, id, |id| Call::AgentRemove { id }).await
 }
 
-async fn agent_put<S: RowStore, D: Doorbell, E: Executions>(
+async fn agent_put<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     State(control): Api<S, D, E>,
     id: Result<Path<String>, PathRejection>,
     body: Bytes,
@@ -349,7 +403,7 @@ async fn agent_put<S: RowStore, D: Doorbell, E: Executions>(
     }
 }
 
-async fn no_route<S: RowStore, D: Doorbell, E: Executions>(
+async fn no_route<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     State(control): Api<S, D, E>,
     method: Method,
     uri: Uri,

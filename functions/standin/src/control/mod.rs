@@ -14,6 +14,7 @@ mod mcp;
 pub mod memory;
 pub mod sfn;
 mod uploads;
+mod webhooks;
 
 pub use executions::{ExecutionError, Executions};
 
@@ -29,7 +30,7 @@ use crate::doorbell;
 use crate::doorbell::Doorbell;
 use crate::registry::{Catalog, RegistryError};
 use crate::row::{Guard, Row, WakeEvent};
-use crate::row::{RowStore, StoreError};
+use crate::row::{RowStore, StoreError, Webhooks};
 use crate::steps::{Step, execution_name};
 
 /// What the parent asked for, as `http` routes it from method and path.
@@ -62,6 +63,18 @@ pub enum Call<'a> {
     },
     List {
         after: Option<&'a str>,
+    },
+    WebhookSet {
+        task_id: &'a str,
+        webhook_id: &'a str,
+        body: &'a Value,
+    },
+    WebhookList {
+        task_id: &'a str,
+    },
+    WebhookDelete {
+        task_id: &'a str,
+        webhook_id: &'a str,
     },
     AgentPut {
         id: &'a str,
@@ -162,6 +175,10 @@ pub struct Control<'a, S, D, E> {
     pub artifacts: Option<&'a dyn crate::artifacts::Blobs>,
     /// The most `deadline_secs` a start may ask (the stack's `MaxStandInSecs`).
     pub max_standin_secs: u64,
+    /// The webhook queue, when the deployment delivers webhooks.
+    pub webhooks: Option<&'a dyn crate::webhook::DeliveryQueue>,
+    /// Whether a webhook may be on a private address (`AllowPrivateAgents`).
+    pub allow_private: bool,
 }
 
 // Only references: a copy is as good as the original, whatever the ports are.
@@ -172,7 +189,7 @@ impl<S, D, E> Clone for Control<'_, S, D, E> {
 }
 impl<S, D, E> Copy for Control<'_, S, D, E> {}
 
-impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
+impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
     /// The answer to a call. A failure on our side (the row store or Step Functions did
     /// not answer) is a 503 the parent may retry, logged with its cause.
     pub async fn handle(&self, call: Call<'_>) -> ApiAnswer {
@@ -210,6 +227,16 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                 let standins = rows.iter().map(summary).collect();
                 Ok(ApiAnswer::of(200, ListPage { standins, next }))
             }
+            Call::WebhookSet {
+                task_id,
+                webhook_id,
+                body,
+            } => self.set_webhook(task_id, webhook_id, body).await,
+            Call::WebhookList { task_id } => self.list_webhooks(task_id).await,
+            Call::WebhookDelete {
+                task_id,
+                webhook_id,
+            } => self.delete_webhook(task_id, webhook_id).await,
             Call::AgentPut { id, body } => self.put_agent(id, body).await,
             Call::AgentsPut { body } => self.put_agents(body).await,
             Call::AgentShow { id } => self.show_agent(id).await,

@@ -353,6 +353,8 @@ pub struct ControlSettings {
     /// How the API is reached from outside (`API_URL_FORM`: `aws`, the default, or
     /// `localstack`), for the URLs it writes of itself.
     pub api_url_form: super::http::ApiUrlForm,
+    /// The webhook queue (`WEBHOOK_QUEUE_URL`): a webhook set is queued for delivery.
+    pub webhook_queue_url: Option<String>,
 }
 
 impl ControlSettings {
@@ -368,6 +370,7 @@ impl ControlSettings {
             agent_ca_file: optional(env, standin_remote::tls::AGENT_CA_FILE).map(PathBuf::from),
             allow_private_agents: boolean(env, "ALLOW_PRIVATE_AGENTS")?,
             api_url_form: api_url_form(env)?,
+            webhook_queue_url: optional(env, "WEBHOOK_QUEUE_URL"),
         })
     }
 }
@@ -390,6 +393,9 @@ pub struct OutletSettings {
     pub parent_queue_url: String,
     /// The EventBridge bus every note is also put on; none when unset or blank.
     pub note_bus: Option<String>,
+    /// The webhook queue (`WEBHOOK_QUEUE_URL`), where a note of a stand-in with webhooks
+    /// also goes; without it no webhook hears a note.
+    pub webhook_queue_url: Option<String>,
 }
 
 impl OutletSettings {
@@ -397,6 +403,29 @@ impl OutletSettings {
         Ok(Self {
             parent_queue_url: required(env, "PARENT_QUEUE_URL")?,
             note_bus: optional(env, "NOTE_BUS_NAME"),
+            webhook_queue_url: optional(env, "WEBHOOK_QUEUE_URL"),
+        })
+    }
+}
+
+/// The webhooks' delivery: the webhook queue's stand-ins, their webhooks and notes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookSettings {
+    pub tables: Tables,
+    /// The webhook queue (`WEBHOOK_QUEUE_URL`), whose retries the function delays.
+    pub queue_url: String,
+    /// Webhooks are held to the agents' reach rules (`ALLOW_PRIVATE_AGENTS`).
+    pub allow_private: bool,
+    pub agent_ca_file: Option<PathBuf>,
+}
+
+impl WebhookSettings {
+    pub fn read(env: &impl Env) -> Result<Self, ConfigError> {
+        Ok(Self {
+            tables: Tables::read(env)?,
+            queue_url: required(env, "WEBHOOK_QUEUE_URL")?,
+            allow_private: boolean(env, "ALLOW_PRIVATE_AGENTS")?,
+            agent_ca_file: optional(env, standin_remote::tls::AGENT_CA_FILE).map(PathBuf::from),
         })
     }
 }

@@ -433,6 +433,8 @@ pub struct ControlDeps {
     pub max_standin_secs: u64,
     pub cards: Cards,
     pub api_url_form: super::http::ApiUrlForm,
+    pub webhooks: Option<crate::webhook::sqs::SqsDeliveryQueue>,
+    pub allow_private: bool,
 }
 
 impl ControlDeps {
@@ -456,6 +458,10 @@ impl ControlDeps {
             max_standin_secs: settings.max_standin_secs,
             cards,
             api_url_form: settings.api_url_form,
+            webhooks: settings
+                .webhook_queue_url
+                .map(|url| crate::webhook::sqs::SqsDeliveryQueue::new(aws.sqs(), url)),
+            allow_private: settings.allow_private_agents,
         })
     }
 }
@@ -466,6 +472,7 @@ pub struct OutletAdapters {
     queue: SqsParentQueue,
     bus: Option<EventBridgeBus>,
     callback: SfnCallback,
+    webhooks: Option<SqsParentQueue>,
 }
 
 impl OutletAdapters {
@@ -476,6 +483,9 @@ impl OutletAdapters {
                 .note_bus
                 .map(|bus| EventBridgeBus::new(aws.eventbridge(), bus)),
             callback: SfnCallback::new(aws.sfn()),
+            webhooks: settings
+                .webhook_queue_url
+                .map(|url| SqsParentQueue::new(aws.sqs(), url)),
         }
     }
 
@@ -484,6 +494,7 @@ impl OutletAdapters {
             queue: &self.queue,
             bus: self.bus.as_ref(),
             callback: &self.callback,
+            webhooks: self.webhooks.as_ref(),
         }
     }
 }
@@ -559,5 +570,27 @@ impl NotifyDeps {
             // Notify reads no note log: the stream hands it the notes.
             marks: DynamoRowStore::new(aws.dynamodb(), settings.rows_table, ""),
         }
+    }
+}
+
+/// What the webhook function runs on: the rows and notes, the POST, the queue's delays.
+pub struct WebhookDeps {
+    pub store: DynamoRowStore,
+    pub poster: crate::webhook::http::HttpWebhooks,
+    pub redelivery: crate::webhook::sqs::SqsRedelivery,
+}
+
+impl WebhookDeps {
+    pub fn new(aws: &Aws, settings: super::config::WebhookSettings) -> Result<Self, ConfigError> {
+        let (_, http) = agent_http(settings.agent_ca_file.as_deref(), settings.allow_private)?;
+        Ok(Self {
+            store: DynamoRowStore::new(
+                aws.dynamodb(),
+                &settings.tables.rows,
+                &settings.tables.notes,
+            ),
+            poster: crate::webhook::http::HttpWebhooks::new(http, settings.allow_private),
+            redelivery: crate::webhook::sqs::SqsRedelivery::new(aws.sqs(), settings.queue_url),
+        })
     }
 }

@@ -28,9 +28,9 @@ pub use config::{
     ControlSettings, DEFAULT_FOLLOW_HEARTBEAT_SECS, DEFAULT_FOLLOWS_PER_FUNCTION,
     DEFAULT_HISTORY_BOUND, DEFAULT_TURN_WINDOW_SECS, Env, FollowerSettings, MAX_FOLLOW_WINDOW_SECS,
     MAX_FOLLOWS_PER_FUNCTION, MAX_HISTORY_BOUND, NotifySettings, ProcessEnv, Retries, StepSettings,
-    Tables,
+    Tables, WebhookSettings,
 };
-pub use deps::{Aws, ControlDeps, FollowDeps, NotifyDeps, Rows, StepDeps};
+pub use deps::{Aws, ControlDeps, FollowDeps, NotifyDeps, Rows, StepDeps, WebhookDeps};
 pub use failure::{PERMANENT, StepFailure, TRANSIENT};
 pub use handlers::{end, park, register, turn, wake};
 
@@ -171,6 +171,27 @@ pub async fn serve_notify() -> Result<(), Error> {
     .await
 }
 
+/// The webhooks' delivery (`webhook`): each stand-in the webhook queue names, its notes
+/// to its webhooks in order; it keeps the invocation's deadline to answer in time.
+pub async fn serve_webhook() -> Result<(), Error> {
+    let deps = build(Retries::Patient, WebhookSettings::read, WebhookDeps::new).await?;
+    Box::pin(lambda_runtime::run(service_fn(
+        move |event: LambdaEvent<aws_lambda_events::sqs::SqsEvent>| async move {
+            let stop_at = stream::stop_before(event.context.deadline, stream::NOTIFY_MARGIN);
+            let answer = crate::webhook::handle(
+                &deps.store,
+                &deps.poster,
+                &deps.redelivery,
+                &event.payload,
+                stop_at,
+            )
+            .await;
+            Ok::<_, Error>(answer)
+        },
+    )))
+    .await
+}
+
 /// The push receiver behind `POST /a2a/push/{task_id}`.
 pub async fn serve_push() -> Result<(), Error> {
     let deps = build(Retries::Prompt, Tables::read, rows).await?;
@@ -194,6 +215,11 @@ pub async fn serve_control() -> Result<(), Error> {
             .as_ref()
             .map(|b| b as &dyn crate::artifacts::Blobs),
         max_standin_secs: deps.max_standin_secs,
+        webhooks: deps
+            .webhooks
+            .as_ref()
+            .map(|q| q as &dyn crate::webhook::DeliveryQueue),
+        allow_private: deps.allow_private,
     });
     let url_form = deps.api_url_form;
     Box::pin(lambda_http::run(service_fn(move |request: Request| {

@@ -7,7 +7,7 @@
 //! order and passes over marked notes. Between a send and its mark the stream may send
 //! the note again; the queue deduplicates it by `task_id:seq`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
@@ -62,9 +62,15 @@ where
         {
             tokens.insert((note.task_id.clone(), note.seq), token.clone());
         }
+        let webhooked: HashSet<String> = if row.webhooks.is_empty() {
+            HashSet::new()
+        } else {
+            HashSet::from([note.task_id.clone()])
+        };
         let fanout = Fanout {
             outlets: *outlets,
             tokens: &tokens,
+            webhooked: &webhooked,
         };
         let sent = match tokio::time::timeout(self.limit, fanout.send(note)).await {
             Ok(sent) => sent,

@@ -8,7 +8,7 @@
 //! the earliest note not taken; the queue deduplicates by `task_id:seq`, so notes sent
 //! again from other lanes are seen once.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use tokio::time::Instant;
 use tracing::warn;
@@ -101,6 +101,10 @@ pub struct Outlets<'a, Q, B, C> {
     pub queue: &'a Q,
     pub bus: Option<&'a B>,
     pub callback: &'a C,
+    /// The webhook queue: a note of a stand-in with webhooks is queued there too, for the
+    /// webhook function to POST in order (`crate::webhook`). A queue like the parent's
+    /// (grouped by stand-in, deduplicated by `task_id:seq`), so the same adapter.
+    pub webhooks: Option<&'a Q>,
 }
 
 // By hand: derived, they would ask the adapters themselves to be Copy.
@@ -112,14 +116,17 @@ impl<Q, B, C> Clone for Outlets<'_, Q, B, C> {
 impl<Q, B, C> Copy for Outlets<'_, Q, B, C> {}
 
 /// Everywhere a note goes, as one queue: the parent's queue, then the event bus (when
-/// there is one), then, for a final note of a stand-in a Step Functions parent started,
-/// the parent's task token. A note counts as taken only when every outlet took it, so
-/// one that failed anywhere is retried in order like a refused send (the queue
-/// deduplicates the resend; the bus and the callback may see it twice: at least once).
+/// there is one), then the webhook queue (for a stand-in with webhooks), then, for a
+/// final note of a stand-in a Step Functions parent started, the parent's task token. A
+/// note counts as taken only when every outlet took it, so one that failed anywhere is
+/// retried in order like a refused send (the queues deduplicate the resend; the bus and
+/// the callback may see it twice: at least once).
 pub struct Fanout<'a, Q, B, C> {
     pub outlets: Outlets<'a, Q, B, C>,
     /// The parent's task token of each final note that has one, by `(task_id, seq)`.
     pub tokens: &'a HashMap<(String, u64), String>,
+    /// The stand-ins whose notes also go to the webhook queue.
+    pub webhooked: &'a HashSet<String>,
 }
 
 /// The error a Step Functions parent sees when the stand-in did not complete.
@@ -184,6 +191,17 @@ impl<Q: ParentQueue, B: NoteBus, C: ParentCallback> ParentQueue for Fanout<'_, Q
                 .put_each(&taken.iter().map(|&i| notes[i]).collect::<Vec<_>>())
                 .await;
             for (&i, answer) in taken.iter().zip(put) {
+                answers[i] = merge(answers[i].clone(), answer);
+            }
+        }
+        if let Some(webhooks) = self.outlets.webhooks {
+            let taken: Vec<usize> = (0..notes.len())
+                .filter(|&i| handled(&answers[i]) && self.webhooked.contains(&notes[i].task_id))
+                .collect();
+            let queued = webhooks
+                .send_each(&taken.iter().map(|&i| notes[i]).collect::<Vec<_>>())
+                .await;
+            for (&i, answer) in taken.iter().zip(queued) {
                 answers[i] = merge(answers[i].clone(), answer);
             }
         }

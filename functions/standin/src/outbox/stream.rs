@@ -1,7 +1,7 @@
 //! The notify function's event: a DynamoDB Streams batch of the notes table's inserts
 //! (`aws_lambda_events`' event and its batch response), read as notes and delivered.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 pub use aws_lambda_events::dynamodb::Event;
@@ -56,6 +56,7 @@ pub async fn notify<Q: ParentQueue, B: NoteBus, C: ParentCallback, M: SentMarks>
     let mut notes = Vec::new();
     let mut records = Vec::new();
     let mut tokens = HashMap::new();
+    let mut webhooked = HashSet::new();
     for record in inserts {
         let note = text(record, attr::NOTE_BODY)
             .and_then(|body| serde_json::from_str::<ParentNote>(body).ok());
@@ -63,6 +64,9 @@ pub async fn notify<Q: ParentQueue, B: NoteBus, C: ParentCallback, M: SentMarks>
             Some(note) => {
                 if let Some(token) = text(record, attr::PARENT_TASK_TOKEN) {
                     tokens.insert((note.task_id.clone(), note.seq), token.to_owned());
+                }
+                if let Some(AttributeValue::Bool(true)) = record.change.new_image.get(attr::WEBHOOKED) {
+                    webhooked.insert(note.task_id.clone());
                 }
                 notes.push(note);
                 records.push(record);
@@ -79,6 +83,7 @@ pub async fn notify<Q: ParentQueue, B: NoteBus, C: ParentCallback, M: SentMarks>
     let fanout = Fanout {
         outlets,
         tokens: &tokens,
+        webhooked: &webhooked,
     };
     let mut response = DynamoDbEventResponse::default();
     let earliest_unsent = deliver(&fanout, &notes, stop_at).await;

@@ -175,6 +175,11 @@ impl Catalog {
         }
     }
 
+    /// The deployment's rules for what an entry (or a webhook) may name.
+    pub fn rules(&self) -> &EntryRules {
+        &self.rules
+    }
+
     /// Entries are held to `rules` (the deployment's).
     pub fn with_rules(mut self, rules: EntryRules) -> Self {
         self.rules = rules;

@@ -397,3 +397,46 @@ impl Notes for MemoryStore {
             .collect())
     }
 }
+
+impl super::Webhooks for MemoryStore {
+    async fn set_webhook(
+        &self,
+        task_id: &str,
+        id: &str,
+        webhook: &super::Webhook,
+    ) -> Result<Row, StoreError> {
+        let mut rows = lock(&self.rows);
+        let row = rows
+            .get_mut(task_id)
+            .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        if !row.webhooks.contains_key(id) && row.webhooks.len() >= super::MAX_WEBHOOKS {
+            return Err(StoreError::Refused(task_id.to_owned()));
+        }
+        row.webhooks.insert(id.to_owned(), webhook.clone());
+        *lock(&self.writes) += 1;
+        Ok(row.clone())
+    }
+
+    async fn delete_webhook(&self, task_id: &str, id: &str) -> Result<bool, StoreError> {
+        let mut rows = lock(&self.rows);
+        let row = rows
+            .get_mut(task_id)
+            .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        Ok(row.webhooks.remove(id).is_some())
+    }
+
+    async fn mark_webhook(
+        &self,
+        task_id: &str,
+        id: &str,
+        version: u64,
+        seq: u64,
+    ) -> Result<bool, StoreError> {
+        let mut rows = lock(&self.rows);
+        let hook = rows
+            .get_mut(task_id)
+            .and_then(|row| row.webhooks.get_mut(id))
+            .filter(|hook| hook.version == version && hook.through < seq);
+        Ok(hook.map(|hook| hook.through = seq).is_some())
+    }
+}

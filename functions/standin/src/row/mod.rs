@@ -10,10 +10,16 @@ mod note;
 #[cfg(any(test, feature = "test-support"))]
 mod passing;
 mod store;
+mod webhooks;
 
 pub use marks::SentMarks;
 pub use note::note_of;
 pub use store::{Applied, Closed, Drained, Notes, Parks, RowStore, StandIns, StoreError};
+pub use webhooks::{
+    MAX_WEBHOOK_ID_CHARS, MAX_WEBHOOKS, Webhook, WebhookSecret, Webhooks, is_webhook_id,
+};
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use standin_wire::InputPart;
@@ -386,6 +392,9 @@ pub struct Row {
     /// the agent carries it, every note names its trace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traceparent: Option<String>,
+    /// The parent's webhooks by id (`webhooks.rs`): each note is also POSTed to them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub webhooks: BTreeMap<String, Webhook>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -418,6 +427,7 @@ impl Row {
             previous_lease: None,
             agent_entry: None,
             traceparent: None,
+            webhooks: BTreeMap::new(),
         }
     }
 

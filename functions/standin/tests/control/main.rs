@@ -28,6 +28,7 @@ struct World {
     registry: MemoryRegistry,
     blobs: standin::artifacts::memory::MemoryBlobs,
     cards: standin::cards::Cards,
+    deliveries: standin::webhook::memory::MemoryDeliveryQueue,
 }
 
 /// Cards as a deployment reads them: the writer's says what it does, the others' do not
@@ -72,6 +73,7 @@ impl World {
             registry,
             blobs: Default::default(),
             cards: standin::cards::Cards::new(Box::new(Cards)),
+            deliveries: Default::default(),
         }
     }
 
@@ -96,6 +98,18 @@ impl World {
                 format!("/standins/{task_id}/artifacts/{artifact_id}"),
             )),
             Call::List { .. } => Some(("GET", "/standins".to_owned())),
+            Call::WebhookSet {
+                task_id,
+                webhook_id,
+                ..
+            } => Some(("PUT", format!("/standins/{task_id}/webhooks/{webhook_id}"))),
+            Call::WebhookList { task_id } => {
+                Some(("GET", format!("/standins/{task_id}/webhooks")))
+            }
+            Call::WebhookDelete {
+                task_id,
+                webhook_id,
+            } => Some(("DELETE", format!("/standins/{task_id}/webhooks/{webhook_id}"))),
             Call::AgentPut { id, .. } => Some(("PUT", format!("/agents/{id}"))),
             Call::AgentsPut { .. } => Some(("PUT", "/agents".to_owned())),
             Call::AgentShow { id } => Some(("GET", format!("/agents/{id}"))),
@@ -111,6 +125,8 @@ impl World {
             cards: Some(&self.cards),
             artifacts: Some(&self.blobs),
             max_standin_secs: standin::steps::next::MAX_STANDIN_SECS,
+            webhooks: Some(&self.deliveries),
+            allow_private: true,
         }
         .handle(call)
         .await;
@@ -141,6 +157,8 @@ fn router() -> (&'static World, axum::Router) {
         cards: Some(&w.cards),
         artifacts: Some(&w.blobs),
         max_standin_secs: standin::steps::next::MAX_STANDIN_SECS,
+        webhooks: Some(&w.deliveries),
+        allow_private: true,
     });
     (w, router)
 }
@@ -183,3 +201,4 @@ mod routes;
 mod starts;
 mod traces;
 mod uploads;
+mod webhooks;

@@ -52,6 +52,7 @@ macro_rules! row_store_contract {
             a_reply_s_parts_are_kept_and_taken_with_it,
             a_long_conversation_keeps_the_latest_reply_ids_only,
             a_roll_ends_the_park_and_keeps_its_first_lease,
+            webhooks_are_set_bounded_marked_and_deleted,
         );
     };
 }

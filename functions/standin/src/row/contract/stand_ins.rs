@@ -171,3 +171,44 @@ pub async fn a_long_conversation_keeps_the_latest_reply_ids_only<S: RowStore>(st
         .expect("a retry of a recent reply is accepted");
     assert!(row.pending.replies.is_empty(), "and not queued again");
 }
+
+pub async fn webhooks_are_set_bounded_marked_and_deleted<S: RowStore + crate::row::Webhooks>(
+    store: &S,
+) {
+    use crate::row::{MAX_WEBHOOKS, Webhook, WebhookSecret};
+    let missing = store.set_webhook("nobody", "w", &Webhook::new("https://a/", 0)).await;
+    assert_eq!(missing, Err(StoreError::NotFound("nobody".into())));
+    store.create(&Row::new(ID, "agent-a")).await.expect("created");
+    let mut first = Webhook::new("https://parent.example/hook", 0);
+    first.token = Some(WebhookSecret::new("parent-token"));
+    // An id with characters an expression's placeholder may not hold.
+    let row = store.set_webhook(ID, "cfg:1.a-b", &first).await.expect("set");
+    assert_eq!(row.webhooks["cfg:1.a-b"], first, "kept whole, token and all");
+    for i in 1..MAX_WEBHOOKS {
+        store
+            .set_webhook(ID, &format!("w{i}"), &Webhook::new("https://b/", 0))
+            .await
+            .expect("within the bound");
+    }
+    let past = store.set_webhook(ID, "past", &Webhook::new("https://c/", 0)).await;
+    assert_eq!(past, Err(StoreError::Refused(ID.into())), "past the bound");
+    assert!(store.mark_webhook(ID, "cfg:1.a-b", first.version, 3).await.expect("mark"));
+    assert!(
+        !store.mark_webhook(ID, "cfg:1.a-b", first.version, 2).await.expect("mark"),
+        "never back"
+    );
+    assert!(
+        !store.mark_webhook(ID, "cfg:1.a-b", first.version + 1, 9).await.expect("mark"),
+        "another version's mark"
+    );
+    let row = store.get(ID).await.expect("read").expect("row");
+    assert_eq!(row.webhooks["cfg:1.a-b"].through, 3);
+    assert!(store.delete_webhook(ID, "cfg:1.a-b").await.expect("deleted"));
+    assert!(!store.delete_webhook(ID, "cfg:1.a-b").await.expect("again"));
+    assert!(!store.mark_webhook(ID, "cfg:1.a-b", first.version, 9).await.expect("mark"));
+    let row = store
+        .set_webhook(ID, "again", &Webhook::new("https://d/", 0))
+        .await
+        .expect("room again");
+    assert_eq!(row.webhooks.len(), MAX_WEBHOOKS);
+}

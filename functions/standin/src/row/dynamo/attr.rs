@@ -36,6 +36,9 @@ pub const NOTE_BODY: &str = "body";
 /// The row's Step Functions parent token; copied onto its final note's item, where
 /// notify reads it from the stream.
 pub const PARENT_TASK_TOKEN: &str = "parent_task_token";
+/// On a note log item: the stand-in had webhooks when the note was written, so notify
+/// also wakes their deliverer.
+pub const WEBHOOKED: &str = "webhooked";
 /// The live generation's lease (`Row::lease`).
 pub const LEASE: &str = "lease";
 /// The live generation (`Row::generation`).

@@ -28,6 +28,7 @@ mod reply;
 mod take;
 #[cfg(test)]
 mod tests;
+mod webhooks;
 mod write;
 
 use attr::*;

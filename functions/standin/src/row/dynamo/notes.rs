@@ -114,6 +114,9 @@ impl DynamoRowStore {
                 AttributeValue::S(token.clone()),
             );
         }
+        if !read.webhooks.is_empty() {
+            item.insert(WEBHOOKED.to_owned(), AttributeValue::Bool(true));
+        }
         let note_put = Put::builder()
             .table_name(&self.notes_table)
             .set_item(Some(item))

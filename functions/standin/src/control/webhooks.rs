@@ -1,0 +1,136 @@
+//! `/standins/{id}/webhooks`: the parent's webhooks on a stand-in, set, listed and
+//! removed. A webhook set is queued for delivery at once, so the notes already written
+//! after its `after` reach it without waiting for the next one.
+
+use standin_wire::{WebhookList, WebhookRequest, WebhookView};
+
+use super::{ApiAnswer, Control, ControlError, Executions};
+use crate::doorbell::Doorbell;
+use crate::row::{
+    MAX_WEBHOOK_ID_CHARS, MAX_WEBHOOKS, Row, RowStore, StoreError, Webhook, WebhookSecret,
+    Webhooks, is_webhook_id,
+};
+
+fn view(id: &str, hook: &Webhook) -> WebhookView {
+    WebhookView {
+        webhook_id: id.to_owned(),
+        url: hook.url.clone(),
+        through: hook.through,
+        has_token: hook.token.is_some(),
+        has_authorization: hook.authorization.is_some(),
+    }
+}
+
+fn no_delivery() -> ApiAnswer {
+    ApiAnswer::error(
+        501,
+        "this deployment delivers no webhooks (its functions have no WEBHOOK_QUEUE_URL)",
+    )
+}
+
+impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
+    pub(super) async fn set_webhook(
+        &self,
+        task_id: &str,
+        webhook_id: &str,
+        body: &serde_json::Value,
+    ) -> Result<ApiAnswer, ControlError> {
+        let Some(queue) = self.webhooks else {
+            return Ok(no_delivery());
+        };
+        if !is_webhook_id(webhook_id) {
+            return Ok(ApiAnswer::error(
+                400,
+                format!(
+                    "webhook_id: must be 1 to {MAX_WEBHOOK_ID_CHARS} letters, digits, '.', '_', '-' or ':'"
+                ),
+            ));
+        }
+        let request = match WebhookRequest::parse(body) {
+            Ok(request) => request,
+            Err(refused) => return Ok(ApiAnswer::error(400, refused.0)),
+        };
+        if let Err(refused) = self.webhook_reach(&request.url).await {
+            return Ok(ApiAnswer::error(400, refused));
+        }
+        let Some(row) = self.store.get(task_id).await? else {
+            return Ok(ApiAnswer::error(404, format!("no stand-in {task_id}")));
+        };
+        let mut hook = Webhook::new(request.url, request.after.unwrap_or(row.seq));
+        hook.token = request.token.map(WebhookSecret::new);
+        hook.authorization = request.authorization.map(WebhookSecret::new);
+        let row: Row = match self.store.set_webhook(task_id, webhook_id, &hook).await {
+            Ok(row) => row,
+            Err(StoreError::NotFound(_)) => {
+                return Ok(ApiAnswer::error(404, format!("no stand-in {task_id}")));
+            }
+            Err(StoreError::Refused(_)) => {
+                return Ok(ApiAnswer::error(
+                    409,
+                    format!(
+                        "stand-in {task_id} has {MAX_WEBHOOKS} webhooks already: delete one first"
+                    ),
+                ));
+            }
+            Err(err) => return Err(err.into()),
+        };
+        if hook.through < row.seq {
+            let why = format!("set-{webhook_id}-{}", hook.version);
+            if let Err(err) = queue.queue(task_id, &why).await {
+                // Set all the same: the stand-in's next note queues it.
+                tracing::warn!(task_id, error = %err, "a webhook set but not queued for delivery");
+            }
+        }
+        Ok(ApiAnswer::of(200, view(webhook_id, &hook)))
+    }
+
+    pub(super) async fn list_webhooks(&self, task_id: &str) -> Result<ApiAnswer, ControlError> {
+        let Some(row) = self.store.get(task_id).await? else {
+            return Ok(ApiAnswer::error(404, format!("no stand-in {task_id}")));
+        };
+        let webhooks = row
+            .webhooks
+            .iter()
+            .map(|(id, hook)| view(id, hook))
+            .collect();
+        Ok(ApiAnswer::of(200, WebhookList { webhooks }))
+    }
+
+    pub(super) async fn delete_webhook(
+        &self,
+        task_id: &str,
+        webhook_id: &str,
+    ) -> Result<ApiAnswer, ControlError> {
+        match self.store.delete_webhook(task_id, webhook_id).await {
+            Ok(true) => Ok(ApiAnswer::of(
+                200,
+                serde_json::json!({"task_id": task_id, "webhook_id": webhook_id, "deleted": true}),
+            )),
+            Ok(false) => Ok(ApiAnswer::error(
+                404,
+                format!("stand-in {task_id} has no webhook {webhook_id}"),
+            )),
+            Err(StoreError::NotFound(_)) => {
+                Ok(ApiAnswer::error(404, format!("no stand-in {task_id}")))
+            }
+            Err(err) => Err(err.into()),
+        }
+    }
+
+    /// A webhook is held to what an agent is: no AWS endpoint, none of the stack's own,
+    /// https unless private addresses are allowed, and no private address then.
+    async fn webhook_reach(&self, url: &str) -> Result<(), String> {
+        self.agents
+            .rules()
+            .check_webhook("url", url)
+            .map_err(|e| e.to_string())?;
+        if !self.allow_private && !url.starts_with("https://") {
+            return Err(
+                "url: must be https (this deployment does not allow private agents)".to_owned(),
+            );
+        }
+        standin_remote::check_reach(url, "url", self.allow_private)
+            .await
+            .map_err(|e| e.to_string())
+    }
+}

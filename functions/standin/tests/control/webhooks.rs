@@ -1,0 +1,120 @@
+//! The parent's webhooks on a stand-in: set (checked like an agent's address, queued for
+//! the notes already written), listed without their secrets, bounded, removed.
+
+use super::*;
+use standin::outbox::Teller;
+use standin::row::Guard;
+
+const HOOK: &str = "http://127.0.0.1:9/hook";
+
+async fn with_notes(w: &World, id: &str, notes: usize) {
+    w.store.create(&Row::new(id, "writer")).await.unwrap();
+    let teller = Teller::new(&w.store);
+    for i in 0..notes {
+        teller
+            .tell(
+                id,
+                None,
+                &remote_out("r-1", TaskState::Working, &format!("step {i}")),
+                &Guard::Open,
+            )
+            .await
+            .unwrap();
+    }
+}
+
+async fn set(w: &World, id: &str, hook: &str, body: Value) -> ApiAnswer {
+    w.call(Call::WebhookSet {
+        task_id: id,
+        webhook_id: hook,
+        body: &body,
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_webhook_set_is_listed_without_its_secrets_and_queued_for_the_notes_before_it() {
+    let w = World::new();
+    with_notes(&w, "t", 2).await;
+    let answer = set(
+        &w,
+        "t",
+        "parent-1",
+        json!({"url": HOOK, "token": "secret-token", "authorization": "Bearer abc", "after": 0}),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(answer.body["through"], 0);
+    assert_eq!(answer.body["has_token"], true);
+    let listed = w.call(Call::WebhookList { task_id: "t" }).await;
+    assert_eq!(listed.status, 200);
+    assert_eq!(listed.body["webhooks"][0]["webhook_id"], "parent-1");
+    let shown = format!("{}{}", answer.body, listed.body);
+    assert!(!shown.contains("secret-token") && !shown.contains("abc"), "{shown}");
+    let queued = w.deliveries.queued.lock().unwrap().clone();
+    assert_eq!(queued.len(), 1, "notes 1 and 2 are due: {queued:?}");
+    assert_eq!(queued[0].0, "t");
+    // The row keeps the token for the deliveries.
+    let row = w.store.get("t").await.unwrap().unwrap();
+    assert_eq!(row.webhooks["parent-1"].token.as_ref().unwrap().expose(), "secret-token");
+}
+
+#[tokio::test]
+async fn a_webhook_set_without_after_starts_from_now_and_is_not_queued() {
+    let w = World::new();
+    with_notes(&w, "t", 3).await;
+    let answer = set(&w, "t", "w", json!({"url": HOOK})).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(answer.body["through"], 3, "the notes from now on");
+    assert!(w.deliveries.queued.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_webhook_is_refused_where_an_agent_would_be_and_for_a_bad_field() {
+    let w = World::new();
+    with_notes(&w, "t", 0).await;
+    for (body, field) in [
+        (json!({}), "url: is required"),
+        (json!({"url": "ftp://x/"}), "url: must be an http(s) URL"),
+        (json!({"url": "https://sqs.us-east-1.amazonaws.com/1/q"}), "AWS service endpoint"),
+        (json!({"url": "http://169.254.169.254/latest"}), "link-local"),
+        (json!({"url": HOOK, "token": "line\nbreak"}), "token: must be printable ASCII"),
+        (json!({"url": HOOK, "after": -1}), "after: must be a whole number"),
+    ] {
+        let answer = set(&w, "t", "w", body.clone()).await;
+        assert_eq!(answer.status, 400, "{body}: {}", answer.body);
+        assert!(error(&answer).contains(field), "{body}: {}", error(&answer));
+    }
+    let answer = set(&w, "t", "no spaces", json!({"url": HOOK})).await;
+    assert_eq!(answer.status, 400);
+    assert!(error(&answer).starts_with("webhook_id:"), "{}", error(&answer));
+    let answer = set(&w, "nobody", "w", json!({"url": HOOK})).await;
+    assert_eq!(answer.status, 404);
+}
+
+#[tokio::test]
+async fn a_stand_in_takes_four_webhooks_and_one_removed_is_gone() {
+    let w = World::new();
+    with_notes(&w, "t", 0).await;
+    for i in 0..4 {
+        assert_eq!(set(&w, "t", &format!("w{i}"), json!({"url": HOOK})).await.status, 200);
+    }
+    let fifth = set(&w, "t", "w4", json!({"url": HOOK})).await;
+    assert_eq!(fifth.status, 409);
+    assert!(error(&fifth).contains("4 webhooks already"), "{}", error(&fifth));
+    let removed = w
+        .call(Call::WebhookDelete {
+            task_id: "t",
+            webhook_id: "w0",
+        })
+        .await;
+    assert_eq!(removed.status, 200, "{}", removed.body);
+    let again = w
+        .call(Call::WebhookDelete {
+            task_id: "t",
+            webhook_id: "w0",
+        })
+        .await;
+    assert_eq!(again.status, 404);
+    assert_eq!(set(&w, "t", "w4", json!({"url": HOOK})).await.status, 200, "room again");
+}
