@@ -149,3 +149,109 @@ async fn an_adk_parent_delegates_through_the_front_to_the_official_sdk_agent() {
         "{row}"
     );
 }
+
+/// A parent that hears by webhook (tests/a2a_parent/webhook.py): the a2a-sdk 1.3 client
+/// sets a push notification config with its start, a second webhook is set through the
+/// control API for every note from the first, and the first is down for a minute while
+/// the task ends. Each webhook gets every note of the note log, in order, with its own
+/// token or authorization; the down one gets the rest once it is back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parent_s_webhooks_hear_every_note_in_order_even_after_being_down_a_minute() {
+    let stack = Stack::load("standin").await;
+    let agent = TestAgent::start(27159, Behaviour::default()).await;
+    agent.script_turn(&[(INPUT_REQUIRED, "Which colour?")]);
+    agent.script_turn(&[(COMPLETED, "Painted blue")]);
+    let id = unique("hooked");
+    let (status, body) = stack
+        .control(
+            "PUT",
+            &format!("/agents/{id}"),
+            Some(json!({"url": "http://127.0.0.1:27159", "follow_interval": 1})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let python = PathBuf::from(std::env::var("STANDIN_CACHE").expect("set by scripts/env.sh"))
+        .join("venv-a2a-sdk/bin/python");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let parent = tokio::process::Command::new(python)
+        .arg(root.join("tests/a2a_parent/webhook.py"))
+        .args(["--url", &stack.api_url("ControlApiId", &format!("/a2a/{id}"))])
+        .args(["--control", &stack.api_url("ControlApiId", "")])
+        .args(["--port", "27160"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python runs");
+    agent
+        .make_while_asked("widget.svg", "<svg>a blue widget</svg>")
+        .await;
+    let run = parent.wait_with_output().await.expect("python ends");
+    let seen = parent_said(&run);
+    let task_id = seen["task_id"].as_str().unwrap();
+    assert_eq!(seen["heard_question"], true, "{seen}");
+    assert_eq!(seen["audit_set"]["status"], 200, "{seen}");
+    assert_eq!(seen["audit_set"]["body"]["has_authorization"], true, "{seen}");
+    assert_eq!(seen["configs"], json!(["audit", task_id]), "{seen}");
+    assert_eq!(
+        seen["config"],
+        json!({"url": "http://127.0.0.1:27160/main", "token_shown": false}),
+        "the token is never shown back"
+    );
+    assert_eq!(seen["answered"], COMPLETED, "{seen}");
+    assert_eq!(seen["audit_heard_end"], true, "the other webhook was not held back");
+    assert_eq!(seen["main_heard_end"], true, "{seen}");
+    assert_eq!(seen["configs_after_delete"], json!([task_id]), "{seen}");
+
+    // The note log, as the control API gives it: what each webhook must have had.
+    let (status, log) = stack
+        .control("GET", &format!("/standins/{task_id}/notes"), None)
+        .await;
+    assert_eq!(status, 200, "{log}");
+    let logged: Vec<u64> = log["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["seq"].as_u64().unwrap())
+        .collect();
+    assert_eq!(logged.first(), Some(&1), "{log}");
+    let received = seen["received"].as_array().unwrap();
+    let token = seen["token"].as_str().unwrap();
+    for (path, credential) in [("/main", "token"), ("/audit", "authorization")] {
+        let posts: Vec<&serde_json::Value> =
+            received.iter().filter(|r| r["path"] == path).collect();
+        let expected = if path == "/main" {
+            json!(token)
+        } else {
+            json!("Bearer audit-secret")
+        };
+        assert!(
+            posts.iter().all(|r| r[credential] == expected),
+            "{path}: {posts:?}"
+        );
+        let statuses: Vec<u64> = posts
+            .iter()
+            .filter(|r| r["kind"] == "statusUpdate")
+            .map(|r| r["seq"].as_u64().unwrap())
+            .collect();
+        // At least once, in order: the notes' first arrivals are the log's order.
+        let mut firsts: Vec<u64> = Vec::new();
+        for seq in &statuses {
+            if !firsts.contains(seq) {
+                firsts.push(*seq);
+            }
+        }
+        assert_eq!(firsts, logged, "{path}: every note of the log, in order: {statuses:?}");
+        let last = posts.last().unwrap();
+        assert_eq!(last["state"], COMPLETED, "{path}: {posts:?}");
+        assert!(
+            posts
+                .iter()
+                .any(|r| r["kind"] == "artifactUpdate" && r["artifact"] == "widget.svg"),
+            "{path}: the artifact came with its note: {posts:?}"
+        );
+    }
+    // The parent's token is the parent's: not in what the API shows of the stand-in.
+    let row = stack.row_status(task_id).await;
+    assert!(!format!("{row}{log}").contains(token), "{row}");
+}

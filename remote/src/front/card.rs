@@ -33,7 +33,7 @@ pub fn front_card(agent: &str, url: &str, profile: Option<&Profile>) -> Value {
             {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
         ],
         "version": env!("CARGO_PKG_VERSION"),
-        "capabilities": {"streaming": false, "pushNotifications": false},
+        "capabilities": {"streaming": false, "pushNotifications": true},
         "defaultInputModes": ["text/plain", "application/json"],
         "defaultOutputModes": ["text/plain", "application/json"],
         "skills": skills,

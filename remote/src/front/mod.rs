@@ -15,6 +15,7 @@
 
 mod card;
 mod message;
+mod push_config;
 mod rpc;
 mod task;
 pub mod webhook;
@@ -25,7 +26,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 pub use card::front_card;
-use rpc::{Call, RpcError};
+use rpc::{Call, RpcError, field};
 
 /// How long a blocking `SendMessage` or a `CancelTask` waits for the task to ask or end:
 /// A2A clients take a blocking answer that is neither as a failure (ADK's does), so as
@@ -84,6 +85,20 @@ impl<'a, C: ControlCalls> Front<'a, C> {
             Call::Get { id, history } => self.task(&id, history, None).await,
             Call::Cancel { id } => self.cancel(&id).await,
             Call::List(filter) => self.list(filter).await,
+            Call::PushSet(params) => {
+                let task_id = field(&params, "taskId")
+                    .as_str()
+                    .map(str::to_owned)
+                    .ok_or_else(|| RpcError::invalid_params("taskId: the task's id is required"))?;
+                let asked = push_config::read(&params)?;
+                self.set_push(&task_id, asked, None).await
+            }
+            Call::PushGet { task_id, id } => self.push_config(&task_id, &id).await,
+            Call::PushList { task_id } => {
+                let configs = self.push_configs(&task_id).await?;
+                Ok(json!({"configs": configs, "nextPageToken": ""}))
+            }
+            Call::PushDelete { task_id, id } => self.delete_push(&task_id, &id).await,
         }
     }
 
@@ -102,6 +117,10 @@ impl<'a, C: ControlCalls> Front<'a, C> {
     /// SendMessage: a start, or a reply to the task it names.
     async fn send(&self, params: Value) -> Result<Value, RpcError> {
         let sent = message::read(&params)?;
+        let push = match field(field(&params, "configuration"), "taskPushNotificationConfig") {
+            config if config.is_object() => Some(push_config::read(config)?),
+            _ => None,
+        };
         let (task_id, after) = match &sent.task_id {
             None => (self.start(&sent).await?, None),
             Some(task_id) => {
@@ -121,6 +140,11 @@ impl<'a, C: ControlCalls> Front<'a, C> {
                 (task_id.clone(), Some(seq))
             }
         };
+        if let Some(asked) = push {
+            // Every note of a task it starts; of a task it continues, those after the
+            // message.
+            self.set_push(&task_id, asked, Some(after.unwrap_or(0))).await?;
+        }
         if !sent.return_immediately {
             // The start or the reply is taken: a wait that fails only shortens it.
             let _ = self

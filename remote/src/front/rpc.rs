@@ -11,6 +11,11 @@ pub enum Call {
     Get { id: String, history: Option<usize> },
     Cancel { id: String },
     List(ListFilter),
+    /// CreateTaskPushNotificationConfig: its params, a `TaskPushNotificationConfig`.
+    PushSet(Value),
+    PushGet { task_id: String, id: String },
+    PushList { task_id: String },
+    PushDelete { task_id: String, id: String },
 }
 
 /// ListTasks' filters.
@@ -78,6 +83,9 @@ impl RpcError {
     }
     pub fn unsupported(message: impl Into<String>) -> Self {
         Self::new(-32004, message, Some("UNSUPPORTED_OPERATION"))
+    }
+    pub fn push_not_supported(message: impl Into<String>) -> Self {
+        Self::new(-32003, message, Some("PUSH_NOTIFICATION_NOT_SUPPORTED"))
     }
     fn version(version: &str) -> Self {
         Self::new(
@@ -179,16 +187,25 @@ pub fn read(body: &[u8], version: Option<&str>) -> Result<(Value, Call), (Value,
                 "streaming is not offered (the card says streaming: false): send SendMessage and GetTask",
             )));
         }
-        "CreateTaskPushNotificationConfig"
-        | "GetTaskPushNotificationConfig"
-        | "ListTaskPushNotificationConfigs"
-        | "DeleteTaskPushNotificationConfig" => {
-            return Err(fail(RpcError::new(
-                -32003,
-                "push notifications are not offered yet (the card says pushNotifications: false)",
-                Some("PUSH_NOTIFICATION_NOT_SUPPORTED"),
-            )));
+        "CreateTaskPushNotificationConfig" => Call::PushSet(params.clone()),
+        "GetTaskPushNotificationConfig" | "DeleteTaskPushNotificationConfig" => {
+            let task_id = text("taskId").ok_or_else(|| {
+                fail(RpcError::invalid_params("taskId: the task's id is required"))
+            })?;
+            let id = text("id").ok_or_else(|| {
+                fail(RpcError::invalid_params("id: the configuration's id is required"))
+            })?;
+            if method == "GetTaskPushNotificationConfig" {
+                Call::PushGet { task_id, id }
+            } else {
+                Call::PushDelete { task_id, id }
+            }
         }
+        "ListTaskPushNotificationConfigs" => Call::PushList {
+            task_id: text("taskId").ok_or_else(|| {
+                fail(RpcError::invalid_params("taskId: the task's id is required"))
+            })?,
+        },
         other => return Err(fail(RpcError::no_method(other))),
     };
     Ok((id, call))

@@ -109,7 +109,14 @@ async fn what_is_not_a2a_1_0_is_refused_with_its_code() {
             None,
         )
         .await;
-    assert_eq!(code(answer), -32003);
+    assert_eq!(code(answer), -32602, "no taskId");
+    let answer = front
+        .answer(
+            &request("CreateTaskPushNotificationConfig", json!({"taskId": "si-1"})),
+            None,
+        )
+        .await;
+    assert_eq!(code(answer), -32602, "no url");
     let answer = front
         .answer(
             &request("SendMessage", json!({"message": {"parts": [{"data": {}}]}})),
@@ -433,4 +440,102 @@ async fn a_reply_sent_again_is_taken_once_and_a_waiting_reply_reads_as_working()
         posts, 0,
         "nothing was replied twice, nor queued behind a reply"
     );
+}
+
+#[tokio::test]
+async fn a_push_config_is_a_webhook_set_listed_read_and_deleted_without_its_secrets() {
+    let view = json!({"webhook_id": "cfg-1", "url": "https://parent.example/hook",
+                      "through": 0, "has_token": true, "has_authorization": true});
+    let api = Scripted::new(vec![
+        row(Some("TASK_STATE_WORKING"), 2),
+        (200, view.clone()),
+        row(Some("TASK_STATE_WORKING"), 2),
+        (200, json!({"webhooks": [view.clone()]})),
+        row(Some("TASK_STATE_WORKING"), 2),
+        (200, json!({"webhooks": [view.clone()]})),
+        row(Some("TASK_STATE_WORKING"), 2),
+        (200, json!({"task_id": "si-1", "webhook_id": "cfg-1", "deleted": true})),
+    ]);
+    let front = Front::new(&api, "billing");
+    let config = json!({"taskId": "si-1", "id": "cfg-1", "url": "https://parent.example/hook",
+        "token": "tok-1", "authentication": {"scheme": "Bearer", "credentials": "abc"}});
+    let answer = front
+        .answer(&request("CreateTaskPushNotificationConfig", config), None)
+        .await;
+    let expected = json!({"taskId": "si-1", "id": "cfg-1", "url": "https://parent.example/hook"});
+    assert_eq!(answer["result"], expected, "{answer}");
+    assert_eq!(
+        api.calls()[1],
+        (
+            "PUT".into(),
+            "/standins/si-1/webhooks/cfg-1".into(),
+            Some(json!({"url": "https://parent.example/hook", "token": "tok-1",
+                        "authorization": "Bearer abc"}))
+        ),
+        "from now on: no `after`"
+    );
+    let answer = front
+        .answer(
+            &request("GetTaskPushNotificationConfig", json!({"taskId": "si-1", "id": "cfg-1"})),
+            None,
+        )
+        .await;
+    assert_eq!(answer["result"], expected);
+    let answer = front
+        .answer(
+            &request("ListTaskPushNotificationConfigs", json!({"taskId": "si-1"})),
+            None,
+        )
+        .await;
+    assert_eq!(answer["result"]["configs"], json!([expected]));
+    let answer = front
+        .answer(
+            &request(
+                "DeleteTaskPushNotificationConfig",
+                json!({"taskId": "si-1", "id": "cfg-1"}),
+            ),
+            None,
+        )
+        .await;
+    assert_eq!(answer["result"], json!({}), "{answer}");
+    assert_eq!(api.calls()[7].0, "DELETE");
+}
+
+#[tokio::test]
+async fn a_push_config_sent_with_a_start_gets_every_note_of_the_task() {
+    let api = Scripted::new(vec![
+        (202, json!({"task_id": "si-1", "execution_arn": "arn", "trace_id": "t"})),
+        row(None, 0),
+        (200, json!({"webhook_id": "si-1", "url": "https://p.example/h", "through": 0,
+                     "has_token": false, "has_authorization": false})),
+        row(None, 0),
+        no_artifacts(),
+    ]);
+    let front = Front::new(&api, "billing");
+    let params = json!({
+        "message": {"messageId": "m1", "parts": [{"text": "Refund order 7"}]},
+        "configuration": {"returnImmediately": true,
+                          "taskPushNotificationConfig": {"url": "https://p.example/h"}}
+    });
+    let answer = front.answer(&request("SendMessage", params), None).await;
+    assert!(answer["result"]["task"].is_object(), "{answer}");
+    let put = &api.calls()[2];
+    assert_eq!(put.1, "/standins/si-1/webhooks/si-1", "the task's id names the config");
+    assert_eq!(put.2, Some(json!({"url": "https://p.example/h", "after": 0})));
+}
+
+#[test]
+fn a_note_is_pushed_as_its_artifacts_then_its_status() {
+    let mut told = note(3, "TASK_STATE_INPUT_REQUIRED", "Which colour?", false);
+    told["artifacts"] = json!([{"artifact_id": "a1", "name": "draft",
+                                "parts": [{"kind": "text", "text": "v1"}]}]);
+    let events = webhook::events(&told);
+    assert_eq!(events.len(), 2);
+    assert_eq!(events[0]["artifactUpdate"]["artifact"]["artifactId"], "a1");
+    assert_eq!(events[0]["artifactUpdate"]["artifact"]["parts"], json!([{"text": "v1"}]));
+    let status = &events[1]["statusUpdate"];
+    assert_eq!(status["taskId"], "si-1");
+    assert_eq!(status["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
+    assert_eq!(status["status"]["message"]["parts"], json!([{"text": "Which colour?"}]));
+    assert_eq!(status["metadata"]["seq"], 3);
 }

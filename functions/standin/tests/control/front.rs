@@ -26,7 +26,7 @@ async fn the_fronts_card_is_the_agents_words_at_its_own_address() {
         card["supportedInterfaces"][0]["url"],
         "http://api.example/a2a/writer"
     );
-    assert_eq!(card["capabilities"]["pushNotifications"], false);
+    assert_eq!(card["capabilities"]["pushNotifications"], true);
     // An agent whose card does not read is still served, under its id.
     let (_, card) = request(
         &router,

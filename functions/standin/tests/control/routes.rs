@@ -79,7 +79,7 @@ async fn requests_are_routed_by_method_path_and_parameter() {
 async fn every_operation_of_the_document_is_routed() {
     let (_, router) = router();
     let ops = operations().unwrap();
-    assert_eq!(ops.len(), 17);
+    assert_eq!(ops.len(), 20);
     for op in ops {
         if op.template == "/mcp" {
             continue; // the MCP service's own: mcp.rs
@@ -89,7 +89,8 @@ async fn every_operation_of_the_document_is_routed() {
             .template
             .replace("{task_id}", "job-1")
             .replace("{agent_id}", "agent-1")
-            .replace("{artifact_id}", "report");
+            .replace("{artifact_id}", "report")
+            .replace("{webhook_id}", "hook-1");
         let (status, body) = request(&router, &method, &path, json!({})).await;
         assert!(
             !body["error"]
