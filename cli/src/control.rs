@@ -107,6 +107,7 @@ impl ControlClient {
             task_id,
             deadline_secs,
             traceparent: traceparent.map(str::to_owned),
+            webhook: None,
         };
         let shown = request
             .task_id

@@ -1,8 +1,8 @@
 """A parent that hears its task by webhook: the official a2a-sdk 1.3 client starts a task
 through Stand-in's A2A front with a push notification config (its own webhook, served
 here on loopback, and a token), answers the agent's question, and reads the configs back.
-A second webhook is set through the control API with `after: 0`, so it gets the notes
-written before it too. The first webhook is down for a minute while the task ends: every
+A second webhook (on a server of its own) is set through the control API with `after: 0`,
+so it gets the notes written before it too. The first webhook is down for a minute while the task ends: every
 note must arrive afterwards, in order. It prints what it saw as one JSON object; the Rust
 test judges it.
 """
@@ -90,12 +90,15 @@ async def main():
     parser.add_argument("--url", required=True, help="the front of one agent: .../a2a/{agent}")
     parser.add_argument("--control", required=True, help="the control API's base URL")
     parser.add_argument("--port", type=int, required=True, help="the webhook's port")
+    parser.add_argument("--audit-port", type=int, required=True,
+                        help="the second webhook's port (it stays up)")
     parser.add_argument("--down-secs", type=float, default=60)
     args = parser.parse_args()
     hook = f"http://127.0.0.1:{args.port}"
     token = f"parent-token-{uuid.uuid4()}"
     seen = {"token": token}
     server = serve(args.port)
+    audit = serve(args.audit_port)
     async with httpx.AsyncClient(timeout=60) as http:
         client = await create_client(
             args.url, client_config=ClientConfig(streaming=False, httpx_client=http)
@@ -116,7 +119,7 @@ async def main():
         seen["heard_question"] = await until(lambda: heard("/main", "TASK_STATE_INPUT_REQUIRED"), 60)
         # A second webhook, through the control API, for every note from the first.
         put = await http.put(f"{args.control}/standins/{task_id}/webhooks/audit",
-                             json={"url": hook + "/audit", "after": 0,
+                             json={"url": f"http://127.0.0.1:{args.audit_port}/audit", "after": 0,
                                    "authorization": "Bearer audit-secret"})
         seen["audit_set"] = {"status": put.status_code, "body": put.json()}
         listed = MessageToDict(await client.list_task_push_notification_configs(
@@ -147,6 +150,7 @@ async def main():
         seen["configs_after_delete"] = sorted(c["id"] for c in listed.get("configs", []))
         await client.close()
     server.shutdown()
+    audit.shutdown()
     with LOCK:
         seen["received"] = [dict(r, at=None) for r in RECEIVED]
     print(json.dumps(seen))

@@ -44,6 +44,7 @@ pub async fn start_as(stack: &Stack, persona: &str, id: &str) {
                     task_id: Some(TaskId::parse(id).unwrap()),
                     deadline_secs: None,
                     traceparent: None,
+                    webhook: None,
                 })
                 .unwrap(),
             ),

@@ -175,9 +175,12 @@ async fn a_parent_s_webhooks_hear_every_note_in_order_even_after_being_down_a_mi
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let parent = tokio::process::Command::new(python)
         .arg(root.join("tests/a2a_parent/webhook.py"))
-        .args(["--url", &stack.api_url("ControlApiId", &format!("/a2a/{id}"))])
+        .args([
+            "--url",
+            &stack.api_url("ControlApiId", &format!("/a2a/{id}")),
+        ])
         .args(["--control", &stack.api_url("ControlApiId", "")])
-        .args(["--port", "27160"])
+        .args(["--port", "27160", "--audit-port", "27168"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true)
@@ -191,15 +194,21 @@ async fn a_parent_s_webhooks_hear_every_note_in_order_even_after_being_down_a_mi
     let task_id = seen["task_id"].as_str().unwrap();
     assert_eq!(seen["heard_question"], true, "{seen}");
     assert_eq!(seen["audit_set"]["status"], 200, "{seen}");
-    assert_eq!(seen["audit_set"]["body"]["has_authorization"], true, "{seen}");
-    assert_eq!(seen["configs"], json!(["audit", task_id]), "{seen}");
+    assert_eq!(
+        seen["audit_set"]["body"]["has_authorization"], true,
+        "{seen}"
+    );
+    assert_eq!(seen["configs"], json!([task_id, "audit"]), "{seen}");
     assert_eq!(
         seen["config"],
         json!({"url": "http://127.0.0.1:27160/main", "token_shown": false}),
         "the token is never shown back"
     );
     assert_eq!(seen["answered"], COMPLETED, "{seen}");
-    assert_eq!(seen["audit_heard_end"], true, "the other webhook was not held back");
+    assert_eq!(
+        seen["audit_heard_end"], true,
+        "the other webhook was not held back"
+    );
     assert_eq!(seen["main_heard_end"], true, "{seen}");
     assert_eq!(seen["configs_after_delete"], json!([task_id]), "{seen}");
 
@@ -241,7 +250,10 @@ async fn a_parent_s_webhooks_hear_every_note_in_order_even_after_being_down_a_mi
                 firsts.push(*seq);
             }
         }
-        assert_eq!(firsts, logged, "{path}: every note of the log, in order: {statuses:?}");
+        assert_eq!(
+            firsts, logged,
+            "{path}: every note of the log, in order: {statuses:?}"
+        );
         let last = posts.last().unwrap();
         assert_eq!(last["state"], COMPLETED, "{path}: {posts:?}");
         assert!(

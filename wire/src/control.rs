@@ -69,6 +69,10 @@ pub struct StartRequest {
     /// the same name says it too). None: the stand-in begins a trace of its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub traceparent: Option<String>,
+    /// A webhook every note of the stand-in is POSTed to, set with the start, so it hears
+    /// every note (`after` 0 unless given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook: Option<crate::WebhookRequest>,
 }
 
 impl StartRequest {
@@ -106,6 +110,10 @@ impl StartRequest {
                 ));
             }
         };
+        let webhook = match &body["webhook"] {
+            Value::Null => None,
+            given => Some(crate::WebhookRequest::parse_at(given, "webhook.")?),
+        };
         Ok(Self {
             agent: agent.to_owned(),
             message: message.to_owned(),
@@ -113,6 +121,7 @@ impl StartRequest {
             task_id,
             deadline_secs,
             traceparent,
+            webhook,
         })
     }
 }
@@ -419,6 +428,7 @@ mod tests {
             task_id: TaskId::parse("si-1").ok(),
             deadline_secs: Some(3600),
             traceparent: Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into()),
+            webhook: None,
         };
         let body = serde_json::to_value(&start).unwrap_or_default();
         assert_eq!(StartRequest::parse(&body), Ok(start));

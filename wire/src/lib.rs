@@ -31,7 +31,8 @@ pub use parts::{FileContent, InputFile, InputPart, MAX_PARTS, MAX_TURN_BYTES, pa
 pub use path::path_segment;
 pub use state::{TaskState, WatchMode};
 pub use trace::TraceContext;
-pub use webhook::{
-    MAX_WEBHOOK_SECRET_CHARS, MAX_WEBHOOK_URL_CHARS, WebhookList, WebhookRequest, WebhookView,
-};
 pub use upload::{MAX_UPLOAD_BYTES, UPLOAD_LINK_SECONDS, UploadId, UploadLink, UploadRequest};
+pub use webhook::{
+    MAX_WEBHOOK_ID_CHARS, MAX_WEBHOOK_SECRET_CHARS, MAX_WEBHOOK_URL_CHARS, WEBHOOK_ID_RULE,
+    WebhookList, WebhookRequest, WebhookView, is_webhook_id,
+};

@@ -1,79 +1,141 @@
 //! A parent's webhook on a stand-in: `PUT /standins/{task_id}/webhooks/{webhook_id}` sets
-//! one, `GET /standins/{task_id}/webhooks` lists them, `DELETE …/{webhook_id}` removes one.
-//! Every note of the stand-in after `after` is POSTed to it, in order, as A2A 1.0
-//! `StreamResponse`s (the A2A front's push notifications).
+//! one (or a start's `webhook`), `GET /standins/{task_id}/webhooks` lists them, `DELETE
+//! …/{webhook_id}` removes one. Every note of the stand-in after `after` is POSTed to it,
+//! in order, as A2A 1.0 `StreamResponse`s (the A2A front's push notifications).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::control::{BodyError, field_refused};
 
-/// The longest webhook URL.
-pub const MAX_WEBHOOK_URL_CHARS: usize = 2048;
+/// The longest webhook URL. A stand-in's webhooks are on its row, and every write of the
+/// row pays for their size: 4 webhooks at these bounds add under 8 KiB.
+pub const MAX_WEBHOOK_URL_CHARS: usize = 1024;
 /// The longest token or `Authorization` value.
-pub const MAX_WEBHOOK_SECRET_CHARS: usize = 1024;
+pub const MAX_WEBHOOK_SECRET_CHARS: usize = 512;
+/// The longest webhook id.
+pub const MAX_WEBHOOK_ID_CHARS: usize = 64;
 
-/// The body of a `PUT`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Whether `id` may name a webhook: 1 to 64 letters, digits, `.`, `_`, `-` or `:`.
+pub fn is_webhook_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.chars().count() <= MAX_WEBHOOK_ID_CHARS
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | ':'))
+}
+
+/// The rule [`is_webhook_id`] checks, as a refusal says it.
+pub const WEBHOOK_ID_RULE: &str = "must be 1 to 64 letters, digits, '.', '_', '-' or ':'";
+
+/// The body of a `PUT`, or a start's `webhook`. Its `Debug` leaves out the token and the
+/// authorization.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WebhookRequest {
+    /// A start's webhook only (a `PUT` names it in its path): absent, the stand-in's id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_id: Option<String>,
     pub url: String,
     /// Sent as `X-A2A-Notification-Token` with every POST.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
     /// Sent as `Authorization` with every POST (`Bearer abc`, say).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub authorization: Option<String>,
-    /// The notes after this number are sent; absent, the notes from now on.
+    /// The notes after this number are sent. Absent: a `PUT`'s, the notes from now on;
+    /// a start's, every note.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<u64>,
 }
 
-fn optional_text(body: &Value, field: &str, most: usize) -> Result<Option<String>, BodyError> {
+impl std::fmt::Debug for WebhookRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebhookRequest")
+            .field("webhook_id", &self.webhook_id)
+            .field("url", &self.url)
+            .field("token", &self.token.as_ref().map(|_| "…"))
+            .field("authorization", &self.authorization.as_ref().map(|_| "…"))
+            .field("after", &self.after)
+            .finish()
+    }
+}
+
+fn optional_text(
+    body: &Value,
+    at: &str,
+    field: &str,
+    most: usize,
+) -> Result<Option<String>, BodyError> {
+    let name = format!("{at}{field}");
     match &body[field] {
         Value::Null => Ok(None),
         Value::String(text) if text.chars().count() > most => Err(field_refused(
-            field,
-            format!("must be at most {most} characters, got {}", text.chars().count()),
+            &name,
+            format!(
+                "must be at most {most} characters, got {}",
+                text.chars().count()
+            ),
         )),
         // A header value: visible ASCII and spaces only.
         Value::String(text) if text.chars().any(|c| !(' '..='~').contains(&c)) => Err(
-            field_refused(field, "must be printable ASCII (it is sent as a header)"),
+            field_refused(&name, "must be printable ASCII (it is sent as a header)"),
         ),
         Value::String(text) => Ok(Some(text.clone())),
-        _ => Err(field_refused(field, "must be a string")),
+        _ => Err(field_refused(&name, "must be a string")),
     }
 }
 
 impl WebhookRequest {
+    /// A `PUT`'s body.
     pub fn parse(body: &Value) -> Result<Self, BodyError> {
+        Self::parse_at(body, "")
+    }
+
+    /// `body` read with its fields named under `at` (`webhook.` for a start's).
+    pub fn parse_at(body: &Value, at: &str) -> Result<Self, BodyError> {
         if !body.is_object() {
-            return Err(BodyError(
-                "the body must be a JSON object with url (and token, authorization, after)".into(),
-            ));
+            return Err(BodyError(format!(
+                "{}must be a JSON object with url (and token, authorization, after)",
+                if at.is_empty() {
+                    "the body: ".to_owned()
+                } else {
+                    format!("{}: ", at.trim_end_matches('.'))
+                }
+            )));
         }
         let url = match &body["url"] {
             Value::String(url) if url.chars().count() > MAX_WEBHOOK_URL_CHARS => {
                 return Err(field_refused(
-                    "url",
+                    &format!("{at}url"),
                     format!("must be at most {MAX_WEBHOOK_URL_CHARS} characters"),
                 ));
             }
             Value::String(url) => match url::Url::parse(url) {
                 Ok(parsed) if matches!(parsed.scheme(), "https" | "http") => url.clone(),
-                _ => return Err(field_refused("url", "must be an http(s) URL")),
+                _ => return Err(field_refused(&format!("{at}url"), "must be an http(s) URL")),
             },
-            Value::Null => return Err(field_refused("url", "is required")),
-            _ => return Err(field_refused("url", "must be a string")),
+            Value::Null => return Err(field_refused(&format!("{at}url"), "is required")),
+            _ => return Err(field_refused(&format!("{at}url"), "must be a string")),
         };
         let after = match &body["after"] {
             Value::Null => None,
-            other => Some(
-                other
-                    .as_u64()
-                    .ok_or_else(|| field_refused("after", format!("must be a whole number ≥ 0, got {other}")))?,
-            ),
+            other => Some(other.as_u64().ok_or_else(|| {
+                field_refused(
+                    &format!("{at}after"),
+                    format!("must be a whole number ≥ 0, got {other}"),
+                )
+            })?),
+        };
+        let webhook_id = match &body["webhook_id"] {
+            Value::Null => None,
+            Value::String(id) if is_webhook_id(id) => Some(id.clone()),
+            _ => return Err(field_refused(&format!("{at}webhook_id"), WEBHOOK_ID_RULE)),
         };
         Ok(Self {
+            webhook_id,
             url,
-            token: optional_text(body, "token", MAX_WEBHOOK_SECRET_CHARS)?,
-            authorization: optional_text(body, "authorization", MAX_WEBHOOK_SECRET_CHARS)?,
+            token: optional_text(body, at, "token", MAX_WEBHOOK_SECRET_CHARS)?,
+            authorization: optional_text(body, at, "authorization", MAX_WEBHOOK_SECRET_CHARS)?,
             after,
         })
     }

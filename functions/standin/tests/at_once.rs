@@ -386,10 +386,19 @@ async fn the_notes_of_a_stand_in_with_a_webhook_are_queued_for_it_at_once_or_by_
     // An outlet down: the outbox queues it, once the queue takes notes again.
     parent.queue.refuse(1);
     sending
-        .tell(ID, None, &out(TaskState::InputRequired, "colour?"), &Guard::Open)
+        .tell(
+            ID,
+            None,
+            &out(TaskState::InputRequired, "colour?"),
+            &Guard::Open,
+        )
         .await
         .unwrap();
-    assert_eq!(parent.for_webhooks(), [2], "not sent while the queue refuses it");
+    assert_eq!(
+        parent.for_webhooks(),
+        [2],
+        "not sent while the queue refuses it"
+    );
     let failures = parent.stream(&store, &aged(store.outbox())).await;
     assert!(failures.is_empty(), "{failures:?}");
     assert_eq!(parent.for_webhooks(), [2, 3]);

@@ -14,7 +14,7 @@ use standin::row::memory::MemoryStore;
 use standin::row::{Guard, MAX_WEBHOOKS, Row, StandIns, StoreError, Webhook, Webhooks};
 use standin::state::remote_out;
 use standin::webhook::memory::{MemoryRedelivery, MemoryWebhook};
-use standin::webhook::{Delivered, MAX_TRIES, deliver, delay_after, handle};
+use standin::webhook::{Delivered, GIVE_UP_AFTER, delay_after, deliver, handle};
 use standin_wire::TaskState;
 
 const A: &str = "https://a.example/hook";
@@ -25,7 +25,12 @@ async fn with_notes(store: &MemoryStore, task_id: &str, texts: &[&str]) {
     let teller = Teller::new(store);
     for text in texts {
         teller
-            .tell(task_id, None, &remote_out("r-1", TaskState::Working, text), &Guard::Open)
+            .tell(
+                task_id,
+                None,
+                &remote_out("r-1", TaskState::Working, text),
+                &Guard::Open,
+            )
             .await
             .unwrap();
     }
@@ -44,7 +49,9 @@ fn seqs(webhook: &MemoryWebhook, url: &str, task_id: &str) -> Vec<u64> {
         .collect()
 }
 
-fn event(messages: &[(&str, &str, u32)]) -> SqsEvent {
+/// Messages `(id, task_id, tries)`, queued `age` ago.
+fn event_aged(messages: &[(&str, &str, u32)], age: Duration) -> SqsEvent {
+    let sent = standin::clock::now_ms() - age.as_millis() as u64;
     let records: Vec<_> = messages
         .iter()
         .map(|(id, task_id, tries)| {
@@ -52,7 +59,8 @@ fn event(messages: &[(&str, &str, u32)]) -> SqsEvent {
                 "messageId": id,
                 "receiptHandle": format!("receipt-{id}"),
                 "body": json!({"task_id": task_id, "seq": 1}).to_string(),
-                "attributes": {"ApproximateReceiveCount": tries.to_string()},
+                "attributes": {"ApproximateReceiveCount": tries.to_string(),
+                               "SentTimestamp": sent.to_string()},
                 "messageAttributes": {},
                 "eventSource": "aws:sqs",
             })
@@ -61,18 +69,39 @@ fn event(messages: &[(&str, &str, u32)]) -> SqsEvent {
     serde_json::from_value(json!({ "Records": records })).unwrap()
 }
 
+fn event(messages: &[(&str, &str, u32)]) -> SqsEvent {
+    event_aged(messages, Duration::from_secs(10))
+}
+
 #[tokio::test]
 async fn each_webhook_gets_the_notes_after_its_mark_in_order_once() {
     let store = MemoryStore::new();
     with_notes(&store, "t-1", &["one", "two", "three"]).await;
-    store.set_webhook("t-1", "from-start", &Webhook::new(A, 0)).await.unwrap();
-    store.set_webhook("t-1", "from-now", &Webhook::new(B, 3)).await.unwrap();
+    store
+        .set_webhook("t-1", "from-start", &Webhook::new(A, 0))
+        .await
+        .unwrap();
+    store
+        .set_webhook("t-1", "from-now", &Webhook::new(B, 3))
+        .await
+        .unwrap();
     let webhook = MemoryWebhook::default();
-    assert_eq!(deliver(&store, &webhook, "t-1", later()).await.unwrap(), Delivered::All);
+    assert_eq!(
+        deliver(&store, &webhook, "t-1", later()).await.unwrap(),
+        Delivered::All
+    );
     assert_eq!(seqs(&webhook, A, "t-1"), [1, 2, 3]);
-    assert!(seqs(&webhook, B, "t-1").is_empty(), "set after note 3: none before it");
+    assert!(
+        seqs(&webhook, B, "t-1").is_empty(),
+        "set after note 3: none before it"
+    );
     Teller::new(&store)
-        .tell("t-1", None, &remote_out("r-1", TaskState::Working, "four"), &Guard::Open)
+        .tell(
+            "t-1",
+            None,
+            &remote_out("r-1", TaskState::Working, "four"),
+            &Guard::Open,
+        )
         .await
         .unwrap();
     deliver(&store, &webhook, "t-1", later()).await.unwrap();
@@ -86,19 +115,37 @@ async fn each_webhook_gets_the_notes_after_its_mark_in_order_once() {
 async fn a_webhook_that_is_down_keeps_its_mark_and_gets_every_note_in_order_when_back() {
     let store = MemoryStore::new();
     with_notes(&store, "t-1", &["one", "two"]).await;
-    store.set_webhook("t-1", "a", &Webhook::new(A, 0)).await.unwrap();
-    store.set_webhook("t-1", "b", &Webhook::new(B, 0)).await.unwrap();
+    store
+        .set_webhook("t-1", "a", &Webhook::new(A, 0))
+        .await
+        .unwrap();
+    store
+        .set_webhook("t-1", "b", &Webhook::new(B, 0))
+        .await
+        .unwrap();
     let webhook = MemoryWebhook::default();
     webhook.set_down(A, true);
     let outcome = deliver(&store, &webhook, "t-1", later()).await.unwrap();
     assert!(matches!(outcome, Delivered::Failed(why) if why.contains("503")));
-    assert_eq!(seqs(&webhook, B, "t-1"), [1, 2], "the other webhook is not held back");
+    assert_eq!(
+        seqs(&webhook, B, "t-1"),
+        [1, 2],
+        "the other webhook is not held back"
+    );
     Teller::new(&store)
-        .tell("t-1", None, &remote_out("r-1", TaskState::Working, "three"), &Guard::Open)
+        .tell(
+            "t-1",
+            None,
+            &remote_out("r-1", TaskState::Working, "three"),
+            &Guard::Open,
+        )
         .await
         .unwrap();
     webhook.set_down(A, false);
-    assert_eq!(deliver(&store, &webhook, "t-1", later()).await.unwrap(), Delivered::All);
+    assert_eq!(
+        deliver(&store, &webhook, "t-1", later()).await.unwrap(),
+        Delivered::All
+    );
     assert_eq!(seqs(&webhook, A, "t-1"), [1, 2, 3]);
     assert_eq!(seqs(&webhook, B, "t-1"), [1, 2, 3]);
 }
@@ -108,8 +155,14 @@ async fn a_failed_delivery_comes_back_later_and_other_stand_ins_are_delivered_no
     let store = MemoryStore::new();
     with_notes(&store, "t-1", &["one"]).await;
     with_notes(&store, "t-2", &["one"]).await;
-    store.set_webhook("t-1", "a", &Webhook::new(A, 0)).await.unwrap();
-    store.set_webhook("t-2", "b", &Webhook::new(B, 0)).await.unwrap();
+    store
+        .set_webhook("t-1", "a", &Webhook::new(A, 0))
+        .await
+        .unwrap();
+    store
+        .set_webhook("t-2", "b", &Webhook::new(B, 0))
+        .await
+        .unwrap();
     let (webhook, redelivery) = (MemoryWebhook::default(), MemoryRedelivery::default());
     webhook.set_down(A, true);
     let answer = handle(
@@ -125,7 +178,11 @@ async fn a_failed_delivery_comes_back_later_and_other_stand_ins_are_delivered_no
         .iter()
         .map(|f| f.item_identifier.clone())
         .collect();
-    assert_eq!(failed, ["m1", "m3"], "both of t-1's messages, none of t-2's");
+    assert_eq!(
+        failed,
+        ["m1", "m3"],
+        "both of t-1's messages, none of t-2's"
+    );
     assert_eq!(seqs(&webhook, B, "t-2"), [1]);
     let asked = redelivery.asked.lock().unwrap().clone();
     assert_eq!(
@@ -138,20 +195,43 @@ async fn a_failed_delivery_comes_back_later_and_other_stand_ins_are_delivered_no
 }
 
 #[tokio::test]
-async fn past_its_tries_a_delivery_is_given_up_and_the_next_note_starts_from_the_mark() {
+async fn a_delivery_failing_past_its_time_is_given_up_and_the_next_note_starts_from_the_mark() {
     let store = MemoryStore::new();
     with_notes(&store, "t-1", &["one"]).await;
-    store.set_webhook("t-1", "a", &Webhook::new(A, 0)).await.unwrap();
+    store
+        .set_webhook("t-1", "a", &Webhook::new(A, 0))
+        .await
+        .unwrap();
     let (webhook, redelivery) = (MemoryWebhook::default(), MemoryRedelivery::default());
     webhook.set_down(A, true);
-    let answer = handle(&store, &webhook, &redelivery, &event(&[("m1", "t-1", MAX_TRIES)]), later()).await;
+    let old = GIVE_UP_AFTER + Duration::from_secs(1);
+    let answer = handle(
+        &store,
+        &webhook,
+        &redelivery,
+        &event_aged(&[("m1", "t-1", 25)], old),
+        later(),
+    )
+    .await;
     assert!(answer.batch_item_failures.is_empty(), "given up: not kept");
     webhook.set_down(A, false);
     Teller::new(&store)
-        .tell("t-1", None, &remote_out("r-1", TaskState::Working, "two"), &Guard::Open)
+        .tell(
+            "t-1",
+            None,
+            &remote_out("r-1", TaskState::Working, "two"),
+            &Guard::Open,
+        )
         .await
         .unwrap();
-    let answer = handle(&store, &webhook, &redelivery, &event(&[("m2", "t-1", 1)]), later()).await;
+    let answer = handle(
+        &store,
+        &webhook,
+        &redelivery,
+        &event(&[("m2", "t-1", 1)]),
+        later(),
+    )
+    .await;
     assert!(answer.batch_item_failures.is_empty());
     assert_eq!(seqs(&webhook, A, "t-1"), [1, 2], "nothing lost");
 }
@@ -173,11 +253,98 @@ async fn a_stand_in_keeps_at_most_four_webhooks_and_a_mark_for_a_replaced_one_is
             .await
             .unwrap();
     }
-    let refused = store.set_webhook("t-1", "one-more", &Webhook::new(A, 0)).await;
-    assert!(matches!(refused, Err(StoreError::Refused(_))), "{refused:?}");
+    let refused = store
+        .set_webhook("t-1", "one-more", &Webhook::new(A, 0))
+        .await;
+    assert!(
+        matches!(refused, Err(StoreError::Refused(_))),
+        "{refused:?}"
+    );
     let old = store.get("t-1").await.unwrap().unwrap().webhooks["w0"].version;
-    store.set_webhook("t-1", "w0", &Webhook::new(B, 0)).await.unwrap();
-    assert!(!store.mark_webhook("t-1", "w0", old, 5).await.unwrap(), "replaced");
+    store
+        .set_webhook("t-1", "w0", &Webhook::new(B, 0))
+        .await
+        .unwrap();
+    assert!(
+        !store.mark_webhook("t-1", "w0", old, 5).await.unwrap(),
+        "replaced"
+    );
     assert!(store.delete_webhook("t-1", "w0").await.unwrap());
-    assert!(!store.delete_webhook("t-1", "w0").await.unwrap(), "gone already");
+    assert!(
+        !store.delete_webhook("t-1", "w0").await.unwrap(),
+        "gone already"
+    );
+}
+
+#[tokio::test]
+async fn a_delivery_out_of_time_goes_on_at_once_and_is_never_given_up() {
+    let store = MemoryStore::new();
+    with_notes(&store, "t-1", &["one"]).await;
+    store
+        .set_webhook("t-1", "a", &Webhook::new(A, 0))
+        .await
+        .unwrap();
+    let (webhook, redelivery) = (MemoryWebhook::default(), MemoryRedelivery::default());
+    let already = tokio::time::Instant::now();
+    let old = GIVE_UP_AFTER * 3;
+    let answer = handle(
+        &store,
+        &webhook,
+        &redelivery,
+        &event_aged(&[("m1", "t-1", 30)], old),
+        already,
+    )
+    .await;
+    assert_eq!(answer.batch_item_failures.len(), 1, "kept: it goes on");
+    let asked = redelivery.asked.lock().unwrap().clone();
+    assert_eq!(
+        asked,
+        [("receipt-m1".to_owned(), Duration::ZERO)],
+        "at once"
+    );
+}
+
+/// A webhook replaced while its notes go out: the old one gets no more of them.
+struct ReplacedOnFirstPost<'a> {
+    store: &'a MemoryStore,
+    inner: MemoryWebhook,
+}
+
+impl standin::webhook::WebhookPoster for ReplacedOnFirstPost<'_> {
+    async fn post(&self, hook: &Webhook, note: &standin_wire::ParentNote) -> Result<(), String> {
+        if note.seq == 1 {
+            self.store
+                .set_webhook("t-1", "a", &Webhook::new(B, 3))
+                .await
+                .unwrap();
+        }
+        self.inner.post(hook, note).await
+    }
+}
+
+#[tokio::test]
+async fn a_webhook_replaced_meanwhile_gets_nothing_more_of_the_old_delivery() {
+    let store = MemoryStore::new();
+    with_notes(&store, "t-1", &["one", "two", "three"]).await;
+    store
+        .set_webhook("t-1", "a", &Webhook::new(A, 0))
+        .await
+        .unwrap();
+    let poster = ReplacedOnFirstPost {
+        store: &store,
+        inner: MemoryWebhook::default(),
+    };
+    assert_eq!(
+        deliver(&store, &poster, "t-1", later()).await.unwrap(),
+        Delivered::All
+    );
+    assert_eq!(
+        seqs(&poster.inner, A, "t-1"),
+        [1],
+        "the old URL: the note in flight only"
+    );
+    assert_eq!(
+        store.get("t-1").await.unwrap().unwrap().webhooks["a"].through,
+        3
+    );
 }

@@ -6,8 +6,8 @@ use serde_json::{Value, json};
 use crate::model::Profile;
 
 /// The card of the front of agent `agent`, served at `url`. `profile` is what the remote
-/// agent's card says, when it reads.
-pub fn front_card(agent: &str, url: &str, profile: Option<&Profile>) -> Value {
+/// agent's card says, when it reads; `push`, whether the deployment delivers webhooks.
+pub fn front_card(agent: &str, url: &str, profile: Option<&Profile>, push: bool) -> Value {
     let name = profile
         .map(|p| p.name.as_str())
         .filter(|n| !n.is_empty())
@@ -33,7 +33,7 @@ pub fn front_card(agent: &str, url: &str, profile: Option<&Profile>) -> Value {
             {"url": url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}
         ],
         "version": env!("CARGO_PKG_VERSION"),
-        "capabilities": {"streaming": false, "pushNotifications": true},
+        "capabilities": {"streaming": false, "pushNotifications": push},
         "defaultInputModes": ["text/plain", "application/json"],
         "defaultOutputModes": ["text/plain", "application/json"],
         "skills": skills,

@@ -117,14 +117,25 @@ impl<'a, C: ControlCalls> Front<'a, C> {
     /// SendMessage: a start, or a reply to the task it names.
     async fn send(&self, params: Value) -> Result<Value, RpcError> {
         let sent = message::read(&params)?;
-        let push = match field(field(&params, "configuration"), "taskPushNotificationConfig") {
+        let push = match field(
+            field(&params, "configuration"),
+            "taskPushNotificationConfig",
+        ) {
             config if config.is_object() => Some(push_config::read(config)?),
             _ => None,
         };
         let (task_id, after) = match &sent.task_id {
-            None => (self.start(&sent).await?, None),
+            // A config with a start is the start's own webhook: checked before the
+            // stand-in starts, and every note of it told.
+            None => (self.start(&sent, push.as_ref()).await?, None),
             Some(task_id) => {
                 let before = self.stand_in(task_id).await?;
+                if let Some(asked) = push {
+                    // The notes after this message (set before it is taken, and never
+                    // skipping a note the same webhook has not had).
+                    let seq = before["seq"].as_u64().unwrap_or_default();
+                    self.set_push(task_id, asked, Some(seq)).await?;
+                }
                 // A message sent again that the stand-in took already is answered with
                 // the task, not taken twice.
                 let sent_again = sent.reply_id().is_some_and(|id| {
@@ -140,11 +151,6 @@ impl<'a, C: ControlCalls> Front<'a, C> {
                 (task_id.clone(), Some(seq))
             }
         };
-        if let Some(asked) = push {
-            // Every note of a task it starts; of a task it continues, those after the
-            // message.
-            self.set_push(&task_id, asked, Some(after.unwrap_or(0))).await?;
-        }
         if !sent.return_immediately {
             // The start or the reply is taken: a wait that fails only shortens it.
             let _ = self
@@ -157,10 +163,21 @@ impl<'a, C: ControlCalls> Front<'a, C> {
 
     /// Starts a stand-in; its id is the message's own (an agent's, a message id's
     /// digest), so a start sent again, after a timeout say, is the same stand-in.
-    async fn start(&self, sent: &message::Sent) -> Result<String, RpcError> {
+    async fn start(
+        &self,
+        sent: &message::Sent,
+        push: Option<&push_config::Asked>,
+    ) -> Result<String, RpcError> {
         let mut body = json!({"agent": self.agent, "message": sent.text});
         if !sent.parts.is_empty() {
             body["parts"] = sent.parts.clone().into();
+        }
+        if let Some(asked) = push {
+            let mut webhook = asked.body.clone();
+            if let Some(id) = &asked.id {
+                webhook["webhook_id"] = id.clone().into();
+            }
+            body["webhook"] = webhook;
         }
         let named = sent
             .message_id
@@ -177,6 +194,7 @@ impl<'a, C: ControlCalls> Front<'a, C> {
                 .ok_or_else(|| RpcError::internal("the start named no task")),
             // Sent again after it ended: the same task, as it ended.
             (409, Some(task_id)) => Ok(task_id),
+            (501, _) => Err(push_config::not_offered()),
             _ => Err(rpc::refused(&answer, "")),
         }
     }

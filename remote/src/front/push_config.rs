@@ -117,6 +117,6 @@ impl<C: ControlCalls> Front<'_, C> {
     }
 }
 
-fn not_offered() -> RpcError {
+pub(super) fn not_offered() -> RpcError {
     RpcError::push_not_supported("this deployment delivers no push notifications")
 }

@@ -8,14 +8,27 @@ use super::Answered;
 /// What the parent asked.
 pub enum Call {
     Send(Value),
-    Get { id: String, history: Option<usize> },
-    Cancel { id: String },
+    Get {
+        id: String,
+        history: Option<usize>,
+    },
+    Cancel {
+        id: String,
+    },
     List(ListFilter),
     /// CreateTaskPushNotificationConfig: its params, a `TaskPushNotificationConfig`.
     PushSet(Value),
-    PushGet { task_id: String, id: String },
-    PushList { task_id: String },
-    PushDelete { task_id: String, id: String },
+    PushGet {
+        task_id: String,
+        id: String,
+    },
+    PushList {
+        task_id: String,
+    },
+    PushDelete {
+        task_id: String,
+        id: String,
+    },
 }
 
 /// ListTasks' filters.
@@ -190,10 +203,14 @@ pub fn read(body: &[u8], version: Option<&str>) -> Result<(Value, Call), (Value,
         "CreateTaskPushNotificationConfig" => Call::PushSet(params.clone()),
         "GetTaskPushNotificationConfig" | "DeleteTaskPushNotificationConfig" => {
             let task_id = text("taskId").ok_or_else(|| {
-                fail(RpcError::invalid_params("taskId: the task's id is required"))
+                fail(RpcError::invalid_params(
+                    "taskId: the task's id is required",
+                ))
             })?;
             let id = text("id").ok_or_else(|| {
-                fail(RpcError::invalid_params("id: the configuration's id is required"))
+                fail(RpcError::invalid_params(
+                    "id: the configuration's id is required",
+                ))
             })?;
             if method == "GetTaskPushNotificationConfig" {
                 Call::PushGet { task_id, id }
@@ -203,7 +220,9 @@ pub fn read(body: &[u8], version: Option<&str>) -> Result<(Value, Call), (Value,
         }
         "ListTaskPushNotificationConfigs" => Call::PushList {
             task_id: text("taskId").ok_or_else(|| {
-                fail(RpcError::invalid_params("taskId: the task's id is required"))
+                fail(RpcError::invalid_params(
+                    "taskId: the task's id is required",
+                ))
             })?,
         },
         other => return Err(fail(RpcError::no_method(other))),

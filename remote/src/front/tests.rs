@@ -112,7 +112,10 @@ async fn what_is_not_a2a_1_0_is_refused_with_its_code() {
     assert_eq!(code(answer), -32602, "no taskId");
     let answer = front
         .answer(
-            &request("CreateTaskPushNotificationConfig", json!({"taskId": "si-1"})),
+            &request(
+                "CreateTaskPushNotificationConfig",
+                json!({"taskId": "si-1"}),
+            ),
             None,
         )
         .await;
@@ -386,16 +389,22 @@ fn the_card_is_the_agents_words_at_the_fronts_address() {
         "billing",
         "https://api.example/Prod/a2a/billing",
         Some(&profile),
+        true,
     );
     assert_eq!(card["name"], "Billing");
+    assert_eq!(card["capabilities"]["pushNotifications"], true);
     assert_eq!(card["skills"][0]["id"], "refund");
     assert_eq!(
         card["supportedInterfaces"],
         json!([{"url": "https://api.example/Prod/a2a/billing", "protocolBinding": "JSONRPC",
                 "protocolVersion": "1.0"}])
     );
-    let bare = front_card("billing", "https://x/a2a/billing", None);
+    let bare = front_card("billing", "https://x/a2a/billing", None, false);
     assert_eq!(bare["name"], "billing");
+    assert_eq!(
+        bare["capabilities"]["pushNotifications"], false,
+        "no webhook queue"
+    );
     assert_eq!(bare["skills"], json!([]));
 }
 
@@ -454,7 +463,10 @@ async fn a_push_config_is_a_webhook_set_listed_read_and_deleted_without_its_secr
         row(Some("TASK_STATE_WORKING"), 2),
         (200, json!({"webhooks": [view.clone()]})),
         row(Some("TASK_STATE_WORKING"), 2),
-        (200, json!({"task_id": "si-1", "webhook_id": "cfg-1", "deleted": true})),
+        (
+            200,
+            json!({"task_id": "si-1", "webhook_id": "cfg-1", "deleted": true}),
+        ),
     ]);
     let front = Front::new(&api, "billing");
     let config = json!({"taskId": "si-1", "id": "cfg-1", "url": "https://parent.example/hook",
@@ -469,14 +481,19 @@ async fn a_push_config_is_a_webhook_set_listed_read_and_deleted_without_its_secr
         (
             "PUT".into(),
             "/standins/si-1/webhooks/cfg-1".into(),
-            Some(json!({"url": "https://parent.example/hook", "token": "tok-1",
-                        "authorization": "Bearer abc"}))
+            Some(
+                json!({"url": "https://parent.example/hook", "token": "tok-1",
+                        "authorization": "Bearer abc"})
+            )
         ),
         "from now on: no `after`"
     );
     let answer = front
         .answer(
-            &request("GetTaskPushNotificationConfig", json!({"taskId": "si-1", "id": "cfg-1"})),
+            &request(
+                "GetTaskPushNotificationConfig",
+                json!({"taskId": "si-1", "id": "cfg-1"}),
+            ),
             None,
         )
         .await;
@@ -502,12 +519,12 @@ async fn a_push_config_is_a_webhook_set_listed_read_and_deleted_without_its_secr
 }
 
 #[tokio::test]
-async fn a_push_config_sent_with_a_start_gets_every_note_of_the_task() {
+async fn a_push_config_sent_with_a_start_is_the_starts_own_webhook() {
     let api = Scripted::new(vec![
-        (202, json!({"task_id": "si-1", "execution_arn": "arn", "trace_id": "t"})),
-        row(None, 0),
-        (200, json!({"webhook_id": "si-1", "url": "https://p.example/h", "through": 0,
-                     "has_token": false, "has_authorization": false})),
+        (
+            202,
+            json!({"task_id": "si-1", "execution_arn": "arn", "trace_id": "t"}),
+        ),
         row(None, 0),
         no_artifacts(),
     ]);
@@ -515,13 +532,50 @@ async fn a_push_config_sent_with_a_start_gets_every_note_of_the_task() {
     let params = json!({
         "message": {"messageId": "m1", "parts": [{"text": "Refund order 7"}]},
         "configuration": {"returnImmediately": true,
+                          "taskPushNotificationConfig": {"url": "https://p.example/h",
+                                                         "token": "tok", "id": "mine"}}
+    });
+    let answer = front.answer(&request("SendMessage", params), None).await;
+    assert!(answer["result"]["task"].is_object(), "{answer}");
+    let start = &api.calls()[0];
+    assert_eq!(start.1, "/standins");
+    assert_eq!(
+        start.2.as_ref().unwrap()["webhook"],
+        json!({"url": "https://p.example/h", "token": "tok", "webhook_id": "mine"}),
+        "checked and set with the start, so every note is told"
+    );
+}
+
+#[tokio::test]
+async fn a_push_config_sent_with_a_reply_is_set_for_the_notes_after_it_before_it_is_taken() {
+    let api = Scripted::new(vec![
+        row(Some("TASK_STATE_INPUT_REQUIRED"), 4),
+        row(Some("TASK_STATE_INPUT_REQUIRED"), 4),
+        (
+            200,
+            json!({"webhook_id": "si-1", "url": "https://p.example/h", "through": 4,
+                     "has_token": false, "has_authorization": false}),
+        ),
+        (202, json!({"task_id": "si-1", "accepted": true})),
+        row(Some("TASK_STATE_INPUT_REQUIRED"), 4),
+        notes(json!([])),
+        no_artifacts(),
+    ]);
+    let front = Front::new(&api, "billing");
+    let params = json!({
+        "message": {"messageId": "m2", "taskId": "si-1", "parts": [{"text": "blue"}]},
+        "configuration": {"returnImmediately": true,
                           "taskPushNotificationConfig": {"url": "https://p.example/h"}}
     });
     let answer = front.answer(&request("SendMessage", params), None).await;
     assert!(answer["result"]["task"].is_object(), "{answer}");
-    let put = &api.calls()[2];
-    assert_eq!(put.1, "/standins/si-1/webhooks/si-1", "the task's id names the config");
-    assert_eq!(put.2, Some(json!({"url": "https://p.example/h", "after": 0})));
+    let calls = api.calls();
+    assert_eq!(calls[2].1, "/standins/si-1/webhooks/si-1");
+    assert_eq!(
+        calls[2].2,
+        Some(json!({"url": "https://p.example/h", "after": 4}))
+    );
+    assert_eq!(calls[3].1, "/standins/si-1/reply", "then the reply");
 }
 
 #[test]
@@ -532,10 +586,16 @@ fn a_note_is_pushed_as_its_artifacts_then_its_status() {
     let events = webhook::events(&told);
     assert_eq!(events.len(), 2);
     assert_eq!(events[0]["artifactUpdate"]["artifact"]["artifactId"], "a1");
-    assert_eq!(events[0]["artifactUpdate"]["artifact"]["parts"], json!([{"text": "v1"}]));
+    assert_eq!(
+        events[0]["artifactUpdate"]["artifact"]["parts"],
+        json!([{"text": "v1"}])
+    );
     let status = &events[1]["statusUpdate"];
     assert_eq!(status["taskId"], "si-1");
     assert_eq!(status["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
-    assert_eq!(status["status"]["message"]["parts"], json!([{"text": "Which colour?"}]));
+    assert_eq!(
+        status["status"]["message"]["parts"],
+        json!([{"text": "Which colour?"}])
+    );
     assert_eq!(status["metadata"]["seq"], 3);
 }

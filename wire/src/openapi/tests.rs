@@ -202,12 +202,14 @@ fn every_request_the_wire_types_write_fits() {
         task_id: Some(TaskId::parse("job-1").unwrap()),
         deadline_secs: Some(600),
         traceparent: Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into()),
+        webhook: None,
     };
     let bare = StartRequest {
         parts: Vec::new(),
         task_id: None,
         deadline_secs: None,
         traceparent: None,
+        webhook: None,
         ..full.clone()
     };
     for start in [full, bare] {

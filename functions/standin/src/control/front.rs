@@ -128,5 +128,9 @@ async fn card<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
         }
     };
     let url = format!("{}/a2a/{id}", base.trim_end_matches('/'));
-    respond(ApiAnswer::of(200, front_card(&id, &url, profile.as_ref())))
+    let push = front.control.webhooks.is_some();
+    respond(ApiAnswer::of(
+        200,
+        front_card(&id, &url, profile.as_ref(), push),
+    ))
 }

@@ -236,7 +236,11 @@ async fn webhook_list<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     task_id: Result<Path<String>, PathRejection>,
 ) -> Response {
     match task_id {
-        Ok(Path(task_id)) => respond(control.handle(Call::WebhookList { task_id: &task_id }).await),
+        Ok(Path(task_id)) => respond(
+            control
+                .handle(Call::WebhookList { task_id: &task_id })
+                .await,
+        ),
         Err(rejection) => unreadable(rejection),
     }
 }

@@ -293,6 +293,14 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             .and_then(|given| TraceContext::parse("traceparent", given).ok())
             .unwrap_or_else(|| TraceContext::begin(rand::random()));
         let mut row = Row::new(task_id.as_str(), agent);
+        if let Some(webhook) = request.webhook {
+            match self.start_webhook(task_id.as_str(), webhook).await {
+                Ok((id, hook)) => {
+                    row.webhooks.insert(id, hook);
+                }
+                Err(refused) => return Ok(refused),
+            }
+        }
         row.created_at = Some(crate::clock::now_rfc3339());
         row.agent_entry = Some(spec.to_entry().to_string());
         row.traceparent = Some(trace.header());

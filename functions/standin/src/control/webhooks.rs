@@ -1,15 +1,13 @@
 //! `/standins/{id}/webhooks`: the parent's webhooks on a stand-in, set, listed and
-//! removed. A webhook set is queued for delivery at once, so the notes already written
-//! after its `after` reach it without waiting for the next one.
+//! removed, and a start's own `webhook`. A webhook set late is queued for delivery at
+//! once, so the notes already written after its `after` reach it without waiting for the
+//! next one.
 
-use standin_wire::{WebhookList, WebhookRequest, WebhookView};
+use standin_wire::{WEBHOOK_ID_RULE, WebhookList, WebhookRequest, WebhookView, is_webhook_id};
 
 use super::{ApiAnswer, Control, ControlError, Executions};
 use crate::doorbell::Doorbell;
-use crate::row::{
-    MAX_WEBHOOK_ID_CHARS, MAX_WEBHOOKS, Row, RowStore, StoreError, Webhook, WebhookSecret,
-    Webhooks, is_webhook_id,
-};
+use crate::row::{MAX_WEBHOOKS, Row, RowStore, StoreError, Webhook, WebhookSecret, Webhooks};
 
 fn view(id: &str, hook: &Webhook) -> WebhookView {
     WebhookView {
@@ -28,7 +26,44 @@ fn no_delivery() -> ApiAnswer {
     )
 }
 
+/// The webhook `request` asks for, its mark at `through`.
+fn webhook_of(request: WebhookRequest, through: u64) -> Webhook {
+    let mut hook = Webhook::new(request.url, through);
+    hook.token = request.token.map(WebhookSecret::new);
+    hook.authorization = request.authorization.map(WebhookSecret::new);
+    hook
+}
+
 impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
+    /// A start's `webhook`, checked, with its id (the stand-in's unless it names one):
+    /// every note from the first unless it says `after`. `Err`: the answer refusing it.
+    pub(super) async fn start_webhook(
+        &self,
+        task_id: &str,
+        request: WebhookRequest,
+    ) -> Result<(String, Webhook), ApiAnswer> {
+        if self.webhooks.is_none() {
+            return Err(no_delivery());
+        }
+        let id = request
+            .webhook_id
+            .clone()
+            .unwrap_or_else(|| task_id.to_owned());
+        if !is_webhook_id(&id) {
+            return Err(ApiAnswer::error(
+                400,
+                format!(
+                    "webhook.webhook_id: {WEBHOOK_ID_RULE} (the stand-in's id is not one: name it)"
+                ),
+            ));
+        }
+        self.webhook_reach("webhook.url", &request.url)
+            .await
+            .map_err(|refused| ApiAnswer::error(400, refused))?;
+        let after = request.after.unwrap_or(0);
+        Ok((id, webhook_of(request, after)))
+    }
+
     pub(super) async fn set_webhook(
         &self,
         task_id: &str,
@@ -41,24 +76,30 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         if !is_webhook_id(webhook_id) {
             return Ok(ApiAnswer::error(
                 400,
-                format!(
-                    "webhook_id: must be 1 to {MAX_WEBHOOK_ID_CHARS} letters, digits, '.', '_', '-' or ':'"
-                ),
+                format!("webhook_id: {WEBHOOK_ID_RULE}"),
             ));
         }
         let request = match WebhookRequest::parse(body) {
             Ok(request) => request,
             Err(refused) => return Ok(ApiAnswer::error(400, refused.0)),
         };
-        if let Err(refused) = self.webhook_reach(&request.url).await {
+        if let Err(refused) = self.webhook_reach("url", &request.url).await {
             return Ok(ApiAnswer::error(400, refused));
         }
         let Some(row) = self.store.get(task_id).await? else {
             return Ok(ApiAnswer::error(404, format!("no stand-in {task_id}")));
         };
-        let mut hook = Webhook::new(request.url, request.after.unwrap_or(row.seq));
-        hook.token = request.token.map(WebhookSecret::new);
-        hook.authorization = request.authorization.map(WebhookSecret::new);
+        let mut through = request.after.unwrap_or(row.seq);
+        // The same webhook set again (an A2A client sends its config with every message)
+        // never skips a note it has not had.
+        if let Some(kept) = row
+            .webhooks
+            .get(webhook_id)
+            .filter(|kept| kept.url == request.url)
+        {
+            through = through.min(kept.through);
+        }
+        let hook = webhook_of(request, through);
         let row: Row = match self.store.set_webhook(task_id, webhook_id, &hook).await {
             Ok(row) => row,
             Err(StoreError::NotFound(_)) => {
@@ -74,8 +115,10 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             }
             Err(err) => return Err(err.into()),
         };
+        // Notes due already (asked for, or written between the read and the write): the
+        // delivery is queued now.
         if hook.through < row.seq {
-            let why = format!("set-{webhook_id}-{}", hook.version);
+            let why = format!("set:{}", hook.version);
             if let Err(err) = queue.queue(task_id, &why).await {
                 // Set all the same: the stand-in's next note queues it.
                 tracing::warn!(task_id, error = %err, "a webhook set but not queued for delivery");
@@ -119,17 +162,17 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
 
     /// A webhook is held to what an agent is: no AWS endpoint, none of the stack's own,
     /// https unless private addresses are allowed, and no private address then.
-    async fn webhook_reach(&self, url: &str) -> Result<(), String> {
+    async fn webhook_reach(&self, field: &str, url: &str) -> Result<(), String> {
         self.agents
             .rules()
-            .check_webhook("url", url)
+            .check_webhook(field, url)
             .map_err(|e| e.to_string())?;
         if !self.allow_private && !url.starts_with("https://") {
-            return Err(
-                "url: must be https (this deployment does not allow private agents)".to_owned(),
-            );
+            return Err(format!(
+                "{field}: must be https (this deployment does not allow private agents)"
+            ));
         }
-        standin_remote::check_reach(url, "url", self.allow_private)
+        standin_remote::check_reach(url, field, self.allow_private)
             .await
             .map_err(|e| e.to_string())
     }

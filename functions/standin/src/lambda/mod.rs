@@ -177,7 +177,8 @@ pub async fn serve_webhook() -> Result<(), Error> {
     let deps = build(Retries::Patient, WebhookSettings::read, WebhookDeps::new).await?;
     Box::pin(lambda_runtime::run(service_fn(
         move |event: LambdaEvent<aws_lambda_events::sqs::SqsEvent>| async move {
-            let stop_at = stream::stop_before(event.context.deadline, stream::NOTIFY_MARGIN);
+            let stop_at =
+                stream::stop_before(event.context.deadline, crate::webhook::WEBHOOK_MARGIN);
             let answer = crate::webhook::handle(
                 &deps.store,
                 &deps.poster,

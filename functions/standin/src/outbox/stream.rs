@@ -65,7 +65,9 @@ pub async fn notify<Q: ParentQueue, B: NoteBus, C: ParentCallback, M: SentMarks>
                 if let Some(token) = text(record, attr::PARENT_TASK_TOKEN) {
                     tokens.insert((note.task_id.clone(), note.seq), token.to_owned());
                 }
-                if let Some(AttributeValue::Bool(true)) = record.change.new_image.get(attr::WEBHOOKED) {
+                if let Some(AttributeValue::Bool(true)) =
+                    record.change.new_image.get(attr::WEBHOOKED)
+                {
                     webhooked.insert(note.task_id.clone());
                 }
                 notes.push(note);

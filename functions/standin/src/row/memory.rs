@@ -413,6 +413,7 @@ impl super::Webhooks for MemoryStore {
             return Err(StoreError::Refused(task_id.to_owned()));
         }
         row.webhooks.insert(id.to_owned(), webhook.clone());
+        row.webhooks_rev += 1;
         *lock(&self.writes) += 1;
         Ok(row.clone())
     }
@@ -422,7 +423,9 @@ impl super::Webhooks for MemoryStore {
         let row = rows
             .get_mut(task_id)
             .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
-        Ok(row.webhooks.remove(id).is_some())
+        let removed = row.webhooks.remove(id).is_some();
+        row.webhooks_rev += u64::from(removed);
+        Ok(removed)
     }
 
     async fn mark_webhook(

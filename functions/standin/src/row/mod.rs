@@ -15,9 +15,7 @@ mod webhooks;
 pub use marks::SentMarks;
 pub use note::note_of;
 pub use store::{Applied, Closed, Drained, Notes, Parks, RowStore, StandIns, StoreError};
-pub use webhooks::{
-    MAX_WEBHOOK_ID_CHARS, MAX_WEBHOOKS, Webhook, WebhookSecret, Webhooks, is_webhook_id,
-};
+pub use webhooks::{MAX_WEBHOOKS, Webhook, WebhookSecret, Webhooks};
 
 use std::collections::BTreeMap;
 
@@ -395,6 +393,14 @@ pub struct Row {
     /// The parent's webhooks by id (`webhooks.rs`): each note is also POSTed to them.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub webhooks: BTreeMap<String, Webhook>,
+    /// One more at each change of `webhooks`: a note is written only on the row as read,
+    /// so one written from a read before a webhook was set is written again with it.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub webhooks_rev: u64,
+}
+
+fn is_zero_u64(n: &u64) -> bool {
+    *n == 0
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -428,6 +434,7 @@ impl Row {
             agent_entry: None,
             traceparent: None,
             webhooks: BTreeMap::new(),
+            webhooks_rev: 0,
         }
     }
 

@@ -10,8 +10,6 @@ use super::{Row, StoreError};
 
 /// The most webhooks one stand-in keeps.
 pub const MAX_WEBHOOKS: usize = 4;
-/// A webhook's id: what the parent names it by (A2A's config id).
-pub const MAX_WEBHOOK_ID_CHARS: usize = 64;
 
 /// A value the parent's webhook checks (its token, its `Authorization`): sent with every
 /// delivery, never logged (its `Debug` hides it) and never shown back.
@@ -63,15 +61,6 @@ impl Webhook {
             version: rand::random(),
         }
     }
-}
-
-/// Whether `id` may name a webhook: 1 to 64 letters, digits, `.`, `_`, `-` or `:`.
-pub fn is_webhook_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.chars().count() <= MAX_WEBHOOK_ID_CHARS
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | ':'))
 }
 
 /// The row's webhooks: set, deleted, delivered.

@@ -1,9 +1,10 @@
-//! One stand-in's webhooks, each sent the notes after its mark, in order.
+//! One stand-in's webhooks, each sent the notes after its mark, in order, side by side.
 
+use futures_util::future::join_all;
 use tokio::time::Instant;
 
 use super::WebhookPoster;
-use crate::row::{Notes, StandIns, StoreError, Webhooks};
+use crate::row::{Notes, StandIns, StoreError, Webhook, Webhooks};
 
 /// Notes read from the log at a time.
 const PAGE: u32 = 25;
@@ -19,7 +20,8 @@ pub enum Delivered {
     Failed(String),
 }
 
-/// Sends each webhook of `task_id` its notes after its mark, until `stop_at`.
+/// Sends each webhook of `task_id` its notes after its mark, until `stop_at`. The
+/// webhooks go side by side, so a slow one holds back no other.
 pub async fn deliver<S, P>(
     store: &S,
     poster: &P,
@@ -33,42 +35,68 @@ where
     let Some(row) = store.get(task_id).await? else {
         return Ok(Delivered::All);
     };
+    let each = row
+        .webhooks
+        .iter()
+        .map(|(id, hook)| one(store, poster, task_id, id, hook, stop_at));
     let mut outcome = Delivered::All;
-    'hooks: for (id, hook) in &row.webhooks {
-        let mut through = hook.through;
-        loop {
-            let notes = store.notes(task_id, through, PAGE).await?;
-            if notes.is_empty() {
-                break;
+    for delivered in join_all(each).await {
+        outcome = match (outcome, delivered?) {
+            (Delivered::Failed(why), _) | (_, Delivered::Failed(why)) => Delivered::Failed(why),
+            (Delivered::More, _) | (_, Delivered::More) => Delivered::More,
+            _ => Delivered::All,
+        };
+    }
+    Ok(outcome)
+}
+
+/// One webhook's notes after its mark, in order, the mark moved after each.
+async fn one<S, P>(
+    store: &S,
+    poster: &P,
+    task_id: &str,
+    id: &str,
+    hook: &Webhook,
+    stop_at: Instant,
+) -> Result<Delivered, StoreError>
+where
+    S: StandIns + Notes + Webhooks,
+    P: WebhookPoster,
+{
+    let mut through = hook.through;
+    loop {
+        let notes = store.notes(task_id, through, PAGE).await?;
+        if notes.is_empty() {
+            return Ok(Delivered::All);
+        }
+        for note in &notes {
+            if Instant::now() >= stop_at {
+                return Ok(Delivered::More);
             }
-            for note in &notes {
-                if Instant::now() >= stop_at {
-                    outcome = Delivered::More;
-                    break 'hooks;
+            match tokio::time::timeout_at(stop_at, poster.post(hook, note)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(why)) => {
+                    tracing::warn!(task_id, webhook = %id, seq = note.seq, error = %why,
+                        "webhook did not take the note; tried again later");
+                    return Ok(Delivered::Failed(why));
                 }
-                let posted = tokio::time::timeout_at(stop_at, poster.post(hook, note)).await;
-                match posted {
-                    Ok(Ok(())) => {}
-                    Ok(Err(why)) => {
-                        tracing::warn!(task_id, webhook = %id, seq = note.seq, error = %why,
-                            "webhook did not take the note; tried again later");
-                        outcome = Delivered::Failed(why);
-                        // The other webhooks still get theirs.
-                        continue 'hooks;
-                    }
-                    Err(_) => {
-                        outcome = Delivered::More;
-                        break 'hooks;
-                    }
-                }
-                through = note.seq;
+                Err(_) => return Ok(Delivered::More),
+            }
+            through = note.seq;
+            match store
+                .mark_webhook(task_id, id, hook.version, note.seq)
+                .await
+            {
+                Ok(true) => {}
+                // Deleted or replaced meanwhile: not this delivery's to go on with (the
+                // new one starts from its own mark).
+                Ok(false) => return Ok(Delivered::All),
                 // Unmarked, the note is sent again: at least once.
-                if let Err(err) = store.mark_webhook(task_id, id, hook.version, note.seq).await {
+                Err(err) => {
                     tracing::warn!(task_id, webhook = %id, seq = note.seq, error = %err,
                         "webhook delivery not marked; the note may be sent again");
                 }
             }
         }
     }
-    Ok(outcome)
 }

@@ -4,11 +4,12 @@
 //! takes it from there, so a webhook that is slow or down holds back no outlet and no
 //! other stand-in:
 //!
-//! - `deliver.rs`: one stand-in's delivery: for each webhook, the notes after its mark
-//!   from the note log, POSTed one by one, the mark moved after each;
+//! - `deliver.rs`: one stand-in's delivery: for each webhook (side by side), the notes
+//!   after its mark from the note log, POSTed one by one, the mark moved after each;
 //! - `queue.rs`: the webhook queue's batch: one delivery per stand-in, a failed one
-//!   tried again with a growing delay, and past [`MAX_TRIES`] given up (counted, logged;
-//!   its mark stays, so the stand-in's next note tries again from there);
+//!   tried again with a growing delay, and [`GIVE_UP_AFTER`] its message was queued
+//!   given up (counted, logged; its mark stays, so the stand-in's next note tries again
+//!   from there); one out of time goes on at once;
 //! - `http.rs`: the POST, through the agents' client and reach rules;
 //! - `sqs.rs`: the delay, on SQS.
 
@@ -25,7 +26,7 @@ use futures_util::future::BoxFuture;
 use std::time::Duration;
 
 pub use deliver::{Delivered, deliver};
-pub use queue::{MAX_TRIES, delay_after, handle};
+pub use queue::{GIVE_UP_AFTER, WEBHOOK_MARGIN, delay_after, handle};
 
 use crate::row::Webhook;
 use standin_wire::ParentNote;
@@ -40,7 +41,7 @@ pub trait WebhookPoster: Send + Sync {
     ) -> impl Future<Output = Result<(), String>> + Send;
 }
 
-/// The webhook queue, as the control API adds to it: a webhook just set gets the notes
+/// The webhook queue, as the control API adds to it: a webhook set late gets the notes
 /// already written after its `after` without waiting for the next one.
 pub trait DeliveryQueue: Send + Sync {
     /// Queues a delivery of `task_id`'s webhooks; `why` tells this request from others

@@ -2,6 +2,10 @@
 //! stand-in runs at a time): each stand-in delivered once however many of its messages
 //! came, a failure tried again after a growing delay.
 
+/// Time kept back from the function's deadline for the marks and the delays after the
+/// last POST.
+pub const WEBHOOK_MARGIN: Duration = Duration::from_secs(15);
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -12,8 +16,9 @@ use super::{Delivered, Redelivery, WebhookPoster, deliver};
 use crate::metrics::Metric;
 use crate::row::{Notes, StandIns, Webhooks};
 
-/// Tries of one message (about eight minutes of delays) before it is given up.
-pub const MAX_TRIES: u32 = 20;
+/// How long a stand-in's delivery is tried, from when its message was queued, before a
+/// failure gives it up (a delivery that only ran out of time is never given up).
+pub const GIVE_UP_AFTER: Duration = Duration::from_secs(8 * 60);
 const FIRST_DELAY: Duration = Duration::from_secs(2);
 const MOST_DELAY: Duration = Duration::from_secs(30);
 
@@ -26,6 +31,16 @@ pub fn delay_after(tries: u32) -> Duration {
 fn task_of(message: &SqsMessage) -> Option<String> {
     let body: serde_json::Value = serde_json::from_str(message.body.as_deref()?).ok()?;
     body["task_id"].as_str().map(str::to_owned)
+}
+
+/// How long ago the message was first queued (SQS's `SentTimestamp`).
+fn age_of(message: &SqsMessage) -> Duration {
+    let sent = message
+        .attributes
+        .get("SentTimestamp")
+        .and_then(|ms| ms.parse::<u64>().ok())
+        .unwrap_or_else(crate::clock::now_ms);
+    Duration::from_millis(crate::clock::now_ms().saturating_sub(sent))
 }
 
 fn tries_of(message: &SqsMessage) -> u32 {
@@ -65,10 +80,12 @@ where
             Err(err) => Delivered::Failed(err.to_string()),
         };
         let tries = messages.iter().map(|m| tries_of(m)).max().unwrap_or(1);
+        let age = messages.iter().map(|m| age_of(m)).max().unwrap_or_default();
         let delay = match outcome {
             Delivered::All => return Vec::new(),
+            // Out of time, not failed: on at once.
             Delivered::More => Duration::ZERO,
-            Delivered::Failed(why) if tries >= MAX_TRIES => {
+            Delivered::Failed(why) if age >= GIVE_UP_AFTER => {
                 crate::metrics::record(Metric::WebhookGaveUp, 1.0, None, Some(task_id));
                 tracing::error!(task_id = %task_id, tries, error = %why,
                     "webhook delivery given up; the stand-in's next note tries again");

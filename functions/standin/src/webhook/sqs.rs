@@ -38,7 +38,8 @@ impl Redelivery for SqsRedelivery {
     }
 }
 
-/// The webhook queue, as the control API adds a delivery to it.
+/// The webhook queue, as the control API adds a delivery to it. A deduplication id is
+/// at most 128 characters: the group (at most 72) and `why` (a short kind and a number).
 pub struct SqsDeliveryQueue {
     client: Client,
     queue_url: String,

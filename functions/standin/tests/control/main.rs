@@ -103,13 +103,14 @@ impl World {
                 webhook_id,
                 ..
             } => Some(("PUT", format!("/standins/{task_id}/webhooks/{webhook_id}"))),
-            Call::WebhookList { task_id } => {
-                Some(("GET", format!("/standins/{task_id}/webhooks")))
-            }
+            Call::WebhookList { task_id } => Some(("GET", format!("/standins/{task_id}/webhooks"))),
             Call::WebhookDelete {
                 task_id,
                 webhook_id,
-            } => Some(("DELETE", format!("/standins/{task_id}/webhooks/{webhook_id}"))),
+            } => Some((
+                "DELETE",
+                format!("/standins/{task_id}/webhooks/{webhook_id}"),
+            )),
             Call::AgentPut { id, .. } => Some(("PUT", format!("/agents/{id}"))),
             Call::AgentsPut { .. } => Some(("PUT", "/agents".to_owned())),
             Call::AgentShow { id } => Some(("GET", format!("/agents/{id}"))),

@@ -53,6 +53,7 @@ macro_rules! row_store_contract {
             a_long_conversation_keeps_the_latest_reply_ids_only,
             a_roll_ends_the_park_and_keeps_its_first_lease,
             webhooks_are_set_bounded_marked_and_deleted,
+            a_note_written_from_a_read_before_a_webhook_was_set_knows_the_webhook,
         );
     };
 }

@@ -176,39 +176,112 @@ pub async fn webhooks_are_set_bounded_marked_and_deleted<S: RowStore + crate::ro
     store: &S,
 ) {
     use crate::row::{MAX_WEBHOOKS, Webhook, WebhookSecret};
-    let missing = store.set_webhook("nobody", "w", &Webhook::new("https://a/", 0)).await;
+    let missing = store
+        .set_webhook("nobody", "w", &Webhook::new("https://a/", 0))
+        .await;
     assert_eq!(missing, Err(StoreError::NotFound("nobody".into())));
-    store.create(&Row::new(ID, "agent-a")).await.expect("created");
+    store
+        .create(&Row::new(ID, "agent-a"))
+        .await
+        .expect("created");
     let mut first = Webhook::new("https://parent.example/hook", 0);
     first.token = Some(WebhookSecret::new("parent-token"));
     // An id with characters an expression's placeholder may not hold.
-    let row = store.set_webhook(ID, "cfg:1.a-b", &first).await.expect("set");
-    assert_eq!(row.webhooks["cfg:1.a-b"], first, "kept whole, token and all");
+    let row = store
+        .set_webhook(ID, "cfg:1.a-b", &first)
+        .await
+        .expect("set");
+    assert_eq!(
+        row.webhooks["cfg:1.a-b"], first,
+        "kept whole, token and all"
+    );
     for i in 1..MAX_WEBHOOKS {
         store
             .set_webhook(ID, &format!("w{i}"), &Webhook::new("https://b/", 0))
             .await
             .expect("within the bound");
     }
-    let past = store.set_webhook(ID, "past", &Webhook::new("https://c/", 0)).await;
+    let past = store
+        .set_webhook(ID, "past", &Webhook::new("https://c/", 0))
+        .await;
     assert_eq!(past, Err(StoreError::Refused(ID.into())), "past the bound");
-    assert!(store.mark_webhook(ID, "cfg:1.a-b", first.version, 3).await.expect("mark"));
     assert!(
-        !store.mark_webhook(ID, "cfg:1.a-b", first.version, 2).await.expect("mark"),
+        store
+            .mark_webhook(ID, "cfg:1.a-b", first.version, 3)
+            .await
+            .expect("mark")
+    );
+    assert!(
+        !store
+            .mark_webhook(ID, "cfg:1.a-b", first.version, 2)
+            .await
+            .expect("mark"),
         "never back"
     );
     assert!(
-        !store.mark_webhook(ID, "cfg:1.a-b", first.version + 1, 9).await.expect("mark"),
+        !store
+            .mark_webhook(ID, "cfg:1.a-b", first.version + 1, 9)
+            .await
+            .expect("mark"),
         "another version's mark"
     );
     let row = store.get(ID).await.expect("read").expect("row");
     assert_eq!(row.webhooks["cfg:1.a-b"].through, 3);
-    assert!(store.delete_webhook(ID, "cfg:1.a-b").await.expect("deleted"));
+    assert!(
+        store
+            .delete_webhook(ID, "cfg:1.a-b")
+            .await
+            .expect("deleted")
+    );
     assert!(!store.delete_webhook(ID, "cfg:1.a-b").await.expect("again"));
-    assert!(!store.mark_webhook(ID, "cfg:1.a-b", first.version, 9).await.expect("mark"));
+    assert!(
+        !store
+            .mark_webhook(ID, "cfg:1.a-b", first.version, 9)
+            .await
+            .expect("mark")
+    );
     let row = store
         .set_webhook(ID, "again", &Webhook::new("https://d/", 0))
         .await
         .expect("room again");
     assert_eq!(row.webhooks.len(), MAX_WEBHOOKS);
+}
+
+/// A note is written only on the webhooks as read: one from a read before a webhook was
+/// set is written again on the row as it is, so it says the webhook is there (its item
+/// is flagged for the webhook queue, and the row returned sends it there at once).
+pub async fn a_note_written_from_a_read_before_a_webhook_was_set_knows_the_webhook<
+    S: RowStore + crate::row::Webhooks,
+>(
+    store: &S,
+) {
+    use crate::row::Webhook;
+    use crate::state::remote_out;
+    use standin_wire::TaskState;
+    store
+        .create(&Row::new(ID, "agent-a"))
+        .await
+        .expect("created");
+    let seen = store.get(ID).await.expect("read").expect("row");
+    store
+        .set_webhook(ID, "w", &Webhook::new("https://parent.example/hook", 0))
+        .await
+        .expect("set");
+    let applied = store
+        .apply(
+            ID,
+            Some(&seen),
+            &remote_out("r-1", TaskState::Working, "one"),
+            &Guard::Open,
+        )
+        .await
+        .expect("applied");
+    let Applied::Changed { row, note } = applied else {
+        panic!("a change: {applied:?}");
+    };
+    assert_eq!(note.seq, 1);
+    assert!(
+        row.webhooks.contains_key("w"),
+        "written on the row as it is: {row:?}"
+    );
 }

@@ -36,6 +36,9 @@ pub const NOTE_BODY: &str = "body";
 /// The row's Step Functions parent token; copied onto its final note's item, where
 /// notify reads it from the stream.
 pub const PARENT_TASK_TOKEN: &str = "parent_task_token";
+/// The row's webhooks (`Row::webhooks`) and their revision (`Row::webhooks_rev`).
+pub const WEBHOOKS: &str = "webhooks";
+pub const WEBHOOKS_REV: &str = "webhooks_rev";
 /// On a note log item: the stand-in had webhooks when the note was written, so notify
 /// also wakes their deliverer.
 pub const WEBHOOKED: &str = "webhooked";

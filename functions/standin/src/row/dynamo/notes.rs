@@ -87,7 +87,15 @@ impl DynamoRowStore {
         let seen = expr.val("seen", AttributeValue::N(read.seq.to_string()));
         let next = expr.val("next", AttributeValue::N(note.seq.to_string()));
         let update = update.replacen("SET ", &format!("SET {SEQ} = {next}, "), 1);
-        let condition = format!("{condition} AND {SEQ} = {seen}");
+        // Written on the webhooks as read: the note says whether they are there.
+        let rev = expr.name(WEBHOOKS_REV);
+        let webhooks_as_read = if read.webhooks_rev == 0 {
+            format!("attribute_not_exists({rev})")
+        } else {
+            let seen_rev = expr.val("seen_rev", AttributeValue::N(read.webhooks_rev.to_string()));
+            format!("{rev} = {seen_rev}")
+        };
+        let condition = format!("{condition} AND {SEQ} = {seen} AND {webhooks_as_read}");
         let (k, v) = Self::key(task_id);
         let row_update = Update::builder()
             .table_name(&self.table)
