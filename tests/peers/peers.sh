@@ -56,6 +56,9 @@ install_peers() {
   npm_peer js03
   cp "$PEERS_DIR/js03/server.mjs" "$STANDIN_CACHE/peer-js03/server.mjs"
   npm_peer oauth2
+  # Not a peer but a parent: the A2A JavaScript SDK's client, through the A2A front.
+  npm_peer js-parent
+  cp "$PEERS_DIR/js-parent/conversation.mjs" "$STANDIN_CACHE/peer-js-parent/conversation.mjs"
 }
 
 # Whether something answers at a URL: any HTTP status (a card may want credentials), or

@@ -267,3 +267,135 @@ async fn a_parent_s_webhooks_hear_every_note_in_order_even_after_being_down_a_mi
     let row = stack.row_status(task_id).await;
     assert!(!format!("{row}{log}").contains(token), "{row}");
 }
+
+/// The official @a2a-js/sdk 1.3 client as the parent (tests/peers/js-parent/
+/// conversation.mjs): a start with a push config, a question answered, the task read back
+/// and listed, its configs listed, a second task cancelled; its webhook hears every note
+/// of the log, in order, with its token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_js_sdk_client_delegates_through_the_front_and_hears_by_webhook() {
+    let stack = Stack::load("standin").await;
+    let agent = TestAgent::start(27169, Behaviour::default()).await;
+    agent.script_turn(&[(INPUT_REQUIRED, "Which colour?")]);
+    agent.script_turn(&[(COMPLETED, "Painted blue")]);
+    agent.script_turn(&[(INPUT_REQUIRED, "Which colour this time?")]);
+    let id = unique("js-front");
+    let (status, body) = stack
+        .control(
+            "PUT",
+            &format!("/agents/{id}"),
+            Some(json!({"url": "http://127.0.0.1:27169", "follow_interval": 1})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let script = PathBuf::from(std::env::var("STANDIN_CACHE").expect("set by scripts/env.sh"))
+        .join("peer-js-parent/conversation.mjs");
+    let parent = tokio::process::Command::new("node")
+        .arg(script)
+        .args(["--url", &stack.api_url("ControlApiId", &format!("/a2a/{id}"))])
+        .args(["--port", "27170"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node runs");
+    agent
+        .make_while_asked("widget.svg", "<svg>a blue widget</svg>")
+        .await;
+    let run = parent.wait_with_output().await.expect("node ends");
+    let seen = parent_said(&run);
+    let task_id = seen["asked"]["id"].as_str().unwrap();
+    assert_eq!(
+        (&seen["asked"]["state"], &seen["asked"]["text"]),
+        (&json!(INPUT_REQUIRED), &json!("Which colour?")),
+        "{seen}"
+    );
+    assert_eq!(
+        seen["done"],
+        json!({"state": COMPLETED, "text": "Painted blue", "artifacts": ["widget.svg"]}),
+        "{seen}"
+    );
+    assert_eq!((&seen["heard_question"], &seen["heard_end"]), (&json!(true), &json!(true)));
+    assert_eq!(seen["got"]["state"], COMPLETED, "{seen}");
+    assert_eq!(seen["listed"], true, "{seen}");
+    assert_eq!(seen["configs"], json!([task_id]), "{seen}");
+    assert_eq!(seen["canceled"], "TASK_STATE_CANCELED", "{seen}");
+    assert_ne!(seen["unknown"], "found", "{seen}");
+    let token = seen["token"].as_str().unwrap();
+    let received = seen["received"].as_array().unwrap();
+    assert!(received.iter().all(|r| r["token"] == token), "{received:?}");
+    let mut firsts: Vec<u64> = Vec::new();
+    for seq in received.iter().filter_map(|r| r["seq"].as_u64()) {
+        if !firsts.contains(&seq) {
+            firsts.push(seq);
+        }
+    }
+    let (_, log) = stack
+        .control("GET", &format!("/standins/{task_id}/notes"), None)
+        .await;
+    let logged: Vec<u64> = log["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["seq"].as_u64().unwrap())
+        .collect();
+    assert_eq!(firsts, logged, "every note, in order: {received:?}");
+}
+
+/// A parent process killed mid-task (tests/a2a_parent/resume.py): the task goes on at the
+/// agent and in the stand-in; a new process finds it asking (GetTask), answers it as the
+/// same task and sees it end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parent_killed_mid_task_is_followed_by_a_new_one_that_finds_and_ends_it() {
+    use tokio::io::AsyncBufReadExt;
+    let stack = Stack::load("standin").await;
+    let agent = TestAgent::start(27179, Behaviour::default()).await;
+    agent.script_turn(&[(INPUT_REQUIRED, "Which colour?")]);
+    agent.script_turn(&[(COMPLETED, "Painted blue")]);
+    let id = unique("resumed");
+    let (status, body) = stack
+        .control(
+            "PUT",
+            &format!("/agents/{id}"),
+            Some(json!({"url": "http://127.0.0.1:27179", "follow_interval": 1})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let python = PathBuf::from(std::env::var("STANDIN_CACHE").expect("set by scripts/env.sh"))
+        .join("venv-a2a-sdk/bin/python");
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/a2a_parent/resume.py");
+    let front = stack.api_url("ControlApiId", &format!("/a2a/{id}"));
+    let mut first = tokio::process::Command::new(&python)
+        .arg(&script)
+        .args(["--url", &front, "--start"])
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python runs");
+    let mut lines = tokio::io::BufReader::new(first.stdout.take().unwrap()).lines();
+    let started: serde_json::Value =
+        serde_json::from_str(&lines.next_line().await.unwrap().expect("the task id")).unwrap();
+    let task_id = started["task_id"].as_str().unwrap().to_owned();
+    // Killed as a process dies: no goodbye.
+    first.start_kill().unwrap();
+    let killed = first.wait().await.unwrap();
+    assert!(!killed.success(), "{killed:?}");
+    let run = tokio::process::Command::new(&python)
+        .arg(&script)
+        .args(["--url", &front, "--resume", &task_id])
+        .kill_on_drop(true)
+        .output()
+        .await
+        .expect("python runs");
+    let seen = parent_said(&run);
+    assert_eq!(
+        seen["found"],
+        json!({"state": INPUT_REQUIRED, "text": "Which colour?"}),
+        "the task went on without its parent"
+    );
+    assert_eq!(
+        seen["done"],
+        json!({"id": task_id, "state": COMPLETED, "text": "Painted blue"}),
+        "{seen}"
+    );
+}
