@@ -70,8 +70,14 @@ seen.done = {
 seen.heard_end = await until(() => heard("TASK_STATE_COMPLETED"), 60);
 const got = await client.getTask({ id: taskId });
 seen.got = { state: state(got), history: (got.history ?? []).length };
-const listed = await client.listTasks({});
-seen.listed = (listed.tasks ?? []).some((t) => t.id === taskId);
+// Every page: the front pages the stand-ins as the control API does.
+seen.listed = false;
+for (let pageToken = "", pages = 0; pages < 500; pages++) {
+  const page = await client.listTasks({ pageToken });
+  seen.listed ||= (page.tasks ?? []).some((t) => t.id === taskId);
+  pageToken = page.nextPageToken ?? "";
+  if (!pageToken) break;
+}
 const configs = await client.listTaskPushNotificationConfig({ taskId });
 seen.configs = (configs.configs ?? []).map((c) => c.id);
 
