@@ -197,7 +197,7 @@ pub fn read(body: &[u8], version: Option<&str>) -> Result<(Value, Call), (Value,
         }),
         "SendStreamingMessage" | "SubscribeToTask" => {
             return Err(fail(RpcError::unsupported(
-                "streaming is not offered (the card says streaming: false): send SendMessage and GetTask",
+                "streaming is not offered (the card says streaming: false): send SendMessage, and hear the task by GetTask or a push notification config",
             )));
         }
         "CreateTaskPushNotificationConfig" => Call::PushSet(params.clone()),
