@@ -31,6 +31,18 @@ pub enum Call {
     },
 }
 
+/// The states a task may be in, as ProtoJSON names them.
+const TASK_STATES: [&str; 8] = [
+    "TASK_STATE_SUBMITTED",
+    "TASK_STATE_WORKING",
+    "TASK_STATE_COMPLETED",
+    "TASK_STATE_FAILED",
+    "TASK_STATE_CANCELED",
+    "TASK_STATE_INPUT_REQUIRED",
+    "TASK_STATE_REJECTED",
+    "TASK_STATE_AUTH_REQUIRED",
+];
+
 /// ListTasks' filters.
 #[derive(Default)]
 pub struct ListFilter {
@@ -190,11 +202,21 @@ pub fn read(body: &[u8], version: Option<&str>) -> Result<(Value, Call), (Value,
             history: history_length(&params).map_err(fail)?,
         },
         "CancelTask" => Call::Cancel { id: task_id()? },
-        "ListTasks" => Call::List(ListFilter {
-            context_id: text("contextId").filter(|s| !s.is_empty()),
-            status: text("status").filter(|s| !s.is_empty() && s != "TASK_STATE_UNSPECIFIED"),
-            page_token: text("pageToken").filter(|s| !s.is_empty()),
-        }),
+        "ListTasks" => {
+            let status = text("status").filter(|s| !s.is_empty() && s != "TASK_STATE_UNSPECIFIED");
+            // A filter on a state no task has would list nothing, silently (the JS SDK
+            // sends "UNRECOGNIZED" for a status left out): said instead.
+            if let Some(unknown) = status.as_deref().filter(|s| !TASK_STATES.contains(s)) {
+                return Err(fail(RpcError::invalid_params(format!(
+                    "status: {unknown:?} is not a task state (TASK_STATE_WORKING, …); leave it out to list every task"
+                ))));
+            }
+            Call::List(ListFilter {
+                context_id: text("contextId").filter(|s| !s.is_empty()),
+                status,
+                page_token: text("pageToken").filter(|s| !s.is_empty()),
+            })
+        }
         "SendStreamingMessage" | "SubscribeToTask" => {
             return Err(fail(RpcError::unsupported(
                 "streaming is not offered (the card says streaming: false): send SendMessage, and hear the task by GetTask or a push notification config",

@@ -73,7 +73,8 @@ seen.got = { state: state(got), history: (got.history ?? []).length };
 // Every page: the front pages the stand-ins as the control API does.
 seen.listed = false;
 for (let pageToken = "", pages = 0; pages < 500; pages++) {
-  const page = await client.listTasks({ pageToken });
+  // Every field as ts-proto's types have it: a status left out is sent as "UNRECOGNIZED".
+  const page = await client.listTasks({ tenant: "", contextId: "", status: 0, pageToken });
   seen.listed ||= (page.tasks ?? []).some((t) => t.id === taskId);
   pageToken = page.nextPageToken ?? "";
   if (!pageToken) break;
