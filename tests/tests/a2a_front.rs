@@ -292,7 +292,10 @@ async fn the_js_sdk_client_delegates_through_the_front_and_hears_by_webhook() {
         .join("peer-js-parent/conversation.mjs");
     let parent = tokio::process::Command::new("node")
         .arg(script)
-        .args(["--url", &stack.api_url("ControlApiId", &format!("/a2a/{id}"))])
+        .args([
+            "--url",
+            &stack.api_url("ControlApiId", &format!("/a2a/{id}")),
+        ])
         .args(["--port", "27170"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -315,7 +318,10 @@ async fn the_js_sdk_client_delegates_through_the_front_and_hears_by_webhook() {
         json!({"state": COMPLETED, "text": "Painted blue", "artifacts": ["widget.svg"]}),
         "{seen}"
     );
-    assert_eq!((&seen["heard_question"], &seen["heard_end"]), (&json!(true), &json!(true)));
+    assert_eq!(
+        (&seen["heard_question"], &seen["heard_end"]),
+        (&json!(true), &json!(true))
+    );
     assert_eq!(seen["got"]["state"], COMPLETED, "{seen}");
     assert_eq!(seen["listed"], true, "{seen}");
     assert_eq!(seen["configs"], json!([task_id]), "{seen}");

@@ -121,10 +121,18 @@ async fn what_is_not_a2a_1_0_is_refused_with_its_code() {
         .await;
     assert_eq!(code(answer), -32602, "no url");
     let answer = front
-        .answer(&request("ListTasks", json!({"status": "UNRECOGNIZED"})), None)
+        .answer(
+            &request("ListTasks", json!({"status": "UNRECOGNIZED"})),
+            None,
+        )
         .await;
     assert_eq!(code(answer.clone()), -32602, "{answer}");
-    assert!(answer["error"]["message"].as_str().unwrap().starts_with("status:"));
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("status:")
+    );
     let answer = front
         .answer(
             &request("SendMessage", json!({"message": {"parts": [{"data": {}}]}})),
