@@ -108,6 +108,7 @@ impl ControlClient {
             deadline_secs,
             traceparent: traceparent.map(str::to_owned),
             webhook: None,
+            context_id: None,
         };
         let shown = request
             .task_id

@@ -502,6 +502,7 @@ mod tests {
                 closed: true,
                 seq: 1,
                 created_at: None,
+                context_id: None,
             },
             execution_arn: "arn:x".into(),
             execution_status: execution_status.map(str::to_owned),

@@ -45,6 +45,7 @@ pub async fn start_as(stack: &Stack, persona: &str, id: &str) {
                     deadline_secs: None,
                     traceparent: None,
                     webhook: None,
+                    context_id: None,
                 })
                 .unwrap(),
             ),

@@ -73,6 +73,30 @@ pub struct StartRequest {
     /// every note (`after` 0 unless given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhook: Option<crate::WebhookRequest>,
+    /// The parent's own context (its conversation, its session) the stand-in belongs to:
+    /// shown with it, and the A2A front's `contextId`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_id: Option<String>,
+}
+
+/// The longest `context_id`, in characters.
+pub const MAX_CONTEXT_ID_CHARS: usize = 128;
+
+fn context_id(body: &Value) -> Result<Option<String>, BodyError> {
+    match &body["context_id"] {
+        Value::Null => Ok(None),
+        Value::String(id)
+            if !id.is_empty()
+                && id.chars().count() <= MAX_CONTEXT_ID_CHARS
+                && id.chars().all(|c| c.is_ascii_graphic()) =>
+        {
+            Ok(Some(id.clone()))
+        }
+        _ => Err(field_refused(
+            "context_id",
+            format!("must be 1 to {MAX_CONTEXT_ID_CHARS} printable ASCII characters, no spaces"),
+        )),
+    }
 }
 
 impl StartRequest {
@@ -122,6 +146,7 @@ impl StartRequest {
             deadline_secs,
             traceparent,
             webhook,
+            context_id: context_id(body)?,
         })
     }
 }
@@ -229,6 +254,9 @@ pub struct Summary {
     pub closed: bool,
     pub seq: u64,
     pub created_at: Option<String>,
+    /// The parent's context, when its start named one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_id: Option<String>,
 }
 
 /// `GET /standins/{task_id}`.
@@ -429,6 +457,7 @@ mod tests {
             deadline_secs: Some(3600),
             traceparent: Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into()),
             webhook: None,
+            context_id: None,
         };
         let body = serde_json::to_value(&start).unwrap_or_default();
         assert_eq!(StartRequest::parse(&body), Ok(start));

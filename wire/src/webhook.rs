@@ -111,6 +111,14 @@ impl WebhookRequest {
                 ));
             }
             Value::String(url) => match url::Url::parse(url) {
+                // A user or password in the URL would be shown back with it: the
+                // credentials go in `token` or `authorization`, which never are.
+                Ok(parsed) if !parsed.username().is_empty() || parsed.password().is_some() => {
+                    return Err(field_refused(
+                        &format!("{at}url"),
+                        "must hold no user or password: put the credential in token or authorization",
+                    ));
+                }
                 Ok(parsed) if matches!(parsed.scheme(), "https" | "http") => url.clone(),
                 _ => return Err(field_refused(&format!("{at}url"), "must be an http(s) URL")),
             },

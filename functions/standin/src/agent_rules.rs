@@ -137,14 +137,14 @@ impl EntryRules {
         Some(agentcore_data_plane(region))
     }
 
-    /// Refuses a place on an AWS service endpoint (AgentCore Runtime's own for a SigV4
-    /// entry aside), on the stack's APIs, or on the functions' AWS endpoint.
     /// Checks a parent's webhook URL as an agent's: no AWS service endpoint, none of
     /// the stack's own. The POST is never signed, but it carries the parent's token.
     pub fn check_webhook(&self, field: &str, url: &str) -> Result<(), ConfigError> {
         self.check_place(field, url, None, "a webhook")
     }
 
+    /// Refuses a place on an AWS service endpoint (AgentCore Runtime's own for a SigV4
+    /// entry aside), on the stack's APIs, or on the functions' AWS endpoint.
     fn check_place(
         &self,
         field: &str,

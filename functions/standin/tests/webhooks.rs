@@ -126,7 +126,12 @@ async fn a_webhook_that_is_down_keeps_its_mark_and_gets_every_note_in_order_when
     let webhook = MemoryWebhook::default();
     webhook.set_down(A, true);
     let outcome = deliver(&store, &webhook, "t-1", later()).await.unwrap();
-    assert!(matches!(outcome, Delivered::Failed(why) if why.contains("503")));
+    assert!(
+        matches!(outcome, Delivered::Failed { ref why, .. } if why.contains("503")),
+        "{outcome:?}"
+    );
+    let since = store.get("t-1").await.unwrap().unwrap().webhooks["a"].failing_since;
+    assert!(since.is_some(), "the row knows since when it fails");
     assert_eq!(
         seqs(&webhook, B, "t-1"),
         [1, 2],
@@ -195,21 +200,20 @@ async fn a_failed_delivery_comes_back_later_and_other_stand_ins_are_delivered_no
 }
 
 #[tokio::test]
-async fn a_delivery_failing_past_its_time_is_given_up_and_the_next_note_starts_from_the_mark() {
+async fn a_webhook_failing_for_eight_minutes_is_given_up_and_the_next_note_starts_from_the_mark() {
     let store = MemoryStore::new();
     with_notes(&store, "t-1", &["one"]).await;
-    store
-        .set_webhook("t-1", "a", &Webhook::new(A, 0))
-        .await
-        .unwrap();
+    let mut failing = Webhook::new(A, 0);
+    let long_ago = GIVE_UP_AFTER + Duration::from_secs(1);
+    failing.failing_since = Some(standin::clock::now_ms() - long_ago.as_millis() as u64);
+    store.set_webhook("t-1", "a", &failing).await.unwrap();
     let (webhook, redelivery) = (MemoryWebhook::default(), MemoryRedelivery::default());
     webhook.set_down(A, true);
-    let old = GIVE_UP_AFTER + Duration::from_secs(1);
     let answer = handle(
         &store,
         &webhook,
         &redelivery,
-        &event_aged(&[("m1", "t-1", 25)], old),
+        &event(&[("m1", "t-1", 25)]),
         later(),
     )
     .await;
@@ -234,6 +238,27 @@ async fn a_delivery_failing_past_its_time_is_given_up_and_the_next_note_starts_f
     .await;
     assert!(answer.batch_item_failures.is_empty());
     assert_eq!(seqs(&webhook, A, "t-1"), [1, 2], "nothing lost");
+    let hook = &store.get("t-1").await.unwrap().unwrap().webhooks["a"];
+    assert_eq!(hook.failing_since, None, "a note taken: failing no more");
+}
+
+#[tokio::test]
+async fn a_message_long_queued_is_not_given_up_for_a_webhook_that_just_began_failing() {
+    let store = MemoryStore::new();
+    with_notes(&store, "t-1", &["one"]).await;
+    store
+        .set_webhook("t-1", "a", &Webhook::new(A, 0))
+        .await
+        .unwrap();
+    let (webhook, redelivery) = (MemoryWebhook::default(), MemoryRedelivery::default());
+    webhook.set_down(A, true);
+    let queued_long_ago = event_aged(&[("m1", "t-1", 30)], GIVE_UP_AFTER * 2);
+    let answer = handle(&store, &webhook, &redelivery, &queued_long_ago, later()).await;
+    assert_eq!(
+        answer.batch_item_failures.len(),
+        1,
+        "tried again: it only began failing"
+    );
 }
 
 #[test]
@@ -311,14 +336,19 @@ struct ReplacedOnFirstPost<'a> {
 }
 
 impl standin::webhook::WebhookPoster for ReplacedOnFirstPost<'_> {
-    async fn post(&self, hook: &Webhook, note: &standin_wire::ParentNote) -> Result<(), String> {
+    async fn post(
+        &self,
+        hook: &Webhook,
+        context: Option<&str>,
+        note: &standin_wire::ParentNote,
+    ) -> Result<(), String> {
         if note.seq == 1 {
             self.store
                 .set_webhook("t-1", "a", &Webhook::new(B, 3))
                 .await
                 .unwrap();
         }
-        self.inner.post(hook, note).await
+        self.inner.post(hook, context, note).await
     }
 }
 

@@ -20,6 +20,8 @@ pub struct Sent {
     pub message_id: Option<String>,
     pub return_immediately: bool,
     pub history: Option<usize>,
+    /// The parent's context for a task it starts.
+    pub context_id: Option<String>,
 }
 
 pub fn read(params: &Value) -> Result<Sent, RpcError> {
@@ -59,6 +61,10 @@ pub fn read(params: &Value) -> Result<Sent, RpcError> {
         message_id,
         return_immediately: field(field(params, "configuration"), "returnImmediately") == true,
         history: history_length(params)?,
+        context_id: field(message, "contextId")
+            .as_str()
+            .filter(|id| !id.is_empty())
+            .map(str::to_owned),
     })
 }
 

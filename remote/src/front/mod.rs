@@ -172,6 +172,9 @@ impl<'a, C: ControlCalls> Front<'a, C> {
         if !sent.parts.is_empty() {
             body["parts"] = sent.parts.clone().into();
         }
+        if let Some(context) = &sent.context_id {
+            body["context_id"] = context.clone().into();
+        }
         if let Some(asked) = push {
             let mut webhook = asked.body.clone();
             if let Some(id) = &asked.id {

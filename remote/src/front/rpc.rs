@@ -203,9 +203,11 @@ pub fn read(body: &[u8], version: Option<&str>) -> Result<(Value, Call), (Value,
         },
         "CancelTask" => Call::Cancel { id: task_id()? },
         "ListTasks" => {
-            let status = text("status").filter(|s| !s.is_empty() && s != "TASK_STATE_UNSPECIFIED");
-            // A filter on a state no task has would list nothing, silently (the JS SDK
-            // sends "UNRECOGNIZED" for a status left out): said instead.
+            // "UNRECOGNIZED" is what the JS SDK sends for a status left out (ts-proto's
+            // name for an enum's unset value): no filter, as the unspecified state is.
+            let status = text("status")
+                .filter(|s| !s.is_empty() && s != "TASK_STATE_UNSPECIFIED" && s != "UNRECOGNIZED");
+            // A filter on a state no task has would list nothing, silently: said instead.
             if let Some(unknown) = status.as_deref().filter(|s| !TASK_STATES.contains(s)) {
                 return Err(fail(RpcError::invalid_params(format!(
                     "status: {unknown:?} is not a task state (TASK_STATE_WORKING, …); leave it out to list every task"

@@ -1,6 +1,7 @@
 //! A stand-in as an A2A 1.0 task: its status from the latest note, its history from the
 //! notes, its artifacts as kept. Ids the parent never sent are the stand-in's own: the
-//! task's and its context's are the stand-in's id, a note's message is `{task}-{seq}`.
+//! task's is the stand-in's id, its context the parent's (`context_id`, when its start
+//! named one) or the stand-in's id, a note's message is `{task}-{seq}`.
 
 use serde_json::{Map, Value, json};
 
@@ -93,8 +94,14 @@ pub fn artifact(view: &Value, links: &[Value]) -> Value {
     artifact
 }
 
-/// A note as the agent's message.
-fn said(task_id: &str, note: &Value) -> Value {
+/// The task's context: the parent's, when its start named one, else the task's own id.
+/// `stand_in` is the control API's view of it (its status or a listed summary).
+pub fn context_of<'a>(task_id: &'a str, stand_in: &'a Value) -> &'a str {
+    stand_in["context_id"].as_str().unwrap_or(task_id)
+}
+
+/// A note as the agent's message in context `context`.
+fn said(task_id: &str, context: &str, note: &Value) -> Value {
     let text = note["text"].as_str().unwrap_or_default();
     let mut parts: Vec<Value> = Vec::new();
     if !text.is_empty() {
@@ -109,7 +116,7 @@ fn said(task_id: &str, note: &Value) -> Value {
     );
     json!({
         "messageId": format!("{task_id}-{}", note["seq"]),
-        "contextId": task_id,
+        "contextId": context,
         "taskId": task_id,
         "role": "ROLE_AGENT",
         "parts": parts,
@@ -121,9 +128,9 @@ fn has_words(message: &Value) -> bool {
 }
 
 /// The task's status as `note` tells it: its state, when, and what it says.
-pub fn status_of(task_id: &str, note: &Value) -> Value {
+pub fn status_of(task_id: &str, context: &str, note: &Value) -> Value {
     let mut status = json!({"state": note["state"], "timestamp": note["at"]});
-    let message = said(task_id, note);
+    let message = said(task_id, context, note);
     if has_words(&message) {
         status["message"] = message;
     }
@@ -138,8 +145,9 @@ pub fn of(
     artifacts: Vec<Value>,
     history: usize,
 ) -> Value {
+    let context = context_of(task_id, row);
     let mut status = match notes.last() {
-        Some(last) => status_of(task_id, last),
+        Some(last) => status_of(task_id, context, last),
         None => json!({"state": row["state"].as_str().unwrap_or("TASK_STATE_SUBMITTED")}),
     };
     if status["state"].is_null() {
@@ -148,11 +156,11 @@ pub fn of(
     let earlier = notes.len().saturating_sub(1);
     let mut messages: Vec<Value> = notes[..earlier]
         .iter()
-        .map(|note| said(task_id, note))
+        .map(|note| said(task_id, context, note))
         .filter(has_words)
         .collect();
     messages.drain(..messages.len().saturating_sub(history));
-    let mut task = json!({"id": task_id, "contextId": task_id, "status": status});
+    let mut task = json!({"id": task_id, "contextId": context, "status": status});
     if !messages.is_empty() {
         task["history"] = messages.into();
     }
@@ -165,14 +173,15 @@ pub fn of(
 /// A stand-in of `GET /standins` as a task of ListTasks (its status, no history).
 pub fn listed(summary: &Value) -> Value {
     let task_id = summary["task_id"].as_str().unwrap_or_default();
+    let context = context_of(task_id, summary);
     let state = summary["state"].as_str().unwrap_or("TASK_STATE_SUBMITTED");
     let mut status = json!({"state": state});
     if let Some(text) = summary["text"].as_str().filter(|t| !t.is_empty()) {
         status["message"] = json!({
             "messageId": format!("{task_id}-{}", summary["seq"]),
-            "contextId": task_id, "taskId": task_id, "role": "ROLE_AGENT",
+            "contextId": context, "taskId": task_id, "role": "ROLE_AGENT",
             "parts": [{"text": text}],
         });
     }
-    json!({"id": task_id, "contextId": task_id, "status": status})
+    json!({"id": task_id, "contextId": context, "status": status})
 }

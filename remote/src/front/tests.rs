@@ -122,7 +122,7 @@ async fn what_is_not_a2a_1_0_is_refused_with_its_code() {
     assert_eq!(code(answer), -32602, "no url");
     let answer = front
         .answer(
-            &request("ListTasks", json!({"status": "UNRECOGNIZED"})),
+            &request("ListTasks", json!({"status": "TASK_STATE_SLEEPING"})),
             None,
         )
         .await;
@@ -596,7 +596,7 @@ fn a_note_is_pushed_as_its_artifacts_then_its_status() {
     let mut told = note(3, "TASK_STATE_INPUT_REQUIRED", "Which colour?", false);
     told["artifacts"] = json!([{"artifact_id": "a1", "name": "draft",
                                 "parts": [{"kind": "text", "text": "v1"}]}]);
-    let events = webhook::events(&told);
+    let events = webhook::events(&told, Some("ctx-9"));
     assert_eq!(events.len(), 2);
     assert_eq!(events[0]["artifactUpdate"]["artifact"]["artifactId"], "a1");
     assert_eq!(
@@ -605,10 +605,50 @@ fn a_note_is_pushed_as_its_artifacts_then_its_status() {
     );
     let status = &events[1]["statusUpdate"];
     assert_eq!(status["taskId"], "si-1");
+    assert_eq!(status["contextId"], "ctx-9", "the parent's context");
     assert_eq!(status["status"]["state"], "TASK_STATE_INPUT_REQUIRED");
     assert_eq!(
         status["status"]["message"]["parts"],
         json!([{"text": "Which colour?"}])
     );
     assert_eq!(status["metadata"]["seq"], 3);
+}
+
+#[tokio::test]
+async fn the_parents_context_is_kept_with_the_start_shown_on_the_task_and_filters_the_list() {
+    let api = Scripted::new(vec![
+        (
+            202,
+            json!({"task_id": "si-1", "execution_arn": "arn", "trace_id": "t"}),
+        ),
+        (
+            200,
+            json!({"task_id": "si-1", "agent": "billing", "seq": 0, "closed": false,
+                     "context_id": "chat-7"}),
+        ),
+        no_artifacts(),
+        (
+            200,
+            json!({"standins": [
+            {"task_id": "si-1", "agent": "billing", "state": "TASK_STATE_WORKING", "seq": 1,
+             "closed": false, "context_id": "chat-7"},
+            {"task_id": "si-2", "agent": "billing", "state": "TASK_STATE_WORKING", "seq": 1,
+             "closed": false},
+        ], "next": null}),
+        ),
+    ]);
+    let front = Front::new(&api, "billing");
+    let params = json!({
+        "message": {"messageId": "m1", "contextId": "chat-7", "parts": [{"text": "Refund"}]},
+        "configuration": {"returnImmediately": true}
+    });
+    let answer = front.answer(&request("SendMessage", params), None).await;
+    assert_eq!(answer["result"]["task"]["contextId"], "chat-7", "{answer}");
+    assert_eq!(api.calls()[0].2.as_ref().unwrap()["context_id"], "chat-7");
+    let answer = front
+        .answer(&request("ListTasks", json!({"contextId": "chat-7"})), None)
+        .await;
+    let tasks = answer["result"]["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 1, "{answer}");
+    assert_eq!(tasks[0]["id"], "si-1");
 }

@@ -12,9 +12,11 @@ use super::task;
 /// How long one POST may take: a webhook that is slower is tried again later.
 pub const POST_BOUND: Duration = Duration::from_secs(5);
 
-/// The events that tell `note` (a note of the control API's note log, as JSON).
-pub fn events(note: &Value) -> Vec<Value> {
+/// The events that tell `note` (a note of the control API's note log, as JSON) of a task
+/// in context `context` (the parent's, else the task's id).
+pub fn events(note: &Value, context: Option<&str>) -> Vec<Value> {
     let task_id = note["task_id"].as_str().unwrap_or_default();
+    let context = context.unwrap_or(task_id);
     let mut events: Vec<Value> = note["artifacts"]
         .as_array()
         .into_iter()
@@ -22,7 +24,7 @@ pub fn events(note: &Value) -> Vec<Value> {
         .map(|view| {
             json!({"artifactUpdate": {
                 "taskId": task_id,
-                "contextId": task_id,
+                "contextId": context,
                 "artifact": task::artifact(view, &[]),
                 "lastChunk": true,
             }})
@@ -30,8 +32,8 @@ pub fn events(note: &Value) -> Vec<Value> {
         .collect();
     events.push(json!({"statusUpdate": {
         "taskId": task_id,
-        "contextId": task_id,
-        "status": task::status_of(task_id, note),
+        "contextId": context,
+        "status": task::status_of(task_id, context, note),
         "metadata": {"seq": note["seq"]},
     }}));
     events

@@ -73,8 +73,8 @@ seen.got = { state: state(got), history: (got.history ?? []).length };
 // Every page: the front pages the stand-ins as the control API does.
 seen.listed = false;
 for (let pageToken = "", pages = 0; pages < 500; pages++) {
-  // Every field as ts-proto's types have it: a status left out is sent as "UNRECOGNIZED".
-  const page = await client.listTasks({ tenant: "", contextId: "", status: 0, pageToken });
+  // As a caller writes it, the status left out (the SDK sends it as "UNRECOGNIZED").
+  const page = await client.listTasks({ pageToken });
   seen.listed ||= (page.tasks ?? []).some((t) => t.id === taskId);
   pageToken = page.nextPageToken ?? "";
   if (!pageToken) break;

@@ -203,6 +203,7 @@ fn every_request_the_wire_types_write_fits() {
         deadline_secs: Some(600),
         traceparent: Some("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01".into()),
         webhook: None,
+        context_id: None,
     };
     let bare = StartRequest {
         parts: Vec::new(),
@@ -210,6 +211,7 @@ fn every_request_the_wire_types_write_fits() {
         deadline_secs: None,
         traceparent: None,
         webhook: None,
+        context_id: None,
         ..full.clone()
     };
     for start in [full, bare] {
@@ -313,6 +315,7 @@ fn summary(fresh: bool) -> Summary {
         closed: false,
         seq: u64::from(!fresh),
         created_at: (!fresh).then(|| "2026-12-01T10:00:00Z".into()),
+        context_id: None,
     }
 }
 

@@ -152,6 +152,7 @@ pub fn summary(row: &Row) -> Summary {
         closed: row.closed,
         seq: row.seq,
         created_at: row.created_at.clone(),
+        context_id: row.parent_context_id.clone(),
     }
 }
 
@@ -302,6 +303,7 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             }
         }
         row.created_at = Some(crate::clock::now_rfc3339());
+        row.parent_context_id = request.context_id;
         row.agent_entry = Some(spec.to_entry().to_string());
         row.traceparent = Some(trace.header());
         match self.store.create(&row).await {
@@ -330,6 +332,13 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                             "stand-in {task_id} has ended; its notes stay readable at GET /standins/{task_id}/notes. Start a new stand-in with another task_id"
                         ),
                     ));
+                }
+                // Sent again with a webhook the first start lacked: it is set now.
+                if let (Some(existing), Some((id, hook))) =
+                    (existing.as_ref(), row.webhooks.iter().next())
+                    && let Some(refused) = self.start_webhook_again(existing, id, hook).await?
+                {
+                    return Ok(refused);
                 }
             }
             Err(err) => return Err(err.into()),

@@ -64,6 +64,32 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         Ok((id, webhook_of(request, after)))
     }
 
+    /// A start sent again whose webhook the stand-in lacks (a first start without one,
+    /// or with another id): it is set now, every note from its `after`. None: all is
+    /// well; else the answer refusing it.
+    pub(super) async fn start_webhook_again(
+        &self,
+        existing: &Row,
+        id: &str,
+        hook: &Webhook,
+    ) -> Result<Option<ApiAnswer>, ControlError> {
+        let Some(queue) = self.webhooks else {
+            return Ok(Some(no_delivery()));
+        };
+        if existing.webhooks.contains_key(id) {
+            return Ok(None);
+        }
+        let task_id = existing.task_id.as_str();
+        match self.store.set_webhook(task_id, id, hook).await {
+            Ok(row) => Ok(self.queue_due(queue, task_id, hook, row.seq, "set").await),
+            Err(StoreError::Refused(_)) => Ok(Some(ApiAnswer::error(
+                409,
+                format!("stand-in {task_id} has {MAX_WEBHOOKS} webhooks already: delete one first"),
+            ))),
+            Err(err) => Err(err.into()),
+        }
+    }
+
     pub(super) async fn set_webhook(
         &self,
         task_id: &str,
@@ -89,15 +115,24 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         let Some(row) = self.store.get(task_id).await? else {
             return Ok(ApiAnswer::error(404, format!("no stand-in {task_id}")));
         };
-        let mut through = request.after.unwrap_or(row.seq);
+        // No later than the latest note: a mark ahead of the log would skip notes.
+        let mut through = request.after.unwrap_or(row.seq).min(row.seq);
+        let kept = row.webhooks.get(webhook_id);
         // The same webhook set again (an A2A client sends its config with every message)
-        // never skips a note it has not had.
-        if let Some(kept) = row
-            .webhooks
-            .get(webhook_id)
-            .filter(|kept| kept.url == request.url)
-        {
+        // never skips a note it has not had, and changes nothing when nothing changed: a
+        // write would stop the delivery running for it (its marks are the old version's).
+        if let Some(kept) = kept.filter(|kept| kept.url == request.url) {
             through = through.min(kept.through);
+            let same_secrets = kept.token.as_ref().map(WebhookSecret::expose)
+                == request.token.as_deref()
+                && kept.authorization.as_ref().map(WebhookSecret::expose)
+                    == request.authorization.as_deref();
+            if same_secrets && through == kept.through {
+                return Ok(self
+                    .queue_due(queue, task_id, kept, row.seq, "again")
+                    .await
+                    .unwrap_or_else(|| ApiAnswer::of(200, view(webhook_id, kept))));
+            }
         }
         let hook = webhook_of(request, through);
         let row: Row = match self.store.set_webhook(task_id, webhook_id, &hook).await {
@@ -115,16 +150,33 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             }
             Err(err) => return Err(err.into()),
         };
-        // Notes due already (asked for, or written between the read and the write): the
-        // delivery is queued now.
-        if hook.through < row.seq {
-            let why = format!("set:{}", hook.version);
-            if let Err(err) = queue.queue(task_id, &why).await {
-                // Set all the same: the stand-in's next note queues it.
-                tracing::warn!(task_id, error = %err, "a webhook set but not queued for delivery");
-            }
+        Ok(self
+            .queue_due(queue, task_id, &hook, row.seq, "set")
+            .await
+            .unwrap_or_else(|| ApiAnswer::of(200, view(webhook_id, &hook))))
+    }
+
+    /// Queues the delivery of what `hook` has due (notes after its mark, up to `seq`):
+    /// asked for, or written between the read and the write. A send that fails is a 503
+    /// (the webhook is set, and the same PUT sent again queues it); None when all is well.
+    async fn queue_due(
+        &self,
+        queue: &dyn crate::webhook::DeliveryQueue,
+        task_id: &str,
+        hook: &Webhook,
+        seq: u64,
+        kind: &str,
+    ) -> Option<ApiAnswer> {
+        if hook.through >= seq {
+            return None;
         }
-        Ok(ApiAnswer::of(200, view(webhook_id, &hook)))
+        let why = format!("{kind}:{}:{seq}", hook.version);
+        let err = queue.queue(task_id, &why).await.err()?;
+        tracing::warn!(task_id, error = %err, "a webhook set but not queued for delivery");
+        Some(ApiAnswer::error(
+            503,
+            "the webhook is set, but its delivery could not be queued; send the same request again",
+        ))
     }
 
     pub(super) async fn list_webhooks(&self, task_id: &str) -> Result<ApiAnswer, ControlError> {

@@ -440,6 +440,26 @@ impl super::Webhooks for MemoryStore {
             .get_mut(task_id)
             .and_then(|row| row.webhooks.get_mut(id))
             .filter(|hook| hook.version == version && hook.through < seq);
-        Ok(hook.map(|hook| hook.through = seq).is_some())
+        Ok(hook
+            .map(|hook| {
+                hook.through = seq;
+                hook.failing_since = None;
+            })
+            .is_some())
+    }
+
+    async fn fail_webhook(
+        &self,
+        task_id: &str,
+        id: &str,
+        version: u64,
+        now_ms: u64,
+    ) -> Result<Option<u64>, StoreError> {
+        let mut rows = lock(&self.rows);
+        let hook = rows
+            .get_mut(task_id)
+            .and_then(|row| row.webhooks.get_mut(id))
+            .filter(|hook| hook.version == version);
+        Ok(hook.map(|hook| *hook.failing_since.get_or_insert(now_ms)))
     }
 }

@@ -397,6 +397,9 @@ pub struct Row {
     /// so one written from a read before a webhook was set is written again with it.
     #[serde(default, skip_serializing_if = "is_zero_u64")]
     pub webhooks_rev: u64,
+    /// The parent's own context, as its start named it (`context_id` is the agent's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_context_id: Option<String>,
 }
 
 fn is_zero_u64(n: &u64) -> bool {
@@ -435,6 +438,7 @@ impl Row {
             traceparent: None,
             webhooks: BTreeMap::new(),
             webhooks_rev: 0,
+            parent_context_id: None,
         }
     }
 

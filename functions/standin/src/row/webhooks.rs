@@ -49,6 +49,10 @@ pub struct Webhook {
     /// Chosen at random when the webhook is set: a delivery's mark for a webhook since
     /// replaced under the same id changes nothing.
     pub version: u64,
+    /// Since when (epoch ms) its deliveries have failed with no note taken; cleared by
+    /// the next note it takes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failing_since: Option<u64>,
 }
 
 impl Webhook {
@@ -59,6 +63,7 @@ impl Webhook {
             authorization: None,
             through,
             version: rand::random(),
+            failing_since: None,
         }
     }
 }
@@ -79,8 +84,17 @@ pub trait Webhooks: Send + Sync {
         task_id: &str,
         id: &str,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
-    /// Marks webhook `id` delivered through `seq`, if it is still the one of `version`
-    /// and not already as far; false when nothing changed.
+    /// Records that a delivery to webhook `id` (of `version`) failed at `now_ms`; returns
+    /// since when it has been failing (None: the webhook is gone or replaced).
+    fn fail_webhook(
+        &self,
+        task_id: &str,
+        id: &str,
+        version: u64,
+        now_ms: u64,
+    ) -> impl Future<Output = Result<Option<u64>, StoreError>> + Send;
+    /// Marks webhook `id` delivered through `seq` (and failing no more), if it is still
+    /// the one of `version` and not already as far; false when nothing changed.
     fn mark_webhook(
         &self,
         task_id: &str,

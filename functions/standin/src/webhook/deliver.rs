@@ -16,8 +16,9 @@ pub enum Delivered {
     All,
     /// Out of time with notes left: go on at once.
     More,
-    /// A webhook did not take a note: try again later.
-    Failed(String),
+    /// A webhook did not take a note: try again later. `since`: when (epoch ms) the
+    /// longest failing of them last took a note, as far as the row knows.
+    Failed { why: String, since: u64 },
 }
 
 /// Sends each webhook of `task_id` its notes after its mark, until `stop_at`. The
@@ -35,15 +36,26 @@ where
     let Some(row) = store.get(task_id).await? else {
         return Ok(Delivered::All);
     };
+    let context = row.parent_context_id.as_deref();
     let each = row
         .webhooks
         .iter()
-        .map(|(id, hook)| one(store, poster, task_id, id, hook, stop_at));
+        .map(|(id, hook)| one(store, poster, (task_id, context), id, hook, stop_at));
+    // A webhook with notes still to send goes on at once, whatever another's failure:
+    // the failing one is tried again then too.
     let mut outcome = Delivered::All;
     for delivered in join_all(each).await {
         outcome = match (outcome, delivered?) {
-            (Delivered::Failed(why), _) | (_, Delivered::Failed(why)) => Delivered::Failed(why),
             (Delivered::More, _) | (_, Delivered::More) => Delivered::More,
+            (Delivered::Failed { why, since: a }, Delivered::Failed { since: b, .. }) => {
+                Delivered::Failed {
+                    why,
+                    since: a.min(b),
+                }
+            }
+            (failed @ Delivered::Failed { .. }, _) | (_, failed @ Delivered::Failed { .. }) => {
+                failed
+            }
             _ => Delivered::All,
         };
     }
@@ -54,7 +66,7 @@ where
 async fn one<S, P>(
     store: &S,
     poster: &P,
-    task_id: &str,
+    (task_id, context): (&str, Option<&str>),
     id: &str,
     hook: &Webhook,
     stop_at: Instant,
@@ -73,12 +85,19 @@ where
             if Instant::now() >= stop_at {
                 return Ok(Delivered::More);
             }
-            match tokio::time::timeout_at(stop_at, poster.post(hook, note)).await {
+            match tokio::time::timeout_at(stop_at, poster.post(hook, context, note)).await {
                 Ok(Ok(())) => {}
                 Ok(Err(why)) => {
                     tracing::warn!(task_id, webhook = %id, seq = note.seq, error = %why,
                         "webhook did not take the note; tried again later");
-                    return Ok(Delivered::Failed(why));
+                    let now = crate::clock::now_ms();
+                    return Ok(
+                        match store.fail_webhook(task_id, id, hook.version, now).await? {
+                            Some(since) => Delivered::Failed { why, since },
+                            // Deleted or replaced meanwhile: nothing of it to retry.
+                            None => Delivered::All,
+                        },
+                    );
                 }
                 Err(_) => return Ok(Delivered::More),
             }

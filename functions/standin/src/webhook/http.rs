@@ -24,7 +24,12 @@ impl HttpWebhooks {
 }
 
 impl WebhookPoster for HttpWebhooks {
-    async fn post(&self, hook: &Webhook, note: &ParentNote) -> Result<(), String> {
+    async fn post(
+        &self,
+        hook: &Webhook,
+        context: Option<&str>,
+        note: &ParentNote,
+    ) -> Result<(), String> {
         check_reach(&hook.url, "the webhook", self.allow_private)
             .await
             .map_err(|e| e.to_string())?;
@@ -33,7 +38,7 @@ impl WebhookPoster for HttpWebhooks {
             token: hook.token.as_ref().map(|t| t.expose()),
             authorization: hook.authorization.as_ref().map(|a| a.expose()),
         };
-        for event in webhook::events(&note) {
+        for event in webhook::events(&note, context) {
             webhook::post(&self.http, &hook.url, &credentials, &event)
                 .await
                 .map_err(|e| e.to_string())?;

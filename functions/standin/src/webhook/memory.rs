@@ -31,7 +31,12 @@ impl MemoryWebhook {
 }
 
 impl WebhookPoster for MemoryWebhook {
-    async fn post(&self, hook: &Webhook, note: &ParentNote) -> Result<(), String> {
+    async fn post(
+        &self,
+        hook: &Webhook,
+        _context: Option<&str>,
+        note: &ParentNote,
+    ) -> Result<(), String> {
         if self.down.lock().is_ok_and(|d| d.contains(&hook.url)) {
             return Err("the webhook answered HTTP 503".to_owned());
         }
@@ -56,10 +61,11 @@ impl Redelivery for MemoryRedelivery {
     }
 }
 
-/// The deliveries queued, as `(task_id, why)`.
+/// The deliveries queued, as `(task_id, why)`; each refused while `down`.
 #[derive(Default)]
 pub struct MemoryDeliveryQueue {
     pub queued: Mutex<Vec<(String, String)>>,
+    pub down: std::sync::atomic::AtomicBool,
 }
 
 impl super::DeliveryQueue for MemoryDeliveryQueue {
@@ -69,6 +75,9 @@ impl super::DeliveryQueue for MemoryDeliveryQueue {
         why: &'a str,
     ) -> futures_util::future::BoxFuture<'a, Result<(), String>> {
         Box::pin(async move {
+            if self.down.load(std::sync::atomic::Ordering::SeqCst) {
+                return Err("SQS unavailable".to_owned());
+            }
             if let Ok(mut queued) = self.queued.lock() {
                 queued.push((task_id.to_owned(), why.to_owned()));
             }

@@ -33,10 +33,12 @@ use standin_wire::ParentNote;
 
 /// Where a note is POSTed.
 pub trait WebhookPoster: Send + Sync {
-    /// POSTs `note` to `hook`; the error says why, without the webhook's secrets or path.
+    /// POSTs `note` of a task in the parent's `context` (if its start named one) to
+    /// `hook`; the error says why, without the webhook's secrets or path.
     fn post(
         &self,
         hook: &Webhook,
+        context: Option<&str>,
         note: &ParentNote,
     ) -> impl Future<Output = Result<(), String>> + Send;
 }

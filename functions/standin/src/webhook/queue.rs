@@ -16,8 +16,8 @@ use super::{Delivered, Redelivery, WebhookPoster, deliver};
 use crate::metrics::Metric;
 use crate::row::{Notes, StandIns, Webhooks};
 
-/// How long a stand-in's delivery is tried, from when its message was queued, before a
-/// failure gives it up (a delivery that only ran out of time is never given up).
+/// How long a webhook may fail with no note taken before its delivery is given up (a
+/// delivery that only ran out of time is never given up).
 pub const GIVE_UP_AFTER: Duration = Duration::from_secs(8 * 60);
 const FIRST_DELAY: Duration = Duration::from_secs(2);
 const MOST_DELAY: Duration = Duration::from_secs(30);
@@ -31,16 +31,6 @@ pub fn delay_after(tries: u32) -> Duration {
 fn task_of(message: &SqsMessage) -> Option<String> {
     let body: serde_json::Value = serde_json::from_str(message.body.as_deref()?).ok()?;
     body["task_id"].as_str().map(str::to_owned)
-}
-
-/// How long ago the message was first queued (SQS's `SentTimestamp`).
-fn age_of(message: &SqsMessage) -> Duration {
-    let sent = message
-        .attributes
-        .get("SentTimestamp")
-        .and_then(|ms| ms.parse::<u64>().ok())
-        .unwrap_or_else(crate::clock::now_ms);
-    Duration::from_millis(crate::clock::now_ms().saturating_sub(sent))
 }
 
 fn tries_of(message: &SqsMessage) -> u32 {
@@ -75,23 +65,29 @@ where
         }
     }
     let deliveries = by_task.iter().map(|(task_id, messages)| async move {
+        let now = crate::clock::now_ms();
         let outcome = match deliver(store, poster, task_id, stop_at).await {
             Ok(outcome) => outcome,
-            Err(err) => Delivered::Failed(err.to_string()),
+            // Ours, not the webhook's: tried again, never given up for it.
+            Err(err) => Delivered::Failed {
+                why: err.to_string(),
+                since: now,
+            },
         };
         let tries = messages.iter().map(|m| tries_of(m)).max().unwrap_or(1);
-        let age = messages.iter().map(|m| age_of(m)).max().unwrap_or_default();
         let delay = match outcome {
             Delivered::All => return Vec::new(),
             // Out of time, not failed: on at once.
             Delivered::More => Duration::ZERO,
-            Delivered::Failed(why) if age >= GIVE_UP_AFTER => {
+            Delivered::Failed { why, since }
+                if Duration::from_millis(now.saturating_sub(since)) >= GIVE_UP_AFTER =>
+            {
                 crate::metrics::record(Metric::WebhookGaveUp, 1.0, None, Some(task_id));
                 tracing::error!(task_id = %task_id, tries, error = %why,
                     "webhook delivery given up; the stand-in's next note tries again");
                 return Vec::new();
             }
-            Delivered::Failed(_) => delay_after(tries),
+            Delivered::Failed { .. } => delay_after(tries),
         };
         let mut failed = Vec::new();
         for message in messages {

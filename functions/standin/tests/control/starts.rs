@@ -285,3 +285,25 @@ async fn a_failure_on_our_side_is_a_503_to_retry() {
         (503, "Step Functions did not answer; try again")
     );
 }
+
+#[tokio::test]
+async fn a_start_keeps_the_parents_context_and_refuses_one_that_is_not_an_id() {
+    let w = World::new();
+    let started = w
+        .start(
+            json!({"agent": "writer", "message": "hi", "task_id": "ctx", "context_id": "chat-7"}),
+        )
+        .await;
+    assert_eq!(started.status, 200, "{}", started.body);
+    let status = w.call(Call::Status { task_id: "ctx" }).await;
+    assert_eq!(status.body["context_id"], "chat-7", "{}", status.body);
+    let refused = w
+        .start(json!({"agent": "writer", "message": "hi", "context_id": "has spaces"}))
+        .await;
+    assert_eq!(refused.status, 400);
+    assert!(
+        error(&refused).starts_with("context_id:"),
+        "{}",
+        error(&refused)
+    );
+}

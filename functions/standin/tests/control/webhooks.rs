@@ -249,3 +249,69 @@ async fn where_private_agents_are_not_allowed_a_webhook_is_https_to_a_public_add
         assert!(error(&answer).contains(said), "{url}: {}", error(&answer));
     }
 }
+
+#[tokio::test]
+async fn the_same_config_sent_again_writes_nothing_and_a_mark_past_the_log_is_the_latest_note() {
+    let w = World::new();
+    with_notes(&w, "t", 3).await;
+    let body = json!({"url": HOOK, "token": "tok"});
+    assert_eq!(set(&w, "t", "w", body.clone()).await.status, 200);
+    let version = w.store.get("t").await.unwrap().unwrap().webhooks["w"].version;
+    assert_eq!(set(&w, "t", "w", body).await.status, 200);
+    let row = w.store.get("t").await.unwrap().unwrap();
+    assert_eq!(row.webhooks["w"].version, version, "not written again");
+    let ahead = set(&w, "t", "v", json!({"url": HOOK, "after": 99})).await;
+    assert_eq!(ahead.body["through"], 3, "{}", ahead.body);
+    let userinfo = set(
+        &w,
+        "t",
+        "u",
+        json!({"url": "http://me:pw@127.0.0.1:9/hook"}),
+    )
+    .await;
+    assert_eq!(userinfo.status, 400);
+    assert!(
+        error(&userinfo).contains("no user or password"),
+        "{}",
+        error(&userinfo)
+    );
+}
+
+#[tokio::test]
+async fn a_webhook_set_whose_delivery_cannot_be_queued_says_so_and_is_queued_when_sent_again() {
+    let w = World::new();
+    with_notes(&w, "t", 2).await;
+    w.deliveries
+        .down
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let body = json!({"url": HOOK, "after": 0});
+    let answer = set(&w, "t", "w", body.clone()).await;
+    assert_eq!(answer.status, 503, "{}", answer.body);
+    w.deliveries
+        .down
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(set(&w, "t", "w", body).await.status, 200);
+    assert_eq!(
+        w.deliveries.queued.lock().unwrap().len(),
+        1,
+        "queued when sent again"
+    );
+}
+
+#[tokio::test]
+async fn a_start_sent_again_with_a_webhook_the_first_lacked_sets_it() {
+    let w = World::new();
+    let first = w
+        .start(json!({"agent": "writer", "message": "hi", "task_id": "again"}))
+        .await;
+    assert_eq!(first.status, 200, "{}", first.body);
+    let again = w
+        .start(
+            json!({"agent": "writer", "message": "hi", "task_id": "again",
+                      "webhook": {"url": HOOK}}),
+        )
+        .await;
+    assert_eq!(again.status, 200, "{}", again.body);
+    let row = w.store.get("again").await.unwrap().unwrap();
+    assert_eq!(row.webhooks["again"].through, 0, "every note");
+}

@@ -227,6 +227,35 @@ pub async fn webhooks_are_set_bounded_marked_and_deleted<S: RowStore + crate::ro
     );
     let row = store.get(ID).await.expect("read").expect("row");
     assert_eq!(row.webhooks["cfg:1.a-b"].through, 3);
+    let since = store
+        .fail_webhook(ID, "cfg:1.a-b", first.version, 1_000)
+        .await
+        .expect("fail");
+    assert_eq!(since, Some(1_000));
+    let again = store
+        .fail_webhook(ID, "cfg:1.a-b", first.version, 2_000)
+        .await
+        .expect("fail");
+    assert_eq!(again, Some(1_000), "failing since the first failure");
+    assert_eq!(
+        store
+            .fail_webhook(ID, "cfg:1.a-b", first.version + 1, 3_000)
+            .await
+            .expect("fail"),
+        None,
+        "another version's"
+    );
+    assert!(
+        store
+            .mark_webhook(ID, "cfg:1.a-b", first.version, 4)
+            .await
+            .expect("mark")
+    );
+    let row = store.get(ID).await.expect("read").expect("row");
+    assert_eq!(
+        row.webhooks["cfg:1.a-b"].failing_since, None,
+        "a note taken clears it"
+    );
     assert!(
         store
             .delete_webhook(ID, "cfg:1.a-b")

@@ -97,6 +97,35 @@ impl Webhooks for DynamoRowStore {
         }
     }
 
+    async fn fail_webhook(
+        &self,
+        task_id: &str,
+        id: &str,
+        version: u64,
+        now_ms: u64,
+    ) -> Result<Option<u64>, StoreError> {
+        let mut expr = Expr::default();
+        let map = expr.name(WEBHOOKS);
+        expr.names.insert("#hook".to_owned(), id.to_owned());
+        let now = expr.val("now", AttributeValue::N(now_ms.to_string()));
+        let version = expr.val("version", AttributeValue::N(version.to_string()));
+        let since = format!("{map}.#hook.failing_since");
+        // Not a change of the webhooks either: no revision, and only its own field.
+        let failed = self
+            .send_update(
+                task_id,
+                format!("SET {since} = if_not_exists({since}, {now})"),
+                format!("{map}.#hook.version = {version}"),
+                expr,
+            )
+            .await;
+        match failed {
+            Ok(row) => Ok(row.webhooks.get(id).and_then(|hook| hook.failing_since)),
+            Err(StoreError::Refused(_) | StoreError::NotFound(_)) => Ok(None),
+            Err(err) => Err(err),
+        }
+    }
+
     async fn mark_webhook(
         &self,
         task_id: &str,
@@ -117,7 +146,9 @@ impl Webhooks for DynamoRowStore {
             .update_item()
             .table_name(&self.table)
             .key(k, v)
-            .update_expression(format!("SET {map}.#hook.through = {through}"))
+            .update_expression(format!(
+                "SET {map}.#hook.through = {through} REMOVE {map}.#hook.failing_since"
+            ))
             .condition_expression(format!(
                 "{map}.#hook.version = {version} AND {map}.#hook.through < {through}"
             ))
