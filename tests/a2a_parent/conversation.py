@@ -10,7 +10,6 @@ On AWS the control API takes SigV4: give the client an httpx.Auth that signs eac
 import argparse
 import asyncio
 import json
-import uuid
 
 import httpx
 from google.protobuf.json_format import MessageToDict
@@ -20,19 +19,12 @@ from a2a.types import (
     CancelTaskRequest,
     GetTaskRequest,
     ListTasksRequest,
-    Message,
-    Part,
-    Role,
     SendMessageConfiguration,
     SendMessageRequest,
 )
 
+from common import message, said
 
-def message(text, task_id=None):
-    m = Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text=text)])
-    if task_id:
-        m.task_id = task_id
-    return m
 
 
 async def send(client, msg, return_immediately=False):
@@ -44,10 +36,6 @@ async def send(client, msg, return_immediately=False):
         return MessageToDict(event.task)
     raise RuntimeError("no answer")
 
-
-def said(task):
-    parts = task.get("status", {}).get("message", {}).get("parts", [])
-    return " ".join(p.get("text", "") for p in parts)
 
 
 async def main():

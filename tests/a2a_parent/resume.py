@@ -8,7 +8,6 @@ import argparse
 import asyncio
 import json
 import sys
-import uuid
 
 import httpx
 from google.protobuf.json_format import MessageToDict
@@ -16,24 +15,13 @@ from google.protobuf.json_format import MessageToDict
 from a2a.client import ClientConfig, create_client
 from a2a.types import (
     GetTaskRequest,
-    Message,
-    Part,
-    Role,
     SendMessageConfiguration,
     SendMessageRequest,
 )
 
-
-def message(text, task_id=None):
-    m = Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text=text)])
-    if task_id:
-        m.task_id = task_id
-    return m
+from common import message, said
 
 
-def said(task):
-    parts = task.get("status", {}).get("message", {}).get("parts", [])
-    return " ".join(p.get("text", "") for p in parts)
 
 
 async def main():

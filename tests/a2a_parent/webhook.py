@@ -23,13 +23,12 @@ from a2a.types import (
     DeleteTaskPushNotificationConfigRequest,
     GetTaskPushNotificationConfigRequest,
     ListTaskPushNotificationConfigsRequest,
-    Message,
-    Part,
-    Role,
     SendMessageConfiguration,
     SendMessageRequest,
     TaskPushNotificationConfig,
 )
+
+from common import message
 
 RECEIVED = []
 LOCK = threading.Lock()
@@ -77,12 +76,6 @@ async def until(check, seconds):
         await asyncio.sleep(0.25)
     return False
 
-
-def message(text, task_id=None):
-    m = Message(message_id=str(uuid.uuid4()), role=Role.ROLE_USER, parts=[Part(text=text)])
-    if task_id:
-        m.task_id = task_id
-    return m
 
 
 async def main():

@@ -14,30 +14,42 @@ use standin_integration::agent::{Behaviour, TestAgent, parent_said};
 use standin_integration::e2e::{COMPLETED, INPUT_REQUIRED};
 use standin_integration::stack::{Stack, unique};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_a2a_client_delegates_through_the_front_answers_reads_lists_and_cancels() {
-    let stack = Stack::load("standin").await;
-    let agent = TestAgent::start(27147, Behaviour::default()).await;
+/// A scripted agent on `port` that asks which colour, then paints, added to the
+/// registry at run time as a parent's operator would; with its id.
+async fn registered_agent(stack: &Stack, port: u16, prefix: &str) -> (TestAgent, String) {
+    let agent = TestAgent::start(port, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "Which colour?")]);
     agent.script_turn(&[(COMPLETED, "Painted blue")]);
-    agent.script_turn(&[(INPUT_REQUIRED, "Which colour this time?")]);
-    // An agent added at run time, as a parent's operator would.
-    let id = unique("front");
+    let id = unique(prefix);
+    let url = format!("http://127.0.0.1:{port}");
     let (status, body) = stack
         .control(
             "PUT",
             &format!("/agents/{id}"),
-            Some(json!({"url": "http://127.0.0.1:27147", "follow_interval": 1})),
+            Some(json!({"url": url, "follow_interval": 1})),
         )
         .await;
     assert_eq!(status, 200, "{body}");
+    (agent, id)
+}
 
+/// The official a2a-sdk 1.3's Python, and a script of `tests/a2a_parent/`.
+fn sdk_python(script: &str) -> (PathBuf, PathBuf) {
     let python = PathBuf::from(std::env::var("STANDIN_CACHE").expect("set by scripts/env.sh"))
         .join("venv-a2a-sdk/bin/python");
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    (python, root.join("tests/a2a_parent").join(script))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_a2a_client_delegates_through_the_front_answers_reads_lists_and_cancels() {
+    let stack = Stack::load("standin").await;
+    let (agent, id) = registered_agent(&stack, 27147, "front").await;
+    agent.script_turn(&[(INPUT_REQUIRED, "Which colour this time?")]);
+    let (python, script) = sdk_python("conversation.py");
     let front = stack.api_url("ControlApiId", &format!("/a2a/{id}"));
     let parent = tokio::process::Command::new(python)
-        .arg(root.join("tests/a2a_parent/conversation.py"))
+        .arg(script)
         .args(["--url", &front])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -158,23 +170,10 @@ async fn an_adk_parent_delegates_through_the_front_to_the_official_sdk_agent() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_parent_s_webhooks_hear_every_note_in_order_even_after_being_down_a_minute() {
     let stack = Stack::load("standin").await;
-    let agent = TestAgent::start(27159, Behaviour::default()).await;
-    agent.script_turn(&[(INPUT_REQUIRED, "Which colour?")]);
-    agent.script_turn(&[(COMPLETED, "Painted blue")]);
-    let id = unique("hooked");
-    let (status, body) = stack
-        .control(
-            "PUT",
-            &format!("/agents/{id}"),
-            Some(json!({"url": "http://127.0.0.1:27159", "follow_interval": 1})),
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
-    let python = PathBuf::from(std::env::var("STANDIN_CACHE").expect("set by scripts/env.sh"))
-        .join("venv-a2a-sdk/bin/python");
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let (agent, id) = registered_agent(&stack, 27159, "hooked").await;
+    let (python, script) = sdk_python("webhook.py");
     let parent = tokio::process::Command::new(python)
-        .arg(root.join("tests/a2a_parent/webhook.py"))
+        .arg(script)
         .args([
             "--url",
             &stack.api_url("ControlApiId", &format!("/a2a/{id}")),
@@ -275,19 +274,8 @@ async fn a_parent_s_webhooks_hear_every_note_in_order_even_after_being_down_a_mi
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_js_sdk_client_delegates_through_the_front_and_hears_by_webhook() {
     let stack = Stack::load("standin").await;
-    let agent = TestAgent::start(27169, Behaviour::default()).await;
-    agent.script_turn(&[(INPUT_REQUIRED, "Which colour?")]);
-    agent.script_turn(&[(COMPLETED, "Painted blue")]);
+    let (agent, id) = registered_agent(&stack, 27169, "js-front").await;
     agent.script_turn(&[(INPUT_REQUIRED, "Which colour this time?")]);
-    let id = unique("js-front");
-    let (status, body) = stack
-        .control(
-            "PUT",
-            &format!("/agents/{id}"),
-            Some(json!({"url": "http://127.0.0.1:27169", "follow_interval": 1})),
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
     let script = PathBuf::from(std::env::var("STANDIN_CACHE").expect("set by scripts/env.sh"))
         .join("peer-js-parent/conversation.mjs");
     let parent = tokio::process::Command::new("node")
@@ -355,21 +343,8 @@ async fn the_js_sdk_client_delegates_through_the_front_and_hears_by_webhook() {
 async fn a_parent_killed_mid_task_is_followed_by_a_new_one_that_finds_and_ends_it() {
     use tokio::io::AsyncBufReadExt;
     let stack = Stack::load("standin").await;
-    let agent = TestAgent::start(27179, Behaviour::default()).await;
-    agent.script_turn(&[(INPUT_REQUIRED, "Which colour?")]);
-    agent.script_turn(&[(COMPLETED, "Painted blue")]);
-    let id = unique("resumed");
-    let (status, body) = stack
-        .control(
-            "PUT",
-            &format!("/agents/{id}"),
-            Some(json!({"url": "http://127.0.0.1:27179", "follow_interval": 1})),
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
-    let python = PathBuf::from(std::env::var("STANDIN_CACHE").expect("set by scripts/env.sh"))
-        .join("venv-a2a-sdk/bin/python");
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/a2a_parent/resume.py");
+    let (_agent, id) = registered_agent(&stack, 27179, "resumed").await;
+    let (python, script) = sdk_python("resume.py");
     let front = stack.api_url("ControlApiId", &format!("/a2a/{id}"));
     let mut first = tokio::process::Command::new(&python)
         .arg(&script)
