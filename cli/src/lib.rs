@@ -7,6 +7,7 @@ pub mod artifacts;
 pub mod control;
 pub mod error;
 pub mod events;
+pub mod keys;
 mod mcp;
 mod media;
 pub mod note_log;

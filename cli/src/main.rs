@@ -117,6 +117,12 @@ enum Command {
         #[command(subcommand)]
         command: AgentsCommand,
     },
+    /// Keys for the A2A front's keyed door (/keyed/a2a/{agent}), for parents that cannot
+    /// sign with SigV4.
+    Keys {
+        #[command(subcommand)]
+        command: KeysCommand,
+    },
     /// Print each note as it arrives. With ID: that stand-in's notes, read from its note
     /// log (nothing is taken off the queue), until it asks the parent or ends. Without:
     /// every note on the parent queue, taken off it, until interrupted or a limit.
@@ -156,6 +162,33 @@ enum AgentsCommand {
     Show { id: String },
     /// Remove a registry agent (running stand-ins keep the entry they started with).
     Remove { id: String },
+}
+
+#[derive(Subcommand)]
+enum KeysCommand {
+    /// Issue a key and print it (once: the stack keeps only its digest). The parent sends
+    /// it as `Authorization: Bearer KEY` to {control URL}/keyed/a2a/{agent}.
+    Create {
+        /// What to call it (who holds it, say).
+        #[arg(long, default_value = "")]
+        name: String,
+        /// An agent the key may reach (repeat it for more); none: every agent.
+        #[arg(long = "agent")]
+        agents: Vec<String>,
+        /// The key's id, name and agents too, as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the keys (never a key itself).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a key: refused from the next request on.
+    Revoke {
+        /// The key's id, as `standin keys list` shows it.
+        id: String,
+    },
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -275,6 +308,7 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             }
         }
         Command::Agents { command } => agents(control().await?, command).await?,
+        Command::Keys { command } => keys(control().await?, command).await?,
         Command::Events {
             id: Some(id),
             after,
@@ -366,6 +400,37 @@ async fn agents(control: ControlClient, command: AgentsCommand) -> Result<(), Cl
         AgentsCommand::Remove { id } => {
             control.remove_agent(&id).await?;
             eprintln!("agent {id} removed");
+        }
+    }
+    Ok(())
+}
+
+async fn keys(control: ControlClient, command: KeysCommand) -> Result<(), CliError> {
+    match command {
+        KeysCommand::Create { name, agents, json } => {
+            let issued = control.create_key(&name, &agents).await?;
+            if json {
+                println!("{}", to_json(&issued));
+            } else {
+                // The key alone on standard output, so a script can take it as it is.
+                println!("{}", issued.key);
+                eprintln!(
+                    "key {} issued: it is shown only now; send it as Authorization: Bearer …",
+                    issued.view.key_id
+                );
+            }
+        }
+        KeysCommand::List { json } => {
+            let all = control.keys().await?;
+            if json {
+                println!("{}", to_json(&all));
+            } else {
+                standin_cli::keys::print_keys(&all);
+            }
+        }
+        KeysCommand::Revoke { id } => {
+            control.revoke_key(&id).await?;
+            eprintln!("key {id} revoked");
         }
     }
     Ok(())

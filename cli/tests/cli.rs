@@ -377,6 +377,43 @@ async fn agents_are_put_shown_listed_and_removed_from_the_cli() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A key for the A2A front's keyed door: printed once on create (alone on stdout), listed
+/// without it, revoked; a key for an unknown agent, a whole key given where its id goes,
+/// and a second revoke are each one line saying what to do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_are_created_listed_and_revoked_from_the_cli() {
+    let endpoint = localstack();
+    let run = standin(&endpoint, &["keys", "create", "--agent", "nobody-at-all"]).await;
+    assert_one_line_error(&run, "agents[0]: no agent \"nobody-at-all\"");
+    let run = standin(
+        &endpoint,
+        &["keys", "create", "--name", "cli test", "--agent", "cli"],
+    )
+    .await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let key = run.stdout.trim().to_owned();
+    assert!(key.starts_with("sik_") && !key.contains(' '), "{key}");
+    assert!(run.stderr.contains("shown only now"), "{}", run.stderr);
+    let key_id = key.split('_').nth(1).unwrap().to_owned();
+    let run = standin(&endpoint, &["keys", "list"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let line = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with(&key_id))
+        .unwrap_or_else(|| panic!("{key_id} listed: {}", run.stdout));
+    assert!(line.contains("cli test") && line.ends_with("cli"), "{line}");
+    let secret = key.rsplit('_').next().unwrap();
+    assert!(!run.stdout.contains(secret), "{}", run.stdout);
+    let run = standin(&endpoint, &["keys", "revoke", &key]).await;
+    assert_one_line_error(&run, "key id: must be the 16 hex digits");
+    assert!(!run.stderr.contains(secret), "{}", run.stderr);
+    let run = standin(&endpoint, &["keys", "revoke", &key_id]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = standin(&endpoint, &["keys", "revoke", &key_id]).await;
+    assert_one_line_error(&run, &format!("no key \"{key_id}\": `standin keys list`"));
+}
+
 /// A document is put whole or not at all, and its refusals read as the API's do for any
 /// field: the entry's place, the field, what was expected, what was got.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -380,3 +380,109 @@ async fn a_parent_killed_mid_task_is_followed_by_a_new_one_that_finds_and_ends_i
         "{seen}"
     );
 }
+
+/// A parent that cannot sign, with a key the operator issued for one agent: the official
+/// a2a-sdk 1.3 client (tests/a2a_parent/keyed.py) sends it for the bearer scheme the keyed
+/// door's card declares, and completes a conversation through `/keyed/a2a/{agent}`. The
+/// key opens no other agent, is refused once revoked, and is kept nowhere: not in the
+/// keys table (only its digest), not in the functions' logs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_parent_with_a_key_delegates_through_the_keyed_door_and_only_there() {
+    let stack = Stack::load("standin").await;
+    let (_agent, id) = registered_agent(&stack, 27181, "keyed").await;
+    let (status, issued) = stack
+        .control(
+            "POST",
+            "/keys",
+            Some(json!({"name": "a parent that cannot sign", "agents": [id]})),
+        )
+        .await;
+    assert_eq!(status, 201, "{issued}");
+    let key = issued["key"].as_str().unwrap().to_owned();
+    let key_id = issued["key_id"].as_str().unwrap().to_owned();
+    let door = stack.api_url("ControlApiId", &format!("/keyed/a2a/{id}"));
+
+    let (python, script) = sdk_python("keyed.py");
+    let run = tokio::process::Command::new(python)
+        .arg(script)
+        .args(["--url", &door, "--key", &key])
+        .kill_on_drop(true)
+        .output()
+        .await
+        .expect("python runs");
+    let seen = parent_said(&run);
+    assert_eq!(
+        seen["without_key"],
+        json!({"status": 401, "challenge": "Bearer realm=\"standin\""}),
+        "{seen}"
+    );
+    assert_eq!(seen["card"]["url"], door.as_str(), "{seen}");
+    assert_eq!(seen["card"]["schemes"], json!(["standinKey"]), "{seen}");
+    assert_eq!(seen["schemes_asked"], json!(["standinKey"]), "{seen}");
+    assert_eq!(
+        seen["asked"],
+        json!({"state": "TASK_STATE_INPUT_REQUIRED", "text": "Which colour?"}),
+        "{seen}"
+    );
+    assert_eq!(
+        (&seen["done"]["state"], &seen["done"]["text"]),
+        (&json!("TASK_STATE_COMPLETED"), &json!("Painted blue")),
+        "{seen}"
+    );
+    assert_eq!(seen["got"], "TASK_STATE_COMPLETED", "{seen}");
+    let task_id = seen["done"]["id"].as_str().unwrap();
+    assert_eq!(stack.row_status(task_id).await["agent"], id.as_str());
+
+    // The key opens its agent's door only, and nothing once revoked.
+    let knock = |agent: &str| {
+        let url = stack.api_url(
+            "ControlApiId",
+            &format!("/keyed/a2a/{agent}/.well-known/agent-card.json"),
+        );
+        let request = stack.http.get(url).bearer_auth(&key);
+        async move { request.send().await.expect("an answer").status().as_u16() }
+    };
+    assert_eq!(knock("sdk-push").await, 403, "another agent");
+    assert_eq!(knock(&id).await, 200);
+    let (status, _) = stack
+        .control("DELETE", &format!("/keys/{key_id}"), None)
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(knock(&id).await, 401, "revoked");
+
+    // Kept nowhere: the table has its digest only, the logs never saw it.
+    let secret = key.rsplit('_').next().unwrap().to_owned();
+    let dynamo = aws_sdk_dynamodb::Client::new(&stack.config);
+    let (status, again) = stack
+        .control("POST", "/keys", Some(json!({"name": "kept"})))
+        .await;
+    assert_eq!(status, 201, "{again}");
+    let other_secret = again["key"]
+        .as_str()
+        .unwrap()
+        .rsplit('_')
+        .next()
+        .unwrap()
+        .to_owned();
+    let items = dynamo
+        .scan()
+        .table_name(stack.out("KeysTableName"))
+        .send()
+        .await
+        .expect("the keys table reads");
+    let table = format!("{:?}", items.items());
+    assert!(table.contains(again["key_id"].as_str().unwrap()), "{table}");
+    assert!(!table.contains(&other_secret), "a key is kept whole");
+    let logs = stack.log_text("/aws/lambda/standin-", None).await.unwrap();
+    for secret in [&secret, &other_secret] {
+        assert!(!logs.contains(secret.as_str()), "a key is in the logs");
+    }
+    let (status, _) = stack
+        .control(
+            "DELETE",
+            &format!("/keys/{}", again["key_id"].as_str().unwrap()),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200);
+}

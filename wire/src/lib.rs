@@ -6,6 +6,7 @@
 mod artifact;
 mod control;
 mod id;
+mod keys;
 mod note;
 pub mod openapi;
 mod parts;
@@ -26,6 +27,7 @@ pub use control::{
     ReplyRequest, SkillView, StandInStatus, StartRequest, Started, Summary,
 };
 pub use id::{IdError, MAX_REPLY_ID_BYTES, ReplyId, TaskId};
+pub use keys::{IssuedKeyView, KeyRequest, KeyView, KeysPage, MAX_KEY_NAME_CHARS};
 pub use note::ParentNote;
 pub use parts::{FileContent, InputFile, InputPart, MAX_PARTS, MAX_TURN_BYTES, parse_parts};
 pub use path::path_segment;

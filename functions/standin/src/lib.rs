@@ -17,6 +17,8 @@
 //! - [`control`]: the parent's control API and the `Executions` port.
 //! - [`webhook`]: the parent's webhooks, each sent every note in order (the webhook
 //!   function, fed by the outbox's webhook queue).
+//! - [`keys`]: the A2A front's keys for parents that cannot sign (kept as digests only,
+//!   the `KeyStore` port on DynamoDB).
 //! - [`state`]: a remote task's state as the stand-in reports it (scrubbed, compared).
 //! - [`agents`]: the agents document and its entries ([`config_error`]: a field that
 //!   cannot be used); [`agent_rules`]: what a
@@ -43,6 +45,7 @@ pub mod config_error;
 pub mod control;
 pub mod doorbell;
 pub mod follow;
+pub mod keys;
 pub mod lambda;
 pub mod metrics;
 pub mod outbox;

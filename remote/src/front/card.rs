@@ -5,9 +5,39 @@ use serde_json::{Value, json};
 
 use crate::model::Profile;
 
+/// Which of the front's doors a card is for: each names its own URL and how its caller
+/// proves who it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Door {
+    /// `/a2a/…`: the caller signs with SigV4 (IAM), as on the rest of the control API.
+    /// A2A has no scheme for it, so the card declares none.
+    Signed,
+    /// `/keyed/a2a/…`: the caller sends a key the operator issued, as a bearer token.
+    Keyed,
+}
+
+/// The name the keyed door's card gives its security scheme.
+pub const KEY_SCHEME: &str = "standinKey";
+
+impl Door {
+    /// The path the agents' ids follow at this door.
+    pub fn path(self) -> &'static str {
+        match self {
+            Door::Signed => "/a2a",
+            Door::Keyed => "/keyed/a2a",
+        }
+    }
+}
+
 /// The card of the front of agent `agent`, served at `url`. `profile` is what the remote
 /// agent's card says, when it reads; `push`, whether the deployment delivers webhooks.
-pub fn front_card(agent: &str, url: &str, profile: Option<&Profile>, push: bool) -> Value {
+pub fn front_card(
+    agent: &str,
+    url: &str,
+    profile: Option<&Profile>,
+    push: bool,
+    door: Door,
+) -> Value {
     let name = profile
         .map(|p| p.name.as_str())
         .filter(|n| !n.is_empty())
@@ -26,7 +56,7 @@ pub fn front_card(agent: &str, url: &str, profile: Option<&Profile>, push: bool)
             })
         })
         .collect();
-    json!({
+    let mut card = json!({
         "name": name,
         "description": description,
         "supportedInterfaces": [
@@ -37,5 +67,16 @@ pub fn front_card(agent: &str, url: &str, profile: Option<&Profile>, push: bool)
         "defaultInputModes": ["text/plain", "application/json"],
         "defaultOutputModes": ["text/plain", "application/json"],
         "skills": skills,
-    })
+    });
+    if door == Door::Keyed {
+        // As A2A 1.0 declares a bearer scheme, so the official clients' auth interceptors
+        // send the key they hold for it.
+        card["securitySchemes"] = json!({KEY_SCHEME: {"httpAuthSecurityScheme": {
+            "scheme": "Bearer",
+            "bearerFormat": "sik",
+            "description": "A key the operator issued with `standin keys create`",
+        }}});
+        card["securityRequirements"] = json!([{"schemes": {KEY_SCHEME: {"list": []}}}]);
+    }
+    card
 }

@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-pub use card::front_card;
+pub use card::{Door, KEY_SCHEME, front_card};
 use rpc::{Call, RpcError, field};
 
 /// How long a blocking `SendMessage` or a `CancelTask` waits for the task to ask or end:

@@ -403,8 +403,13 @@ fn the_card_is_the_agents_words_at_the_fronts_address() {
         "https://api.example/Prod/a2a/billing",
         Some(&profile),
         true,
+        Door::Signed,
     );
     assert_eq!(card["name"], "Billing");
+    assert!(
+        card.get("securitySchemes").is_none(),
+        "SigV4 has no A2A scheme"
+    );
     assert_eq!(card["capabilities"]["pushNotifications"], true);
     assert_eq!(card["skills"][0]["id"], "refund");
     assert_eq!(
@@ -412,13 +417,39 @@ fn the_card_is_the_agents_words_at_the_fronts_address() {
         json!([{"url": "https://api.example/Prod/a2a/billing", "protocolBinding": "JSONRPC",
                 "protocolVersion": "1.0"}])
     );
-    let bare = front_card("billing", "https://x/a2a/billing", None, false);
+    let bare = front_card(
+        "billing",
+        "https://x/a2a/billing",
+        None,
+        false,
+        Door::Signed,
+    );
     assert_eq!(bare["name"], "billing");
     assert_eq!(
         bare["capabilities"]["pushNotifications"], false,
         "no webhook queue"
     );
     assert_eq!(bare["skills"], json!([]));
+}
+
+#[test]
+fn the_keyed_doors_card_declares_its_bearer_scheme_and_requires_it() {
+    let card = front_card(
+        "billing",
+        "https://x/keyed/a2a/billing",
+        None,
+        true,
+        Door::Keyed,
+    );
+    assert_eq!(
+        card["securitySchemes"][KEY_SCHEME]["httpAuthSecurityScheme"]["scheme"],
+        "Bearer"
+    );
+    assert_eq!(
+        card["securityRequirements"],
+        json!([{"schemes": {KEY_SCHEME: {"list": []}}}])
+    );
+    assert_eq!(Door::Keyed.path(), "/keyed/a2a");
 }
 
 /// A reply sent again (its message id among those the stand-in took) is answered with the

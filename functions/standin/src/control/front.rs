@@ -2,6 +2,10 @@
 //! 1.0 agent at `/a2a/{agent_id}`, its card at `/a2a/{agent_id}/.well-known/agent-card.json`.
 //! The remote crate reads and writes A2A (`standin_remote::front`); each call it makes
 //! goes to the control API's own routes in this process, as the MCP tools' do.
+//!
+//! Two doors lead to it: `/a2a/…` behind IAM (API Gateway checks the caller's SigV4, as on
+//! every other route), and `/keyed/a2a/…`, open at API Gateway, where this function lets
+//! in only a request with a key the operator issued for that agent (`crate::keys`).
 
 use std::sync::Arc;
 
@@ -13,7 +17,7 @@ use axum::http::{HeaderMap, header};
 use axum::response::Response;
 use axum::routing::{get, post};
 use serde_json::Value;
-use standin_remote::front::{Answered, ControlCalls, Front, front_card};
+use standin_remote::front::{Answered, ControlCalls, Door, Front, front_card};
 
 use super::ApiAnswer;
 use super::http::respond;
@@ -44,6 +48,11 @@ where
     Router::new()
         .route("/a2a/{agent_id}", post(rpc))
         .route("/a2a/{agent_id}/.well-known/agent-card.json", get(card))
+        .route("/keyed/a2a/{agent_id}", post(keyed_rpc))
+        .route(
+            "/keyed/a2a/{agent_id}/.well-known/agent-card.json",
+            get(keyed_card),
+        )
         .with_state(Arc::new(FrontState { control, api }))
 }
 
@@ -92,14 +101,76 @@ async fn rpc<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (id, _) = match known(&front, id).await {
+    answer_rpc(&front, id, &headers, &body).await
+}
+
+async fn keyed_rpc<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
+    State(front): Fronts<S, D, E>,
+    id: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    match let_in(&front, &id, &headers).await {
+        Ok(()) => answer_rpc(&front, id, &headers, &body).await,
+        Err(refused) => refused,
+    }
+}
+
+async fn answer_rpc<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
+    front: &FrontState<S, D, E>,
+    id: Result<Path<String>, PathRejection>,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Response {
+    let (id, _) = match known(front, id).await {
         Ok(known) => known,
         Err(refused) => return refused,
     };
     let version = headers.get("a2a-version").and_then(|v| v.to_str().ok());
-    let said = Front::new(&front.api, &id).answer(&body, version).await;
+    let said = Front::new(&front.api, &id).answer(body, version).await;
     // JSON-RPC answers its errors, too, with HTTP 200.
     respond(ApiAnswer::of(200, said))
+}
+
+/// Whether the keyed door lets the request in: a key the operator issued, for the agent
+/// the path names. Checked before the agent is looked up, so a caller without one learns
+/// nothing of which agents there are.
+async fn let_in<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
+    front: &FrontState<S, D, E>,
+    id: &Result<Path<String>, PathRejection>,
+    headers: &HeaderMap,
+) -> Result<(), Response> {
+    let Some(keys) = front.control.keys else {
+        return Err(respond(ApiAnswer::error(
+            404,
+            "this deployment keeps no keys: call /a2a/{agent_id} with IAM credentials",
+        )));
+    };
+    let agent = id.as_ref().map(|Path(id)| id.as_str()).unwrap_or_default();
+    let authorization = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    match crate::keys::check(keys, authorization, agent).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(refusal @ crate::keys::Refusal::NotForAgent { .. })) => {
+            Err(respond(ApiAnswer::error(403, refusal.to_string())))
+        }
+        Ok(Err(refusal)) => {
+            let mut refused = respond(ApiAnswer::error(401, refusal.to_string()));
+            refused.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                header::HeaderValue::from_static("Bearer realm=\"standin\""),
+            );
+            Err(refused)
+        }
+        Err(err) => {
+            tracing::error!(error = %err, "the keys table did not answer");
+            Err(respond(ApiAnswer::error(
+                503,
+                "the keys table did not answer; try again",
+            )))
+        }
+    }
 }
 
 async fn card<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
@@ -108,7 +179,29 @@ async fn card<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     base: Option<axum::Extension<PublicBase>>,
     headers: HeaderMap,
 ) -> Response {
-    let (id, spec) = match known(&front, id).await {
+    answer_card(&front, id, base, &headers, Door::Signed).await
+}
+
+async fn keyed_card<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
+    State(front): Fronts<S, D, E>,
+    id: Result<Path<String>, PathRejection>,
+    base: Option<axum::Extension<PublicBase>>,
+    headers: HeaderMap,
+) -> Response {
+    match let_in(&front, &id, &headers).await {
+        Ok(()) => answer_card(&front, id, base, &headers, Door::Keyed).await,
+        Err(refused) => refused,
+    }
+}
+
+async fn answer_card<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
+    front: &FrontState<S, D, E>,
+    id: Result<Path<String>, PathRejection>,
+    base: Option<axum::Extension<PublicBase>>,
+    headers: &HeaderMap,
+    door: Door,
+) -> Response {
+    let (id, spec) = match known(front, id).await {
         Ok(known) => known,
         Err(refused) => return refused,
     };
@@ -127,10 +220,10 @@ async fn card<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
             format!("http://{host}")
         }
     };
-    let url = format!("{}/a2a/{id}", base.trim_end_matches('/'));
+    let url = format!("{}{}/{id}", base.trim_end_matches('/'), door.path());
     let push = front.control.webhooks.is_some();
     respond(ApiAnswer::of(
         200,
-        front_card(&id, &url, profile.as_ref(), push),
+        front_card(&id, &url, profile.as_ref(), push, door),
     ))
 }

@@ -35,7 +35,8 @@ impl Pairs {
 }
 
 /// The document's path parameters.
-pub const PATH_PARAMETERS: [&str; 4] = ["task_id", "agent_id", "artifact_id", "webhook_id"];
+pub const PATH_PARAMETERS: [&str; 5] =
+    ["task_id", "agent_id", "artifact_id", "webhook_id", "key_id"];
 
 /// The path the document names for a request API Gateway matched to `resource`
 /// (`/standins/{task_id}/reply`): the resource with each parameter filled in, encoded as
@@ -105,8 +106,10 @@ where
     // The MCP tools, over the routes above (docs/mcp.md): in the control function only.
     #[cfg(feature = "mcp")]
     let routes = routes.route_service("/mcp", standin_mcp::http_service(api.clone()));
-    // The A2A front, over the same routes (docs/a2a-front.md).
-    routes.merge(super::front::routes(control, api))
+    // The A2A front, over the same routes (docs/a2a-front.md), and its keys.
+    routes
+        .merge(super::front::routes(control, api))
+        .merge(super::keys::routes(control))
 }
 
 type Api<S, D, E> = State<Control<'static, S, D, E>>;

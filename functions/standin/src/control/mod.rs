@@ -8,6 +8,7 @@ mod executions;
 pub mod front;
 pub mod http;
 mod in_process;
+mod keys;
 #[cfg(feature = "mcp")]
 mod mcp;
 #[cfg(any(test, feature = "test-support"))]
@@ -93,6 +94,15 @@ pub enum Call<'a> {
     AgentList {
         after: Option<&'a str>,
     },
+    KeyCreate {
+        body: &'a Value,
+    },
+    KeyList {
+        after: Option<&'a str>,
+    },
+    KeyRevoke {
+        key_id: &'a str,
+    },
     NoRoute {
         method: &'a str,
         path: &'a str,
@@ -138,6 +148,8 @@ pub enum ControlError {
     Registry(#[from] RegistryError),
     #[error(transparent)]
     Artifacts(#[from] crate::artifacts::BlobError),
+    #[error(transparent)]
+    Keys(#[from] crate::keys::KeyStoreError),
 }
 
 /// What a parent may see of a row: never the park token or the token's digest.
@@ -180,6 +192,8 @@ pub struct Control<'a, S, D, E> {
     pub webhooks: Option<&'a dyn crate::webhook::DeliveryQueue>,
     /// Whether a webhook may be on a private address (`AllowPrivateAgents`).
     pub allow_private: bool,
+    /// The A2A front's keys, when the deployment keeps them.
+    pub keys: Option<&'a dyn crate::keys::KeyStore>,
 }
 
 // Only references: a copy is as good as the original, whatever the ports are.
@@ -204,6 +218,7 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                     ControlError::Input(_) => "the stand-in's input could not be written",
                     ControlError::Registry(_) => "the agent registry did not answer",
                     ControlError::Artifacts(_) => "the artifacts bucket did not answer",
+                    ControlError::Keys(_) => "the keys table did not answer",
                 };
                 ApiAnswer::error(503, format!("{what}; try again"))
             }
@@ -243,6 +258,9 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             Call::AgentShow { id } => self.show_agent(id).await,
             Call::AgentRemove { id } => self.remove_agent(id).await,
             Call::AgentList { after } => self.list_agents(after).await,
+            Call::KeyCreate { body } => self.create_key(body).await,
+            Call::KeyList { after } => self.list_keys(after).await,
+            Call::KeyRevoke { key_id } => self.revoke_key(key_id).await,
             Call::NoRoute { method, path } => {
                 Ok(ApiAnswer::error(404, format!("no route {method} {path}")))
             }

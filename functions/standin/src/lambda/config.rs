@@ -355,6 +355,8 @@ pub struct ControlSettings {
     pub api_url_form: super::http::ApiUrlForm,
     /// The webhook queue (`WEBHOOK_QUEUE_URL`): a webhook set is queued for delivery.
     pub webhook_queue_url: Option<String>,
+    /// The A2A front's keys (`KEYS_TABLE`): without it the keyed door lets no one in.
+    pub keys_table: Option<String>,
 }
 
 impl ControlSettings {
@@ -371,6 +373,7 @@ impl ControlSettings {
             allow_private_agents: boolean(env, "ALLOW_PRIVATE_AGENTS")?,
             api_url_form: api_url_form(env)?,
             webhook_queue_url: optional(env, "WEBHOOK_QUEUE_URL"),
+            keys_table: optional(env, "KEYS_TABLE"),
         })
     }
 }

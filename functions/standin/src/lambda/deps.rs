@@ -435,6 +435,7 @@ pub struct ControlDeps {
     pub api_url_form: super::http::ApiUrlForm,
     pub webhooks: Option<crate::webhook::sqs::SqsDeliveryQueue>,
     pub allow_private: bool,
+    pub keys: Option<crate::keys::dynamo::DynamoKeys>,
 }
 
 impl ControlDeps {
@@ -462,6 +463,9 @@ impl ControlDeps {
                 .webhook_queue_url
                 .map(|url| crate::webhook::sqs::SqsDeliveryQueue::new(aws.sqs(), url)),
             allow_private: settings.allow_private_agents,
+            keys: settings
+                .keys_table
+                .map(|table| crate::keys::dynamo::DynamoKeys::new(aws.dynamodb(), table)),
         })
     }
 }

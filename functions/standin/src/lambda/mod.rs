@@ -221,6 +221,7 @@ pub async fn serve_control() -> Result<(), Error> {
             .as_ref()
             .map(|q| q as &dyn crate::webhook::DeliveryQueue),
         allow_private: deps.allow_private,
+        keys: deps.keys.as_ref().map(|k| k as &dyn crate::keys::KeyStore),
     });
     let url_form = deps.api_url_form;
     Box::pin(lambda_http::run(service_fn(move |request: Request| {

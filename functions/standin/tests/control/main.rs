@@ -29,6 +29,7 @@ struct World {
     blobs: standin::artifacts::memory::MemoryBlobs,
     cards: standin::cards::Cards,
     deliveries: standin::webhook::memory::MemoryDeliveryQueue,
+    keys: standin::keys::memory::MemoryKeys,
 }
 
 /// Cards as a deployment reads them: the writer's says what it does, the others' do not
@@ -74,6 +75,7 @@ impl World {
             blobs: Default::default(),
             cards: standin::cards::Cards::new(Box::new(Cards)),
             deliveries: Default::default(),
+            keys: Default::default(),
         }
     }
 
@@ -116,6 +118,9 @@ impl World {
             Call::AgentShow { id } => Some(("GET", format!("/agents/{id}"))),
             Call::AgentRemove { id } => Some(("DELETE", format!("/agents/{id}"))),
             Call::AgentList { .. } => Some(("GET", "/agents".to_owned())),
+            Call::KeyCreate { .. } => Some(("POST", "/keys".to_owned())),
+            Call::KeyList { .. } => Some(("GET", "/keys".to_owned())),
+            Call::KeyRevoke { key_id } => Some(("DELETE", format!("/keys/{key_id}"))),
             Call::NoRoute { .. } => None,
         };
         let answer = Control {
@@ -128,6 +133,7 @@ impl World {
             max_standin_secs: standin::steps::next::MAX_STANDIN_SECS,
             webhooks: Some(&self.deliveries),
             allow_private: true,
+            keys: Some(&self.keys),
         }
         .handle(call)
         .await;
@@ -160,6 +166,7 @@ fn router() -> (&'static World, axum::Router) {
         max_standin_secs: standin::steps::next::MAX_STANDIN_SECS,
         webhooks: Some(&w.deliveries),
         allow_private: true,
+        keys: Some(&w.keys),
     });
     (w, router)
 }
@@ -196,6 +203,7 @@ async fn request_with(
 mod agents;
 mod artifacts;
 mod front;
+mod keys;
 mod mcp;
 mod replies_and_status;
 mod routes;

@@ -79,7 +79,7 @@ async fn requests_are_routed_by_method_path_and_parameter() {
 async fn every_operation_of_the_document_is_routed() {
     let (_, router) = router();
     let ops = operations().unwrap();
-    assert_eq!(ops.len(), 20);
+    assert_eq!(ops.len(), 25);
     for op in ops {
         if op.template == "/mcp" {
             continue; // the MCP service's own: mcp.rs
@@ -90,7 +90,8 @@ async fn every_operation_of_the_document_is_routed() {
             .replace("{task_id}", "job-1")
             .replace("{agent_id}", "agent-1")
             .replace("{artifact_id}", "report")
-            .replace("{webhook_id}", "hook-1");
+            .replace("{webhook_id}", "hook-1")
+            .replace("{key_id}", "0123456789abcdef");
         let (status, body) = request(&router, &method, &path, json!({})).await;
         assert!(
             !body["error"]

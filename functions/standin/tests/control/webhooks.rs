@@ -231,6 +231,7 @@ async fn where_private_agents_are_not_allowed_a_webhook_is_https_to_a_public_add
         max_standin_secs: standin::steps::next::MAX_STANDIN_SECS,
         webhooks: Some(&w.deliveries),
         allow_private: false,
+        keys: None,
     };
     for (url, said) in [
         ("http://parent.example/hook", "must be https"),
