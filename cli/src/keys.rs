@@ -2,7 +2,7 @@
 //! A key is printed once, when it is issued; the stack keeps only its digest.
 
 use serde_json::{Value, json};
-use standin_wire::{IssuedKeyView, KeyView, KeysPage};
+use standin_wire::{IssuedKeyView, KeyView, KeysPage, is_key_id};
 
 use crate::control::{ControlClient, decode, judge};
 use crate::error::CliError;
@@ -60,7 +60,7 @@ impl ControlClient {
 /// A key's id goes into the path as it is: the 16 hex digits `standin keys list` shows.
 /// A whole key given by mistake is refused without being sent anywhere.
 fn key_id(id: &str) -> Result<&str, CliError> {
-    if id.len() == 16 && id.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if is_key_id(id) {
         Ok(id)
     } else {
         Err(CliError::Invalid {
@@ -97,7 +97,7 @@ mod tests {
     fn only_a_key_id_goes_into_the_path() {
         assert_eq!(key_id("0123456789abcdef").ok(), Some("0123456789abcdef"));
         let whole = format!("sik_0123456789abcdef_{}", "0".repeat(64));
-        for wrong in ["", "../keys", "0123", whole.as_str()] {
+        for wrong in ["", "../keys", "0123", "0123456789ABCDEF", whole.as_str()] {
             assert!(key_id(wrong).is_err(), "{wrong}");
         }
     }

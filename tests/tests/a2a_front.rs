@@ -473,7 +473,21 @@ async fn a_parent_with_a_key_delegates_through_the_keyed_door_and_only_there() {
     let table = format!("{:?}", items.items());
     assert!(table.contains(again["key_id"].as_str().unwrap()), "{table}");
     assert!(!table.contains(&other_secret), "a key is kept whole");
-    let logs = stack.log_text("/aws/lambda/standin-", None).await.unwrap();
+    // The logs name the key by its id (issued, and each request it let in): read once
+    // they hold those lines, so an empty read cannot pass for a clean one.
+    let mut logs = String::new();
+    for _ in 0..60 {
+        logs = stack.log_text("/aws/lambda/standin-", None).await.unwrap();
+        if logs.contains("let in by key") && logs.contains(again["key_id"].as_str().unwrap()) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+    assert!(
+        logs.lines()
+            .any(|l| l.contains("let in by key") && l.contains(&key_id)),
+        "each request let in is logged with its key's id"
+    );
     for secret in [&secret, &other_secret] {
         assert!(!logs.contains(secret.as_str()), "a key is in the logs");
     }

@@ -9,6 +9,16 @@ use crate::control::{BodyError, field_refused};
 /// The longest name a key may have.
 pub const MAX_KEY_NAME_CHARS: usize = 64;
 
+/// Whether `id` has the shape of a key's id (16 lower-case hex digits), as the stack
+/// issues them and `GET /keys` shows them.
+pub fn is_key_id(id: &str) -> bool {
+    id.len() == 16 && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+/// The rule [`is_key_id`] checks, as a refusal says it.
+pub const KEY_ID_RULE: &str =
+    "must be a key's id: the 16 hex digits `GET /keys` (standin keys list) shows";
+
 /// The body of `POST /keys`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct KeyRequest {

@@ -27,7 +27,9 @@ pub use control::{
     ReplyRequest, SkillView, StandInStatus, StartRequest, Started, Summary,
 };
 pub use id::{IdError, MAX_REPLY_ID_BYTES, ReplyId, TaskId};
-pub use keys::{IssuedKeyView, KeyRequest, KeyView, KeysPage, MAX_KEY_NAME_CHARS};
+pub use keys::{
+    IssuedKeyView, KEY_ID_RULE, KeyRequest, KeyView, KeysPage, MAX_KEY_NAME_CHARS, is_key_id,
+};
 pub use note::ParentNote;
 pub use parts::{FileContent, InputFile, InputPart, MAX_PARTS, MAX_TURN_BYTES, parse_parts};
 pub use path::path_segment;

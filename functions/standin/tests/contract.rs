@@ -766,6 +766,30 @@ fn a_flood_from_one_address_meets_a_waf_rate_rule_of_its_own_when_configured() {
     assert!(stage.contains("ThrottlingBurstLimit: !Ref PushBurstLimit"));
 }
 
+/// The A2A front's keyed door is open at the gateway: each of its routes has the stage
+/// throttle of its own, on the paths the API document gives it (slashes as `~1`).
+#[test]
+fn the_keyed_door_has_a_throttle_of_its_own_on_each_of_its_routes() {
+    let stage = resource("ControlApi");
+    for (path, method) in [
+        ("/keyed/a2a/{agent_id}", "POST"),
+        ("/keyed/a2a/{agent_id}/.well-known/agent-card.json", "GET"),
+    ] {
+        let setting = format!(
+            "- ResourcePath: \"/{}\"\n          HttpMethod: {method}\n          ThrottlingRateLimit: !Ref KeyedRateLimit\n          ThrottlingBurstLimit: !Ref KeyedRateLimit",
+            path.replace('/', "~1")
+        );
+        assert!(stage.contains(&setting), "{path}: {setting}");
+        let document: serde_json::Value =
+            serde_json::from_str(include_str!("../../../api/control.openapi.json")).unwrap();
+        assert!(
+            document["paths"][path][method.to_ascii_lowercase()]["security"]
+                == serde_json::json!([]),
+            "{path} is the open door"
+        );
+    }
+}
+
 /// LocalStack's CloudFormation does not apply `ReservedConcurrentExecutions`, so the
 /// reservations are checked as CloudFormation will read them: push, control and notify
 /// hold one, follow a cap, each from its parameter, 0 meaning none; the steps share the

@@ -24,6 +24,7 @@ use super::http::respond;
 use super::in_process::InProcess;
 use super::{Control, Executions};
 use crate::doorbell::Doorbell;
+use crate::keys::Refusal;
 use crate::row::{RowStore, Webhooks};
 
 /// Where the control API is reached from outside (its stage or base path included), as
@@ -150,27 +151,31 @@ async fn let_in<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     let authorization = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());
-    match crate::keys::check(keys, authorization, agent).await {
-        Ok(Ok(_)) => Ok(()),
-        Ok(Err(refusal @ crate::keys::Refusal::NotForAgent { .. })) => {
-            Err(respond(ApiAnswer::error(403, refusal.to_string())))
+    let refused = match crate::keys::check(keys, authorization, agent).await {
+        Ok(record) => {
+            tracing::info!(key_id = %record.key_id, agent, "let in by key");
+            return Ok(());
         }
-        Ok(Err(refusal)) => {
-            let mut refused = respond(ApiAnswer::error(401, refusal.to_string()));
-            refused.headers_mut().insert(
+        Err(refused) => refused,
+    };
+    Err(match refused {
+        Refusal::NotForAgent { .. } => respond(ApiAnswer::error(403, refused.to_string())),
+        Refusal::NoKey | Refusal::Unknown => {
+            let mut answer = respond(ApiAnswer::error(401, refused.to_string()));
+            answer.headers_mut().insert(
                 header::WWW_AUTHENTICATE,
                 header::HeaderValue::from_static("Bearer realm=\"standin\""),
             );
-            Err(refused)
+            answer
         }
-        Err(err) => {
+        Refusal::Store(err) => {
             tracing::error!(error = %err, "the keys table did not answer");
-            Err(respond(ApiAnswer::error(
+            respond(ApiAnswer::error(
                 503,
                 "the keys table did not answer; try again",
-            )))
+            ))
         }
-    }
+    })
 }
 
 async fn card<S: RowStore + Webhooks, D: Doorbell, E: Executions>(

@@ -10,12 +10,14 @@ use axum::response::Response;
 use axum::routing::{delete, post};
 use secrecy::ExposeSecret;
 use serde_json::{Value, json};
-use standin_wire::{BodyError, IssuedKeyView, KeyRequest, KeyView, KeysPage};
+use standin_wire::{
+    BodyError, IssuedKeyView, KEY_ID_RULE, KeyRequest, KeyView, KeysPage, is_key_id,
+};
 
 use super::http::respond;
 use super::{ApiAnswer, Call, Control, ControlError, Executions};
 use crate::doorbell::Doorbell;
-use crate::keys::{KEYS_PAGE, KeyRecord, KeyStore, MAX_KEY_AGENTS, issue};
+use crate::keys::{KEYS_PAGE, KeyRecord, MAX_KEY_AGENTS, issue};
 use crate::row::{RowStore, Webhooks};
 
 fn view(record: KeyRecord) -> KeyView {
@@ -36,12 +38,8 @@ fn no_keys() -> ApiAnswer {
 }
 
 impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
-    fn key_store(&self) -> Option<&dyn KeyStore> {
-        self.keys
-    }
-
     pub(super) async fn create_key(&self, body: &Value) -> Result<ApiAnswer, ControlError> {
-        let Some(keys) = self.key_store() else {
+        let Some(keys) = self.keys else {
             return Ok(no_keys());
         };
         let request = match KeyRequest::parse(body, MAX_KEY_AGENTS) {
@@ -72,16 +70,22 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
     }
 
     pub(super) async fn list_keys(&self, after: Option<&str>) -> Result<ApiAnswer, ControlError> {
-        let Some(keys) = self.key_store() else {
+        let Some(keys) = self.keys else {
             return Ok(no_keys());
         };
+        if let Some(after) = after.filter(|after| !is_key_id(after)) {
+            return Ok(ApiAnswer::error(
+                400,
+                format!("after: {KEY_ID_RULE}, got {after:?}"),
+            ));
+        }
         let (records, next) = keys.list(after, KEYS_PAGE).await?;
         let keys = records.into_iter().map(view).collect();
         Ok(ApiAnswer::of(200, KeysPage { keys, next }))
     }
 
     pub(super) async fn revoke_key(&self, key_id: &str) -> Result<ApiAnswer, ControlError> {
-        let Some(keys) = self.key_store() else {
+        let Some(keys) = self.keys else {
             return Ok(no_keys());
         };
         if keys.revoke(key_id).await? {
@@ -118,8 +122,21 @@ async fn create<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     State(control): Api<S, D, E>,
     body: Bytes,
 ) -> Response {
-    // An empty body is a key for every agent, with no name.
-    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    // An empty body is a key for every agent, with no name; a body that does not read is
+    // refused, never taken as empty (its limits would be lost, opening every agent).
+    let body: Value = if body.iter().all(u8::is_ascii_whitespace) {
+        Value::Null
+    } else {
+        match serde_json::from_slice(&body) {
+            Ok(body) => body,
+            Err(err) => {
+                return respond(ApiAnswer::error(
+                    400,
+                    format!("the body: not JSON ({err}); send {{\"name\", \"agents\"}} or nothing"),
+                ));
+            }
+        }
+    };
     respond(control.handle(Call::KeyCreate { body: &body }).await)
 }
 

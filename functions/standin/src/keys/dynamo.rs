@@ -39,13 +39,18 @@ fn text(item: &HashMap<String, AttributeValue>, name: &str) -> Option<String> {
     item.get(name)?.as_s().ok().cloned()
 }
 
-/// A record read back; an item missing its id or digest is no key.
+/// A record read back; an item missing its id or digest is no key, and so is one whose
+/// agents do not read as a list of ids (an edit by hand, say): read as no limit, it
+/// would open every agent.
 fn record_of(item: &HashMap<String, AttributeValue>) -> Option<KeyRecord> {
     let agents = match item.get(AGENTS) {
-        Some(AttributeValue::L(list)) => {
-            Some(list.iter().filter_map(|v| v.as_s().ok().cloned()).collect())
-        }
-        _ => None,
+        None => None,
+        Some(AttributeValue::L(list)) => Some(
+            list.iter()
+                .map(|v| v.as_s().ok().cloned())
+                .collect::<Option<Vec<String>>>()?,
+        ),
+        Some(_) => return None,
     };
     Some(KeyRecord {
         key_id: text(item, KEY_ID)?,
@@ -138,5 +143,39 @@ impl KeyStore for DynamoKeys {
                 .cloned();
             Ok((records, next))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(agents: Option<AttributeValue>) -> HashMap<String, AttributeValue> {
+        let mut item = HashMap::from([
+            (
+                KEY_ID.to_owned(),
+                AttributeValue::S("0123456789abcdef".into()),
+            ),
+            (DIGEST.to_owned(), AttributeValue::S("00".into())),
+        ]);
+        if let Some(agents) = agents {
+            item.insert(AGENTS.to_owned(), agents);
+        }
+        item
+    }
+
+    #[test]
+    fn agents_that_do_not_read_as_a_list_of_ids_make_no_key_not_an_open_one() {
+        let listed = AttributeValue::L(vec![AttributeValue::S("billing".into())]);
+        let read = record_of(&item(Some(listed))).map(|r| r.agents);
+        assert_eq!(read, Some(Some(vec!["billing".to_owned()])));
+        assert_eq!(record_of(&item(None)).map(|r| r.agents), Some(None));
+        for odd in [
+            AttributeValue::Ss(vec!["billing".into()]),
+            AttributeValue::Null(true),
+            AttributeValue::L(vec![AttributeValue::N("1".into())]),
+        ] {
+            assert!(record_of(&item(Some(odd.clone()))).is_none(), "{odd:?}");
+        }
     }
 }

@@ -14,6 +14,8 @@ pub mod memory;
 use rand::Rng;
 use secrecy::{ExposeSecret, SecretString};
 
+use standin_wire::is_key_id;
+
 use crate::push::TokenDigest;
 use crate::registry::BoxFuture;
 
@@ -71,8 +73,8 @@ pub fn issue(name: String, agents: Option<Vec<String>>) -> IssuedKey {
 fn key_id_of(key: &str) -> Option<&str> {
     let rest = key.strip_prefix(KEY_PREFIX)?;
     let (id, secret) = rest.split_once('_')?;
-    let hex_of = |s: &str, n: usize| s.len() == n && s.bytes().all(|b| b.is_ascii_hexdigit());
-    (hex_of(id, 16) && hex_of(secret, 64)).then_some(id)
+    let secret_fits = secret.len() == 64 && secret.bytes().all(|b| b.is_ascii_hexdigit());
+    (is_key_id(id) && secret_fits).then_some(id)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -110,6 +112,9 @@ pub enum Refusal {
     Unknown,
     #[error("key {key_id} is not for agent {agent:?}: ask the operator for a key that names it")]
     NotForAgent { key_id: String, agent: String },
+    /// The keys could not be read: nobody is let in, and the caller may try again.
+    #[error(transparent)]
+    Store(#[from] KeyStoreError),
 }
 
 /// The record of the key `authorization` (the request's `Authorization` header) carries,
@@ -118,31 +123,26 @@ pub async fn check(
     store: &dyn KeyStore,
     authorization: Option<&str>,
     agent: &str,
-) -> Result<Result<KeyRecord, Refusal>, KeyStoreError> {
-    let Some(key) = authorization.and_then(bearer) else {
-        return Ok(Err(Refusal::NoKey));
-    };
-    let Some(key_id) = key_id_of(key) else {
-        return Ok(Err(Refusal::Unknown));
-    };
-    let Some(record) = store.get(key_id).await? else {
-        return Ok(Err(Refusal::Unknown));
-    };
+) -> Result<KeyRecord, Refusal> {
+    let key = authorization.and_then(bearer).ok_or(Refusal::NoKey)?;
+    let key_id = key_id_of(key).ok_or(Refusal::Unknown)?;
+    let record = store.get(key_id).await?.ok_or(Refusal::Unknown)?;
     if !record.digest.matches(&TokenDigest::of(key)) {
-        return Ok(Err(Refusal::Unknown));
+        return Err(Refusal::Unknown);
     }
     if !record.allows(agent) {
-        return Ok(Err(Refusal::NotForAgent {
+        return Err(Refusal::NotForAgent {
             key_id: record.key_id,
             agent: agent.to_owned(),
-        }));
+        });
     }
-    Ok(Ok(record))
+    Ok(record)
 }
 
-/// The credentials of a `Bearer` header (the scheme in any case, as RFC 9110 allows).
+/// The credentials of a `Bearer` header (the scheme in any case, as RFC 9110 allows, and
+/// any run of spaces or tabs after it).
 fn bearer(header: &str) -> Option<&str> {
-    let (scheme, credentials) = header.trim().split_once(' ')?;
+    let (scheme, credentials) = header.trim().split_once([' ', '\t'])?;
     scheme
         .eq_ignore_ascii_case("bearer")
         .then(|| credentials.trim())

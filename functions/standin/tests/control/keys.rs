@@ -88,8 +88,11 @@ async fn the_keyed_door_lets_in_only_a_kept_key_for_the_agent_it_names() {
     let (status, challenge) = knock(&router, card, None).await;
     assert_eq!(status, 401);
     assert_eq!(challenge.as_deref(), Some("Bearer realm=\"standin\""));
-    let (status, _) = knock(&router, card, Some("sik_0000000000000000_00")).await;
-    assert_eq!(status, 401);
+    // A key of the right shape that was never issued, and one cut short.
+    let made_up = format!("sik_{id}_{}", "0".repeat(64));
+    for wrong in [made_up.as_str(), &key[..key.len() - 1]] {
+        assert_eq!(knock(&router, card, Some(wrong)).await.0, 401, "{wrong}");
+    }
     // Another agent, known or not: the key does not name it, and the caller learns no more.
     for other in ["critic", "nobody"] {
         let path = format!("/keyed/a2a/{other}/.well-known/agent-card.json");
@@ -148,4 +151,88 @@ async fn a_key_for_every_agent_opens_each_and_the_signed_door_declares_no_scheme
     )
     .await;
     assert!(card.get("securitySchemes").is_none(), "{card}");
+}
+
+#[tokio::test]
+async fn a_body_that_does_not_read_issues_no_key_and_a_bad_page_start_is_refused() {
+    let (w, router) = router();
+    use tower::ServiceExt;
+    let malformed = http::Request::builder()
+        .method("POST")
+        .uri("/keys")
+        .body(axum::body::Body::from(r#"{"agents": ["writer"],}"#))
+        .unwrap();
+    let response = router.clone().oneshot(malformed).await.unwrap();
+    assert_eq!(
+        response.status(),
+        400,
+        "a limit lost would open every agent"
+    );
+    assert_eq!(
+        w.call(Call::KeyList { after: None }).await.body["keys"],
+        json!([])
+    );
+    let (status, refused) = request(&router, "GET", "/keys?after=..%2Fx", Value::Null).await;
+    assert_eq!(status, 400, "{refused}");
+    assert!(
+        refused["error"].as_str().unwrap().starts_with("after: "),
+        "{refused}"
+    );
+}
+
+/// A key for the writer reaches the writer's tasks only: another agent's task is
+/// TaskNotFound through the writer's door, as through the signed one.
+#[tokio::test]
+async fn a_keyed_caller_reaches_no_task_of_another_agent() {
+    let (w, router) = router();
+    let (_, key) = issued(w, json!({"agents": ["writer"]})).await;
+    let bearer = format!("Bearer {key}");
+    let started = w
+        .start(json!({"agent": "critic", "message": "Review it", "task_id": "critic-1"}))
+        .await;
+    assert_eq!(started.status, 200, "{}", started.body);
+    for method in ["GetTask", "CancelTask"] {
+        let (status, answer) = request_with(
+            &router,
+            "POST",
+            "/keyed/a2a/writer",
+            json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": {"id": "critic-1"}}),
+            &[("authorization", &bearer)],
+        )
+        .await;
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(answer["error"]["code"], -32001, "{method}: {answer}");
+    }
+    assert!(
+        w.store
+            .snapshot("critic-1")
+            .unwrap()
+            .pending
+            .cancel
+            .is_none()
+    );
+}
+
+/// Exactly the keyed door's two operations are open at the gateway: a route added
+/// without IAM by mistake fails here.
+#[test]
+fn only_the_keyed_door_is_open_at_the_gateway() {
+    let document: Value =
+        serde_json::from_str(include_str!("../../../../api/control.openapi.json")).unwrap();
+    let mut open = Vec::new();
+    for (path, item) in document["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            if operation["security"] != json!([{"sigv4": []}]) {
+                open.push(format!("{method} {path}"));
+            }
+        }
+    }
+    open.sort();
+    assert_eq!(
+        open,
+        [
+            "get /keyed/a2a/{agent_id}/.well-known/agent-card.json",
+            "post /keyed/a2a/{agent_id}"
+        ]
+    );
 }
