@@ -59,7 +59,8 @@ async def main():
                         "artifacts": [a.get("name") for a in done.get("artifacts", [])]}
         got = MessageToDict(await client.get_task(GetTaskRequest(id=task_id)))
         seen["got"] = {"state": got["status"]["state"],
-                       "history": [said({"status": {"message": m}}) for m in got.get("history", [])],
+                       "history": [[m.get("role"), said({"status": {"message": m}})]
+                                   for m in got.get("history", [])],
                        "artifact_text": [p.get("text") for a in got.get("artifacts", [])
                                          for p in a.get("parts", [])]}
         # Every page: the front pages the stand-ins as the control API does.

@@ -85,7 +85,19 @@ async fn an_a2a_client_delegates_through_the_front_answers_reads_lists_and_cance
     let row = stack.row_status(task_id).await;
     assert_eq!(row["agent"], id.as_str(), "{row}");
     assert_eq!(seen["got"]["state"], "TASK_STATE_COMPLETED");
-    assert_eq!(seen["got"]["history"][0], "Which colour?", "{seen}");
+    // Both sides of the conversation, in the order the agent had them: the parent's
+    // start, the agent's question, the parent's answer (the final note is the status).
+    let history = seen["got"]["history"].as_array().unwrap();
+    let said_by = |role: &str, text: &str| {
+        history
+            .iter()
+            .position(|m| m[0] == role && m[1] == text)
+            .unwrap_or_else(|| panic!("{role} {text:?} in the history: {seen}"))
+    };
+    let start = said_by("ROLE_USER", "Please paint the widget");
+    let question = said_by("ROLE_AGENT", "Which colour?");
+    let answer = said_by("ROLE_USER", "blue");
+    assert!(start < question && question < answer, "{seen}");
     assert_eq!(
         seen["got"]["artifact_text"],
         json!(["<svg>a blue widget</svg>"])
