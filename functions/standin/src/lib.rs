@@ -17,6 +17,8 @@
 //! - [`control`]: the parent's control API and the `Executions` port.
 //! - [`webhook`]: the parent's webhooks, each sent every note in order (the webhook
 //!   function, fed by the outbox's webhook queue).
+//! - [`turns`]: the parent's turns (a start's message, each reply), kept for the
+//!   history a task is read back with (the `TurnLog` port on DynamoDB).
 //! - [`keys`]: the A2A front's keys for parents that cannot sign (kept as digests only,
 //!   the `KeyStore` port on DynamoDB).
 //! - [`state`]: a remote task's state as the stand-in reports it (scrubbed, compared).
@@ -54,6 +56,7 @@ pub mod registry;
 pub mod row;
 pub mod state;
 pub mod steps;
+pub mod turns;
 pub mod uploads;
 pub mod watch;
 pub mod webhook;

@@ -317,8 +317,9 @@ impl<'a, C: ControlCalls> Front<'a, C> {
         } else {
             Vec::new()
         };
+        let turns = self.turns(task_id).await?;
         let artifacts = self.artifacts(task_id).await?;
-        let mut task = task::of(task_id, &row, &notes, artifacts, keep);
+        let mut task = task::of(task_id, &row, &notes, &turns, artifacts, keep);
         // A reply taken with no word from the agent since, or one still waiting to reach
         // it: the task works on it, whatever its last note asked.
         let unanswered = replied_after.is_some_and(|after| seq <= after);
@@ -327,6 +328,18 @@ impl<'a, C: ControlCalls> Front<'a, C> {
             task["status"] = json!({"state": "TASK_STATE_WORKING"});
         }
         Ok(task)
+    }
+
+    /// The parent's turns, as the control API keeps them (none where it keeps none).
+    async fn turns(&self, task_id: &str) -> Result<Vec<Value>, RpcError> {
+        let id = rpc::task_segment(task_id)?;
+        let answer = self
+            .call("GET", format!("/standins/{id}/turns"), None)
+            .await?;
+        Ok(match answer.status {
+            200 => answer.body["turns"].as_array().cloned().unwrap_or_default(),
+            _ => Vec::new(),
+        })
     }
 
     /// The task's artifacts, each stored part given as its link (an artifact whose link

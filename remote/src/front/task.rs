@@ -123,6 +123,64 @@ fn said(task_id: &str, context: &str, note: &Value) -> Value {
     })
 }
 
+/// A part the parent gave (the control API's `InputPart`) as 1.0 writes it; a part put
+/// through `POST /uploads` has no content to show.
+fn given_part(given: &Value) -> Option<Value> {
+    let mut part = Map::new();
+    match given["kind"].as_str()? {
+        "text" => {
+            part.insert("text".into(), given["text"].clone());
+        }
+        "data" => {
+            part.insert("data".into(), given["data"].clone());
+        }
+        "file" => {
+            if let Some(url) = given["url"].as_str() {
+                part.insert("url".into(), url.into());
+            } else if let Some(bytes) = given["bytes"].as_str() {
+                part.insert("raw".into(), bytes.into());
+            } else {
+                return None;
+            }
+            if let Some(media_type) = given["media_type"].as_str() {
+                part.insert("mediaType".into(), media_type.into());
+            }
+            if let Some(name) = given["name"].as_str() {
+                part.insert("filename".into(), name.into());
+            }
+        }
+        _ => return None,
+    }
+    Some(Value::Object(part))
+}
+
+/// A turn of the parent (`GET /standins/{id}/turns`) as the user's message in `context`:
+/// a reply's message id is the reply's (the A2A message's own, for a reply sent here).
+fn turn_said(task_id: &str, context: &str, turn: &Value) -> Value {
+    let mut parts: Vec<Value> = Vec::new();
+    if let Some(text) = turn["text"].as_str().filter(|t| !t.is_empty()) {
+        parts.push(json!({"text": text}));
+    }
+    parts.extend(
+        turn["parts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(given_part),
+    );
+    let message_id = match turn["turn_id"].as_str() {
+        Some("start") | None => format!("{task_id}-start"),
+        Some(id) => id.to_owned(),
+    };
+    json!({
+        "messageId": message_id,
+        "contextId": context,
+        "taskId": task_id,
+        "role": "ROLE_USER",
+        "parts": parts,
+    })
+}
+
 fn has_words(message: &Value) -> bool {
     message["parts"].as_array().is_some_and(|p| !p.is_empty())
 }
@@ -137,11 +195,14 @@ pub fn status_of(task_id: &str, context: &str, note: &Value) -> Value {
     status
 }
 
-/// The task: `row` as `GET /standins/{id}` gives it, its notes in order, its artifacts.
+/// The task: `row` as `GET /standins/{id}` gives it, its notes in order, the parent's
+/// turns, its artifacts. The history is both sides in the order the agent had them (a
+/// turn after the note it came after), the newest `history` of them.
 pub fn of(
     task_id: &str,
     row: &Value,
     notes: &[Value],
+    turns: &[Value],
     artifacts: Vec<Value>,
     history: usize,
 ) -> Value {
@@ -154,11 +215,23 @@ pub fn of(
         status["state"] = "TASK_STATE_SUBMITTED".into();
     }
     let earlier = notes.len().saturating_sub(1);
-    let mut messages: Vec<Value> = notes[..earlier]
-        .iter()
-        .map(|note| said(task_id, context, note))
-        .filter(has_words)
+    let agents = notes[..earlier].iter().map(|note| {
+        (
+            (note["seq"].as_u64().unwrap_or_default(), 0),
+            said(task_id, context, note),
+        )
+    });
+    let parents = turns.iter().map(|turn| {
+        let after = turn["after_seq"].as_u64().unwrap_or_default();
+        ((after, 1), turn_said(task_id, context, turn))
+    });
+    let mut placed: Vec<((u64, u8), Value)> = agents
+        .chain(parents)
+        .filter(|(_, message)| has_words(message))
         .collect();
+    // Stable: turns after the same note keep the order the control API gave them.
+    placed.sort_by_key(|(at, _)| *at);
+    let mut messages: Vec<Value> = placed.into_iter().map(|(_, message)| message).collect();
     messages.drain(..messages.len().saturating_sub(history));
     let mut task = json!({"id": task_id, "contextId": context, "status": status});
     if !messages.is_empty() {

@@ -73,6 +73,10 @@ fn note(seq: u64, state: &str, text: &str, last: bool) -> Value {
            "final": last, "seq": seq, "at": format!("2026-12-05T10:00:0{seq}Z")})
 }
 
+fn no_turns() -> (u16, Value) {
+    (200, json!({"turns": []}))
+}
+
 fn no_artifacts() -> (u16, Value) {
     (
         200,
@@ -151,6 +155,7 @@ async fn a_new_message_starts_a_stand_in_and_returns_at_once_when_asked() {
             json!({"task_id": "si-1", "execution_arn": "arn", "trace_id": "t"}),
         ),
         row(None, 0),
+        no_turns(),
         no_artifacts(),
     ]);
     let front = Front::new(&api, "billing");
@@ -200,6 +205,7 @@ async fn a_reply_waits_for_the_task_to_ask_or_end_and_answers_the_task() {
             note(2, "TASK_STATE_WORKING", "Refunding", false),
             note(3, "TASK_STATE_COMPLETED", "Refunded", true)
         ])),
+        no_turns(),
         (
             200,
             json!({"task_id": "si-1", "next": null, "artifacts": [
@@ -345,6 +351,7 @@ async fn a_start_sent_again_is_the_same_task() {
             json!({"task_id": id, "agent": "billing", "state": "TASK_STATE_COMPLETED",
                      "seq": 0, "closed": true}),
         ),
+        no_turns(),
         no_artifacts(),
     ]);
     let front = Front::new(&api, "billing");
@@ -470,6 +477,7 @@ async fn a_reply_sent_again_is_taken_once_and_a_waiting_reply_reads_as_working()
             "Which order?",
             false
         )])),
+        no_turns(),
         no_artifacts(),
         (200, asking_with_one_queued),
     ]);
@@ -570,6 +578,7 @@ async fn a_push_config_sent_with_a_start_is_the_starts_own_webhook() {
             json!({"task_id": "si-1", "execution_arn": "arn", "trace_id": "t"}),
         ),
         row(None, 0),
+        no_turns(),
         no_artifacts(),
     ]);
     let front = Front::new(&api, "billing");
@@ -603,6 +612,7 @@ async fn a_push_config_sent_with_a_reply_is_set_for_the_notes_after_it_before_it
         (202, json!({"task_id": "si-1", "accepted": true})),
         row(Some("TASK_STATE_INPUT_REQUIRED"), 4),
         notes(json!([])),
+        no_turns(),
         no_artifacts(),
     ]);
     let front = Front::new(&api, "billing");
@@ -657,6 +667,7 @@ async fn the_parents_context_is_kept_with_the_start_shown_on_the_task_and_filter
             json!({"task_id": "si-1", "agent": "billing", "seq": 0, "closed": false,
                      "context_id": "chat-7"}),
         ),
+        no_turns(),
         no_artifacts(),
         (
             200,
@@ -682,4 +693,74 @@ async fn the_parents_context_is_kept_with_the_start_shown_on_the_task_and_filter
     let tasks = answer["result"]["tasks"].as_array().unwrap();
     assert_eq!(tasks.len(), 1, "{answer}");
     assert_eq!(tasks[0]["id"], "si-1");
+}
+
+/// The history is both sides in the order the agent had them: the parent's start before
+/// the first note, its reply after the question it answers; the latest note is the
+/// status, and a parent's file and data parts keep their content.
+#[test]
+fn the_history_is_both_sides_in_the_order_the_agent_had_them() {
+    let row = json!({"task_id": "si-1", "seq": 3, "state": "TASK_STATE_COMPLETED"});
+    let notes = [
+        note(1, "TASK_STATE_WORKING", "Reading", false),
+        note(2, "TASK_STATE_INPUT_REQUIRED", "Which order?", false),
+        note(3, "TASK_STATE_COMPLETED", "Refunded", true),
+    ];
+    // As the control API gives them: oldest first, each after the note it came after.
+    let turns = [
+        json!({"turn_id": "start", "after_seq": 0, "at": "t0", "text": "Refund it",
+               "parts": [{"kind": "data", "data": {"order": 7}}]}),
+        json!({"turn_id": "m-2", "after_seq": 2, "at": "t2", "text": "Order 7",
+               "parts": [{"kind": "file", "name": "r.pdf", "media_type": "application/pdf",
+                          "url": "https://files.example/r.pdf"},
+                         {"kind": "file", "upload_id": "up-1"}]}),
+    ];
+    let task = task::of("si-1", &row, &notes, &turns, Vec::new(), 20);
+    let said: Vec<(String, String)> = task["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap().to_owned(),
+                m["parts"][0]["text"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("ROLE_USER", "Refund it"),
+        ("ROLE_AGENT", "Reading"),
+        ("ROLE_AGENT", "Which order?"),
+        ("ROLE_USER", "Order 7"),
+    ];
+    assert_eq!(
+        said,
+        expected.map(|(r, t)| (r.to_owned(), t.to_owned())),
+        "{task}"
+    );
+    let history = &task["history"];
+    assert_eq!(history[0]["messageId"], "si-1-start");
+    assert_eq!(history[0]["parts"][1], json!({"data": {"order": 7}}));
+    assert_eq!(
+        history[3]["messageId"], "m-2",
+        "a reply's id is its message's"
+    );
+    assert_eq!(
+        history[3]["parts"][1],
+        json!({"url": "https://files.example/r.pdf", "mediaType": "application/pdf",
+               "filename": "r.pdf"})
+    );
+    assert_eq!(
+        history[3]["parts"].as_array().unwrap().len(),
+        2,
+        "an upload shows no content"
+    );
+    assert_eq!(task["status"]["state"], "TASK_STATE_COMPLETED");
+    // The newest `history` of both sides.
+    let short = task::of("si-1", &row, &notes, &turns, Vec::new(), 2);
+    assert_eq!(short["history"][1]["messageId"], "m-2", "{short}");
+    assert_eq!(short["history"].as_array().unwrap().len(), 2);
 }

@@ -92,6 +92,7 @@ where
             axum::routing::put(webhook_set).delete(webhook_delete),
         )
         .route("/standins/{task_id}/notes", get(notes))
+        .route("/standins/{task_id}/turns", get(turns))
         .route("/standins/{task_id}/artifacts", get(artifacts))
         .route("/standins/{task_id}/artifacts/{artifact_id}", get(artifact))
         .route("/agents", get(agent_list).put(agents_put))
@@ -304,6 +305,16 @@ async fn notes<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
             })
             .await,
     )
+}
+
+async fn turns<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
+    State(control): Api<S, D, E>,
+    task_id: Result<Path<String>, PathRejection>,
+) -> Response {
+    match task_id {
+        Ok(Path(task_id)) => respond(control.handle(Call::Turns { task_id: &task_id }).await),
+        Err(rejection) => unreadable(rejection),
+    }
 }
 
 async fn artifacts<S: RowStore + Webhooks, D: Doorbell, E: Executions>(

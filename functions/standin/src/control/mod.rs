@@ -14,6 +14,7 @@ mod mcp;
 #[cfg(any(test, feature = "test-support"))]
 pub mod memory;
 pub mod sfn;
+mod turns;
 mod uploads;
 mod webhooks;
 
@@ -53,6 +54,9 @@ pub enum Call<'a> {
     Notes {
         task_id: &'a str,
         after: Option<&'a str>,
+    },
+    Turns {
+        task_id: &'a str,
     },
     Artifacts {
         task_id: &'a str,
@@ -150,6 +154,8 @@ pub enum ControlError {
     Artifacts(#[from] crate::artifacts::BlobError),
     #[error(transparent)]
     Keys(#[from] crate::keys::KeyStoreError),
+    #[error(transparent)]
+    Turns(#[from] crate::turns::TurnLogError),
 }
 
 /// What a parent may see of a row: never the park token or the token's digest.
@@ -194,6 +200,8 @@ pub struct Control<'a, S, D, E> {
     pub allow_private: bool,
     /// The A2A front's keys, when the deployment keeps them.
     pub keys: Option<&'a dyn crate::keys::KeyStore>,
+    /// The parent's turns, when the deployment keeps them.
+    pub turns: Option<&'a dyn crate::turns::TurnLog>,
 }
 
 // Only references: a copy is as good as the original, whatever the ports are.
@@ -219,6 +227,7 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                     ControlError::Registry(_) => "the agent registry did not answer",
                     ControlError::Artifacts(_) => "the artifacts bucket did not answer",
                     ControlError::Keys(_) => "the keys table did not answer",
+                    ControlError::Turns(_) => "the turns table did not answer",
                 };
                 ApiAnswer::error(503, format!("{what}; try again"))
             }
@@ -233,6 +242,7 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             Call::Cancel { task_id, body } => self.cancel(task_id, body).await,
             Call::Status { task_id } => self.status(task_id).await,
             Call::Notes { task_id, after } => self.notes(task_id, after).await,
+            Call::Turns { task_id } => self.turns(task_id).await,
             Call::Artifacts { task_id, after } => self.artifacts(task_id, after).await,
             Call::Artifact {
                 task_id,
@@ -361,6 +371,14 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             }
             Err(err) => return Err(err.into()),
         }
+        self.keep_turn(
+            task_id.as_str(),
+            standin_wire::START_TURN_ID,
+            0,
+            message,
+            &request.parts,
+        )
+        .await;
         let input = serde_json::to_string(
             &Step::start(task_id.as_str(), agent, message)
                 .with_parts(request.parts)
@@ -462,11 +480,17 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             .reply_id
             .map_or_else(|| format!("r-{}", random_hex()), String::from);
         let event = WakeEvent::Reply {
-            text: request.text,
-            parts: request.parts,
-            id: Some(reply_id),
+            text: request.text.clone(),
+            parts: request.parts.clone(),
+            id: Some(reply_id.clone()),
         };
-        self.ring(task_id, event).await
+        let (answer, row) = self.ring(task_id, event).await?;
+        // Taken: it reaches the agent after the newest note the row has.
+        if let Some(row) = row {
+            self.keep_turn(task_id, &reply_id, row.seq, &request.text, &request.parts)
+                .await;
+        }
+        Ok(answer)
     }
 
     async fn cancel(&self, task_id: &str, body: &Value) -> Result<ApiAnswer, ControlError> {
@@ -474,26 +498,35 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             Ok(request) => request.reason().to_owned(),
             Err(BodyError(message)) => return Ok(ApiAnswer::error(400, message)),
         };
-        self.ring(task_id, WakeEvent::Cancel { reason }).await
+        Ok(self.ring(task_id, WakeEvent::Cancel { reason }).await?.0)
     }
 
-    async fn ring(&self, task_id: &str, event: WakeEvent) -> Result<ApiAnswer, ControlError> {
+    /// The answer to an event rung on the stand-in, and its row once the event is on it.
+    async fn ring(
+        &self,
+        task_id: &str,
+        event: WakeEvent,
+    ) -> Result<(ApiAnswer, Option<Row>), ControlError> {
+        let refused = |answer| Ok((answer, None));
         match doorbell::ring(self.store, self.bell, task_id, &event, &Guard::Open).await {
-            Ok(_) => Ok(ApiAnswer::of(
-                202,
-                Accepted {
-                    task_id: task_id.to_owned(),
-                    accepted: true,
-                },
+            Ok(row) => Ok((
+                ApiAnswer::of(
+                    202,
+                    Accepted {
+                        task_id: task_id.to_owned(),
+                        accepted: true,
+                    },
+                ),
+                Some(row),
             )),
             Err(StoreError::NotFound(_)) => {
-                Ok(ApiAnswer::error(404, format!("no stand-in {task_id}")))
+                refused(ApiAnswer::error(404, format!("no stand-in {task_id}")))
             }
-            Err(StoreError::Refused(_)) => Ok(ApiAnswer::error(
+            Err(StoreError::Refused(_)) => refused(ApiAnswer::error(
                 409,
                 format!("stand-in {task_id} has ended"),
             )),
-            Err(err @ StoreError::RepliesFull(_)) => Ok(ApiAnswer::error(
+            Err(err @ StoreError::RepliesFull(_)) => refused(ApiAnswer::error(
                 429,
                 format!("{err}; send more once it has taken them"),
             )),

@@ -357,6 +357,8 @@ pub struct ControlSettings {
     pub webhook_queue_url: Option<String>,
     /// The A2A front's keys (`KEYS_TABLE`): without it the keyed door lets no one in.
     pub keys_table: Option<String>,
+    /// The parent's turns (`TURNS_TABLE`): without it a task's history is the agent's.
+    pub turns_table: Option<String>,
 }
 
 impl ControlSettings {
@@ -374,6 +376,7 @@ impl ControlSettings {
             api_url_form: api_url_form(env)?,
             webhook_queue_url: optional(env, "WEBHOOK_QUEUE_URL"),
             keys_table: optional(env, "KEYS_TABLE"),
+            turns_table: optional(env, "TURNS_TABLE"),
         })
     }
 }

@@ -436,6 +436,7 @@ pub struct ControlDeps {
     pub webhooks: Option<crate::webhook::sqs::SqsDeliveryQueue>,
     pub allow_private: bool,
     pub keys: Option<crate::keys::dynamo::DynamoKeys>,
+    pub turns: Option<crate::turns::dynamo::DynamoTurns>,
 }
 
 impl ControlDeps {
@@ -466,6 +467,9 @@ impl ControlDeps {
             keys: settings
                 .keys_table
                 .map(|table| crate::keys::dynamo::DynamoKeys::new(aws.dynamodb(), table)),
+            turns: settings
+                .turns_table
+                .map(|table| crate::turns::dynamo::DynamoTurns::new(aws.dynamodb(), table)),
         })
     }
 }

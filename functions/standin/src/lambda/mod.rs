@@ -222,6 +222,7 @@ pub async fn serve_control() -> Result<(), Error> {
             .map(|q| q as &dyn crate::webhook::DeliveryQueue),
         allow_private: deps.allow_private,
         keys: deps.keys.as_ref().map(|k| k as &dyn crate::keys::KeyStore),
+        turns: deps.turns.as_ref().map(|t| t as &dyn crate::turns::TurnLog),
     });
     let url_form = deps.api_url_form;
     Box::pin(lambda_http::run(service_fn(move |request: Request| {

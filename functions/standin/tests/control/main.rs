@@ -30,6 +30,7 @@ struct World {
     cards: standin::cards::Cards,
     deliveries: standin::webhook::memory::MemoryDeliveryQueue,
     keys: standin::keys::memory::MemoryKeys,
+    turns: standin::turns::memory::MemoryTurns,
 }
 
 /// Cards as a deployment reads them: the writer's says what it does, the others' do not
@@ -76,6 +77,7 @@ impl World {
             cards: standin::cards::Cards::new(Box::new(Cards)),
             deliveries: Default::default(),
             keys: Default::default(),
+            turns: Default::default(),
         }
     }
 
@@ -89,6 +91,7 @@ impl World {
             Call::Cancel { task_id, .. } => Some(("POST", format!("/standins/{task_id}/cancel"))),
             Call::Status { task_id } => Some(("GET", format!("/standins/{task_id}"))),
             Call::Notes { task_id, .. } => Some(("GET", format!("/standins/{task_id}/notes"))),
+            Call::Turns { task_id } => Some(("GET", format!("/standins/{task_id}/turns"))),
             Call::Artifacts { task_id, .. } => {
                 Some(("GET", format!("/standins/{task_id}/artifacts")))
             }
@@ -134,6 +137,7 @@ impl World {
             webhooks: Some(&self.deliveries),
             allow_private: true,
             keys: Some(&self.keys),
+            turns: Some(&self.turns),
         }
         .handle(call)
         .await;
@@ -167,6 +171,7 @@ fn router() -> (&'static World, axum::Router) {
         webhooks: Some(&w.deliveries),
         allow_private: true,
         keys: Some(&w.keys),
+        turns: Some(&w.turns),
     });
     (w, router)
 }
@@ -209,5 +214,6 @@ mod replies_and_status;
 mod routes;
 mod starts;
 mod traces;
+mod turns;
 mod uploads;
 mod webhooks;

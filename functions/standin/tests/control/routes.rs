@@ -79,7 +79,7 @@ async fn requests_are_routed_by_method_path_and_parameter() {
 async fn every_operation_of_the_document_is_routed() {
     let (_, router) = router();
     let ops = operations().unwrap();
-    assert_eq!(ops.len(), 25);
+    assert_eq!(ops.len(), 26);
     for op in ops {
         if op.template == "/mcp" {
             continue; // the MCP service's own: mcp.rs

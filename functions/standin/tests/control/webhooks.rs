@@ -232,6 +232,7 @@ async fn where_private_agents_are_not_allowed_a_webhook_is_https_to_a_public_add
         webhooks: Some(&w.deliveries),
         allow_private: false,
         keys: None,
+        turns: None,
     };
     for (url, said) in [
         ("http://parent.example/hook", "must be https"),

@@ -1,0 +1,50 @@
+//! The parent's turns as the control API keeps them: each start's message and reply, once
+//! taken, with the note it came after; `GET /standins/{task_id}/turns` gives them back
+//! (the A2A front's history shows them beside the agent's messages).
+
+use standin_wire::{InputPart, TurnsPage};
+use tracing::warn;
+
+use super::{ApiAnswer, Control, ControlError, Executions};
+use crate::doorbell::Doorbell;
+use crate::row::{RowStore, Webhooks};
+use crate::turns::Turn;
+
+impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
+    /// Keeps a turn the stand-in took. The turn reaches the agent whether or not it is
+    /// kept, so a turns table that does not answer costs the history a line, not the
+    /// parent its call (a retry of an unnamed reply would be a second reply).
+    pub(super) async fn keep_turn(
+        &self,
+        task_id: &str,
+        turn_id: &str,
+        after_seq: u64,
+        text: &str,
+        parts: &[InputPart],
+    ) {
+        let Some(log) = self.turns else {
+            return;
+        };
+        let turn = Turn {
+            turn_id: turn_id.to_owned(),
+            after_seq,
+            at: crate::clock::now_rfc3339(),
+            text: text.to_owned(),
+            parts: parts.to_vec(),
+        };
+        if let Err(err) = log.record(task_id, &turn).await {
+            warn!(task_id, turn_id, error = %err, "the parent's turn was not kept: the task's history will lack it");
+        }
+    }
+
+    pub(super) async fn turns(&self, task_id: &str) -> Result<ApiAnswer, ControlError> {
+        if self.store.get(task_id).await?.is_none() {
+            return Ok(ApiAnswer::error(404, format!("no stand-in {task_id}")));
+        }
+        let turns = match self.turns {
+            Some(log) => log.turns(task_id).await?,
+            None => Vec::new(),
+        };
+        Ok(ApiAnswer::of(200, TurnsPage { turns }))
+    }
+}
