@@ -5,7 +5,8 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, KeySchemaElement, KeyType, ScalarAttributeType,
+    AttributeDefinition, BillingMode, GlobalSecondaryIndex, KeySchemaElement, KeyType, Projection,
+    ProjectionType, ScalarAttributeType,
 };
 use standin::row::dynamo::DynamoRowStore;
 
@@ -25,8 +26,8 @@ fn key(name: &str, kind: KeyType) -> KeySchemaElement {
         .unwrap()
 }
 
-/// A fresh row table (HASH task_id) and notes table (HASH task_id, RANGE seq), as the
-/// template makes them.
+/// A fresh row table (HASH task_id, its index by agent: HASH agent, RANGE created_at,
+/// keys only) and notes table (HASH task_id, RANGE seq), as the template makes them.
 async fn store() -> DynamoRowStore {
     std::env::var("AWS_ENDPOINT_URL")
         .expect("AWS_ENDPOINT_URL is not set: run these tests with `make test`");
@@ -43,7 +44,22 @@ async fn store() -> DynamoRowStore {
         .table_name(&table)
         .billing_mode(BillingMode::PayPerRequest)
         .attribute_definitions(attribute("task_id", ScalarAttributeType::S))
+        .attribute_definitions(attribute("agent", ScalarAttributeType::S))
+        .attribute_definitions(attribute("created_at", ScalarAttributeType::S))
         .key_schema(key("task_id", KeyType::Hash))
+        .global_secondary_indexes(
+            GlobalSecondaryIndex::builder()
+                .index_name("by_agent")
+                .key_schema(key("agent", KeyType::Hash))
+                .key_schema(key("created_at", KeyType::Range))
+                .projection(
+                    Projection::builder()
+                        .projection_type(ProjectionType::KeysOnly)
+                        .build(),
+                )
+                .build()
+                .unwrap(),
+        )
         .send()
         .await
         .expect("table created");

@@ -396,13 +396,17 @@ impl<'a, C: ControlCalls> Front<'a, C> {
 
     /// ListTasks: this agent's stand-ins, a page of the API's at a time.
     async fn list(&self, filter: rpc::ListFilter) -> Result<Value, RpcError> {
+        // This agent's stand-ins only, from the control API's index of them, so a page
+        // token is one of this agent's own tasks.
+        let agent = rpc::segment(self.agent)
+            .map_err(|_| RpcError::invalid_params("the agent's id does not read"))?;
         let path = match &filter.page_token {
             Some(token) => format!(
-                "/standins?after={}",
+                "/standins?agent={agent}&after={}",
                 rpc::segment(token)
                     .map_err(|_| RpcError::invalid_params("pageToken: not one this front gave"))?
             ),
-            None => "/standins".to_owned(),
+            None => format!("/standins?agent={agent}"),
         };
         let answer = self.call("GET", path, None).await?;
         if answer.status != 200 {

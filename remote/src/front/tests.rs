@@ -390,7 +390,7 @@ async fn list_tasks_gives_this_agents_tasks_by_status() {
         .collect();
     assert_eq!(ids, ["si-1"], "{answer}");
     assert_eq!(result["nextPageToken"], "si-3");
-    assert_eq!(api.calls()[0].1, "/standins?after=si-0");
+    assert_eq!(api.calls()[0].1, "/standins?agent=billing&after=si-0");
 }
 
 #[test]

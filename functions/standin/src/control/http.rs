@@ -27,9 +27,13 @@ struct Pairs(Vec<(String, String)>);
 
 impl Pairs {
     fn after(&self) -> Option<&str> {
+        self.named("after")
+    }
+
+    fn named(&self, name: &str) -> Option<&str> {
         self.0
             .iter()
-            .find(|(k, _)| k == "after")
+            .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     }
 }
@@ -180,6 +184,7 @@ async fn list<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
         control
             .handle(Call::List {
                 after: pairs.after(),
+                agent: pairs.named("agent"),
             })
             .await,
     )

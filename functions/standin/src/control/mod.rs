@@ -66,8 +66,10 @@ pub enum Call<'a> {
         task_id: &'a str,
         artifact_id: &'a str,
     },
+    /// Every stand-in, or `agent`'s only (newest first).
     List {
         after: Option<&'a str>,
+        agent: Option<&'a str>,
     },
     WebhookSet {
         task_id: &'a str,
@@ -248,8 +250,11 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                 task_id,
                 artifact_id,
             } => self.artifact(task_id, artifact_id).await,
-            Call::List { after } => {
-                let (rows, next) = self.store.list(after, LIST_PAGE).await?;
+            Call::List { after, agent } => {
+                let (rows, next) = match agent {
+                    Some(agent) => self.store.list_of_agent(agent, after, LIST_PAGE).await?,
+                    None => self.store.list(after, LIST_PAGE).await?,
+                };
                 let standins = rows.iter().map(summary).collect();
                 Ok(ApiAnswer::of(200, ListPage { standins, next }))
             }

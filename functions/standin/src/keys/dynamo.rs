@@ -6,7 +6,7 @@ use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::error::DisplayErrorContext;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 
-use super::{KeyRecord, KeyStore, KeyStoreError};
+use super::{KeyPage, KeyRecord, KeyStore, KeyStoreError};
 use crate::push::TokenDigest;
 use crate::registry::BoxFuture;
 
@@ -122,7 +122,7 @@ impl KeyStore for DynamoKeys {
         &'a self,
         after: Option<&'a str>,
         limit: u32,
-    ) -> BoxFuture<'a, Result<(Vec<KeyRecord>, Option<String>), KeyStoreError>> {
+    ) -> BoxFuture<'a, Result<KeyPage, KeyStoreError>> {
         Box::pin(async move {
             let start = after
                 .map(|id| HashMap::from([(KEY_ID.to_owned(), AttributeValue::S(id.to_owned()))]));

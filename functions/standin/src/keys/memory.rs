@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use super::{KeyRecord, KeyStore, KeyStoreError};
+use super::{KeyPage, KeyRecord, KeyStore, KeyStoreError};
 use crate::registry::BoxFuture;
 
 #[derive(Default)]
@@ -47,7 +47,7 @@ impl KeyStore for MemoryKeys {
         &'a self,
         after: Option<&'a str>,
         limit: u32,
-    ) -> BoxFuture<'a, Result<(Vec<KeyRecord>, Option<String>), KeyStoreError>> {
+    ) -> BoxFuture<'a, Result<KeyPage, KeyStoreError>> {
         Box::pin(async move {
             let records = self.records();
             let page: Vec<KeyRecord> = records

@@ -26,6 +26,9 @@ pub const KEYS_PAGE: u32 = 100;
 /// The most agents one key may be limited to.
 pub const MAX_KEY_AGENTS: usize = 100;
 
+/// A page of keys' records, and the key id the next page starts after.
+pub type KeyPage = (Vec<KeyRecord>, Option<String>);
+
 /// A key as kept: never the key, only its digest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyRecord {
@@ -98,7 +101,7 @@ pub trait KeyStore: Send + Sync {
         &'a self,
         after: Option<&'a str>,
         limit: u32,
-    ) -> BoxFuture<'a, Result<(Vec<KeyRecord>, Option<String>), KeyStoreError>>;
+    ) -> BoxFuture<'a, Result<KeyPage, KeyStoreError>>;
 }
 
 /// Why a request to the keyed front is turned away. The words never repeat the key.

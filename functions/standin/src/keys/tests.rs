@@ -100,7 +100,7 @@ async fn keys_that_cannot_be_read_let_nobody_in() {
             &'a self,
             _: Option<&'a str>,
             _: u32,
-        ) -> BoxFuture<'a, Result<(Vec<KeyRecord>, Option<String>), KeyStoreError>> {
+        ) -> BoxFuture<'a, Result<KeyPage, KeyStoreError>> {
             Box::pin(async { Err(KeyStoreError::Unavailable("down".into())) })
         }
     }

@@ -167,6 +167,38 @@ impl StandIns for MemoryStore {
         Ok((page, next))
     }
 
+    async fn list_of_agent(
+        &self,
+        agent: &str,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<(Vec<Row>, Option<String>), StoreError> {
+        let rows = lock(&self.rows);
+        // Newest first, as the index orders them: by when each started, then by id.
+        let order = |row: &Row| (row.created_at.clone(), row.task_id.clone());
+        let mut mine: Vec<&Row> = rows
+            .values()
+            .filter(|row| row.agent == agent && row.created_at.is_some())
+            .collect();
+        mine.sort_by_key(|row| std::cmp::Reverse(order(row)));
+        let start = match after {
+            None => 0,
+            Some(after) => match mine.iter().position(|row| row.task_id == after) {
+                Some(at) => at + 1,
+                None => mine.len(),
+            },
+        };
+        let page: Vec<Row> = mine[start..]
+            .iter()
+            .take(limit as usize)
+            .map(|row| (*row).clone())
+            .collect();
+        let next = (mine.len() > start + page.len())
+            .then(|| page.last().map(|r| r.task_id.clone()))
+            .flatten();
+        Ok((page, next))
+    }
+
     async fn set_remote(
         &self,
         task_id: &str,

@@ -25,6 +25,12 @@ macro_rules! row_store_pass_through {
             self.inner.list(after, limit).await
         }
     };
+    (@ list_of_agent) => {
+        async fn list_of_agent(&self, agent: &str, after: Option<&str>, limit: u32)
+            -> Result<(Vec<$crate::row::Row>, Option<String>), $crate::row::StoreError> {
+            self.inner.list_of_agent(agent, after, limit).await
+        }
+    };
     (@ record) => {
         async fn record(&self, task_id: &str, event: &$crate::row::WakeEvent, guard: &$crate::row::Guard)
             -> Result<$crate::row::Row, $crate::row::StoreError> {

@@ -84,6 +84,15 @@ pub trait StandIns: Send + Sync {
         after: Option<&str>,
         limit: u32,
     ) -> impl Future<Output = Result<(Vec<Row>, Option<String>), StoreError>> + Send;
+    /// One page of agent `agent`'s stand-ins, newest first, starting after stand-in
+    /// `after` (the previous page's last); the page and the id the next one starts after.
+    /// A stand-in of another agent as `after` starts nowhere: the page is empty.
+    fn list_of_agent(
+        &self,
+        agent: &str,
+        after: Option<&str>,
+        limit: u32,
+    ) -> impl Future<Output = Result<(Vec<Row>, Option<String>), StoreError>> + Send;
     /// Records the remote task (after the first turn) and its context.
     fn set_remote(
         &self,

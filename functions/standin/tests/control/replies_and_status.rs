@@ -307,10 +307,64 @@ async fn the_list_pages_through_the_stand_ins() {
             .await
             .unwrap();
     }
-    let first = w.call(Call::List { after: None }).await;
+    let first = w
+        .call(Call::List {
+            after: None,
+            agent: None,
+        })
+        .await;
     assert_eq!(first.body["standins"].as_array().unwrap().len(), 50);
     let next = first.body["next"].as_str().unwrap().to_owned();
-    let second = w.call(Call::List { after: Some(&next) }).await;
+    let second = w
+        .call(Call::List {
+            after: Some(&next),
+            agent: None,
+        })
+        .await;
     assert_eq!(second.body["standins"].as_array().unwrap().len(), 5);
     assert_eq!(second.body["next"], Value::Null);
+}
+
+/// One agent's stand-ins, newest first, through the route as the A2A front asks for them.
+#[tokio::test]
+async fn the_list_of_one_agent_holds_its_stand_ins_only_newest_first() {
+    let (w, router) = router();
+    for (id, agent, at) in [
+        ("w-old", "writer", "2026-12-01T10:00:00.000Z"),
+        ("c-mid", "critic", "2026-12-01T10:00:01.000Z"),
+        ("w-new", "writer", "2026-12-01T10:00:02.000Z"),
+    ] {
+        let mut row = Row::new(id, agent);
+        row.created_at = Some(at.into());
+        w.store.create(&row).await.unwrap();
+    }
+    let (status, listed) = request(&router, "GET", "/standins?agent=writer", Value::Null).await;
+    assert_eq!(status, 200, "{listed}");
+    let ids: Vec<&str> = listed["standins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["task_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["w-new", "w-old"]);
+    let (_, after) = request(
+        &router,
+        "GET",
+        "/standins?agent=writer&after=w-new",
+        Value::Null,
+    )
+    .await;
+    assert_eq!(after["standins"][0]["task_id"], "w-old", "{after}");
+    let (_, other) = request(
+        &router,
+        "GET",
+        "/standins?agent=writer&after=c-mid",
+        Value::Null,
+    )
+    .await;
+    assert_eq!(
+        other["standins"],
+        json!([]),
+        "another agent's id starts nowhere"
+    );
 }

@@ -10,7 +10,7 @@ async fn race_push_after_close_is_refused_at_the_write() {
         inner: MemoryStore,
     }
     impl StandIns for ClosingStore {
-        standin::row_store_pass_through!(create, get, list, set_remote, set_watch);
+        standin::row_store_pass_through!(create, get, list, list_of_agent, set_remote, set_watch);
     }
     impl Notes for ClosingStore {
         standin::row_store_pass_through!(apply, close, notes);

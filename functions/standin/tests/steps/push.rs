@@ -242,7 +242,7 @@ struct PushDuringTheQuestion<'a> {
 }
 
 impl StandIns for PushDuringTheQuestion<'_> {
-    standin::row_store_pass_through!(create, get, list, set_remote, set_watch);
+    standin::row_store_pass_through!(create, get, list, list_of_agent, set_remote, set_watch);
 }
 
 impl Notes for PushDuringTheQuestion<'_> {

@@ -47,6 +47,7 @@ macro_rules! row_store_contract {
             close_without_a_note_writes_none,
             the_note_log_reads_after_a_number_up_to_a_limit,
             list_pages_through_every_row_once,
+            an_agents_stand_ins_are_listed_newest_first_a_page_at_a_time,
             replies_queue_up_to_the_bound_in_the_write_itself,
             a_named_reply_is_queued_once_in_the_write_itself,
             a_reply_s_parts_are_kept_and_taken_with_it,

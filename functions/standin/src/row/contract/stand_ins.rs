@@ -2,6 +2,46 @@
 
 use super::*;
 
+/// An agent's stand-ins, newest first, a page at a time, each once; another agent's
+/// never, not even as where a page starts.
+pub async fn an_agents_stand_ins_are_listed_newest_first_a_page_at_a_time<S: RowStore>(store: &S) {
+    for i in 0..5 {
+        let mut row = Row::new(&format!("mine-{i}"), "agent-listed");
+        row.created_at = Some(format!("2026-11-30T10:00:0{i}.000Z"));
+        store.create(&row).await.expect("created");
+        let mut other = Row::new(&format!("other-{i}"), "agent-other");
+        other.created_at = Some(format!("2026-11-30T10:00:0{i}.500Z"));
+        store.create(&other).await.expect("created");
+    }
+    let (mut seen, mut after) = (Vec::new(), None::<String>);
+    for _ in 0..10 {
+        let (rows, next) = store
+            .list_of_agent("agent-listed", after.as_deref(), 2)
+            .await
+            .expect("listed");
+        assert!(rows.len() <= 2, "a page holds at most the limit");
+        seen.extend(rows.into_iter().map(|r| r.task_id));
+        match next {
+            Some(n) => after = Some(n),
+            None => break,
+        }
+    }
+    assert_eq!(seen, ["mine-4", "mine-3", "mine-2", "mine-1", "mine-0"]);
+    let (rows, next) = store
+        .list_of_agent("agent-listed", Some("other-3"), 2)
+        .await
+        .expect("listed");
+    assert!(
+        rows.is_empty() && next.is_none(),
+        "another agent's id starts nowhere"
+    );
+    let (rows, _) = store
+        .list_of_agent("agent-nobody", None, 2)
+        .await
+        .expect("listed");
+    assert!(rows.is_empty());
+}
+
 pub async fn list_pages_through_every_row_once<S: RowStore>(store: &S) {
     let ids: Vec<String> = (0..7).map(|i| format!("list-{i}")).collect();
     for id in &ids {

@@ -14,6 +14,10 @@ pub const TAKEN: &str = "taken";
 pub const PARK_TOKEN: &str = "park_token";
 pub const PENDING: &str = "pending";
 pub const SEQ: &str = "seq";
+pub const CREATED_AT: &str = "created_at";
+/// The index of each agent's stand-ins by when they started (`agent`, `created_at`; keys
+/// only): `list_of_agent` queries it, then reads the rows.
+pub const BY_AGENT: &str = "by_agent";
 pub const REPLY_IDS: &str = "reply_ids";
 /// Of `watch`.
 pub const MODE: &str = "mode";

@@ -75,6 +75,56 @@ fn value<T: Serialize>(v: &T) -> Result<AttributeValue, StoreError> {
     serde_dynamo::to_attribute_value(v).map_err(|e| StoreError::Backend(format!("encode: {e}")))
 }
 
+/// The most rounds a batch read takes to get the keys DynamoDB left unprocessed.
+const BATCH_ROUNDS: usize = 5;
+
+impl DynamoRowStore {
+    /// The rows of `ids` (at most 100), in that order; a row gone since is left out.
+    async fn rows_in_order(&self, ids: &[String]) -> Result<Vec<Row>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys: Vec<Item> = ids
+            .iter()
+            .map(|id| std::collections::HashMap::from([Self::key(id)]))
+            .collect();
+        let mut asked = aws_sdk_dynamodb::types::KeysAndAttributes::builder()
+            .set_keys(Some(keys))
+            .consistent_read(true)
+            .build()
+            .map_err(|e| StoreError::Backend(e.to_string()))?;
+        let mut found = std::collections::HashMap::new();
+        for _ in 0..BATCH_ROUNDS {
+            let out = self
+                .client
+                .batch_get_item()
+                .request_items(&self.table, asked)
+                .send()
+                .await
+                .map_err(|e| backend(&e))?;
+            for item in out
+                .responses
+                .into_iter()
+                .flatten()
+                .flat_map(|(_, items)| items)
+            {
+                let row = row_of(item)?;
+                found.insert(row.task_id.clone(), row);
+            }
+            match out
+                .unprocessed_keys
+                .and_then(|mut left| left.remove(&self.table))
+            {
+                Some(left) if !left.keys().is_empty() => asked = left,
+                _ => return Ok(ids.iter().filter_map(|id| found.remove(id)).collect()),
+            }
+        }
+        Err(StoreError::Backend(
+            "DynamoDB left keys of the batch read unprocessed, round after round".into(),
+        ))
+    }
+}
+
 fn row_of(item: Item) -> Result<Row, StoreError> {
     serde_dynamo::from_item(item).map_err(|e| StoreError::Backend(format!("decode row: {e}")))
 }
@@ -203,6 +253,55 @@ impl StandIns for DynamoRowStore {
             .map(row_of)
             .collect::<Result<_, _>>()?;
         Ok((rows, next))
+    }
+
+    async fn list_of_agent(
+        &self,
+        agent: &str,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<(Vec<Row>, Option<String>), StoreError> {
+        // The index's key of the stand-in the page starts after: its agent and start.
+        let start = match after {
+            None => None,
+            Some(after) => match self.get(after).await? {
+                Some(Row {
+                    agent: of,
+                    created_at: Some(at),
+                    ..
+                }) if of == agent => Some(std::collections::HashMap::from([
+                    Self::key(after),
+                    (AGENT.to_owned(), AttributeValue::S(of)),
+                    (CREATED_AT.to_owned(), AttributeValue::S(at)),
+                ])),
+                _ => return Ok((Vec::new(), None)),
+            },
+        };
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .index_name(BY_AGENT)
+            .key_condition_expression("#agent = :agent")
+            .expression_attribute_names("#agent", AGENT)
+            .expression_attribute_values(":agent", AttributeValue::S(agent.to_owned()))
+            .scan_index_forward(false)
+            .set_exclusive_start_key(start)
+            .limit(i32::try_from(limit).unwrap_or(i32::MAX))
+            .send()
+            .await
+            .map_err(|e| backend(&e))?;
+        let ids: Vec<String> = out
+            .items()
+            .iter()
+            .filter_map(|item| item.get(TASK_ID)?.as_s().ok().cloned())
+            .collect();
+        let next = out
+            .last_evaluated_key()
+            .and_then(|k| k.get(TASK_ID))
+            .and_then(|v| v.as_s().ok())
+            .cloned();
+        Ok((self.rows_in_order(&ids).await?, next))
     }
 
     async fn set_remote(

@@ -133,6 +133,16 @@ fn the_keys_and_the_ttl_attribute_are_the_templates() {
     let notes = resource(template, "NotesTable");
     assert!(notes.contains(&ttl) && notes.contains(&hash), "{notes}");
     assert!(notes.contains(&format!("{{ AttributeName: {SEQ}, KeyType: RANGE }}")));
+    let index = format!(
+        "- IndexName: {BY_AGENT}\n          KeySchema:\n            - {{ AttributeName: {AGENT}, KeyType: HASH }}\n            - {{ AttributeName: {CREATED_AT}, KeyType: RANGE }}\n          Projection: {{ ProjectionType: KEYS_ONLY }}"
+    );
+    assert!(rows.contains(&index), "{rows}");
+    // The index's keys are the row's own attributes, as it serialises them.
+    let item: Item = serde_dynamo::to_item(full_row()).expect("a row serialises");
+    assert!(
+        item.contains_key(AGENT) && item.contains_key(CREATED_AT),
+        "{item:?}"
+    );
 }
 
 /// A reply's parts are one string on the row, whatever they hold: DynamoDB's nesting and
