@@ -78,3 +78,117 @@ async fn store() -> DynamoRowStore {
 }
 
 standin::row_store_contract!(store().await);
+
+/// A fresh turns table (HASH task_id, RANGE turn_key; local index `in_order` on
+/// turn_order, all attributes), as the template makes it.
+async fn turns_table() -> standin::turns::dynamo::DynamoTurns {
+    use aws_sdk_dynamodb::types::LocalSecondaryIndex;
+    let config = aws_config::load_from_env().await;
+    let client = aws_sdk_dynamodb::Client::new(&config);
+    let suffix = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let table = format!("turns-{suffix}");
+    client
+        .create_table()
+        .table_name(&table)
+        .billing_mode(BillingMode::PayPerRequest)
+        .attribute_definitions(attribute("task_id", ScalarAttributeType::S))
+        .attribute_definitions(attribute("turn_key", ScalarAttributeType::S))
+        .attribute_definitions(attribute("turn_order", ScalarAttributeType::S))
+        .key_schema(key("task_id", KeyType::Hash))
+        .key_schema(key("turn_key", KeyType::Range))
+        .local_secondary_indexes(
+            LocalSecondaryIndex::builder()
+                .index_name("in_order")
+                .key_schema(key("task_id", KeyType::Hash))
+                .key_schema(key("turn_order", KeyType::Range))
+                .projection(
+                    Projection::builder()
+                        .projection_type(ProjectionType::All)
+                        .build(),
+                )
+                .build()
+                .unwrap(),
+        )
+        .send()
+        .await
+        .expect("turns table created");
+    standin::turns::dynamo::DynamoTurns::new(client, table)
+}
+
+fn turn(
+    kind: standin::turns::TurnKind,
+    id: &str,
+    after_seq: u64,
+    at: &str,
+) -> standin::turns::Turn {
+    standin::turns::Turn {
+        kind,
+        turn_id: id.into(),
+        after_seq,
+        at: at.into(),
+        text: format!("said {id}"),
+        parts: Vec::new(),
+    }
+}
+
+/// On DynamoDB: a turn recorded again keeps its first record, a reply named `start` is
+/// not the start, parts come back as given, and a read gives the newest 100 oldest first.
+#[tokio::test]
+async fn turns_are_kept_once_and_read_newest_hundred_in_order() {
+    use standin::turns::{TurnKind, TurnLog};
+    let log = turns_table().await;
+    let mut start = turn(TurnKind::Start, "start", 0, "2026-12-05T10:00:00.000Z");
+    start.parts = standin_wire::parse_parts(
+        &serde_json::json!({"parts": [{"kind": "data", "data": {"order": 7}}]}),
+        "text",
+    )
+    .unwrap();
+    log.record("t", &start).await.unwrap();
+    log.record(
+        "t",
+        &turn(TurnKind::Reply, "start", 0, "2026-12-05T10:00:00.000Z"),
+    )
+    .await
+    .unwrap();
+    log.record(
+        "t",
+        &turn(TurnKind::Reply, "r-1", 2, "2026-12-05T10:00:02.000Z"),
+    )
+    .await
+    .unwrap();
+    // Sent again later, when the row had moved on: the first record stays.
+    log.record(
+        "t",
+        &turn(TurnKind::Reply, "r-1", 5, "2026-12-05T10:00:09.000Z"),
+    )
+    .await
+    .unwrap();
+    let read = log.turns("t").await.unwrap();
+    let seen: Vec<(TurnKind, &str, u64)> = read
+        .iter()
+        .map(|t| (t.kind, t.turn_id.as_str(), t.after_seq))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (TurnKind::Start, "start", 0),
+            (TurnKind::Reply, "start", 0),
+            (TurnKind::Reply, "r-1", 2)
+        ]
+    );
+    assert_eq!(read[0].parts, start.parts);
+
+    for i in 0..105u64 {
+        let at = format!("2026-12-05T11:{:02}:{:02}.000Z", i / 60, i % 60);
+        log.record("long", &turn(TurnKind::Reply, &format!("r-{i:03}"), i, &at))
+            .await
+            .unwrap();
+    }
+    let read = log.turns("long").await.unwrap();
+    assert_eq!(read.len(), 100);
+    assert_eq!(read[0].turn_id, "r-005", "the newest hundred");
+    assert_eq!(read[99].turn_id, "r-104", "oldest first");
+}

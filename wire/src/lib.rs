@@ -36,7 +36,7 @@ pub use parts::{FileContent, InputFile, InputPart, MAX_PARTS, MAX_TURN_BYTES, pa
 pub use path::path_segment;
 pub use state::{TaskState, WatchMode};
 pub use trace::TraceContext;
-pub use turn::{START_TURN_ID, TurnView, TurnsPage};
+pub use turn::{TurnKind, TurnView, TurnsPage};
 pub use upload::{MAX_UPLOAD_BYTES, UPLOAD_LINK_SECONDS, UploadId, UploadLink, UploadRequest};
 pub use webhook::{
     MAX_WEBHOOK_ID_CHARS, MAX_WEBHOOK_SECRET_CHARS, MAX_WEBHOOK_URL_CHARS, WEBHOOK_ID_RULE,

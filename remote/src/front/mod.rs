@@ -6,8 +6,8 @@
 //! - `SendMessage` with no `taskId` starts a stand-in (the task's id is the stand-in's);
 //!   with the `taskId` of one that waits, it is the reply. Unless `returnImmediately`, the
 //!   answer waits for the task to ask, end or [`WAIT_BOUND`] to pass.
-//! - `GetTask`: the stand-in's view (status from its latest note, history from its notes,
-//!   artifacts as kept, a stored part as a five-minute link).
+//! - `GetTask`: the stand-in's view (status from its latest note, history from its notes
+//!   and the parent's turns, artifacts as kept, a stored part as a five-minute link).
 //! - `ListTasks` (this agent's, filtered by status and context) and `CancelTask`.
 //!
 //! `card.rs` is the front's card, `rpc.rs` the JSON-RPC envelope and A2A's error codes,

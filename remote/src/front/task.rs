@@ -168,9 +168,9 @@ fn turn_said(task_id: &str, context: &str, turn: &Value) -> Value {
             .flatten()
             .filter_map(given_part),
     );
-    let message_id = match turn["turn_id"].as_str() {
-        Some("start") | None => format!("{task_id}-start"),
-        Some(id) => id.to_owned(),
+    let message_id = match (turn["kind"].as_str(), turn["turn_id"].as_str()) {
+        (Some("reply"), Some(id)) => id.to_owned(),
+        _ => format!("{task_id}-start"),
     };
     json!({
         "messageId": message_id,
@@ -195,9 +195,11 @@ pub fn status_of(task_id: &str, context: &str, note: &Value) -> Value {
     status
 }
 
-/// The task: `row` as `GET /standins/{id}` gives it, its notes in order, the parent's
-/// turns, its artifacts. The history is both sides in the order the agent had them (a
-/// turn after the note it came after), the newest `history` of them.
+/// The task: `row` as `GET /standins/{id}` gives it, its notes in order (the newest, as
+/// many as the history shows), the parent's turns, its artifacts. The history is both
+/// sides in the order they were said (a turn after the note it came after), the newest
+/// `history` of them; a turn said before the first of `notes` is left out with the notes
+/// before it, so no agent's message is skipped between two of the parent's.
 pub fn of(
     task_id: &str,
     row: &Value,
@@ -221,10 +223,15 @@ pub fn of(
             said(task_id, context, note),
         )
     });
-    let parents = turns.iter().map(|turn| {
-        let after = turn["after_seq"].as_u64().unwrap_or_default();
-        ((after, 1), turn_said(task_id, context, turn))
-    });
+    let floor = notes
+        .first()
+        .and_then(|note| note["seq"].as_u64())
+        .map_or(0, |first| first.saturating_sub(1));
+    let parents = turns
+        .iter()
+        .map(|turn| (turn["after_seq"].as_u64().unwrap_or_default(), turn))
+        .filter(|(after, _)| *after >= floor)
+        .map(|(after, turn)| ((after, 1), turn_said(task_id, context, turn)));
     let mut placed: Vec<((u64, u8), Value)> = agents
         .chain(parents)
         .filter(|(_, message)| has_words(message))

@@ -708,9 +708,9 @@ fn the_history_is_both_sides_in_the_order_the_agent_had_them() {
     ];
     // As the control API gives them: oldest first, each after the note it came after.
     let turns = [
-        json!({"turn_id": "start", "after_seq": 0, "at": "t0", "text": "Refund it",
+        json!({"kind": "start", "turn_id": "start", "after_seq": 0, "at": "t0", "text": "Refund it",
                "parts": [{"kind": "data", "data": {"order": 7}}]}),
-        json!({"turn_id": "m-2", "after_seq": 2, "at": "t2", "text": "Order 7",
+        json!({"kind": "reply", "turn_id": "m-2", "after_seq": 2, "at": "t2", "text": "Order 7",
                "parts": [{"kind": "file", "name": "r.pdf", "media_type": "application/pdf",
                           "url": "https://files.example/r.pdf"},
                          {"kind": "file", "upload_id": "up-1"}]}),
@@ -763,4 +763,19 @@ fn the_history_is_both_sides_in_the_order_the_agent_had_them() {
     let short = task::of("si-1", &row, &notes, &turns, Vec::new(), 2);
     assert_eq!(short["history"][1]["messageId"], "m-2", "{short}");
     assert_eq!(short["history"].as_array().unwrap().len(), 2);
+    // Notes read from the third on (a short history): the turns said before the notes
+    // read are left out with those notes, not shown beside later ones.
+    let late = task::of("si-1", &row, &notes[2..], &turns, Vec::new(), 20);
+    let late_ids: Vec<&Value> = late["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| &m["messageId"])
+        .collect();
+    assert_eq!(late_ids, [&json!("m-2")], "{late}");
+    // A reply named `start` is a reply, under its own id.
+    let named_start = [json!({"kind": "reply", "turn_id": "start", "after_seq": 0,
+                              "at": "t0", "text": "Hi"})];
+    let task = task::of("si-1", &row, &notes, &named_start, Vec::new(), 20);
+    assert_eq!(task["history"][0]["messageId"], "start", "{task}");
 }

@@ -254,6 +254,13 @@ fn at_most(field: &str, text: &str, max: usize) -> Result<(), ConfigError> {
 /// control API and a DynamoDB key.
 pub const MAX_AGENT_ID_CHARS: usize = 64;
 
+/// Whether `id` may name an agent: 1 to [`MAX_AGENT_ID_CHARS`] letters, digits, `.`, `_`
+/// or `-`.
+pub fn is_agent_id(id: &str) -> bool {
+    let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    !id.is_empty() && id.chars().count() <= MAX_AGENT_ID_CHARS && id.chars().all(ok_char)
+}
+
 impl AgentSpec {
     /// Parses one entry as the registry takes it (`PUT /agents/{id}`): the fields of an
     /// entry of the agents document, errors naming the field (`url`), and an id of at
@@ -265,11 +272,7 @@ impl AgentSpec {
             return Err(err("agent entry", "must be an object with an id and a url"));
         }
         let entry: Entry = serde_path_to_error::deserialize(value).map_err(read_error)?;
-        let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
-        if entry.id.is_empty()
-            || entry.id.chars().count() > MAX_AGENT_ID_CHARS
-            || !entry.id.chars().all(ok_char)
-        {
+        if !is_agent_id(&entry.id) {
             return Err(err(
                 "id",
                 format!(

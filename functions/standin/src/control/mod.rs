@@ -251,6 +251,14 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                 artifact_id,
             } => self.artifact(task_id, artifact_id).await,
             Call::List { after, agent } => {
+                if let Some(agent) = agent.filter(|a| !crate::agents::is_agent_id(a)) {
+                    return Ok(ApiAnswer::error(
+                        400,
+                        format!(
+                            "agent: must be an agent's id (1 to 64 letters, digits, '.', '_' or '-'), got {agent:?}"
+                        ),
+                    ));
+                }
                 let (rows, next) = match agent {
                     Some(agent) => self.store.list_of_agent(agent, after, LIST_PAGE).await?,
                     None => self.store.list(after, LIST_PAGE).await?,
@@ -378,7 +386,8 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         }
         self.keep_turn(
             task_id.as_str(),
-            standin_wire::START_TURN_ID,
+            crate::turns::TurnKind::Start,
+            "start",
             0,
             message,
             &request.parts,
@@ -492,8 +501,15 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         let (answer, row) = self.ring(task_id, event).await?;
         // Taken: it reaches the agent after the newest note the row has.
         if let Some(row) = row {
-            self.keep_turn(task_id, &reply_id, row.seq, &request.text, &request.parts)
-                .await;
+            self.keep_turn(
+                task_id,
+                crate::turns::TurnKind::Reply,
+                &reply_id,
+                row.seq,
+                &request.text,
+                &request.parts,
+            )
+            .await;
         }
         Ok(answer)
     }

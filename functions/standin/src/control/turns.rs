@@ -8,15 +8,20 @@ use tracing::warn;
 use super::{ApiAnswer, Control, ControlError, Executions};
 use crate::doorbell::Doorbell;
 use crate::row::{RowStore, Webhooks};
-use crate::turns::Turn;
+use crate::turns::{Turn, TurnKind};
+
+/// How long the control function waits for a turn to be kept before it answers anyway.
+const KEEP_BOUND: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
     /// Keeps a turn the stand-in took. The turn reaches the agent whether or not it is
-    /// kept, so a turns table that does not answer costs the history a line, not the
-    /// parent its call (a retry of an unnamed reply would be a second reply).
+    /// kept, so a turns table that does not answer (within [`KEEP_BOUND`]) costs the
+    /// history a line, not the parent its call (a retry of an unnamed reply would be a
+    /// second reply).
     pub(super) async fn keep_turn(
         &self,
         task_id: &str,
+        kind: TurnKind,
         turn_id: &str,
         after_seq: u64,
         text: &str,
@@ -26,15 +31,19 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             return;
         };
         let turn = Turn {
+            kind,
             turn_id: turn_id.to_owned(),
             after_seq,
             at: crate::clock::now_rfc3339(),
             text: text.to_owned(),
             parts: parts.to_vec(),
         };
-        if let Err(err) = log.record(task_id, &turn).await {
-            warn!(task_id, turn_id, error = %err, "the parent's turn was not kept: the task's history will lack it");
-        }
+        let why = match tokio::time::timeout(KEEP_BOUND, log.record(task_id, &turn)).await {
+            Ok(Ok(())) => return,
+            Ok(Err(err)) => err.to_string(),
+            Err(_) => format!("the turns table did not answer within {KEEP_BOUND:?}"),
+        };
+        warn!(task_id, turn_id, error = %why, "the parent's turn was not kept: the task's history will lack it");
     }
 
     pub(super) async fn turns(&self, task_id: &str) -> Result<ApiAnswer, ControlError> {

@@ -20,7 +20,7 @@ impl TurnLog for MemoryTurns {
         Box::pin(async move {
             let mut all = self.turns.lock().unwrap_or_else(|e| e.into_inner());
             let kept = all.entry(task_id.to_owned()).or_default();
-            if !kept.iter().any(|t| t.turn_id == turn.turn_id) {
+            if !kept.iter().any(|t| t.key() == turn.key()) {
                 kept.push(turn.clone());
             }
             Ok(())

@@ -7,7 +7,7 @@ pub mod dynamo;
 #[cfg(any(test, feature = "test-support"))]
 pub mod memory;
 
-pub use standin_wire::TurnView as Turn;
+pub use standin_wire::{TurnKind, TurnView as Turn};
 
 use crate::registry::BoxFuture;
 
@@ -23,20 +23,20 @@ pub enum TurnLogError {
 
 /// Where the turns live.
 pub trait TurnLog: Send + Sync {
-    /// Keeps `turn` of stand-in `task_id`, unless a turn of that id is kept already.
+    /// Keeps `turn` of stand-in `task_id`, unless a turn of its key is kept already.
     fn record<'a>(
         &'a self,
         task_id: &'a str,
         turn: &'a Turn,
     ) -> BoxFuture<'a, Result<(), TurnLogError>>;
-    /// The stand-in's newest [`TURNS_SHOWN`] turns, in the order the agent had them.
+    /// The stand-in's newest [`TURNS_SHOWN`] turns, in the order they were said.
     fn turns<'a>(&'a self, task_id: &'a str) -> BoxFuture<'a, Result<Vec<Turn>, TurnLogError>>;
 }
 
-/// `turns` in the order the agent had them (by the note each came after, then when it
-/// was taken), the newest [`TURNS_SHOWN`].
+/// `turns` in the order they were said (by the note each came after, then when it was
+/// taken), the newest [`TURNS_SHOWN`].
 pub fn newest_in_order(mut turns: Vec<Turn>) -> Vec<Turn> {
-    turns.sort_by(|a, b| (a.after_seq, &a.at).cmp(&(b.after_seq, &b.at)));
+    turns.sort_by_key(Turn::order);
     let extra = turns.len().saturating_sub(TURNS_SHOWN);
     turns.drain(..extra);
     turns

@@ -94,7 +94,7 @@ impl DynamoRowStore {
             .build()
             .map_err(|e| StoreError::Backend(e.to_string()))?;
         let mut found = std::collections::HashMap::new();
-        for _ in 0..BATCH_ROUNDS {
+        for round in 0..BATCH_ROUNDS {
             let out = self
                 .client
                 .batch_get_item()
@@ -115,7 +115,11 @@ impl DynamoRowStore {
                 .unprocessed_keys
                 .and_then(|mut left| left.remove(&self.table))
             {
-                Some(left) if !left.keys().is_empty() => asked = left,
+                Some(left) if !left.keys().is_empty() => {
+                    // Throttled: back off before asking for the rest.
+                    tokio::time::sleep(std::time::Duration::from_millis(50 << round)).await;
+                    asked = left;
+                }
                 _ => return Ok(ids.iter().filter_map(|id| found.remove(id)).collect()),
             }
         }
