@@ -26,17 +26,22 @@ fn key(name: &str, kind: KeyType) -> KeySchemaElement {
         .unwrap()
 }
 
-/// A fresh row table (HASH task_id, its index by agent: HASH agent, RANGE created_at,
-/// keys only) and notes table (HASH task_id, RANGE seq), as the template makes them.
-async fn store() -> DynamoRowStore {
+/// LocalStack's DynamoDB, and a suffix that makes a table's name this test's own.
+async fn dynamodb() -> (aws_sdk_dynamodb::Client, u128) {
     std::env::var("AWS_ENDPOINT_URL")
         .expect("AWS_ENDPOINT_URL is not set: run these tests with `make test`");
     let config = aws_config::load_from_env().await;
-    let client = aws_sdk_dynamodb::Client::new(&config);
     let suffix = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_nanos();
+    (aws_sdk_dynamodb::Client::new(&config), suffix)
+}
+
+/// A fresh row table (HASH task_id, its index by agent: HASH agent, RANGE created_at,
+/// keys only) and notes table (HASH task_id, RANGE seq), as the template makes them.
+async fn store() -> DynamoRowStore {
+    let (client, suffix) = dynamodb().await;
     let table = format!("rows-{suffix}");
     let notes_table = format!("notes-{suffix}");
     client
@@ -83,12 +88,7 @@ standin::row_store_contract!(store().await);
 /// turn_order, all attributes), as the template makes it.
 async fn turns_table() -> standin::turns::dynamo::DynamoTurns {
     use aws_sdk_dynamodb::types::LocalSecondaryIndex;
-    let config = aws_config::load_from_env().await;
-    let client = aws_sdk_dynamodb::Client::new(&config);
-    let suffix = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos();
+    let (client, suffix) = dynamodb().await;
     let table = format!("turns-{suffix}");
     client
         .create_table()

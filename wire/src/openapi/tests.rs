@@ -71,8 +71,9 @@ fn the_document_uses_only_what_the_check_reads() {
     assert!(seen > 40, "the walk reached the schemas: {seen}");
 }
 
-/// What API Gateway needs of each operation: the control function behind it, SigV4, and
-/// the body validator wherever a body is taken.
+/// What API Gateway needs of each operation: the control function behind it, SigV4 (but
+/// the A2A front's keyed door, where the function checks a key), and the body validator
+/// wherever a body is taken.
 #[test]
 fn every_operation_is_signed_integrated_and_validated() {
     let ops = operations().unwrap();
@@ -85,17 +86,23 @@ fn every_operation_is_signed_integrated_and_validated() {
         names,
         [
             "delete /agents/{agent_id}",
+            "delete /keys/{key_id}",
             "delete /standins/{task_id}/webhooks/{webhook_id}",
             "get /a2a/{agent_id}/.well-known/agent-card.json",
             "get /agents",
             "get /agents/{agent_id}",
+            "get /keyed/a2a/{agent_id}/.well-known/agent-card.json",
+            "get /keys",
             "get /standins",
             "get /standins/{task_id}",
             "get /standins/{task_id}/artifacts",
             "get /standins/{task_id}/artifacts/{artifact_id}",
             "get /standins/{task_id}/notes",
+            "get /standins/{task_id}/turns",
             "get /standins/{task_id}/webhooks",
             "post /a2a/{agent_id}",
+            "post /keyed/a2a/{agent_id}",
+            "post /keys",
             "post /mcp",
             "post /standins",
             "post /standins/{task_id}/cancel",
@@ -108,7 +115,12 @@ fn every_operation_is_signed_integrated_and_validated() {
     );
     for op in ops {
         let d = op.definition;
-        assert_eq!(d["security"], json!([{"sigv4": []}]), "{}", op.template);
+        let security = if op.template.starts_with("/keyed/") {
+            json!([])
+        } else {
+            json!([{"sigv4": []}])
+        };
+        assert_eq!(d["security"], security, "{}", op.template);
         let integration = &d["x-amazon-apigateway-integration"];
         assert_eq!(integration["type"], "aws_proxy");
         assert!(
@@ -126,7 +138,8 @@ fn every_operation_is_signed_integrated_and_validated() {
         let validated_by_the_function = d["operationId"] == "putAgent"
             || d["operationId"] == "putAgents"
             || d["operationId"] == "mcp"
-            || d["operationId"] == "a2aFront";
+            || d["operationId"] == "a2aFront"
+            || d["operationId"] == "a2aFrontKeyed";
         assert_eq!(
             d["x-amazon-apigateway-request-validator"] == "body",
             d["requestBody"]["required"] == true && !validated_by_the_function,

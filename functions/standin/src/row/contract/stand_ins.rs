@@ -6,10 +6,10 @@ use super::*;
 /// never, not even as where a page starts.
 pub async fn an_agents_stand_ins_are_listed_newest_first_a_page_at_a_time<S: RowStore>(store: &S) {
     for i in 0..5 {
-        let mut row = Row::new(&format!("mine-{i}"), "agent-listed");
+        let mut row = Row::new(format!("mine-{i}"), "agent-listed");
         row.created_at = Some(format!("2026-11-30T10:00:0{i}.000Z"));
         store.create(&row).await.expect("created");
-        let mut other = Row::new(&format!("other-{i}"), "agent-other");
+        let mut other = Row::new(format!("other-{i}"), "agent-other");
         other.created_at = Some(format!("2026-11-30T10:00:0{i}.500Z"));
         store.create(&other).await.expect("created");
     }
