@@ -850,3 +850,17 @@ fn concurrency_is_reserved_for_push_control_and_notify_and_capped_for_follow() {
         );
     }
 }
+
+/// The keys and turns tables are found by the stack's name, as the template names them.
+#[test]
+fn the_keys_and_turns_tables_are_named_as_the_control_function_finds_them() {
+    use standin::lambda::{KEYS_TABLE_SUFFIX, TURNS_TABLE_SUFFIX};
+    for (table, suffix) in [
+        ("KeysTable", KEYS_TABLE_SUFFIX),
+        ("TurnsTable", TURNS_TABLE_SUFFIX),
+    ] {
+        let named = format!("TableName: !Sub \"${{AWS::StackName}}{suffix}\"");
+        assert!(resource(table).contains(&named), "{table}: {named}");
+    }
+    assert!(!TEMPLATE.contains("KEYS_TABLE:") && !TEMPLATE.contains("TURNS_TABLE:"));
+}

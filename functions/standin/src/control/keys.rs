@@ -29,11 +29,11 @@ fn view(record: KeyRecord) -> KeyView {
     }
 }
 
-/// The answer where the deployment keeps no keys (no `KEYS_TABLE`).
+/// The answer where the deployment keeps no keys (the function runs outside a stack).
 fn no_keys() -> ApiAnswer {
     ApiAnswer::error(
         404,
-        "this deployment keeps no keys (its control function has no KEYS_TABLE)",
+        "this deployment keeps no keys (its control function runs outside a stack)",
     )
 }
 

@@ -355,9 +355,9 @@ pub struct ControlSettings {
     pub api_url_form: super::http::ApiUrlForm,
     /// The webhook queue (`WEBHOOK_QUEUE_URL`): a webhook set is queued for delivery.
     pub webhook_queue_url: Option<String>,
-    /// The A2A front's keys (`KEYS_TABLE`): without it the keyed door lets no one in.
+    /// The A2A front's keys: without them the keyed door lets no one in.
     pub keys_table: Option<String>,
-    /// The parent's turns (`TURNS_TABLE`): without it a task's history is the agent's.
+    /// The parent's turns: without them a task's history is the agent's alone.
     pub turns_table: Option<String>,
 }
 
@@ -375,10 +375,23 @@ impl ControlSettings {
             allow_private_agents: boolean(env, "ALLOW_PRIVATE_AGENTS")?,
             api_url_form: api_url_form(env)?,
             webhook_queue_url: optional(env, "WEBHOOK_QUEUE_URL"),
-            keys_table: optional(env, "KEYS_TABLE"),
-            turns_table: optional(env, "TURNS_TABLE"),
+            keys_table: stack_table(env, KEYS_TABLE_SUFFIX),
+            turns_table: stack_table(env, TURNS_TABLE_SUFFIX),
         })
     }
+}
+
+/// The keys table's and the turns table's names after the stack's (`{stack}-keys`,
+/// `{stack}-turns`), as the template names them: one more variable each would take the
+/// control function's environment past Lambda's 4 KB (the agents document is most of it).
+pub const KEYS_TABLE_SUFFIX: &str = "-keys";
+pub const TURNS_TABLE_SUFFIX: &str = "-turns";
+
+/// The table named `{STACK_NAME}{suffix}`; none outside a stack.
+fn stack_table(env: &impl Env, suffix: &str) -> Option<String> {
+    optional(env, "STACK_NAME")
+        .filter(|stack| !stack.is_empty())
+        .map(|stack| format!("{stack}{suffix}"))
 }
 
 fn api_url_form(env: &impl Env) -> Result<super::http::ApiUrlForm, ConfigError> {

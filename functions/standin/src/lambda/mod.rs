@@ -4,6 +4,8 @@
 
 mod calls;
 mod config;
+
+pub use config::{KEYS_TABLE_SUFFIX, TURNS_TABLE_SUFFIX};
 mod deps;
 mod failure;
 mod handlers;
