@@ -69,9 +69,11 @@ fn granted(block: &str) -> BTreeSet<Permission> {
         } else {
             &rest[..rest.find([',', '}', '\n']).unwrap_or(rest.len())]
         };
-        let table = statement
-            .find("Resource: !GetAtt ")
-            .map(|r| &statement[r + "Resource: !GetAtt ".len()..])
+        // A table's own ARN, or one of its indexes' (`!Sub "${Table.Arn}/index/name"`):
+        // a call through an index is logged against its table.
+        let table = ["Resource: !GetAtt ", "Resource: !Sub \"${"]
+            .iter()
+            .find_map(|form| statement.find(form).map(|r| &statement[r + form.len()..]))
             .and_then(|r| r.split(".Arn").next())
             .filter(|name| tables().contains(name))
             .map(str::to_owned);
@@ -136,7 +138,7 @@ fn list_bucket_is_granted_on_the_artifacts_bucket_alone() {
 
 #[test]
 fn the_template_parser_reads_both_forms_of_action() {
-    let block = "Policies:\n  - { Effect: Allow, Action: sqs:SendMessage, Resource: !GetAtt ParentQueue.Arn }\n  - { Effect: Allow, Action: [dynamodb:GetItem, dynamodb:PutItem], Resource: !GetAtt NotesTable.Arn }\n  - Effect: Allow\n    Action: states:StartExecution\n    Resource: !Sub x\n";
+    let block = "Policies:\n  - { Effect: Allow, Action: sqs:SendMessage, Resource: !GetAtt ParentQueue.Arn }\n  - { Effect: Allow, Action: [dynamodb:GetItem, dynamodb:PutItem], Resource: !GetAtt NotesTable.Arn }\n  - { Effect: Allow, Action: dynamodb:Query, Resource: !Sub \"${Table.Arn}/index/by_agent\" }\n  - Effect: Allow\n    Action: states:StartExecution\n    Resource: !Sub x\n";
     let permission =
         |action: &str, table: Option<&str>| (action.to_owned(), table.map(str::to_owned));
     assert_eq!(
@@ -144,12 +146,22 @@ fn the_template_parser_reads_both_forms_of_action() {
         [
             permission("dynamodb:GetItem", Some("NotesTable")),
             permission("dynamodb:PutItem", Some("NotesTable")),
+            permission("dynamodb:Query", Some("Table")),
             permission("sqs:SendMessage", None),
             permission("states:StartExecution", None),
         ]
     );
     assert!(functions().contains(&"NotifyFunction"), "{:?}", functions());
-    assert_eq!(tables(), ["Table", "AgentsTable", "NotesTable"]);
+    assert_eq!(
+        tables(),
+        [
+            "Table",
+            "AgentsTable",
+            "KeysTable",
+            "TurnsTable",
+            "NotesTable"
+        ]
+    );
 }
 
 #[tokio::test]
