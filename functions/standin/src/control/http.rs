@@ -23,10 +23,10 @@ use crate::row::{RowStore, Webhooks};
 /// not an error, as it was not before the router).
 #[derive(Debug, Deserialize)]
 #[serde(transparent)]
-struct Pairs(Vec<(String, String)>);
+pub(super) struct Pairs(Vec<(String, String)>);
 
 impl Pairs {
-    fn after(&self) -> Option<&str> {
+    pub(super) fn after(&self) -> Option<&str> {
         self.named("after")
     }
 

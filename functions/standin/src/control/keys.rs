@@ -14,7 +14,7 @@ use standin_wire::{
     BodyError, IssuedKeyView, KEY_ID_RULE, KeyRequest, KeyView, KeysPage, is_key_id,
 };
 
-use super::http::respond;
+use super::http::{Pairs, respond};
 use super::{ApiAnswer, Call, Control, ControlError, Executions};
 use crate::doorbell::Doorbell;
 use crate::keys::{KEYS_PAGE, KeyRecord, MAX_KEY_AGENTS, issue};
@@ -142,12 +142,9 @@ async fn create<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
 
 async fn list<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     State(control): Api<S, D, E>,
-    Query(pairs): Query<Vec<(String, String)>>,
+    Query(pairs): Query<Pairs>,
 ) -> Response {
-    let after = pairs
-        .iter()
-        .find(|(k, _)| k == "after")
-        .map(|(_, v)| v.as_str());
+    let after = pairs.after();
     respond(control.handle(Call::KeyList { after }).await)
 }
 
