@@ -249,9 +249,11 @@ fn progress_streamed_in_a_first_turn_reaches_the_parent_as_it_happens() {
     );
     let at =
         |i: usize| standin_wire::time::parse_rfc3339_ms(notes[i]["at"].as_str().unwrap()).unwrap();
+    // Told with the next would be the same write, milliseconds apart; the agent's
+    // changes are a second apart, and a loaded machine has brought two to 494 ms.
     for i in 0..4 {
         assert!(
-            at(i + 1).saturating_sub(at(i)) >= 500,
+            at(i + 1).saturating_sub(at(i)) >= 250,
             "note {} was told when it happened, not with the next: {notes:?}",
             i + 1
         );
