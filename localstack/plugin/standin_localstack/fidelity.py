@@ -149,3 +149,54 @@ def run_sqs_batches_concurrently():
 
     __init__.standin_concurrent = True
     EsmWorker.__init__ = __init__
+
+
+# AWS's pollers long-poll an SQS queue and invoke as soon as a message arrives.
+# LocalStack's wait as long as the mapping's batching window, so a mapping without one
+# (the webhooks') asked its queue four times a second while idle, each ask a request
+# through the gateway with a CloudWatch datum of its own. Five seconds rather than AWS's
+# twenty: a mapping deleted or updated waits for its last poll to end.
+SQS_LONG_POLL_SECONDS = 5
+
+
+@hooks.on_infra_start()
+def long_poll_sqs_mappings():
+    from localstack.services.lambda_.event_source_mapping.pollers.sqs_poller import SqsPoller
+
+    original = SqsPoller.__init__
+    if getattr(original, "standin_long_poll", False):
+        return
+
+    def __init__(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        # A receive returns at its first message; only the wait for none grows.
+        if not self.maximum_batching_window:
+            self.maximum_batching_window = SQS_LONG_POLL_SECONDS
+
+    __init__.standin_long_poll = True
+    SqsPoller.__init__ = __init__
+
+
+# AWS answers SendTaskHeartbeat with TaskTimedOut once the task is closed: "the task
+# associated with the token has already been closed". LocalStack keeps a callback after
+# its SendTaskSuccess and takes its heartbeats silently, so a follower whose park a push
+# had rung went on following it. Heartbeats after the callback's outcome are refused as
+# AWS refuses them; a late SendTaskSuccess stays accepted, as LocalStack has it.
+@hooks.on_infra_start()
+def refuse_heartbeats_of_a_closed_task():
+    from localstack.services.stepfunctions.asl.eval.callback import callback
+
+    original = callback.CallbackPoolManager.heartbeat
+    if getattr(original, "standin_closed_refused", False):
+        return
+
+    def heartbeat(self, callback_id):
+        endpoint = self._pool.get(callback_id, None)
+        if endpoint is not None and endpoint.get_outcome() is not None:
+            raise callback.CallbackNotifyConsumerError(
+                callback_consumer_error=callback.CallbackConsumerTimeout()
+            )
+        return original(self, callback_id)
+
+    heartbeat.standin_closed_refused = True
+    callback.CallbackPoolManager.heartbeat = heartbeat

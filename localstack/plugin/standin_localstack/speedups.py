@@ -50,3 +50,23 @@ def reuse_lambda_clients():
 
     boto_client_for.standin_cached = True
     lambda_eval_utils.boto_client_for = boto_client_for
+
+
+@hooks.on_infra_start()
+def no_lambda_invocation_metrics():
+    """Each Lambda invocation that succeeded put an `AWS/Lambda` `Invocations` datum
+    into LocalStack's CloudWatch: one more request through the gateway and a SQLite
+    write per invocation, most of the CPU that metrics took under the soak. On AWS the
+    service records them apart from the functions' work, and no alarm of the stack
+    reads them. A failed invocation still records `Invocations` and `Errors`, which
+    `NotifyErrorsAlarm` watches."""
+    from localstack.services.lambda_.invocation import version_manager
+
+    if getattr(version_manager.record_cw_metric_invocation, "standin_dropped", False):
+        return
+
+    def dropped(function_name: str, account_id: str, region_name: str) -> None:
+        return None
+
+    dropped.standin_dropped = True
+    version_manager.record_cw_metric_invocation = dropped

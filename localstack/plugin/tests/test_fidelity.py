@@ -142,6 +142,42 @@ class FidelityTest(unittest.TestCase):
             EsmWorker.__init__ = original
             fidelity.run_batches_concurrently = saved
 
+    def test_an_sqs_mapping_without_a_batching_window_long_polls_as_aws_does(self):
+        from localstack.services.lambda_.event_source_mapping.pollers.sqs_poller import SqsPoller
+
+        original = SqsPoller.__init__
+        SqsPoller.__init__ = lambda self, window: setattr(self, "maximum_batching_window", window)
+        try:
+            fidelity.long_poll_sqs_mappings()
+            fidelity.long_poll_sqs_mappings()  # a second start wraps nothing twice
+            self.assertEqual(SqsPoller(0).maximum_batching_window, fidelity.SQS_LONG_POLL_SECONDS)
+            self.assertEqual(SqsPoller(1).maximum_batching_window, 1, "a window of its own stays")
+            self.assertTrue(0 < fidelity.SQS_LONG_POLL_SECONDS <= 20, "SQS waits at most 20 s")
+        finally:
+            SqsPoller.__init__ = original
+
+    def test_a_heartbeat_after_the_tasks_success_is_refused_as_timed_out(self):
+        from localstack.services.stepfunctions.asl.eval.callback import callback
+
+        original = callback.CallbackPoolManager.heartbeat
+        try:
+            pool = callback.CallbackPoolManager(activity_store={})
+            pool.add("parked").setup_heartbeat_endpoint(heartbeat_seconds=30)
+            self.assertTrue(pool.heartbeat("parked"), "LocalStack takes a heartbeat while parked")
+            pool.notify("parked", callback.CallbackOutcomeSuccess(callback_id="parked", output="{}"))
+            self.assertTrue(pool.heartbeat("parked"), "and, before the fix, after its success too")
+            fidelity.refuse_heartbeats_of_a_closed_task()
+            fidelity.refuse_heartbeats_of_a_closed_task()  # a second start wraps nothing twice
+            with self.assertRaises(callback.CallbackNotifyConsumerError) as refused:
+                pool.heartbeat("parked")
+            self.assertIsInstance(refused.exception.callback_consumer_error,
+                                  callback.CallbackConsumerTimeout)
+            pool.add("waiting").setup_heartbeat_endpoint(heartbeat_seconds=30)
+            self.assertTrue(pool.heartbeat("waiting"), "a task still waiting takes its heartbeat")
+            self.assertFalse(pool.heartbeat("unknown"))
+        finally:
+            callback.CallbackPoolManager.heartbeat = original
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -41,6 +41,23 @@ class SpeedupsTest(unittest.TestCase):
         self.assertIsNot(lambda_eval_utils.boto_client_for("lambda", "us-east-1", other), first)
         self.assertEqual(len(made), 2)
 
+    def test_a_successful_invocation_puts_no_metric_and_a_failed_one_still_does(self):
+        from localstack.services.lambda_.invocation import metrics, version_manager
+
+        put, saved = [], (metrics.publish_lambda_metric, version_manager.record_cw_metric_invocation)
+        metrics.publish_lambda_metric = lambda metric, value, kwargs, **where: put.append(metric)
+        try:
+            version_manager.record_cw_metric_invocation("turn", "000000000000", "us-east-1")
+            self.assertEqual(put, ["Invocations"], "LocalStack puts one before the fix")
+            speedups.no_lambda_invocation_metrics()
+            speedups.no_lambda_invocation_metrics()  # a second start wraps nothing twice
+            version_manager.record_cw_metric_invocation("turn", "000000000000", "us-east-1")
+            self.assertEqual(put, ["Invocations"])
+            version_manager.record_cw_metric_error("notify", "000000000000", "us-east-1")
+            self.assertEqual(put, ["Invocations", "Invocations", "Errors"])
+        finally:
+            metrics.publish_lambda_metric, version_manager.record_cw_metric_invocation = saved
+
 
 if __name__ == "__main__":
     unittest.main()

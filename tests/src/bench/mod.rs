@@ -134,29 +134,40 @@ pub async fn run(o: &Options) -> Result<Results, String> {
         None => cold_starts(o).await?,
     };
     let receiver = receiver_results(&o.criterion);
-    let (_, later_rechecks) = backstop_rechecks();
-    let profiles = scale::profiles(
-        &json!({"watches": &watches}),
-        later_rechecks,
-        idle_polls(),
-        FollowIdle::default(),
-    );
-    let json = json!({
+    let mut json = json!({
         "machine": machine(),
         "changes_per_watch": o.changes,
         "watches": watches,
-        "idle_hour": idle_hour(),
         // The deployed test stack's idle re-check is 90 s; the first re-check (30 s after
         // the task last moved) is the same at every setting.
         "lost_final_push_heard_ms": lost_ms,
         "cold_start_ms": cold,
         "receiver_ns": receiver,
-        "scale": scale::results(profiles),
-        "prices": cost::PRICES.iter().map(|(n, p, what)| json!({"name": n, "usd": p, "what": what})).collect::<Vec<_>>(),
     });
+    price(&mut json);
     let svg = svg(&[("floor", &floor), ("push", &push), ("follow", &follow)]);
     let table = table(&json);
     Ok(Results { json, svg, table })
+}
+
+/// What the results compute rather than measure, from their measured watches and the
+/// code's own model: the idle hour of each watch, the fleet the quotas serve, the
+/// prices. `make bench` prices what it measured; `bench --reprice FILE` prices a
+/// results file again when the model or a price changed since it ran.
+pub fn price(results: &mut Value) {
+    let (_, later_rechecks) = backstop_rechecks();
+    let profiles = scale::profiles(
+        &json!({"watches": &results["watches"]}),
+        later_rechecks,
+        idle_polls(),
+        FollowIdle::default(),
+    );
+    results["idle_hour"] = idle_hour();
+    results["scale"] = scale::results(profiles);
+    results["prices"] = cost::PRICES
+        .iter()
+        .map(|(n, p, what)| json!({"name": n, "usd": p, "what": what}))
+        .collect();
 }
 
 /// Which state of the path a change's note is written in, and so which visit of it
@@ -293,8 +304,9 @@ fn backstop_rechecks() -> (f64, f64) {
 /// TimedOut, Wake, Route, Park (a wake with GetTask and a park invocation), 6 of them in
 /// the first idle hour and one in each later one. A followed stand-in's hour: its share
 /// of a full follower (`FollowIdle`), the follow park's timeout once an hour (TimedOut,
-/// Wake, Route, Follow, and the request it sends), a heartbeat and a row read every
-/// `FOLLOW_HEARTBEAT_SECS`, and a hand-back at each follower window's end.
+/// Wake, Route, Follow, and the request it sends), a heartbeat every
+/// `FOLLOW_HEARTBEAT_SECS`, a row read every `ROW_READ_EVERY`, and a hand-back at each
+/// follower window's end.
 fn idle_hour() -> Value {
     let (first_rechecks, later_rechecks) = backstop_rechecks();
     let recheck = 4.0 * cost::price("state_transition")
@@ -366,9 +378,11 @@ impl FollowIdle {
     pub fn heartbeats(&self) -> f64 {
         3600.0 / self.heartbeat_secs
     }
-    /// The row read at each heartbeat and at each resume; the wake's at the timeout.
+    /// The row read every `ROW_READ_EVERY` and at each resume; the wake's at the timeout.
     pub fn row_reads(&self) -> f64 {
-        self.heartbeats() + self.windows() + 3600.0 / self.park_secs
+        3600.0 / standin::follow::ROW_READ_EVERY.as_secs_f64()
+            + self.windows()
+            + 3600.0 / self.park_secs
     }
     /// The park, and the wake's drain, at each park timeout.
     pub fn row_writes(&self) -> f64 {

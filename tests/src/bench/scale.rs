@@ -155,7 +155,7 @@ pub fn profiles(j: &Value, rechecks: f64, polls: f64, follow: super::FollowIdle)
         // Its share of a full follower, which holds many streams at once.
         ("lambda_concurrency", follow.share()),
         ("send_task_heartbeat", follow.heartbeats()),
-        // Each heartbeat reads the row to see whether the park is over.
+        // A beat reads the row once a minute, for a ring that failed.
         ("dynamodb_reads", follow.row_reads()),
         ("dynamodb_writes", follow.row_writes()),
     ]);

@@ -11,12 +11,15 @@ const USAGE: &str =
     "usage: bench --binaries DIR --python PATH --criterion DIR --localstack-log FILE
              [--stack NAME] [--floor-stack NAME] [--changes N] [--cold-runs N] [--out DIR]
              [--cold-only FILE | --cold-from FILE]
+       bench --reprice FILE
   --changes N     WORKING changes heard per watch, one final per five (default 50)
   --cold-runs N   starts per function for the cold-start medians (default 20)
   --out DIR       where results.json and latency.svg go (default bench)
   --cold-only FILE  measure only the cold starts and write them to FILE (run it
                   before LocalStack starts: a busy machine starts processes slower)
-  --cold-from FILE  take the cold starts from FILE instead of measuring them";
+  --cold-from FILE  take the cold starts from FILE instead of measuring them
+  --reprice FILE  compute FILE's idle hours, fleet and prices again from its measured
+                  watches (the model or a price changed since it ran), measuring nothing";
 
 /// The options, and the file of `--cold-only` when only cold starts are wanted.
 fn parse(args: &[String]) -> Result<(Options, Option<PathBuf>), String> {
@@ -78,6 +81,11 @@ fn parse(args: &[String]) -> Result<(Options, Option<PathBuf>), String> {
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, file] = args.as_slice()
+        && flag == "--reprice"
+    {
+        return reprice(&PathBuf::from(file));
+    }
     let (options, cold_only) = match parse(&args) {
         Ok(parsed) => parsed,
         Err(e) if e.is_empty() => {
@@ -126,4 +134,26 @@ async fn main() -> std::process::ExitCode {
         options.out.display()
     );
     std::process::ExitCode::SUCCESS
+}
+
+/// Prices a results file again in place.
+fn reprice(file: &std::path::Path) -> std::process::ExitCode {
+    let priced = std::fs::read_to_string(file)
+        .map_err(|e| e.to_string())
+        .and_then(|text| serde_json::from_str(&text).map_err(|e| format!("not JSON: {e}")))
+        .and_then(|mut results: serde_json::Value| {
+            if !results["watches"].is_object() {
+                return Err("no measured watches in it".to_owned());
+            }
+            bench::price(&mut results);
+            let json = serde_json::to_string_pretty(&results).unwrap_or_default();
+            std::fs::write(file, json + "\n").map_err(|e| e.to_string())
+        });
+    match priced {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bench --reprice: {}: {e}", file.display());
+            std::process::ExitCode::FAILURE
+        }
+    }
 }

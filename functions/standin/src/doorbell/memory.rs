@@ -10,11 +10,14 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// Records every ring and heartbeat; can be told the park is over or the service is down.
+/// A park that was rung refuses its heartbeats, as Step Functions refuses a closed task's.
 #[derive(Default)]
 pub struct MemoryDoorbell {
     rings: Mutex<Vec<String>>,
     pushes: Mutex<Vec<Option<RungPush>>>,
     heartbeats: Mutex<Vec<String>>,
+    /// Parks a ring ended: their tasks are closed.
+    closed: Mutex<Vec<String>>,
     failure: Mutex<Option<DoorbellError>>,
 }
 
@@ -45,11 +48,23 @@ impl Doorbell for MemoryDoorbell {
     async fn ring(&self, park_token: &str, push: Option<&RungPush>) -> Result<(), DoorbellError> {
         lock(&self.rings).push(park_token.to_owned());
         lock(&self.pushes).push(push.cloned());
-        lock(&self.failure).clone().map_or(Ok(()), Err)
+        if let Some(failure) = lock(&self.failure).clone() {
+            return Err(failure);
+        }
+        lock(&self.closed).push(park_token.to_owned());
+        Ok(())
     }
 
     async fn heartbeat(&self, park_token: &str) -> Result<(), DoorbellError> {
         lock(&self.heartbeats).push(park_token.to_owned());
-        lock(&self.failure).clone().map_or(Ok(()), Err)
+        if let Some(failure) = lock(&self.failure).clone() {
+            return Err(failure);
+        }
+        let closed = lock(&self.closed).iter().any(|token| token == park_token);
+        if closed {
+            Err(DoorbellError::ParkOver)
+        } else {
+            Ok(())
+        }
     }
 }

@@ -41,9 +41,6 @@ pub async fn wake(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailu
     let invocation = deps
         .invocation(&step.task_id, &step.agent, row, trace)
         .await?;
-    // A wake that checks writes its note after the agent answers: the manifest is read
-    // meanwhile.
-    invocation.teller.read_ahead();
     let pacing = invocation.pacing(deps.settings.pacing, &step);
     let step = steps::wake(&invocation, step, taken, bound, pacing).await?;
     invocation.finish().await;

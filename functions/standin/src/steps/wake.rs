@@ -52,6 +52,10 @@ async fn wake_draining<S: RowStore, A: Agent>(
         let (step, drained, _) = drain(store, step, known, history_bound, pacing).await?;
         return check_if_decided(invocation, step, drained, pacing).await;
     };
+    // The change the push tells is noted after the agent answers: its artifacts are
+    // read meanwhile. Other wakes seldom tell anything (a follow told its change
+    // itself), so they read them only when they do.
+    invocation.teller.read_ahead();
     let asking = async {
         match invocation.agent().await {
             Ok(agent) => Some(agent.get(&remote).await),
@@ -120,6 +124,7 @@ async fn wake_taken<S: RowStore, A: Agent>(
     pacing: Pacing,
 ) -> Result<Step, StepError> {
     step.refuse_if_not_ours(Some(&taken.row))?;
+    invocation.teller.read_ahead();
     // `take_rung` took it only where the count stays within the bound.
     next::count_cycle(&mut step.cursor, history_bound);
     let (step, row, _) = decided(step, taken, Woke::Rung, pacing);

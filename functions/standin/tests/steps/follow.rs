@@ -334,3 +334,43 @@ async fn a_handed_back_park_that_ended_meanwhile_is_not_followed() {
         assert_eq!(end.unwrap(), FollowEnd::ParkOver, "{number} {token}");
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_followed_park_that_is_rung_ends_at_its_next_beat_and_its_row_is_read_once_a_minute() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Follow);
+    let step = first_turn(&w, &spec).await;
+    let park = park_no(&step);
+    // The agent's stream stays open and says nothing: only the beats go on.
+    w.agent.keep_streams_open();
+    w.agent.script_stream(Ok(vec![]));
+    let long = FollowTiming {
+        window: Duration::from_secs(3600),
+        ..TIMING
+    };
+    let teller = w.teller();
+    let follow = standin::follow::follow(&teller, &w.bell, &w.agent, ID, park, "f1", long);
+    tokio::pin!(follow);
+    let reads_before = w.store.reads();
+    tokio::select! {
+        end = &mut follow => panic!("the follow ended while its park stood: {end:?}"),
+        () = tokio::time::sleep(Duration::from_secs(300) + Duration::from_millis(1)) => {}
+    }
+    assert!(
+        w.bell.heartbeats().len() >= 30,
+        "a beat every 10 s: {}",
+        w.bell.heartbeats().len()
+    );
+    let reads = w.store.reads() - reads_before;
+    assert_eq!(
+        reads,
+        (300 / standin::follow::ROW_READ_EVERY.as_secs()) as usize,
+        "the row is read once a minute, not with every beat"
+    );
+    // A reply rings the park: its task is closed, and the next beat is refused.
+    w.ring(reply("answer")).await;
+    let end = tokio::time::timeout(TIMING.heartbeat + Duration::from_millis(1), &mut follow)
+        .await
+        .expect("the follow ends at its next beat");
+    assert_eq!(end.unwrap(), FollowEnd::ParkOver);
+}

@@ -397,3 +397,78 @@ async fn a_push_before_get_task_agrees_is_found_by_a_recheck() {
         "reconcile, push check, one recheck"
     );
 }
+
+/// Counts the reads of a note's artifacts started ahead; carries none.
+#[derive(Default)]
+struct ReadsAhead(std::sync::atomic::AtomicUsize);
+
+impl ReadsAhead {
+    fn count(&self) -> usize {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl standin::outbox::NoteArtifacts for ReadsAhead {
+    fn due(&self, _: bool) -> futures_util::future::BoxFuture<'_, standin::outbox::Due> {
+        Box::pin(async { standin::outbox::Due::default() })
+    }
+    fn told(&self, _: standin::outbox::Due) -> futures_util::future::BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+    fn watching(&self, _: &standin::row::Watch) {}
+    fn read_ahead(&self) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+    fn keep(&self) -> futures_util::future::BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+}
+
+#[tokio::test]
+async fn only_a_wake_a_push_rang_reads_the_artifacts_ahead() {
+    let w = World::new(true).await;
+    let spec = spec(Updates::Auto);
+    let mut step = first_turn(&w, &spec).await;
+    assert!(w.park(&step, "p1").await);
+    let invocation = |ahead: &std::sync::Arc<ReadsAhead>| {
+        let artifacts = ahead.clone() as std::sync::Arc<dyn standin::outbox::NoteArtifacts>;
+        Invocation::reaching(
+            Teller::new(&w.store).with_artifacts(Some(artifacts)),
+            &w.agent,
+        )
+        .with_row(w.store.snapshot(ID))
+    };
+
+    // A push rings: the wake tells the change once the agent answers.
+    w.agent.set_task(task(TaskState::Working, "step 1"));
+    let (headers, body) = (push_headers(&w), push_body(TaskState::Working, ""));
+    let pushed = receiver::receive(&w.store, &w.bell, ID, &headers, &body).await;
+    assert_eq!(pushed.status, 204);
+    step.park = Some(ParkOutcome {
+        woke: Woke::Rung,
+        push: w.bell.rung_pushes().last().cloned().flatten(),
+    });
+    let taken = steps::take_rung(&w.store, &step, 100).await.unwrap();
+    let ahead = std::sync::Arc::new(ReadsAhead::default());
+    let mut step = steps::wake(&invocation(&ahead), step, taken, 100, PACING)
+        .await
+        .unwrap();
+    assert_eq!(ahead.count(), 1, "read while the agent answered");
+    assert_eq!(w.store.outbox().last().unwrap().text, "step 1");
+
+    // The next park runs its time: the wake decides on the row and reads nothing ahead.
+    assert!(w.park(&step, "p2").await);
+    step.park = Some(ParkOutcome {
+        woke: Woke::TimedOut,
+        push: None,
+    });
+    let ahead = std::sync::Arc::new(ReadsAhead::default());
+    steps::wake(&invocation(&ahead), step, None, 100, PACING)
+        .await
+        .unwrap();
+    assert_eq!(
+        ahead.count(),
+        0,
+        "nothing read ahead for a note it may not tell"
+    );
+}
