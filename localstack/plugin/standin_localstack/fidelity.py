@@ -181,7 +181,9 @@ def long_poll_sqs_mappings():
 # associated with the token has already been closed". LocalStack keeps a callback after
 # its SendTaskSuccess and takes its heartbeats silently, so a follower whose park a push
 # had rung went on following it. Heartbeats after the callback's outcome are refused as
-# AWS refuses them; a late SendTaskSuccess stays accepted, as LocalStack has it.
+# AWS refuses them (LocalStack's provider answers the refusal `TaskDoesNotExist`, not
+# `TaskTimedOut`; the functions take either as the park's end); a late SendTaskSuccess
+# stays accepted, as LocalStack has it.
 @hooks.on_infra_start()
 def refuse_heartbeats_of_a_closed_task():
     from localstack.services.stepfunctions.asl.eval.callback import callback

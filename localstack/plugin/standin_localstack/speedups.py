@@ -70,3 +70,23 @@ def no_lambda_invocation_metrics():
 
     dropped.standin_dropped = True
     version_manager.record_cw_metric_invocation = dropped
+
+
+@hooks.on_infra_start()
+def no_sqs_call_metrics():
+    """SQS put a CloudWatch datum for every send, receive and delete, an empty receive
+    included: a second request through the gateway for each (with the mappings' polls,
+    the most of the metrics' CPU under the soak). On AWS the service counts them apart
+    from the queue's work, and no alarm of the stack reads them. The queue-depth metrics
+    (`ApproximateNumberOfMessagesVisible`, the age of the oldest), which the stack's
+    alarms read, are LocalStack's worker's, once a minute, and stay."""
+    from localstack.services.sqs.provider import CloudwatchDispatcher
+
+    if getattr(CloudwatchDispatcher.dispatch_sqs_metric, "standin_dropped", False):
+        return
+
+    def dropped(self, account_id, region, queue_name, metric, value=1, unit="Count"):
+        return None
+
+    dropped.standin_dropped = True
+    CloudwatchDispatcher.dispatch_sqs_metric = dropped

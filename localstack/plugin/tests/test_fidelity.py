@@ -156,7 +156,7 @@ class FidelityTest(unittest.TestCase):
         finally:
             SqsPoller.__init__ = original
 
-    def test_a_heartbeat_after_the_tasks_success_is_refused_as_timed_out(self):
+    def test_a_heartbeat_after_the_tasks_success_is_refused(self):
         from localstack.services.stepfunctions.asl.eval.callback import callback
 
         original = callback.CallbackPoolManager.heartbeat

@@ -58,6 +58,25 @@ class SpeedupsTest(unittest.TestCase):
         finally:
             metrics.publish_lambda_metric, version_manager.record_cw_metric_invocation = saved
 
+    def test_an_sqs_call_puts_no_metric_and_the_queue_depth_worker_stays(self):
+        from localstack.services.sqs import provider
+
+        saved = provider.CloudwatchDispatcher.dispatch_sqs_metric
+        dispatcher = provider.CloudwatchDispatcher.__new__(provider.CloudwatchDispatcher)
+        submitted = []
+        dispatcher.running = True
+        dispatcher.executor = SimpleNamespace(submit=lambda *a, **k: submitted.append(k["metric"]))
+        try:
+            dispatcher.dispatch_sqs_metric("000000000000", "us-east-1", "q", "NumberOfEmptyReceives")
+            self.assertEqual(submitted, ["NumberOfEmptyReceives"], "LocalStack puts one before the fix")
+            speedups.no_sqs_call_metrics()
+            speedups.no_sqs_call_metrics()  # a second start wraps nothing twice
+            dispatcher.dispatch_sqs_metric("000000000000", "us-east-1", "q", "NumberOfMessagesSent")
+            self.assertEqual(submitted, ["NumberOfEmptyReceives"])
+            self.assertTrue(hasattr(provider, "CloudwatchPublishWorker"), "the depth worker is LocalStack's")
+        finally:
+            provider.CloudwatchDispatcher.dispatch_sqs_metric = saved
+
 
 if __name__ == "__main__":
     unittest.main()

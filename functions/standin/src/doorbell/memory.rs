@@ -19,6 +19,8 @@ pub struct MemoryDoorbell {
     /// Parks a ring ended: their tasks are closed.
     closed: Mutex<Vec<String>>,
     failure: Mutex<Option<DoorbellError>>,
+    /// A failure of rings only: heartbeats still go through.
+    ring_failure: Mutex<Option<DoorbellError>>,
 }
 
 impl MemoryDoorbell {
@@ -42,13 +44,19 @@ impl MemoryDoorbell {
     pub fn fail_with(&self, error: Option<DoorbellError>) {
         *lock(&self.failure) = error;
     }
+
+    /// Rings fail with `error` (None: they work again); heartbeats are unaffected.
+    pub fn fail_rings_with(&self, error: Option<DoorbellError>) {
+        *lock(&self.ring_failure) = error;
+    }
 }
 
 impl Doorbell for MemoryDoorbell {
     async fn ring(&self, park_token: &str, push: Option<&RungPush>) -> Result<(), DoorbellError> {
         lock(&self.rings).push(park_token.to_owned());
         lock(&self.pushes).push(push.cloned());
-        if let Some(failure) = lock(&self.failure).clone() {
+        let failure = lock(&self.failure).clone();
+        if let Some(failure) = failure.or_else(|| lock(&self.ring_failure).clone()) {
             return Err(failure);
         }
         lock(&self.closed).push(park_token.to_owned());

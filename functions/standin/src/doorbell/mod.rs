@@ -35,6 +35,17 @@ pub async fn ring<S: RowStore, D: Doorbell>(
     Ok(row)
 }
 
+/// Rings the stored park token again for an event waiting on the row (its ring failed).
+pub async fn ring_waiting<D: Doorbell>(bell: &D, row: &Row) {
+    if let Some(token) = row
+        .park_token
+        .as_deref()
+        .filter(|_| !row.pending.is_empty())
+    {
+        ring_token(bell, row, token).await;
+    }
+}
+
 async fn ring_token<D: Doorbell>(bell: &D, row: &Row, token: &str) {
     let task_id = &row.task_id;
     match bell.ring(token, row.pending.rung_push().as_ref()).await {

@@ -558,8 +558,16 @@ impl<S: RowStore, D: Doorbell, A: Agent> Following<'_, S, D, A> {
             Ok(()) => {}
         }
         self.next_row_read = Instant::now() + ROW_READ_EVERY;
-        let current = self.teller.rows().get(&self.row.task_id).await?;
-        Ok(current.is_some_and(|row| !follow_should_stop(&row, self.row.epoch)))
+        let Some(row) = self.teller.rows().get(&self.row.task_id).await? else {
+            return Ok(false);
+        };
+        if !follow_should_stop(&row, self.row.epoch) {
+            return Ok(true);
+        }
+        // An event waits while the park's task still takes beats: its ring failed. Rung
+        // again, the wake comes now rather than at the park's heartbeat timeout.
+        doorbell::ring_waiting(self.bell, &row).await;
+        Ok(false)
     }
 
     /// Reports a change the stream told, and how long after the agent's change it came.

@@ -52,10 +52,12 @@ async fn wake_draining<S: RowStore, A: Agent>(
         let (step, drained, _) = drain(store, step, known, history_bound, pacing).await?;
         return check_if_decided(invocation, step, drained, pacing).await;
     };
-    // The change the push tells is noted after the agent answers: its artifacts are
-    // read meanwhile. Other wakes seldom tell anything (a follow told its change
-    // itself), so they read them only when they do.
-    invocation.teller.read_ahead();
+    // The change a push tells is noted after the agent answers: its artifacts are read
+    // meanwhile. Other wakes seldom tell anything (a follow told its change itself; a
+    // reply's or a cancel's ring goes to the agent), so they read them only when they do.
+    if step.park.as_ref().is_some_and(|p| p.push.is_some()) {
+        invocation.teller.read_ahead();
+    }
     let asking = async {
         match invocation.agent().await {
             Ok(agent) => Some(agent.get(&remote).await),

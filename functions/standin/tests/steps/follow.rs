@@ -374,3 +374,44 @@ async fn a_followed_park_that_is_rung_ends_at_its_next_beat_and_its_row_is_read_
         .expect("the follow ends at its next beat");
     assert_eq!(end.unwrap(), FollowEnd::ParkOver);
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_event_whose_ring_failed_is_rung_again_when_the_follow_reads_its_row() {
+    let w = World::new(false).await;
+    let spec = spec(Updates::Follow);
+    let step = first_turn(&w, &spec).await;
+    let park = park_no(&step);
+    w.agent.keep_streams_open();
+    w.agent.script_stream(Ok(vec![]));
+    let long = FollowTiming {
+        window: Duration::from_secs(3600),
+        ..TIMING
+    };
+    let teller = w.teller();
+    let follow = standin::follow::follow(&teller, &w.bell, &w.agent, ID, park, "f1", long);
+    tokio::pin!(follow);
+    tokio::select! {
+        end = &mut follow => panic!("the follow ended while its park stood: {end:?}"),
+        () = tokio::time::sleep(Duration::from_secs(1)) => {}
+    }
+    // A reply's ring fails (Step Functions throttled): the reply waits on the row and
+    // the park's task still takes its beats.
+    w.bell
+        .fail_rings_with(Some(standin::doorbell::DoorbellError::Backend(
+            "throttled".into(),
+        )));
+    w.ring(reply("answer")).await;
+    w.bell.fail_rings_with(None);
+    let end = tokio::time::timeout(
+        standin::follow::ROW_READ_EVERY + TIMING.heartbeat,
+        &mut follow,
+    )
+    .await
+    .expect("the row read finds the reply");
+    assert_eq!(end.unwrap(), FollowEnd::ParkOver);
+    assert_eq!(
+        w.bell.rings(),
+        ["f1", "f1"],
+        "rung again: the wake comes now, not at the park's heartbeat timeout"
+    );
+}
