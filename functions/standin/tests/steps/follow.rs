@@ -335,21 +335,27 @@ async fn a_handed_back_park_that_ended_meanwhile_is_not_followed() {
     }
 }
 
+/// A window long enough that only the park's end stops the follow.
+const HOUR_LONG: FollowTiming = FollowTiming {
+    window: Duration::from_secs(3600),
+    ..TIMING
+};
+
+/// A first turn that parks to follow, with the agent's stream then open and silent:
+/// only the beats go on. The park's number.
+async fn quiet_follow_park(w: &World) -> u64 {
+    let step = first_turn(w, &spec(Updates::Follow)).await;
+    w.agent.keep_streams_open();
+    w.agent.script_stream(Ok(vec![]));
+    park_no(&step)
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_followed_park_that_is_rung_ends_at_its_next_beat_and_its_row_is_read_once_a_minute() {
     let w = World::new(false).await;
-    let spec = spec(Updates::Follow);
-    let step = first_turn(&w, &spec).await;
-    let park = park_no(&step);
-    // The agent's stream stays open and says nothing: only the beats go on.
-    w.agent.keep_streams_open();
-    w.agent.script_stream(Ok(vec![]));
-    let long = FollowTiming {
-        window: Duration::from_secs(3600),
-        ..TIMING
-    };
+    let park = quiet_follow_park(&w).await;
     let teller = w.teller();
-    let follow = standin::follow::follow(&teller, &w.bell, &w.agent, ID, park, "f1", long);
+    let follow = standin::follow::follow(&teller, &w.bell, &w.agent, ID, park, "f1", HOUR_LONG);
     tokio::pin!(follow);
     let reads_before = w.store.reads();
     tokio::select! {
@@ -378,17 +384,9 @@ async fn a_followed_park_that_is_rung_ends_at_its_next_beat_and_its_row_is_read_
 #[tokio::test(start_paused = true)]
 async fn an_event_whose_ring_failed_is_rung_again_when_the_follow_reads_its_row() {
     let w = World::new(false).await;
-    let spec = spec(Updates::Follow);
-    let step = first_turn(&w, &spec).await;
-    let park = park_no(&step);
-    w.agent.keep_streams_open();
-    w.agent.script_stream(Ok(vec![]));
-    let long = FollowTiming {
-        window: Duration::from_secs(3600),
-        ..TIMING
-    };
+    let park = quiet_follow_park(&w).await;
     let teller = w.teller();
-    let follow = standin::follow::follow(&teller, &w.bell, &w.agent, ID, park, "f1", long);
+    let follow = standin::follow::follow(&teller, &w.bell, &w.agent, ID, park, "f1", HOUR_LONG);
     tokio::pin!(follow);
     tokio::select! {
         end = &mut follow => panic!("the follow ended while its park stood: {end:?}"),
