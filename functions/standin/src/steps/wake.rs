@@ -17,6 +17,12 @@ pub async fn wake<S: RowStore, A: Agent>(
     history_bound: u32,
     pacing: Pacing,
 ) -> Result<Step, StepError> {
+    // The change a push tells is noted after the agent answers: its artifacts are read
+    // meanwhile. Other wakes seldom tell anything (a follow told its change itself; a
+    // reply's or a cancel's ring goes to the agent), so they read them only when they do.
+    if step.park.as_ref().is_some_and(|p| p.push.is_some()) {
+        invocation.teller.read_ahead();
+    }
     match taken {
         Some(taken) => wake_taken(invocation, step, taken, history_bound, pacing).await,
         None => wake_draining(invocation, step, history_bound, pacing).await,
@@ -52,12 +58,6 @@ async fn wake_draining<S: RowStore, A: Agent>(
         let (step, drained, _) = drain(store, step, known, history_bound, pacing).await?;
         return check_if_decided(invocation, step, drained, pacing).await;
     };
-    // The change a push tells is noted after the agent answers: its artifacts are read
-    // meanwhile. Other wakes seldom tell anything (a follow told its change itself; a
-    // reply's or a cancel's ring goes to the agent), so they read them only when they do.
-    if step.park.as_ref().is_some_and(|p| p.push.is_some()) {
-        invocation.teller.read_ahead();
-    }
     let asking = async {
         match invocation.agent().await {
             Ok(agent) => Some(agent.get(&remote).await),
@@ -126,7 +126,6 @@ async fn wake_taken<S: RowStore, A: Agent>(
     pacing: Pacing,
 ) -> Result<Step, StepError> {
     step.refuse_if_not_ours(Some(&taken.row))?;
-    invocation.teller.read_ahead();
     // `take_rung` took it only where the count stays within the bound.
     next::count_cycle(&mut step.cursor, history_bound);
     let (step, row, _) = decided(step, taken, Woke::Rung, pacing);
