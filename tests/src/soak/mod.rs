@@ -424,6 +424,23 @@ impl Soak {
                 received,
             });
         }
+        let violated: Vec<String> = judged
+            .iter()
+            .filter(|j| !j.verdict.violations.is_empty())
+            .map(|j| j.plan.id.clone())
+            .take(report::STORIES)
+            .collect();
+        let stories = observe::warnings_of(&soak.stack, &options.stack, &violated, began_ms)
+            .await
+            .map(|stories| {
+                stories
+                    .into_iter()
+                    .map(|(id, lines)| {
+                        let lines = lines.iter().map(|l| blank_tokens(l, &tokens)).collect();
+                        (id, lines)
+                    })
+                    .collect()
+            });
         Ok(report::Report::build(report::Inputs {
             options,
             began_ms,
@@ -437,6 +454,7 @@ impl Soak {
             dead_letters: observe::delta(&baseline, &dead_letters),
             leaks,
             heard_by_stand_in,
+            stories,
         }))
     }
 

@@ -363,3 +363,49 @@ pub async fn heard_by_the_stand_in(
         })
         .collect())
 }
+
+/// Lines of a violated stand-in's story kept in the report, at most, each cut to this
+/// many characters: enough to say where it stopped without copying the logs.
+const STORY_LINES: usize = 30;
+const STORY_LINE_CHARS: usize = 600;
+
+/// The functions' warnings and errors naming each of `ids` (by `task_id`, or among a
+/// follower's or a batch's `task_ids`), since `since_ms`, function by function: why a stand-in
+/// the oracle faults went wrong, read before the stack is gone.
+pub async fn warnings_of(
+    stack: &Stack,
+    name: &str,
+    ids: &[String],
+    since_ms: u64,
+) -> Result<HashMap<String, Vec<String>>, String> {
+    let mut stories: HashMap<String, Vec<String>> = HashMap::new();
+    if ids.is_empty() {
+        return Ok(stories);
+    }
+    let events = stack
+        .log_events(&format!("/aws/lambda/{name}-"), Some(since_ms), None, None)
+        .await?;
+    for (group, line) in &events {
+        let Ok(fields) = serde_json::from_str::<Value>(line.trim()) else {
+            continue;
+        };
+        if !matches!(fields["level"].as_str(), Some("WARN" | "ERROR")) {
+            continue;
+        }
+        let named = |id: &str| {
+            fields["task_id"].as_str() == Some(id)
+                || fields["task_ids"]
+                    .as_str()
+                    .is_some_and(|all| all.split(',').any(|one| one == id))
+        };
+        let function = group.rsplit('/').next().unwrap_or(group);
+        for id in ids.iter().filter(|id| named(id)) {
+            let story = stories.entry(id.clone()).or_default();
+            if story.len() < STORY_LINES {
+                let line: String = line.trim().chars().take(STORY_LINE_CHARS).collect();
+                story.push(format!("{function}: {line}"));
+            }
+        }
+    }
+    Ok(stories)
+}

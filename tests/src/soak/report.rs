@@ -33,7 +33,13 @@ pub struct Inputs {
     pub leaks: Vec<String>,
     /// (watch, ms) from the functions' own metric lines, or why they could not be read.
     pub heard_by_stand_in: Result<Vec<(String, u64)>, String>,
+    /// The functions' warnings and errors naming each violated stand-in (the first
+    /// `STORIES` of them), or why the logs could not be read.
+    pub stories: Result<HashMap<String, Vec<String>>, String>,
 }
+
+/// Violated stand-ins whose warnings the report keeps, at most.
+pub const STORIES: usize = 20;
 
 pub struct Report {
     pub json: Value,
@@ -165,6 +171,10 @@ impl Report {
             "passed": violations.is_empty(),
             "violations_total": violations.len(),
             "violations": violations.iter().take(200).collect::<Vec<_>>(),
+            "warnings_of_violated_stand_ins": match &input.stories {
+                Ok(stories) => json!(stories),
+                Err(unread) => json!({"unread": unread}),
+            },
             "run": {
                 "stack": input.options.stack,
                 "seed": input.options.seed,

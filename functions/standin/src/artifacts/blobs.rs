@@ -10,6 +10,9 @@ pub enum BlobError {
     /// A conditional write lost to another writer.
     #[error("the manifest changed under this write")]
     Conflict,
+    /// What is kept does not read (no retry makes it read).
+    #[error("{0}")]
+    Unreadable(String),
 }
 
 /// One multipart upload in progress.

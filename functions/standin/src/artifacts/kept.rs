@@ -21,7 +21,7 @@ pub async fn load(
         None => Ok((Manifest::default(), None)),
         Some(object) => {
             let manifest = serde_json::from_slice(&object.bytes)
-                .map_err(|e| BlobError::Unavailable(format!("manifest does not read: {e}")))?;
+                .map_err(|e| BlobError::Unreadable(format!("the manifest does not read: {e}")))?;
             Ok((manifest, object.etag))
         }
     }

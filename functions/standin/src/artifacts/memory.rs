@@ -16,6 +16,8 @@ pub struct MemoryBlobs {
     next: Mutex<u64>,
     gets: Mutex<usize>,
     deletes: Mutex<usize>,
+    /// Conditional writes (the manifest's) fail with this while set: S3 unavailable.
+    failing_writes: Mutex<Option<BlobError>>,
 }
 
 impl MemoryBlobs {
@@ -41,6 +43,13 @@ impl MemoryBlobs {
     /// Every delete asked for.
     pub fn deletes(&self) -> usize {
         self.deletes.lock().map(|d| *d).unwrap_or_default()
+    }
+
+    /// Every conditional write (the manifest's) fails with `err` from now, until `None`.
+    pub fn fail_manifest_writes_with(&self, err: Option<BlobError>) {
+        if let Ok(mut failing) = self.failing_writes.lock() {
+            *failing = err;
+        }
     }
 
     /// The most bytes one call handed over.
@@ -81,7 +90,11 @@ impl Blobs for MemoryBlobs {
         bytes: Vec<u8>,
         etag: Option<&str>,
     ) -> BoxFuture<'_, Result<(), BlobError>> {
+        let failing = self.failing_writes.lock().ok().and_then(|f| f.clone());
         let result = self.check(bytes.len()).and_then(|()| {
+            if let Some(err) = failing {
+                return Err(err);
+            }
             let version = self.version();
             let mut objects = self.lock();
             let current = objects.get(key).map(|(_, v)| v.to_string());

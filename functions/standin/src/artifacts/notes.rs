@@ -5,26 +5,29 @@
 
 use futures_util::future::BoxFuture;
 
+use super::blobs::BlobError;
 use super::desk::Desk;
-use crate::outbox::{Due, NoteArtifacts};
+use crate::outbox::{ArtifactsUnrecorded, Due, NoteArtifacts};
 use crate::row::Watch;
 
 impl NoteArtifacts for Desk {
-    fn due(&self, is_final: bool) -> BoxFuture<'_, Due> {
+    fn due(&self, is_final: bool) -> BoxFuture<'_, Result<Due, ArtifactsUnrecorded>> {
         Box::pin(async move {
             match self.save().await {
                 Ok(manifest) => {
                     let note = manifest.for_note(is_final);
-                    Due {
+                    Ok(Due {
                         views: note.views,
                         omitted: note.omitted,
                         versions: note.told,
-                    }
+                    })
                 }
-                Err(err) => {
+                // Waiting cannot make it read: the note goes without them.
+                Err(err @ BlobError::Unreadable(_)) => {
                     tracing::error!(error = %err, "artifacts not recorded; the note goes without them");
-                    Due::default()
+                    Ok(Due::default())
                 }
+                Err(err) => Err(ArtifactsUnrecorded(err.to_string())),
             }
         })
     }

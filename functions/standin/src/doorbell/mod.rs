@@ -364,7 +364,7 @@ async fn cancel_remote<A: Agent>(
         Ok(task) => Some(task),
         Err(RemoteError::TaskNotCancelable(_)) => agent.get(remote).await.ok(),
         Err(err) => {
-            info!(task_id, error = %err, "remote cancel failed; the parent's cancel stands");
+            warn!(task_id, error = %err, "remote cancel failed; the parent's cancel stands");
             None
         }
     };

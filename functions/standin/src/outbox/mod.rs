@@ -18,4 +18,4 @@ pub mod tell;
 
 pub use crate::row::{SentMarks, note_of};
 pub use ports::{CallbackError, NoteBus, ParentCallback, ParentNote, ParentQueue, QueueError};
-pub use tell::{Due, NoteArtifacts, SendsAtOnce, Teller};
+pub use tell::{ArtifactsUnrecorded, Due, NoteArtifacts, SendsAtOnce, Teller};

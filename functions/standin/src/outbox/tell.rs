@@ -26,8 +26,9 @@ use standin_wire::{ArtifactView, ParentNote};
 /// The artifacts a note carries: where stage 1 and stage 5 happen (the stand-in's
 /// artifacts desk, for this invocation).
 pub trait NoteArtifacts: Send + Sync {
-    /// The artifacts the next note carries, folded from what the calls saw.
-    fn due(&self, is_final: bool) -> BoxFuture<'_, Due>;
+    /// The artifacts the next note carries, folded from what the calls saw; an error
+    /// when they could not be recorded now (their store unavailable), and may be later.
+    fn due(&self, is_final: bool) -> BoxFuture<'_, Result<Due, ArtifactsUnrecorded>>;
     /// The note that carried `due` was written.
     fn told(&self, due: Due) -> BoxFuture<'_, ()>;
     /// The stand-in's watch is now `watch` (a push token given is never kept or told).
@@ -38,6 +39,12 @@ pub trait NoteArtifacts: Send + Sync {
     /// What the calls saw but no note carried is kept for the next note.
     fn keep(&self) -> BoxFuture<'_, ()>;
 }
+
+/// The artifacts could not be recorded now; a later try may (what the calls saw is
+/// kept for it).
+#[derive(Debug, thiserror::Error)]
+#[error("the artifacts could not be recorded: {0}")]
+pub struct ArtifactsUnrecorded(pub String);
 
 /// What a note carries of the artifacts.
 #[derive(Debug, Default)]
@@ -98,7 +105,7 @@ impl<'a, S: RowStore> Teller<'a, S> {
         out: &RemoteOut,
         guard: &Guard,
     ) -> Result<Applied, StoreError> {
-        let (out, due) = self.fold(out).await;
+        let (out, due) = self.fold(out).await?;
         let applied = self.rows.apply(task_id, seen, &out, guard).await?;
         if let Applied::Changed { note, row } = &applied {
             self.send(row, note).await;
@@ -117,7 +124,7 @@ impl<'a, S: RowStore> Teller<'a, S> {
         let Some(out) = final_note else {
             return self.rows.close(task_id, None).await;
         };
-        let (out, due) = self.fold(out).await;
+        let (out, due) = self.fold(out).await?;
         let closed = self.rows.close(task_id, Some(&out)).await?;
         if let Some(note) = &closed.note {
             self.send(&closed.row, note).await;
@@ -150,16 +157,29 @@ impl<'a, S: RowStore> Teller<'a, S> {
         }
     }
 
-    /// Stage 1.
-    async fn fold(&self, out: &RemoteOut) -> (RemoteOut, Option<Due>) {
+    /// Stage 1. A change goes without artifacts that could not be recorded (a later
+    /// note carries them); the final note, the last that can, waits for them: the
+    /// step fails and is tried again, as when the row store is unavailable.
+    async fn fold(&self, out: &RemoteOut) -> Result<(RemoteOut, Option<Due>), StoreError> {
         let mut out = out.clone();
         let Some(artifacts) = &self.artifacts else {
-            return (out, None);
+            return Ok((out, None));
         };
-        let mut due = artifacts.due(out.is_final).await;
+        let mut due = match artifacts.due(out.is_final).await {
+            Ok(due) => due,
+            Err(err) if out.is_final => {
+                return Err(StoreError::Backend(format!(
+                    "the final note waits for its artifacts: {err}"
+                )));
+            }
+            Err(err) => {
+                tracing::warn!(error = %err, "the note goes without its artifacts; a later one carries them");
+                Due::default()
+            }
+        };
         out.artifacts = std::mem::take(&mut due.views);
         out.artifacts_omitted = due.omitted;
-        (out, Some(due))
+        Ok((out, Some(due)))
     }
 
     /// Stages 3 and 4.

@@ -378,3 +378,87 @@ fn a_truncated_part_read_again_keeps_what_was_kept_of_it() {
     assert_eq!(gone.len(), 1, "the emptier copy goes");
     assert!(!m.references(&gone[0]));
 }
+
+/// An agent whose task, cancelled, lists a transcript.
+fn cancelled_with_transcript() -> FakeAgent {
+    let fake = FakeAgent::new(false);
+    fake.set_task(status(
+        TaskState::Canceled,
+        Some(vec![artifact("transcript", "every word so far")]),
+    ));
+    fake
+}
+
+/// The parent cancels a stand-in whose agent made an artifact the stand-in had not yet
+/// heard of: the remote cancel's answer lists it. While the manifest cannot be written
+/// (S3 unavailable) the final note is not written without it: the end fails, to be
+/// tried again, and the try after S3 is back tells it and lists it.
+#[tokio::test]
+async fn a_final_note_waits_for_artifacts_their_store_cannot_record_yet() {
+    let rows = MemoryStore::new();
+    rows.create(&Row::new(ID, "widgets")).await.unwrap();
+    rows.set_remote(ID, REMOTE, Some("ctx")).await.unwrap();
+    let blobs = Arc::new(MemoryBlobs::default());
+    let cause = standin::doorbell::EndCause::Cancelled {
+        reason: "the parent cancelled".into(),
+    };
+    let end = |blobs: Arc<MemoryBlobs>| {
+        let (rows, cause) = (&rows, cause.clone());
+        async move {
+            let desk = Arc::new(desk_on(&blobs));
+            let agent = Collecting::new(cancelled_with_transcript(), Some(desk.clone()));
+            let teller = Teller::new(rows).with_artifacts(Some(desk as Arc<dyn NoteArtifacts>));
+            standin::doorbell::end_in_order(&teller, ID, &cause, || async { Some(&agent) }).await
+        }
+    };
+
+    blobs.fail_manifest_writes_with(Some(BlobError::Unavailable("S3 is down".into())));
+    let refused = end(blobs.clone()).await;
+    assert!(
+        matches!(&refused, Err(standin::row::StoreError::Backend(why)) if why.contains("artifacts")),
+        "{refused:?}"
+    );
+    assert!(
+        rows.outbox().iter().all(|n| !n.is_final),
+        "no final note without its artifacts: {:?}",
+        rows.outbox()
+    );
+
+    blobs.fail_manifest_writes_with(None);
+    let closed = end(blobs.clone()).await.unwrap();
+    let note = closed.note.expect("the final note, on the try after");
+    assert!(note.is_final);
+    assert_eq!(note.state, TaskState::Canceled);
+    let [transcript] = &note.artifacts[..] else {
+        panic!("{:?}", note.artifacts);
+    };
+    assert_eq!(transcript.artifact_id, "transcript");
+    let manifest: Manifest =
+        serde_json::from_slice(&blobs.object(&format!("{ID}/manifest.json")).unwrap()).unwrap();
+    assert_eq!(texts(&manifest, "transcript"), ["every word so far"]);
+}
+
+/// A manifest that does not read never will: the final note goes without it rather
+/// than wait for ever (every stand-in ends).
+#[tokio::test]
+async fn a_final_note_goes_without_artifacts_a_manifest_that_does_not_read_holds() {
+    let rows = MemoryStore::new();
+    rows.create(&Row::new(ID, "widgets")).await.unwrap();
+    rows.set_remote(ID, REMOTE, Some("ctx")).await.unwrap();
+    let blobs = Arc::new(MemoryBlobs::default());
+    blobs
+        .put(&format!("{ID}/manifest.json"), b"{not json".to_vec())
+        .await
+        .unwrap();
+    let desk = Arc::new(desk_on(&blobs));
+    let agent = Collecting::new(cancelled_with_transcript(), Some(desk.clone()));
+    let teller = Teller::new(&rows).with_artifacts(Some(desk as Arc<dyn NoteArtifacts>));
+    let cause = standin::doorbell::EndCause::Cancelled {
+        reason: "the parent cancelled".into(),
+    };
+    let closed = standin::doorbell::end_in_order(&teller, ID, &cause, || async { Some(&agent) })
+        .await
+        .unwrap();
+    let note = closed.note.expect("the final note");
+    assert!(note.is_final && note.artifacts.is_empty(), "{note:?}");
+}

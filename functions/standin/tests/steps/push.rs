@@ -409,8 +409,14 @@ impl ReadsAhead {
 }
 
 impl standin::outbox::NoteArtifacts for ReadsAhead {
-    fn due(&self, _: bool) -> futures_util::future::BoxFuture<'_, standin::outbox::Due> {
-        Box::pin(async { standin::outbox::Due::default() })
+    fn due(
+        &self,
+        _: bool,
+    ) -> futures_util::future::BoxFuture<
+        '_,
+        Result<standin::outbox::Due, standin::outbox::ArtifactsUnrecorded>,
+    > {
+        Box::pin(async { Ok(standin::outbox::Due::default()) })
     }
     fn told(&self, _: standin::outbox::Due) -> futures_util::future::BoxFuture<'_, ()> {
         Box::pin(async {})
