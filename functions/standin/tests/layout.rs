@@ -241,3 +241,37 @@ fn each_crate_depends_only_on_the_layers_below_it() {
         );
     }
 }
+
+/// A source file is one a reader can hold in mind: at most this many lines. Test files
+/// (under `tests/`, or a module's `tests.rs`) are split by rule at 1,000.
+const MAX_SOURCE_LINES: usize = 700;
+const MAX_TEST_LINES: usize = 1000;
+
+#[test]
+fn no_file_is_longer_than_a_reader_holds_in_mind() {
+    let root = root();
+    let mut files = Vec::new();
+    for member in path_dependencies().keys() {
+        rust_files(&root.join(member), &mut files);
+    }
+    assert!(files.len() > 100, "{} files", files.len());
+    let mut long = Vec::new();
+    for file in &files {
+        let relative = file.strip_prefix(&root).unwrap_or(file);
+        let is_test = relative.components().any(|c| c.as_os_str() == "tests")
+            || relative.file_name().is_some_and(|n| n == "tests.rs");
+        let most = if is_test {
+            MAX_TEST_LINES
+        } else {
+            MAX_SOURCE_LINES
+        };
+        let lines = std::fs::read_to_string(file).unwrap().lines().count();
+        if lines > most {
+            long.push(format!(
+                "{} ({lines} lines, at most {most})",
+                relative.display()
+            ));
+        }
+    }
+    assert!(long.is_empty(), "split these by what they do: {long:?}");
+}

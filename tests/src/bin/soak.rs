@@ -9,7 +9,7 @@ use standin_integration::soak::{Options, Soak};
 
 const USAGE: &str = "usage: soak [--stack NAME] [--standins N] [--concurrency N] [--minutes M]
             [--gap-ms LOW-HIGH] [--starts-per-sec R] [--stack-params TEXT] [--seed S] [--profile FILE]
-            [--kill-follow-every SECS] [--patience SECS] [--out DIR]
+            [--kill-follow-every SECS] [--patience SECS] [--only I,J,…] [--out DIR]
   --standins N            stand-ins in all (default 100)
   --concurrency N         at most this many at once (default 100)
   --minutes M             no new stand-in starts after M minutes (default: all start)
@@ -20,6 +20,8 @@ const USAGE: &str = "usage: soak [--stack NAME] [--standins N] [--concurrency N]
   --profile FILE          fault profile for the fault proxy (default: none)
   --kill-follow-every S   kill a follow process every S seconds (0: never; default 60)
   --patience SECS         how long a change may take to be heard (default 300)
+  --only I,J,…            only the stand-ins of these indices, with the plans they have
+                          in the whole run (a failed stand-in's id ends in its index)
   --out DIR               where soak-report.json and soak-latency.svg go (default soak-out)";
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -78,6 +80,17 @@ fn parse(args: &[String]) -> Result<Options, String> {
             }
             "--patience" => o.patience = Duration::from_secs(number(value)?),
             "--out" => o.out = PathBuf::from(value),
+            "--only" => {
+                let indices = value
+                    .split(',')
+                    .map(|i| {
+                        i.trim()
+                            .parse::<usize>()
+                            .map_err(|_| format!("--only: {i:?} is not an index"))
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                o.only = Some(indices);
+            }
             other => return Err(format!("unknown option {other}")),
         }
     }

@@ -88,10 +88,26 @@ pub(super) async fn habit_problems(stack: &Stack, habit: Habit, seen: Seen<'_>) 
                 .map(|a| a["parts"].as_array().map_or(0, Vec::len))
                 .sum();
             if parts == 0 || parts >= plan::HOARD_ARTIFACTS * plan::HOARD_PARTS {
+                // What the notes said of them tells a fold that kept nothing from a
+                // manifest the API could not read.
+                let told: Vec<String> = seen
+                    .notes
+                    .iter()
+                    .filter(|n| {
+                        n["artifacts"].as_array().is_some_and(|a| !a.is_empty())
+                            || n["artifacts_omitted"].as_u64().unwrap_or(0) > 0
+                    })
+                    .map(|n| {
+                        let listed = n["artifacts"].as_array().map_or(0, Vec::len);
+                        let omitted = n["artifacts_omitted"].as_u64().unwrap_or(0);
+                        format!("#{} {listed} (+{omitted} omitted)", n["seq"])
+                    })
+                    .collect();
                 vec![format!(
-                    "the hoard, past the manifest's bound, kept {parts} parts of {} (the stand-in ended {})",
+                    "the hoard, past the manifest's bound, kept {parts} parts of {} (the stand-in ended {}; the API listed {} artifacts; notes that carried artifacts: {told:?})",
                     plan::HOARD_ARTIFACTS * plan::HOARD_PARTS,
-                    seen.last["state"]
+                    seen.last["state"],
+                    listed.len()
                 )]
             } else if !listed.iter().any(|a| a["truncated"] == true) {
                 vec!["the hoard, past the manifest's bound, is not marked truncated".to_owned()]

@@ -51,6 +51,9 @@ pub struct Options {
     pub patience: Duration,
     /// Where the report goes (soak-report.json, soak-latency.svg).
     pub out: PathBuf,
+    /// Only the stand-ins of these indices (of `0..standins`), each with its plan in the
+    /// whole run: a failed stand-in replayed alone.
+    pub only: Option<Vec<usize>>,
 }
 
 impl Default for Options {
@@ -68,6 +71,7 @@ impl Default for Options {
             kill_follow_every: Some(Duration::from_secs(60)),
             patience: Duration::from_secs(300),
             out: PathBuf::from("soak-out"),
+            only: None,
         }
     }
 }
@@ -298,7 +302,11 @@ impl Soak {
         let slots = Arc::new(Semaphore::new(options.concurrency));
         let mut next_start = Instant::now();
         let mut handles = Vec::new();
-        for index in 0..options.standins {
+        let indices: Vec<usize> = match &options.only {
+            Some(only) => only.clone(),
+            None => (0..options.standins).collect(),
+        };
+        for index in indices {
             if options
                 .duration
                 .is_some_and(|limit| began.elapsed() > limit)
@@ -365,6 +373,7 @@ impl Soak {
         let changes = soak.changes_by_remote(&tokens);
         let turns = std::mem::take(&mut soak.tally.lock().unwrap().turns);
         let mut judged = Vec::new();
+        let mut timelines: HashMap<String, Vec<String>> = HashMap::new();
         for (plan, run) in runs {
             let received: Vec<oracle::Received> = soak
                 .stack
@@ -393,6 +402,7 @@ impl Soak {
                 None
             };
             let mut verdict = oracle::judge(&log, &received, own_end);
+            let timeline = timeline(&run, &log, &received);
             verdict.violations.extend(run.problems.iter().cloned());
             for ((id, k), times) in &turns {
                 if id != &plan.id {
@@ -417,6 +427,9 @@ impl Soak {
             for violation in &mut verdict.violations {
                 *violation = blank_tokens(violation, &tokens);
             }
+            if !verdict.violations.is_empty() {
+                timelines.insert(plan.id.clone(), timeline);
+            }
             judged.push(report::Judged {
                 plan,
                 run,
@@ -430,17 +443,24 @@ impl Soak {
             .map(|j| j.plan.id.clone())
             .take(report::STORIES)
             .collect();
-        let stories = observe::warnings_of(&soak.stack, &options.stack, &violated, began_ms)
-            .await
-            .map(|stories| {
-                stories
-                    .into_iter()
-                    .map(|(id, lines)| {
-                        let lines = lines.iter().map(|l| blank_tokens(l, &tokens)).collect();
-                        (id, lines)
-                    })
-                    .collect()
-            });
+        let warnings = observe::warnings_of(&soak.stack, &options.stack, &violated, began_ms).await;
+        let stories = violated
+            .iter()
+            .map(|id| {
+                let blank = |lines: &[String]| -> Vec<String> {
+                    lines.iter().map(|l| blank_tokens(l, &tokens)).collect()
+                };
+                let warned = match &warnings {
+                    Ok(all) => json!(blank(all.get(id).map_or(&[][..], Vec::as_slice))),
+                    Err(unread) => json!({"unread": unread}),
+                };
+                let story = json!({
+                    "timeline": blank(timelines.get(id).map_or(&[][..], Vec::as_slice)),
+                    "warnings": warned,
+                });
+                (id.clone(), story)
+            })
+            .collect();
         Ok(report::Report::build(report::Inputs {
             options,
             began_ms,
@@ -692,4 +712,39 @@ impl Soak {
         run.problems.push(format!("POST {path} kept failing"));
         false
     }
+}
+
+/// One stand-in's conversation in time, seconds from its start: what its agent did and
+/// what its parent got, for the report of a stand-in the oracle faults.
+fn timeline(run: &Run, log: &[oracle::Change], received: &[oracle::Received]) -> Vec<String> {
+    let since = |ms: u64| ms.saturating_sub(run.started_ms) as f64 / 1000.0;
+    let mut lines: Vec<(u64, String)> = log
+        .iter()
+        .map(|c| {
+            (
+                c.at_ms,
+                format!("{:7.1} s agent: {} {:?}", since(c.at_ms), c.state, c.text),
+            )
+        })
+        .collect();
+    lines.extend(received.iter().map(|n| {
+        let text: String = n.text.chars().take(120).collect();
+        (
+            n.received_ms,
+            format!(
+                "{:7.1} s parent got #{} {} {text:?}{}",
+                since(n.received_ms),
+                n.seq,
+                n.state,
+                if n.is_final { " (final)" } else { "" }
+            ),
+        )
+    }));
+    lines.sort_by_key(|(at, _)| *at);
+    let mut out: Vec<String> = lines.into_iter().map(|(_, line)| line).collect();
+    out.push(format!(
+        "{:7.1} s the driver was done with it",
+        since(run.ended_ms)
+    ));
+    out
 }

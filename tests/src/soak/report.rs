@@ -33,9 +33,9 @@ pub struct Inputs {
     pub leaks: Vec<String>,
     /// (watch, ms) from the functions' own metric lines, or why they could not be read.
     pub heard_by_stand_in: Result<Vec<(String, u64)>, String>,
-    /// The functions' warnings and errors naming each violated stand-in (the first
-    /// `STORIES` of them), or why the logs could not be read.
-    pub stories: Result<HashMap<String, Vec<String>>, String>,
+    /// Each violated stand-in's story (the first `STORIES` of them): its conversation in
+    /// time and the functions' warnings and errors naming it.
+    pub stories: serde_json::Map<String, Value>,
 }
 
 /// Violated stand-ins whose warnings the report keeps, at most.
@@ -171,15 +171,13 @@ impl Report {
             "passed": violations.is_empty(),
             "violations_total": violations.len(),
             "violations": violations.iter().take(200).collect::<Vec<_>>(),
-            "warnings_of_violated_stand_ins": match &input.stories {
-                Ok(stories) => json!(stories),
-                Err(unread) => json!({"unread": unread}),
-            },
+            "violated_stand_ins": input.stories,
             "run": {
                 "stack": input.options.stack,
                 "seed": input.options.seed,
                 "standins": input.judged.len(),
                 "standins_asked": input.options.standins,
+                "only": input.options.only,
                 "concurrency": input.options.concurrency,
                 "gap_ms": [input.options.gap.0.as_millis() as u64, input.options.gap.1.as_millis() as u64],
                 "starts_per_sec": input.options.starts_per_sec,

@@ -462,3 +462,50 @@ async fn a_final_note_goes_without_artifacts_a_manifest_that_does_not_read_holds
     let note = closed.note.expect("the final note");
     assert!(note.is_final && note.artifacts.is_empty(), "{note:?}");
 }
+
+/// A hoard: six artifacts of 900 small parts each, past the manifest's bound, in the
+/// task a cancel answers with. The final note's fold keeps what fits and marks the rest
+/// truncated; the manifest lists parts.
+#[tokio::test]
+async fn a_hoard_a_cancel_answers_with_is_kept_within_the_bound() {
+    let rows = MemoryStore::new();
+    rows.create(&Row::new(ID, "widgets")).await.unwrap();
+    rows.set_remote(ID, REMOTE, Some("ctx")).await.unwrap();
+    let blobs = Arc::new(MemoryBlobs::default());
+    let parts: Vec<Part> = (0..900)
+        .map(|_| Part {
+            media_type: None,
+            filename: None,
+            content: Content::Text("h".repeat(100)),
+        })
+        .collect();
+    let hoard: Vec<Artifact> = (0..6)
+        .map(|n| Artifact {
+            id: format!("hoard-{n}"),
+            name: Some("transcript".into()),
+            parts: parts.clone(),
+            ..Artifact::default()
+        })
+        .collect();
+    let fake = FakeAgent::new(false);
+    fake.set_task(status(TaskState::Canceled, Some(hoard)));
+    let desk = Arc::new(desk_on(&blobs));
+    let agent = Collecting::new(fake, Some(desk.clone()));
+    let teller = Teller::new(&rows).with_artifacts(Some(desk as Arc<dyn NoteArtifacts>));
+    let cause = standin::doorbell::EndCause::Cancelled {
+        reason: "the parent cancelled".into(),
+    };
+    let closed = standin::doorbell::end_in_order(&teller, ID, &cause, || async { Some(&agent) })
+        .await
+        .unwrap();
+    let note = closed.note.expect("the final note");
+    let manifest: Manifest =
+        serde_json::from_slice(&blobs.object(&format!("{ID}/manifest.json")).unwrap()).unwrap();
+    let kept: usize = manifest.artifacts.iter().map(|a| a.parts.len()).sum();
+    assert!(kept > 0 && kept < 5400, "{kept} parts kept");
+    assert!(manifest.artifacts.iter().any(|a| a.truncated));
+    assert!(
+        !note.artifacts.is_empty() || note.artifacts_omitted > 0,
+        "{note:?}"
+    );
+}
