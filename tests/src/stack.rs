@@ -459,6 +459,17 @@ pub async fn take_timed(
     sqs: &aws_sdk_sqs::Client,
     queue_url: &str,
 ) -> Result<Vec<Received>, String> {
+    let (out, receipts) = receive_timed(sqs, queue_url).await?;
+    delete_received(sqs, queue_url, &receipts).await;
+    Ok(out)
+}
+
+/// One long poll (1 s) of a queue, nothing deleted yet: each message as `take_timed`
+/// gives it, and its receipt handle.
+async fn receive_timed(
+    sqs: &aws_sdk_sqs::Client,
+    queue_url: &str,
+) -> Result<(Vec<Received>, Vec<String>), String> {
     let got = sqs
         .receive_message()
         .queue_url(queue_url)
@@ -471,26 +482,38 @@ pub async fn take_timed(
         .await
         .map_err(|e| format!("{queue_url} could not be read: {e}"))?;
     let received_ms = now_ms();
-    let mut deletes = sqs.delete_message_batch().queue_url(queue_url);
-    let mut out = Vec::with_capacity(got.messages().len());
-    for (i, m) in got.messages().iter().enumerate() {
-        out.push(Received {
+    let out = got
+        .messages()
+        .iter()
+        .map(|m| Received {
             note: serde_json::from_str(m.body().unwrap_or("null")).unwrap_or(Value::Null),
             received_ms,
             sent_ms: sent_ms(m),
-        });
+        })
+        .collect();
+    let receipts = got
+        .messages()
+        .iter()
+        .map(|m| m.receipt_handle().unwrap_or_default().to_owned())
+        .collect();
+    Ok((out, receipts))
+}
+
+async fn delete_received(sqs: &aws_sdk_sqs::Client, queue_url: &str, receipts: &[String]) {
+    if receipts.is_empty() {
+        return;
+    }
+    let mut deletes = sqs.delete_message_batch().queue_url(queue_url);
+    for (i, receipt) in receipts.iter().enumerate() {
         if let Ok(entry) = aws_sdk_sqs::types::DeleteMessageBatchRequestEntry::builder()
             .id(i.to_string())
-            .receipt_handle(m.receipt_handle().unwrap_or_default())
+            .receipt_handle(receipt)
             .build()
         {
             deletes = deletes.entries(entry);
         }
     }
-    if !out.is_empty() {
-        let _ = deletes.send().await;
-    }
-    Ok(out)
+    let _ = deletes.send().await;
 }
 
 /// The `SentTimestamp` SQS stamped on a message, when it was asked for.
@@ -509,6 +532,9 @@ pub fn now_ms() -> u64 {
 }
 
 /// One thread (with its own runtime) drains the parent queue for the whole test binary.
+/// How many readers the tests' parent runs on its queue at once.
+const PARENT_READERS: usize = 4;
+
 fn collector(config: &aws_config::SdkConfig, queue_url: &str) -> Notes {
     static NOTES: OnceLock<Notes> = OnceLock::new();
     NOTES
@@ -522,16 +548,39 @@ fn collector(config: &aws_config::SdkConfig, queue_url: &str) -> Notes {
                     .unwrap();
                 rt.block_on(async move {
                     let sqs = aws_sdk_sqs::Client::new(&config);
-                    loop {
-                        let Ok(got) = take_timed(&sqs, &queue_url).await else {
-                            tokio::time::sleep(Duration::from_millis(500)).await;
-                            continue;
-                        };
-                        let mut sink = sink.lock().unwrap();
-                        for received in got {
-                            let task = received.note["task_id"].as_str().unwrap_or_default();
-                            sink.entry(task.to_owned()).or_default().push(received);
-                        }
+                    // Several readers, as a parent reading hundreds of stand-ins' notes
+                    // would run: one reader's round trips, each slow on a busy
+                    // LocalStack, would make the parent the slowest link. A note is
+                    // kept before it is deleted, and the queue hands out a stand-in's
+                    // next note only once the one before is deleted, so each stand-in's
+                    // notes are kept in the order the queue gave them.
+                    let readers: Vec<_> = (0..PARENT_READERS)
+                        .map(|_| {
+                            let (sqs, sink, queue_url) =
+                                (sqs.clone(), sink.clone(), queue_url.clone());
+                            tokio::spawn(async move {
+                                loop {
+                                    let Ok((got, receipts)) = receive_timed(&sqs, &queue_url).await
+                                    else {
+                                        tokio::time::sleep(Duration::from_millis(500)).await;
+                                        continue;
+                                    };
+                                    {
+                                        let mut sink = sink.lock().unwrap();
+                                        for received in got {
+                                            let task = received.note["task_id"]
+                                                .as_str()
+                                                .unwrap_or_default();
+                                            sink.entry(task.to_owned()).or_default().push(received);
+                                        }
+                                    }
+                                    delete_received(&sqs, &queue_url, &receipts).await;
+                                }
+                            })
+                        })
+                        .collect();
+                    for reader in readers {
+                        let _ = reader.await;
                     }
                 });
             });

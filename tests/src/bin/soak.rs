@@ -21,7 +21,8 @@ const USAGE: &str = "usage: soak [--stack NAME] [--standins N] [--concurrency N]
   --kill-follow-every S   kill a follow process every S seconds (0: never; default 60)
   --patience SECS         how long a change may take to be heard (default 300)
   --only I,J,…            only the stand-ins of these indices, with the plans they have
-                          in the whole run (a failed stand-in's id ends in its index)
+                          in the whole run of the same --seed and --gap-ms (a failed
+                          stand-in's id ends in its index)
   --out DIR               where soak-report.json and soak-latency.svg go (default soak-out)";
 
 fn parse(args: &[String]) -> Result<Options, String> {
@@ -92,6 +93,20 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 o.only = Some(indices);
             }
             other => return Err(format!("unknown option {other}")),
+        }
+    }
+    if let Some(only) = &o.only {
+        let mut seen = std::collections::HashSet::new();
+        for &index in only {
+            if index >= o.standins {
+                return Err(format!(
+                    "--only: {index} is not below --standins ({})",
+                    o.standins
+                ));
+            }
+            if !seen.insert(index) {
+                return Err(format!("--only: {index} is named twice"));
+            }
         }
     }
     Ok(o)

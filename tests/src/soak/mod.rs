@@ -377,15 +377,16 @@ impl Soak {
         for (plan, run) in runs {
             let received: Vec<oracle::Received> = soak
                 .stack
-                .notes_received(&plan.id)
+                .notes_timed(&plan.id)
                 .into_iter()
-                .map(|(n, at)| oracle::Received {
-                    seq: n["seq"].as_u64().unwrap_or(0),
-                    state: n["state"].as_str().unwrap_or_default().to_owned(),
-                    text: n["text"].as_str().unwrap_or_default().to_owned(),
-                    is_final: n["final"].as_bool().unwrap_or(false),
-                    received_ms: at,
-                    written_ms: n["at"].as_str().and_then(oracle::epoch_ms),
+                .map(|got| oracle::Received {
+                    seq: got.note["seq"].as_u64().unwrap_or(0),
+                    state: got.note["state"].as_str().unwrap_or_default().to_owned(),
+                    text: got.note["text"].as_str().unwrap_or_default().to_owned(),
+                    is_final: got.note["final"].as_bool().unwrap_or(false),
+                    received_ms: got.received_ms,
+                    written_ms: got.note["at"].as_str().and_then(oracle::epoch_ms),
+                    queued_ms: got.sent_ms,
                 })
                 .collect();
             let log = run

@@ -19,6 +19,8 @@ pub struct Received {
     pub received_ms: u64,
     /// When the stand-in wrote the note (its `at`), if it parses.
     pub written_ms: Option<u64>,
+    /// When the parent's queue took it (its `SentTimestamp`), if SQS said.
+    pub queued_ms: Option<u64>,
 }
 
 /// Milliseconds since the Unix epoch of an RFC 3339 UTC time as the stand-in writes it
@@ -181,6 +183,7 @@ mod tests {
             is_final,
             received_ms,
             written_ms: None,
+            queued_ms: None,
         }
     }
 

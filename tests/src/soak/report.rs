@@ -86,6 +86,9 @@ impl Report {
         let mut latency: BTreeMap<Watch, Vec<u64>> = BTreeMap::new();
         let mut calm: BTreeMap<Watch, Vec<u64>> = BTreeMap::new();
         let mut outbox: Vec<u64> = Vec::new();
+        // The outbox's time split where the queue took the note: before it the system's
+        // (a step's send at once, or the stream and notify), after it the parent's reading.
+        let (mut to_queue, mut to_parent): (Vec<u64>, Vec<u64>) = (Vec::new(), Vec::new());
         let mut points: Vec<(u64, u64, Watch)> = Vec::new();
         let (mut notes, mut duplicates, mut coalesced, mut control_retries) = (0, 0, 0, 0);
         let mut deliveries: BTreeMap<Delivery, u64> = BTreeMap::new();
@@ -112,6 +115,12 @@ impl Report {
                     .iter()
                     .filter_map(|n| Some(n.received_ms.saturating_sub(n.written_ms?))),
             );
+            for n in &j.received {
+                if let (Some(written), Some(queued)) = (n.written_ms, n.queued_ms) {
+                    to_queue.push(queued.saturating_sub(written));
+                    to_parent.push(n.received_ms.saturating_sub(queued));
+                }
+            }
             notes += j.received.len() - j.verdict.duplicates;
             duplicates += j.verdict.duplicates;
             coalesced += j.verdict.coalesced;
@@ -198,6 +207,10 @@ impl Report {
             "heard_latency_outside_fault_windows_ms": calm.iter().map(|(w, v)| (w.name().to_owned(), spread(v.clone()))).collect::<serde_json::Map<_, _>>(),
             "heard_by_the_stand_in_ms": heard_by_stand_in(&input.heard_by_stand_in),
             "outbox_latency_ms": spread(outbox),
+            "outbox_split_ms": {
+                "written_to_queued": spread(to_queue),
+                "queued_to_read_by_the_parent": spread(to_parent),
+            },
             "faults": {
                 "fault_windows": windows,
                 "aws_calls_forwarded": input.proxy["forwarded"],
@@ -287,6 +300,15 @@ impl Report {
             out,
             "  of which the outbox (note written to the parent's queue): p50 {} ms, p95 {} ms, max {} ms",
             o["p50"], o["p95"], o["max"]
+        );
+        let (q, r) = (
+            &j["outbox_split_ms"]["written_to_queued"],
+            &j["outbox_split_ms"]["queued_to_read_by_the_parent"],
+        );
+        let _ = writeln!(
+            out,
+            "    written to queued p50 {} ms, p95 {} ms; queued to read by the parent p50 {} ms, p95 {} ms",
+            q["p50"], q["p95"], r["p50"], r["p95"]
         );
         let _ = writeln!(
             out,

@@ -13,6 +13,9 @@ pub enum BlobError {
     /// What is kept does not read (no retry makes it read).
     #[error("{0}")]
     Unreadable(String),
+    /// The store refused the call for good (access denied, no such bucket).
+    #[error("artifact storage refused the call: {0}")]
+    Refused(String),
 }
 
 /// One multipart upload in progress.

@@ -22,8 +22,8 @@ impl NoteArtifacts for Desk {
                         versions: note.told,
                     })
                 }
-                // Waiting cannot make it read: the note goes without them.
-                Err(err @ BlobError::Unreadable(_)) => {
+                // Waiting mends neither: the note goes without them.
+                Err(err @ (BlobError::Unreadable(_) | BlobError::Refused(_))) => {
                     tracing::error!(error = %err, "artifacts not recorded; the note goes without them");
                     Ok(Due::default())
                 }

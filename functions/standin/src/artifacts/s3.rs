@@ -32,8 +32,23 @@ fn unavailable<E: ProvideErrorMetadata + std::fmt::Debug>(
     move |err| {
         let code = err.code().unwrap_or("no code").to_owned();
         let message = err.message().unwrap_or_default().to_owned();
-        BlobError::Unavailable(format!("S3 {what}: {code} {message}"))
+        let status = err.raw_response().map(|r| r.status().as_u16());
+        let said = format!("S3 {what}: {code} {message}");
+        if status.is_some_and(refused_for_good) && !THROTTLED.contains(&code.as_str()) {
+            BlobError::Refused(said)
+        } else {
+            BlobError::Unavailable(said)
+        }
     }
+}
+
+/// What S3 says when asked too fast, whatever the status it comes with.
+const THROTTLED: [&str; 3] = ["SlowDown", "Throttling", "ThrottlingException"];
+
+/// A 4xx that asking again does not change (access denied, no such bucket): not a
+/// timeout, not too many requests.
+fn refused_for_good(status: u16) -> bool {
+    (400..500).contains(&status) && status != 408 && status != 429
 }
 
 impl Blobs for S3Blobs {
@@ -338,5 +353,15 @@ mod tests {
             ],
             "what the client must send; its length and host it sets itself"
         );
+    }
+
+    #[test]
+    fn a_refusal_asking_again_does_not_change_is_told_from_a_passing_one() {
+        for status in [400, 403, 404, 405, 411] {
+            assert!(refused_for_good(status), "{status}");
+        }
+        for status in [200, 408, 429, 500, 503] {
+            assert!(!refused_for_good(status), "{status}");
+        }
     }
 }

@@ -27,7 +27,7 @@ use standin_wire::{ArtifactView, ParentNote};
 /// artifacts desk, for this invocation).
 pub trait NoteArtifacts: Send + Sync {
     /// The artifacts the next note carries, folded from what the calls saw; an error
-    /// when they could not be recorded now (their store unavailable), and may be later.
+    /// when they could not be recorded now (their store unavailable) and may be later.
     fn due(&self, is_final: bool) -> BoxFuture<'_, Result<Due, ArtifactsUnrecorded>>;
     /// The note that carried `due` was written.
     fn told(&self, due: Due) -> BoxFuture<'_, ()>;
@@ -40,8 +40,8 @@ pub trait NoteArtifacts: Send + Sync {
     fn keep(&self) -> BoxFuture<'_, ()>;
 }
 
-/// The artifacts could not be recorded now; a later try may (what the calls saw is
-/// kept for it).
+/// The artifacts could not be recorded now (their store unavailable); a later try,
+/// which asks the agent again, may.
 #[derive(Debug, thiserror::Error)]
 #[error("the artifacts could not be recorded: {0}")]
 pub struct ArtifactsUnrecorded(pub String);
@@ -105,7 +105,7 @@ impl<'a, S: RowStore> Teller<'a, S> {
         out: &RemoteOut,
         guard: &Guard,
     ) -> Result<Applied, StoreError> {
-        let (out, due) = self.fold(out).await?;
+        let (out, due) = self.fold(out, false).await?;
         let applied = self.rows.apply(task_id, seen, &out, guard).await?;
         if let Applied::Changed { note, row } = &applied {
             self.send(row, note).await;
@@ -124,7 +124,7 @@ impl<'a, S: RowStore> Teller<'a, S> {
         let Some(out) = final_note else {
             return self.rows.close(task_id, None).await;
         };
-        let (out, due) = self.fold(out).await?;
+        let (out, due) = self.fold(out, true).await?;
         let closed = self.rows.close(task_id, Some(&out)).await?;
         if let Some(note) = &closed.note {
             self.send(&closed.row, note).await;
@@ -157,23 +157,30 @@ impl<'a, S: RowStore> Teller<'a, S> {
         }
     }
 
-    /// Stage 1. A change goes without artifacts that could not be recorded (a later
-    /// note carries them); the final note, the last that can, waits for them: the
-    /// step fails and is tried again, as when the row store is unavailable.
-    async fn fold(&self, out: &RemoteOut) -> Result<(RemoteOut, Option<Due>), StoreError> {
+    /// Stage 1. A note goes without artifacts that could not be recorded (a later note
+    /// carries what the agent lists again), but for the End step's final note, which
+    /// `waits`: the step fails and is tried again, as when the row store is
+    /// unavailable, and its try asks the agent again (the cancel, or GetTask). A step
+    /// that applies a final state goes without: Turn is not tried again (its message
+    /// may not be sent twice), and a failed step would end the stand-in FAILED.
+    async fn fold(
+        &self,
+        out: &RemoteOut,
+        waits: bool,
+    ) -> Result<(RemoteOut, Option<Due>), StoreError> {
         let mut out = out.clone();
         let Some(artifacts) = &self.artifacts else {
             return Ok((out, None));
         };
         let mut due = match artifacts.due(out.is_final).await {
             Ok(due) => due,
-            Err(err) if out.is_final => {
+            Err(err) if waits => {
                 return Err(StoreError::Backend(format!(
                     "the final note waits for its artifacts: {err}"
                 )));
             }
             Err(err) => {
-                tracing::warn!(error = %err, "the note goes without its artifacts; a later one carries them");
+                tracing::warn!(error = %err, "the note goes without its artifacts");
                 Due::default()
             }
         };

@@ -438,6 +438,48 @@ async fn a_final_note_waits_for_artifacts_their_store_cannot_record_yet() {
     assert_eq!(texts(&manifest, "transcript"), ["every word so far"]);
 }
 
+/// A turn whose agent answers COMPLETED while S3 refuses the manifest's writes: the
+/// parent still hears COMPLETED (without the artifacts) rather than a failed stand-in.
+/// A turn is not tried again (its message may not be sent twice), so only the End
+/// step's note waits for its artifacts.
+#[tokio::test]
+async fn a_turn_s_final_answer_is_told_without_artifacts_their_store_cannot_record() {
+    let rows = MemoryStore::new();
+    rows.create(&Row::new(ID, "widgets")).await.unwrap();
+    let blobs = Arc::new(MemoryBlobs::default());
+    blobs.fail_manifest_writes_with(Some(BlobError::Unavailable("S3 is down".into())));
+    let desk = Arc::new(desk_on(&blobs));
+    let fake = FakeAgent::new(false);
+    fake.script_stream(Ok(vec![
+        Ok(Update::Status(status(TaskState::Working, None))),
+        Ok(Update::Status(status(
+            TaskState::Completed,
+            Some(vec![artifact("report", "# Report")]),
+        ))),
+    ]));
+    fake.set_task(status(
+        TaskState::Completed,
+        Some(vec![artifact("report", "# Report")]),
+    ));
+    let agent = Collecting::new(fake, Some(desk.clone()));
+    let teller = Teller::new(&rows).with_artifacts(Some(desk.clone() as Arc<dyn NoteArtifacts>));
+    steps::turn(
+        &Invocation::reaching(teller, &agent).with_spec(Some(&spec()).cloned()),
+        Step::start(ID, "widgets", "write the report"),
+        Duration::from_secs(5),
+        PACING,
+    )
+    .await
+    .expect("the turn ends well");
+    let notes = rows.outbox();
+    let last = notes.last().expect("a final note");
+    assert!(
+        last.is_final && last.state == TaskState::Completed,
+        "{last:?}"
+    );
+    assert!(last.artifacts.is_empty(), "{:?}", last.artifacts);
+}
+
 /// A manifest that does not read never will: the final note goes without it rather
 /// than wait for ever (every stand-in ends).
 #[tokio::test]
@@ -503,6 +545,11 @@ async fn a_hoard_a_cancel_answers_with_is_kept_within_the_bound() {
         serde_json::from_slice(&blobs.object(&format!("{ID}/manifest.json")).unwrap()).unwrap();
     let kept: usize = manifest.artifacts.iter().map(|a| a.parts.len()).sum();
     assert!(kept > 0 && kept < 5400, "{kept} parts kept");
+    let saved = blobs.object(&format!("{ID}/manifest.json")).unwrap().len();
+    assert!(
+        saved <= standin::artifacts::manifest::MAX_MANIFEST_BYTES,
+        "the manifest saved is {saved} bytes"
+    );
     assert!(manifest.artifacts.iter().any(|a| a.truncated));
     assert!(
         !note.artifacts.is_empty() || note.artifacts_omitted > 0,
