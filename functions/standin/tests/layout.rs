@@ -242,8 +242,9 @@ fn each_crate_depends_only_on_the_layers_below_it() {
     }
 }
 
-/// A source file is one a reader can hold in mind: at most this many lines. Test files
-/// (under `tests/`, or a module's `tests.rs`) are split by rule at 1,000.
+/// A source file is one a reader can hold in mind: at most this many lines. Test code
+/// (the integration crate `tests/`, each crate's `tests/`, a module's `tests.rs`) is
+/// split by rule at 1,000.
 const MAX_SOURCE_LINES: usize = 700;
 const MAX_TEST_LINES: usize = 1000;
 

@@ -554,6 +554,8 @@ impl Agent for AgentClient {
         self.delete_push_config(task_id, config_id).await
     }
     async fn cancel(&self, id: &str) -> Result<Status, RemoteError> {
-        Ok(map::task(&self.cancel_task(id).await?))
+        // The cancelled task's artifacts, as GetTask's: a stand-in the parent cancels
+        // may learn of them only here.
+        Ok(self.status_of(&self.cancel_task(id).await?))
     }
 }

@@ -306,3 +306,22 @@ async fn a_zero_point_three_file_part_is_collected_in_either_form() {
     assert_eq!(parts[1].content, Content::Url("https://f/b.png".into()));
     assert_eq!(parts[2].content, Content::Data(r#"{"k":"v"}"#.into()));
 }
+
+/// A cancel answers with the task, its artifacts included: a stand-in the parent
+/// cancels may learn of them only there, so the answer's artifacts reach the model as
+/// GetTask's do.
+#[tokio::test]
+async fn a_cancel_s_answer_carries_the_task_s_artifacts() {
+    let task = json!({"id": "t1", "contextId": "c1",
+        "status": {"state": "TASK_STATE_CANCELED"},
+        "artifacts": [{"artifactId": "transcript", "parts": [{"text": "every word so far"}]}]});
+    let (_s, client, _sink) =
+        collecting(card_one_point_zero(), vec![json_reply(200, rpc("c", task))]).await;
+    let status = client.cancel("t1").await.expect("a task");
+    let artifacts = status.artifacts.expect("the task's artifacts");
+    assert_eq!(artifacts[0].id, "transcript");
+    assert_eq!(
+        artifacts[0].parts[0].content,
+        Content::Text("every word so far".into())
+    );
+}
