@@ -10,6 +10,25 @@ fn status(state: TaskState, artifacts: Option<Vec<Artifact>>) -> Status {
     }
 }
 
+/// A first turn with `fake` as the agent, its artifacts kept on `desk`; the agent as
+/// the turn reached it.
+async fn turn_through(
+    rows: &MemoryStore,
+    desk: &Arc<Desk>,
+    fake: FakeAgent,
+) -> Result<Collecting<FakeAgent>, steps::StepError> {
+    let agent = Collecting::new(fake, Some(desk.clone()));
+    let teller = Teller::new(rows).with_artifacts(Some(desk.clone() as Arc<dyn NoteArtifacts>));
+    steps::turn(
+        &Invocation::reaching(teller, &agent).with_spec(Some(&spec()).cloned()),
+        Step::start(ID, "widgets", "write the report"),
+        Duration::from_secs(5),
+        PACING,
+    )
+    .await?;
+    Ok(agent)
+}
+
 #[tokio::test]
 async fn a_turn_s_streamed_artifacts_reach_the_final_note_with_the_task_s_own_account() {
     let rows = MemoryStore::new();
@@ -37,16 +56,7 @@ async fn a_turn_s_streamed_artifacts_reach_the_final_note_with_the_task_s_own_ac
         TaskState::Completed,
         Some(vec![artifact("report", "# Report\nAll good.")]),
     ));
-    let agent = Collecting::new(fake, Some(desk.clone()));
-    let store = Teller::new(&rows).with_artifacts(Some(desk.clone() as Arc<dyn NoteArtifacts>));
-    steps::turn(
-        &Invocation::reaching(store, &agent).with_spec(Some(&spec()).cloned()),
-        Step::start(ID, "widgets", "write the report"),
-        Duration::from_secs(5),
-        PACING,
-    )
-    .await
-    .unwrap();
+    let agent = turn_through(&rows, &desk, fake).await.unwrap();
     assert_eq!(
         agent.inner().count("GetTask"),
         1,
@@ -461,16 +471,9 @@ async fn a_turn_s_final_answer_is_told_without_artifacts_their_store_cannot_reco
         TaskState::Completed,
         Some(vec![artifact("report", "# Report")]),
     ));
-    let agent = Collecting::new(fake, Some(desk.clone()));
-    let teller = Teller::new(&rows).with_artifacts(Some(desk.clone() as Arc<dyn NoteArtifacts>));
-    steps::turn(
-        &Invocation::reaching(teller, &agent).with_spec(Some(&spec()).cloned()),
-        Step::start(ID, "widgets", "write the report"),
-        Duration::from_secs(5),
-        PACING,
-    )
-    .await
-    .expect("the turn ends well");
+    turn_through(&rows, &desk, fake)
+        .await
+        .expect("the turn ends well");
     let notes = rows.outbox();
     let last = notes.last().expect("a final note");
     assert!(
