@@ -389,6 +389,30 @@ fn a_truncated_part_read_again_keeps_what_was_kept_of_it() {
     assert!(!m.references(&gone[0]));
 }
 
+/// A stand-in whose remote task is known: its row.
+async fn remote_known() -> MemoryStore {
+    let rows = MemoryStore::new();
+    rows.create(&Row::new(ID, "widgets")).await.unwrap();
+    rows.set_remote(ID, REMOTE, Some("ctx")).await.unwrap();
+    rows
+}
+
+/// The End step for the parent's cancel, with `fake` as the agent and its artifacts
+/// kept on `blobs`.
+async fn end_cancelled(
+    rows: &MemoryStore,
+    blobs: &Arc<MemoryBlobs>,
+    fake: FakeAgent,
+) -> Result<standin::row::Closed, standin::row::StoreError> {
+    let desk = Arc::new(desk_on(blobs));
+    let agent = Collecting::new(fake, Some(desk.clone()));
+    let teller = Teller::new(rows).with_artifacts(Some(desk as Arc<dyn NoteArtifacts>));
+    let cause = standin::doorbell::EndCause::Cancelled {
+        reason: "the parent cancelled".into(),
+    };
+    standin::doorbell::end_in_order(&teller, ID, &cause, || async { Some(&agent) }).await
+}
+
 /// An agent whose task, cancelled, lists a transcript.
 fn cancelled_with_transcript() -> FakeAgent {
     let fake = FakeAgent::new(false);
@@ -405,25 +429,11 @@ fn cancelled_with_transcript() -> FakeAgent {
 /// tried again, and the try after S3 is back tells it and lists it.
 #[tokio::test]
 async fn a_final_note_waits_for_artifacts_their_store_cannot_record_yet() {
-    let rows = MemoryStore::new();
-    rows.create(&Row::new(ID, "widgets")).await.unwrap();
-    rows.set_remote(ID, REMOTE, Some("ctx")).await.unwrap();
+    let rows = remote_known().await;
     let blobs = Arc::new(MemoryBlobs::default());
-    let cause = standin::doorbell::EndCause::Cancelled {
-        reason: "the parent cancelled".into(),
-    };
-    let end = |blobs: Arc<MemoryBlobs>| {
-        let (rows, cause) = (&rows, cause.clone());
-        async move {
-            let desk = Arc::new(desk_on(&blobs));
-            let agent = Collecting::new(cancelled_with_transcript(), Some(desk.clone()));
-            let teller = Teller::new(rows).with_artifacts(Some(desk as Arc<dyn NoteArtifacts>));
-            standin::doorbell::end_in_order(&teller, ID, &cause, || async { Some(&agent) }).await
-        }
-    };
 
     blobs.fail_manifest_writes_with(Some(BlobError::Unavailable("S3 is down".into())));
-    let refused = end(blobs.clone()).await;
+    let refused = end_cancelled(&rows, &blobs, cancelled_with_transcript()).await;
     assert!(
         matches!(&refused, Err(standin::row::StoreError::Backend(why)) if why.contains("artifacts")),
         "{refused:?}"
@@ -435,7 +445,9 @@ async fn a_final_note_waits_for_artifacts_their_store_cannot_record_yet() {
     );
 
     blobs.fail_manifest_writes_with(None);
-    let closed = end(blobs.clone()).await.unwrap();
+    let closed = end_cancelled(&rows, &blobs, cancelled_with_transcript())
+        .await
+        .unwrap();
     let note = closed.note.expect("the final note, on the try after");
     assert!(note.is_final);
     assert_eq!(note.state, TaskState::Canceled);
@@ -487,21 +499,13 @@ async fn a_turn_s_final_answer_is_told_without_artifacts_their_store_cannot_reco
 /// than wait for ever (every stand-in ends).
 #[tokio::test]
 async fn a_final_note_goes_without_artifacts_a_manifest_that_does_not_read_holds() {
-    let rows = MemoryStore::new();
-    rows.create(&Row::new(ID, "widgets")).await.unwrap();
-    rows.set_remote(ID, REMOTE, Some("ctx")).await.unwrap();
+    let rows = remote_known().await;
     let blobs = Arc::new(MemoryBlobs::default());
     blobs
         .put(&format!("{ID}/manifest.json"), b"{not json".to_vec())
         .await
         .unwrap();
-    let desk = Arc::new(desk_on(&blobs));
-    let agent = Collecting::new(cancelled_with_transcript(), Some(desk.clone()));
-    let teller = Teller::new(&rows).with_artifacts(Some(desk as Arc<dyn NoteArtifacts>));
-    let cause = standin::doorbell::EndCause::Cancelled {
-        reason: "the parent cancelled".into(),
-    };
-    let closed = standin::doorbell::end_in_order(&teller, ID, &cause, || async { Some(&agent) })
+    let closed = end_cancelled(&rows, &blobs, cancelled_with_transcript())
         .await
         .unwrap();
     let note = closed.note.expect("the final note");
@@ -513,9 +517,7 @@ async fn a_final_note_goes_without_artifacts_a_manifest_that_does_not_read_holds
 /// truncated; the manifest lists parts.
 #[tokio::test]
 async fn a_hoard_a_cancel_answers_with_is_kept_within_the_bound() {
-    let rows = MemoryStore::new();
-    rows.create(&Row::new(ID, "widgets")).await.unwrap();
-    rows.set_remote(ID, REMOTE, Some("ctx")).await.unwrap();
+    let rows = remote_known().await;
     let blobs = Arc::new(MemoryBlobs::default());
     let parts: Vec<Part> = (0..900)
         .map(|_| Part {
@@ -534,15 +536,7 @@ async fn a_hoard_a_cancel_answers_with_is_kept_within_the_bound() {
         .collect();
     let fake = FakeAgent::new(false);
     fake.set_task(status(TaskState::Canceled, Some(hoard)));
-    let desk = Arc::new(desk_on(&blobs));
-    let agent = Collecting::new(fake, Some(desk.clone()));
-    let teller = Teller::new(&rows).with_artifacts(Some(desk as Arc<dyn NoteArtifacts>));
-    let cause = standin::doorbell::EndCause::Cancelled {
-        reason: "the parent cancelled".into(),
-    };
-    let closed = standin::doorbell::end_in_order(&teller, ID, &cause, || async { Some(&agent) })
-        .await
-        .unwrap();
+    let closed = end_cancelled(&rows, &blobs, fake).await.unwrap();
     let note = closed.note.expect("the final note");
     let manifest: Manifest =
         serde_json::from_slice(&blobs.object(&format!("{ID}/manifest.json")).unwrap()).unwrap();
