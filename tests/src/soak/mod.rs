@@ -366,10 +366,9 @@ impl Soak {
             .iter()
             .flat_map(TestAgent::tokens_registered)
             .collect();
-        let leaks =
-            observe::token_leaks(&soak.stack, &options.stack, &tokens, &ids, began_ms).await;
-        let heard_by_stand_in =
-            observe::heard_by_the_stand_in(&soak.stack, &options.stack, &ids, began_ms).await;
+        let logs = observe::functions_logs(&soak.stack, &options.stack, began_ms).await;
+        let leaks = observe::token_leaks(&soak.stack, &logs, &tokens, &ids).await;
+        let heard_by_stand_in = observe::heard_by_the_stand_in(&logs, &ids);
         let changes = soak.changes_by_remote(&tokens);
         let turns = std::mem::take(&mut soak.tally.lock().unwrap().turns);
         let mut judged = Vec::new();
@@ -403,7 +402,6 @@ impl Soak {
                 None
             };
             let mut verdict = oracle::judge(&log, &received, own_end);
-            let timeline = timeline(&run, &log, &received);
             verdict.violations.extend(run.problems.iter().cloned());
             for ((id, k), times) in &turns {
                 if id != &plan.id {
@@ -429,7 +427,7 @@ impl Soak {
                 *violation = blank_tokens(violation, &tokens);
             }
             if !verdict.violations.is_empty() {
-                timelines.insert(plan.id.clone(), timeline);
+                timelines.insert(plan.id.clone(), timeline(&run, &log, &received));
             }
             judged.push(report::Judged {
                 plan,
@@ -444,7 +442,7 @@ impl Soak {
             .map(|j| j.plan.id.clone())
             .take(report::STORIES)
             .collect();
-        let warnings = observe::warnings_of(&soak.stack, &options.stack, &violated, began_ms).await;
+        let warnings = observe::warnings_of(&logs, &violated);
         let stories = violated
             .iter()
             .map(|id| {

@@ -277,15 +277,24 @@ pub async fn executions(
     out
 }
 
+/// The functions' log events (group, line) since the soak began, read once for every
+/// check of them, or why they could not be read.
+pub type Logs = Result<Vec<(String, String)>, String>;
+
+pub async fn functions_logs(stack: &Stack, name: &str, since_ms: u64) -> Logs {
+    stack
+        .log_events(&format!("/aws/lambda/{name}-"), Some(since_ms), None, None)
+        .await
+}
+
 /// Where any registered push token shows up in the clear: the tables, the soak's
 /// execution histories (with their data), the functions' logs since `since_ms`, and the
 /// notes the parent got. Each finding names the place.
 pub async fn token_leaks(
     stack: &Stack,
-    name: &str,
+    logs: &Logs,
     tokens: &[String],
     ids: &[String],
-    since_ms: u64,
 ) -> Vec<String> {
     let wanted: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
     let reads = [
@@ -302,9 +311,13 @@ pub async fn token_leaks(
         ),
         (
             "logs",
-            stack
-                .log_text(&format!("/aws/lambda/{name}-"), Some(since_ms))
-                .await,
+            logs.as_ref().map_err(Clone::clone).map(|events| {
+                events
+                    .iter()
+                    .map(|(_, line)| line.as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            }),
         ),
     ];
     let mut places: Vec<(String, String)> = Vec::new();
@@ -341,16 +354,9 @@ pub async fn token_leaks(
 /// change and its note are committed (and, for a follow, the park rung), so it is the
 /// path up to the send. LocalStack hands a function's logs over when its invocation
 /// ends: a follower still running when they are read is missing here.
-pub async fn heard_by_the_stand_in(
-    stack: &Stack,
-    name: &str,
-    ids: &[String],
-    since_ms: u64,
-) -> Result<Vec<(String, u64)>, String> {
+pub fn heard_by_the_stand_in(logs: &Logs, ids: &[String]) -> Result<Vec<(String, u64)>, String> {
     let wanted: std::collections::HashSet<&str> = ids.iter().map(String::as_str).collect();
-    let events = stack
-        .log_events(&format!("/aws/lambda/{name}-"), Some(since_ms), None, None)
-        .await?;
+    let events = logs.as_ref().map_err(Clone::clone)?;
     Ok(events
         .iter()
         .filter(|(_, line)| line.contains("HeardLatency"))
@@ -370,22 +376,12 @@ const STORY_LINES: usize = 30;
 const STORY_LINE_CHARS: usize = 600;
 
 /// The functions' warnings and errors naming each of `ids` (by `task_id`, or among a
-/// follower's or a batch's `task_ids`), since `since_ms`, function by function: why a stand-in
+/// follower's or a batch's `task_ids`), function by function: why a stand-in
 /// the oracle faults went wrong, read before the stack is gone.
-pub async fn warnings_of(
-    stack: &Stack,
-    name: &str,
-    ids: &[String],
-    since_ms: u64,
-) -> Result<HashMap<String, Vec<String>>, String> {
+pub fn warnings_of(logs: &Logs, ids: &[String]) -> Result<HashMap<String, Vec<String>>, String> {
     let mut stories: HashMap<String, Vec<String>> = HashMap::new();
-    if ids.is_empty() {
-        return Ok(stories);
-    }
-    let events = stack
-        .log_events(&format!("/aws/lambda/{name}-"), Some(since_ms), None, None)
-        .await?;
-    for (group, line) in &events {
+    let events = logs.as_ref().map_err(Clone::clone)?;
+    for (group, line) in events {
         let Ok(fields) = serde_json::from_str::<Value>(line.trim()) else {
             continue;
         };
