@@ -7,6 +7,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use serde_json::json;
@@ -17,7 +18,7 @@ use standin::outbox::memory::{MemoryBus, MemoryCallback, MemoryQueue};
 use standin::outbox::stream;
 use standin::outbox::{NoteBus, ParentNote, SentMarks};
 use standin::row::memory::MemoryStore;
-use standin::row::{Guard, Row, StandIns, Webhook, Webhooks};
+use standin::row::{Guard, Row, StandIns, StoreError, Webhook, Webhooks};
 use standin::state::{RemoteOut, remote_out};
 use standin_wire::TaskState;
 
@@ -54,9 +55,19 @@ impl Parent {
     }
 
     /// The outbox's delivery of `notes`, as the notes table's stream hands them over.
-    async fn stream(&self, marks: &MemoryStore, notes: &[ParentNote]) -> Vec<String> {
+    async fn stream(&self, store: &MemoryStore, notes: &[ParentNote]) -> Vec<String> {
+        self.stream_marked_by(store, store, notes).await
+    }
+
+    /// The same, with the sent marks read and written through `marks`.
+    async fn stream_marked_by(
+        &self,
+        store: &MemoryStore,
+        marks: &impl SentMarks,
+        notes: &[ParentNote],
+    ) -> Vec<String> {
         // As the row store writes it: a note of a stand-in with webhooks says so.
-        let webhooked = match marks.get(ID).await.unwrap() {
+        let webhooked = match store.get(ID).await.unwrap() {
             Some(row) => !row.webhooks.is_empty(),
             None => false,
         };
@@ -403,4 +414,47 @@ async fn the_notes_of_a_stand_in_with_a_webhook_are_queued_for_it_at_once_or_by_
     assert!(failures.is_empty(), "{failures:?}");
     assert_eq!(parent.for_webhooks(), [2, 3]);
     assert_eq!(parent.queued(), [1, 2, 3]);
+}
+
+/// Sent marks whose writes do not answer, as a throttled table's may not within the
+/// invocation.
+struct MarksNotWritten<'a>(&'a MemoryStore);
+
+impl SentMarks for MarksNotWritten<'_> {
+    async fn sent_through(&self, task_ids: &[&str]) -> Result<HashMap<String, u64>, StoreError> {
+        self.0.sent_through(task_ids).await
+    }
+
+    async fn mark_sent(&self, _: &str, _: u64) -> Result<(), StoreError> {
+        std::future::pending().await
+    }
+}
+
+/// An invocation past its deadline answers nothing, and the whole batch comes again: the
+/// marks wait no longer than the invocation has.
+#[tokio::test(start_paused = true)]
+async fn notes_sent_but_not_marked_in_time_are_still_answered_taken() {
+    let (store, parent) = (store_with_row().await, Parent::default());
+    let sending =
+        Teller::new(&store).sending_at_once(
+            AtOnce::<_, MemoryQueue, MemoryBus, MemoryCallback>::new(&store, None),
+        );
+    for text in ["a", "b"] {
+        sending
+            .tell(ID, None, &out(TaskState::Working, text), &Guard::Open)
+            .await
+            .unwrap();
+    }
+    let notes = aged(store.outbox());
+    let answered = tokio::time::timeout(
+        Duration::from_secs(120),
+        parent.stream_marked_by(&store, &MarksNotWritten(&store), &notes),
+    )
+    .await;
+    let Ok(failures) = answered else {
+        panic!("notify did not answer: its invocation would have timed out");
+    };
+    assert!(failures.is_empty(), "{failures:?}");
+    assert_eq!(parent.queued(), [1, 2]);
+    assert_eq!(sent_through(&store).await, 0, "nothing was marked");
 }

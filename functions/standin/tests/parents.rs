@@ -345,3 +345,50 @@ async fn a_parent_started_id_that_breaks_the_rules_gets_no_row_and_its_parent_is
         other => panic!("the end must hand the token on: {other:?}"),
     }
 }
+
+/// Step Functions answering each callback after a second, as it did with the soak's
+/// load on it.
+#[derive(Default)]
+struct SlowCallback(MemoryCallback);
+
+impl standin::outbox::ParentCallback for SlowCallback {
+    async fn succeed(&self, token: &str, output: &str) -> Result<(), CallbackError> {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        self.0.succeed(token, output).await
+    }
+
+    async fn fail(&self, token: &str, error: &str, cause: &str) -> Result<(), CallbackError> {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        self.0.fail(token, error, cause).await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_round_s_parents_are_answered_together_within_the_invocation() {
+    let (queue, callback) = (MemoryQueue::new(), SlowCallback::default());
+    let ids: Vec<String> = (0..10).map(|i| format!("t-{i}")).collect();
+    let notes: Vec<ParentNote> = ids
+        .iter()
+        .map(|id| note(id, 1, TaskState::Completed, "done"))
+        .collect();
+    let pairs: Vec<(&str, u64, &str)> = ids.iter().map(|id| (id.as_str(), 1, "tok")).collect();
+    let tokens = tokens(&pairs);
+    let fanout = Fanout {
+        outlets: Outlets {
+            queue: &queue,
+            bus: None::<&MemoryBus>,
+            callback: &callback,
+            webhooks: None,
+        },
+        tokens: &tokens,
+        webhooked: &Default::default(),
+    };
+    // Ten seconds of callbacks one after another; three left before notify's deadline.
+    let stop_at = tokio::time::Instant::now() + Duration::from_secs(3);
+    assert_eq!(
+        notify::deliver(&fanout, &notes, stop_at).await,
+        None,
+        "every parent answered in time"
+    );
+    assert_eq!(callback.0.answers().len(), 10);
+}

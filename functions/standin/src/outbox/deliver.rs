@@ -10,6 +10,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
+use futures_util::future::join_all;
 use tokio::time::Instant;
 use tracing::warn;
 
@@ -205,11 +206,13 @@ impl<Q: ParentQueue, B: NoteBus, C: ParentCallback> ParentQueue for Fanout<'_, Q
                 answers[i] = merge(answers[i].clone(), answer);
             }
         }
-        for (note, answer) in notes.iter().zip(answers.iter_mut()) {
-            if handled(answer) && note.is_final {
-                let answered = self.answer_parent(note).await;
-                *answer = merge(answer.clone(), answered);
-            }
+        // A round holds one note per stand-in, so their parents are answered together.
+        let finals: Vec<usize> = (0..notes.len())
+            .filter(|&i| handled(&answers[i]) && notes[i].is_final)
+            .collect();
+        let answered = join_all(finals.iter().map(|&i| self.answer_parent(notes[i]))).await;
+        for (&i, answer) in finals.iter().zip(answered) {
+            answers[i] = merge(answers[i].clone(), answer);
         }
         answers
     }

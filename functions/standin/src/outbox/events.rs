@@ -5,6 +5,7 @@
 use aws_sdk_eventbridge::Client;
 use aws_sdk_eventbridge::error::{DisplayErrorContext, ProvideErrorMetadata};
 use aws_sdk_eventbridge::types::PutEventsRequestEntry;
+use futures_util::future::join_all;
 
 use super::{NoteBus, ParentNote, QueueError};
 
@@ -171,10 +172,12 @@ impl NoteBus for EventBridgeBus {
                 sizes[at]
             )));
         }
-        for call in calls {
-            let put = self
-                .put_call(call.iter().map(|&at| entries[at].1.clone()).collect())
-                .await;
+        // The calls go together: a backlog of a hundred notes is ten calls, and one after
+        // another they outlast notify's invocation when each takes a second.
+        let puts = calls
+            .iter()
+            .map(|call| self.put_call(call.iter().map(|&at| entries[at].1.clone()).collect()));
+        for (call, put) in calls.iter().zip(join_all(puts).await) {
             for (&at, answer) in call.iter().zip(put) {
                 answers[entries[at].0] = answer;
             }
@@ -185,6 +188,10 @@ impl NoteBus for EventBridgeBus {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
     use super::*;
 
     #[test]
@@ -207,6 +214,93 @@ mod tests {
         assert_eq!(calls, [vec![0], vec![2], vec![3]]);
         assert_eq!(too_big, [1], "an entry past 256 KiB fits no call");
         assert_eq!(batches(&[]), (vec![], vec![]));
+    }
+
+    /// A loopback EventBridge that holds each PutEvents until `calls` are in flight (or a
+    /// second has passed), then answers every entry put; it reports the most in flight.
+    async fn eventbridge_counting(calls: usize) -> (String, Arc<AtomicUsize>) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let endpoint = format!("http://{}", listener.local_addr().unwrap());
+        let (in_flight, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let seen = most.clone();
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let (in_flight, most) = (in_flight.clone(), most.clone());
+                tokio::spawn(async move {
+                    let mut request = Vec::new();
+                    let mut chunk = [0u8; 8192];
+                    // The whole request: its head, then as many bytes as it says.
+                    loop {
+                        let Ok(n) = socket.read(&mut chunk).await else {
+                            return;
+                        };
+                        if n == 0 {
+                            return;
+                        }
+                        request.extend_from_slice(&chunk[..n]);
+                        let text = String::from_utf8_lossy(&request).to_lowercase();
+                        if let Some(head) = text.find("\r\n\r\n") {
+                            let length = text
+                                .lines()
+                                .find_map(|l| l.strip_prefix("content-length:"))
+                                .and_then(|v| v.trim().parse::<usize>().ok())
+                                .unwrap_or(0);
+                            if request.len() >= head + 4 + length {
+                                break;
+                            }
+                        }
+                    }
+                    let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+                    most.fetch_max(now, Ordering::SeqCst);
+                    let waited = tokio::time::Instant::now();
+                    while most.load(Ordering::SeqCst) < calls
+                        && waited.elapsed() < Duration::from_secs(1)
+                    {
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                    let body = format!(
+                        "{{\"FailedEntryCount\":0,\"Entries\":[{}]}}",
+                        ["{\"EventId\":\"e\"}"; PUT_BATCH].join(",")
+                    );
+                    let answer = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/x-amz-json-1.1\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    let _ = socket.write_all(answer.as_bytes()).await;
+                    let _ = socket.shutdown().await;
+                    in_flight.fetch_sub(1, Ordering::SeqCst);
+                });
+            }
+        });
+        (endpoint, seen)
+    }
+
+    fn note(task_id: &str) -> ParentNote {
+        let row = crate::row::Row::new(task_id, "agent-a");
+        let out = crate::state::remote_out("r-1", standin_wire::TaskState::Working, "working");
+        crate::outbox::note_of(&row, &out, 1)
+    }
+
+    #[tokio::test]
+    async fn a_backlog_s_calls_are_put_together_not_one_after_another() {
+        let (endpoint, most) = eventbridge_counting(3).await;
+        let config = aws_sdk_eventbridge::Config::builder()
+            .behavior_version(aws_sdk_eventbridge::config::BehaviorVersion::latest())
+            .region(aws_sdk_eventbridge::config::Region::new("us-east-1"))
+            .credentials_provider(aws_sdk_eventbridge::config::Credentials::for_tests())
+            .endpoint_url(endpoint)
+            .build();
+        let bus = EventBridgeBus::new(Client::from_conf(config), "notes");
+        // Twenty-five small notes are three calls.
+        let notes: Vec<ParentNote> = (0..25).map(|i| note(&format!("t-{i}"))).collect();
+        let answers = bus.put_each(&notes.iter().collect::<Vec<_>>()).await;
+        assert!(answers.iter().all(Result::is_ok), "{answers:?}");
+        assert_eq!(
+            most.load(Ordering::SeqCst),
+            3,
+            "the three calls were in flight together"
+        );
     }
 
     #[test]

@@ -17,6 +17,10 @@ use crate::row::dynamo::attr;
 /// Time kept back from the function's deadline to answer with what was sent.
 pub const NOTIFY_MARGIN: Duration = Duration::from_secs(3);
 
+/// Of that margin, the time the sent notes' marks may take. An invocation that outlives
+/// its deadline answers nothing, and the event source sends the whole batch again.
+const MARKING_TIME: Duration = Duration::from_secs(2);
+
 /// The instant `margin` before the invocation's deadline (epoch milliseconds).
 pub fn stop_before(deadline_ms: u64, margin: Duration) -> tokio::time::Instant {
     let left = Duration::from_millis(deadline_ms.saturating_sub(crate::clock::now_ms()));
@@ -81,7 +85,7 @@ pub async fn notify<Q: ParentQueue, B: NoteBus, C: ParentCallback, M: SentMarks>
             ),
         }
     }
-    let (notes, records) = unsent(marks, notes, records).await;
+    let (notes, records) = unsent(marks, notes, records, stop_at).await;
     let fanout = Fanout {
         outlets,
         tokens: &tokens,
@@ -90,7 +94,7 @@ pub async fn notify<Q: ParentQueue, B: NoteBus, C: ParentCallback, M: SentMarks>
     let mut response = DynamoDbEventResponse::default();
     let earliest_unsent = deliver(&fanout, &notes, stop_at).await;
     let taken = &notes[..earliest_unsent.unwrap_or(notes.len())];
-    mark(marks, taken).await;
+    mark(marks, taken, stop_at + MARKING_TIME).await;
     if let Some(i) = earliest_unsent {
         let mut failure = DynamoDbBatchItemFailure::default();
         failure.item_identifier = records[i].change.sequence_number.clone();
@@ -111,11 +115,12 @@ const MARKS_REREAD: Duration = Duration::from_millis(100);
 /// the marks are read again until it is marked or that time is up, so the outbox does
 /// not send it a second time (the queue would drop the copy; the bus and a parent's
 /// token would not). Marks that cannot be read count as none: every note is sent, and
-/// the queue sees each once.
+/// the queue sees each once; so do marks not read by `stop_at`.
 async fn unsent<'r, M: SentMarks>(
     marks: &M,
     notes: Vec<ParentNote>,
     records: Vec<&'r EventRecord>,
+    stop_at: tokio::time::Instant,
 ) -> (Vec<ParentNote>, Vec<&'r EventRecord>) {
     if notes.is_empty() {
         return (notes, records);
@@ -124,10 +129,14 @@ async fn unsent<'r, M: SentMarks>(
     ids.sort_unstable();
     ids.dedup();
     let sent = loop {
-        let sent = match marks.sent_through(&ids).await {
-            Ok(sent) => sent,
-            Err(err) => {
+        let sent = match tokio::time::timeout_at(stop_at, marks.sent_through(&ids)).await {
+            Ok(Ok(sent)) => sent,
+            Ok(Err(err)) => {
                 tracing::warn!(error = %err, "sent marks not read; every note of the batch is sent");
+                break HashMap::new();
+            }
+            Err(_) => {
+                tracing::warn!("sent marks not read in time; every note of the batch is sent");
                 break HashMap::new();
             }
         };
@@ -138,7 +147,7 @@ async fn unsent<'r, M: SentMarks>(
                 .is_some_and(|at| now < at + AT_ONCE_GRACE.as_millis() as u64);
             next && young
         });
-        if !in_flight {
+        if !in_flight || tokio::time::Instant::now() + MARKS_REREAD >= stop_at {
             break sent;
         }
         tokio::time::sleep(MARKS_REREAD).await;
@@ -159,8 +168,9 @@ async fn unsent<'r, M: SentMarks>(
 
 /// Marks each stand-in's notes sent as far as `taken` goes (every note of it there was
 /// taken, in order, and the ones before them by earlier batches), so a step's next note
-/// can leave at once. A mark not written only keeps the next note on the outbox's path.
-async fn mark<M: SentMarks>(marks: &M, taken: &[ParentNote]) {
+/// can leave at once. A mark not written (by `stop_at`, or at all) only keeps the next
+/// note on the outbox's path.
+async fn mark<M: SentMarks>(marks: &M, taken: &[ParentNote], stop_at: tokio::time::Instant) {
     let mut highest: HashMap<&str, u64> = HashMap::new();
     for note in taken {
         let seq = highest.entry(&note.task_id).or_default();
@@ -171,5 +181,10 @@ async fn mark<M: SentMarks>(marks: &M, taken: &[ParentNote]) {
             tracing::warn!(task_id, seq, error = %err, "notes sent but not marked");
         }
     });
-    futures_util::future::join_all(marking).await;
+    let all = futures_util::future::join_all(marking);
+    if tokio::time::timeout_at(stop_at, all).await.is_err() {
+        tracing::warn!(
+            "notes sent, not all marked in time; their stand-ins' next notes go by the outbox"
+        );
+    }
 }
