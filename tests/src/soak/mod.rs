@@ -369,6 +369,7 @@ impl Soak {
         let logs = observe::functions_logs(&soak.stack, &options.stack, began_ms).await;
         let leaks = observe::token_leaks(&soak.stack, &logs, &tokens, &ids).await;
         let heard_by_stand_in = observe::heard_by_the_stand_in(&logs, &ids);
+        let aws_calls_by_function = observe::aws_calls_by_function(&logs, &options.stack);
         let changes = soak.changes_by_remote(&tokens);
         let turns = std::mem::take(&mut soak.tally.lock().unwrap().turns);
         let mut judged = Vec::new();
@@ -473,6 +474,7 @@ impl Soak {
             dead_letters: observe::delta(&baseline, &dead_letters),
             leaks,
             heard_by_stand_in,
+            aws_calls_by_function,
             stories,
         }))
     }

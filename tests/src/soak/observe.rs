@@ -3,7 +3,7 @@
 //! could leak to (what the processes use: [`super::usage`]). The observers talk to
 //! LocalStack directly, never through the proxy.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -370,6 +370,37 @@ pub fn heard_by_the_stand_in(logs: &Logs, ids: &[String]) -> Result<Vec<(String,
         .collect())
 }
 
+/// Each function's AWS calls, by call, from the lines the stack's `RecordAwsCalls` has
+/// every function write: where the calls LocalStack serves come from.
+pub fn aws_calls_by_function(
+    logs: &Logs,
+    stack: &str,
+) -> Result<BTreeMap<String, BTreeMap<String, u64>>, String> {
+    let events = logs.as_ref().map_err(Clone::clone)?;
+    let prefix = format!("/aws/lambda/{stack}-");
+    let mut calls: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
+    for (group, line) in events {
+        if !line.contains("\"aws_call\"") {
+            continue;
+        }
+        let Some(call) = serde_json::from_str::<Value>(line.trim())
+            .ok()
+            .and_then(|l| l["aws_call"].as_str().map(str::to_owned))
+        else {
+            continue;
+        };
+        // "/aws/lambda/<stack>-TurnFunction-1a2b3c4d": "TurnFunction".
+        let function = group.strip_prefix(&prefix).unwrap_or(group);
+        let function = function.rsplit_once('-').map_or(function, |(name, _)| name);
+        *calls
+            .entry(function.to_owned())
+            .or_default()
+            .entry(call)
+            .or_default() += 1;
+    }
+    Ok(calls)
+}
+
 /// Lines of a violated stand-in's story kept in the report, at most, each cut to this
 /// many characters: enough to say where it stopped without copying the logs.
 const STORY_LINES: usize = 30;
@@ -404,4 +435,26 @@ pub fn warnings_of(logs: &Logs, ids: &[String]) -> Result<HashMap<String, Vec<St
         }
     }
     Ok(stories)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_function_s_calls_are_counted_by_call() {
+        let line = |call: &str| format!("{{\"aws_call\":\"{call}\",\"level\":\"INFO\"}}");
+        let logs: Logs = Ok(vec![
+            ("/aws/lambda/s-TurnFunction-1a2b".into(), line("dynamodb:GetItem")),
+            ("/aws/lambda/s-TurnFunction-3c4d".into(), line("dynamodb:GetItem")),
+            ("/aws/lambda/s-TurnFunction-1a2b".into(), line("sqs:SendMessage")),
+            ("/aws/lambda/s-NotifyFunction-9f".into(), line("dynamodb:UpdateItem")),
+            ("/aws/lambda/s-NotifyFunction-9f".into(), "REPORT RequestId: x".into()),
+        ]);
+        let calls = aws_calls_by_function(&logs, "s").unwrap();
+        assert_eq!(calls["TurnFunction"]["dynamodb:GetItem"], 2);
+        assert_eq!(calls["TurnFunction"]["sqs:SendMessage"], 1);
+        assert_eq!(calls["NotifyFunction"].len(), 1);
+        assert!(aws_calls_by_function(&Err("unread".into()), "s").is_err());
+    }
 }

@@ -33,6 +33,8 @@ pub struct Inputs {
     pub leaks: Vec<String>,
     /// (watch, ms) from the functions' own metric lines, or why they could not be read.
     pub heard_by_stand_in: Result<Vec<(String, u64)>, String>,
+    /// Each function's AWS calls by call, or why the logs could not be read.
+    pub aws_calls_by_function: Result<BTreeMap<String, BTreeMap<String, u64>>, String>,
     /// Each violated stand-in's story (the first `STORIES` of them): its conversation in
     /// time and the functions' warnings and errors naming it.
     pub stories: serde_json::Map<String, Value>,
@@ -215,6 +217,10 @@ impl Report {
                 "fault_windows": windows,
                 "aws_calls_forwarded": input.proxy["forwarded"],
                 "aws_calls_by_target": input.proxy["by_target"],
+                "aws_calls_by_function": match &input.aws_calls_by_function {
+                    Ok(calls) => json!(calls),
+                    Err(unread) => json!({"unread": unread}),
+                },
                 "aws_faults": input.proxy["faults"],
                 "agent_deliveries": deliveries.iter().map(|(d, n)| (d.name().to_owned(), json!(n))).collect::<serde_json::Map<_, _>>(),
                 "endings": endings,

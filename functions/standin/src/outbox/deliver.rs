@@ -207,6 +207,15 @@ impl<Q: ParentQueue, B: NoteBus, C: ParentCallback> ParentQueue for Fanout<'_, Q
             }
         }
         // A round holds one note per stand-in, so their parents are answered together.
+        debug_assert!(
+            notes
+                .iter()
+                .map(|n| n.task_id.as_str())
+                .collect::<HashSet<_>>()
+                .len()
+                == notes.len(),
+            "a round holds one note per stand-in"
+        );
         let finals: Vec<usize> = (0..notes.len())
             .filter(|&i| handled(&answers[i]) && notes[i].is_final)
             .collect();

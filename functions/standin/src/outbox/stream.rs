@@ -17,9 +17,10 @@ use crate::row::dynamo::attr;
 /// Time kept back from the function's deadline to answer with what was sent.
 pub const NOTIFY_MARGIN: Duration = Duration::from_secs(3);
 
-/// Of that margin, the time the sent notes' marks may take. An invocation that outlives
-/// its deadline answers nothing, and the event source sends the whole batch again.
-const MARKING_TIME: Duration = Duration::from_secs(2);
+/// How far past `stop_at` the sent marks may still be written: to a second before the
+/// deadline. An invocation that outlives its deadline answers nothing, and the event
+/// source sends the batch again (halved on AWS, whole on LocalStack).
+const MARKS_PAST_STOP: Duration = Duration::from_secs(2);
 
 /// The instant `margin` before the invocation's deadline (epoch milliseconds).
 pub fn stop_before(deadline_ms: u64, margin: Duration) -> tokio::time::Instant {
@@ -85,22 +86,37 @@ pub async fn notify<Q: ParentQueue, B: NoteBus, C: ParentCallback, M: SentMarks>
             ),
         }
     }
-    let (notes, records) = unsent(marks, notes, records, stop_at).await;
+    let mut response = DynamoDbEventResponse::default();
+    let Some((notes, records)) = unsent(marks, notes, records, stop_at).await else {
+        // Out of time before knowing what the steps sent: the batch comes again.
+        let mut failure = DynamoDbBatchItemFailure::default();
+        failure.item_identifier = first_insert(event);
+        response.batch_item_failures.push(failure);
+        return response;
+    };
     let fanout = Fanout {
         outlets,
         tokens: &tokens,
         webhooked: &webhooked,
     };
-    let mut response = DynamoDbEventResponse::default();
     let earliest_unsent = deliver(&fanout, &notes, stop_at).await;
     let taken = &notes[..earliest_unsent.unwrap_or(notes.len())];
-    mark(marks, taken, stop_at + MARKING_TIME).await;
+    mark(marks, taken, stop_at + MARKS_PAST_STOP).await;
     if let Some(i) = earliest_unsent {
         let mut failure = DynamoDbBatchItemFailure::default();
         failure.item_identifier = records[i].change.sequence_number.clone();
         response.batch_item_failures.push(failure);
     }
     response
+}
+
+/// The sequence number of the batch's first note record.
+fn first_insert(event: &Event) -> Option<String> {
+    event
+        .records
+        .iter()
+        .find(|r| r.event_name == "INSERT")
+        .and_then(|r| r.change.sequence_number.clone())
 }
 
 /// How long after a note was written its step may still be sending it at once: the
@@ -114,30 +130,32 @@ const MARKS_REREAD: Duration = Duration::from_millis(100);
 /// stand-in and younger than `AT_ONCE_GRACE` may be on its way from its step right now:
 /// the marks are read again until it is marked or that time is up, so the outbox does
 /// not send it a second time (the queue would drop the copy; the bus and a parent's
-/// token would not). Marks that cannot be read count as none: every note is sent, and
-/// the queue sees each once; so do marks not read by `stop_at`.
+/// token would not). Marks that cannot be read count as the last read, or none: those
+/// notes are sent, and the queue sees each once. None when `stop_at` comes first: there
+/// is no time left to send anything.
 async fn unsent<'r, M: SentMarks>(
     marks: &M,
     notes: Vec<ParentNote>,
     records: Vec<&'r EventRecord>,
     stop_at: tokio::time::Instant,
-) -> (Vec<ParentNote>, Vec<&'r EventRecord>) {
+) -> Option<(Vec<ParentNote>, Vec<&'r EventRecord>)> {
     if notes.is_empty() {
-        return (notes, records);
+        return Some((notes, records));
     }
     let mut ids: Vec<&str> = notes.iter().map(|n| n.task_id.as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
+    let mut last_read: Option<HashMap<String, u64>> = None;
     let sent = loop {
         let sent = match tokio::time::timeout_at(stop_at, marks.sent_through(&ids)).await {
             Ok(Ok(sent)) => sent,
             Ok(Err(err)) => {
-                tracing::warn!(error = %err, "sent marks not read; every note of the batch is sent");
-                break HashMap::new();
+                tracing::warn!(error = %err, "sent marks not read; the notes not known sent are sent");
+                break last_read.unwrap_or_default();
             }
             Err(_) => {
-                tracing::warn!("sent marks not read in time; every note of the batch is sent");
-                break HashMap::new();
+                tracing::warn!("sent marks not read in time; the batch is handed back whole");
+                return None;
             }
         };
         let now = crate::clock::now_ms();
@@ -147,9 +165,14 @@ async fn unsent<'r, M: SentMarks>(
                 .is_some_and(|at| now < at + AT_ONCE_GRACE.as_millis() as u64);
             next && young
         });
-        if !in_flight || tokio::time::Instant::now() + MARKS_REREAD >= stop_at {
+        if !in_flight {
             break sent;
         }
+        if tokio::time::Instant::now() + MARKS_REREAD >= stop_at {
+            tracing::warn!("steps still sending at the stop; the batch is handed back whole");
+            return None;
+        }
+        last_read = Some(sent);
         tokio::time::sleep(MARKS_REREAD).await;
     };
     let before = notes.len();
@@ -163,7 +186,7 @@ async fn unsent<'r, M: SentMarks>(
         to_send = notes.len(),
         "notes their steps sent at once are passed over"
     );
-    (notes, records)
+    Some((notes, records))
 }
 
 /// Marks each stand-in's notes sent as far as `taken` goes (every note of it there was
