@@ -41,6 +41,8 @@ start_fault_proxy() {
 deploy_test_stack() {
   local name=$1 agents kv
   shift
+  # Whatever make test-e2e kept is no longer what it deployed.
+  rm -f "$STANDIN_CACHE/test-e2e-kept"
   agents=$(python3 -c 'import json; print(json.dumps(json.dumps(json.load(open("tests/agents.json")), separators=(",", ":"))))')
   local -A params=(
     [Endpoint]=localstack [HistoryBound]=8 [TurnWindowSecs]=10 [IdleRecheckSecs]=90

@@ -21,9 +21,13 @@
 # records the PIDs in PEER_PIDS for the caller's cleanup (stop_peers).
 PEERS_DIR="$STANDIN_ROOT/tests/peers"
 PEER_PIDS=""
-# Cleared here, before LocalStack starts and its executor writes the keys of this run.
 export STANDIN_TEST_ROLE_KEYS_DIR="$STANDIN_CACHE/role-keys"
-rm -rf "$STANDIN_TEST_ROLE_KEYS_DIR"
+
+# Called before LocalStack starts, whose executor writes the keys of this run; a
+# LocalStack kept from an earlier run keeps its keys (its functions' signers hold them).
+clear_role_keys() {
+  rm -rf "$STANDIN_TEST_ROLE_KEYS_DIR"
+}
 
 peer_venv() {
   local name=$1 lock="$PEERS_DIR/$1/requirements.lock" venv stamp
