@@ -445,11 +445,26 @@ mod tests {
     fn each_function_s_calls_are_counted_by_call() {
         let line = |call: &str| format!("{{\"aws_call\":\"{call}\",\"level\":\"INFO\"}}");
         let logs: Logs = Ok(vec![
-            ("/aws/lambda/s-TurnFunction-1a2b".into(), line("dynamodb:GetItem")),
-            ("/aws/lambda/s-TurnFunction-3c4d".into(), line("dynamodb:GetItem")),
-            ("/aws/lambda/s-TurnFunction-1a2b".into(), line("sqs:SendMessage")),
-            ("/aws/lambda/s-NotifyFunction-9f".into(), line("dynamodb:UpdateItem")),
-            ("/aws/lambda/s-NotifyFunction-9f".into(), "REPORT RequestId: x".into()),
+            (
+                "/aws/lambda/s-TurnFunction-1a2b".into(),
+                line("dynamodb:GetItem"),
+            ),
+            (
+                "/aws/lambda/s-TurnFunction-3c4d".into(),
+                line("dynamodb:GetItem"),
+            ),
+            (
+                "/aws/lambda/s-TurnFunction-1a2b".into(),
+                line("sqs:SendMessage"),
+            ),
+            (
+                "/aws/lambda/s-NotifyFunction-9f".into(),
+                line("dynamodb:UpdateItem"),
+            ),
+            (
+                "/aws/lambda/s-NotifyFunction-9f".into(),
+                "REPORT RequestId: x".into(),
+            ),
         ]);
         let calls = aws_calls_by_function(&logs, "s").unwrap();
         assert_eq!(calls["TurnFunction"]["dynamodb:GetItem"], 2);
