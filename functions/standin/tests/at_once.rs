@@ -430,21 +430,29 @@ impl SentMarks for MarksNotWritten<'_> {
     }
 }
 
+/// Two notes told with no outlet to send them at once: both are the outbox's.
+async fn two_notes_for_the_outbox() -> (MemoryStore, Parent) {
+    let store = store_with_row().await;
+    {
+        let sending =
+            Teller::new(&store).sending_at_once(
+                AtOnce::<_, MemoryQueue, MemoryBus, MemoryCallback>::new(&store, None),
+            );
+        for text in ["a", "b"] {
+            sending
+                .tell(ID, None, &out(TaskState::Working, text), &Guard::Open)
+                .await
+                .unwrap();
+        }
+    }
+    (store, Parent::default())
+}
+
 /// An invocation past its deadline answers nothing, and the whole batch comes again: the
 /// marks wait no longer than the invocation has.
 #[tokio::test(start_paused = true)]
 async fn notes_sent_but_not_marked_in_time_are_still_answered_taken() {
-    let (store, parent) = (store_with_row().await, Parent::default());
-    let sending =
-        Teller::new(&store).sending_at_once(
-            AtOnce::<_, MemoryQueue, MemoryBus, MemoryCallback>::new(&store, None),
-        );
-    for text in ["a", "b"] {
-        sending
-            .tell(ID, None, &out(TaskState::Working, text), &Guard::Open)
-            .await
-            .unwrap();
-    }
+    let (store, parent) = two_notes_for_the_outbox().await;
     let notes = aged(store.outbox());
     let began = tokio::time::Instant::now();
     let answered = tokio::time::timeout(
@@ -483,17 +491,7 @@ impl SentMarks for MarksNotRead {
 /// parent's token would take a second copy): at the stop, the batch is handed back.
 #[tokio::test(start_paused = true)]
 async fn a_batch_whose_marks_are_not_read_by_the_stop_is_handed_back_whole() {
-    let (store, parent) = (store_with_row().await, Parent::default());
-    let sending =
-        Teller::new(&store).sending_at_once(
-            AtOnce::<_, MemoryQueue, MemoryBus, MemoryCallback>::new(&store, None),
-        );
-    for text in ["a", "b"] {
-        sending
-            .tell(ID, None, &out(TaskState::Working, text), &Guard::Open)
-            .await
-            .unwrap();
-    }
+    let (store, parent) = two_notes_for_the_outbox().await;
     let failures = parent
         .stream_marked_by(&store, &MarksNotRead, &aged(store.outbox()))
         .await;
