@@ -204,7 +204,7 @@ async fn a_stand_in_a_parent_started_itself_gets_its_row_at_the_first_turn() {
     step.parent_task_token = Some("tok".into());
     let spec =
         standin::agents::AgentSpec::parse_entry(r#"{"id":"agent-a","url":"http://h"}"#).unwrap();
-    adopt(&store, &mut step, Some(&spec)).await.unwrap();
+    adopt(&store, &mut step, Some(&spec), None).await.unwrap();
     let row = store.get("si-sfn").await.unwrap().expect("a row");
     assert_eq!(
         (row.agent.as_str(), row.parent_task_token.as_deref()),
@@ -227,7 +227,7 @@ async fn a_stand_in_a_parent_started_itself_gets_its_row_at_the_first_turn() {
     // A retried first turn, or a start through the control API: the row stays as it is.
     let mut again = Step::start("si-sfn", "other-agent", "hello");
     again.parent_task_token = Some("another".into());
-    adopt(&store, &mut again, None).await.unwrap();
+    adopt(&store, &mut again, None, None).await.unwrap();
     let row = store.get("si-sfn").await.unwrap().expect("a row");
     assert_eq!(
         (row.agent.as_str(), row.parent_task_token.as_deref()),
@@ -253,13 +253,13 @@ async fn a_first_step_without_a_message_still_gets_its_row_so_it_can_be_ended() 
     let mut step = Step::start("si-bare", "agent-a", "");
     step.message = None;
     step.parent_task_token = Some("tok".into());
-    adopt(&store, &mut step, None).await.unwrap();
+    adopt(&store, &mut step, None, None).await.unwrap();
     let row = store.get("si-bare").await.unwrap().expect("a row to end");
     assert_eq!(row.parent_task_token.as_deref(), Some("tok"));
     // A later step of a stand-in without a row (not a first one) makes none.
     let mut later = Step::start("si-none", "agent-a", "");
     later.message = None;
-    adopt(&store, &mut later, None).await.unwrap();
+    adopt(&store, &mut later, None, None).await.unwrap();
     assert_eq!(store.get("si-none").await.unwrap(), None);
 }
 

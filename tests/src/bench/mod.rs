@@ -155,11 +155,14 @@ pub async fn run(o: &Options) -> Result<Results, String> {
 /// prices. `make bench` prices what it measured; `bench --reprice FILE` prices a
 /// results file again when the model or a price changed since it ran.
 pub fn price(results: &mut Value) {
-    let (_, later_rechecks) = backstop_rechecks();
+    use standin::row::WatchMode;
+    // The fleet's stand-ins are told of a change every few minutes: their quiet asks are
+    // those between changes, not an idle hour's.
+    let gap = (3600.0 / scale::CHANGES_PER_HOUR) as u64;
     let profiles = scale::profiles(
         &json!({"watches": &results["watches"]}),
-        later_rechecks,
-        idle_polls(),
+        quiet_asks_an_hour(WatchMode::Push, gap),
+        quiet_asks_an_hour(WatchMode::Poll, gap),
         FollowIdle::default(),
     );
     results["idle_hour"] = idle_hour();
@@ -277,9 +280,21 @@ fn spread_json(values: &[u64]) -> Value {
 /// (`IdleRecheckSecs` an hour): the backstop starts 30 s after the task last moved and
 /// doubles while nothing does.
 fn backstop_rechecks() -> (f64, f64) {
-    use standin::row::WatchMode;
+    idle_asks(standin::row::WatchMode::Push)
+}
+
+/// A polled stand-in's GetTasks in its first idle hour and in each later one (of its
+/// first day), walked through its own decisions at the default pacing: the wait doubles
+/// from 2 s to the agent's `poll_max_interval`.
+fn idle_polls() -> (f64, f64) {
+    idle_asks(standin::row::WatchMode::Poll)
+}
+
+/// A stand-in's asks of the agent on `mode` while nothing moves: in its first hour, and
+/// on average in each of the day's 23 later hours.
+fn idle_asks(mode: standin::row::WatchMode) -> (f64, f64) {
     use standin::steps::next::{self, Cursor, Next, Pacing, Woke};
-    let (pacing, mode) = (Pacing::default(), WatchMode::Push);
+    let pacing = Pacing::default();
     let quiet = standin::state::remote_out("r", standin_wire::TaskState::Working, "");
     let mut cursor = Cursor::default();
     let mut park = next::park_for(&mut cursor, mode, pacing);
@@ -300,6 +315,53 @@ fn backstop_rechecks() -> (f64, f64) {
     (first, later / 23.0)
 }
 
+/// The asks of the agent that hear nothing, in an hour of a stand-in on `mode` told of a
+/// change every `gap_secs`, walked through its own decisions at the default pacing over a
+/// day: a push is heard as it comes (and the backstop starts again from its first wait),
+/// a poll hears a change when the wait it came in ends (and polls again after 2 s).
+fn quiet_asks_an_hour(mode: standin::row::WatchMode, gap_secs: u64) -> f64 {
+    use standin::row::{WakeEvent, WatchMode};
+    use standin::steps::next::{self, Cursor, Next, Pacing, Woke};
+    use standin_wire::TaskState;
+    let pacing = Pacing::default();
+    let out = |text: &str| standin::state::remote_out("r", TaskState::Working, text);
+    let day = 24 * 3600;
+    let mut cursor = Cursor::default();
+    let mut park = next::park_for(&mut cursor, mode, pacing);
+    let (mut at, mut change_at, mut changes, mut quiet) = (0, gap_secs, 0, 0.0);
+    while let Next::Park { timeout_secs, .. } = park {
+        if mode == WatchMode::Push && change_at <= at + timeout_secs {
+            at = change_at;
+            change_at += gap_secs;
+            changes += 1;
+            let push = WakeEvent::Push {
+                claimed: Some(TaskState::Working),
+            };
+            next::after_wake(&mut cursor, "agent", mode, Woke::Rung, Some(push), pacing);
+            let heard = out(&format!("change {changes}"));
+            park = next::after_check(&mut cursor, mode, Some(&heard), true, pacing);
+            continue;
+        }
+        at += timeout_secs;
+        if at > day {
+            break;
+        }
+        next::after_wake(&mut cursor, "agent", mode, Woke::TimedOut, None, pacing);
+        let changed = change_at <= at;
+        if changed {
+            changes += 1;
+            while change_at <= at {
+                change_at += gap_secs;
+            }
+        } else {
+            quiet += 1.0;
+        }
+        let seen = out(&format!("change {changes}"));
+        park = next::after_check(&mut cursor, mode, Some(&seen), changed, pacing);
+    }
+    quiet / 24.0
+}
+
 /// An idle hour parked, from the deployed defaults: each push or off re-check is
 /// TimedOut, Wake, Route, Park (a wake with GetTask and a park invocation), 6 of them in
 /// the first idle hour and one in each later one. A followed stand-in's hour: its share
@@ -318,6 +380,9 @@ fn idle_hour() -> Value {
     let push_day = (first_rechecks + 23.0 * later_rechecks) * recheck;
     let push_transitions = 4.0 * later_rechecks;
     let push = later_rechecks * recheck;
+    // A poll is a re-check whose wait is the poll's: TimedOut, Wake (GetTask), Route, Park.
+    let (first_polls, later_polls) = idle_polls();
+    let poll_day = (first_polls + 23.0 * later_polls) * recheck;
     let f = FollowIdle::default();
     let follow = f.state_transitions() * cost::price("state_transition")
         + (f.share() * f.windows() + 1.0) * cost::price("lambda_request")
@@ -329,6 +394,9 @@ fn idle_hour() -> Value {
         "push": {"state_transitions": push_transitions, "dollars": push,
                  "first_hour": {"rechecks": first_rechecks, "state_transitions": 4.0 * first_rechecks, "dollars": push_first},
                  "dollars_per_1000_standins_a_day": push_day * 1000.0},
+        "poll": {"polls": later_polls, "state_transitions": 4.0 * later_polls, "dollars": later_polls * recheck,
+                 "first_hour": {"polls": first_polls, "state_transitions": 4.0 * first_polls, "dollars": first_polls * recheck},
+                 "dollars_per_1000_standins_a_day": poll_day * 1000.0},
         "follow": {"state_transitions": f.state_transitions(), "dollars": follow,
                    "concurrency": f.share(),
                    "follows_per_function": f.per_function,
@@ -393,30 +461,6 @@ impl FollowIdle {
     pub fn queue_requests(&self) -> f64 {
         3600.0 / self.park_secs + 3.0 * self.windows() / 10.0
     }
-}
-
-/// A polled stand-in's GetTasks in an idle hour, walked through its own decisions at
-/// the default pacing (the wait doubles from 2 s to the agent's poll maximum, a minute).
-fn idle_polls() -> f64 {
-    use standin::row::WatchMode;
-    use standin::steps::next::{self, Cursor, Next, Pacing, Woke};
-    let (pacing, mode) = (Pacing::default(), WatchMode::Poll);
-    let quiet = standin::state::remote_out("r", standin_wire::TaskState::Working, "");
-    let mut cursor = Cursor::default();
-    let mut park = next::park_for(&mut cursor, mode, pacing);
-    let (mut at, mut polls) = (0, 0.0);
-    while let Next::Park { timeout_secs, .. } = park {
-        at += timeout_secs;
-        if at > 2 * 3600 {
-            break;
-        }
-        if at > 3600 {
-            polls += 1.0;
-        }
-        next::after_wake(&mut cursor, "agent", mode, Woke::TimedOut, None, pacing);
-        park = next::after_check(&mut cursor, mode, Some(&quiet), false, pacing);
-    }
-    polls
 }
 
 /// Median nanoseconds per push from criterion's estimates, receiver and floor, per body.
@@ -535,14 +579,16 @@ fn table(j: &Value) -> String {
             ms as f64 / 1000.0
         ));
     }
-    let first = &j["idle_hour"]["push"]["first_hour"];
-    t.push_str(&format!(
-        "first idle hour on push: {} re-checks, {} state transitions, ${:.6}\n",
-        first["rechecks"],
-        first["state_transitions"],
-        first["dollars"].as_f64().unwrap_or(0.0)
-    ));
-    for name in ["push", "follow"] {
+    for (name, asks) in [("push", "re-checks"), ("poll", "polls")] {
+        let first = &j["idle_hour"][name]["first_hour"];
+        t.push_str(&format!(
+            "first idle hour on {name}: {} {asks}, {} state transitions, ${:.6}\n",
+            first[if name == "push" { "rechecks" } else { "polls" }],
+            first["state_transitions"],
+            first["dollars"].as_f64().unwrap_or(0.0)
+        ));
+    }
+    for name in ["push", "poll", "follow"] {
         let i = &j["idle_hour"][name];
         t.push_str(&format!("idle hour parked on {name}: {} state transitions, ${:.6} (${:.2} per 1,000 stand-ins a day)\n",
             i["state_transitions"], i["dollars"].as_f64().unwrap_or(0.0), i["dollars_per_1000_standins_a_day"].as_f64().unwrap_or(0.0)));
@@ -631,6 +677,20 @@ fn svg(series: &[(&str, &Heard)]) -> String {
 #[cfg(test)]
 mod tests {
     use super::FollowIdle;
+
+    /// Poll's default backoff is priced like push's backstop: a thousand idle polled
+    /// stand-ins cost at most $3 a day, and no more than a thousand on push, yet the
+    /// first polls still come within seconds of the last change.
+    #[test]
+    fn a_thousand_idle_polled_stand_ins_cost_no_more_than_three_dollars_a_day() {
+        let idle = super::idle_hour();
+        let day = |watch: &str| idle[watch]["dollars_per_1000_standins_a_day"].as_f64();
+        let (poll, push) = (day("poll").unwrap(), day("push").unwrap());
+        assert!(poll <= 3.0, "${poll:.2} a day for 1,000 polled");
+        assert!(poll <= push, "poll ${poll:.2}, push ${push:.2}");
+        let (first_hour, _) = super::idle_polls();
+        assert!(first_hour >= 10.0, "{first_hour} polls in the first hour");
+    }
 
     /// A resource's or parameter's property as the template writes it (`key: value` on
     /// one line of its block).

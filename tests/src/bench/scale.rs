@@ -146,9 +146,10 @@ fn add(a: &mut Use, b: &Use) {
     }
 }
 
-/// One stand-in-hour per watch, idle (parked all hour) and per heard change, from the
-/// benchmark's results `j`; `rechecks` is push's idle re-checks in a later hour,
-/// `polls` a polled stand-in's GetTasks in an idle hour, `follow` the followed one's.
+/// One stand-in-hour per watch, parked between its changes, and per heard change, from
+/// the benchmark's results `j`; `rechecks` and `polls` are a push stand-in's re-checks
+/// and a polled one's GetTasks that hear nothing in an hour of `CHANGES_PER_HOUR`
+/// changes, `follow` the followed one's idle hour.
 pub fn profiles(j: &Value, rechecks: f64, polls: f64, follow: super::FollowIdle) -> Value {
     let mut follow_idle = Use::from([
         ("state_transitions", follow.state_transitions()),

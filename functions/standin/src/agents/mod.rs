@@ -33,8 +33,10 @@ pub const MAX_DELIVERED_BYTES: u64 = 4 * 1024 * 1024;
 
 pub const DEFAULT_FOLLOW_INTERVAL: Duration = Duration::from_secs(5);
 pub const MIN_FOLLOW_INTERVAL: Duration = Duration::from_secs(1);
-/// The longest wait between two polls, when `poll_max_interval` is not set.
-pub const DEFAULT_POLL_MAX_INTERVAL: Duration = Duration::from_secs(60);
+/// The longest wait between two polls, when `poll_max_interval` is not set: an hour and
+/// a half, so that a polled stand-in left idle costs what one on push does (its backoff,
+/// from 2 s, reaches it after about two hours; a change sets it back to 2 s).
+pub const DEFAULT_POLL_MAX_INTERVAL: Duration = Duration::from_secs(5400);
 /// How long an agent may stay unreachable before its stand-in ends, unless its entry
 /// says (`max_unreachable`): a day, so an agent's maintenance window does not end its
 /// tasks.
@@ -44,8 +46,9 @@ pub const DEFAULT_MAX_UNREACHABLE: Duration = Duration::from_secs(24 * 3600);
 pub const MAX_ENTRY_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
 /// The first wait of a poll, and the least `poll_max_interval`.
 pub const POLL_FIRST_INTERVAL: Duration = Duration::from_secs(2);
-/// The most `poll_max_interval` may be: an hour, the longest idle re-check.
-pub const MAX_POLL_INTERVAL: Duration = Duration::from_secs(3600);
+/// The most `poll_max_interval` may be: a day (a polled stand-in asks its agent at least
+/// daily).
+pub const MAX_POLL_INTERVAL: Duration = Duration::from_secs(24 * 3600);
 /// The least length of the session id `session_header` carries (AgentCore Runtime's).
 pub const SESSION_ID_MIN_CHARS: usize = 33;
 /// Headers the stand-in writes itself, or that HTTP keeps for the connection.

@@ -241,7 +241,7 @@ break"}"#
         "agents[0].poll_max_interval"
     );
     assert_eq!(
-        field(r#""poll_max_interval":7200"#),
+        field(r#""poll_max_interval":86401"#),
         "agents[0].poll_max_interval"
     );
     assert_eq!(field(r#""updates":"sometimes""#), "agents[0].updates");

@@ -36,13 +36,14 @@ pub struct Versioned {
 
 pub trait Blobs: Send + Sync {
     fn put(&self, key: &str, bytes: Vec<u8>) -> BoxFuture<'_, Result<(), BlobError>>;
-    /// Writes only if the object is still at `etag` (None: only if it does not exist).
+    /// Writes only if the object is still at `etag` (None: only if it does not exist);
+    /// the version written, when the store names it.
     fn put_if(
         &self,
         key: &str,
         bytes: Vec<u8>,
         etag: Option<&str>,
-    ) -> BoxFuture<'_, Result<(), BlobError>>;
+    ) -> BoxFuture<'_, Result<Option<String>, BlobError>>;
     fn get(&self, key: &str) -> BoxFuture<'_, Result<Option<Versioned>, BlobError>>;
     fn delete(&self, key: &str) -> BoxFuture<'_, Result<(), BlobError>>;
     fn start(&self, key: &str) -> BoxFuture<'_, Result<Upload, BlobError>>;

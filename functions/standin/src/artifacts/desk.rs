@@ -90,6 +90,10 @@ pub struct Desk {
     observed: Mutex<Vec<Observed>>,
     /// A read of the manifest started ahead of the first change (`read_ahead`).
     ahead: Mutex<Option<tokio::task::JoinHandle<Loaded>>>,
+    /// The manifest as this desk last read or wrote it, and its version: the next change
+    /// that writes starts from it instead of a read (its write is conditional on that
+    /// version, so a copy another writer has since replaced is read again).
+    copy: Mutex<Option<(Manifest, String)>>,
 }
 
 impl Drop for Desk {
@@ -119,6 +123,7 @@ impl Desk {
             bounds,
             observed: Mutex::new(Vec::new()),
             ahead: Mutex::new(None),
+            copy: Mutex::new(None),
         }
     }
 
@@ -259,13 +264,30 @@ impl Desk {
         .await
     }
 
-    /// A note told of these (id, version) pairs.
-    pub async fn noted(&self, told: Vec<(String, u64)>) -> Result<Manifest, BlobError> {
+    /// A note told of these (id, version) pairs (none: nothing to mark, nothing read).
+    pub async fn noted(&self, told: Vec<(String, u64)>) -> Result<(), BlobError> {
+        if told.is_empty() {
+            return Ok(());
+        }
         self.change(|manifest, _| {
             manifest.noted(&told);
             Vec::new()
         })
         .await
+        .map(drop)
+    }
+
+    /// The copy this desk last read or wrote, once (None: there is none, or it was used).
+    fn copy(&self) -> Option<(Manifest, String)> {
+        self.copy.lock().ok()?.take()
+    }
+
+    /// Keeps `manifest` as the copy at `version` (none: the store named none, or there
+    /// is no manifest yet, and the next change reads).
+    fn keep_copy(&self, manifest: &Manifest, version: Option<String>) {
+        if let (Ok(mut copy), Some(version)) = (self.copy.lock(), version) {
+            *copy = Some((manifest.clone(), version));
+        }
     }
 
     /// Reads, changes and writes the manifest back only if no one wrote it meanwhile;
@@ -276,23 +298,36 @@ impl Desk {
     ) -> Result<Manifest, BlobError> {
         let key = manifest_key(&self.task_id);
         for _ in 0..SAVE_ATTEMPTS {
-            let (mut manifest, etag) = match self.read_before().await {
-                Some(Ok(loaded)) => loaded,
-                // None read ahead, or that read failed: read now.
-                _ => load(self.blobs.as_ref(), &self.task_id).await?,
+            let (mut manifest, etag, read_now) = match self.copy() {
+                Some((manifest, etag)) => (manifest, Some(etag), false),
+                None => {
+                    let (manifest, etag) = match self.read_before().await {
+                        Some(Ok(loaded)) => loaded,
+                        // None read ahead, or that read failed: read now.
+                        _ => load(self.blobs.as_ref(), &self.task_id).await?,
+                    };
+                    (manifest, etag, true)
+                }
             };
             let before = manifest.clone();
             let left = edit(&mut manifest, self.bounds);
-            // Content is shared by key: only what no artifact lists any more goes.
-            let gone = manifest.unreferenced(left);
             if manifest == before {
-                self.delete(gone).await;
+                if !read_now {
+                    // Nothing to write to this desk's copy: what another writer added
+                    // since (a note is to carry it) only a read shows.
+                    continue;
+                }
+                self.keep_copy(&manifest, etag);
+                // Content is shared by key: only what no artifact lists any more goes.
+                self.delete(manifest.unreferenced(left)).await;
                 return Ok(manifest);
             }
+            let gone = manifest.unreferenced(left);
             let bytes = serde_json::to_vec(&manifest)
                 .map_err(|e| BlobError::Unavailable(format!("manifest: {e}")))?;
             match self.blobs.put_if(&key, bytes, etag.as_deref()).await {
-                Ok(()) => {
+                Ok(version) => {
+                    self.keep_copy(&manifest, version);
                     self.delete(gone).await;
                     return Ok(manifest);
                 }

@@ -89,7 +89,7 @@ impl Blobs for MemoryBlobs {
         key: &str,
         bytes: Vec<u8>,
         etag: Option<&str>,
-    ) -> BoxFuture<'_, Result<(), BlobError>> {
+    ) -> BoxFuture<'_, Result<Option<String>, BlobError>> {
         let failing = self.failing_writes.lock().ok().and_then(|f| f.clone());
         let result = self.check(bytes.len()).and_then(|()| {
             if let Some(err) = failing {
@@ -102,7 +102,7 @@ impl Blobs for MemoryBlobs {
                 return Err(BlobError::Conflict);
             }
             objects.insert(key.to_owned(), (bytes, version));
-            Ok(())
+            Ok(Some(version.to_string()))
         });
         Box::pin(async move { result })
     }

@@ -72,7 +72,7 @@ impl Blobs for S3Blobs {
         key: &str,
         bytes: Vec<u8>,
         etag: Option<&str>,
-    ) -> BoxFuture<'_, Result<(), BlobError>> {
+    ) -> BoxFuture<'_, Result<Option<String>, BlobError>> {
         let key = key.to_owned();
         let etag = etag.map(str::to_owned);
         Box::pin(async move {
@@ -88,7 +88,7 @@ impl Blobs for S3Blobs {
                 None => request.if_none_match("*"),
             };
             match request.send().await {
-                Ok(_) => Ok(()),
+                Ok(written) => Ok(written.e_tag().map(str::to_owned)),
                 Err(err)
                     if matches!(
                         err.code(),

@@ -133,7 +133,10 @@ where
 {
     let teller = &invocation.teller;
     let store = teller.rows();
-    if let Some(reason) = park.owner.refused(store, park.task_id).await? {
+    // The row as the invocation read it on its way in (for the agent's entry) judges
+    // whether the park is the stand-in's: a read less.
+    let known = invocation.row.as_ref();
+    if let Some(reason) = park.owner.refused(store, park.task_id, known).await? {
         warn!(task_id = %park.task_id, %reason, "follow refused");
         return Ok(FollowEnd::Fenced);
     }

@@ -21,7 +21,8 @@ pub struct MemoryStore {
     notes: Mutex<Vec<ParentNote>>,
     /// Every successful write, for "nothing written" assertions.
     writes: Mutex<usize>,
-    /// Every `get`, for "no read ahead of the write" assertions.
+    /// Every read of a row, as the table's store would make them (each `get`, and each
+    /// apply given no row seen), for "no read ahead of the write" assertions.
     reads: Mutex<usize>,
 }
 
@@ -363,10 +364,14 @@ impl Notes for MemoryStore {
     async fn apply(
         &self,
         task_id: &str,
-        _seen: Option<&Row>,
+        seen: Option<&Row>,
         out: &RemoteOut,
         guard: &Guard,
     ) -> Result<Applied, StoreError> {
+        if seen.is_none() {
+            // As the table's store: an apply with no row seen reads the row first.
+            *lock(&self.reads) += 1;
+        }
         let mut rows = lock(&self.rows);
         let row = rows
             .get_mut(task_id)

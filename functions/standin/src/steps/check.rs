@@ -107,7 +107,7 @@ pub async fn checked<S: RowStore, A: Agent>(
     if let Some(out) = &fetched {
         match apply_open(teller, &step.task_id, Some(&row), out).await? {
             Outcome::AlreadyFinal => return Ok(step.then(Next::End(EndCause::Final))),
-            Outcome::Changed => {
+            Outcome::Changed(_) => {
                 changed = true;
                 crate::metrics::heard(changed_at.as_deref(), row.mode().as_str(), &step.task_id);
             }

@@ -26,7 +26,8 @@ pub async fn end<S: RowStore, A: Agent>(
     step: &Step,
 ) -> Result<Option<Closed>, StepError> {
     let teller = &invocation.teller;
-    ensure_ours(teller.rows(), step).await?;
+    // The row as the invocation read it judges, when it found one: a read less.
+    ensure_ours(teller.rows(), step, invocation.row.as_ref()).await?;
     let connect = || async {
         invocation
             .agent()

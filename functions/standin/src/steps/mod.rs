@@ -284,7 +284,16 @@ pub(crate) async fn load_row<S: RowStore>(store: &S, step: &Step) -> Result<Row,
 
 /// Refuses a step whose execution is not its stand-in's, before it touches anything:
 /// by its name, and against the row's live generation and lease when there is a row.
-pub(crate) async fn ensure_ours<S: RowStore>(store: &S, step: &Step) -> Result<(), StepError> {
+/// `known`: the row as the invocation read it on its way in, when it found one (it
+/// judges instead of a second read).
+pub(crate) async fn ensure_ours<S: RowStore>(
+    store: &S,
+    step: &Step,
+    known: Option<&Row>,
+) -> Result<(), StepError> {
+    if let Some(row) = known {
+        return step.refuse_if_not_ours(Some(row));
+    }
     if step.execution.is_none() {
         return Ok(());
     }
@@ -294,8 +303,9 @@ pub(crate) async fn ensure_ours<S: RowStore>(store: &S, step: &Step) -> Result<(
 
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Outcome {
-    /// The row moved and the parent's note (if the change is one) was written.
-    Changed,
+    /// The row moved and the parent's note (if the change is one) was written; the row
+    /// as that write left it (the next apply's row seen, a read less).
+    Changed(Box<Row>),
     /// The agent said what the row already knew.
     Unchanged,
     /// The row was already closed by a final state (a retry of a step that applied it):
@@ -316,7 +326,7 @@ pub(crate) async fn apply_open<S: RowStore>(
         None => doorbell::apply(teller, task_id, out, &Guard::Open).await,
     };
     match applied {
-        Ok(Applied::Changed { .. }) => Ok(Outcome::Changed),
+        Ok(Applied::Changed { row, .. }) => Ok(Outcome::Changed(row)),
         Ok(Applied::Unchanged) => Ok(Outcome::Unchanged),
         Err(StoreError::Refused(_)) => Ok(Outcome::AlreadyFinal),
         Err(err) => Err(err.into()),

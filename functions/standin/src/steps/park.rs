@@ -5,7 +5,7 @@ use tracing::warn;
 
 use super::{StepError, not_ours};
 use crate::doorbell::{self, Doorbell};
-use crate::row::RowStore;
+use crate::row::{Row, RowStore};
 
 /// Who asks for a park: the execution, its generation and its lease, as the park
 /// state's payload names them (`not_ours`). The default is unchecked (unit tests).
@@ -18,21 +18,26 @@ pub struct Owner {
 
 impl Owner {
     /// Whether the park may touch stand-in `task_id`'s row; the reason it may not.
+    /// `known`: the row as the invocation read it, when it found one (a read less).
     pub async fn refused<S: RowStore>(
         &self,
         store: &S,
         task_id: &str,
+        known: Option<&Row>,
     ) -> Result<Option<String>, StepError> {
         if self.execution.is_none() {
             return Ok(None);
         }
-        let row = store.get(task_id).await?;
+        let read = match known {
+            Some(_) => None,
+            None => store.get(task_id).await?,
+        };
         Ok(not_ours(
             task_id,
             self.generation,
             self.execution.as_deref(),
             self.lease.as_deref(),
-            row.as_ref(),
+            known.or(read.as_ref()),
         ))
     }
 }
@@ -76,7 +81,7 @@ pub async fn park<S: RowStore, D: Doorbell>(
     token: &str,
     owner: &Owner,
 ) -> Result<bool, StepError> {
-    if let Some(reason) = owner.refused(store, task_id).await? {
+    if let Some(reason) = owner.refused(store, task_id, None).await? {
         warn!(task_id, %reason, "park refused");
         return Ok(false);
     }

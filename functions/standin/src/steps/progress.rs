@@ -28,6 +28,10 @@ pub(crate) struct Progress<'a, S> {
     remote: Option<String>,
     /// The newest state the parent was told.
     told: Option<RemoteOut>,
+    /// The row as the turn read it or the last told change wrote it: each apply's row
+    /// seen, so a change costs its write and no read (a write another made meanwhile
+    /// fails the write's condition, and the store reads again).
+    seen: Row,
     told_at: Option<Instant>,
     /// A change read within [`COALESCE`] of the last told one, told when due.
     held: Option<(RemoteOut, Option<String>)>,
@@ -40,9 +44,21 @@ impl<'a, S: RowStore> Progress<'a, S> {
             task_id,
             remote: row.remote_task_id.clone(),
             told: row.last.clone(),
+            seen: row.clone(),
             told_at: None,
             held: None,
         }
+    }
+
+    /// The row as the turn read it or its last told change wrote it.
+    pub(crate) fn seen(&self) -> &Row {
+        &self.seen
+    }
+
+    /// The row as the write that gave it the agent's task left it.
+    pub(crate) fn took_remote(&mut self, row: Row) {
+        self.remote = row.remote_task_id.clone();
+        self.seen = row;
     }
 
     /// A state read mid-turn: a WORKING message the parent has not heard is told now, or
@@ -102,22 +118,25 @@ impl<'a, S: RowStore> Progress<'a, S> {
                 {
                     return; // the turn's end names the fault
                 }
-                if let Err(err) = self
+                match self
                     .teller
                     .rows()
                     .set_remote(self.task_id, &out.remote_task_id, context.as_deref())
                     .await
                 {
-                    warn!(task_id = %self.task_id, error = %err, "progress not told: the row did not take the task");
-                    return;
+                    Ok(row) => self.took_remote(row),
+                    Err(err) => {
+                        warn!(task_id = %self.task_id, error = %err, "progress not told: the row did not take the task");
+                        return;
+                    }
                 }
-                self.remote = Some(out.remote_task_id.clone());
                 out.remote_task_id.clone()
             }
         };
         let out = out.about(&remote);
-        match apply_open(self.teller, self.task_id, None, &out).await {
-            Ok(Outcome::Changed) => {
+        match apply_open(self.teller, self.task_id, Some(&self.seen), &out).await {
+            Ok(Outcome::Changed(row)) => {
+                self.seen = *row;
                 self.told = Some(out);
                 self.told_at = Some(Instant::now());
             }

@@ -27,11 +27,13 @@ use standin_remote::{Agent, ArtifactUpdate, FollowUp, RemoteError, Sent, Turn, U
 /// end answers it directly.
 ///
 /// The row keeps the agent's entry as it is now (`spec`), so later edits of the agent
-/// change new stand-ins only.
+/// change new stand-ins only. `known`: the row as the invocation read it, when it found
+/// one (a read less).
 pub async fn adopt<S: RowStore>(
     store: &S,
     step: &mut Step,
     spec: Option<&AgentSpec>,
+    known: Option<&Row>,
 ) -> Result<(), StepError> {
     let token = step.parent_task_token.take();
     let first = step.message.is_some() || token.is_some();
@@ -39,7 +41,7 @@ pub async fn adopt<S: RowStore>(
         step.parent_task_token = token;
         return Ok(());
     }
-    if !first || store.get(&step.task_id).await?.is_some() {
+    if !first || known.is_some() || store.get(&step.task_id).await?.is_some() {
         return Ok(());
     }
     let mut row = Row::new(step.task_id.as_str(), step.agent.as_str());
@@ -89,10 +91,13 @@ pub async fn turn<S: RowStore, A: Agent>(
     pacing: Pacing,
 ) -> Result<Step, StepError> {
     let (store, spec) = (invocation.rows(), invocation.spec.as_ref());
+    // The row as the invocation read it on its way in (for the agent's entry) serves
+    // every check below: a turn that finds its row reads it once.
+    let known = invocation.row.as_ref();
     // An execution that is not the stand-in's touches nothing, its row least of all.
-    ensure_ours(store, &step).await?;
+    ensure_ours(store, &step, known).await?;
     // Before anything can fail: a stand-in whose row exists can always be ended.
-    adopt(store, &mut step, spec).await?;
+    adopt(store, &mut step, spec, known).await?;
     if step.next.is_none() {
         // A first turn starts its own cursor: one a parent wrote into the input could
         // carry a deadline years away, or an agent "unreachable" since the future.
@@ -130,6 +135,7 @@ pub async fn turn<S: RowStore, A: Agent>(
             uploads,
             delivery,
         },
+        known.cloned(),
         step,
         window,
         pacing,
@@ -147,9 +153,11 @@ struct Reached<'r, A> {
 }
 
 /// The turn's exchange with the agent, once it is reached.
+/// `known`: the row as the invocation read it, when it found one (checked as ours).
 async fn exchange<S: RowStore, A: Agent>(
     teller: &Teller<'_, S>,
     reached: Reached<'_, A>,
+    known: Option<Row>,
     mut step: Step,
     window: Duration,
     pacing: Pacing,
@@ -174,7 +182,10 @@ async fn exchange<S: RowStore, A: Agent>(
         }
     };
     let store = teller.rows();
-    let row = load_row(store, &step).await?;
+    let row = match known {
+        Some(row) => row,
+        None => load_row(store, &step).await?,
+    };
     if row.closed {
         // The stand-in has ended (its final note is written): nothing is sent on its
         // behalf any more, whoever asks.
@@ -282,13 +293,15 @@ async fn exchange<S: RowStore, A: Agent>(
                 );
                 return Ok(step.then(Next::End(EndCause::failed(&reason))));
             }
-            store
+            let row = store
                 .set_remote(&step.task_id, &out.remote_task_id, context.as_deref())
                 .await?;
+            progress.took_remote(row);
             out
         }
     };
-    if apply_open(teller, &step.task_id, None, &out).await? == Outcome::AlreadyFinal {
+    let seen = Some(progress.seen());
+    if apply_open(teller, &step.task_id, seen, &out).await? == Outcome::AlreadyFinal {
         return Ok(step.then(Next::End(EndCause::Final)));
     }
     let next = next::after_turn(

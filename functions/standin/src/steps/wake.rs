@@ -44,10 +44,7 @@ async fn wake_draining<S: RowStore, A: Agent>(
     pacing: Pacing,
 ) -> Result<Step, StepError> {
     let (store, known) = (invocation.rows(), invocation.row.as_ref());
-    match known {
-        Some(row) => step.refuse_if_not_ours(Some(row))?,
-        None => ensure_ours(store, &step).await?,
-    }
+    ensure_ours(store, &step, known).await?;
     // A push rang: the drain will decide to check, so the agent is asked while the
     // drain is written (GetTask only reads; an answer the drain makes moot is dropped).
     let ahead = known

@@ -265,6 +265,54 @@ async fn a_manifest_read_ahead_serves_the_change_and_a_copy_replaced_meanwhile_i
     assert_eq!(blobs.gets(), 4, "ahead, the other's, and the read again");
 }
 
+/// A note reads the manifest once: a note that tells no artifact marks nothing, so reads
+/// nothing more, and one that tells some marks them on the copy its own write made (that
+/// write conditional on the copy's version). What another writer adds meanwhile is read
+/// before the next note, never missed, and a copy it replaced is read again, nothing lost.
+#[tokio::test]
+async fn a_note_reads_the_manifest_once_and_marks_what_it_told_on_the_copy_it_wrote() {
+    let blobs = Arc::new(MemoryBlobs::default());
+    let desk = desk_on(&blobs);
+    let due = NoteArtifacts::due(&desk, false).await.unwrap();
+    assert!(due.views.is_empty());
+    NoteArtifacts::told(&desk, due).await;
+    assert_eq!(blobs.gets(), 1, "the note's read, and none to mark nothing");
+
+    desk.observe_update(&update("report", "https://example.com/report"));
+    let due = NoteArtifacts::due(&desk, false).await.unwrap();
+    assert_eq!(due.versions.len(), 1);
+    NoteArtifacts::told(&desk, due).await;
+    assert_eq!(blobs.gets(), 2, "marked on the copy the note's write made");
+    let key = format!("{ID}/manifest.json");
+    let stored: Manifest = serde_json::from_slice(&blobs.object(&key).unwrap()).unwrap();
+    assert!(
+        stored.for_note(false).told.is_empty(),
+        "the report marked told"
+    );
+
+    let other = desk_on(&blobs);
+    other.observe_update(&update("chart", "https://example.com/chart"));
+    other.save().await.unwrap();
+    let due = NoteArtifacts::due(&desk, false).await.unwrap();
+    let ids: Vec<&str> = due.views.iter().map(|v| v.artifact_id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["chart"],
+        "what the other wrote since is read, not missed"
+    );
+    NoteArtifacts::told(&desk, due).await;
+
+    other.observe_update(&update("summary", "https://example.com/summary"));
+    other.save().await.unwrap();
+    desk.observe_update(&update("table", "https://example.com/table"));
+    let saved = desk.save().await.unwrap();
+    for id in ["report", "chart", "summary", "table"] {
+        assert!(saved.get(id).is_some(), "{id} kept");
+    }
+    let stored: Manifest = serde_json::from_slice(&blobs.object(&key).unwrap()).unwrap();
+    assert_eq!(stored, saved);
+}
+
 #[test]
 fn a_note_carries_at_most_its_room_of_artifacts_and_says_how_many_more() {
     let mut m = Manifest::default();

@@ -138,7 +138,7 @@ impl Blobs for FirstPartFails {
         key: &str,
         bytes: Vec<u8>,
         etag: Option<&str>,
-    ) -> BoxFuture<'_, Result<(), BlobError>> {
+    ) -> BoxFuture<'_, Result<Option<String>, BlobError>> {
         self.blobs.put_if(key, bytes, etag)
     }
     fn get(&self, key: &str) -> BoxFuture<'_, Result<Option<Versioned>, BlobError>> {

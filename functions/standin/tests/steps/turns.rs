@@ -99,6 +99,42 @@ async fn progress_within_a_first_turn_reaches_the_parent_before_its_end() {
     );
 }
 
+/// A turn given its row as the invocation read it (the wiring reads it for the agent's
+/// entry) reads it no more: not to check the execution is the stand-in's, not before it
+/// sends, not before each change it tells (each write's row serves the next).
+#[tokio::test(start_paused = true)]
+async fn a_turn_given_its_row_reads_it_no_more_however_often_it_tells() {
+    let w = World::new(true).await;
+    w.agent.keep_streams_open();
+    w.agent.script_stream(Ok(vec![
+        Ok(first_event()),
+        Ok(update(TaskState::Working, "one")),
+        Ok(update(TaskState::Working, "two")),
+    ]));
+    let mut step = Step::start(ID, "widgets", "go");
+    step.execution = Some(ExecutionName { name: ID.into() });
+    let invocation = w
+        .invocation()
+        .with_spec(Some(spec(Updates::Auto)))
+        .with_row(w.store.snapshot(ID));
+    let reads = w.store.reads();
+    let turn = steps::turn(&invocation, step, Duration::from_secs(5), PACING);
+    tokio::pin!(turn);
+    tokio::select! {
+        _ = &mut turn => panic!("the turn ended while the agent's stream was open"),
+        () = tokio::time::sleep(steps::COALESCE * 4) => {}
+    }
+    let step = turn.await.unwrap();
+    assert!(!matches!(step.next, Some(Next::End(_))), "{:?}", step.next);
+    let texts: Vec<String> = w.store.outbox().into_iter().map(|n| n.text).collect();
+    assert_eq!(texts, ["one", "two"]);
+    assert_eq!(
+        w.store.reads(),
+        reads,
+        "no read of the row after the invocation's"
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn progress_held_to_coalesce_is_told_by_the_turns_end_when_the_agent_still_works() {
     let w = World::new(true).await;
