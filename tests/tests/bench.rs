@@ -1,8 +1,8 @@
 //! The benchmark, reduced, so it cannot rot: a few changes per watch, a few cold starts,
 //! the receiver's criterion results from `scripts/test`'s quick run. What it asserts is
 //! what the benchmark counts, not how fast anything was (timing goals live in
-//! `make bench`): every change heard and timed in every watch, the push path's state
-//! entries per heard change, the cost and cold-start figures present.
+//! `make bench`): every change heard and timed in every watch (poll's among them), the
+//! state entries per heard change, the cost and cold-start figures present.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
@@ -34,7 +34,7 @@ async fn the_benchmark_measures_every_watch_the_floor_costs_and_cold_starts() {
     };
     let results = run(&options).await.expect("the benchmark ran");
     let j = &results.json;
-    for watch in ["push", "follow", "floor"] {
+    for watch in ["push", "follow", "poll", "floor"] {
         assert_eq!(
             j["watches"][watch]["heard_ms"]["count"], 5,
             "{watch}: every change timed: {j:#}"
@@ -69,7 +69,18 @@ async fn the_benchmark_measures_every_watch_the_floor_costs_and_cold_starts() {
         j["watches"]["follow"]["state_entries_example"], "Wake → Route → Follow",
         "a follow-heard change's visit"
     );
-    for watch in ["push", "follow"] {
+    // A polled change is heard by the poll whose wait it came in: its park's timeout,
+    // then the check, at least; a poll that heard nothing is its change's cost too.
+    assert!(
+        per_change("poll").is_some_and(|n| n >= 4.0),
+        "a poll-heard change is TimedOut, Wake, Route, Park: {:?}",
+        per_change("poll")
+    );
+    assert_eq!(
+        j["watches"]["poll"]["state_entries_example"], "TimedOut → Wake → Route → Park",
+        "a poll-heard change's visit"
+    );
+    for watch in ["push", "follow", "poll"] {
         let per_change = &j["watches"][watch]["per_change"];
         assert!(
             per_change["lambda_invocations"].as_f64().unwrap() > 0.0,
@@ -91,7 +102,12 @@ async fn the_benchmark_measures_every_watch_the_floor_costs_and_cold_starts() {
     // the order the change passes them. Push and the floor write the note in a state
     // entered after the change (Wake, Note); a follow writes it in the Follow that was
     // running, and answers no push.
-    for (watch, step) in [("push", "Wake"), ("follow", "Follow"), ("floor", "Note")] {
+    for (watch, step) in [
+        ("push", "Wake"),
+        ("follow", "Follow"),
+        ("poll", "Wake"),
+        ("floor", "Note"),
+    ] {
         let path = &j["watches"][watch]["path_ms"];
         assert_eq!(path["step"], step, "{watch}: {path:#}");
         assert_eq!(path["unmatched"], 0, "{watch}: {path:#}");
@@ -107,6 +123,9 @@ async fn the_benchmark_measures_every_watch_the_floor_costs_and_cold_starts() {
         if watch == "follow" {
             assert!(path["step_entered"].is_null() && path["push_answered"].is_null());
             assert!(at("step_done") >= 0, "{path:#}");
+        } else if watch == "poll" {
+            assert!(path["push_answered"].is_null(), "no push: {path:#}");
+            assert!(at("step_entered") <= at("step_done"), "{path:#}");
         } else {
             assert!(
                 at("step_entered") <= at("step_done")

@@ -18,7 +18,7 @@ use standin::outbox::memory::{MemoryBus, MemoryCallback, MemoryQueue};
 use standin::outbox::stream;
 use standin::outbox::{NoteBus, ParentNote, SentMarks};
 use standin::row::memory::MemoryStore;
-use standin::row::{Guard, Row, StandIns, StoreError, Webhook, Webhooks};
+use standin::row::{Applied, Guard, Row, StandIns, StoreError, Webhook, Webhooks};
 use standin::state::{RemoteOut, remote_out};
 use standin_wire::TaskState;
 
@@ -166,6 +166,36 @@ async fn a_note_with_nothing_ahead_leaves_with_its_step_and_the_outbox_passes_it
     assert!(failures.is_empty(), "{failures:?}");
     assert_eq!(parent.on_the_bus(), [1, 2], "each note on the bus once");
     assert_eq!(parent.queued(), [1, 2]);
+}
+
+/// A step that tells change after change on the row its last write left (a turn's
+/// progress) sends each at once: the row it gets back counts the last note's mark.
+#[tokio::test]
+async fn notes_told_one_after_another_on_the_row_seen_each_leave_with_their_step() {
+    let (store, parent) = (store_with_row().await, Parent::default());
+    let sending = Teller::new(&store).sending_at_once(AtOnce::new(&store, Some(parent.outlets())));
+    let mut seen = store.get(ID).await.unwrap();
+    for (k, text) in ["drafting", "checking", "polishing"]
+        .into_iter()
+        .enumerate()
+    {
+        let applied = sending
+            .tell(
+                ID,
+                seen.as_ref(),
+                &out(TaskState::Working, text),
+                &Guard::Open,
+            )
+            .await
+            .unwrap();
+        let Applied::Changed { row, .. } = applied else {
+            panic!("{text}: a change")
+        };
+        assert_eq!(row.sent_through, k as u64 + 1, "{text}: its mark counted");
+        seen = Some(*row);
+    }
+    assert_eq!(parent.queued(), [1, 2, 3], "each sent by its step");
+    assert_eq!(sent_through(&store).await, 3);
 }
 
 #[tokio::test]

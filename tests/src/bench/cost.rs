@@ -63,8 +63,9 @@ pub async fn state_entries(stack: &Stack, standins: &[String]) -> Vec<String> {
 
 /// The entries from each park's end to the next park (or the end), after the first park:
 /// what one heard change walks through. Runs that begin with a park's timeout are idle
-/// re-checks, not heard changes, and are left out.
-pub fn per_change(histories: &[String], park: &str) -> Vec<Vec<String>> {
+/// re-checks, not heard changes, and are left out, unless `timeouts` (a poll: every run
+/// begins with one, and those that hear nothing are what its changes cost).
+pub fn per_change(histories: &[String], park: &str, timeouts: bool) -> Vec<Vec<String>> {
     let mut out = vec![];
     for history in histories {
         let names: Vec<&str> = history.split(',').collect();
@@ -75,7 +76,7 @@ pub fn per_change(histories: &[String], park: &str) -> Vec<Vec<String>> {
         for name in &names[first_park + 1..] {
             run.push((*name).to_owned());
             if *name == park || *name == "End" {
-                if run.first().is_some_and(|f| f != "TimedOut") {
+                if timeouts || run.first().is_some_and(|f| f != "TimedOut") {
                     out.push(run.clone());
                 }
                 run.clear();

@@ -124,6 +124,26 @@ pub async fn stand_in(
     Ok(heard)
 }
 
+/// The polled agent the benchmark registers: no push, no stream, the default
+/// `poll_max_interval`, so its latency is the default backoff's.
+pub const POLL: (&str, u16) = ("bench-poll", 27159);
+
+/// `changes` WORKING changes (and one final per five) heard by polling: `POLL`'s agent
+/// registered through the agent registry with `updates = "poll"`, then heard one change
+/// at a time as `stand_in` hears them, each made as the stand-in parks again after the
+/// last (its poll wait back at 2 s).
+pub async fn polled(stack: &Stack, changes: usize) -> Result<Heard, String> {
+    let (agent, port) = POLL;
+    let entry = json!({"url": format!("http://127.0.0.1:{port}"), "updates": "poll"});
+    let path = format!("/agents/{agent}");
+    match stack.try_control("PUT", &path, Some(entry)).await {
+        Ok((200, _)) => {}
+        Ok((status, body)) => return Err(format!("PUT {path} answered {status}: {body}")),
+        Err(e) => return Err(format!("PUT {path}: {e}")),
+    }
+    stand_in(stack, agent, port, "poll", changes).await
+}
+
 /// Waits until the row shows the stand-in parked (a token stored by the newest park, not
 /// woken, not closed), reading DynamoDB directly so that no function runs for it;
 /// returns how many reads it took.

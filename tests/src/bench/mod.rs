@@ -52,6 +52,8 @@ pub async fn run(o: &Options) -> Result<Results, String> {
     let push = latency::stand_in(&stack, PUSH.0, PUSH.1, "push", o.changes).await?;
     eprintln!("  follow: {} changes", o.changes);
     let follow = latency::stand_in(&stack, FOLLOW.0, FOLLOW.1, "follow", o.changes).await?;
+    eprintln!("  poll: {} changes", o.changes);
+    let poll = latency::polled(&stack, o.changes).await?;
     eprintln!("  floor: {} pushes", o.changes);
     let floor = latency::floor(&floor_stack, o.changes).await?;
     eprintln!("  backstop: a final push lost on the way");
@@ -67,9 +69,10 @@ pub async fn run(o: &Options) -> Result<Results, String> {
     for (name, heard, park, carrier) in [
         ("push", &push, "Park", Carrier::After("Wake")),
         ("follow", &follow, "Follow", Carrier::During("Follow")),
+        ("poll", &poll, "Park", Carrier::After("Wake")),
     ] {
         let histories = cost::state_entries(&stack, &heard.standins).await;
-        let runs = cost::per_change(&histories, park);
+        let runs = cost::per_change(&histories, park, name == "poll");
         let working_runs: Vec<&Vec<String>> = runs
             .iter()
             .filter(|r| r.last().is_some_and(|l| l == park))
@@ -118,6 +121,7 @@ pub async fn run(o: &Options) -> Result<Results, String> {
     let floor_runs = cost::per_change(
         &cost::state_entries(&floor_stack, &floor.standins).await,
         "Park",
+        false,
     );
     watches.insert("floor".into(), json!({
         "heard_ms": spread_json(&floor.working_ms),
@@ -145,7 +149,12 @@ pub async fn run(o: &Options) -> Result<Results, String> {
         "receiver_ns": receiver,
     });
     price(&mut json);
-    let svg = svg(&[("floor", &floor), ("push", &push), ("follow", &follow)]);
+    let svg = svg(&[
+        ("floor", &floor),
+        ("push", &push),
+        ("follow", &follow),
+        ("poll", &poll),
+    ]);
     let table = table(&json);
     Ok(Results { json, svg, table })
 }
@@ -508,7 +517,7 @@ fn table(j: &Value) -> String {
     let f = &w["floor"]["heard_ms"];
     let mut t = String::new();
     t.push_str("| watch | heard p50 | p95 | max | p50 / floor | p95 / floor | final p50 | state entries per change | invocations per change | $ per change |\n|---|---|---|---|---|---|---|---|---|---|\n");
-    for name in ["floor", "push", "follow"] {
+    for name in ["floor", "push", "follow", "poll"] {
         let x = &w[name];
         let h = &x["heard_ms"];
         t.push_str(&format!(
@@ -538,7 +547,7 @@ fn table(j: &Value) -> String {
         ));
     }
     t.push_str("\nwhere the time goes (median ms after the change; the step is the state that writes the note):\n\n| watch | push answered | step entered | step done | SQS took the note | the parent has it |\n|---|---|---|---|---|---|\n");
-    for name in ["floor", "push", "follow"] {
+    for name in ["floor", "push", "follow", "poll"] {
         let p = &w[name]["path_ms"];
         let cell = |k: &str| p[k].as_i64().map_or("–".into(), |v| format!("{v}"));
         t.push_str(&format!(
@@ -614,7 +623,7 @@ fn svg(series: &[(&str, &Heard)]) -> String {
         .max()
         .unwrap_or(1)
         .max(1) as f64;
-    let colours = ["#555555", "#1f77b4", "#ff7f0e"];
+    let colours = ["#555555", "#1f77b4", "#ff7f0e", "#2ca02c"];
     let mut out = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/>"#
     );

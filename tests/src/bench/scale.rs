@@ -151,7 +151,7 @@ fn add(a: &mut Use, b: &Use) {
 /// and a polled one's GetTasks that hear nothing in an hour of `CHANGES_PER_HOUR`
 /// changes, `follow` the followed one's idle hour.
 pub fn profiles(j: &Value, rechecks: f64, polls: f64, follow: super::FollowIdle) -> Value {
-    let mut follow_idle = Use::from([
+    let mut follow_between = Use::from([
         ("state_transitions", follow.state_transitions()),
         // Its share of a full follower, which holds many streams at once.
         ("lambda_concurrency", follow.share()),
@@ -160,15 +160,15 @@ pub fn profiles(j: &Value, rechecks: f64, polls: f64, follow: super::FollowIdle)
         ("dynamodb_reads", follow.row_reads()),
         ("dynamodb_writes", follow.row_writes()),
     ]);
-    follow_idle.insert("open_executions", 1.0);
-    let mut push_idle = scaled(&recheck(), rechecks);
-    push_idle.insert("open_executions", 1.0);
-    let mut poll_idle = scaled(&recheck(), polls);
-    poll_idle.insert("open_executions", 1.0);
+    follow_between.insert("open_executions", 1.0);
+    let mut push_between = scaled(&recheck(), rechecks);
+    push_between.insert("open_executions", 1.0);
+    let mut poll_between = scaled(&recheck(), polls);
+    poll_between.insert("open_executions", 1.0);
     json!({
-        "push_idle": push_idle,
-        "follow_idle": follow_idle,
-        "poll_idle": poll_idle,
+        "push_between_changes": push_between,
+        "follow_between_changes": follow_between,
+        "poll_between_changes": poll_between,
         "push_change": per_change(&j["watches"]["push"]),
         "follow_change": per_change(&j["watches"]["follow"]),
     })
@@ -194,8 +194,12 @@ fn use_of(v: &Value) -> Use {
 /// finds it), and one start an hour (a stand-in lives an hour).
 pub fn mix(profiles: &Value) -> Use {
     let mut u = Use::new();
-    for idle in ["push_idle", "follow_idle", "poll_idle"] {
-        add(&mut u, &scaled(&use_of(&profiles[idle]), 1.0 / 3.0));
+    for between in [
+        "push_between_changes",
+        "follow_between_changes",
+        "poll_between_changes",
+    ] {
+        add(&mut u, &scaled(&use_of(&profiles[between]), 1.0 / 3.0));
     }
     add(
         &mut u,
@@ -246,7 +250,7 @@ pub fn results(profiles: Value) -> Value {
 pub fn table(scale: &Value) -> String {
     let p = &scale["profiles"];
     let mut t = format!(
-        "\none stand-in's use of each quota (an hour parked, or per heard change), and the fleet one account serves (a third on each watch, {} changes an hour each):\n\n| quota (default) | push idle hour | follow idle hour | poll idle hour | push change | follow change | fleet at the limit |\n|---|---|---|---|---|---|---|\n",
+        "\none stand-in's use of each quota (an hour parked between its changes, or per heard change), and the fleet one account serves (a third on each watch, {} changes an hour each):\n\n| quota (default) | push, between changes (an hour) | follow, between changes | poll, between changes | push change | follow change | fleet at the limit |\n|---|---|---|---|---|---|---|\n",
         scale["changes_per_hour"]
     );
     let fleet = scale["fleet"].as_array().cloned().unwrap_or_default();
@@ -267,9 +271,9 @@ pub fn table(scale: &Value) -> String {
             q.name,
             q.limit,
             q.unit,
-            cell("push_idle"),
-            cell("follow_idle"),
-            cell("poll_idle"),
+            cell("push_between_changes"),
+            cell("follow_between_changes"),
+            cell("poll_between_changes"),
             cell("push_change"),
             cell("follow_change"),
             at

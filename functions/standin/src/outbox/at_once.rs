@@ -47,14 +47,14 @@ where
     }
 
     /// Sends the note just written by a write that left `row`, when nothing of the
-    /// stand-in is still on its way ahead of it.
-    async fn send_now(&self, row: &Row, note: &ParentNote) {
+    /// stand-in is still on its way ahead of it; true when it is marked sent.
+    async fn send_now(&self, row: &Row, note: &ParentNote) -> bool {
         let Some(outlets) = &self.outlets else {
-            return;
+            return false;
         };
         if row.sent_through + 1 != note.seq {
             // A note ahead has not been marked: only the outbox knows the order.
-            return;
+            return false;
         }
         let mut tokens = HashMap::new();
         if note.is_final
@@ -89,13 +89,17 @@ where
             Err(QueueError::Unavailable(why)) => {
                 warn!(task_id = %note.task_id, seq = note.seq, error = %why,
                     "note not sent at once; the outbox delivers it");
-                return;
+                return false;
             }
         }
-        if let Err(err) = self.marks.mark_sent(&note.task_id, note.seq).await {
-            // Unmarked, the outbox sends it again: the queue sees it once.
-            warn!(task_id = %note.task_id, seq = note.seq, error = %err,
-                "note sent but not marked; the outbox sends it again");
+        match self.marks.mark_sent(&note.task_id, note.seq).await {
+            Ok(()) => true,
+            Err(err) => {
+                // Unmarked, the outbox sends it again: the queue sees it once.
+                warn!(task_id = %note.task_id, seq = note.seq, error = %err,
+                    "note sent but not marked; the outbox sends it again");
+                false
+            }
         }
     }
 }
@@ -107,7 +111,7 @@ where
     B: NoteBus,
     C: ParentCallback,
 {
-    fn send<'a>(&'a self, row: &'a Row, note: &'a ParentNote) -> BoxFuture<'a, ()> {
+    fn send<'a>(&'a self, row: &'a Row, note: &'a ParentNote) -> BoxFuture<'a, bool> {
         Box::pin(self.send_now(row, note))
     }
 }

@@ -58,8 +58,9 @@ pub struct Due {
 
 /// Stages 3 and 4: the note sent to every outlet now, and marked sent.
 pub trait SendsAtOnce: Send + Sync {
-    /// `row` is the row as the write that committed `note` left it.
-    fn send<'a>(&'a self, row: &'a Row, note: &'a ParentNote) -> BoxFuture<'a, ()>;
+    /// `row` is the row as the write that committed `note` left it; true when the note
+    /// is now marked sent (passed to the outlets, or passed over for good).
+    fn send<'a>(&'a self, row: &'a Row, note: &'a ParentNote) -> BoxFuture<'a, bool>;
 }
 
 /// One invocation's teller: the row store, and, where the function has them, the
@@ -106,8 +107,8 @@ impl<'a, S: RowStore> Teller<'a, S> {
         guard: &Guard,
     ) -> Result<Applied, StoreError> {
         let (out, due) = self.fold(out, false).await?;
-        let applied = self.rows.apply(task_id, seen, &out, guard).await?;
-        if let Applied::Changed { note, row } = &applied {
+        let mut applied = self.rows.apply(task_id, seen, &out, guard).await?;
+        if let Applied::Changed { note, row } = &mut applied {
             self.send(row, note).await;
             self.mark_told(due).await;
         }
@@ -125,9 +126,9 @@ impl<'a, S: RowStore> Teller<'a, S> {
             return self.rows.close(task_id, None).await;
         };
         let (out, due) = self.fold(out, true).await?;
-        let closed = self.rows.close(task_id, Some(&out)).await?;
+        let mut closed = self.rows.close(task_id, Some(&out)).await?;
         if let Some(note) = &closed.note {
-            self.send(&closed.row, note).await;
+            self.send(&mut closed.row, note).await;
             self.mark_told(due).await;
         }
         Ok(closed)
@@ -189,10 +190,13 @@ impl<'a, S: RowStore> Teller<'a, S> {
         Ok((out, Some(due)))
     }
 
-    /// Stages 3 and 4.
-    async fn send(&self, row: &Row, note: &ParentNote) {
-        if let Some(at_once) = &self.at_once {
-            at_once.send(row, note).await;
+    /// Stages 3 and 4. The row the caller gets back counts the mark: the next note told
+    /// on it (a turn's next progress note) leaves at once too.
+    async fn send(&self, row: &mut Row, note: &ParentNote) {
+        if let Some(at_once) = &self.at_once
+            && at_once.send(row, note).await
+        {
+            row.sent_through = row.sent_through.max(note.seq);
         }
     }
 

@@ -360,7 +360,10 @@ impl Parks for MemoryStore {
 }
 
 impl Notes for MemoryStore {
-    /// Decided on the row as it is: the memory store reads no copy.
+    /// Decided on the row as it is, and counted and answered as the table's store would:
+    /// it reads the row when given none, or when the row seen cannot decide (it has the
+    /// change already, its guard refuses, or the row moved since, which fails the
+    /// write's condition), and answers a write with the row seen, moved by that write.
     async fn apply(
         &self,
         task_id: &str,
@@ -368,14 +371,19 @@ impl Notes for MemoryStore {
         out: &RemoteOut,
         guard: &Guard,
     ) -> Result<Applied, StoreError> {
-        if seen.is_none() {
-            // As the table's store: an apply with no row seen reads the row first.
-            *lock(&self.reads) += 1;
-        }
         let mut rows = lock(&self.rows);
         let row = rows
             .get_mut(task_id)
             .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        let seen = seen.filter(|seen| {
+            out.is_news_after(seen.last.as_ref())
+                && guard.admits(seen)
+                && guard.admits(row)
+                && (seen.seq, seen.webhooks_rev) == (row.seq, row.webhooks_rev)
+        });
+        if seen.is_none() {
+            *lock(&self.reads) += 1;
+        }
         if !guard.admits(row) {
             return Err(StoreError::Refused(task_id.to_owned()));
         }
@@ -387,9 +395,19 @@ impl Notes for MemoryStore {
             row.closed = true;
         }
         *lock(&self.writes) += 1;
+        // What else changed on the row since it was seen (a sent mark) is not in it.
+        let moved = match seen {
+            Some(seen) => Row {
+                last: row.last.clone(),
+                seq: row.seq,
+                closed: row.closed,
+                ..seen.clone()
+            },
+            None => row.clone(),
+        };
         Ok(Applied::Changed {
             note,
-            row: Box::new(row.clone()),
+            row: Box::new(moved),
         })
     }
 

@@ -99,11 +99,48 @@ async fn progress_within_a_first_turn_reaches_the_parent_before_its_end() {
     );
 }
 
-/// A turn given its row as the invocation read it (the wiring reads it for the agent's
-/// entry) reads it no more: not to check the execution is the stand-in's, not before it
-/// sends, not before each change it tells (each write's row serves the next).
-#[tokio::test(start_paused = true)]
+/// The invocation of `w`'s stand-in as the Turn function builds it: the row read on its
+/// way in, for the agent's entry; and a first step its execution runs.
+fn turn_as_wired(w: &World) -> (Invocation<'_, MemoryStore, &FakeAgent>, Step) {
+    let mut step = Step::start(ID, "widgets", "go");
+    step.execution = Some(ExecutionName { name: ID.into() });
+    let invocation = w
+        .invocation()
+        .with_spec(Some(spec(Updates::Auto)))
+        .with_row(w.store.snapshot(ID));
+    (invocation, step)
+}
+
+/// A turn given its row as the invocation read it reads it no more: not to check the
+/// execution is the stand-in's, not before it sends, not before a change it tells (the
+/// write of each serves the next as its row seen).
+#[tokio::test]
 async fn a_turn_given_its_row_reads_it_no_more_however_often_it_tells() {
+    let w = World::new(true).await;
+    w.agent.script_stream(Ok(vec![
+        Ok(first_event()),
+        Ok(update(TaskState::Working, "one")),
+        Ok(update(TaskState::InputRequired, "colour?")),
+    ]));
+    let (invocation, step) = turn_as_wired(&w);
+    let reads = w.store.reads();
+    let step = steps::turn(&invocation, step, Duration::from_secs(5), PACING)
+        .await
+        .unwrap();
+    assert!(!matches!(step.next, Some(Next::End(_))), "{:?}", step.next);
+    let texts: Vec<String> = w.store.outbox().into_iter().map(|n| n.text).collect();
+    assert_eq!(texts, ["one", "colour?"]);
+    assert_eq!(
+        w.store.reads(),
+        reads,
+        "no read of the row after the invocation's"
+    );
+}
+
+/// Each progress note starts from the row the one before wrote; a turn whose window ends
+/// on a state its progress told already reads once, to confirm the table has it.
+#[tokio::test(start_paused = true)]
+async fn a_turn_s_progress_notes_each_start_from_the_row_the_last_one_wrote() {
     let w = World::new(true).await;
     w.agent.keep_streams_open();
     w.agent.script_stream(Ok(vec![
@@ -111,12 +148,7 @@ async fn a_turn_given_its_row_reads_it_no_more_however_often_it_tells() {
         Ok(update(TaskState::Working, "one")),
         Ok(update(TaskState::Working, "two")),
     ]));
-    let mut step = Step::start(ID, "widgets", "go");
-    step.execution = Some(ExecutionName { name: ID.into() });
-    let invocation = w
-        .invocation()
-        .with_spec(Some(spec(Updates::Auto)))
-        .with_row(w.store.snapshot(ID));
+    let (invocation, step) = turn_as_wired(&w);
     let reads = w.store.reads();
     let turn = steps::turn(&invocation, step, Duration::from_secs(5), PACING);
     tokio::pin!(turn);
@@ -124,15 +156,13 @@ async fn a_turn_given_its_row_reads_it_no_more_however_often_it_tells() {
         _ = &mut turn => panic!("the turn ended while the agent's stream was open"),
         () = tokio::time::sleep(steps::COALESCE * 4) => {}
     }
-    let step = turn.await.unwrap();
-    assert!(!matches!(step.next, Some(Next::End(_))), "{:?}", step.next);
     let texts: Vec<String> = w.store.outbox().into_iter().map(|n| n.text).collect();
     assert_eq!(texts, ["one", "two"]);
-    assert_eq!(
-        w.store.reads(),
-        reads,
-        "no read of the row after the invocation's"
-    );
+    assert_eq!(w.store.reads(), reads, "two changes told, no read");
+    let step = turn.await.unwrap();
+    assert!(!matches!(step.next, Some(Next::End(_))), "{:?}", step.next);
+    assert_eq!(w.store.outbox().len(), 2, "nothing told twice");
+    assert_eq!(w.store.reads(), reads + 1, "one read, at the window's end");
 }
 
 #[tokio::test(start_paused = true)]
