@@ -24,8 +24,6 @@ pub const COALESCE: Duration = Duration::from_millis(250);
 pub(crate) struct Progress<'a, S> {
     teller: &'a Teller<'a, S>,
     task_id: &'a str,
-    /// The agent's task id once the row has it.
-    remote: Option<String>,
     /// The newest state the parent was told.
     told: Option<RemoteOut>,
     /// The row as the turn read it or the last told change wrote it: each apply's row
@@ -42,7 +40,6 @@ impl<'a, S: RowStore> Progress<'a, S> {
         Self {
             teller,
             task_id,
-            remote: row.remote_task_id.clone(),
             told: row.last.clone(),
             seen: row.clone(),
             told_at: None,
@@ -57,7 +54,6 @@ impl<'a, S: RowStore> Progress<'a, S> {
 
     /// The row as the write that gave it the agent's task left it.
     pub(crate) fn took_remote(&mut self, row: Row) {
-        self.remote = row.remote_task_id.clone();
         self.seen = row;
     }
 
@@ -110,7 +106,8 @@ impl<'a, S: RowStore> Progress<'a, S> {
         let Some((out, context)) = self.held.take() else {
             return;
         };
-        let remote = match &self.remote {
+        // The agent's task, once the row has it.
+        let remote = match &self.seen.remote_task_id {
             Some(remote) => remote.clone(),
             None => {
                 if out.remote_task_id.len() > MAX_ID_BYTES

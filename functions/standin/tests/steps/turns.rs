@@ -99,6 +99,19 @@ async fn progress_within_a_first_turn_reaches_the_parent_before_its_end() {
     );
 }
 
+/// `w`'s agent streams the turn's first event, then WORKING with each of `texts`, and
+/// keeps the stream open after them.
+fn working_on_an_open_stream(w: &World, texts: &[&str]) {
+    w.agent.keep_streams_open();
+    let mut script = vec![Ok(first_event())];
+    script.extend(
+        texts
+            .iter()
+            .map(|text| Ok(update(TaskState::Working, text))),
+    );
+    w.agent.script_stream(Ok(script));
+}
+
 /// The invocation of `w`'s stand-in as the Turn function builds it: the row read on its
 /// way in, for the agent's entry; and a first step its execution runs.
 fn turn_as_wired(w: &World) -> (Invocation<'_, MemoryStore, &FakeAgent>, Step) {
@@ -142,12 +155,7 @@ async fn a_turn_given_its_row_reads_it_no_more_however_often_it_tells() {
 #[tokio::test(start_paused = true)]
 async fn a_turn_s_progress_notes_each_start_from_the_row_the_last_one_wrote() {
     let w = World::new(true).await;
-    w.agent.keep_streams_open();
-    w.agent.script_stream(Ok(vec![
-        Ok(first_event()),
-        Ok(update(TaskState::Working, "one")),
-        Ok(update(TaskState::Working, "two")),
-    ]));
+    working_on_an_open_stream(&w, &["one", "two"]);
     let (invocation, step) = turn_as_wired(&w);
     let reads = w.store.reads();
     let turn = steps::turn(&invocation, step, Duration::from_secs(5), PACING);
@@ -192,13 +200,7 @@ async fn progress_held_to_coalesce_is_told_by_the_turns_end_when_the_agent_still
 #[tokio::test(start_paused = true)]
 async fn a_change_held_to_coalesce_is_told_when_due_while_the_stream_stays_open() {
     let w = World::new(true).await;
-    w.agent.keep_streams_open();
-    w.agent.script_stream(Ok(vec![
-        Ok(first_event()),
-        Ok(update(TaskState::Working, "one")),
-        Ok(update(TaskState::Working, "two")),
-        Ok(update(TaskState::Working, "three")),
-    ]));
+    working_on_an_open_stream(&w, &["one", "two", "three"]);
     let spec = spec(Updates::Auto);
     let turn = first_turn_of(
         &w,
