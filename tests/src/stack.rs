@@ -8,13 +8,26 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 pub struct Stack {
+    pub name: String,
     pub config: aws_config::SdkConfig,
     pub outputs: HashMap<String, String>,
     pub endpoint: String,
     pub http: reqwest::Client,
 }
 
+/// The stand-in stack a suite runs against: `STANDIN_E2E_STACK`, or `standin`. `make
+/// test` runs two lanes of suites at once, each on a stack of its own, so that each
+/// lane's parent alone reads its stack's parent queue.
+pub fn under_test() -> String {
+    std::env::var("STANDIN_E2E_STACK").unwrap_or_else(|_| "standin".to_owned())
+}
+
 impl Stack {
+    /// The stack `under_test`.
+    pub async fn under_test() -> Self {
+        Self::load(&under_test()).await
+    }
+
     pub async fn load(name: &str) -> Self {
         let endpoint = std::env::var("AWS_ENDPOINT_URL")
             .expect("AWS_ENDPOINT_URL is not set: run these tests with `make test`, which starts LocalStack and deploys the stacks");
@@ -39,6 +52,7 @@ impl Stack {
             })
             .collect();
         Self {
+            name: name.to_owned(),
             config,
             outputs,
             endpoint,
@@ -391,8 +405,16 @@ impl Stack {
         Ok(text)
     }
 
+    /// The prefix of this stack's functions' log groups (`/aws/lambda/<stack>-<Logical
+    /// id>-<suffix>`), for `log_events`.
+    pub fn function_logs(&self) -> String {
+        format!("/aws/lambda/{}-", self.name)
+    }
+
     /// The log events (group name, message) of the log groups starting with `prefix`,
-    /// between two instants when given, matching `pattern` when given.
+    /// between two instants when given, matching `pattern` when given. A prefix ending in
+    /// `-` names a stack's functions: another stack whose name merely starts the same
+    /// (`standin-b` after `standin-`) is left out, since a logical id starts upper case.
     pub async fn log_events(
         &self,
         prefix: &str,
@@ -411,6 +433,12 @@ impl Stack {
         while let Some(group) = groups.next().await {
             let group = group.map_err(|e| format!("the log groups could not be listed: {e}"))?;
             let name = group.log_group_name().unwrap_or_default().to_owned();
+            let another_stack = prefix.ends_with('-')
+                && !name[prefix.len().min(name.len())..]
+                    .starts_with(|c: char| c.is_ascii_uppercase());
+            if another_stack {
+                continue;
+            }
             let mut pages = logs
                 .filter_log_events()
                 .log_group_name(&name)

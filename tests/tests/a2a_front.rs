@@ -43,7 +43,7 @@ fn sdk_python(script: &str) -> (PathBuf, PathBuf) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_a2a_client_delegates_through_the_front_answers_reads_lists_and_cancels() {
-    let stack = Stack::load("standin").await;
+    let stack = Stack::under_test().await;
     let (agent, id) = registered_agent(&stack, 27147, "front").await;
     agent.script_turn(&[(INPUT_REQUIRED, "Which colour this time?")]);
     let (python, script) = sdk_python("conversation.py");
@@ -122,7 +122,7 @@ async fn an_a2a_client_delegates_through_the_front_answers_reads_lists_and_cance
 /// the blocking answer is the agent's end, its artifact what ADK shows.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_adk_parent_delegates_through_the_front_to_the_official_sdk_agent() {
-    let stack = Stack::load("standin").await;
+    let stack = Stack::under_test().await;
     let python = PathBuf::from(std::env::var("STANDIN_CACHE").expect("set by scripts/env.sh"))
         .join("venv-peer-adk/bin/python");
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -181,8 +181,8 @@ async fn an_adk_parent_delegates_through_the_front_to_the_official_sdk_agent() {
 /// token or authorization; the down one gets the rest once it is back.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_parent_s_webhooks_hear_every_note_in_order_even_after_being_down_a_minute() {
-    let stack = Stack::load("standin").await;
-    let (agent, id) = registered_agent(&stack, 27159, "hooked").await;
+    let stack = Stack::under_test().await;
+    let (agent, id) = registered_agent(&stack, 27184, "hooked").await;
     let (python, script) = sdk_python("webhook.py");
     let parent = tokio::process::Command::new(python)
         .arg(script)
@@ -285,7 +285,7 @@ async fn a_parent_s_webhooks_hear_every_note_in_order_even_after_being_down_a_mi
 /// of the log, in order, with its token.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_js_sdk_client_delegates_through_the_front_and_hears_by_webhook() {
-    let stack = Stack::load("standin").await;
+    let stack = Stack::under_test().await;
     let (agent, id) = registered_agent(&stack, 27169, "js-front").await;
     agent.script_turn(&[(INPUT_REQUIRED, "Which colour this time?")]);
     let script = PathBuf::from(std::env::var("STANDIN_CACHE").expect("set by scripts/env.sh"))
@@ -354,7 +354,7 @@ async fn the_js_sdk_client_delegates_through_the_front_and_hears_by_webhook() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_parent_killed_mid_task_is_followed_by_a_new_one_that_finds_and_ends_it() {
     use tokio::io::AsyncBufReadExt;
-    let stack = Stack::load("standin").await;
+    let stack = Stack::under_test().await;
     let (_agent, id) = registered_agent(&stack, 27179, "resumed").await;
     let (python, script) = sdk_python("resume.py");
     let front = stack.api_url("ControlApiId", &format!("/a2a/{id}"));
@@ -400,7 +400,7 @@ async fn a_parent_killed_mid_task_is_followed_by_a_new_one_that_finds_and_ends_i
 /// keys table (only its digest), not in the functions' logs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_parent_with_a_key_delegates_through_the_keyed_door_and_only_there() {
-    let stack = Stack::load("standin").await;
+    let stack = Stack::under_test().await;
     let (_agent, id) = registered_agent(&stack, 27181, "keyed").await;
     let (status, issued) = stack
         .control(
@@ -489,7 +489,7 @@ async fn a_parent_with_a_key_delegates_through_the_keyed_door_and_only_there() {
     // they hold those lines, so an empty read cannot pass for a clean one.
     let mut logs = String::new();
     for _ in 0..60 {
-        logs = stack.log_text("/aws/lambda/standin-", None).await.unwrap();
+        logs = stack.log_text(&stack.function_logs(), None).await.unwrap();
         if logs.contains("let in by key") && logs.contains(again["key_id"].as_str().unwrap()) {
             break;
         }

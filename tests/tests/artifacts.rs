@@ -15,7 +15,9 @@ use standin_integration::e2e::{
 };
 use standin_integration::stack::{Stack, now_ms, unique};
 
-const STACK: &str = "standin";
+/// The stack under test (`STANDIN_E2E_STACK`, default `standin`).
+static STACK: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(standin_integration::stack::under_test);
 /// A step function's peak resident memory while the 20 MB file passed: the file held
 /// whole (20 MB decoded, 27 MB of base64) would put a step far above this.
 const PEAK_MB: u64 = 60;
@@ -63,7 +65,7 @@ async fn read_parts(stack: &Stack, id: &str, artifact: &str) -> Vec<Option<Vec<u
 }
 
 async fn results(persona: &str, port: u16, watch: &str, past_the_bound: bool) {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let agent = TestAgent::start(port, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "Which sources?")]);
     let since = now_ms();
@@ -221,7 +223,7 @@ async fn results(persona: &str, port: u16, watch: &str, past_the_bound: bool) {
     // LocalStack's API Gateway passes, here a 27 MB push of the file; AWS refuses a
     // body over 10 MB and Lambda an event over 6 MB before it runs.)
     let peaks = stack
-        .peak_memory("/aws/lambda/standin-", since)
+        .peak_memory(&stack.function_logs(), since)
         .await
         .unwrap();
     let through = ["Turn", "Register", "Wake", "End", "Follow", "Control"];
@@ -258,7 +260,7 @@ async fn artifacts_heard_by_follow_reach_the_parent_byte_for_byte() {
 /// and by push.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_question_with_a_500_kb_filename_reaches_the_parent_and_completes() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let ask = async |port: u16, updates: &str| {
         let agent_id = unique(&format!("hugename-{updates}"));
         let entry = json!({"url": format!("http://127.0.0.1:{port}"), "follow_interval": 1,
@@ -325,7 +327,7 @@ async fn a_question_with_a_500_kb_filename_reaches_the_parent_and_completes() {
 /// what fit and marks the rest truncated.
 #[tokio::test]
 async fn an_artifact_past_the_manifests_bound_is_listed_truncated_and_the_conversation_goes_on() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let port = 27178;
     let agent_id = unique("hoard");
     let entry = json!({"url": format!("http://127.0.0.1:{port}"), "follow_interval": 1,

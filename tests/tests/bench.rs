@@ -20,13 +20,14 @@ async fn the_benchmark_measures_every_watch_the_floor_costs_and_cold_starts() {
     let target = PathBuf::from(
         std::env::var("CARGO_TARGET_DIR").expect("CARGO_TARGET_DIR is set by scripts/env.sh"),
     );
+    let stack = standin_integration::stack::under_test();
     let options = Options {
-        stack: "standin".into(),
+        binaries: cache(&format!("sam-build/{stack}")),
+        stack,
         floor_stack: "standin-floor".into(),
         changes: 5,
         cold_runs: 2,
         cold_from: None,
-        binaries: cache("sam-build/standin"),
         python: cache("venv-tools/bin/python"),
         criterion: target.join("criterion"),
         localstack_log: cache("localstack-run/localstack.log"),

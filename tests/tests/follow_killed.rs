@@ -33,7 +33,7 @@ fn follow_processes() -> Vec<i32> {
 
 #[tokio::test]
 async fn a_killed_follow_is_replaced_and_the_change_is_heard() {
-    let stack = Stack::load("standin").await;
+    let stack = Stack::under_test().await;
     let agent = TestAgent::start(27114, Behaviour::default()).await;
     agent.script_turn(&[("TASK_STATE_INPUT_REQUIRED", "What colour?")]);
     let id = unique("killed");

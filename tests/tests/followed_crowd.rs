@@ -34,7 +34,7 @@ fn follow_processes() -> usize {
 
 #[tokio::test]
 async fn every_followed_stand_in_holds_its_own_subscription() {
-    let stack = Stack::load("standin").await;
+    let stack = Stack::under_test().await;
     let agent = TestAgent::start(27173, Behaviour::default()).await;
     let mut ids = Vec::new();
     for _ in 0..CROWD {

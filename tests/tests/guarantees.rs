@@ -21,9 +21,8 @@ use standin_integration::stack::{Stack, faults, unique};
 
 /// The stack under test (`STANDIN_E2E_STACK`, default `standin`): another name runs
 /// these tests against another deployment, such as an older build.
-static STACK: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
-    std::env::var("STANDIN_E2E_STACK").unwrap_or_else(|_| "standin".to_owned())
-});
+static STACK: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(standin_integration::stack::under_test);
 /// Starts a stand-in on `persona` whose first turn asks a question; waits until it is
 /// parked on `watch`; returns the agent, the stand-in's id and the remote task's id.
 async fn parked(
@@ -40,6 +39,16 @@ async fn parked(
     wait_parked(stack, &id, watch).await;
     let remote = agent.task_ids().pop().unwrap();
     (agent, id, remote)
+}
+
+/// Adds agent `name` at `port` through the registry, as an operator would: the agents
+/// document is at its size limit, and every port of it is some test's.
+async fn registered(stack: &Stack, name: &str, port: u16) {
+    let entry = json!({"url": format!("http://127.0.0.1:{port}"), "follow_interval": 1});
+    let (status, body) = stack
+        .control("PUT", &format!("/agents/{name}"), Some(entry))
+        .await;
+    assert_eq!(status, 200, "{body}");
 }
 
 #[tokio::test]
@@ -496,8 +505,8 @@ async fn a_row_store_outage_during_a_fetch_is_retried_not_fatal() {
 #[tokio::test]
 async fn a_turn_whose_write_is_throttled_three_times_in_a_row_still_applies() {
     let stack = Stack::load(&STACK).await;
-    // A soak persona (the agents document is at its size limit); the soak runs alone.
-    let (agent, id, remote) = parked(&stack, "soak-push-b", 27151, "push").await;
+    registered(&stack, "throttled-turn", 27182).await;
+    let (agent, id, remote) = parked(&stack, "throttled-turn", 27182, "push").await;
     agent.script_turn(&[(INPUT_REQUIRED, "Which size?")]);
     let rule = unique("ddb-throttled");
     faults::add(
@@ -531,9 +540,8 @@ async fn a_turn_whose_write_is_throttled_three_times_in_a_row_still_applies() {
 #[tokio::test]
 async fn a_reply_sent_twice_or_retried_after_a_lost_answer_reaches_the_agent_once() {
     let stack = Stack::load(&STACK).await;
-    // A soak persona: the agents document is at its size limit, and the soak's test
-    // binary, the only other user of this port, never runs at the same time.
-    let (agent, id, _remote) = parked(&stack, "soak-push-a", 27150, "push").await;
+    registered(&stack, "reply-twice", 27183).await;
+    let (agent, id, _remote) = parked(&stack, "reply-twice", 27183, "push").await;
     agent.script_turn(&[(INPUT_REQUIRED, "And the size?")]);
     agent.script_turn(&[(COMPLETED, "Done")]);
     let mut turns = agent.turns_done();

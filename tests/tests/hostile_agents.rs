@@ -13,7 +13,9 @@ use standin_integration::e2e::{
 };
 use standin_integration::stack::Stack;
 
-const STACK: &str = "standin";
+/// The stack under test (`STANDIN_E2E_STACK`, default `standin`).
+static STACK: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(standin_integration::stack::under_test);
 /// The stand-in ended with exactly one note, FAILED, whose text holds `cause`.
 async fn failed_with(stack: &Stack, id: &str, cause: &str) -> Value {
     let notes = stack.wait_notes(id, 1, SOON).await;
@@ -25,7 +27,7 @@ async fn failed_with(stack: &Stack, id: &str, cause: &str) -> Value {
 }
 
 async fn artifact_scenario(persona: &str, port: u16, watch: &str) {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let agent = TestAgent::start(port, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
     let id = start(&stack, persona).await;
@@ -67,7 +69,7 @@ async fn a_ten_megabyte_artifact_is_read_through_by_a_follow() {
 
 #[tokio::test]
 async fn a_ten_megabyte_card_is_refused_and_the_parent_is_told() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let _agent = TestAgent::start(
         27126,
         Behaviour {
@@ -87,7 +89,7 @@ async fn a_ten_megabyte_card_is_refused_and_the_parent_is_told() {
 
 #[tokio::test]
 async fn an_endless_stream_line_ends_the_turn_not_the_function() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let _agent = TestAgent::start(
         27127,
         Behaviour {
@@ -109,7 +111,7 @@ async fn an_endless_stream_line_ends_the_turn_not_the_function() {
 
 #[tokio::test]
 async fn a_card_pointing_at_another_origin_is_refused() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let victim = TestAgent::start(27129, Behaviour::default()).await;
     let _agent = TestAgent::start(
         27128,
@@ -130,7 +132,7 @@ async fn a_card_pointing_at_another_origin_is_refused() {
 
 #[tokio::test]
 async fn a_redirect_to_another_origin_is_not_followed_and_the_token_stays_home() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let victim = TestAgent::start(27135, Behaviour::default()).await;
     // The registration (which carries the push token) is answered with a 307 elsewhere.
     let agent = TestAgent::start(
@@ -162,7 +164,7 @@ async fn a_redirect_to_another_origin_is_not_followed_and_the_token_stays_home()
 
 #[tokio::test]
 async fn an_agent_that_cannot_stream_is_heard_by_push() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let agent = TestAgent::start(
         27131,
         Behaviour {
@@ -200,7 +202,7 @@ async fn an_agent_that_cannot_stream_is_heard_by_push() {
 
 #[tokio::test]
 async fn following_an_agent_that_cannot_stream_is_a_configuration_error_at_start() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let agent = TestAgent::start(
         27132,
         Behaviour {
@@ -222,7 +224,7 @@ async fn following_an_agent_that_cannot_stream_is_a_configuration_error_at_start
 /// turn window (its work takes 15 s), so the turn asks GetTask and push hears the rest.
 #[tokio::test]
 async fn interop_with_the_official_sdk_server_without_streaming() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let id = start(&stack, "sdk-unary").await;
     let notes = stack.wait_notes(&id, 1, SOON).await;
     assert_eq!(notes[0]["state"], INPUT_REQUIRED, "{notes:#?}");
@@ -240,7 +242,7 @@ async fn interop_with_the_official_sdk_server_without_streaming() {
 
 #[tokio::test]
 async fn oversized_texts_are_refused_or_bounded_and_every_stand_in_still_ends_with_a_note() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let agent = TestAgent::start(27133, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
     let id = start(&stack, "oversized").await;
@@ -317,7 +319,7 @@ async fn start_on_entry(stack: &Stack, name: &str, entry: Value, start: Value) -
 /// asked for. The remote task is cancelled, and the parent's final note says why.
 #[tokio::test]
 async fn a_stand_in_at_its_deadline_cancels_the_remote_task_and_tells_the_parent() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let agent = TestAgent::start(27176, Behaviour::default()).await;
     agent.script_turn(&[(WORKING, "Working on it, for a long while.")]);
     let entry = json!({"url": agent.url});
@@ -341,7 +343,7 @@ async fn a_stand_in_at_its_deadline_cancels_the_remote_task_and_tells_the_parent
 /// for the entry's `max_unreachable`, then ends FAILED naming the agent and the cause.
 #[tokio::test]
 async fn a_stand_in_whose_agent_died_ends_failed_after_its_max_unreachable() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let python =
         std::path::PathBuf::from(std::env::var("STANDIN_CACHE").expect("set by scripts/env.sh"))
             .join("venv-a2a-sdk/bin/python");

@@ -16,13 +16,15 @@ use standin_integration::agent::{Behaviour, TestAgent};
 use standin_integration::e2e::{COMPLETED, start_as, states, wait_final};
 use standin_integration::stack::{Stack, unique};
 
-const STACK: &str = "standin";
+/// The stack under test (`STANDIN_E2E_STACK`, default `standin`).
+static STACK: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(standin_integration::stack::under_test);
 
 /// The physical name of one of the stack's resources.
 async fn physical(stack: &Stack, logical: &str) -> String {
     aws_sdk_cloudformation::Client::new(&stack.config)
         .describe_stack_resource()
-        .stack_name(STACK)
+        .stack_name(STACK.as_str())
         .logical_resource_id(logical)
         .send()
         .await
@@ -35,7 +37,7 @@ async fn physical(stack: &Stack, logical: &str) -> String {
 
 #[tokio::test]
 async fn a_turn_throttled_for_longer_than_seconds_runs_when_concurrency_frees() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let lambda = aws_sdk_lambda::Client::new(&stack.config);
     let turn = physical(&stack, "TurnFunction").await;
     let agent = TestAgent::start(27118, Behaviour::default()).await;
@@ -52,7 +54,7 @@ async fn a_turn_throttled_for_longer_than_seconds_runs_when_concurrency_frees() 
     let throttled = tokio::spawn({
         let id = id.clone();
         async move {
-            let stack = Stack::load(STACK).await;
+            let stack = Stack::load(&STACK).await;
             start_as(&stack, "outbox", &id).await;
             // Longer than the seconds a turn used to be retried for.
             tokio::time::sleep(Duration::from_secs(20)).await;

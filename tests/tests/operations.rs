@@ -17,14 +17,16 @@ use standin_integration::e2e::{
 };
 use standin_integration::stack::{Stack, now_ms, unique};
 
-const STACK: &str = "standin";
+/// The stack under test (`STANDIN_E2E_STACK`, default `standin`).
+static STACK: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(standin_integration::stack::under_test);
 
 /// Every JSON line of every function's log group written since `since`.
 async fn lines_since(stack: &Stack, since: u64) -> Vec<(String, Value)> {
     // CloudWatch Logs on LocalStack shows a line a moment after it is written.
     tokio::time::sleep(Duration::from_secs(3)).await;
     stack
-        .log_events(&format!("/aws/lambda/{STACK}-"), Some(since), None, None)
+        .log_events(&stack.function_logs(), Some(since), None, None)
         .await
         .expect("the functions' logs")
         .into_iter()
@@ -44,7 +46,7 @@ fn metric(lines: &[(String, Value)], name: &str, task_id: &str) -> Vec<(Option<S
             let declared = &l["_aws"]["CloudWatchMetrics"][0];
             assert_eq!(declared["Namespace"], "StandIn", "{l}");
             assert_eq!(declared["Metrics"][0]["Name"], name, "{l}");
-            assert_eq!(l["Stack"], STACK, "{l}");
+            assert_eq!(l["Stack"], *STACK, "{l}");
             let dimensions: Vec<&str> = declared["Dimensions"][0]
                 .as_array()
                 .unwrap()
@@ -62,7 +64,7 @@ fn metric(lines: &[(String, Value)], name: &str, task_id: &str) -> Vec<(Option<S
 
 #[tokio::test]
 async fn every_log_line_names_its_stand_in_and_the_metrics_are_emf() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let since = now_ms();
 
     // By push: a question, a forged push (refused), then the completion (accepted).
@@ -212,7 +214,7 @@ async fn every_log_line_names_its_stand_in_and_the_metrics_are_emf() {
 
 #[tokio::test]
 async fn a_parent_answer_step_functions_refuses_is_counted_for_its_alarm() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let since = now_ms();
     let agent = TestAgent::start(27116, Behaviour::default()).await;
     agent.script_turn(&[(COMPLETED, "Widget built")]);

@@ -17,7 +17,9 @@ use standin_integration::e2e::{COMPLETED, INPUT_REQUIRED, SOON, states};
 use standin_integration::stack::{Stack, unique};
 use standin_wire::{ParentNote, TaskState};
 
-const STACK: &str = "standin";
+/// The stack under test (`STANDIN_E2E_STACK`, default `standin`).
+static STACK: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(standin_integration::stack::under_test);
 const PARENT_ASL: &str = include_str!("../../examples/parent.asl.json");
 
 /// The example parent, as `examples/parent.yaml` deploys it, next to the test stack.
@@ -126,7 +128,7 @@ async fn run_parent(
 
 #[tokio::test]
 async fn a_step_functions_parent_gets_the_final_note_of_the_stand_in_it_started() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let agent = TestAgent::start(27116, Behaviour::default()).await;
     agent.script_turn(&[(COMPLETED, "Widget built")]);
     let parent = parent_machine(&stack, PARENT_ASL, "parent").await;
@@ -159,7 +161,7 @@ async fn a_step_functions_parent_gets_the_final_note_of_the_stand_in_it_started(
 /// Runs the example parent on a stand-in that cannot go well: the parent fails with
 /// `StandIn.Failed` and a cause that says why.
 async fn parent_fails(id: &str, agent: &str, why: &str) {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let parent = parent_machine(&stack, PARENT_ASL, "parent-fails").await;
     let (status, _, error, cause) = run_parent(
         &stack,
@@ -181,7 +183,7 @@ async fn a_stand_in_that_fails_fails_its_parent_with_the_reason() {
     let id = unique("sfn-nowhere");
     parent_fails(&id, "nowhere", "agent unavailable").await;
     // The queue has the same end; no agent ever named a task.
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let notes = stack.wait_notes(&id, 1, SOON).await;
     assert_eq!(states(&notes), [(1, "TASK_STATE_FAILED".into(), true)]);
     assert_eq!(notes[0]["remote_task_id"], Value::Null);
@@ -199,7 +201,7 @@ async fn a_token_given_to_post_standins_is_refused() {
     // Whoever may call the control API must not have the stack's role complete or fail
     // an arbitrary task of the account: only a parent allowed StartExecution on the
     // stand-in machine hands the stand-in a token.
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let id = unique("sfn-api");
     let body = json!({
         "agent": "outbox",
@@ -216,7 +218,7 @@ async fn a_token_given_to_post_standins_is_refused() {
 
 #[tokio::test]
 async fn a_rule_on_the_bus_routes_the_questions_to_a_queue() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let agent = TestAgent::start(27125, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "Which colour?")]);
     let id = unique("bus");
@@ -289,7 +291,7 @@ async fn a_rule_on_the_bus_routes_the_questions_to_a_queue() {
 #[tokio::test]
 async fn ten_large_notes_caught_up_at_once_all_reach_the_bus() {
     use standin::outbox::NoteBus;
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let id = unique("large");
     let sqs = aws_sdk_sqs::Client::new(&stack.config);
     let routed = routed_queue(

@@ -12,11 +12,13 @@ use standin_integration::e2e::{
 };
 use standin_integration::stack::{Stack, unique};
 
-const STACK: &str = "standin";
+/// The stack under test (`STANDIN_E2E_STACK`, default `standin`).
+static STACK: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(standin_integration::stack::under_test);
 
 /// Asks, is answered "blue", works past the turn window (heard by `watch`), completes.
 async fn widget_conversation(persona: &str, first_watch: &str, later_watch: &str) {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let id = unique(persona);
     start_as(&stack, persona, &id).await;
     let notes = stack.wait_notes(&id, 1, SOON).await;
@@ -49,7 +51,7 @@ async fn widget_conversation(persona: &str, first_watch: &str, later_watch: &str
 
 /// One turn that completes: the final note carries the framework's answer.
 async fn one_answer(persona: &str, text: &str) {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let id = unique(persona);
     start_as(&stack, persona, &id).await;
     // The framework streams its answer as WORKING first: told as the turn reads it.
@@ -127,7 +129,7 @@ async fn a_genuine_push_of_200_kib_is_heard_not_refused() {
     use serde_json::json;
     use standin_integration::agent::{Behaviour, TestAgent};
     use standin_integration::e2e::wait_heard;
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let agent = TestAgent::start(27146, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
     let id = unique("bigpush");
@@ -218,7 +220,7 @@ async fn parts_reach(persona: &str, log: &str) {
     use base64::Engine;
     use base64::engine::general_purpose::STANDARD;
     use serde_json::json;
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let id = unique(persona);
     // Every byte value, so a lossy text decoding anywhere would show.
     let contract: Vec<u8> = (0..3000u32).map(|i| (i * 7 % 256) as u8).collect();
@@ -370,7 +372,7 @@ async fn conversation_in_trace(
 #[tokio::test]
 async fn one_trace_runs_from_the_parent_through_every_call_to_the_agent() {
     use serde_json::json;
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let given_id = unique("sdk-push");
     let trace_id = sha256(given_id.as_bytes())[..32].to_owned();
     let traceparent = format!("00-{trace_id}-00f067aa0ba902b7-01");
@@ -411,7 +413,7 @@ async fn one_trace_runs_from_the_parent_through_every_call_to_the_agent() {
 #[tokio::test]
 async fn an_upload_reaches_an_agent_that_cannot_fetch_as_its_bytes() {
     use serde_json::json;
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let id = unique("sdk-bytes");
     let dataset: Vec<u8> = (0..150_000u32).map(|i| (i * 31 % 256) as u8).collect();
     let upload_id = upload(&stack, &dataset, "application/octet-stream").await;

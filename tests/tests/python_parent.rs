@@ -35,7 +35,14 @@ async fn the_python_parent_starts_hears_replies_and_ends() {
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", std::env::var("HOME").unwrap_or_default())
         .arg(root.join("examples/parent.py"))
-        .args(["--stack", "standin", "--agent", "cli", "--task-id", &id])
+        .args([
+            "--stack",
+            &standin_integration::stack::under_test(),
+            "--agent",
+            "cli",
+            "--task-id",
+            &id,
+        ])
         .args(["--message", "Please build me a widget", "--answer", "blue"])
         .args(["--data", r#"{"size": "large"}"#, "--file"])
         .arg(&sketch)

@@ -13,11 +13,13 @@ use standin_integration::agent::{Behaviour, TestAgent};
 use standin_integration::e2e::{COMPLETED, SOON, reply, start_as, wait_final, wait_heard};
 use standin_integration::stack::{Stack, unique};
 
-const STACK: &str = "standin";
+/// The stack under test (`STANDIN_E2E_STACK`, default `standin`).
+static STACK: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(standin_integration::stack::under_test);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_agent_put_at_run_time_takes_stand_ins_and_each_keeps_the_entry_it_started_with() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let agent = TestAgent::start(27140, Behaviour::default()).await;
     agent.script_turn(&[("TASK_STATE_INPUT_REQUIRED", "Which size?")]);
     agent.script_turn(&[("TASK_STATE_COMPLETED", "Built, small")]);
@@ -104,7 +106,7 @@ async fn an_agent_put_at_run_time_takes_stand_ins_and_each_keeps_the_entry_it_st
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_registry_names_a_bad_field_and_leaves_the_stacks_agents_alone() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let (status, body) = stack
         .control("PUT", "/agents/reg-bad", Some(json!({"url": "ftp://h"})))
         .await;

@@ -14,14 +14,16 @@ use standin_integration::e2e::{
 };
 use standin_integration::stack::{Stack, unique};
 
-const STACK: &str = "standin";
+/// The stack under test (`STANDIN_E2E_STACK`, default `standin`).
+static STACK: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(standin_integration::stack::under_test);
 async fn reply(stack: &Stack, id: &str, text: &str) {
     assert_eq!(standin_integration::e2e::reply(stack, id, text).await, 202);
 }
 
 #[tokio::test]
 async fn push_watch_hears_changes_replies_turn_and_completion_deletes_the_config() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let agent = TestAgent::start(27101, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "What colour should the widget be?")]);
     let id = unique("push");
@@ -136,7 +138,7 @@ async fn push_with(config: &standin_integration::agent::PushConfig, body: &Value
 
 #[tokio::test]
 async fn a_push_that_runs_ahead_of_get_task_is_found_by_the_rechecks() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let agent = TestAgent::start(27107, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "Which size?")]);
     let id = unique("recheck");
@@ -162,7 +164,7 @@ async fn a_push_that_runs_ahead_of_get_task_is_found_by_the_rechecks() {
 }
 
 async fn follow_scenario(persona: &str, port: u16, behaviour: Behaviour, pause_between: Duration) {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let agent = TestAgent::start(port, behaviour).await;
     agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
     let id = unique(persona);
@@ -237,7 +239,7 @@ async fn follow_when_push_registration_is_refused() {
 
 #[tokio::test]
 async fn off_hears_nothing_between_turns_but_replies_wake_it() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let agent = TestAgent::start(27104, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
     let id = unique("off");
@@ -260,7 +262,7 @@ async fn off_hears_nothing_between_turns_but_replies_wake_it() {
 /// Cancel while parked: the end closes first, cancels the remote task, deletes the push
 /// config (a failing delete does not stop it), sends one final note; later pushes are 401.
 async fn cancel_scenario(persona: &str, port: u16, watch: &str, behaviour: Behaviour) -> TestAgent {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let agent = TestAgent::start(port, behaviour).await;
     agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
     let id = unique(persona);
@@ -359,7 +361,7 @@ async fn cancel_while_off() {
 
 #[tokio::test]
 async fn starting_twice_is_idempotent_and_an_unreachable_agent_fails_the_stand_in() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let id = unique("nowhere");
     let body = json!({"agent": "nowhere", "message": "anyone there?", "task_id": id});
     let (s1, first) = stack.control("POST", "/standins", Some(body.clone())).await;
@@ -387,7 +389,7 @@ async fn starting_twice_is_idempotent_and_an_unreachable_agent_fails_the_stand_i
 /// step would return it.
 #[tokio::test]
 async fn an_unknown_step_ends_the_stand_in_as_failed_naming_the_step() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let id = unique("unknown-step");
     let store = standin::row::dynamo::DynamoRowStore::new(
         aws_sdk_dynamodb::Client::new(&stack.config),
@@ -427,7 +429,7 @@ async fn an_unknown_step_ends_the_stand_in_as_failed_naming_the_step() {
 /// was lost and Register retried it for eight minutes).
 #[tokio::test]
 async fn a_permanent_step_error_is_not_retried() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let id = unique("no-row");
     aws_sdk_sfn::Client::new(&stack.config)
         .start_execution()
@@ -465,7 +467,7 @@ async fn a_permanent_step_error_is_not_retried() {
 
 #[tokio::test]
 async fn control_api_errors_are_clear() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let (status, body) = stack
         .control(
             "POST",
@@ -504,7 +506,7 @@ async fn control_api_errors_are_clear() {
 
 #[tokio::test]
 async fn a_long_lived_follow_rolls_into_a_successor_without_losing_a_change() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let agent = TestAgent::start(27106, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "step 0")]);
     let id = unique("roll");
@@ -609,7 +611,7 @@ fn the_token_scan_finds_a_token_wherever_it_sits_in_a_word() {
 
 #[tokio::test]
 async fn the_push_token_appears_nowhere_but_as_its_digest() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let agent = TestAgent::start(27109, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "What colour?")]);
     let id = unique("scan");
@@ -684,7 +686,7 @@ async fn the_push_token_appears_nowhere_but_as_its_digest() {
 
     // Every execution's whole history, with its data; every function's logs.
     let history = stack.history_text(|_| true).await.unwrap();
-    let log_text = stack.log_text("/aws/lambda/standin-", None).await.unwrap();
+    let log_text = stack.log_text(&stack.function_logs(), None).await.unwrap();
     assert!(!log_text.is_empty() && !history.is_empty());
     let queue_text = notes
         .iter()
@@ -735,7 +737,7 @@ async fn the_push_token_appears_nowhere_but_as_its_digest() {
 /// works 15 s after the reply; the turn window (10 s) ends the turn at WORKING, so the
 /// completion is heard by the watch (its push, or SubscribeToTask).
 async fn sdk_scenario(persona: &str, watch: &str) {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let id = unique(persona);
     start_as(&stack, persona, &id).await;
     let notes = stack.wait_notes(&id, 1, SOON).await;
@@ -794,7 +796,7 @@ async fn interop_follow_with_the_official_sdk_server() {
 
 #[tokio::test]
 async fn a_reply_while_following_stops_the_follow_within_one_heartbeat() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     // The reply's own events reach the old subscription too: the old follow must not
     // apply them (its park was woken), and it stops at its next heartbeat check.
     let agent = TestAgent::start(27115, Behaviour::default()).await;
@@ -848,7 +850,7 @@ async fn a_reply_while_following_stops_the_follow_within_one_heartbeat() {
 
 #[tokio::test]
 async fn a_new_push_during_the_rechecks_restarts_them() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     let agent = TestAgent::start(27116, Behaviour::default()).await;
     agent.script_turn(&[(INPUT_REQUIRED, "Which size?")]);
     let id = unique("restart");
@@ -884,7 +886,7 @@ async fn a_new_push_during_the_rechecks_restarts_them() {
 
 #[tokio::test]
 async fn the_list_route_pages_through_every_stand_in_and_shows_no_secret() {
-    let stack = Stack::load(STACK).await;
+    let stack = Stack::load(&STACK).await;
     // More rows than one page (50) holds, written straight into the table: the route's
     // paging is under test, not starting executions.
     let dynamo = aws_sdk_dynamodb::Client::new(&stack.config);
