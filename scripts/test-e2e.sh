@@ -7,9 +7,12 @@
 source "$STANDIN_ROOT/localstack/common.sh"
 
 # The record: the proxy's pid and its start time (a pid alone may be another process's
-# by now), and the LocalStack run's marker. Its time is when the deploy began.
+# by now), the LocalStack run's marker, and the test stacks deployed. Its time is when
+# the deploy began.
 E2E_KEPT="$STANDIN_CACHE/test-e2e-kept"
 E2E_STAMP="$STANDIN_CACHE/test-e2e-deploying"
+# The test stacks scripts/test deploys (one per lane of suites).
+E2E_STACKS="standin,standin-b,standin-c"
 # What the deployed stacks and their agents are built from.
 E2E_SOURCES=(functions remote wire mcp api statemachine template.yaml localstack
   bench/floor.yaml tests/agents.json tests/registry-agents.json scripts/test-stack.sh
@@ -30,13 +33,15 @@ e2e_proxy_pid() {
 e2e_localstack_ours() {
   local run
   [ -f "$E2E_KEPT" ] || return 1
-  read -r _ _ run <"$E2E_KEPT"
+  read -r _ _ run _ <"$E2E_KEPT"
   [ -n "$run" ] && [ "$run" = "$(cat 2>/dev/null "$LS_MARKER_FILE")" ]
 }
 
 e2e_reusable() {
-  local changed
+  local changed stacks
   e2e_proxy_pid >/dev/null && e2e_localstack_ours && ls_healthy || return 1
+  read -r _ _ _ stacks <"$E2E_KEPT"
+  [ "$stacks" = "$E2E_STACKS" ] || return 1
   changed=$(cd "$STANDIN_ROOT" && find "${E2E_SOURCES[@]}" -type f -newer "$E2E_KEPT" \
     ! -path "*/__pycache__/*" -print -quit)
   if [ -n "$changed" ]; then
@@ -51,7 +56,7 @@ e2e_deploying() { touch "$E2E_STAMP"; }
 
 # Records what this run started and deployed, to be used by the next.
 e2e_keep() {
-  echo "$1 $(proc_started "$1") $(cat "$LS_MARKER_FILE")" >"$E2E_KEPT"
+  echo "$1 $(proc_started "$1") $(cat "$LS_MARKER_FILE") $E2E_STACKS" >"$E2E_KEPT"
   touch -r "$E2E_STAMP" "$E2E_KEPT"
 }
 

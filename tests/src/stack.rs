@@ -16,7 +16,7 @@ pub struct Stack {
 }
 
 /// The stand-in stack a suite runs against: `STANDIN_E2E_STACK`, or `standin`. `make
-/// test` runs two lanes of suites at once, each on a stack of its own, so that each
+/// test` runs three lanes of suites at once, each on a stack of its own, so that each
 /// lane's parent alone reads its stack's parent queue.
 pub fn under_test() -> String {
     std::env::var("STANDIN_E2E_STACK").unwrap_or_else(|_| "standin".to_owned())

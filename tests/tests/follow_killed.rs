@@ -1,6 +1,7 @@
 //! A follow whose function process dies is replaced, and the change is still heard. In its
-//! own test binary: it kills every running follow process, so nothing else may follow at
-//! the same time (test binaries run one after another).
+//! own test binary: it kills every running follow process of its stack, so nothing else
+//! may follow on that stack at the same time (a lane of `make test` runs its binaries one
+//! after another).
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
@@ -12,7 +13,8 @@ use standin_integration::stack::{Stack, unique};
 
 /// The follow function's processes, found by their Lambda environment (LocalStack runs
 /// them as host processes for this test run; they are ours to stop).
-fn follow_processes() -> Vec<i32> {
+fn follow_processes(stack: &str) -> Vec<i32> {
+    let name = format!("AWS_LAMBDA_FUNCTION_NAME={stack}-FollowFunction-");
     let mut pids = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
@@ -23,7 +25,7 @@ fn follow_processes() -> Vec<i32> {
         };
         let is_follow = environ
             .split(|b| *b == 0)
-            .any(|kv| kv.starts_with(b"AWS_LAMBDA_FUNCTION_NAME=standin-FollowFunction-"));
+            .any(|kv| kv.starts_with(name.as_bytes()));
         if is_follow {
             pids.push(pid);
         }
@@ -52,7 +54,7 @@ async fn a_killed_follow_is_replaced_and_the_change_is_heard() {
         assert!(Instant::now() < deadline, "the follow never subscribed");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    let victims = follow_processes();
+    let victims = follow_processes(&stack.name);
     assert!(!victims.is_empty(), "a follow process runs");
     for pid in &victims {
         let status = std::process::Command::new("kill")

@@ -18,7 +18,8 @@ const CROWD: usize = 50;
 
 /// The test stack's follow function processes (LocalStack runs one per invocation that
 /// runs at once; they are ours, started for this run).
-fn follow_processes() -> usize {
+fn follow_processes(stack: &str) -> usize {
+    let name = format!("AWS_LAMBDA_FUNCTION_NAME={stack}-FollowFunction-");
     std::fs::read_dir("/proc")
         .unwrap()
         .flatten()
@@ -26,7 +27,7 @@ fn follow_processes() -> usize {
             std::fs::read(entry.path().join("environ")).is_ok_and(|environ| {
                 environ
                     .split(|b| *b == 0)
-                    .any(|kv| kv.starts_with(b"AWS_LAMBDA_FUNCTION_NAME=standin-FollowFunction-"))
+                    .any(|kv| kv.starts_with(name.as_bytes()))
             })
         })
         .count()
@@ -60,7 +61,7 @@ async fn every_followed_stand_in_holds_its_own_subscription() {
         let open = agent.open_subscriptions();
         if open > most {
             most = open;
-            functions = follow_processes();
+            functions = follow_processes(&stack.name);
         }
         if most >= CROWD {
             break;

@@ -3,8 +3,8 @@
 //! passes its token through `POST /standins`, and an EventBridge rule that routes one
 //! kind of note to a queue.
 //!
-//! The agents' personas are borrowed from other test binaries (cargo runs the binaries
-//! one after another): the personas document is an environment variable, held under
+//! The agents' personas are borrowed from other test binaries of its lane of `make test`
+//! (a lane runs its binaries one after another): the personas document is an environment variable, held under
 //! Lambda's 4 KB for all of them.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design

@@ -2,7 +2,8 @@
 //! deployed stack: it starts a stand-in, hears the question, replies, hears the end,
 //! and saves the artifact the agent produced.
 //! A test binary of its own: the other binaries' note collector would take its notes.
-//! The agent is the CLI test's persona (cargo runs the binaries one after another).
+//! The agent is the CLI test's persona: `make test` runs both in one lane, one binary after
+//! another.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
