@@ -567,6 +567,7 @@ mod tests {
                 closed: true,
                 seq: 1,
                 created_at: None,
+                last_note_at: None,
                 context_id: None,
             },
             execution_arn: "arn:x".into(),

@@ -94,6 +94,7 @@ mod tests {
                 closed: false,
                 seq,
                 created_at: None,
+                last_note_at: None,
                 context_id: None,
             },
             execution_arn: "arn".into(),

@@ -254,6 +254,10 @@ pub struct Summary {
     pub closed: bool,
     pub seq: u64,
     pub created_at: Option<String>,
+    /// When its last note was told (RFC 3339, UTC); None before its first note, and on
+    /// stand-ins whose last note predates this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_note_at: Option<String>,
     /// The parent's context, when its start named one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_id: Option<String>,

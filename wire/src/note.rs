@@ -22,8 +22,13 @@ pub struct ParentNote {
     /// 1, 2, 3, … per stand-in, with no gaps: a parent that sees a gap has lost a note
     /// and can read it from the note log.
     pub seq: u64,
-    /// RFC 3339, UTC.
+    /// When the stand-in told it: RFC 3339, UTC.
     pub at: String,
+    /// When the agent says the change happened: its status's timestamp as it gave it
+    /// (a timestamp, at most 40 characters; a zone is not promised). None when it gave
+    /// none or something else.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changed_at: Option<String>,
     /// Artifacts completed since the previous note; the final note carries all of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<crate::ArtifactView>,

@@ -529,3 +529,27 @@ async fn a_batch_whose_marks_are_not_read_by_the_stop_is_handed_back_whole() {
     assert_eq!(parent.queued(), Vec::<u64>::new());
     assert_eq!(parent.on_the_bus(), Vec::<u64>::new());
 }
+
+/// The row keeps when its last note was told, and the API's summary shows it, so a list
+/// of stand-ins shows how long each has been quiet without reading a note.
+#[tokio::test]
+async fn the_row_keeps_when_its_last_note_was_told() {
+    let store = store_with_row().await;
+    let teller = Teller::new(&store);
+    let applied = teller
+        .tell(ID, None, &out(TaskState::Working, "building"), &Guard::Open)
+        .await
+        .unwrap();
+    let Applied::Changed { note, row } = applied else {
+        panic!("a change: {applied:?}");
+    };
+    let kept = store.get(ID).await.unwrap().expect("the row");
+    assert_eq!(
+        kept.last.as_ref().and_then(|l| l.noted_at.as_deref()),
+        Some(note.at.as_str())
+    );
+    assert_eq!(
+        standin::control::summary(&row).last_note_at.as_deref(),
+        Some(note.at.as_str())
+    );
+}

@@ -310,6 +310,7 @@ fn note(seq: u64, remote: Option<&str>) -> ParentNote {
         is_final: false,
         seq,
         at: "2026-12-01T10:00:00.000Z".into(),
+        changed_at: Some("2026-12-01T09:59:59.5Z".into()),
         artifacts: Vec::new(),
         artifacts_omitted: 0,
         parts: Vec::new(),
@@ -328,6 +329,7 @@ fn summary(fresh: bool) -> Summary {
         closed: false,
         seq: u64::from(!fresh),
         created_at: (!fresh).then(|| "2026-12-01T10:00:00Z".into()),
+        last_note_at: (!fresh).then(|| "2026-12-01T10:00:05Z".into()),
         context_id: None,
     }
 }

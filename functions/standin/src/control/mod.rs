@@ -172,6 +172,7 @@ pub fn summary(row: &Row) -> Summary {
         closed: row.closed,
         seq: row.seq,
         created_at: row.created_at.clone(),
+        last_note_at: row.last.as_ref().and_then(|l| l.noted_at.clone()),
         context_id: row.parent_context_id.clone(),
     }
 }

@@ -233,14 +233,9 @@ fn final_out(row: &Row, cause: &EndCause) -> RemoteOut {
         EndCause::Failed { reason } => (TaskState::Failed, standin_wire::scrub::scrub(reason)),
     };
     RemoteOut {
-        remote_task_id,
-        state,
         text,
         is_final: true,
-        artifacts: Vec::new(),
-        artifacts_omitted: 0,
-        artifacts_are_news: false,
-        parts: Vec::new(),
+        ..crate::state::remote_out(&remote_task_id, state, "")
     }
 }
 
@@ -350,16 +345,7 @@ async fn cancel_remote<A: Agent>(
     remote: &str,
     reason: &str,
 ) -> RemoteOut {
-    let parent_cancel = RemoteOut {
-        remote_task_id: remote.to_owned(),
-        state: TaskState::Canceled,
-        text: standin_wire::scrub::scrub(reason),
-        is_final: true,
-        artifacts: Vec::new(),
-        artifacts_omitted: 0,
-        artifacts_are_news: false,
-        parts: Vec::new(),
-    };
+    let parent_cancel = crate::state::remote_out(remote, TaskState::Canceled, reason);
     let task = match agent.cancel(remote).await {
         Ok(task) => Some(task),
         Err(RemoteError::TaskNotCancelable(_)) => agent.get(remote).await.ok(),

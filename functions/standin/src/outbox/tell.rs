@@ -170,6 +170,7 @@ impl<'a, S: RowStore> Teller<'a, S> {
         waits: bool,
     ) -> Result<(RemoteOut, Option<Due>), StoreError> {
         let mut out = out.clone();
+        out.noted_at = Some(crate::clock::now_rfc3339());
         let Some(artifacts) = &self.artifacts else {
             return Ok((out, None));
         };

@@ -15,7 +15,11 @@ pub fn note_of(row: &Row, out: &RemoteOut, seq: u64) -> ParentNote {
         text: out.text.clone(),
         is_final: out.is_final,
         seq,
-        at: crate::clock::now_rfc3339(),
+        at: out
+            .noted_at
+            .clone()
+            .unwrap_or_else(crate::clock::now_rfc3339),
+        changed_at: out.changed_at.clone(),
         artifacts: out.artifacts.clone(),
         artifacts_omitted: out.artifacts_omitted,
         parts: out.parts.clone(),
