@@ -13,8 +13,8 @@ use serde_json::Value;
 use standin_wire::openapi;
 use standin_wire::{
     AgentView, AgentsPage, ArtifactContent, ArtifactsPage, CancelRequest, ErrorBody, InputPart,
-    ListPage, NotesPage, ParentNote, ReplyRequest, StandInStatus, StartRequest, Started, Summary,
-    TaskId,
+    ListPage, NotesPage, ParentNote, ReplyId, ReplyRequest, StandInStatus, StartRequest, Started,
+    Summary, TaskId, TurnView, TurnsPage,
 };
 
 use crate::error::CliError;
@@ -134,10 +134,26 @@ impl ControlClient {
     }
 
     pub async fn reply(&self, id: &str, text: &str, parts: Vec<InputPart>) -> Result<(), CliError> {
+        self.reply_as(id, text, parts, None).await
+    }
+
+    /// A reply under the parent's own name for it: sent again (a second click, a retry),
+    /// the stand-in takes it once.
+    pub async fn reply_as(
+        &self,
+        id: &str,
+        text: &str,
+        parts: Vec<InputPart>,
+        reply_id: Option<&str>,
+    ) -> Result<(), CliError> {
+        let reply_id = reply_id
+            .map(ReplyId::parse)
+            .transpose()
+            .map_err(|e| CliError::Refused(e.to_string()))?;
         let request = ReplyRequest {
             text: text.to_owned(),
             parts,
-            reply_id: None,
+            reply_id,
         };
         let answer = self
             .call(
@@ -228,6 +244,34 @@ impl ControlClient {
         }
         let bytes = response.bytes().await.map_err(|e| self.unreachable(&e))?;
         Ok(bytes.to_vec())
+    }
+
+    /// One page of stand-ins (the API's order), of one agent when named; `next` is the
+    /// `after` of the following page.
+    pub async fn list_page(
+        &self,
+        after: Option<&str>,
+        agent: Option<&str>,
+    ) -> Result<ListPage, CliError> {
+        let mut query = Vec::new();
+        if let Some(after) = after.filter(|a| !a.is_empty()) {
+            query.push(format!("after={}", segment(after)));
+        }
+        if let Some(agent) = agent.filter(|a| !a.is_empty()) {
+            query.push(format!("agent={}", segment(agent)));
+        }
+        let path = match query.is_empty() {
+            true => "/standins".to_owned(),
+            false => format!("/standins?{}", query.join("&")),
+        };
+        decode(judge(self.call("GET", &path, None).await?, "")?)
+    }
+
+    /// The parent's turns of a stand-in (its start, each reply), oldest first.
+    pub async fn turns(&self, id: &str) -> Result<Vec<TurnView>, CliError> {
+        let path = format!("/standins/{}/turns", path_id(id)?);
+        let page: TurnsPage = decode(judge(self.call("GET", &path, None).await?, id)?)?;
+        Ok(page.turns)
     }
 
     /// Every stand-in, newest first (the API pages; this follows the pages).

@@ -20,7 +20,7 @@ pub struct NoteStream {
 /// A message from the parent's queue: a note, or anything else, kept as it came.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Heard {
-    Note(ParentNote),
+    Note(Box<ParentNote>),
     Other(String),
 }
 
@@ -52,10 +52,10 @@ impl NoteStream {
         for message in got.messages() {
             // A body that isn't a note is still shown, not dropped: the parent should see it.
             let body = message.body().unwrap_or_default();
-            self.ready.push_back(
-                serde_json::from_str(body)
-                    .map_or_else(|_| Heard::Other(body.to_owned()), Heard::Note),
-            );
+            self.ready.push_back(serde_json::from_str(body).map_or_else(
+                |_| Heard::Other(body.to_owned()),
+                |note| Heard::Note(Box::new(note)),
+            ));
             if let Some(handle) = message.receipt_handle() {
                 self.sqs
                     .delete_message()

@@ -4,6 +4,7 @@
 
 pub mod agents;
 pub mod artifacts;
+pub mod console;
 pub mod control;
 pub mod error;
 pub mod events;

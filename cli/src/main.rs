@@ -72,6 +72,17 @@ enum Command {
     /// stdin and stdout (list_agents, delegate, wait, reply, status, cancel, artifacts),
     /// with the caller's AWS credentials. Configure it as the client's command.
     Mcp,
+    /// Serve a web console on loopback and open it in the browser: the stand-ins, each
+    /// one's conversation and artifacts, reply and cancel, the agents. It reads through the
+    /// control API with your AWS credentials; the stack exposes nothing new.
+    Console {
+        /// Where it listens: a loopback address (port 0: any free port).
+        #[arg(long, default_value = "127.0.0.1:8787")]
+        listen: std::net::SocketAddr,
+        /// Print its address without opening a browser.
+        #[arg(long)]
+        no_open: bool,
+    },
     /// Cancel the stand-in (and the remote task).
     Cancel {
         /// The stand-in's id.
@@ -258,6 +269,9 @@ async fn run(cli: Cli) -> Result<(), CliError> {
             standin_mcp::serve_stdio(control().await?)
                 .await
                 .map_err(CliError::Mcp)?;
+        }
+        Command::Console { listen, no_open } => {
+            standin_cli::console::serve(control().await?, &cli.stack, listen, !no_open).await?;
         }
         Command::Cancel { id, reason } => {
             control().await?.cancel(&id, reason.as_deref()).await?;

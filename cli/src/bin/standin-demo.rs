@@ -172,7 +172,7 @@ async fn run_scenario(
             break None;
         }
         let note = match notes.next(2).await {
-            Ok(Some(Heard::Note(note))) => note,
+            Ok(Some(Heard::Note(note))) => *note,
             // Not a note: nothing this run waits for.
             Ok(Some(Heard::Other(_)) | None) => continue,
             Err(err) => {

@@ -170,8 +170,8 @@ impl<'a, S: RowStore> Teller<'a, S> {
         waits: bool,
     ) -> Result<(RemoteOut, Option<Due>), StoreError> {
         let mut out = out.clone();
-        out.noted_at = Some(crate::clock::now_rfc3339());
         let Some(artifacts) = &self.artifacts else {
+            out.noted_at = Some(crate::clock::now_rfc3339());
             return Ok((out, None));
         };
         let mut due = match artifacts.due(out.is_final).await {
@@ -188,6 +188,8 @@ impl<'a, S: RowStore> Teller<'a, S> {
         };
         out.artifacts = std::mem::take(&mut due.views);
         out.artifacts_omitted = due.omitted;
+        // After the artifacts' read, just before the write: the note's `at`.
+        out.noted_at = Some(crate::clock::now_rfc3339());
         Ok((out, Some(due)))
     }
 

@@ -1,0 +1,386 @@
+//! The console (`standin console`) in a real browser: Debian's Chromium, headless, driven
+//! through its WebDriver against the console on the LocalStack stack. It walks a
+//! conversation with a question: the list shows it waiting, bad input in the reply form
+//! gets the API's error beside the field, the reply answers it, the timeline shows the
+//! final note, and the artifact's preview shows its text. A screenshot of each page is
+//! written under the test logs (`console/`). A page of another site cannot drive it.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::json;
+use standin_integration::agent::{Behaviour, TestAgent};
+use standin_integration::e2e::{INPUT_REQUIRED, SOON, start_as};
+use standin_integration::stack::{Stack, unique};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+const AGENT_PORT: u16 = 27185;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_operator_answers_a_question_and_reads_the_result_in_the_browser() {
+    let stack = Stack::under_test().await;
+    let agent = TestAgent::start(AGENT_PORT, Behaviour::default()).await;
+    agent.script_turn(&[
+        ("TASK_STATE_WORKING", "Sketching the widget"),
+        (INPUT_REQUIRED, "Which colour?"),
+    ]);
+    agent.script_turn(&[("TASK_STATE_COMPLETED", "Painted blue")]);
+    let agent_id = unique("console");
+    let (status, body) = stack
+        .control(
+            "PUT",
+            &format!("/agents/{agent_id}"),
+            Some(json!({"url": format!("http://127.0.0.1:{AGENT_PORT}"), "follow_interval": 1})),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let task = unique("console-task");
+    start_as(&stack, &agent_id, &task).await;
+    agent.make_while_asked("widget.txt", "a blue widget").await;
+    wait_for_state(&stack, &task, INPUT_REQUIRED).await;
+
+    let (mut console, url) = console(&stack).await;
+    let (driver, browser) = browser().await;
+    let shots = screenshots();
+
+    // The list: the stand-in, waiting on its question.
+    browser
+        .goto(&format!("{url}standins?agent={agent_id}"))
+        .await
+        .unwrap();
+    let row = browser
+        .wait()
+        .for_element(Locator::XPath(&format!("//tr[th/a[text()='{task}']]")))
+        .await
+        .expect("the stand-in is listed");
+    let row_text = row.text().await.unwrap();
+    assert!(row_text.contains("INPUT_REQUIRED"), "{row_text}");
+    assert!(row_text.contains("Which colour?"), "{row_text}");
+    shot(&browser, &shots, "standins").await;
+
+    // Its page: the question in the timeline, the chart of when things happened.
+    browser
+        .find(Locator::LinkText(&task))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let timeline = browser
+        .wait()
+        .for_element(Locator::Css(".timeline"))
+        .await
+        .unwrap();
+    let said = timeline.text().await.unwrap();
+    assert!(said.contains("The parent started it"), "{said}");
+    assert!(said.contains("Which colour?"), "{said}");
+    let marks = browser
+        .find_all(Locator::Css("svg.chart circle.note"))
+        .await
+        .unwrap();
+    assert!(marks.len() >= 2, "a mark per note heard: {}", marks.len());
+    let changes = browser
+        .find_all(Locator::Css("svg.chart circle.change"))
+        .await
+        .unwrap();
+    assert!(!changes.is_empty(), "the agent's own timestamps are drawn");
+
+    // Bad input: the API refuses an empty answer; its words stand beside the field.
+    browser
+        .find(Locator::Css("#reply-form button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let error = element(
+        &browser,
+        "#reply-text-error",
+        "the refusal beside the answer's field",
+    )
+    .await;
+    let words = error.text().await.unwrap();
+    assert!(words.contains("must not be empty"), "{words}");
+    // The page's own form token, for the cross-site checks at the end.
+    let token = browser
+        .find(Locator::Css("#reply-form input[name=token]"))
+        .await
+        .unwrap()
+        .attr("value")
+        .await
+        .unwrap()
+        .unwrap();
+    let field = browser.find(Locator::Css("#reply-text")).await.unwrap();
+    assert_eq!(
+        field.attr("aria-invalid").await.unwrap().as_deref(),
+        Some("true")
+    );
+    shot(&browser, &shots, "reply-refused").await;
+
+    // The answer: the reply form sends it, and the timeline shows the final note.
+    field.send_keys("blue").await.unwrap();
+    browser
+        .find(Locator::Css("#reply-form button"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let notice = browser
+        .wait()
+        .for_element(Locator::Css(".notice"))
+        .await
+        .unwrap();
+    assert!(notice.text().await.unwrap().contains("reply was taken"));
+    // No reload: the page's own refresh brings the final note in.
+    let deadline = Instant::now() + SOON;
+    let finished = loop {
+        // The live part is swapped whole: an element read just before a swap is gone.
+        let said = match browser.find(Locator::Css(".timeline")).await {
+            Ok(timeline) => timeline.text().await.unwrap_or_default(),
+            Err(_) => String::new(),
+        };
+        if said.contains("Painted blue") && said.contains("(final)") {
+            break said;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no final note in the timeline: {said}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    assert!(finished.contains("The parent replied"), "{finished}");
+    assert!(
+        finished.find("The parent replied") < finished.find("Painted blue"),
+        "the reply sits before the note it led to: {finished}"
+    );
+    // Reloaded, the ended stand-in's page offers no forms.
+    browser.refresh().await.unwrap();
+    element(&browser, ".timeline", "the timeline").await;
+    assert!(
+        browser
+            .find_all(Locator::Css("#reply-form"))
+            .await
+            .unwrap()
+            .is_empty(),
+        "an ended stand-in takes no reply"
+    );
+    shot(&browser, &shots, "standin").await;
+
+    // The artifact: its preview shows its text.
+    browser
+        .find(Locator::LinkText("widget.txt"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let preview = browser
+        .wait()
+        .for_element(Locator::Css("pre.preview"))
+        .await
+        .unwrap();
+    assert_eq!(preview.text().await.unwrap(), "a blue widget");
+    shot(&browser, &shots, "artifact").await;
+
+    // The agents: the registry's entry, its card read.
+    browser.goto(&format!("{url}agents")).await.unwrap();
+    let agent_row = browser
+        .wait()
+        .for_element(Locator::XPath(&format!("//tr[th[text()='{agent_id}']]")))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        agent_row.contains("registry") && agent_row.contains("yes"),
+        "{agent_row}"
+    );
+    shot(&browser, &shots, "agents").await;
+
+    browser.close().await.unwrap();
+    drop(driver);
+
+    // Another site's page cannot drive it: not by posting a form (even one that carries
+    // the token), not by loading a page as its resource, not by a name of its own
+    // resolving to loopback.
+    let http = reqwest::Client::new();
+    let posted = http
+        .post(format!("{url}standins/{task}/cancel"))
+        .header("origin", "https://elsewhere.example")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("reason=not+yours&token={token}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(posted.status(), 403);
+    let embedded = http
+        .get(format!("{url}standins"))
+        .header("sec-fetch-site", "cross-site")
+        .header("sec-fetch-mode", "no-cors")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(embedded.status(), 403);
+    let port = url.trim_end_matches('/').rsplit(':').next().unwrap();
+    let rebound = http
+        .get(format!("{url}standins"))
+        .header("host", format!("rebound.example:{port}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(rebound.status(), 403);
+    let forged = http
+        .post(format!("{url}standins/{task}/cancel"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("reason=no+token&token=guessed")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(forged.status(), 403);
+    let _ = console.kill().await;
+}
+
+/// The element `css` once the page shows it, else a failure with the page as it is.
+async fn element(browser: &Client, css: &str, what: &str) -> fantoccini::elements::Element {
+    match browser.wait().for_element(Locator::Css(css)).await {
+        Ok(found) => found,
+        Err(err) => {
+            let url = browser
+                .current_url()
+                .await
+                .map(|u| u.to_string())
+                .unwrap_or_default();
+            let page = browser.source().await.unwrap_or_default();
+            panic!("{what}: no {css} ({err}) on {url}:\n{page}");
+        }
+    }
+}
+
+/// Waits until the stand-in's row shows `state`.
+async fn wait_for_state(stack: &Stack, task: &str, state: &str) {
+    let deadline = Instant::now() + SOON;
+    loop {
+        let row = stack.row_status(task).await;
+        if row["state"] == state {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{task} never reached {state}: {row}"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+/// `standin console` on a free loopback port, and the address it printed.
+async fn console(stack: &Stack) -> (Child, String) {
+    let target = PathBuf::from(std::env::var("CARGO_TARGET_DIR").expect("set by scripts/env.sh"));
+    let binary = target.join("debug/standin");
+    assert!(
+        binary.exists(),
+        "{} is not built: `cargo build -p standin-cli`",
+        binary.display()
+    );
+    let endpoint = std::env::var("AWS_ENDPOINT_URL").expect("set by `make test`");
+    let mut child = Command::new(binary)
+        .args(["--stack", &stack.name, "--endpoint", &endpoint])
+        .args(["console", "--no-open", "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the console starts");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(SOON, lines.next_line())
+        .await
+        .expect("the console prints its address")
+        .unwrap()
+        .unwrap_or_default();
+    let url = line.rsplit(' ').next().unwrap_or_default().to_owned();
+    assert!(url.starts_with("http://127.0.0.1:"), "{line}");
+    (child, url)
+}
+
+/// chromedriver and the Chromium it starts, in a process group of their own: stopped
+/// together, and the browser's profile removed, when the test ends, also by a failure.
+struct Driver {
+    child: Child,
+    profile: PathBuf,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        if let Some(pid) = self.child.id() {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", "--", &format!("-{pid}")])
+                .status();
+        }
+        let _ = std::fs::remove_dir_all(&self.profile);
+    }
+}
+
+/// Chromium, headless, through its own WebDriver on a free loopback port.
+async fn browser() -> (Driver, Client) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let profile = std::env::temp_dir().join(format!("standin-console-{}", std::process::id()));
+    let driver = Driver {
+        child: Command::new("/usr/bin/chromedriver")
+            .args([format!("--port={port}"), "--allowed-ips=127.0.0.1".into()])
+            .stdout(Stdio::null())
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .expect("chromedriver starts (scripts/test installs Debian's chromium-driver)"),
+        profile: profile.clone(),
+    };
+    let options = json!({
+        "binary": "/usr/bin/chromium",
+        "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--window-size=1280,1000", format!("--user-data-dir={}", profile.display())],
+    });
+    let mut capabilities = serde_json::Map::new();
+    capabilities.insert("browserName".into(), json!("chrome"));
+    capabilities.insert("goog:chromeOptions".into(), options);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let connected = ClientBuilder::rustls()
+            .unwrap()
+            .capabilities(capabilities.clone())
+            .connect(&format!("http://127.0.0.1:{port}"))
+            .await;
+        match connected {
+            Ok(client) => return (driver, client),
+            Err(err) if Instant::now() < deadline => {
+                let _ = err;
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(err) => panic!("no browser session: {err}"),
+        }
+    }
+}
+
+fn screenshots() -> PathBuf {
+    let logs = std::env::var("STANDIN_CACHE").map_or_else(|_| std::env::temp_dir(), PathBuf::from);
+    let dir = logs.join("test-logs/console");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+async fn shot(browser: &Client, dir: &std::path::Path, name: &str) {
+    let png = browser.screenshot().await.unwrap();
+    assert!(png.starts_with(b"\x89PNG"), "a PNG");
+    let path = dir.join(format!("{name}.png"));
+    std::fs::write(&path, png).unwrap();
+    eprintln!("screenshot: {}", path.display());
+}
