@@ -156,6 +156,10 @@ async fn an_operator_answers_a_question_and_reads_the_result_in_the_browser() {
     };
     assert!(finished.contains("The parent replied"), "{finished}");
     assert!(
+        finished.contains("watching by "),
+        "each note after the first wait names its watch: {finished}"
+    );
+    assert!(
         finished.find("The parent replied") < finished.find("Painted blue"),
         "the reply sits before the note it led to: {finished}"
     );

@@ -312,6 +312,7 @@ async fn ten_large_notes_caught_up_at_once_all_reach_the_bus() {
             seq: 1,
             at: "2026-12-04T08:00:00Z".into(),
             changed_at: None,
+            watch: None,
             artifacts: vec![],
             artifacts_omitted: 0,
             parts: vec![],

@@ -29,6 +29,10 @@ pub struct ParentNote {
     /// none or something else.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changed_at: Option<String>,
+    /// How the stand-in was watching the remote task when it told the note; none before
+    /// its first wait (a turn's notes) and on notes written before this field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<crate::WatchMode>,
     /// Artifacts completed since the previous note; the final note carries all of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub artifacts: Vec<crate::ArtifactView>,

@@ -133,6 +133,7 @@ mod tests {
             seq,
             at: at.into(),
             changed_at: changed_at.map(str::to_owned),
+            watch: None,
             artifacts: vec![],
             artifacts_omitted: 0,
             parts: vec![],

@@ -205,11 +205,30 @@ pub(crate) fn conversation(id: &str, notes: &[ParentNote], turns: &[TurnView]) -
     turns.sort_by_key(|t| t.order());
     let mut entries = Vec::new();
     let mut turns = turns.into_iter().peekable();
+    let mut watch = None;
     for note in notes {
         while let Some(turn) = turns.next_if(|t| t.after_seq < note.seq) {
             entries.push(turn_entry(turn));
         }
-        entries.push(note_entry(id, note));
+        let mut entry = note_entry(id, note);
+        // The watch as it changes: its first, and each change after (push to follow, say).
+        if note.watch.is_some() && note.watch != watch {
+            let now = note.watch.map_or("-", |w| w.as_str());
+            let body = match watch {
+                Some(was) => format!("now {now} (was {})", was.as_str()),
+                None => format!("{now} from here on"),
+            };
+            entry.details.insert(
+                0,
+                Detail {
+                    label: "Watch".to_owned(),
+                    body,
+                    href: None,
+                },
+            );
+            watch = note.watch;
+        }
+        entries.push(entry);
     }
     entries.extend(turns.map(turn_entry));
     entries
@@ -253,10 +272,13 @@ fn note_entry(id: &str, note: &ParentNote) -> Entry {
             href: None,
         });
     }
-    let at = match &note.changed_at {
+    let mut at = match &note.changed_at {
         Some(changed) => format!("{} (the agent says {changed})", note.at),
         None => note.at.clone(),
     };
+    if let Some(watch) = note.watch {
+        at.push_str(&format!(" · watching by {}", watch.as_str()));
+    }
     Entry {
         from_parent: false,
         heading: format!(
@@ -528,6 +550,21 @@ mod tests {
                 "Painting",
                 "Painted blue"
             ]
+        );
+        let mut watched = notes.clone();
+        watched[1].watch = Some(standin_wire::WatchMode::Push);
+        watched[2].watch = Some(standin_wire::WatchMode::Poll);
+        let shown = conversation("t", &watched, &[]);
+        let watch_lines: Vec<&str> = shown
+            .iter()
+            .flat_map(|e| e.details.iter().filter(|d| d.label == "Watch"))
+            .map(|d| d.body.as_str())
+            .collect();
+        assert_eq!(watch_lines, ["push from here on", "now poll (was push)"]);
+        assert!(
+            shown[2].at.ends_with("· watching by poll"),
+            "{}",
+            shown[2].at
         );
         let late = [turn(TurnKind::Reply, 3, "thanks")];
         let last = conversation("t", &notes, &late).pop().map(|e| e.text);

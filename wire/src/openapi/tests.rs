@@ -311,6 +311,7 @@ fn note(seq: u64, remote: Option<&str>) -> ParentNote {
         seq,
         at: "2026-12-01T10:00:00.000Z".into(),
         changed_at: Some("2026-12-01T09:59:59.5Z".into()),
+        watch: Some(crate::WatchMode::Push),
         artifacts: Vec::new(),
         artifacts_omitted: 0,
         parts: Vec::new(),

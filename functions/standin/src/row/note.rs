@@ -20,6 +20,7 @@ pub fn note_of(row: &Row, out: &RemoteOut, seq: u64) -> ParentNote {
             .clone()
             .unwrap_or_else(crate::clock::now_rfc3339),
         changed_at: out.changed_at.clone(),
+        watch: row.watch.as_ref().map(|w| w.mode),
         artifacts: out.artifacts.clone(),
         artifacts_omitted: out.artifacts_omitted,
         parts: out.parts.clone(),

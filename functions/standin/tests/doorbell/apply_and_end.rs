@@ -22,7 +22,12 @@ async fn apply_notes_each_change_once_in_order() {
                 .expect("applied")
             {
                 Applied::Changed { note, row } => {
-                    assert_eq!((row.seq, row.last.as_ref()), (note.seq, Some(out)));
+                    // The row keeps the change as applied, and when its note was told.
+                    let kept = RemoteOut {
+                        noted_at: Some(note.at.clone()),
+                        ..out.clone()
+                    };
+                    assert_eq!((row.seq, row.last.as_ref()), (note.seq, Some(&kept)));
                     Some(note.seq)
                 }
                 Applied::Unchanged => None,
