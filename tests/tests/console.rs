@@ -20,6 +20,8 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 const AGENT_PORT: u16 = 27185;
+/// A PNG of one pixel: the image an artifact's preview draws.
+const DOT_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_operator_answers_a_question_and_reads_the_result_in_the_browser() {
@@ -41,7 +43,15 @@ async fn an_operator_answers_a_question_and_reads_the_result_in_the_browser() {
     assert_eq!(status, 200, "{body}");
     let task = unique("console-task");
     start_as(&stack, &agent_id, &task).await;
+    // While it asks, the agent makes three artifacts: a text, a table of data, an image.
     agent.make_while_asked("widget.txt", "a blue widget").await;
+    let remote = agent.some_task().await;
+    let table = json!({"artifactId": "a-table", "name": "table",
+        "parts": [{"data": {"rows": [["blue", 3]]}}]});
+    agent.artifact_update(&remote, table, false, true).await;
+    let dot = json!({"artifactId": "a-dot", "name": "dot.png",
+        "parts": [{"raw": DOT_PNG, "mediaType": "image/png", "filename": "dot.png"}]});
+    agent.artifact_update(&remote, dot, false, true).await;
     wait_for_state(&stack, &task, INPUT_REQUIRED).await;
 
     let (mut console, url) = console(&stack).await;
@@ -64,18 +74,8 @@ async fn an_operator_answers_a_question_and_reads_the_result_in_the_browser() {
     shot(&browser, &shots, "standins").await;
 
     // Its page: the question in the timeline, the chart of when things happened.
-    browser
-        .find(Locator::LinkText(&task))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    let timeline = browser
-        .wait()
-        .for_element(Locator::Css(".timeline"))
-        .await
-        .unwrap();
+    click(&browser, Locator::LinkText(&task)).await;
+    let timeline = element(&browser, ".timeline", "the stand-in's timeline").await;
     let said = timeline.text().await.unwrap();
     assert!(said.contains("The parent started it"), "{said}");
     assert!(said.contains("Which colour?"), "{said}");
@@ -91,13 +91,7 @@ async fn an_operator_answers_a_question_and_reads_the_result_in_the_browser() {
     assert!(!changes.is_empty(), "the agent's own timestamps are drawn");
 
     // Bad input: the API refuses an empty answer; its words stand beside the field.
-    browser
-        .find(Locator::Css("#reply-form button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(&browser, Locator::Css("#reply-form button")).await;
     let error = element(
         &browser,
         "#reply-text-error",
@@ -124,36 +118,11 @@ async fn an_operator_answers_a_question_and_reads_the_result_in_the_browser() {
 
     // The answer: the reply form sends it, and the timeline shows the final note.
     field.send_keys("blue").await.unwrap();
-    browser
-        .find(Locator::Css("#reply-form button"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    let notice = browser
-        .wait()
-        .for_element(Locator::Css(".notice"))
-        .await
-        .unwrap();
+    click(&browser, Locator::Css("#reply-form button")).await;
+    let notice = element(&browser, ".notice", "the reply's notice").await;
     assert!(notice.text().await.unwrap().contains("reply was taken"));
     // No reload: the page's own refresh brings the final note in.
-    let deadline = Instant::now() + SOON;
-    let finished = loop {
-        // The live part is swapped whole: an element read just before a swap is gone.
-        let said = match browser.find(Locator::Css(".timeline")).await {
-            Ok(timeline) => timeline.text().await.unwrap_or_default(),
-            Err(_) => String::new(),
-        };
-        if said.contains("Painted blue") && said.contains("(final)") {
-            break said;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no final note in the timeline: {said}"
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    };
+    let finished = timeline_shows(&browser, &["Painted blue", "(final)"]).await;
     assert!(finished.contains("The parent replied"), "{finished}");
     assert!(
         finished.contains("watching by "),
@@ -176,21 +145,8 @@ async fn an_operator_answers_a_question_and_reads_the_result_in_the_browser() {
     );
     shot(&browser, &shots, "standin").await;
 
-    // The artifact: its preview shows its text.
-    browser
-        .find(Locator::LinkText("widget.txt"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
-    let preview = browser
-        .wait()
-        .for_element(Locator::Css("pre.preview"))
-        .await
-        .unwrap();
-    assert_eq!(preview.text().await.unwrap(), "a blue widget");
-    shot(&browser, &shots, "artifact").await;
+    let page = browser.current_url().await.unwrap().to_string();
+    artifacts_previewed(&browser, &page, &shots).await;
 
     // The agents: the registry's entry, its card read.
     browser.goto(&format!("{url}agents")).await.unwrap();
@@ -207,6 +163,9 @@ async fn an_operator_answers_a_question_and_reads_the_result_in_the_browser() {
         "{agent_row}"
     );
     shot(&browser, &shots, "agents").await;
+
+    agent.script_turn(&[(INPUT_REQUIRED, "Which size?")]);
+    cancelled_in_the_browser(&stack, &browser, &url, &agent_id).await;
 
     browser.close().await.unwrap();
     drop(driver);
@@ -249,6 +208,103 @@ async fn an_operator_answers_a_question_and_reads_the_result_in_the_browser() {
         .unwrap();
     assert_eq!(forged.status(), 403);
     let _ = console.kill().await;
+}
+
+/// Each artifact's preview from the stand-in's page: the text shown, the table's data as
+/// JSON, the image drawn; and its download an attachment, never the agent's own type.
+async fn artifacts_previewed(browser: &Client, page: &str, shots: &std::path::Path) {
+    click(browser, Locator::LinkText("widget.txt")).await;
+    let preview = element(browser, "pre.preview", "the text's preview").await;
+    assert_eq!(preview.text().await.unwrap(), "a blue widget");
+    shot(browser, shots, "artifact").await;
+
+    browser.goto(page).await.unwrap();
+    click(browser, Locator::LinkText("table")).await;
+    let data = element(browser, "pre.preview", "the table's preview").await;
+    let shown: serde_json::Value = serde_json::from_str(&data.text().await.unwrap()).unwrap();
+    assert_eq!(shown, json!({"rows": [["blue", 3]]}));
+
+    browser.goto(page).await.unwrap();
+    click(browser, Locator::LinkText("dot.png")).await;
+    element(browser, ".part img", "the image").await;
+    let drawn = browser
+        .execute(
+            "const img = document.querySelector('.part img'); \
+             return img.complete ? img.naturalWidth : -1;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(drawn, json!(1), "the image is drawn, one pixel wide");
+    let link = browser
+        .find(Locator::LinkText("Download"))
+        .await
+        .unwrap()
+        .prop("href")
+        .await
+        .unwrap()
+        .unwrap();
+    let download = reqwest::get(&link).await.unwrap();
+    let header = |name: &str| {
+        download.headers()[name]
+            .to_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert_eq!(header("content-type"), "application/octet-stream");
+    assert_eq!(
+        header("content-disposition"),
+        "attachment; filename=\"dot.png\""
+    );
+    use base64::Engine as _;
+    let bytes = download.bytes().await.unwrap();
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(DOT_PNG)
+        .unwrap();
+    assert_eq!(bytes.as_ref(), png.as_slice());
+}
+
+/// A second stand-in of the agent, cancelled from its page: the reason reaches the final
+/// note, which the page's refresh brings in.
+async fn cancelled_in_the_browser(stack: &Stack, browser: &Client, url: &str, agent_id: &str) {
+    let second = unique("console-cancel");
+    start_as(stack, agent_id, &second).await;
+    wait_for_state(stack, &second, INPUT_REQUIRED).await;
+    browser
+        .goto(&format!("{url}standins/{second}"))
+        .await
+        .unwrap();
+    let reason = element(browser, "#cancel-reason", "the cancel's reason").await;
+    reason.send_keys("not needed any more").await.unwrap();
+    click(browser, Locator::Css("#cancel-form button")).await;
+    let notice = element(browser, ".notice", "the cancel's notice").await;
+    assert!(notice.text().await.unwrap().contains("cancel was taken"));
+    timeline_shows(browser, &["CANCELED (final)", "not needed any more"]).await;
+}
+
+/// The timeline's text once it shows every one of `words`, brought in by the page's own
+/// refresh (the test never reloads).
+async fn timeline_shows(browser: &Client, words: &[&str]) -> String {
+    let deadline = Instant::now() + SOON;
+    loop {
+        // The live part is swapped whole: an element read just before a swap is gone.
+        let said = match browser.find(Locator::Css(".timeline")).await {
+            Ok(timeline) => timeline.text().await.unwrap_or_default(),
+            Err(_) => String::new(),
+        };
+        if words.iter().all(|word| said.contains(word)) {
+            return said;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the timeline never showed {words:?}: {said}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+async fn click(browser: &Client, locator: Locator<'_>) {
+    browser.find(locator).await.unwrap().click().await.unwrap();
 }
 
 /// The element `css` once the page shows it, else a failure with the page as it is.
@@ -351,6 +407,7 @@ async fn browser() -> (Driver, Client) {
         "binary": "/usr/bin/chromium",
         "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
             "--disable-background-networking", "--disable-component-update", "--disable-sync",
+            "--disable-crash-reporter", "--disable-breakpad",
             "--window-size=1280,1000", format!("--user-data-dir={}", profile.display())],
     });
     let mut capabilities = serde_json::Map::new();

@@ -164,8 +164,9 @@ fn the_readme_loop_runs_as_written(root: &std::path::Path) {
         .expect("its sh block");
     let dir = std::env::temp_dir().join(format!("standin-readme-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let out = Command::new("bash")
-        .arg("-c")
+    // Bounded: a command in the block that never returns (a server) fails the test, not CI.
+    let out = Command::new("timeout")
+        .args(["--kill-after=5", "180", "bash", "-c"])
         .arg(format!(
             "set -euo pipefail\nshopt -s expand_aliases\n{block}"
         ))

@@ -178,19 +178,13 @@ pub(crate) async fn reply(
         .filter(|d| !d.is_empty())
         .into_iter()
         .collect();
-    let sent = match parts_of(&[], &data) {
-        Ok(given) => match console.control.ready(given).await {
-            Ok(parts) => {
-                let reply_id = Some(fields.reply_id.as_str()).filter(|r| !r.is_empty());
-                console
-                    .control
-                    .reply_as(&id, &fields.text, parts, reply_id)
-                    .await
-            }
-            Err(err) => Err(err),
-        },
-        Err(err) => Err(err),
-    };
+    let reply_id = Some(fields.reply_id.as_str()).filter(|r| !r.is_empty());
+    let sent = async {
+        let parts = console.control.ready(parts_of(&[], &data)?).await?;
+        let control = &console.control;
+        control.reply_as(&id, &fields.text, parts, reply_id).await
+    }
+    .await;
     let Err(err) = sent else {
         return Redirect::to(&format!("/standins/{}?sent=reply", views::segment(&id)))
             .into_response();
