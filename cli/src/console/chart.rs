@@ -16,6 +16,9 @@ const CHANGED_Y: f64 = 68.0;
 const HEARD_Y: f64 = 108.0;
 const AXIS_Y: f64 = 132.0;
 const HEIGHT: f64 = 156.0;
+/// How far an agent's own timestamp may lie from when its note was told and still be
+/// drawn: a clock far off (or a made-up time) would squash every other mark.
+const BELIEVABLE_MS: u64 = 3_600_000;
 
 /// The chart, or None when nothing in it has a time that reads.
 pub(crate) fn timeline(notes: &[ParentNote], turns: &[TurnView]) -> Option<String> {
@@ -25,7 +28,15 @@ pub(crate) fn timeline(notes: &[ParentNote], turns: &[TurnView]) -> Option<Strin
         .collect();
     let heard: Vec<(u64, Option<u64>, &ParentNote)> = notes
         .iter()
-        .filter_map(|n| Some((millis(&n.at)?, n.changed_at.as_deref().and_then(millis), n)))
+        .filter_map(|n| {
+            let told = millis(&n.at)?;
+            let changed = n.changed_at.as_deref().and_then(millis);
+            Some((
+                told,
+                changed.filter(|c| c.abs_diff(told) <= BELIEVABLE_MS),
+                n,
+            ))
+        })
         .collect();
     let times = said
         .iter()
@@ -178,6 +189,30 @@ mod tests {
         // The axis spans the first turn to the last note: the start sits at its left end.
         assert!(svg.contains(&format!("M{LEFT:.1} ")), "{svg}");
         assert!(svg.contains(">10 s</text></svg>"), "{svg}");
+    }
+
+    #[test]
+    fn an_agent_clock_far_off_is_not_drawn() {
+        let notes = [
+            note(
+                1,
+                "2026-12-06T10:00:02Z",
+                Some("1970-01-01T00:00:00Z"),
+                TaskState::Working,
+            ),
+            note(
+                2,
+                "2026-12-06T10:00:04Z",
+                Some("2026-12-06T10:00:03.5Z"),
+                TaskState::Completed,
+            ),
+        ];
+        let svg = timeline(&notes, &[]).unwrap_or_default();
+        assert_eq!(svg.matches("<circle class=\"change").count(), 1, "{svg}");
+        assert!(
+            svg.contains(">2 s</text></svg>"),
+            "the axis spans the notes: {svg}"
+        );
     }
 
     #[test]

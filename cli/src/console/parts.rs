@@ -50,8 +50,11 @@ pub(crate) async fn preview(
             (Some(link), Some(media))
                 if is_text(&media) && part.size.unwrap_or(0) <= PREVIEW_BYTES =>
             {
-                let bytes = console.control.download(link).await?;
-                preview.text = Some(String::from_utf8_lossy(&bytes).into_owned());
+                // A part that does not read is said on its own; the others still show.
+                preview.text = Some(match console.control.download(link).await {
+                    Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                    Err(err) => format!("(this part did not read: {err})"),
+                });
             }
             _ => {}
         }
