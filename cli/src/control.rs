@@ -576,7 +576,7 @@ fn host_of(url: &str) -> String {
 }
 
 /// An id as one path segment: every byte outside the unreserved set percent-encoded.
-fn segment(id: &str) -> String {
+pub(crate) fn segment(id: &str) -> String {
     id.bytes()
         .map(|b| {
             if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {

@@ -7,6 +7,7 @@ use std::fmt::Write;
 use standin_wire::{ParentNote, TurnView};
 
 use super::time::{millis, span};
+use crate::events::short_state;
 
 const WIDTH: f64 = 720.0;
 const LEFT: f64 = 120.0;
@@ -79,7 +80,7 @@ pub(crate) fn timeline(notes: &[ParentNote], turns: &[TurnView]) -> Option<Strin
         );
     }
     for (heard_at, changed_at, note) in &heard {
-        let (hx, state) = (x(*heard_at), short(note.state.as_str()));
+        let (hx, state) = (x(*heard_at), short_state(note.state.as_str()));
         let mut title = format!("note {} {state}: heard at {}", note.seq, escape(&note.at));
         if let Some(changed) = changed_at {
             let cx = x(*changed);
@@ -111,13 +112,9 @@ pub(crate) fn timeline(notes: &[ParentNote], turns: &[TurnView]) -> Option<Strin
     Some(svg)
 }
 
-fn short(state: &str) -> &str {
-    state.strip_prefix("TASK_STATE_").unwrap_or(state)
-}
-
 /// The CSS class of a state: `input-required` for INPUT_REQUIRED.
 pub(crate) fn css_class(state: &str) -> String {
-    short(state).to_ascii_lowercase().replace('_', "-")
+    short_state(state).to_ascii_lowercase().replace('_', "-")
 }
 
 fn escape(text: &str) -> String {

@@ -83,7 +83,11 @@ pub(crate) async fn list(
         states: choices(
             views::STATES.map(str::to_owned).to_vec(),
             &query.state,
-            |s| views::short(s).replace('_', " ").to_lowercase(),
+            |s| {
+                crate::events::short_state(s)
+                    .replace('_', " ")
+                    .to_lowercase()
+            },
         ),
         agents: choices(agent_ids, &query.agent, str::to_owned),
         next,
@@ -130,7 +134,7 @@ async fn stand_in_page(console: &Console, id: &str) -> Result<StandInPage, CliEr
     let state = status
         .summary
         .state
-        .map_or("-", |s| views::short(s.as_str()))
+        .map_or("-", |s| crate::events::short_state(s.as_str()))
         .to_owned();
     Ok(StandInPage {
         stack: console.stack.clone(),

@@ -10,6 +10,8 @@ use standin_wire::{
 
 use super::chart::css_class;
 use super::time::{ago, now_millis};
+pub(crate) use crate::control::segment;
+use crate::events::short_state;
 
 /// The states a list can be filtered by, as the notes name them.
 pub(crate) const STATES: [&str; 9] = [
@@ -54,7 +56,10 @@ pub(crate) struct ListPage {
 }
 
 pub(crate) fn list_row(row: &Summary, now: u64) -> ListRow {
-    let state = row.state.map_or("-", |s| short(s.as_str())).to_owned();
+    let state = row
+        .state
+        .map_or("-", |s| short_state(s.as_str()))
+        .to_owned();
     ListRow {
         id: row.task_id.clone(),
         href: format!("/standins/{}", segment(&row.task_id)),
@@ -258,7 +263,7 @@ fn turn_entry(turn: &TurnView) -> Entry {
 }
 
 fn note_entry(id: &str, note: &ParentNote) -> Entry {
-    let state = short(note.state.as_str());
+    let state = short_state(note.state.as_str());
     let mut details: Vec<Detail> = note.parts.iter().map(part_detail).collect();
     details.extend(note.artifacts.iter().map(|artifact| Detail {
         label: "Artifact".to_owned(),
@@ -462,10 +467,6 @@ fn without_credentials(url: &str) -> String {
     }
 }
 
-pub(crate) fn short(state: &str) -> &str {
-    state.strip_prefix("TASK_STATE_").unwrap_or(state)
-}
-
 pub(crate) fn pretty(value: &Value) -> String {
     serde_json::to_string_pretty(value).unwrap_or_default()
 }
@@ -475,18 +476,6 @@ fn clip(text: &str, chars: usize) -> String {
         Some((end, _)) => format!("{}…", &text[..end]),
         None => text.to_owned(),
     }
-}
-
-/// A path segment, percent-encoded as the API's ids need.
-pub(crate) fn segment(id: &str) -> String {
-    id.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
-                char::from(b).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 #[derive(Template)]
