@@ -9,16 +9,18 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use sha2::{Digest, Sha256};
 
-use crate::a2a::card::{CardAt, CardRead, ResolvedAgent, fetch_card};
+use crate::a2a::card::{CardAt, CardRead, ReadCard, ResolvedAgent, fetch_card};
 use crate::a2a::client::{AgentClient, Timeouts};
 use crate::a2a::profile;
 use crate::a2a::reach::{check_interface, check_target};
 use crate::a2a::security;
-use crate::a2a::types::AgentCard;
+use crate::a2a::signature;
 use crate::auth::Credentials;
+use crate::card_signing::CardSigning;
 use crate::error::RemoteError;
 use crate::model::Profile;
 use crate::tls::Roots;
+use jsonwebtoken::jwk::JwkSet;
 
 /// Where an agent is, how far the stand-in may follow its card, and what goes with
 /// every call.
@@ -48,6 +50,8 @@ pub struct Reach<'a> {
     pub allow_private: bool,
     /// What every call presents, the card's fetch included, when the agent requires it.
     pub credentials: Option<Arc<dyn Credentials>>,
+    /// The keys the card must be signed with, when the entry pins them.
+    pub card_signing: Option<&'a CardSigning>,
 }
 
 impl Reach<'_> {
@@ -161,8 +165,8 @@ impl Connector {
     pub async fn describe(&self, reach: Reach<'_>) -> Result<Profile, RemoteError> {
         let headers = reach.headers()?;
         let http = self.client_for(reach.credentials.as_deref()).await?;
-        let (card, _) = read_card(&http, &headers, &reach).await?;
-        Ok(profile::of(&card))
+        let read = read_card(&http, &headers, &reach).await?;
+        Ok(profile::of(&read.card))
     }
 
     /// Reads the card (with the credentials), checks that they meet what it requires,
@@ -173,7 +177,7 @@ impl Connector {
         headers: &HeaderMap,
         reach: &Reach<'_>,
     ) -> Result<ResolvedAgent, RemoteError> {
-        let (card, url) = read_card(http, headers, reach).await?;
+        let ReadCard { card, url, .. } = read_card(http, headers, reach).await?;
         let configured = reach.credentials.as_ref().map(|c| c.scheme());
         if let Some(unmet) = security::requirements(&card).unmet(reach.agent, configured) {
             return Err(RemoteError::AuthNotConfigured(unmet));
@@ -226,7 +230,7 @@ async fn read_card(
     http: &reqwest::Client,
     headers: &HeaderMap,
     reach: &Reach<'_>,
-) -> Result<(AgentCard, reqwest::Url), RemoteError> {
+) -> Result<ReadCard, RemoteError> {
     let first = reach.card_url.unwrap_or(reach.url);
     let first = reqwest::Url::parse(first)
         .map_err(|e| RemoteError::Card(format!("{first:?} is not a URL: {e}")))?;
@@ -240,7 +244,70 @@ async fn read_card(
         credentials: reach.credentials.as_deref(),
         timeouts: Timeouts::default(),
     };
-    fetch_card(read, at).await
+    let read = fetch_card(read, at).await?;
+    check_signature(http, reach, &read.json).await?;
+    Ok(read)
+}
+
+/// Holds a card to the keys its entry pins: refused, naming the agent and the reason,
+/// unless one of its signatures verifies. Without pinned keys a signed card is checked
+/// against the key set its signature names (`jku`) and the result logged: nothing is
+/// refused on keys the agent itself chose.
+async fn check_signature(
+    http: &reqwest::Client,
+    reach: &Reach<'_>,
+    card: &serde_json::Value,
+) -> Result<(), RemoteError> {
+    let agent = reach.agent;
+    let Some(pinned) = reach.card_signing else {
+        let named = signature::signatures(card)
+            .into_iter()
+            .find_map(|(header, _, _)| header.jku);
+        match named {
+            Some(jku) => match signature::fetch_jwks(http, &jku, reach.allow_private).await {
+                Ok(keys) => match signature::verify(card, &keys) {
+                    Ok(kid) => tracing::info!(
+                        agent,
+                        kid,
+                        jku,
+                        "card signature verified against the keys it names"
+                    ),
+                    Err(why) => tracing::warn!(agent, jku, why, "card signature not verified"),
+                },
+                Err(why) => tracing::warn!(
+                    agent,
+                    jku,
+                    why,
+                    "card signature not checked: its keys did not read"
+                ),
+            },
+            None if !signature::signatures(card).is_empty() => {
+                tracing::info!(
+                    agent,
+                    "card signed, naming no key set (jku): not checked; pin its keys with card_signing"
+                );
+            }
+            None => {}
+        }
+        return Ok(());
+    };
+    let keys = match (pinned.inline(), pinned) {
+        (Some(keys), _) => keys,
+        (None, CardSigning::JwksUrl(url)) => signature::fetch_jwks(http, url, reach.allow_private)
+            .await
+            .map_err(|why| {
+                RemoteError::Card(format!("agent {agent:?}: card_signing.jwks_url {why}"))
+            })?,
+        (None, CardSigning::Keys(_)) => JwkSet { keys: Vec::new() },
+    };
+    let kid = signature::verify(card, &keys)
+        .map_err(|why| RemoteError::Card(format!("agent {agent:?}: its card {why}")))?;
+    tracing::info!(
+        agent,
+        kid,
+        "card signature verified against the pinned keys"
+    );
+    Ok(())
 }
 
 /// Refuses `url` on a private, loopback or link-local address unless the deployment
@@ -307,6 +374,7 @@ mod tests {
             extensions: &[],
             allow_private,
             credentials: None,
+            card_signing: None,
         }
     }
 

@@ -40,6 +40,7 @@
 
 mod a2a;
 pub mod auth;
+mod card_signing;
 mod connector;
 mod error;
 #[cfg(any(test, feature = "test-support"))]
@@ -54,6 +55,7 @@ mod scheme;
 pub mod tls;
 
 pub use a2a::client::{AgentClient, Timeouts};
+pub use card_signing::{CardSigning, CardSigningError, MAX_PINNED_KEYS};
 pub use connector::{Connector, Reach, check_reach};
 pub use error::RemoteError;
 pub use model::{

@@ -153,6 +153,7 @@ async fn connect(
         extensions: &[],
         allow_private: true,
         credentials,
+        card_signing: None,
     };
     Connector::new(roots, http)
         .connect("tls-agent", reach)

@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
 mod serve;
-use serve::{card, changes, rand_id, rpc, status, with_form};
+use serve::{authorize, card, changes, rand_id, rpc, status, with_parts};
 
 pub const TERMINAL: [&str; 4] = [
     "TASK_STATE_COMPLETED",
@@ -94,8 +94,9 @@ struct TaskRec {
     /// When the state last changed, as the status timestamp says (RFC 3339).
     changed_at: String,
     artifacts: Vec<Value>,
-    /// A part beside the status text (a form the question asks to fill), as written.
-    form: Option<Value>,
+    /// Parts beside the status text (a form the question asks to fill, a sign-in link),
+    /// as written.
+    parts: Vec<Value>,
     turns: usize,
 }
 
@@ -228,6 +229,7 @@ impl TestAgent {
             .route("/.well-known/agent-card.json", get(card))
             .route("/", post(rpc))
             .route("/changes", get(changes))
+            .route("/authorize/{task}", get(authorize))
             .with_state(agent.clone());
         let mut died = agent.dead.subscribe();
         tokio::spawn(async move {
@@ -401,7 +403,7 @@ impl TestAgent {
     /// The remote task moves on: GetTask shows it (unless `push_first`), subscribers see
     /// it, and registered configs are pushed (when the agent pushes).
     pub async fn change(&self, task: &str, state: &str, text: &str, push_first: bool) {
-        if let Some(event) = self.change_state(task, state, text, push_first, None) {
+        if let Some(event) = self.change_state(task, state, text, push_first, Vec::new()) {
             self.push(task, &event).await;
         }
     }
@@ -417,15 +419,33 @@ impl TestAgent {
     /// beside its text: a form, a file, a link, whatever a hostile agent makes of one.
     pub async fn ask_with_part(&self, task: &str, text: &str, part: Value) {
         let asked = "TASK_STATE_INPUT_REQUIRED";
-        if let Some(event) = self.change_state(task, asked, text, false, Some(part)) {
+        if let Some(event) = self.change_state(task, asked, text, false, vec![part]) {
             self.push(task, &event).await;
         }
+    }
+
+    /// The task needs the user to sign in (A2A's AUTH_REQUIRED): its status message
+    /// carries the link to `GET /authorize/{task}`, where the user signs in out of band
+    /// and the task moves on, and the scheme as data. Returns the link.
+    pub async fn ask_for_authorization(&self, task: &str, text: &str) -> String {
+        let link = format!("{}/authorize/{task}", self.url);
+        let parts = vec![
+            json!({"url": link, "mediaType": "text/html"}),
+            json!({"data": {"scheme": "oauth2", "flow": "authorization_code",
+                            "scopes": ["calendar.write"]},
+                   "mediaType": "application/json"}),
+        ];
+        let needs = "TASK_STATE_AUTH_REQUIRED";
+        if let Some(event) = self.change_state(task, needs, text, false, parts) {
+            self.push(task, &event).await;
+        }
+        link
     }
 
     /// The remote task moves on, and its push is lost on the way (A2A senders do not
     /// retry): GetTask and subscribers see the change, the stand-in hears no push.
     pub fn change_and_lose_the_push(&self, task: &str, state: &str, text: &str) {
-        let _ = self.change_state(task, state, text, false, None);
+        let _ = self.change_state(task, state, text, false, Vec::new());
     }
 
     fn change_state(
@@ -434,12 +454,12 @@ impl TestAgent {
         state: &str,
         text: &str,
         push_first: bool,
-        form: Option<Value>,
+        parts: Vec<Value>,
     ) -> Option<Value> {
         {
             let mut inner = lock(&self.inner);
             let rec = inner.tasks.get_mut(task)?;
-            rec.form = form;
+            rec.parts = parts;
             rec.state = state.to_owned();
             rec.text = text.to_owned();
             rec.changed_at = now_rfc3339();
@@ -489,12 +509,12 @@ impl TestAgent {
     }
 
     pub fn status_update(&self, task: &str, state: &str, text: &str) -> Value {
-        let (context, form) = lock(&self.inner)
+        let (context, parts) = lock(&self.inner)
             .tasks
             .get(task)
-            .map(|t| (t.context_id.clone(), t.form.clone()))
+            .map(|t| (t.context_id.clone(), t.parts.clone()))
             .unwrap_or_default();
-        let status = with_form(status(state, text, task, &context, &now_rfc3339()), form);
+        let status = with_parts(status(state, text, task, &context, &now_rfc3339()), &parts);
         json!({"statusUpdate": {"taskId": task, "contextId": context, "status": status}})
     }
 
@@ -507,12 +527,13 @@ impl TestAgent {
             (&t.state, &t.text)
         };
         let status = status(state, text, &t.id, &t.context_id, &t.changed_at);
-        let form = t
-            .form
-            .clone()
-            .filter(|_| !visible || t.visible_state == t.state);
+        let parts = if !visible || t.visible_state == t.state {
+            t.parts.as_slice()
+        } else {
+            &[]
+        };
         let mut task =
-            json!({"id": t.id, "contextId": t.context_id, "status": with_form(status, form)});
+            json!({"id": t.id, "contextId": t.context_id, "status": with_parts(status, parts)});
         if !t.artifacts.is_empty() {
             task["artifacts"] = Value::Array(t.artifacts.clone());
         }

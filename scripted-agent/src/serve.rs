@@ -11,16 +11,37 @@ pub(crate) fn status(state: &str, text: &str, task: &str, context: &str, at: &st
     status
 }
 
-/// A status with a part (a form) beside its text.
-pub(crate) fn with_form(mut status: Value, part: Option<Value>) -> Value {
+/// A status with parts (a form, a sign-in link) beside its text.
+pub(crate) fn with_parts(mut status: Value, extra: &[Value]) -> Value {
     let parts = status
         .get_mut("message")
         .and_then(|m| m.get_mut("parts"))
         .and_then(Value::as_array_mut);
-    if let (Some(part), Some(parts)) = (part, parts) {
-        parts.push(part);
+    if let Some(parts) = parts {
+        parts.extend(extra.iter().cloned());
     }
     status
+}
+
+/// `GET /authorize/{task}`: the user signs in out of band, where the agent's
+/// AUTH_REQUIRED note sent them, and the task moves on.
+pub(crate) async fn authorize(
+    State(agent): State<TestAgent>,
+    axum::extract::Path(task): axum::extract::Path<String>,
+) -> Response {
+    let waiting = agent.state(&task).as_deref() == Some("TASK_STATE_AUTH_REQUIRED");
+    if !waiting {
+        return (StatusCode::CONFLICT, "no sign-in is awaited for this task").into_response();
+    }
+    agent
+        .change(
+            &task,
+            "TASK_STATE_WORKING",
+            "Signed in; booking the room",
+            false,
+        )
+        .await;
+    (StatusCode::OK, "Signed in. You can close this page.").into_response()
 }
 
 pub(crate) fn rand_id() -> String {
@@ -353,7 +374,7 @@ async fn send(agent: &TestAgent, id: Value, params: &Value, streaming: bool) -> 
                 visible_text: String::new(),
                 changed_at: now_rfc3339(),
                 artifacts: Vec::new(),
-                form: None,
+                parts: Vec::new(),
                 turns: 0,
             };
             lock(&agent.inner).tasks.insert(task.clone(), rec);
@@ -383,7 +404,7 @@ async fn send(agent: &TestAgent, id: Value, params: &Value, streaming: bool) -> 
     };
     // A turn answers the question: its form goes with it.
     if let Some(rec) = lock(&agent.inner).tasks.get_mut(&task) {
-        rec.form = None;
+        rec.parts.clear();
     }
     for (state, text) in &script {
         let update = agent.status_update(&task, state, text);

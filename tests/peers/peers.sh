@@ -6,6 +6,11 @@
 #   27143  Strands Agents 1.62 A2AServer          (strands/, a scripted model)
 #   27144  Google ADK 2.13 to_a2a                 (adk/, a scripted model)
 #   27145  @a2a-js/sdk 0.3.14, JSON-RPC, push     (js03/)
+#   27148  Pydantic AI 2.68 on FastA2A 2.1 (1.0)  (pydantic/, a scripted model)
+#   27149  LangGraph's API server 0.16, in memory (langgraph/, a scripted model; its
+#          card at /.well-known/agent-card.json?assistant_id=…)
+#   27180  Mastra 1.71's A2A routes (0.3, push advertised), Node (mastra/, a scripted model;
+#          its card at /api/.well-known/widgets/agent-card.json)
 #   27161-27164  a2a-sdk 1.3 behind auth: API key (its card too), bearer (an extended
 #                card), basic (no push), OAuth2 JWTs   (tests/sdk_agent/server.py --auth)
 #   27165  oauth2-mock-server 7.2.1, the OAuth2 server those JWTs come from (oauth2/)
@@ -56,9 +61,11 @@ npm_peer() {
 
 install_peers() {
   local name
-  for name in sdk03 strands adk; do peer_venv "$name"; done
+  for name in sdk03 strands adk pydantic langgraph; do peer_venv "$name"; done
   npm_peer js03
   cp "$PEERS_DIR/js03/server.mjs" "$STANDIN_CACHE/peer-js03/server.mjs"
+  npm_peer mastra
+  cp "$PEERS_DIR/mastra/server.mjs" "$STANDIN_CACHE/peer-mastra/server.mjs"
   npm_peer oauth2
   # Not a peer but a parent: the A2A JavaScript SDK's client, through the A2A front.
   npm_peer js-parent
@@ -167,8 +174,24 @@ start_peers() {
     "$venv-strands/bin/python" "$PEERS_DIR/strands/server.py" --port 27143
   start_peer adk 27144 "$logs/peer-adk.log" \
     "$venv-adk/bin/python" "$PEERS_DIR/adk/server.py" --port 27144
+  start_peer pydantic 27148 "$logs/peer-pydantic.log" \
+    "$venv-pydantic/bin/python" "$PEERS_DIR/pydantic/server.py" --port 27148
+  # As `langgraph dev` runs it, from a copy of its project (it keeps its state beside
+  # it): in memory, no license, no telemetry, no reload.
+  local graph="$STANDIN_CACHE/peer-langgraph"
+  rm -rf "$graph" && mkdir -p "$graph"
+  cp "$PEERS_DIR/langgraph/graph.py" "$PEERS_DIR/langgraph/langgraph.json" "$graph/"
+  (cd "$graph" && LANGGRAPH_CLI_NO_ANALYTICS=1 LANGSMITH_TRACING=false exec \
+    "$venv-langgraph/bin/langgraph" dev --config langgraph.json --host 127.0.0.1 \
+    --port 27149 --no-browser --no-reload) >"$logs/peer-langgraph.log" 2>&1 &
+  PEER_PIDS="$PEER_PIDS $!"
+  await_http langgraph http://127.0.0.1:27149/ok $! "$logs/peer-langgraph.log"
   start_peer js03 27145 "$logs/peer-js03.log" \
     node "$STANDIN_CACHE/peer-js03/server.mjs" --port 27145 --work-seconds 15
+  node "$STANDIN_CACHE/peer-mastra/server.mjs" --port 27180 >"$logs/peer-mastra.log" 2>&1 &
+  PEER_PIDS="$PEER_PIDS $!"
+  await_http mastra http://127.0.0.1:27180/api/.well-known/widgets/agent-card.json $! \
+    "$logs/peer-mastra.log"
 }
 
 stop_peers() {

@@ -6,6 +6,7 @@ tests run the stand-in against it.
         [--auth api_key|bearer|basic|oauth2|sigv4 --accept-file F [--jwks URL --issuer URL]
          [--extended-card] [--card-needs-auth]]
         [--tls-cert F --tls-key F [--client-ca F]] [--received F] [--calls F]
+        [--sign-card JWKS_OUT [--tamper-card]]
 
 With --received F, every message the agent receives is appended to F as one JSON line:
 its parts, a file's bytes as their SHA-256 (so a test checks what arrived, byte for byte).
@@ -24,6 +25,11 @@ HTTPS, and with --client-ca it requires a client certificate that CA signed (mTL
 card names the mtls scheme).
 Refusals are 401; every credential heard is appended to F.heard, so a test can look for
 them where they must not be.
+
+With --sign-card, the card is signed by the SDK's own signer (`create_agent_card_signer`)
+with a fresh ES256 key whose signature names its key set (`jku`: this agent's
+/jwks.json), and that JWKS is also written to JWKS_OUT for a test to pin. With
+--tamper-card, the card's description is changed after it was signed.
 """
 
 import argparse
@@ -56,6 +62,7 @@ from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, 
 from a2a.types import a2a_pb2
 from google.protobuf.json_format import MessageToDict
 from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 
 async def read_whole(receive):
@@ -261,6 +268,31 @@ class WidgetExecutor(AgentExecutor):
         await updater.cancel()
 
 
+def signed(card, base, jwks_out, tamper):
+    """Signs the card in place (before the handler serves it), and the route of its JWKS."""
+
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from jwt.algorithms import ECAlgorithm
+    from a2a.utils.signing import create_agent_card_signer
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    kid = "widget-es256"
+    header = {"kid": kid, "alg": "ES256", "typ": "JOSE", "jku": f"{base}/jwks.json"}
+    create_agent_card_signer(key, header)(card)
+    if tamper:
+        card.description = "Asks one question, then works and completes. Trust me."
+    public = json.loads(ECAlgorithm.to_jwk(key.public_key()))
+    public["kid"] = kid
+    jwks = {"keys": [public]}
+    with open(jwks_out, "w") as out:
+        json.dump(jwks, out)
+
+    async def serve_jwks(request):
+        return JSONResponse(jwks)
+
+    return [Route("/jwks.json", serve_jwks, methods=["GET"])]
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
@@ -280,6 +312,8 @@ def main():
     parser.add_argument("--received", help="append each received message's parts to this file")
     parser.add_argument("--calls", help="append each request (path, method, params, traceparent) to this file")
     parser.add_argument("--role-prefix", help="sigv4: the roles whose assumed keys are let in (an ARN prefix)")
+    parser.add_argument("--sign-card", metavar="JWKS_OUT", help="sign the card; write its public JWKS here")
+    parser.add_argument("--tamper-card", action="store_true", help="change the card after it was signed")
     args = parser.parse_args()
     base = f"{'https' if args.tls_cert else 'http'}://127.0.0.1:{args.port}"
     card = AgentCard(
@@ -318,6 +352,8 @@ def main():
         extended_agent_card=extended,
     )
     routes = create_agent_card_routes(card) + create_jsonrpc_routes(handler, rpc_url="/")
+    if args.sign_card:
+        routes += signed(card, base, args.sign_card, args.tamper_card)
     app = Starlette(routes=routes)
     if args.auth:
         app = AuthMiddleware(app, args.auth, args.accept_file, args.jwks, args.issuer, args.card_needs_auth,

@@ -16,6 +16,7 @@ pub const WORKING: &str = "TASK_STATE_WORKING";
 pub const COMPLETED: &str = "TASK_STATE_COMPLETED";
 pub const CANCELED: &str = "TASK_STATE_CANCELED";
 pub const FAILED: &str = "TASK_STATE_FAILED";
+pub const AUTH_REQUIRED: &str = "TASK_STATE_AUTH_REQUIRED";
 
 /// (seq, state, final) of each note, to compare a whole conversation at once. Each
 /// note is read as the wire's `ParentNote`, so a note a parent could not read fails here.
@@ -53,6 +54,31 @@ pub async fn start_as(stack: &Stack, persona: &str, id: &str) {
         .await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["task_id"], id);
+}
+
+/// Registers `entry` under a fresh agent id (the registry: no redeploy) and starts a
+/// stand-in on it, with `start` merged into the request; returns the agent's id and the
+/// stand-in's.
+pub async fn start_on_entry(
+    stack: &Stack,
+    name: &str,
+    entry: Value,
+    start: Value,
+) -> (String, String) {
+    let agent_id = unique(name);
+    let (status, body) = stack
+        .control("PUT", &format!("/agents/{agent_id}"), Some(entry))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let id = unique(name);
+    let mut request =
+        json!({"agent": agent_id, "message": "Please build me a widget", "task_id": id});
+    if let (Some(request), Some(start)) = (request.as_object_mut(), start.as_object()) {
+        request.extend(start.clone());
+    }
+    let (status, body) = stack.control("POST", "/standins", Some(request)).await;
+    assert_eq!(status, 200, "{body}");
+    (agent_id, id)
 }
 
 /// Starts a stand-in on `persona` under a new id, and returns the id.

@@ -10,15 +10,19 @@
 //! STS gave for a `standin-agent-*` role the entry names, and refuses the functions' own;
 //! entries that would have the functions call an AWS API are refused; and no secret,
 //! token or key the agents heard appears in a table, an execution's history, a log or a
-//! note.
+//! note. And an agent that asks the user to sign in mid-task (AUTH_REQUIRED) is told to
+//! the parent with its link, watched on until the user has signed in, or ended at the
+//! deadline.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
+use standin_integration::agent::{Behaviour, TestAgent};
 use standin_integration::e2e::{
-    COMPLETED, FAILED, INPUT_REQUIRED, SOON, WORKING, reply, start_as, states, wait_final,
+    AUTH_REQUIRED, CANCELED, COMPLETED, FAILED, INPUT_REQUIRED, SOON, WORKING, reply, start_as,
+    start_on_entry, states, wait_final, wait_parked,
 };
 use standin_integration::stack::{Stack, unique};
 
@@ -481,4 +485,81 @@ async fn entries_that_would_make_the_functions_call_an_aws_api_are_refused() {
         let (status, _) = stack.control("GET", &format!("/agents/{id}"), None).await;
         assert_eq!(status, 404, "{entry} was not stored");
     }
+}
+
+/// The agent needs the user to sign in mid-task (A2A's AUTH_REQUIRED): the parent's note
+/// carries what the agent sent (its text, the sign-in link, the scheme as data), the
+/// stand-in keeps watching, and once the user has signed in out of band, at that link,
+/// the agent moves on and the stand-in hears it through to the end.
+#[tokio::test]
+async fn auth_required_reaches_the_parent_and_the_task_goes_on_after_sign_in() {
+    let stack = Stack::load(&STACK).await;
+    let agent = TestAgent::start(27186, Behaviour::default()).await;
+    agent.script_turn(&[(WORKING, "Looking for a free room")]);
+    let entry = json!({"url": agent.url, "follow_interval": 1});
+    let (_, id) = start_on_entry(&stack, "signin", entry, json!({})).await;
+    wait_parked(&stack, &id, "push").await;
+    let remote = agent.task_ids().pop().unwrap();
+    let link = agent
+        .ask_for_authorization(&remote, "Sign in to your calendar so I can book the room")
+        .await;
+    let notes = stack.wait_notes(&id, 2, SOON).await;
+    let asked = &notes[1];
+    assert_eq!(asked["state"], AUTH_REQUIRED, "{notes:#?}");
+    assert_eq!(asked["final"], false);
+    assert_eq!(
+        asked["text"],
+        "Sign in to your calendar so I can book the room"
+    );
+    assert_eq!(asked["parts"][0]["kind"], "url", "{asked:#}");
+    assert_eq!(asked["parts"][0]["url"], link.as_str());
+    assert_eq!(asked["parts"][1]["data"]["scheme"], "oauth2", "{asked:#}");
+    // Still watched: the park is live, and nothing ends it but the agent.
+    wait_parked(&stack, &id, "push").await;
+    // The user signs in, out of band, where the note sent them.
+    let signed_in = reqwest::get(asked["parts"][0]["url"].as_str().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(signed_in.status(), 200);
+    let notes = stack.wait_notes(&id, 3, SOON).await;
+    assert_eq!(
+        (notes[2]["state"].as_str(), notes[2]["text"].as_str()),
+        (Some(WORKING), Some("Signed in; booking the room")),
+        "{notes:#?}"
+    );
+    agent
+        .change(&remote, COMPLETED, "The room is booked.", false)
+        .await;
+    let notes = wait_final(&stack, &id).await;
+    assert_eq!(
+        states(&notes),
+        [
+            (1, WORKING.into(), false),
+            (2, AUTH_REQUIRED.into(), false),
+            (3, WORKING.into(), false),
+            (4, COMPLETED.into(), true)
+        ]
+    );
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+}
+
+/// A sign-in that never comes does not hold a stand-in for ever: its deadline ends it,
+/// the remote task cancelled and the parent told why.
+#[tokio::test]
+async fn auth_required_never_answered_ends_at_the_deadline() {
+    let stack = Stack::load(&STACK).await;
+    let agent = TestAgent::start(27187, Behaviour::default()).await;
+    agent.script_turn(&[(AUTH_REQUIRED, "Sign in first")]);
+    let entry = json!({"url": agent.url});
+    let (_, id) = start_on_entry(&stack, "nosignin", entry, json!({"deadline_secs": 8})).await;
+    let notes = wait_final(&stack, &id).await;
+    assert_eq!(notes[0]["state"], AUTH_REQUIRED, "{notes:#?}");
+    let last = notes.last().unwrap();
+    assert_eq!(last["state"], CANCELED, "{notes:#?}");
+    assert!(
+        last["text"].as_str().unwrap().contains("deadline"),
+        "{last}"
+    );
+    assert_eq!(agent.count("CancelTask"), 1, "the remote task is cancelled");
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
 }

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use standin_integration::agent::{Behaviour, TestAgent};
 use standin_integration::e2e::{
     CANCELED, COMPLETED, FAILED, INPUT_REQUIRED, SOON, WORKING, assert_no_step_died, reply, start,
-    states, wait_final, wait_parked,
+    start_on_entry, states, wait_final, wait_parked,
 };
 use standin_integration::stack::Stack;
 
@@ -295,26 +295,6 @@ async fn oversized_texts_are_refused_or_bounded_and_every_stand_in_still_ends_wi
     );
 }
 
-/// Registers `entry` under a fresh agent id (the registry: no redeploy) and starts a
-/// stand-in on it, with `start` merged into the request; returns the stand-in's id.
-async fn start_on_entry(stack: &Stack, name: &str, entry: Value, start: Value) -> (String, String) {
-    let agent_id = standin_integration::stack::unique(name);
-    let (status, body) = stack
-        .control("PUT", &format!("/agents/{agent_id}"), Some(entry))
-        .await;
-    assert_eq!(status, 200, "{body}");
-    let id = standin_integration::stack::unique(name);
-    let mut request =
-        json!({"agent": agent_id, "message": "Please build me a widget", "task_id": id});
-    request
-        .as_object_mut()
-        .unwrap()
-        .extend(start.as_object().unwrap().clone());
-    let (status, body) = stack.control("POST", "/standins", Some(request)).await;
-    assert_eq!(status, 200, "{body}");
-    (agent_id, id)
-}
-
 /// Every stand-in ends: one whose agent works on and on ends at the deadline its start
 /// asked for. The remote task is cancelled, and the parent's final note says why.
 #[tokio::test]
@@ -344,14 +324,37 @@ async fn a_stand_in_at_its_deadline_cancels_the_remote_task_and_tells_the_parent
 #[tokio::test]
 async fn a_stand_in_whose_agent_died_ends_failed_after_its_max_unreachable() {
     let stack = Stack::load(&STACK).await;
+    let port = 27177;
+    let mut sdk_agent = sdk_agent(port, &["--work-seconds", "600"]).await;
+    let entry = json!({"url": format!("http://127.0.0.1:{port}"), "updates": "poll",
+                       "max_unreachable": 5});
+    let (agent_id, id) = start_on_entry(&stack, "gone", entry, json!({})).await;
+    wait_parked(&stack, &id, "poll").await;
+    sdk_agent.kill().await.expect("our own agent process stops");
+    let notes = wait_final(&stack, &id).await;
+    let last = notes.last().unwrap();
+    assert_eq!(last["state"], FAILED, "{notes:#?}");
+    let text = last["text"].as_str().unwrap();
+    assert!(
+        text.contains(&format!("{agent_id:?}")),
+        "names the agent: {text}"
+    );
+    assert!(text.contains("unreachable"), "says why: {text}");
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+    assert_no_step_died(&stack, &id).await;
+}
+
+/// The official SDK's widget agent (tests/sdk_agent/server.py) on `port`, with `args`,
+/// once its card answers; it stops when dropped.
+async fn sdk_agent(port: u16, args: &[&str]) -> tokio::process::Child {
     let python =
         std::path::PathBuf::from(std::env::var("STANDIN_CACHE").expect("set by scripts/env.sh"))
             .join("venv-a2a-sdk/bin/python");
     let server = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sdk_agent/server.py");
-    let port = 27177;
-    let mut sdk_agent = tokio::process::Command::new(python)
+    let agent = tokio::process::Command::new(python)
         .arg(server)
-        .args(["--port", &port.to_string(), "--work-seconds", "600"])
+        .args(["--port", &port.to_string()])
+        .args(args)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .kill_on_drop(true)
@@ -369,20 +372,83 @@ async fn a_stand_in_whose_agent_died_ends_failed_after_its_max_unreachable() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
-    let entry = json!({"url": format!("http://127.0.0.1:{port}"), "updates": "poll",
-                       "max_unreachable": 5});
-    let (agent_id, id) = start_on_entry(&stack, "gone", entry, json!({})).await;
-    wait_parked(&stack, &id, "poll").await;
-    sdk_agent.kill().await.expect("our own agent process stops");
-    let notes = wait_final(&stack, &id).await;
-    let last = notes.last().unwrap();
-    assert_eq!(last["state"], FAILED, "{notes:#?}");
-    let text = last["text"].as_str().unwrap();
-    assert!(
-        text.contains(&format!("{agent_id:?}")),
-        "names the agent: {text}"
+    agent
+}
+
+/// The first note of a stand-in started on `entry`.
+async fn first_note(stack: &Stack, name: &str, entry: Value) -> (String, Value) {
+    let (agent_id, id) = start_on_entry(stack, name, entry, json!({"deadline_secs": 30})).await;
+    let notes = stack.wait_notes(&id, 1, SOON).await;
+    (agent_id, notes[0].clone())
+}
+
+/// An entry that pins its agent's card keys (`card_signing`) gets only a card one of
+/// them signed, the official SDK's signer signing it: the card changed after signing,
+/// or not signed at all, ends the first turn FAILED naming the agent and the reason.
+/// Unpinned, a signed card is read, checked against the keys its signature names, and
+/// the result logged.
+#[tokio::test]
+async fn a_card_whose_keys_are_pinned_must_verify_and_a_tampered_one_is_refused() {
+    let stack = Stack::load(&STACK).await;
+    let dir = std::env::temp_dir().join(standin_integration::stack::unique("card-keys"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (genuine_keys, tampered_keys) = (dir.join("genuine.json"), dir.join("tampered.json"));
+    let _genuine = sdk_agent(27188, &["--sign-card", genuine_keys.to_str().unwrap()]).await;
+    let _tampered = sdk_agent(
+        27189,
+        &[
+            "--sign-card",
+            tampered_keys.to_str().unwrap(),
+            "--tamper-card",
+        ],
+    )
+    .await;
+    let pinned = |path: &std::path::Path| {
+        let jwks: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        json!({"keys": jwks["keys"]})
+    };
+    let genuine = "http://127.0.0.1:27188";
+    let entry = json!({"url": genuine, "card_signing": pinned(&genuine_keys)});
+    let (_, note) = first_note(&stack, "signed", entry).await;
+    assert_eq!(
+        note["state"], INPUT_REQUIRED,
+        "the signed card is read: {note:#}"
     );
-    assert!(text.contains("unreachable"), "says why: {text}");
-    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
-    assert_no_step_died(&stack, &id).await;
+    let entry = json!({"url": "http://127.0.0.1:27189", "card_signing": pinned(&tampered_keys)});
+    let (agent, note) = first_note(&stack, "tampered", entry).await;
+    let text = note["text"].as_str().unwrap();
+    assert_eq!(note["state"], FAILED, "{note:#}");
+    assert!(
+        text.contains(&agent) && text.contains("does not match the card"),
+        "{text}"
+    );
+    // The interop peer's card is not signed at all.
+    let entry = json!({"url": "http://127.0.0.1:27110", "card_signing": pinned(&genuine_keys)});
+    let (agent, note) = first_note(&stack, "unsigned", entry).await;
+    let text = note["text"].as_str().unwrap();
+    assert_eq!(note["state"], FAILED, "{note:#}");
+    assert!(
+        text.contains(&agent) && text.contains("is not signed"),
+        "{text}"
+    );
+    // Unpinned: read, and its signature checked against the key set it names (jku).
+    let (agent, note) = first_note(&stack, "unpinned", json!({"url": genuine})).await;
+    assert_eq!(note["state"], INPUT_REQUIRED, "{note:#}");
+    let deadline = std::time::Instant::now() + SOON;
+    loop {
+        let logs = stack.log_text(&stack.function_logs(), None).await.unwrap();
+        let logged = logs.lines().any(|line| {
+            line.contains(&agent)
+                && line.contains("card signature verified against the keys it names")
+        });
+        if logged {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no log line says the card verified"
+        );
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -1,7 +1,8 @@
 //! The agents people run, as real servers (tests/peers/, installed pinned and started by
 //! `scripts/test`): the official a2a-sdk 0.3 (JSON-RPC and HTTP+JSON) and @a2a-js/sdk 0.3
 //! servers in a two-turn conversation heard by push, by follow and by poll, and the
-//! frameworks' own servers (Strands' `A2AServer`, ADK's `to_a2a`) on scripted models.
+//! frameworks' own servers (Strands' `A2AServer`, ADK's `to_a2a`, Pydantic AI's FastA2A,
+//! LangGraph's API server, Mastra's A2A routes) on scripted models.
 //! Each conversation ends with the right final note and text. Their agents are the
 //! registry's (tests/registry-agents.json), beside the 1.0 stand-ins of the other tests.
 
@@ -109,11 +110,94 @@ async fn the_javascript_sdk_0_3_followed() {
     widget_conversation("js03-follow", "follow", "follow").await;
 }
 
-/// Strands streams its answer in pieces and completes with no status message (the
-/// answer is also an artifact): the last text heard is the final note's.
+/// Strands streams its answer in pieces as progress, then the whole as an artifact, and
+/// completes with no status message: the final note's text is the artifact's, the whole
+/// answer, not the last piece.
 #[tokio::test]
 async fn strands_agents_a2a_server_answers() {
-    one_answer("strands", "The answer is 42.").await;
+    one_answer(
+        "strands",
+        "Looking into it. Drafting the answer. The answer is 42.",
+    )
+    .await;
+}
+
+/// Pydantic AI's FastA2A answers SendMessage with the task at SUBMITTED whatever it is
+/// asked, streams the answer only as artifact chunks (the first already `append`) and
+/// completes with no status message: the final note's text is its artifact's.
+#[tokio::test]
+async fn pydantic_ai_fasta2a_answers_through_its_artifact() {
+    one_answer("pydantic", "Pydantic AI says: the answer is 42.").await;
+}
+
+/// A framework's agent that asks "Which colour?" and builds "blue widget done": the
+/// question's note (returned, with the row's remote task id) and the final note's text.
+async fn asks_then_builds(persona: &str, parked_by: &str) -> (serde_json::Value, String) {
+    let stack = Stack::load(&STACK).await;
+    let id = unique(persona);
+    start_as(&stack, persona, &id).await;
+    let deadline = std::time::Instant::now() + SOON;
+    let question = loop {
+        let notes = stack.notes(&id);
+        if let Some(asked) = notes.iter().find(|n| n["state"] == INPUT_REQUIRED) {
+            break asked.clone();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{persona}: {notes:#?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    };
+    assert_eq!(question["text"], "Which colour?", "{persona}: {question:#}");
+    assert_eq!(
+        question["parts"][0]["kind"], "data",
+        "{persona}: {question:#}"
+    );
+    wait_parked(&stack, &id, parked_by).await;
+    assert_eq!(reply(&stack, &id, "blue").await, 202);
+    let notes = wait_final(&stack, &id).await;
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+    let last = notes.last().unwrap();
+    assert_eq!(
+        (last["state"].as_str(), last["text"].as_str()),
+        (Some(COMPLETED), Some("blue widget done")),
+        "{persona}: {notes:#?}"
+    );
+    let remote = stack.row_status(&id).await["remote_task_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    (question, remote)
+}
+
+/// LangGraph's API server: each turn a run of its own (task ids `context:run`), a 1.0
+/// stream that goes on in 0.3's flat events, a question with no status message (only an
+/// `Interrupt` artifact's data), no SubscribeToTask (the follow turns into a poll), and
+/// an answer only in an artifact.
+#[tokio::test]
+async fn langgraph_api_server_asks_then_answers() {
+    let (question, remote) = asks_then_builds("langgraph", "poll").await;
+    assert_eq!(
+        question["parts"][0]["data"]["value"], "Which colour?",
+        "the interrupt's data: {question:#}"
+    );
+    assert!(
+        remote.contains(':'),
+        "a run's task id, context:run: {remote}"
+    );
+}
+
+/// Mastra asks with a text part and a data part (its tool's suspend payload), advertises
+/// push but sends none to a private address (heard by the turn's stream instead), and
+/// answers only in an artifact streamed in appended chunks.
+#[tokio::test]
+async fn mastra_a2a_routes_ask_then_answer() {
+    let (question, _) = asks_then_builds("mastra", "push").await;
+    assert_eq!(
+        question["parts"][0]["data"]["suspendPayload"]["suspendPayload"]["message"],
+        "Which colour?",
+        "the suspend payload: {question:#}"
+    );
 }
 
 #[tokio::test]

@@ -79,6 +79,9 @@ impl EntryRules {
         if let Some(AuthSpec::OAuth2ClientCredentials { token_url, .. }) = &spec.auth {
             places.push((under(at, "auth.token_url"), token_url.clone()));
         }
+        if let Some(standin_remote::CardSigning::JwksUrl(url)) = &spec.card_signing {
+            places.push((under(at, "card_signing.jwks_url"), url.clone()));
+        }
         let agentcore = self.agentcore_origin(spec.auth.as_ref());
         for (field, text) in &places {
             self.check_place(field, text, agentcore.as_deref(), "an agent")?;

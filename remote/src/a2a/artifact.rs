@@ -5,6 +5,91 @@ use super::divert::{SpillNames, decode_base64};
 use super::types;
 use crate::model::{Artifact, ArtifactUpdate, Content, ContentKind, Part};
 
+/// Most of an artifact's words kept to speak for a status: a note's text is bounded
+/// further on, and an answer streamed in chunks must not grow in memory without end.
+const MAX_SAID_TEXT: usize = 64 * 1024;
+/// Most data parts and links kept, as a note carries at most this many parts.
+const MAX_SAID_PARTS: usize = 16;
+/// Artifacts a stream remembers at once, for chunks of several that interleave.
+const MAX_SAID_ARTIFACTS: usize = 8;
+
+/// What an artifact says, kept to speak for a status with no message of its own
+/// (`map::speak_for`): its inline text parts as written, one after another (an answer
+/// streamed in chunks is several parts with nothing between them), and its data and
+/// links.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Said {
+    pub id: String,
+    pub text: String,
+    pub parts: Vec<Part>,
+}
+
+impl Said {
+    pub fn of(artifact: &Artifact) -> Self {
+        let mut said = Self {
+            id: artifact.id.clone(),
+            ..Self::default()
+        };
+        said.add(&artifact.parts);
+        said
+    }
+
+    fn add(&mut self, parts: &[Part]) {
+        for part in parts {
+            match &part.content {
+                Content::Text(piece) => {
+                    let room = MAX_SAID_TEXT.saturating_sub(self.text.len());
+                    let mut end = piece.len().min(room);
+                    while !piece.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    self.text.push_str(&piece[..end]);
+                }
+                Content::Data(_) | Content::Url(_) if self.parts.len() < MAX_SAID_PARTS => {
+                    self.parts.push(part.clone());
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The artifacts a stream gave, the latest last, each with its chunks appended.
+#[derive(Debug, Default)]
+pub struct Heard(Vec<Said>);
+
+impl Heard {
+    /// A whole task's artifacts replace what was heard.
+    pub fn task(&mut self, artifacts: &[Artifact]) {
+        let skip = artifacts.len().saturating_sub(MAX_SAID_ARTIFACTS);
+        self.0 = artifacts.iter().skip(skip).map(Said::of).collect();
+    }
+
+    pub fn update(&mut self, update: &ArtifactUpdate) {
+        let id = &update.artifact.id;
+        let earlier = self
+            .0
+            .iter()
+            .position(|s| &s.id == id)
+            .map(|at| self.0.remove(at));
+        let said = match earlier {
+            Some(mut said) if update.append => {
+                said.add(&update.artifact.parts);
+                said
+            }
+            _ => Said::of(&update.artifact),
+        };
+        if self.0.len() == MAX_SAID_ARTIFACTS {
+            self.0.remove(0);
+        }
+        self.0.push(said);
+    }
+
+    pub fn last(&self) -> Option<&Said> {
+        self.0.last()
+    }
+}
+
 pub fn artifacts(wire: &[types::Artifact], names: &SpillNames) -> Vec<Artifact> {
     wire.iter().map(|a| artifact(a, names)).collect()
 }

@@ -8,6 +8,8 @@ use reqwest::header::HeaderMap;
 use super::binding::Binding;
 use super::dialect::Dialect;
 use super::http::{Timeouts, read_capped, send_authorized, timeout_or};
+use serde::Deserialize as _;
+
 use super::limits::{MAX_CARD_BYTES, bounded_message};
 use super::types::AgentCard;
 use crate::auth::Credentials;
@@ -181,10 +183,14 @@ pub struct CardRead<'a> {
 }
 
 /// Reads the card.
-pub async fn fetch_card(
-    read: CardRead<'_>,
-    at: CardAt<'_>,
-) -> Result<(AgentCard, Url), RemoteError> {
+/// A card as read: typed, where it was found, and as it came (its signatures sign that).
+pub struct ReadCard {
+    pub card: AgentCard,
+    pub url: Url,
+    pub json: serde_json::Value,
+}
+
+pub async fn fetch_card(read: CardRead<'_>, at: CardAt<'_>) -> Result<ReadCard, RemoteError> {
     match at {
         CardAt::Exact(url) => {
             let url = Url::parse(url)
@@ -205,7 +211,7 @@ pub async fn fetch_card(
     }
 }
 
-async fn read_card(read: CardRead<'_>, url: Url) -> Result<(AgentCard, Url), RemoteError> {
+async fn read_card(read: CardRead<'_>, url: Url) -> Result<ReadCard, RemoteError> {
     let CardRead {
         http,
         headers,
@@ -232,10 +238,12 @@ async fn read_card(read: CardRead<'_>, url: Url) -> Result<(AgentCard, Url), Rem
             what: "the card",
             limit: MAX_CARD_BYTES,
         })?;
-    let card = serde_json::from_slice::<AgentCard>(&body).map_err(|e| {
+    let not_a_card = |e: serde_json::Error| {
         RemoteError::Card(bounded_message(&format!("{url} is not an agent card: {e}")))
-    })?;
-    Ok((card, url))
+    };
+    let json: serde_json::Value = serde_json::from_slice(&body).map_err(not_a_card)?;
+    let card = AgentCard::deserialize(&json).map_err(not_a_card)?;
+    Ok(ReadCard { card, url, json })
 }
 
 #[cfg(test)]

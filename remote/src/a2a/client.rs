@@ -13,7 +13,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::artifact;
+use super::artifact::{self, Heard, Said};
 use super::binding::Transport;
 use super::call::{Answer, Call};
 use super::card::ResolvedAgent;
@@ -121,8 +121,8 @@ impl AgentClient {
             credentials: None,
             timeouts,
         };
-        let (card, url) = super::card::fetch_card(read, at).await?;
-        let agent = ResolvedAgent::from_card(&card, &url, &[])?;
+        let read = super::card::fetch_card(read, at).await?;
+        let agent = ResolvedAgent::from_card(&read.card, &read.url, &[])?;
         let mut headers = HeaderMap::new();
         if let Some(p) = participant {
             let value = HeaderValue::from_str(p)
@@ -180,7 +180,9 @@ impl AgentClient {
     fn status_of(&self, task: &Task) -> Status {
         let mut status = map::task(task);
         if let Some(collect) = &self.collect {
-            status.artifacts = Some(artifact::artifacts(&task.artifacts, &collect.names));
+            let artifacts = artifact::artifacts(&task.artifacts, &collect.names);
+            map::speak_for(&mut status, artifacts.last().map(Said::of).as_ref());
+            status.artifacts = Some(artifacts);
         }
         status
     }
@@ -188,20 +190,29 @@ impl AgentClient {
     /// The wire's events as the model's updates.
     fn updates(&self, events: EventStream) -> UpdateStream {
         let names = self.collect.as_ref().map(|c| c.names.clone());
+        let mut heard = Heard::default();
         events
             .map(move |event| {
                 let event = event?;
-                Ok(match (&names, &event.task, &event.artifact_update) {
+                let mut update = match (&names, &event.task, &event.artifact_update) {
                     (Some(names), Some(task), _) => {
                         let mut status = map::task(task);
-                        status.artifacts = Some(artifact::artifacts(&task.artifacts, names));
+                        let artifacts = artifact::artifacts(&task.artifacts, names);
+                        heard.task(&artifacts);
+                        status.artifacts = Some(artifacts);
                         Update::Status(status)
                     }
                     (Some(names), None, Some(update)) => {
-                        Update::Artifact(artifact::update(update, names))
+                        let update = artifact::update(update, names);
+                        heard.update(&update);
+                        Update::Artifact(update)
                     }
                     _ => map::update(&event),
-                })
+                };
+                if let Update::Status(status) = &mut update {
+                    map::speak_for(status, heard.last());
+                }
+                Ok(update)
             })
             .boxed()
     }

@@ -273,13 +273,24 @@ impl Calls {
         }
     }
 
-    /// A stream item (or a 0.3 send result) as 1.0's stream response.
+    /// A stream item (or a 0.3 send result) as 1.0's stream response. A 1.0 stream may
+    /// carry 0.3's flat `kind`-tagged events after a 1.0 first one (LangGraph's API
+    /// server does), so a 1.0 item is read by its own shape.
     pub fn item(&self, transport: &dyn Transport, item: Value) -> Value {
         match self.dialect {
+            Dialect::V1 if is_kinded(&item) => v03::kinded_v1(&item),
             Dialect::V1 => item,
             Dialect::V03 => transport.v03_item(&item),
         }
     }
+}
+
+/// 1.0's stream response wraps its one member (`task`, `statusUpdate`, …); 0.3's
+/// JSON-RPC item is the object itself, tagged by `kind`.
+fn is_kinded(item: &Value) -> bool {
+    const WRAPPERS: [&str; 4] = ["task", "message", "statusUpdate", "artifactUpdate"];
+    item.get("kind").is_some_and(Value::is_string)
+        && !WRAPPERS.iter().any(|w| item.get(*w).is_some())
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ impl Default for Timeouts {
 
 /// Reads a body whole; None past `limit` bytes (checked on Content-Length first, then
 /// as it arrives, so nothing beyond the limit is held).
-pub(super) async fn read_capped(
+pub(crate) async fn read_capped(
     mut response: reqwest::Response,
     limit: usize,
 ) -> Result<Option<Vec<u8>>, reqwest::Error> {

@@ -18,6 +18,7 @@ pub mod map;
 pub mod profile;
 pub mod reach;
 pub mod security;
+pub mod signature;
 pub mod skim;
 pub mod sse;
 pub mod types;

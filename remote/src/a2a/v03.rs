@@ -57,7 +57,19 @@ fn part_v1(part: &Value) -> Value {
     let Some(p) = object(part) else {
         return part.clone();
     };
-    let mut out = copy(p, &["text", "data", "metadata"]);
+    // 1.0's own members too: a 1.0 agent's `kind`-tagged event is read here.
+    let mut out = copy(
+        p,
+        &[
+            "text",
+            "data",
+            "metadata",
+            "url",
+            "raw",
+            "mediaType",
+            "filename",
+        ],
+    );
     if let Some(file) = p.get("file").and_then(object) {
         if let Some(uri) = file.get("uri").or_else(|| file.get("fileWithUri")) {
             out.insert("url".into(), uri.clone());

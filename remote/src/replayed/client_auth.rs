@@ -87,6 +87,7 @@ async fn connect(
         extensions: &[],
         allow_private: true,
         credentials,
+        card_signing: None,
     };
     Connector::new(crate::tls::Roots::built_in(), http_client().unwrap())
         .connect("billing", reach)

@@ -5,4 +5,6 @@ mod client;
 mod client_artifacts;
 mod client_auth;
 mod client_v03;
+mod frameworks;
 mod replay;
+mod signed_cards;

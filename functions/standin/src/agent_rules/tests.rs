@@ -79,6 +79,11 @@ fn an_entry_on_an_aws_service_endpoint_is_refused_whatever_its_auth() {
         ),
         "auth.token_url"
     );
+    assert_eq!(
+        refused(json!({"url": "https://agent.example",
+            "card_signing": {"jwks_url": "https://sts.amazonaws.com/keys"}})),
+        "card_signing.jwks_url"
+    );
 }
 
 #[test]

@@ -115,6 +115,8 @@ pub struct AgentSpec {
     pub max_unreachable: Duration,
     /// How the agent gets a file the parent uploaded.
     pub file_delivery: FileDelivery,
+    /// The keys the agent's card must be signed with (a JWKS URL or public keys).
+    pub card_signing: Option<standin_remote::CardSigning>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -171,6 +173,8 @@ struct Entry {
     max_unreachable: Option<f64>,
     #[serde(default)]
     file_delivery: FileDelivery,
+    #[serde(default)]
+    card_signing: Option<serde_json::Value>,
 }
 
 fn auto() -> Updates {
@@ -340,6 +344,9 @@ impl AgentSpec {
         }
         if self.file_delivery != FileDelivery::default() {
             entry["file_delivery"] = serde_json::json!(self.file_delivery);
+        }
+        if let Some(signing) = &self.card_signing {
+            entry["card_signing"] = signing.to_entry();
         }
         entry
     }
@@ -530,6 +537,20 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
         .auth
         .map(|value| crate::auth::AuthSpec::parse(&format!("{at}.auth"), value))
         .transpose()?;
+    let card_signing = entry
+        .card_signing
+        .map(|value| {
+            standin_remote::CardSigning::parse(&value).map_err(|e| {
+                let field = format!("{at}.card_signing");
+                let field = if e.member.is_empty() {
+                    field
+                } else {
+                    format!("{field}.{}", e.member)
+                };
+                err(field, e.problem)
+            })
+        })
+        .transpose()?;
     let spec = AgentSpec {
         auth,
         id: entry.id,
@@ -547,6 +568,7 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
         max_duration,
         max_unreachable,
         file_delivery: entry.file_delivery,
+        card_signing,
     };
     let size = spec.to_entry().to_string().len();
     if size > MAX_ENTRY_BYTES {

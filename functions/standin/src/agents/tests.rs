@@ -122,7 +122,8 @@ fn every_error_names_its_field() {
 #[test]
 fn an_entry_reads_back_to_the_spec_it_was_written_from() {
     let cfg = AgentsConfig::parse(
-        r#"{"agents":[{"id":"a","url":"https://a.example","version":"1.0","updates":"follow","follow_interval":2.5,"participant":"p","allowed_origins":["https://b.example"]},{"id":"b","url":"http://h","file_delivery":"bytes"},
+        r#"{"agents":[{"id":"a","url":"https://a.example","version":"1.0","updates":"follow","follow_interval":2.5,"participant":"p","allowed_origins":["https://b.example"]},{"id":"b","url":"http://h","file_delivery":"bytes","card_signing":{"jwks_url":"https://h.example/jwks.json"}},
+            {"id":"d","url":"https://d.example","card_signing":{"keys":[{"kty":"EC","crv":"P-256","kid":"k1","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}]}},
             {"id":"c","url":"https://c.example","updates":"poll","poll_max_interval":30,"card_url":"https://c.example/a2a/v1/card?assistant_id=x","headers":{"X-Api-Version":"2"},"session_header":"X-Amzn-Bedrock-AgentCore-Runtime-Session-Id","extensions":["https://ext.example/v1"]}]}"#,
     )
     .expect("valid");
@@ -364,4 +365,30 @@ fn an_agent_takes_uploaded_files_as_links_unless_its_entry_says_bytes() {
     // The default is not written: an entry from before reads the same.
     assert!(cfg.agents[0].to_entry().get("file_delivery").is_none());
     assert_eq!(cfg.agents[1].to_entry()["file_delivery"], "bytes");
+}
+
+/// A pinned key is checked with the entry: a private key, which an entry would show in
+/// plain text, or a key of no kind a card is signed with, is the entry's error.
+#[test]
+fn card_signing_errors_name_the_member() {
+    for (signing, field) in [
+        (r#"{}"#, "agents[0].card_signing"),
+        (
+            r#"{"jwks_url":"file:///etc/keys"}"#,
+            "agents[0].card_signing.jwks_url",
+        ),
+        (
+            r#"{"keys":[{"kty":"EC","crv":"P-256","x":"a","y":"b","d":"secret"}]}"#,
+            "agents[0].card_signing.keys[0]",
+        ),
+        (
+            r#"{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}"#,
+            "agents[0].card_signing.keys[0]",
+        ),
+    ] {
+        let json = format!(
+            r#"{{"agents":[{{"id":"a","url":"https://a.example","card_signing":{signing}}}]}}"#
+        );
+        assert_eq!(field_of(&json), field, "{signing}");
+    }
 }

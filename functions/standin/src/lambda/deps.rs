@@ -392,6 +392,7 @@ fn reach_of(spec: &AgentSpec, allow_private: bool) -> Reach<'_> {
         traceparent: None,
         extensions: &spec.extensions,
         allow_private,
+        card_signing: spec.card_signing.as_ref(),
     }
 }
 

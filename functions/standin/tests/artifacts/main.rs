@@ -79,6 +79,7 @@ fn spec() -> AgentSpec {
         max_duration: None,
         max_unreachable: standin::agents::DEFAULT_MAX_UNREACHABLE,
         file_delivery: standin::agents::FileDelivery::Link,
+        card_signing: None,
         auth: None,
     }
 }

@@ -77,6 +77,7 @@ fn spec(updates: Updates) -> AgentSpec {
         max_duration: None,
         max_unreachable: standin::agents::DEFAULT_MAX_UNREACHABLE,
         file_delivery: standin::agents::FileDelivery::Link,
+        card_signing: None,
         auth: None,
     }
 }
