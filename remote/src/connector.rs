@@ -165,7 +165,7 @@ impl Connector {
     pub async fn describe(&self, reach: Reach<'_>) -> Result<Profile, RemoteError> {
         let headers = reach.headers()?;
         let http = self.client_for(reach.credentials.as_deref()).await?;
-        let read = read_card(&http, &headers, &reach).await?;
+        let read = read_card(&http, &self.http, &headers, &reach).await?;
         Ok(profile::of(&read.card))
     }
 
@@ -177,7 +177,7 @@ impl Connector {
         headers: &HeaderMap,
         reach: &Reach<'_>,
     ) -> Result<ResolvedAgent, RemoteError> {
-        let ReadCard { card, url, .. } = read_card(http, headers, reach).await?;
+        let ReadCard { card, url, .. } = read_card(http, &self.http, headers, reach).await?;
         let configured = reach.credentials.as_ref().map(|c| c.scheme());
         if let Some(unmet) = security::requirements(&card).unmet(reach.agent, configured) {
             return Err(RemoteError::AuthNotConfigured(unmet));
@@ -201,7 +201,11 @@ impl Connector {
         )?
         .with_credentials(reach.credentials.clone());
         let extended = match public.extended_card().await {
-            Ok(extended) => extended,
+            Ok((extended, json)) => {
+                // Pinned keys hold for every card the stand-in reads, this one too.
+                check_signature(&self.http, reach, &json).await?;
+                extended
+            }
             Err(err @ (RemoteError::Unauthorized { .. } | RemoteError::Credentials(_))) => {
                 return Err(err);
             }
@@ -228,6 +232,7 @@ impl Connector {
 /// time could name the function's neighbours.
 async fn read_card(
     http: &reqwest::Client,
+    plain: &reqwest::Client,
     headers: &HeaderMap,
     reach: &Reach<'_>,
 ) -> Result<ReadCard, RemoteError> {
@@ -245,60 +250,32 @@ async fn read_card(
         timeouts: Timeouts::default(),
     };
     let read = fetch_card(read, at).await?;
-    check_signature(http, reach, &read.json).await?;
+    check_signature(plain, reach, &read.json).await?;
     Ok(read)
 }
 
 /// Holds a card to the keys its entry pins: refused, naming the agent and the reason,
 /// unless one of its signatures verifies. Without pinned keys a signed card is checked
 /// against the key set its signature names (`jku`) and the result logged: nothing is
-/// refused on keys the agent itself chose.
+/// refused on keys the agent itself chose. Key sets are read with `plain`, a client that
+/// presents no certificate of ours to a host the agent names.
 async fn check_signature(
-    http: &reqwest::Client,
+    plain: &reqwest::Client,
     reach: &Reach<'_>,
     card: &serde_json::Value,
 ) -> Result<(), RemoteError> {
     let agent = reach.agent;
     let Some(pinned) = reach.card_signing else {
-        let named = signature::signatures(card)
-            .into_iter()
-            .find_map(|(header, _, _)| header.jku);
-        match named {
-            Some(jku) => match signature::fetch_jwks(http, &jku, reach.allow_private).await {
-                Ok(keys) => match signature::verify(card, &keys) {
-                    Ok(kid) => tracing::info!(
-                        agent,
-                        kid,
-                        jku,
-                        "card signature verified against the keys it names"
-                    ),
-                    Err(why) => tracing::warn!(agent, jku, why, "card signature not verified"),
-                },
-                Err(why) => tracing::warn!(
-                    agent,
-                    jku,
-                    why,
-                    "card signature not checked: its keys did not read"
-                ),
-            },
-            None if !signature::signatures(card).is_empty() => {
-                tracing::info!(
-                    agent,
-                    "card signed, naming no key set (jku): not checked; pin its keys with card_signing"
-                );
-            }
-            None => {}
-        }
+        log_unpinned_signature(plain, reach, card).await;
         return Ok(());
     };
-    let keys = match (pinned.inline(), pinned) {
-        (Some(keys), _) => keys,
-        (None, CardSigning::JwksUrl(url)) => signature::fetch_jwks(http, url, reach.allow_private)
+    let keys = match pinned {
+        CardSigning::Keys(_) => pinned.inline().unwrap_or(JwkSet { keys: Vec::new() }),
+        CardSigning::JwksUrl(url) => signature::fetch_jwks(plain, url, reach.allow_private)
             .await
             .map_err(|why| {
                 RemoteError::Card(format!("agent {agent:?}: card_signing.jwks_url {why}"))
             })?,
-        (None, CardSigning::Keys(_)) => JwkSet { keys: Vec::new() },
     };
     let kid = signature::verify(card, &keys)
         .map_err(|why| RemoteError::Card(format!("agent {agent:?}: its card {why}")))?;
@@ -308,6 +285,42 @@ async fn check_signature(
         "card signature verified against the pinned keys"
     );
     Ok(())
+}
+
+async fn log_unpinned_signature(
+    plain: &reqwest::Client,
+    reach: &Reach<'_>,
+    card: &serde_json::Value,
+) {
+    let agent = reach.agent;
+    let signed = signature::signatures(card);
+    if signed.is_empty() {
+        return;
+    }
+    let Some(jku) = signed.into_iter().find_map(|(header, _, _)| header.jku) else {
+        tracing::info!(
+            agent,
+            "card signed, naming no key set (jku): not checked; pin its keys with card_signing"
+        );
+        return;
+    };
+    match signature::fetch_jwks(plain, &jku, reach.allow_private).await {
+        Ok(keys) => match signature::verify(card, &keys) {
+            Ok(kid) => tracing::info!(
+                agent,
+                kid,
+                jku,
+                "card signature verified against the keys it names"
+            ),
+            Err(why) => tracing::warn!(agent, jku, why, "card signature not verified"),
+        },
+        Err(why) => tracing::warn!(
+            agent,
+            jku,
+            why,
+            "card signature not checked: its keys did not read"
+        ),
+    }
 }
 
 /// Refuses `url` on a private, loopback or link-local address unless the deployment
@@ -323,7 +336,7 @@ pub async fn check_reach(url: &str, what: &str, allow_private: bool) -> Result<(
 const MAX_CARDS: usize = 1024;
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     #![allow(clippy::expect_used, clippy::unwrap_used)]
 
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -361,7 +374,8 @@ mod tests {
         Connector::new(roots, http)
     }
 
-    fn reach(url: &str, allow_private: bool) -> Reach<'_> {
+    /// A reach with nothing but its URL, for the tests of what reads a card.
+    pub(crate) fn reach(url: &str, allow_private: bool) -> Reach<'_> {
         Reach {
             agent: "billing",
             url,

@@ -175,3 +175,24 @@ pub async fn assert_no_step_died(stack: &Stack, execution: &str) {
         );
     }
 }
+
+/// The stand-in ended at its deadline: its final note CANCELED saying so, the agent's
+/// task cancelled once, the execution done.
+pub async fn assert_ended_at_deadline(
+    stack: &Stack,
+    id: &str,
+    agent: &crate::agent::TestAgent,
+) -> Vec<Value> {
+    let notes = wait_final(stack, id).await;
+    let last = notes.last().expect("a final note");
+    assert_eq!(last["state"], CANCELED, "{notes:#?}");
+    assert!(
+        last["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("deadline")),
+        "{last}"
+    );
+    assert_eq!(agent.count("CancelTask"), 1, "the remote task is cancelled");
+    stack.wait_execution(id, "SUCCEEDED", SOON).await;
+    notes
+}

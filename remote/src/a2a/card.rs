@@ -4,12 +4,11 @@
 
 use reqwest::Url;
 use reqwest::header::HeaderMap;
+use serde::Deserialize as _;
 
 use super::binding::Binding;
 use super::dialect::Dialect;
 use super::http::{Timeouts, read_capped, send_authorized, timeout_or};
-use serde::Deserialize as _;
-
 use super::limits::{MAX_CARD_BYTES, bounded_message};
 use super::types::AgentCard;
 use crate::auth::Credentials;
@@ -182,7 +181,6 @@ pub struct CardRead<'a> {
     pub timeouts: Timeouts,
 }
 
-/// Reads the card.
 /// A card as read: typed, where it was found, and as it came (its signatures sign that).
 pub struct ReadCard {
     pub card: AgentCard,
@@ -190,6 +188,7 @@ pub struct ReadCard {
     pub json: serde_json::Value,
 }
 
+/// Reads the card where `at` says (at a base URL: the 1.0 path, else 0.3's older one).
 pub async fn fetch_card(read: CardRead<'_>, at: CardAt<'_>) -> Result<ReadCard, RemoteError> {
     match at {
         CardAt::Exact(url) => {

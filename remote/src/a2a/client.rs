@@ -13,7 +13,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::artifact::{self, Heard, Said};
+use super::artifact;
 use super::binding::Transport;
 use super::call::{Answer, Call};
 use super::card::ResolvedAgent;
@@ -23,6 +23,7 @@ pub use super::http::Timeouts;
 use super::http::{send_authorized, timeout_or};
 use super::limits::{MAX_EVENT_BYTES, MAX_RESPONSE_BYTES, MAX_STREAM_BYTES, bounded_message};
 use super::map;
+use super::said::{Heard, Said, speak_for};
 use super::skim::Skim;
 use super::sse::{SseDecoder, SseEvent};
 use super::types::{
@@ -181,7 +182,7 @@ impl AgentClient {
         let mut status = map::task(task);
         if let Some(collect) = &self.collect {
             let artifacts = artifact::artifacts(&task.artifacts, &collect.names);
-            map::speak_for(&mut status, artifacts.last().map(Said::of).as_ref());
+            speak_for(&mut status, artifacts.last().map(Said::of).as_ref());
             status.artifacts = Some(artifacts);
         }
         status
@@ -210,7 +211,7 @@ impl AgentClient {
                     _ => map::update(&event),
                 };
                 if let Update::Status(status) = &mut update {
-                    map::speak_for(status, heard.last());
+                    speak_for(status, heard.last());
                 }
                 Ok(update)
             })
@@ -223,9 +224,15 @@ impl AgentClient {
         self
     }
 
-    /// The card an authenticated caller may read, in place of the public one.
-    pub(crate) async fn extended_card(&self) -> Result<super::types::AgentCard, RemoteError> {
-        self.unary(self.calls.extended_card()).await
+    /// The card an authenticated caller may read, in place of the public one, with the
+    /// JSON it came as (its signatures sign that).
+    pub(crate) async fn extended_card(
+        &self,
+    ) -> Result<(super::types::AgentCard, Value), RemoteError> {
+        let json: Value = self.unary(self.calls.extended_card()).await?;
+        let card =
+            serde::Deserialize::deserialize(&json).map_err(|e| invalid("the extended card", e))?;
+        Ok((card, json))
     }
 
     #[cfg(test)]

@@ -3,7 +3,6 @@
 
 use serde_json::Value;
 
-use super::artifact::Said;
 use super::types::{
     Message, SendMessageResult, StreamResponse, Task, TaskStatus, TaskStatusUpdateEvent, WireState,
 };
@@ -123,24 +122,6 @@ pub fn claimed_state(event: &StreamResponse) -> Option<TaskState> {
         (Some(t), _) => Some(read_state(t.status.state, task_sub_state(t))),
         (None, Some(u)) => Some(read_state(u.status.state, update_sub_state(u))),
         (None, None) => None,
-    }
-}
-
-/// An agent may end, or ask, with no status message and say it through an artifact
-/// instead: the answer only in an artifact (the status has no message at all), a
-/// question only as an artifact's data. The last artifact it gave then speaks for the
-/// status: its text is an end's or a question's text, and its data or links a
-/// question's parts. A status message of its own always wins, and progress never
-/// borrows an artifact's words (they are told as artifacts).
-pub fn speak_for(status: &mut Status, last: Option<&Said>) {
-    let Some(last) = last else { return };
-    let speaks = status.state == TaskState::Completed || status.state.is_interrupted();
-    if status.text.is_some() || !status.parts.is_empty() || !speaks {
-        return;
-    }
-    status.text = Some(last.text.trim().to_owned()).filter(|t| !t.is_empty());
-    if status.state.is_interrupted() {
-        status.parts = last.parts.clone();
     }
 }
 

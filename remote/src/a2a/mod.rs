@@ -17,6 +17,7 @@ pub mod limits;
 pub mod map;
 pub mod profile;
 pub mod reach;
+pub mod said;
 pub mod security;
 pub mod signature;
 pub mod skim;

@@ -11,8 +11,11 @@ use serde_json::Value;
 
 /// Signatures looked at on one card; a card carries one per signing key, rarely more.
 const MAX_SIGNATURES: usize = 8;
-/// Nesting past which a card has no canonical form (the SDK's bound too).
+/// Nesting past which a card has no canonical form: a card is a few levels deep, and
+/// the bound keeps a hostile one from exhausting the stack.
 const MAX_DEPTH: usize = 64;
+/// How long a key set may take to read: it is small, and a card read waits on it.
+const JWKS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Only asymmetric algorithms: a card signed with a shared secret (HS256) would let any
 /// holder of the "public" key forge it, and `none` signs nothing.
@@ -105,17 +108,26 @@ fn without_empty(value: &Value, depth: usize) -> Result<Option<Value>, String> {
 pub fn verify(card: &Value, keys: &JwkSet) -> Result<String, String> {
     let signed = signatures(card);
     if signed.is_empty() {
-        return Err("is not signed".into());
+        let listed = card
+            .get("signatures")
+            .and_then(Value::as_array)
+            .is_some_and(|list| !list.is_empty());
+        return Err(if listed {
+            "has signatures, none of which reads as a JWS (protected header and signature)".into()
+        } else {
+            "is not signed".into()
+        });
     }
     let payload = payload(card)?;
-    let mut why = String::new();
+    let mut reasons: Vec<String> = Vec::new();
     for (header, protected, signature) in &signed {
         match verify_one(header, protected, signature, &payload, keys) {
             Ok(()) => return Ok(header.kid.clone().unwrap_or_default()),
-            Err(reason) => why = reason,
+            Err(reason) if !reasons.contains(&reason) => reasons.push(reason),
+            Err(_) => {}
         }
     }
-    Err(why)
+    Err(reasons.join("; "))
 }
 
 fn verify_one(
@@ -136,26 +148,44 @@ fn verify_one(
                 header.alg
             )
         })?;
-    let jwk = match &header.kid {
-        Some(kid) => keys.find(kid),
-        None if keys.keys.len() == 1 => keys.keys.first(),
-        None => None,
+    // The key the signature names; a pinned key given without an id may be any of them.
+    let named: Vec<_> = match &header.kid {
+        Some(kid) => keys
+            .keys
+            .iter()
+            .filter(|k| k.common.key_id.as_deref() == Some(kid))
+            .collect(),
+        None => Vec::new(),
+    };
+    let candidates = if named.is_empty() {
+        keys.keys
+            .iter()
+            .filter(|k| k.common.key_id.is_none() || header.kid.is_none())
+            .collect()
+    } else {
+        named
+    };
+    if candidates.is_empty() {
+        return Err(match &header.kid {
+            Some(kid) => format!("is signed by key {kid:?}, which is not among the keys"),
+            None => "names no key (kid), and no key is given without one".to_owned(),
+        });
     }
-    .ok_or_else(|| match &header.kid {
-        Some(kid) => format!("is signed by key {kid:?}, which is not among the keys"),
-        None => "names no key (kid) and more than one key could be meant".to_owned(),
-    })?;
-    let key =
-        DecodingKey::from_jwk(jwk).map_err(|e| format!("has a key that does not read: {e}"))?;
     let message = format!("{protected}.{payload}");
-    match jsonwebtoken::crypto::verify(signature, message.as_bytes(), &key, alg) {
-        Ok(true) => Ok(()),
-        Ok(false) => Err(format!(
-            "does not verify: its signature by key {:?} does not match the card (changed since it was signed?)",
-            header.kid.as_deref().unwrap_or_default()
-        )),
-        Err(e) => Err(format!("does not verify: {e}")),
+    for jwk in candidates {
+        let Ok(key) = DecodingKey::from_jwk(jwk) else {
+            continue;
+        };
+        if let Ok(true) = jsonwebtoken::crypto::verify(signature, message.as_bytes(), &key, alg) {
+            return Ok(());
+        }
     }
+    Err(format!(
+        "does not verify: its signature by key {:?} does not match the card (changed since \
+         it was signed, or signed over another form of it than the card without its \
+         signatures in RFC 8785 JSON)",
+        header.kid.as_deref().unwrap_or_default()
+    ))
 }
 
 /// The most a key set may take: a few public keys are a few kilobytes.
@@ -174,7 +204,7 @@ pub async fn fetch_jwks(
         .map_err(|e| e.to_string())?;
     let response = http
         .get(parsed.clone())
-        .timeout(super::http::Timeouts::default().call)
+        .timeout(JWKS_TIMEOUT)
         .send()
         .await
         .map_err(|e| format!("{parsed} did not answer: {e}"))?;
@@ -185,7 +215,20 @@ pub async fn fetch_jwks(
         .await
         .map_err(|e| format!("{parsed} did not answer: {e}"))?
         .ok_or_else(|| format!("{parsed} is over {MAX_JWKS_BYTES} bytes"))?;
-    serde_json::from_slice(&body).map_err(|e| format!("{parsed} is not a JSON Web Key Set: {e}"))
+    let set: Value = serde_json::from_slice(&body)
+        .map_err(|e| format!("{parsed} is not a JSON Web Key Set: {e}"))?;
+    let listed = set
+        .get("keys")
+        .and_then(Value::as_array)
+        .ok_or_else(|| format!("{parsed} is not a JSON Web Key Set: no keys list"))?;
+    // Key by key: one key of a kind this build cannot read, or one for encryption, must
+    // not hide the signing keys beside it.
+    let keys = listed
+        .iter()
+        .filter(|k| k.get("use").and_then(Value::as_str) != Some("enc"))
+        .filter_map(|k| serde_json::from_value(k.clone()).ok())
+        .collect();
+    Ok(JwkSet { keys })
 }
 
 #[cfg(test)]
@@ -252,6 +295,33 @@ mod tests {
             let why = verify(&card, &keys("jwks.json")).unwrap_err();
             assert!(why.contains("not a public-key algorithm"), "{alg}: {why}");
         }
+    }
+
+    /// Only empty values are left out: a member added, even `false` or `0`, is a change.
+    #[test]
+    fn anything_added_but_an_empty_value_breaks_the_signature() {
+        for (name, value) in [
+            ("iconUrl", json!("https://agent.example/icon.png")),
+            ("extra", json!(false)),
+            ("other", json!(0)),
+        ] {
+            let mut card = fixture("signed-es256.json");
+            card[name] = value;
+            assert!(verify(&card, &keys("jwks.json")).is_err(), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_pinned_key_given_without_its_id_still_verifies() {
+        let mut set = keys("jwks.json");
+        for key in &mut set.keys {
+            key.common.key_id = None;
+        }
+        assert!(verify(&fixture("signed-rs256.json"), &set).is_ok());
+        let mut listed = fixture("signed-es256.json");
+        listed["signatures"] = json!([{"protected": "???", "signature": "x"}]);
+        let why = verify(&listed, &set).unwrap_err();
+        assert!(why.contains("none of which reads"), "{why}");
     }
 
     #[test]

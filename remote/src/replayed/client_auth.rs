@@ -76,18 +76,8 @@ async fn connect(
     credentials: Option<Arc<dyn Credentials>>,
 ) -> Result<AgentClient, RemoteError> {
     let reach = Reach {
-        agent: "billing",
-        url: &server.base,
-        card_url: None,
-        allowed_origins: &[],
-        participant: None,
-        headers: &[],
-        session: None,
-        traceparent: None,
-        extensions: &[],
-        allow_private: true,
         credentials,
-        card_signing: None,
+        ..crate::connector::tests::reach(&server.base, true)
     };
     Connector::new(crate::tls::Roots::built_in(), http_client().unwrap())
         .connect("billing", reach)

@@ -31,17 +31,8 @@ async fn described(
     });
     let reach = Reach {
         agent: "widgets",
-        url: &server.base,
-        card_url: None,
-        allowed_origins: &[],
-        participant: None,
-        headers: &[],
-        session: None,
-        traceparent: None,
-        extensions: &[],
-        allow_private: true,
-        credentials: None,
         card_signing: signing.as_ref(),
+        ..crate::connector::tests::reach(&server.base, true)
     };
     Connector::new(crate::tls::Roots::built_in(), http_client().unwrap())
         .describe(reach)
