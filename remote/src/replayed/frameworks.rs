@@ -116,11 +116,22 @@ fn statuses(updates: &[Update]) -> Vec<&Status> {
         .collect()
 }
 
-fn sent_task(sent: Sent) -> Status {
-    match sent {
+/// The task a turn sent without a stream answered with.
+async fn sent(client: &AgentClient, text: &str) -> Status {
+    match client.send(&Turn::new(text, None)).await.unwrap() {
         Sent::Task(status) => status,
         Sent::Answer(text) => panic!("a task, not a direct answer: {text}"),
     }
+}
+
+/// A status's state and text, to compare at once.
+fn said(status: &Status) -> (TaskState, Option<&str>) {
+    (status.state, status.text.as_deref())
+}
+
+/// Whether the status carries one part, a data part holding `needle`.
+fn asks_with_data(status: &Status, needle: &str) -> bool {
+    matches!(&status.parts[..], [p] if matches!(&p.content, Content::Data(d) if d.contains(needle)))
 }
 
 /// Pydantic AI completes with no status message: the answer is only in its artifact,
@@ -239,29 +250,16 @@ async fn langgraph_s_answer_after_the_reply_is_its_artifact() {
     let (_s, client) = serving("langgraph", &["06-stream-reply.json"]).await;
     let updates = streamed(&client).await;
     let last = *statuses(&updates).last().unwrap();
-    assert_eq!(
-        (last.state, last.text.as_deref()),
-        (TaskState::Completed, Some("blue widget done"))
-    );
+    assert_eq!(said(last), (TaskState::Completed, Some("blue widget done")));
     // Sent without a stream, the same: the task completes with the answer only in an
     // artifact, and the question before it only in an `Interrupt` artifact's data.
     let (_s, client) = serving("langgraph", &["02-send.json", "04-send-reply.json"]).await;
-    let asked = sent_task(
-        client
-            .send(&Turn::new("Build me a widget", None))
-            .await
-            .unwrap(),
-    );
+    let asked = sent(&client, "Build me a widget").await;
+    assert_eq!(said(&asked), (TaskState::InputRequired, None));
+    assert!(asks_with_data(&asked, "Which colour?"), "{asked:?}");
+    let done = sent(&client, "blue").await;
     assert_eq!(
-        (asked.state, asked.text.as_deref()),
-        (TaskState::InputRequired, None)
-    );
-    assert!(
-        matches!(&asked.parts[..], [p] if matches!(&p.content, Content::Data(d) if d.contains("Which colour?")))
-    );
-    let done = sent_task(client.send(&Turn::new("blue", None)).await.unwrap());
-    assert_eq!(
-        (done.state, done.text.as_deref()),
+        said(&done),
         (TaskState::Completed, Some("blue widget done"))
     );
 }
@@ -272,21 +270,18 @@ async fn langgraph_s_answer_after_the_reply_is_its_artifact() {
 async fn mastra_s_answer_is_its_artifact_not_its_first_progress() {
     let (_s, client) = serving("mastra", &["06-stream-reply.json"]).await;
     let updates = streamed(&client).await;
-    let said: Vec<_> = statuses(&updates)
-        .iter()
-        .map(|s| (s.state, s.text.clone()))
-        .collect();
+    let heard: Vec<_> = statuses(&updates).into_iter().map(said).collect();
     assert_eq!(
-        said,
+        heard,
         [
-            (TaskState::Working, Some("Generating response...".into())),
-            (TaskState::Completed, Some("blue widget done".into())),
+            (TaskState::Working, Some("Generating response...")),
+            (TaskState::Completed, Some("blue widget done")),
         ]
     );
     let (_s, client) = serving("mastra", &["04-send-reply.json"]).await;
-    let done = sent_task(client.send(&Turn::new("blue", None)).await.unwrap());
+    let done = sent(&client, "blue").await;
     assert_eq!(
-        (done.state, done.text.as_deref()),
+        said(&done),
         (TaskState::Completed, Some("blue widget done"))
     );
 }
@@ -296,19 +291,12 @@ async fn mastra_s_answer_is_its_artifact_not_its_first_progress() {
 #[tokio::test]
 async fn a_status_message_wins_and_progress_borrows_nothing() {
     let (_s, client) = serving("mastra", &["02-send.json"]).await;
-    let asked = sent_task(
-        client
-            .send(&Turn::new("Build me a widget", None))
-            .await
-            .unwrap(),
-    );
+    let asked = sent(&client, "Build me a widget").await;
     assert_eq!(
-        (asked.state, asked.text.as_deref()),
+        said(&asked),
         (TaskState::InputRequired, Some("Which colour?"))
     );
-    assert!(
-        matches!(&asked.parts[..], [p] if matches!(&p.content, Content::Data(d) if d.contains("resumeSchema")))
-    );
+    assert!(asks_with_data(&asked, "resumeSchema"), "{asked:?}");
     let (_s, client) = serving("pydantic", &["09-stream.json"]).await;
     let updates = streamed(&client).await;
     assert!(
