@@ -22,6 +22,8 @@ pub struct Said {
     pub id: String,
     pub name: Option<String>,
     pub text: String,
+    /// Some of its text is not in `text`: stored (too large to come inline) or past
+    /// `MAX_SAID_TEXT`.
     pub stored: bool,
     pub parts: Vec<Part>,
 }
@@ -47,6 +49,7 @@ impl Said {
                         end -= 1;
                     }
                     self.text.push_str(&piece[..end]);
+                    self.stored |= end < piece.len();
                 }
                 Content::Stored {
                     kind: ContentKind::Text,
@@ -60,16 +63,19 @@ impl Said {
         }
     }
 
-    /// The words an end takes from this artifact: its text, or, when the text was too
-    /// large to come inline, where the parent reads it.
+    /// The words an end takes from this artifact: its text, saying so when some of it
+    /// is only in the artifact (never a part of an answer told as if it were whole).
     fn words(&self) -> Option<String> {
         let text = self.text.trim();
-        if !text.is_empty() {
-            return Some(text.to_owned());
-        }
         let label = self.name.as_deref().unwrap_or(&self.id);
-        self.stored
-            .then(|| format!("(the answer is the artifact {label:?}, too long for a note)"))
+        match (text.is_empty(), self.stored) {
+            (false, false) => Some(text.to_owned()),
+            (false, true) => Some(format!("{text} (the rest is in the artifact {label:?})")),
+            (true, true) => Some(format!(
+                "(the answer is the artifact {label:?}, too long for a note)"
+            )),
+            (true, false) => None,
+        }
     }
 }
 
@@ -124,6 +130,11 @@ impl Heard {
 /// status, so an earlier draft never becomes a question). A status message that says
 /// anything always wins, and progress never borrows an artifact (it is told as one).
 pub fn speak_for(status: &mut Status, last: Option<&Said>) {
+    // A question's blank message is no message: its words stay the last it said.
+    if status.state.is_interrupted() && status.text.as_deref().is_some_and(|t| t.trim().is_empty())
+    {
+        status.text = None;
+    }
     let Some(last) = last else { return };
     let says_something =
         status.text.as_deref().is_some_and(|t| !t.trim().is_empty()) || !status.parts.is_empty();
@@ -203,9 +214,11 @@ mod tests {
             "y",
             "a0 was forgotten: starts anew"
         );
+        // One byte first, so the bound falls inside an "é": the cut steps back to it.
         let mut long = Said::default();
-        long.add(&[text(&"é".repeat(MAX_SAID_TEXT))]);
-        assert!(long.text.len() <= MAX_SAID_TEXT && long.text.ends_with('é'));
+        long.add(&[text("x"), text(&"é".repeat(MAX_SAID_TEXT))]);
+        assert!(long.text.len() < MAX_SAID_TEXT && long.text.ends_with('é'));
+        assert!(long.stored, "the rest is said to be in the artifact");
     }
 
     #[test]
@@ -217,6 +230,18 @@ mod tests {
         let mut status = completed();
         speak_for(&mut status, heard.last());
         assert_eq!(status.text.as_deref(), Some("The answer is 42."));
+    }
+
+    #[test]
+    fn words_with_a_stored_middle_say_the_rest_is_in_the_artifact() {
+        let parts = vec![text("Part one."), stored(), text("Part three.")];
+        let said = Said::of(&chunk("a", parts, false).artifact);
+        let mut status = completed();
+        speak_for(&mut status, Some(&said));
+        assert_eq!(
+            status.text.as_deref(),
+            Some("Part one.Part three. (the rest is in the artifact \"result\")")
+        );
     }
 
     #[test]
@@ -237,7 +262,13 @@ mod tests {
         status.text = Some(String::new());
         speak_for(&mut status, Some(&said));
         assert_eq!(status.text.as_deref(), Some("An earlier draft"));
-        let mut asked = Status::new("t", TaskState::AuthRequired, None);
+        let mut blank = Status::new("t", TaskState::InputRequired, Some(" "));
+        speak_for(&mut blank, None);
+        assert_eq!(
+            blank.text, None,
+            "a blank question keeps the words it said as status"
+        );
+        let mut asked = Status::new("t", TaskState::AuthRequired, Some(""));
         speak_for(&mut asked, Some(&said));
         assert_eq!(
             asked.text, None,

@@ -157,14 +157,17 @@ fn verify_one(
             .collect(),
         None => Vec::new(),
     };
-    let candidates = if named.is_empty() {
-        keys.keys
-            .iter()
-            .filter(|k| k.common.key_id.is_none() || header.kid.is_none())
-            .collect()
-    } else {
-        named
-    };
+    // Then every key pinned without an id (a rotated key may reuse a kid).
+    let mut candidates = named;
+    let unnamed = keys
+        .keys
+        .iter()
+        .filter(|k| k.common.key_id.is_none() || header.kid.is_none());
+    for key in unnamed {
+        if !candidates.iter().any(|c| std::ptr::eq(*c, key)) {
+            candidates.push(key);
+        }
+    }
     if candidates.is_empty() {
         return Err(match &header.kid {
             Some(kid) => format!("is signed by key {kid:?}, which is not among the keys"),
