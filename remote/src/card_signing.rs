@@ -93,13 +93,10 @@ impl CardSigning {
         }
     }
 
-    /// The pinned keys when they are inline.
-    pub(crate) fn inline(&self) -> Option<JwkSet> {
-        match self {
-            Self::Keys(keys) => Some(JwkSet {
-                keys: keys.iter().filter_map(|k| public_key(k).ok()).collect(),
-            }),
-            Self::JwksUrl(_) => None,
+    /// Keys given inline, as a key set (each was checked when the entry was read).
+    pub(crate) fn key_set(keys: &[Value]) -> JwkSet {
+        JwkSet {
+            keys: keys.iter().filter_map(|k| public_key(k).ok()).collect(),
         }
     }
 }

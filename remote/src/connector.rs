@@ -20,7 +20,6 @@ use crate::card_signing::CardSigning;
 use crate::error::RemoteError;
 use crate::model::Profile;
 use crate::tls::Roots;
-use jsonwebtoken::jwk::JwkSet;
 
 /// Where an agent is, how far the stand-in may follow its card, and what goes with
 /// every call.
@@ -274,7 +273,7 @@ async fn check_signature(
         return Ok(());
     };
     let keys = match pinned {
-        CardSigning::Keys(_) => pinned.inline().unwrap_or(JwkSet { keys: Vec::new() }),
+        CardSigning::Keys(keys) => CardSigning::key_set(keys),
         CardSigning::JwksUrl(url) => signature::fetch_jwks(plain, url, reach.allow_private)
             .await
             .map_err(|why| {

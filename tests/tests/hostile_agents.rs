@@ -374,6 +374,14 @@ async fn first_note(stack: &Stack, name: &str, entry: Value) -> (String, Value) 
     (agent_id, notes[0].clone())
 }
 
+/// The first note of a stand-in whose agent's card was refused: FAILED, naming the agent
+/// and saying `why`.
+fn assert_refused((agent, note): (String, Value), why: &str) {
+    let text = note["text"].as_str().unwrap_or_default();
+    assert_eq!(note["state"], FAILED, "{note:#}");
+    assert!(text.contains(&agent) && text.contains(why), "{text}");
+}
+
 /// An entry that pins its agent's card keys (`card_signing`) gets only a card one of
 /// them signed, the official SDK's signer signing it: the card changed after signing,
 /// or not signed at all, ends the first turn FAILED naming the agent and the reason.
@@ -407,22 +415,13 @@ async fn a_card_whose_keys_are_pinned_must_verify_and_a_tampered_one_is_refused(
         "the signed card is read: {note:#}"
     );
     let entry = json!({"url": "http://127.0.0.1:27189", "card_signing": pinned(&tampered_keys)});
-    let (agent, note) = first_note(&stack, "tampered", entry).await;
-    let text = note["text"].as_str().unwrap();
-    assert_eq!(note["state"], FAILED, "{note:#}");
-    assert!(
-        text.contains(&agent) && text.contains("does not match the card"),
-        "{text}"
+    assert_refused(
+        first_note(&stack, "tampered", entry).await,
+        "does not match the card",
     );
     // The interop peer's card is not signed at all.
     let entry = json!({"url": "http://127.0.0.1:27110", "card_signing": pinned(&genuine_keys)});
-    let (agent, note) = first_note(&stack, "unsigned", entry).await;
-    let text = note["text"].as_str().unwrap();
-    assert_eq!(note["state"], FAILED, "{note:#}");
-    assert!(
-        text.contains(&agent) && text.contains("is not signed"),
-        "{text}"
-    );
+    assert_refused(first_note(&stack, "unsigned", entry).await, "is not signed");
     // Unpinned: read, and its signature checked against the key set it names (jku).
     let (agent, note) = first_note(&stack, "unpinned", json!({"url": genuine})).await;
     assert_eq!(note["state"], INPUT_REQUIRED, "{note:#}");

@@ -232,25 +232,28 @@ mod tests {
         assert_eq!(status.text.as_deref(), Some("The answer is 42."));
     }
 
+    /// The text an end takes from an artifact of `parts`.
+    fn end_said_by(parts: Vec<Part>) -> Option<String> {
+        let mut status = completed();
+        speak_for(
+            &mut status,
+            Some(&Said::of(&chunk("a", parts, false).artifact)),
+        );
+        status.text
+    }
+
     #[test]
     fn words_with_a_stored_middle_say_the_rest_is_in_the_artifact() {
-        let parts = vec![text("Part one."), stored(), text("Part three.")];
-        let said = Said::of(&chunk("a", parts, false).artifact);
-        let mut status = completed();
-        speak_for(&mut status, Some(&said));
         assert_eq!(
-            status.text.as_deref(),
+            end_said_by(vec![text("Part one."), stored(), text("Part three.")]).as_deref(),
             Some("Part one.Part three. (the rest is in the artifact \"result\")")
         );
     }
 
     #[test]
     fn an_answer_too_long_to_come_inline_says_where_it_is() {
-        let mut status = completed();
-        let said = Said::of(&chunk("a", vec![stored()], false).artifact);
-        speak_for(&mut status, Some(&said));
         assert_eq!(
-            status.text.as_deref(),
+            end_said_by(vec![stored()]).as_deref(),
             Some("(the answer is the artifact \"result\", too long for a note)")
         );
     }
