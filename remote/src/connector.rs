@@ -9,6 +9,7 @@ use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 
 use sha2::{Digest, Sha256};
 
+use crate::a2a::binding::Binding;
 use crate::a2a::card::{CardAt, CardRead, ReadCard, ResolvedAgent, fetch_card};
 use crate::a2a::client::{AgentClient, Timeouts};
 use crate::a2a::profile;
@@ -83,6 +84,8 @@ pub struct Connector {
     /// One client per client certificate in use (mTLS), by the SHA-256 of its PEM: a
     /// rotated certificate gets a client of its own.
     identified: Mutex<HashMap<[u8; 32], reqwest::Client>>,
+    /// The client for gRPC without TLS (h2c), built on first use.
+    h2c: std::sync::OnceLock<reqwest::Client>,
 }
 
 /// Client certificates in use at once, past which the oldest clients are dropped.
@@ -97,6 +100,7 @@ impl Connector {
             http,
             cards: Mutex::default(),
             identified: Mutex::default(),
+            h2c: std::sync::OnceLock::new(),
         }
     }
 
@@ -153,10 +157,25 @@ impl Connector {
                 resolved
             }
         };
+        let http = match (resolved.binding, resolved.endpoint.scheme()) {
+            (Binding::Grpc, "http") => self.h2c()?,
+            _ => http,
+        };
         Ok(
             AgentClient::new(http, resolved, headers, Timeouts::default())?
                 .with_credentials(credentials),
         )
+    }
+
+    fn h2c(&self) -> Result<reqwest::Client, RemoteError> {
+        if let Some(client) = self.h2c.get() {
+            return Ok(client.clone());
+        }
+        let client = self
+            .roots
+            .agent_h2c_client()
+            .map_err(|e| RemoteError::Transport(format!("{}: {}", e.field, e.problem)))?;
+        Ok(self.h2c.get_or_init(|| client).clone())
     }
 
     /// What the agent's card says of it, read afresh (a listing shows what the agent

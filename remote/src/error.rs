@@ -20,6 +20,9 @@ pub enum RemoteError {
     Rpc { code: i64, message: String },
     #[error("HTTP status {status} from agent")]
     Http { status: u16 },
+    /// A gRPC status the stand-in has no closer name for (`code` is gRPC's number).
+    #[error("gRPC status {code}: {message}")]
+    Grpc { code: i32, message: String },
     #[error("transport error: {0}")]
     Transport(String),
     #[error("{operation} timed out after {seconds} s")]
@@ -60,6 +63,8 @@ impl RemoteError {
             Self::Transport(_) | Self::Timeout { .. } => true,
             Self::Http { status } => *status == 429 || *status >= 500,
             Self::Rpc { code, .. } => *code == -32603,
+            // RESOURCE_EXHAUSTED, INTERNAL, UNAVAILABLE: gRPC's 429, 500 and 503.
+            Self::Grpc { code, .. } => matches!(code, 8 | 13 | 14),
             _ => false,
         }
     }
@@ -74,7 +79,8 @@ impl RemoteError {
     }
 
     /// A subscribe refused, though the task may still be there: "not found" (a2a-sdk 0.3
-    /// and a2a-go for an input-required task), no such method, no such route.
+    /// and a2a-go for an input-required task), no such method, no such route, gRPC's
+    /// UNIMPLEMENTED.
     pub fn refuses_subscribe(&self) -> bool {
         matches!(
             self,
@@ -83,6 +89,7 @@ impl RemoteError {
                 | Self::Http {
                     status: 404 | 405 | 501
                 }
+                | Self::Grpc { code: 12, .. }
         )
     }
 
@@ -96,6 +103,7 @@ impl RemoteError {
             Self::VersionNotSupported(_) => "version_not_supported",
             Self::Rpc { .. } => "rpc_error",
             Self::Http { .. } => "http_error",
+            Self::Grpc { .. } => "grpc_error",
             Self::Transport(_) => "transport",
             Self::Timeout { .. } => "timeout",
             Self::InvalidResponse(_) => "invalid_response",

@@ -106,6 +106,19 @@ impl Roots {
         })
     }
 
+    /// The agent client for gRPC without TLS: HTTP/2 from the first byte (h2c), as there
+    /// is no TLS handshake to agree on it. Over TLS the agent client agrees on HTTP/2 by
+    /// ALPN and serves gRPC as it is.
+    pub fn agent_h2c_client(&self) -> Result<reqwest::Client, TlsError> {
+        self.builder()?
+            .http2_prior_knowledge()
+            .build()
+            .map_err(|e| TlsError {
+                field: "agent HTTP/2 client".into(),
+                problem: e.to_string(),
+            })
+    }
+
     /// The agent client presenting a client certificate (mTLS): `pem` holds the chain,
     /// leaf first, and its private key. A buffer that does not read is refused without
     /// quoting it.

@@ -33,11 +33,30 @@ pub struct ResolvedAgent {
     pub extensions: Vec<String>,
 }
 
+/// A 0.3 card's bindings: its gRPC is an older proto the stand-in does not speak.
 fn binding_named(name: &str) -> Option<Binding> {
     match name {
         "JSONRPC" => Some(Binding::JsonRpc),
         "HTTP+JSON" => Some(Binding::HttpJson),
         _ => None,
+    }
+}
+
+/// A 1.0 interface's bindings: the two HTTP ones and a2a.proto's gRPC.
+fn binding_named_v1(name: &str) -> Option<Binding> {
+    match name {
+        "GRPC" => Some(Binding::Grpc),
+        other => binding_named(other),
+    }
+}
+
+/// A gRPC interface's address is `host:port` (a2a.proto says so); it is reached over TLS
+/// when the card was read over TLS, as the card's own origin shows how the agent serves.
+fn grpc_address(url: &str, card_url: &Url) -> String {
+    if url.contains("://") {
+        url.to_owned()
+    } else {
+        format!("{}://{url}", card_url.scheme())
     }
 }
 
@@ -60,7 +79,7 @@ fn choose(card: &AgentCard) -> Result<(String, Binding, Dialect, Option<String>)
         .supported_interfaces
         .iter()
         .filter(|i| is_one_point_x(&i.protocol_version))
-        .find_map(|i| binding_named(&i.protocol_binding).map(|b| (i, b)));
+        .find_map(|i| binding_named_v1(&i.protocol_binding).map(|b| (i, b)));
     if let Some((interface, binding)) = one_point_x {
         let tenant = interface.tenant.clone().filter(|t| !t.is_empty());
         return Ok((interface.url.clone(), binding, Dialect::V1, tenant));
@@ -96,7 +115,7 @@ fn choose(card: &AgentCard) -> Result<(String, Binding, Dialect, Option<String>)
         )));
     }
     Err(RemoteError::Card(
-        "no supportedInterfaces entry at protocolVersion 1.0 with binding JSONRPC or HTTP+JSON"
+        "no supportedInterfaces entry at protocolVersion 1.0 with binding JSONRPC, HTTP+JSON or GRPC"
             .into(),
     ))
 }
@@ -111,6 +130,10 @@ impl ResolvedAgent {
         extensions: &[String],
     ) -> Result<Self, RemoteError> {
         let (url, binding, dialect, tenant) = choose(card)?;
+        let url = match binding {
+            Binding::Grpc => grpc_address(&url, card_url),
+            _ => url,
+        };
         let endpoint = card_url.join(&url).map_err(|e| {
             RemoteError::Card(format!(
                 "the card's interface url {url:?} is not a URL: {e}"
@@ -322,6 +345,28 @@ mod tests {
     }
 
     #[test]
+    fn a_grpc_interface_is_taken_when_it_comes_first_and_its_address_takes_the_cards_scheme() {
+        let grpc_first = card(json!({"supportedInterfaces": [
+            {"url": "127.0.0.1:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
+            {"url": "http://127.0.0.1:9/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]}));
+        let agent = ResolvedAgent::from_card(&grpc_first, &base(), &[]).expect("usable");
+        assert_eq!(
+            (agent.endpoint.as_str(), agent.binding),
+            ("http://127.0.0.1:50051/", Binding::Grpc)
+        );
+        let tls = Url::parse("https://agent.example/.well-known/agent-card.json").expect("url");
+        let only = card(json!({"supportedInterfaces": [
+            {"url": "grpc.agent.example:443", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]}));
+        let agent = ResolvedAgent::from_card(&only, &tls, &[]).expect("usable");
+        assert_eq!(agent.endpoint.as_str(), "https://grpc.agent.example/");
+        let second = card(json!({"supportedInterfaces": [
+            {"url": "http://127.0.0.1:9/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            {"url": "127.0.0.1:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]}));
+        let agent = ResolvedAgent::from_card(&second, &base(), &[]).expect("usable");
+        assert_eq!(agent.binding, Binding::JsonRpc, "the card's order is its preference");
+    }
+
+    #[test]
     fn unusable_cards_say_why() {
         for (value, says) in [
             (
@@ -337,8 +382,8 @@ mod tests {
                 "neither JSONRPC nor HTTP+JSON",
             ),
             (
-                json!({"supportedInterfaces": [{"url": "http://x/", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]}),
-                "binding",
+                json!({"supportedInterfaces": [{"url": "http://x/", "protocolBinding": "KAFKA", "protocolVersion": "1.0"}]}),
+                "binding JSONRPC, HTTP+JSON or GRPC",
             ),
         ] {
             let err =

@@ -3,29 +3,26 @@
 //! (`card`, `dialect`).
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
 #[cfg(test)]
 use reqwest::header::HeaderName;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderValue};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::artifact;
-use super::binding::Transport;
-use super::call::{Answer, Call};
+use super::binding::{Link, Transport};
+use super::call::Call;
 use super::card::ResolvedAgent;
 use super::dialect::Calls;
 use super::divert::SpillNames;
 pub use super::http::Timeouts;
-use super::http::{send_authorized, timeout_or};
-use super::limits::{MAX_EVENT_BYTES, MAX_RESPONSE_BYTES, MAX_STREAM_BYTES, bounded_message};
+use super::limits::{MAX_EVENT_BYTES, bounded_message};
 use super::map;
 use super::said::{Heard, Said, speak_for};
 use super::skim::Skim;
-use super::sse::{SseDecoder, SseEvent};
 use super::types::{
     AuthenticationInfo, Message, SendMessageResult, StreamResponse, Task,
     TaskPushNotificationConfig,
@@ -52,42 +49,25 @@ pub fn http_client() -> Result<reqwest::Client, RemoteError> {
 
 /// Artifacts collected: how stored content is named, and where it goes.
 #[derive(Clone)]
-pub(crate) struct Collect {
+pub struct Collect {
     names: SpillNames,
     sink: Arc<dyn ContentSink>,
 }
 
 impl Collect {
-    fn skim(&self, limit: usize) -> Skim {
+    pub(crate) fn skim(&self, limit: usize) -> Skim {
         Skim::collecting(limit, self.names.clone())
     }
 
-    async fn hand_on(&self, spilled: Vec<Spilled>) {
+    pub(crate) fn names(&self) -> SpillNames {
+        self.names.clone()
+    }
+
+    pub(crate) async fn hand_on(&self, spilled: Vec<Spilled>) {
         for each in spilled {
             self.sink.take(each).await;
         }
     }
-}
-
-/// Reads a JSON body through `Skim`: what the stand-in never reads is dropped as it
-/// arrives (and collected artifacts' large content handed on, chunk by chunk); past
-/// `limit` kept bytes the answer is refused without reading further.
-async fn read_skimmed(
-    mut response: reqwest::Response,
-    limit: usize,
-    collect: Option<&Collect>,
-) -> Result<Option<Vec<u8>>, reqwest::Error> {
-    let mut skim = collect.map_or_else(|| Skim::new(limit), |c| c.skim(limit));
-    while let Some(chunk) = response.chunk().await? {
-        skim.push(&chunk);
-        if let Some(collect) = collect {
-            collect.hand_on(skim.take_spilled()).await;
-        }
-        if skim.is_over() {
-            return Ok(None);
-        }
-    }
-    Ok(skim.finish())
 }
 
 /// A connected agent: its card read, its interface chosen. Reached only through [`Agent`].
@@ -294,36 +274,20 @@ impl AgentClient {
         Ok(())
     }
 
-    fn request(&self, call: &Call) -> Result<reqwest::RequestBuilder, RemoteError> {
-        let builder = self
-            .transport
-            .request(&self.http, &self.agent.endpoint, call)?;
-        Ok(builder.headers(self.headers.clone()))
+    fn link(&self) -> Link<'_> {
+        Link {
+            http: &self.http,
+            endpoint: &self.agent.endpoint,
+            headers: &self.headers,
+            credentials: self.credentials.as_deref(),
+            timeouts: self.timeouts,
+            collect: self.collect.as_ref(),
+        }
     }
 
     async fn unary<T: DeserializeOwned>(&self, call: Call) -> Result<T, RemoteError> {
-        let timeout = self.timeouts.call;
         let operation = call.operation;
-        let response = send_authorized(&self.http, self.credentials.as_deref(), || {
-            Ok(self.request(&call)?.timeout(timeout))
-        })
-        .await
-        .map_err(|e| e.or_timeout(operation, timeout))?;
-        let status = response.status();
-        let body = read_skimmed(response, MAX_RESPONSE_BYTES, self.collect.as_ref())
-            .await
-            .map_err(|e| timeout_or(operation, timeout, e))?
-            .ok_or(RemoteError::TooLarge {
-                what: "an answer",
-                limit: MAX_RESPONSE_BYTES,
-            })?;
-        // A 0.3 delete may answer an empty body, or JSON-RPC with no result.
-        let nothing = call.answer == Answer::Nothing;
-        if nothing && status.is_success() && body.iter().all(u8::is_ascii_whitespace) {
-            return serde_json::from_value(Value::Null).map_err(|e| invalid(operation, e));
-        }
-        let value = parse_json_or_status(&body, status.as_u16())?;
-        let result = self.transport.result(value, status.as_u16(), nothing)?;
+        let result = self.transport.unary(&self.link(), &call).await?;
         let result = self
             .calls
             .read(&call.answer, self.transport.as_ref(), result);
@@ -331,56 +295,15 @@ impl AgentClient {
     }
 
     async fn stream(&self, call: Call) -> Result<EventStream, RemoteError> {
-        let timeout = self.timeouts.call;
-        let operation = call.operation;
-        let request = || Ok(self.request(&call)?.header(ACCEPT, "text/event-stream"));
-        let sent = send_authorized(&self.http, self.credentials.as_deref(), request);
-        let response = tokio::time::timeout(timeout, sent)
-            .await
-            .map_err(|_| RemoteError::Timeout {
-                operation,
-                seconds: timeout.as_secs(),
-            })?
-            .map_err(|e| e.or_timeout(operation, timeout))?;
-        let status = response.status().as_u16();
-        let is_sse = response
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("text/event-stream"));
-        if !is_sse {
-            // Errors found before the stream starts come back as plain JSON.
-            let body =
-                tokio::time::timeout(timeout, read_skimmed(response, MAX_RESPONSE_BYTES, None))
-                    .await
-                    .map_err(|_| RemoteError::Timeout {
-                        operation,
-                        seconds: timeout.as_secs(),
-                    })?
-                    .map_err(|e| timeout_or(operation, timeout, e))?
-                    .ok_or(RemoteError::TooLarge {
-                        what: "an answer",
-                        limit: MAX_RESPONSE_BYTES,
-                    })?;
-            let value = parse_json_or_status(&body, status)?;
-            return Err(match value.get("error") {
-                Some(error) => super::error::from_error_object(error),
-                None if (200..300).contains(&status) => RemoteError::InvalidResponse(format!(
-                    "{} answered JSON where a stream was expected",
-                    operation
-                )),
-                None => RemoteError::Http { status },
-            });
-        }
-        Ok(event_stream(
-            response,
-            Decoding {
-                transport: self.transport.clone(),
-                calls: self.calls.clone(),
-                idle: self.timeouts.stream_idle,
-                collect: self.collect.clone(),
-            },
-        ))
+        let items = self.transport.stream(&self.link(), &call).await?;
+        let transport = self.transport.clone();
+        let calls = self.calls.clone();
+        Ok(items
+            .map(move |item| {
+                let item = calls.item(transport.as_ref(), item?);
+                serde_json::from_value(item).map_err(|e| invalid("stream item", e))
+            })
+            .boxed())
     }
 }
 
@@ -396,135 +319,8 @@ fn invalid(what: &str, err: impl std::fmt::Display) -> RemoteError {
     RemoteError::InvalidResponse(bounded_message(&format!("{what}: {err}")))
 }
 
-fn parse_json_or_status(body: &[u8], status: u16) -> Result<Value, RemoteError> {
-    serde_json::from_slice(body).map_err(|_| {
-        if (200..300).contains(&status) {
-            RemoteError::InvalidResponse("body is not JSON".into())
-        } else {
-            RemoteError::Http { status }
-        }
-    })
-}
-
 fn parse_send_result(value: Value) -> Result<SendMessageResult, RemoteError> {
     serde_json::from_value(value).map_err(|e| invalid("SendMessage result", e))
-}
-
-/// Decodes one SSE event into a stream item (or the error it carries), as 1.0's.
-pub fn decode_event(
-    event: &SseEvent,
-    transport: &dyn Transport,
-    calls: &Calls,
-) -> Result<StreamResponse, RemoteError> {
-    if event.oversized {
-        return Err(RemoteError::TooLarge {
-            what: "a stream event",
-            limit: MAX_EVENT_BYTES,
-        });
-    }
-    let value: Value = serde_json::from_str(&event.data)
-        .map_err(|_| RemoteError::InvalidResponse("stream event is not JSON".into()))?;
-    if event.event == "error" {
-        return Err(match value.get("error") {
-            Some(error) => super::error::from_error_object(error),
-            None => RemoteError::InvalidResponse("error event without an error object".into()),
-        });
-    }
-    let item = transport.item(value)?;
-    serde_json::from_value(calls.item(transport, item)).map_err(|e| invalid("stream item", e))
-}
-
-/// How a stream's events are read.
-struct Decoding {
-    transport: Arc<dyn Transport>,
-    calls: Calls,
-    idle: Duration,
-    collect: Option<Collect>,
-}
-
-struct StreamState {
-    body: BoxStream<'static, reqwest::Result<bytes::Bytes>>,
-    decoder: SseDecoder,
-    pending: std::collections::VecDeque<SseEvent>,
-    transport: Arc<dyn Transport>,
-    calls: Calls,
-    idle: Duration,
-    collect: Option<Collect>,
-    done: bool,
-    /// Bytes read so far, skimmed ones included (bounded by `MAX_STREAM_BYTES`).
-    read: usize,
-}
-
-fn event_stream(response: reqwest::Response, how: Decoding) -> EventStream {
-    let decoder = match &how.collect {
-        Some(collect) => SseDecoder::collecting(collect.names.clone()),
-        None => SseDecoder::new(),
-    };
-    let state = StreamState {
-        body: response.bytes_stream().boxed(),
-        decoder,
-        pending: Default::default(),
-        transport: how.transport,
-        calls: how.calls,
-        idle: how.idle,
-        collect: how.collect,
-        done: false,
-        read: 0,
-    };
-    futures_util::stream::unfold(state, |mut s| async move {
-        loop {
-            if let Some(event) = s.pending.pop_front() {
-                let item = decode_event(&event, s.transport.as_ref(), &s.calls);
-                if item.is_err() {
-                    // An error ends the stream: the server closes it after an error event.
-                    s.pending.clear();
-                    s.done = true;
-                }
-                return Some((item, s));
-            }
-            if s.done {
-                return None;
-            }
-            match tokio::time::timeout(s.idle, s.body.next()).await {
-                Err(_) => {
-                    s.done = true;
-                    let err = RemoteError::Timeout {
-                        operation: "stream read",
-                        seconds: s.idle.as_secs(),
-                    };
-                    return Some((Err(err), s));
-                }
-                Ok(Some(Ok(chunk))) => {
-                    s.read += chunk.len();
-                    if s.read > MAX_STREAM_BYTES {
-                        s.done = true;
-                        let err = RemoteError::TooLarge {
-                            what: "a stream",
-                            limit: MAX_STREAM_BYTES,
-                        };
-                        return Some((Err(err), s));
-                    }
-                    s.pending.extend(s.decoder.push(&chunk));
-                    // Stored before the events that name it are used.
-                    if let Some(collect) = &s.collect {
-                        collect.hand_on(s.decoder.take_spilled()).await;
-                    }
-                }
-                Ok(Some(Err(e))) => {
-                    s.done = true;
-                    return Some((Err(e.into()), s));
-                }
-                Ok(None) => {
-                    s.done = true;
-                    s.pending.extend(s.decoder.finish());
-                    if let Some(collect) = &s.collect {
-                        collect.hand_on(s.decoder.take_spilled()).await;
-                    }
-                }
-            }
-        }
-    })
-    .boxed()
 }
 
 impl Agent for AgentClient {

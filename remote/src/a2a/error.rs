@@ -29,19 +29,29 @@ pub(crate) fn from_error_object(error: &Value) -> RemoteError {
         .filter_map(|k| error.get(*k).and_then(Value::as_array))
         .flatten()
         .find_map(|d| d.get("reason").and_then(Value::as_str));
-    match reason {
-        Some("TASK_NOT_FOUND") => RemoteError::TaskNotFound(message),
-        Some("TASK_NOT_CANCELABLE") => RemoteError::TaskNotCancelable(message),
-        Some("PUSH_NOTIFICATION_NOT_SUPPORTED") => RemoteError::PushNotSupported(message),
-        Some("UNSUPPORTED_OPERATION") => RemoteError::UnsupportedOperation(message),
-        Some("VERSION_NOT_SUPPORTED") => RemoteError::VersionNotSupported(message),
-        _ => match code {
-            // REST puts the HTTP status in `code`; JSON-RPC codes are negative.
-            Some(status) if (100..600).contains(&status) => RemoteError::Http {
-                status: status as u16,
-            },
-            Some(code) => RemoteError::Rpc { code, message },
-            None => RemoteError::InvalidResponse(format!("error without a code: {message}")),
-        },
+    if let Some(err) = reason.and_then(|reason| by_reason(reason, &message)) {
+        return err;
     }
+    match code {
+        // REST puts the HTTP status in `code`; JSON-RPC codes are negative.
+        Some(status) if (100..600).contains(&status) => RemoteError::Http {
+            status: status as u16,
+        },
+        Some(code) => RemoteError::Rpc { code, message },
+        None => RemoteError::InvalidResponse(format!("error without a code: {message}")),
+    }
+}
+
+/// The error an `ErrorInfo` reason names (HTTP+JSON's and gRPC's details), if the
+/// stand-in acts on it.
+pub(crate) fn by_reason(reason: &str, message: &str) -> Option<RemoteError> {
+    let message = message.to_owned();
+    Some(match reason {
+        "TASK_NOT_FOUND" => RemoteError::TaskNotFound(message),
+        "TASK_NOT_CANCELABLE" => RemoteError::TaskNotCancelable(message),
+        "PUSH_NOTIFICATION_NOT_SUPPORTED" => RemoteError::PushNotSupported(message),
+        "UNSUPPORTED_OPERATION" => RemoteError::UnsupportedOperation(message),
+        "VERSION_NOT_SUPPORTED" => RemoteError::VersionNotSupported(message),
+        _ => return None,
+    })
 }

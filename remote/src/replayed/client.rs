@@ -150,7 +150,7 @@ async fn unusable_cards_are_refused_with_a_reason() {
         ),
         (
             card_with(|c| {
-                c["supportedInterfaces"] = json!([{"url": "http://x/", "protocolBinding": "GRPC", "protocolVersion": "1.0"}])
+                c["supportedInterfaces"] = json!([{"url": "http://x/", "protocolBinding": "KAFKA", "protocolVersion": "1.0"}])
             }),
             "binding",
         ),

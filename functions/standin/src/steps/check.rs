@@ -144,6 +144,7 @@ fn cause(err: &RemoteError) -> String {
         | RemoteError::TooLarge { .. }
         | RemoteError::Unauthorized { .. } => err.to_string(),
         RemoteError::Rpc { code, .. } => format!("the agent answered JSON-RPC error {code}"),
+        RemoteError::Grpc { code, .. } => format!("the agent answered gRPC status {code}"),
         other => format!(
             "{} (the functions' log has the detail)",
             other.kind().replace('_', " ")

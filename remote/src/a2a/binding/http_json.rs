@@ -6,7 +6,7 @@ use reqwest::header::CONTENT_TYPE;
 use reqwest::{Client, RequestBuilder, Url};
 use serde_json::Value;
 
-use super::Transport;
+use super::over_http::Envelope;
 use crate::a2a::call::Call;
 use crate::a2a::limits::bounded_message;
 use crate::a2a::v03;
@@ -14,7 +14,7 @@ use crate::error::RemoteError;
 
 pub struct HttpJson;
 
-impl Transport for HttpJson {
+impl Envelope for HttpJson {
     fn request(
         &self,
         http: &Client,

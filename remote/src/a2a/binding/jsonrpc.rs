@@ -7,7 +7,7 @@ use reqwest::header::CONTENT_TYPE;
 use reqwest::{Client, RequestBuilder, Url};
 use serde_json::{Value, json};
 
-use super::Transport;
+use super::over_http::Envelope;
 use crate::a2a::call::Call;
 use crate::a2a::v03;
 use crate::error::RemoteError;
@@ -17,7 +17,7 @@ pub struct JsonRpc {
     next_id: AtomicU64,
 }
 
-impl Transport for JsonRpc {
+impl Envelope for JsonRpc {
     fn request(
         &self,
         http: &Client,
