@@ -6,7 +6,7 @@ tests run the stand-in against it.
         [--auth api_key|bearer|basic|oauth2|sigv4 --accept-file F [--jwks URL --issuer URL]
          [--extended-card] [--card-needs-auth]]
         [--tls-cert F --tls-key F [--client-ca F]] [--received F] [--calls F]
-        [--sign-card JWKS_OUT [--tamper-card]]
+        [--sign-card JWKS_OUT [--tamper-card]] [--grpc PORT]
 
 With --received F, every message the agent receives is appended to F as one JSON line:
 its parts, a file's bytes as their SHA-256 (so a test checks what arrived, byte for byte).
@@ -26,6 +26,10 @@ card names the mtls scheme).
 Refusals are 401; every credential heard is appended to F.heard, so a test can look for
 them where they must not be.
 
+With --grpc PORT, the agent also serves A2A over gRPC (the SDK's `GrpcHandler`) on PORT,
+and its card lists that interface first (as `127.0.0.1:PORT`), JSON-RPC second; --calls
+then logs each gRPC call too, as its method path with `"binding": "grpc"`.
+
 With --sign-card, the card is signed by the SDK's own signer (`create_agent_card_signer`)
 with a fresh ES256 key whose signature names its key set (`jku`: this agent's
 /jwks.json), and that JWKS is also written to JWKS_OUT for a test to pin. With
@@ -42,13 +46,14 @@ import re
 import json
 import pathlib
 
+import grpc
 import httpx
 import jwt
 import uvicorn
 from starlette.applications import Starlette
 
 from a2a.server.agent_execution.agent_executor import AgentExecutor
-from a2a.server.request_handlers import DefaultRequestHandlerV2
+from a2a.server.request_handlers import DefaultRequestHandlerV2, GrpcHandler
 from a2a.server.routes.agent_card_routes import create_agent_card_routes
 from a2a.server.routes.jsonrpc_routes import create_jsonrpc_routes
 from a2a.server.tasks.base_push_notification_sender import BasePushNotificationSender
@@ -59,7 +64,7 @@ from a2a.server.tasks.inmemory_task_store import InMemoryTaskStore
 from a2a.server.tasks.task_updater import TaskUpdater
 from a2a.helpers.proto_helpers import new_task
 from a2a.types import AgentCapabilities, AgentCard, AgentInterface, AgentSkill, Part, TaskState
-from a2a.types import a2a_pb2
+from a2a.types import a2a_pb2, a2a_pb2_grpc
 from google.protobuf.json_format import MessageToDict
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -188,6 +193,21 @@ class AuthMiddleware:
         return await self.app(scope, receive_next, send)
 
 
+class GrpcCallLog(grpc.aio.ServerInterceptor):
+    """--calls for gRPC: each call's method path, its binding and its A2A-Version."""
+
+    def __init__(self, path):
+        self.path = path
+
+    async def intercept_service(self, continuation, details):
+        metadata = dict(details.invocation_metadata or ())
+        call = {"path": details.method, "binding": "grpc", "a2a_version": metadata.get("a2a-version"),
+                "traceparent": metadata.get("traceparent")}
+        with open(self.path, "a") as log:
+            log.write(json.dumps(call) + "\n")
+        return await continuation(details)
+
+
 class CallLog:
     """Appends each request to a file as one JSON line: the path, the JSON-RPC method and
     params, and the traceparent header (so a test sees the trace on every call)."""
@@ -314,6 +334,7 @@ def main():
     parser.add_argument("--role-prefix", help="sigv4: the roles whose assumed keys are let in (an ARN prefix)")
     parser.add_argument("--sign-card", metavar="JWKS_OUT", help="sign the card; write its public JWKS here")
     parser.add_argument("--tamper-card", action="store_true", help="change the card after it was signed")
+    parser.add_argument("--grpc", type=int, metavar="PORT", help="also serve gRPC on PORT, first in the card")
     args = parser.parse_args()
     base = f"{'https' if args.tls_cert else 'http'}://127.0.0.1:{args.port}"
     card = AgentCard(
@@ -330,6 +351,9 @@ def main():
         default_output_modes=["text/plain"],
         skills=[AgentSkill(id="widget", name="Build widget", description="Builds a widget", tags=["demo"])],
     )
+    if args.grpc:
+        card.supported_interfaces.insert(
+            0, AgentInterface(url=f"127.0.0.1:{args.grpc}", protocol_binding="GRPC", protocol_version="1.0"))
     extended = None
     scheme = "mtls" if args.client_ca else args.auth
     if scheme and scheme != "sigv4":
@@ -365,7 +389,19 @@ def main():
         tls = {"ssl_certfile": args.tls_cert, "ssl_keyfile": args.tls_key}
         if args.client_ca:
             tls.update(ssl_ca_certs=args.client_ca, ssl_cert_reqs=ssl.CERT_REQUIRED)
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", **tls)
+    if not args.grpc:
+        uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", **tls)
+        return
+
+    async def serve_both():
+        interceptors = [GrpcCallLog(args.calls)] if args.calls else []
+        server = grpc.aio.server(interceptors=interceptors)
+        a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
+        server.add_insecure_port(f"127.0.0.1:{args.grpc}")
+        await server.start()
+        await uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=args.port, log_level="warning", **tls)).serve()
+
+    asyncio.run(serve_both())
 
 
 if __name__ == "__main__":

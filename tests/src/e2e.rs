@@ -196,3 +196,34 @@ pub async fn assert_ended_at_deadline(
     stack.wait_execution(id, "SUCCEEDED", SOON).await;
     notes
 }
+
+/// The official SDK's widget agent (tests/sdk_agent/server.py) on `port`, with `args`,
+/// once its card answers; it stops when dropped.
+pub async fn sdk_agent(port: u16, args: &[&str]) -> tokio::process::Child {
+    let python =
+        std::path::PathBuf::from(std::env::var("STANDIN_CACHE").expect("set by scripts/env.sh"))
+            .join("venv-a2a-sdk/bin/python");
+    let server = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sdk_agent/server.py");
+    let agent = tokio::process::Command::new(python)
+        .arg(server)
+        .args(["--port", &port.to_string()])
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the SDK agent starts");
+    let card = format!("http://127.0.0.1:{port}/.well-known/agent-card.json");
+    let up = std::time::Instant::now() + SOON;
+    while reqwest::get(&card)
+        .await
+        .map_or(true, |r| !r.status().is_success())
+    {
+        assert!(
+            std::time::Instant::now() < up,
+            "the SDK agent never answered"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    agent
+}

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use standin_integration::agent::{Behaviour, TestAgent};
 use standin_integration::e2e::{
     CANCELED, COMPLETED, FAILED, INPUT_REQUIRED, SOON, WORKING, assert_ended_at_deadline,
-    assert_no_step_died, reply, start, start_on_entry, states, wait_final, wait_parked,
+    assert_no_step_died, reply, sdk_agent, start, start_on_entry, states, wait_final, wait_parked,
 };
 use standin_integration::stack::Stack;
 
@@ -334,37 +334,6 @@ async fn a_stand_in_whose_agent_died_ends_failed_after_its_max_unreachable() {
     assert!(text.contains("unreachable"), "says why: {text}");
     stack.wait_execution(&id, "SUCCEEDED", SOON).await;
     assert_no_step_died(&stack, &id).await;
-}
-
-/// The official SDK's widget agent (tests/sdk_agent/server.py) on `port`, with `args`,
-/// once its card answers; it stops when dropped.
-async fn sdk_agent(port: u16, args: &[&str]) -> tokio::process::Child {
-    let python =
-        std::path::PathBuf::from(std::env::var("STANDIN_CACHE").expect("set by scripts/env.sh"))
-            .join("venv-a2a-sdk/bin/python");
-    let server = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sdk_agent/server.py");
-    let agent = tokio::process::Command::new(python)
-        .arg(server)
-        .args(["--port", &port.to_string()])
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the SDK agent starts");
-    let card = format!("http://127.0.0.1:{port}/.well-known/agent-card.json");
-    let up = std::time::Instant::now() + SOON;
-    while reqwest::get(&card)
-        .await
-        .map_or(true, |r| !r.status().is_success())
-    {
-        assert!(
-            std::time::Instant::now() < up,
-            "the SDK agent never answered"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
-    agent
 }
 
 /// The first note of a stand-in started on `entry`.

@@ -2,14 +2,16 @@
 //! `scripts/test`): the official a2a-sdk 0.3 (JSON-RPC and HTTP+JSON) and @a2a-js/sdk 0.3
 //! servers in a two-turn conversation heard by push, by follow and by poll, and the
 //! frameworks' own servers (Strands' `A2AServer`, ADK's `to_a2a`, Pydantic AI's FastA2A,
-//! LangGraph's API server, Mastra's A2A routes) on scripted models.
-//! Each conversation ends with the right final note and text. Their agents are the
+//! LangGraph's API server, Mastra's A2A routes) on scripted models, and the official
+//! a2a-sdk 1.3 server over gRPC. Each conversation ends with the right final note and text. Their agents are the
 //! registry's (tests/registry-agents.json), beside the 1.0 stand-ins of the other tests.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
+use serde_json::{Value, json};
 use standin_integration::e2e::{
-    COMPLETED, INPUT_REQUIRED, SOON, WORKING, reply, start_as, states, wait_final, wait_parked,
+    COMPLETED, INPUT_REQUIRED, SOON, WORKING, reply, sdk_agent, start_as, start_on_entry, states,
+    wait_final, wait_parked,
 };
 use standin_integration::stack::{Stack, unique};
 
@@ -527,4 +529,86 @@ async fn an_upload_reaches_an_agent_that_cannot_fetch_as_its_bytes() {
         "TASK_STATE_CANCELED",
         "{notes:#?}"
     );
+}
+
+/// The official SDK's agent serving gRPC as well, its card listing gRPC first: the whole
+/// conversation goes over gRPC, heard by push in one stand-in and by SubscribeToTask in
+/// another, and ends as it does over JSON-RPC (the SDK's streamed artifact joined whole).
+#[tokio::test]
+async fn the_sdk_agents_grpc_interface_carries_the_whole_conversation() {
+    let stack = Stack::load(&STACK).await;
+    let calls = std::env::temp_dir().join(unique("grpc-calls"));
+    let _agent = sdk_agent(
+        27191,
+        &["--grpc", "27192", "--calls", calls.to_str().unwrap()],
+    )
+    .await;
+    // The gRPC interface is another origin than the card's: the entry allows it.
+    let entry = json!({"url": "http://127.0.0.1:27191",
+        "allowed_origins": ["http://127.0.0.1:27192"], "follow_interval": 1});
+    let mut followed = entry.clone();
+    followed["updates"] = json!("follow");
+    tokio::join!(
+        grpc_conversation(&stack, "grpc-push", entry, "push"),
+        grpc_conversation(&stack, "grpc-follow", followed, "follow"),
+    );
+    let calls = std::fs::read_to_string(&calls).unwrap();
+    let grpc: Vec<Value> = calls
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|call| call["binding"] == "grpc")
+        .collect();
+    let method = |name: &str| {
+        let path = format!("/lf.a2a.v1.A2AService/{name}");
+        grpc.iter().any(|call| call["path"] == path.as_str())
+    };
+    for used in [
+        "SendStreamingMessage",
+        "CreateTaskPushNotificationConfig",
+        "SubscribeToTask",
+    ] {
+        assert!(method(used), "{used} went over gRPC: {calls}");
+    }
+    assert!(
+        grpc.iter().all(|call| call["a2a_version"] == "1.0"),
+        "{calls}"
+    );
+    assert!(
+        !calls.contains("\"path\": \"/\""),
+        "no call went to the JSON-RPC interface: {calls}"
+    );
+}
+
+async fn grpc_conversation(stack: &Stack, name: &str, entry: Value, watch: &str) {
+    let (_, id) = start_on_entry(stack, name, entry, json!({"deadline_secs": 120})).await;
+    let notes = stack.wait_notes(&id, 1, SOON).await;
+    assert_eq!(
+        (notes[0]["state"].as_str(), notes[0]["text"].as_str()),
+        (
+            Some(INPUT_REQUIRED),
+            Some("What colour should the widget be?")
+        ),
+        "{name}: {notes:#?}"
+    );
+    wait_parked(stack, &id, watch).await;
+    assert_eq!(reply(stack, &id, "teal").await, 202);
+    let notes = wait_final(stack, &id).await;
+    stack.wait_execution(&id, "SUCCEEDED", SOON).await;
+    assert_eq!(
+        states(&notes),
+        [
+            (1, INPUT_REQUIRED.into(), false),
+            (2, WORKING.into(), false),
+            (3, COMPLETED.into(), true)
+        ],
+        "{name}: {notes:#?}"
+    );
+    assert_eq!(notes[2]["text"], "Your teal widget is ready.", "{name}");
+    let texts: Vec<&str> = notes[2]["artifacts"][0]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["text"].as_str())
+        .collect();
+    assert_eq!(texts, ["widget(colour=teal)", " size=large"], "{name}");
 }

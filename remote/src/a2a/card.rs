@@ -363,7 +363,11 @@ mod tests {
             {"url": "http://127.0.0.1:9/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
             {"url": "127.0.0.1:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]}));
         let agent = ResolvedAgent::from_card(&second, &base(), &[]).expect("usable");
-        assert_eq!(agent.binding, Binding::JsonRpc, "the card's order is its preference");
+        assert_eq!(
+            agent.binding,
+            Binding::JsonRpc,
+            "the card's order is its preference"
+        );
     }
 
     #[test]

@@ -149,9 +149,9 @@ async fn unusable_cards_are_refused_with_a_reason() {
             "protocolVersion 1.0",
         ),
         (
-            card_with(|c| {
-                c["supportedInterfaces"] = json!([{"url": "http://x/", "protocolBinding": "KAFKA", "protocolVersion": "1.0"}])
-            }),
+            card_with(
+                |c| c["supportedInterfaces"] = json!([{"url": "http://x/", "protocolBinding": "KAFKA", "protocolVersion": "1.0"}]),
+            ),
             "binding",
         ),
         (json_reply(404, json!({"detail": "Not Found"})), "HTTP 404"),

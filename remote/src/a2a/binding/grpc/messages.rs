@@ -70,7 +70,9 @@ pub fn json(message: &DynamicMessage) -> Result<Vec<u8>, RemoteError> {
     let mut serializer = serde_json::Serializer::new(&mut out);
     message
         .serialize_with_options(&mut serializer, &SerializeOptions::new())
-        .map_err(|e| RemoteError::InvalidResponse(format!("a gRPC answer has no JSON form: {e}")))?;
+        .map_err(|e| {
+            RemoteError::InvalidResponse(format!("a gRPC answer has no JSON form: {e}"))
+        })?;
     Ok(out)
 }
 
@@ -177,7 +179,10 @@ mod tests {
 
     #[test]
     fn a_field_the_proto_lacks_is_left_out_and_a_wrong_type_is_refused_naming_the_message() {
-        let sent = round_trip("GetTask", json!({"id": "t-1", "historyLength": 0, "kind": "x"}));
+        let sent = round_trip(
+            "GetTask",
+            json!({"id": "t-1", "historyLength": 0, "kind": "x"}),
+        );
         assert_eq!(sent, json!({"id": "t-1", "historyLength": 0}));
         let method = method("GetTask").expect("method");
         let err = request(&method, &json!({"id": 7})).expect_err("a number is no id");
@@ -197,7 +202,10 @@ mod tests {
             "GetExtendedAgentCard",
         ] {
             let found = method(operation).expect(operation);
-            assert_eq!(found.path.as_str(), format!("/lf.a2a.v1.A2AService/{operation}"));
+            assert_eq!(
+                found.path.as_str(),
+                format!("/lf.a2a.v1.A2AService/{operation}")
+            );
         }
         assert!(method("ListEverything").is_err());
     }

@@ -20,8 +20,7 @@ use crate::a2a::call::Call;
 use crate::a2a::client::Collect;
 use crate::a2a::error::by_reason;
 use crate::a2a::limits::{
-    MAX_EVENT_BYTES, MAX_GRPC_MESSAGE_BYTES, MAX_RESPONSE_BYTES, MAX_STREAM_BYTES,
-    bounded_message,
+    MAX_EVENT_BYTES, MAX_GRPC_MESSAGE_BYTES, MAX_RESPONSE_BYTES, MAX_STREAM_BYTES, bounded_message,
 };
 use crate::a2a::skim::Skim;
 use crate::error::RemoteError;
@@ -105,7 +104,11 @@ async fn stream(link: &Link<'_>, call: &Call) -> Result<Items, RemoteError> {
             operation: call.operation,
             seconds: timeout.as_secs(),
         })??;
-    Ok(items(messages, link.timeouts.stream_idle, link.collect.cloned()))
+    Ok(items(
+        messages,
+        link.timeouts.stream_idle,
+        link.collect.cloned(),
+    ))
 }
 
 struct Reading {
@@ -149,7 +152,13 @@ fn items(
                         limit: MAX_STREAM_BYTES,
                     })
                 } else {
-                    skimmed(&message, MAX_EVENT_BYTES, r.collect.as_ref(), "a stream event").await
+                    skimmed(
+                        &message,
+                        MAX_EVENT_BYTES,
+                        r.collect.as_ref(),
+                        "a stream event",
+                    )
+                    .await
                 }
             }
         };
