@@ -22,7 +22,7 @@ type Seen = (String, ContentKind, Sha256, usize, Option<bool>);
 
 /// What reached the sink, spill by spill, and the largest chunk handed over at once.
 #[derive(Default)]
-struct Sink {
+pub(super) struct Sink {
     spills: Mutex<Vec<Seen>>,
     largest_chunk: Mutex<usize>,
 }
@@ -49,7 +49,7 @@ impl ContentSink for Sink {
 
 impl Sink {
     /// Kind, size, SHA-256 and validity of the spill a part names.
-    fn stored(&self, spill: &str) -> (ContentKind, usize, Vec<u8>, Option<bool>) {
+    pub(super) fn stored(&self, spill: &str) -> (ContentKind, usize, Vec<u8>, Option<bool>) {
         let spills = self.spills.lock().unwrap();
         let s = spills
             .iter()

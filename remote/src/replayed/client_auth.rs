@@ -18,13 +18,13 @@ use crate::error::RemoteError;
 const TASK: &str = "3f36680c-e0a2-4b2e-9d5e-2f1a7b6b3c10";
 
 /// A bearer token that changes each time it is renewed: `v0`, then `v1`...
-struct Rotating {
+pub(super) struct Rotating {
     version: AtomicUsize,
     renewals_left: AtomicUsize,
 }
 
 impl Rotating {
-    fn new(renewals: usize) -> Arc<Self> {
+    pub(super) fn new(renewals: usize) -> Arc<Self> {
         Arc::new(Self {
             version: AtomicUsize::new(0),
             renewals_left: AtomicUsize::new(renewals),

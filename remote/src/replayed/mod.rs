@@ -6,5 +6,7 @@ mod client_artifacts;
 mod client_auth;
 mod client_v03;
 mod frameworks;
+mod grpc;
+mod grpc_replay;
 mod replay;
 mod signed_cards;

@@ -5,6 +5,8 @@
 //! out of the binding's envelope, within the same bounds whatever the binding.
 
 mod grpc;
+#[cfg(test)]
+pub use grpc::test_support as grpc_test_support;
 mod http_json;
 mod jsonrpc;
 pub mod over_http;

@@ -84,6 +84,26 @@ pub fn status_details(bytes: &[u8]) -> Option<Value> {
     serde_json::from_slice(&json(&message).ok()?).ok()
 }
 
+/// Test support: a message `name` (a2a.proto's, or google.rpc's) from 1.0's JSON, as
+/// bytes; and back.
+#[cfg(test)]
+pub mod test_support {
+    use super::*;
+
+    pub fn encode(name: &str, json: &Value) -> Vec<u8> {
+        let descriptor = pool().unwrap().get_message_by_name(name).unwrap();
+        DynamicMessage::deserialize(descriptor, json)
+            .unwrap()
+            .encode_to_vec()
+    }
+
+    pub fn decode(name: &str, bytes: &[u8]) -> Value {
+        let descriptor = pool().unwrap().get_message_by_name(name).unwrap();
+        let message = DynamicMessage::decode(descriptor, bytes).unwrap();
+        serde_json::from_slice(&json(&message).unwrap()).unwrap()
+    }
+}
+
 /// Encodes the request, decodes answers as `output`'s messages.
 pub struct DynamicCodec {
     pub output: MessageDescriptor,

@@ -7,6 +7,9 @@
 mod messages;
 mod over_reqwest;
 
+#[cfg(test)]
+pub use messages::test_support;
+
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use prost::Message as _;
@@ -230,6 +233,17 @@ fn remote_error(status: &Status) -> RemoteError {
             return RemoteError::Transport("the gRPC connection failed".into());
         }
         source = err.source();
+    }
+    // tonic's own refusal of a message past `MAX_GRPC_MESSAGE_BYTES` (before reading it).
+    if status.code() == Code::OutOfRange
+        && status
+            .message()
+            .starts_with("Error, decoded message length too large")
+    {
+        return RemoteError::TooLarge {
+            what: "a gRPC message",
+            limit: MAX_GRPC_MESSAGE_BYTES,
+        };
     }
     let message = bounded_message(status.message());
     let reason = messages::status_details(status.details()).and_then(|details| {
