@@ -23,14 +23,15 @@
 //!   dialect), `call.rs` (one call in every binding's terms, and how its answer reads),
 //!   `dialect.rs` (each call in 1.0 or 0.3, each answer read as 1.0's),
 //!   `v03.rs` (0.3's two wire forms), `client.rs` (the calls, over the chosen binding),
-//!   `binding/` (one `Transport` per binding: `jsonrpc.rs`, `http_json.rs`), `http.rs`
+//!   `binding/` (one `Transport` per binding: `jsonrpc.rs` and `http_json.rs` over
+//!   `over_http.rs`, and `grpc/`, tonic with `proto/a2a.proto`'s messages), `http.rs`
 //!   (what every call shares: timeouts, bounded reads, credentials), `sse.rs`,
 //!   `limits.rs`, `reach.rs`, `map.rs` (wire → model), `profile.rs` (what a card says
 //!   of its agent), `skim.rs` (what is kept of an
 //!   answer as it arrives), `divert.rs` and `artifact.rs` (artifacts collected, large
 //!   content stored as it arrives through a [`ContentSink`]).
 //! - `replayed/` (tests only): the client against exchanges captured from the official
-//!   SDKs and replayed on loopback.
+//!   SDKs and replayed on loopback, and gRPC against a scripted HTTP/2 server.
 //! - `fake.rs`: a scriptable agent behind the port, for other crates' tests (the
 //!   `test-support` feature; never in a function).
 //! - `tls.rs`: the roots the agent client trusts.

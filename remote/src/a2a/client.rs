@@ -1,6 +1,7 @@
-//! A thin A2A client over reqwest: exactly the calls the stand-in makes, over the JSON-RPC
-//! binding or HTTP+JSON, in the dialect (1.0 or 0.3) the agent's card chose
-//! (`card`, `dialect`).
+//! A thin A2A client: exactly the calls the stand-in makes, over the binding (JSON-RPC,
+//! HTTP+JSON, gRPC) and in the dialect (1.0 or 0.3) the agent's card chose (`card`,
+//! `dialect`); each binding's wire is its `Transport`, and what comes back is read here
+//! into the model.
 
 use std::sync::Arc;
 
