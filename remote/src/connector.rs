@@ -52,6 +52,8 @@ pub struct Reach<'a> {
     pub credentials: Option<Arc<dyn Credentials>>,
     /// The keys the card must be signed with, when the entry pins them.
     pub card_signing: Option<&'a CardSigning>,
+    /// The binding to speak when the card offers it.
+    pub preferred_binding: Option<crate::PreferredBinding>,
 }
 
 impl Reach<'_> {
@@ -157,14 +159,24 @@ impl Connector {
                 resolved
             }
         };
-        let http = match (resolved.binding, resolved.endpoint.scheme()) {
-            (Binding::Grpc, "http") => self.h2c()?,
-            _ => http,
-        };
+        let http = self.speaking(http, &resolved)?;
         Ok(
             AgentClient::new(http, resolved, headers, Timeouts::default())?
                 .with_credentials(credentials),
         )
+    }
+
+    /// The client that speaks the chosen interface: gRPC without TLS needs HTTP/2 from
+    /// the first byte (h2c); everything else goes as `http` does.
+    fn speaking(
+        &self,
+        http: reqwest::Client,
+        resolved: &ResolvedAgent,
+    ) -> Result<reqwest::Client, RemoteError> {
+        match (resolved.binding, resolved.endpoint.scheme()) {
+            (Binding::Grpc, "http") => self.h2c(),
+            _ => Ok(http),
+        }
     }
 
     fn h2c(&self) -> Result<reqwest::Client, RemoteError> {
@@ -200,7 +212,8 @@ impl Connector {
         if let Some(unmet) = security::requirements(&card).unmet(reach.agent, configured) {
             return Err(RemoteError::AuthNotConfigured(unmet));
         }
-        let resolved = ResolvedAgent::from_card(&card, &url, reach.extensions)?;
+        let preferred = reach.preferred_binding.map(Binding::from);
+        let resolved = ResolvedAgent::from_card(&card, &url, reach.extensions, preferred)?;
         check_interface(
             reach.url,
             reach.allowed_origins,
@@ -212,7 +225,7 @@ impl Connector {
             return Ok(resolved);
         }
         let public = AgentClient::new(
-            http.clone(),
+            self.speaking(http.clone(), &resolved)?,
             resolved.clone(),
             headers.clone(),
             Timeouts::default(),
@@ -238,7 +251,8 @@ impl Connector {
         };
         // The extended card is read from the interface the public one chose: its
         // interface is held to the same reach rules.
-        let fuller = ResolvedAgent::from_card(&extended, &resolved.endpoint, reach.extensions)?;
+        let fuller =
+            ResolvedAgent::from_card(&extended, &resolved.endpoint, reach.extensions, preferred)?;
         check_interface(
             reach.url,
             reach.allowed_origins,
@@ -411,6 +425,7 @@ pub(crate) mod tests {
             allow_private,
             credentials: None,
             card_signing: None,
+            preferred_binding: None,
         }
     }
 

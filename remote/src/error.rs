@@ -56,6 +56,16 @@ pub enum RemoteError {
     Refused(String),
 }
 
+/// gRPC's status codes the stand-in acts on (its numbers, as `RemoteError::Grpc` keeps them).
+pub const UNKNOWN: i32 = 2;
+pub const DEADLINE_EXCEEDED: i32 = 4;
+pub const PERMISSION_DENIED: i32 = 7;
+pub const RESOURCE_EXHAUSTED: i32 = 8;
+pub const UNIMPLEMENTED: i32 = 12;
+pub const INTERNAL: i32 = 13;
+pub const UNAVAILABLE: i32 = 14;
+pub const UNAUTHENTICATED: i32 = 16;
+
 impl RemoteError {
     /// Whether trying the same call again may succeed.
     pub fn is_retryable(&self) -> bool {
@@ -63,8 +73,12 @@ impl RemoteError {
             Self::Transport(_) | Self::Timeout { .. } => true,
             Self::Http { status } => *status == 429 || *status >= 500,
             Self::Rpc { code, .. } => *code == -32603,
-            // RESOURCE_EXHAUSTED, INTERNAL, UNAVAILABLE: gRPC's 429, 500 and 503.
-            Self::Grpc { code, .. } => matches!(code, 8 | 13 | 14),
+            // What HTTP's 429, 5xx and a timeout are in gRPC's words (UNKNOWN is a 500
+            // or a stream cut without a status).
+            Self::Grpc { code, .. } => matches!(
+                *code,
+                UNKNOWN | DEADLINE_EXCEEDED | RESOURCE_EXHAUSTED | INTERNAL | UNAVAILABLE
+            ),
             _ => false,
         }
     }
@@ -89,7 +103,10 @@ impl RemoteError {
                 | Self::Http {
                     status: 404 | 405 | 501
                 }
-                | Self::Grpc { code: 12, .. }
+                | Self::Grpc {
+                    code: UNIMPLEMENTED,
+                    ..
+                }
         )
     }
 

@@ -49,6 +49,7 @@ pub mod fake;
 pub mod front;
 mod model;
 mod port;
+mod preferred_binding;
 mod push;
 #[cfg(test)]
 mod replayed;
@@ -64,5 +65,6 @@ pub use model::{
     Skill, Spilled, Status, Turn, Update, UpdateStream,
 };
 pub use port::{Agent, ContentSink};
+pub use preferred_binding::PreferredBinding;
 pub use push::{PushBodyError, PushClaim, read_push};
 pub use standin_wire::TaskState;

@@ -143,7 +143,12 @@ impl Roots {
         let builder = reqwest::Client::builder()
             .tls_certs_only(self.certificates()?)
             .connect_timeout(Duration::from_secs(10))
-            .redirect(reqwest::redirect::Policy::none());
+            .redirect(reqwest::redirect::Policy::none())
+            // On HTTP/2 (gRPC, or an agent that agrees on it by ALPN) a peer gone without a
+            // word is found by its unanswered ping, while a call is open: a gRPC stream
+            // has no events of the agent's to say it is alive.
+            .http2_keep_alive_interval(Duration::from_secs(20))
+            .http2_keep_alive_timeout(Duration::from_secs(20));
         // No proxy from the environment either: a proxy would resolve and connect for
         // us, out of the resolver's reach.
         Ok(if self.public_only {

@@ -154,6 +154,7 @@ async fn connect(
         allow_private: true,
         credentials,
         card_signing: None,
+        preferred_binding: None,
     };
     Connector::new(roots, http)
         .connect("tls-agent", reach)

@@ -531,9 +531,10 @@ async fn an_upload_reaches_an_agent_that_cannot_fetch_as_its_bytes() {
     );
 }
 
-/// The official SDK's agent serving gRPC as well, its card listing gRPC first: the whole
-/// conversation goes over gRPC, heard by push in one stand-in and by SubscribeToTask in
-/// another, and ends as it does over JSON-RPC (the SDK's streamed artifact joined whole).
+/// The official SDK's agent serving gRPC as well as JSON-RPC, its entry preferring gRPC:
+/// the whole conversation goes over gRPC, heard by push in one stand-in and by
+/// SubscribeToTask in another, and ends as it does over JSON-RPC (the SDK's streamed
+/// artifact joined whole); the push config is set and deleted over gRPC too.
 #[tokio::test]
 async fn the_sdk_agents_grpc_interface_carries_the_whole_conversation() {
     let stack = Stack::load(&STACK).await;
@@ -544,7 +545,7 @@ async fn the_sdk_agents_grpc_interface_carries_the_whole_conversation() {
     )
     .await;
     // The gRPC interface is another origin than the card's: the entry allows it.
-    let entry = json!({"url": "http://127.0.0.1:27191",
+    let entry = json!({"url": "http://127.0.0.1:27191", "preferred_binding": "GRPC",
         "allowed_origins": ["http://127.0.0.1:27192"], "follow_interval": 1});
     let mut followed = entry.clone();
     followed["updates"] = json!("follow");
@@ -566,6 +567,7 @@ async fn the_sdk_agents_grpc_interface_carries_the_whole_conversation() {
         "SendStreamingMessage",
         "CreateTaskPushNotificationConfig",
         "SubscribeToTask",
+        "DeleteTaskPushNotificationConfig",
     ] {
         assert!(method(used), "{used} went over gRPC: {calls}");
     }

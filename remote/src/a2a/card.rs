@@ -73,19 +73,31 @@ fn is_legacy(card: &AgentCard) -> bool {
     }
 }
 
-/// The interface to talk to: `(url, binding, dialect, tenant)`.
-fn choose(card: &AgentCard) -> Result<(String, Binding, Dialect, Option<String>), RemoteError> {
-    let one_point_x = card
+/// The interface to talk to: `(url, binding, dialect, tenant)`. Among the 1.x ones the
+/// stand-in speaks: the entry's `preferred` binding if the card offers it, else the
+/// first over HTTP (JSON-RPC or HTTP+JSON) in the card's order, else gRPC. gRPC waits
+/// to be preferred or to be the only way: its port is usually another origin the entry
+/// must allow, and a card that adds it beside JSON-RPC keeps working as it did.
+fn choose(
+    card: &AgentCard,
+    preferred: Option<Binding>,
+) -> Result<(String, Binding, Dialect, Option<String>), RemoteError> {
+    let spoken: Vec<_> = card
         .supported_interfaces
         .iter()
         .filter(|i| is_one_point_x(&i.protocol_version))
-        .find_map(|i| binding_named_v1(&i.protocol_binding).map(|b| (i, b)));
-    if let Some((interface, binding)) = one_point_x {
+        .filter_map(|i| binding_named_v1(&i.protocol_binding).map(|b| (i, b)))
+        .collect();
+    let chosen = preferred
+        .and_then(|p| spoken.iter().find(|(_, b)| *b == p))
+        .or_else(|| spoken.iter().find(|(_, b)| *b != Binding::Grpc))
+        .or_else(|| spoken.first());
+    if let Some((interface, binding)) = chosen {
         let tenant = interface.tenant.clone().filter(|t| !t.is_empty());
-        return Ok((interface.url.clone(), binding, Dialect::V1, tenant));
+        return Ok((interface.url.clone(), *binding, Dialect::V1, tenant));
     }
     if card.supported_interfaces.is_empty() && is_legacy(card) {
-        let preferred = card.url.as_ref().map(|url| {
+        let main = card.url.as_ref().map(|url| {
             (
                 url,
                 card.preferred_transport.as_deref().unwrap_or("JSONRPC"),
@@ -95,12 +107,15 @@ fn choose(card: &AgentCard) -> Result<(String, Binding, Dialect, Option<String>)
             .additional_interfaces
             .iter()
             .map(|i| (&i.url, i.transport.as_str()));
-        return preferred
+        let offered: Vec<_> = main
             .into_iter()
             .chain(others)
-            .find_map(|(url, transport)| {
-                binding_named(transport).map(|b| (url.clone(), b, Dialect::V03, None))
-            })
+            .filter_map(|(url, transport)| binding_named(transport).map(|b| (url, b)))
+            .collect();
+        return preferred
+            .and_then(|p| offered.iter().find(|(_, b)| *b == p))
+            .or_else(|| offered.first())
+            .map(|(url, b)| ((*url).clone(), *b, Dialect::V03, None))
             .ok_or_else(|| {
                 RemoteError::Card(
                     "the 0.3 card offers neither JSONRPC nor HTTP+JSON (url, preferredTransport, additionalInterfaces)"
@@ -121,15 +136,16 @@ fn choose(card: &AgentCard) -> Result<(String, Binding, Dialect, Option<String>)
 }
 
 impl ResolvedAgent {
-    /// Picks the first 1.x interface with a binding this client speaks, else a 0.3 one.
+    /// Picks a 1.x interface this client speaks (`choose`), else a 0.3 one.
     /// `extensions` are the operator's for this agent: a card that requires another is
     /// refused, naming it.
     pub fn from_card(
         card: &AgentCard,
         card_url: &Url,
         extensions: &[String],
+        preferred: Option<Binding>,
     ) -> Result<Self, RemoteError> {
-        let (url, binding, dialect, tenant) = choose(card)?;
+        let (url, binding, dialect, tenant) = choose(card, preferred)?;
         let url = match binding {
             Binding::Grpc => grpc_address(&url, card_url),
             _ => url,
@@ -313,13 +329,13 @@ mod tests {
             "additionalInterfaces": [{"url": "http://127.0.0.1:9/rest", "transport": "HTTP+JSON"}],
             "capabilities": {"streaming": true}}),
         );
-        let agent = ResolvedAgent::from_card(&legacy, &base(), &[]).expect("usable");
+        let agent = ResolvedAgent::from_card(&legacy, &base(), &[], None).expect("usable");
         assert_eq!(
             (agent.endpoint.as_str(), agent.binding, agent.dialect),
             ("http://127.0.0.1:9/rest", Binding::HttpJson, Dialect::V03)
         );
         let plain = card(json!({"protocolVersion": "0.3.0", "url": "http://127.0.0.1:9/"}));
-        let agent = ResolvedAgent::from_card(&plain, &base(), &[]).expect("usable");
+        let agent = ResolvedAgent::from_card(&plain, &base(), &[], None).expect("usable");
         assert_eq!(
             (agent.binding, agent.dialect),
             (Binding::JsonRpc, Dialect::V03)
@@ -333,7 +349,7 @@ mod tests {
             "supportedInterfaces": [{"url": "http://127.0.0.1:9/new", "protocolBinding": "HTTP+JSON",
                 "protocolVersion": "1.0", "tenant": "acme"}]}),
         );
-        let agent = ResolvedAgent::from_card(&both, &base(), &[]).expect("usable");
+        let agent = ResolvedAgent::from_card(&both, &base(), &[], None).expect("usable");
         assert_eq!(
             (
                 agent.endpoint.path(),
@@ -345,29 +361,43 @@ mod tests {
     }
 
     #[test]
-    fn a_grpc_interface_is_taken_when_it_comes_first_and_its_address_takes_the_cards_scheme() {
+    fn grpc_is_spoken_when_it_is_the_only_way_or_preferred_and_its_address_takes_the_cards_scheme()
+    {
         let grpc_first = card(json!({"supportedInterfaces": [
             {"url": "127.0.0.1:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"},
-            {"url": "http://127.0.0.1:9/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}]}));
-        let agent = ResolvedAgent::from_card(&grpc_first, &base(), &[]).expect("usable");
+            {"url": "http://127.0.0.1:9/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            {"url": "http://127.0.0.1:9/rest", "protocolBinding": "HTTP+JSON", "protocolVersion": "1.0"}]}));
+        let chosen = |preferred| {
+            let agent =
+                ResolvedAgent::from_card(&grpc_first, &base(), &[], preferred).expect("usable");
+            (agent.endpoint.to_string(), agent.binding)
+        };
         assert_eq!(
-            (agent.endpoint.as_str(), agent.binding),
-            ("http://127.0.0.1:50051/", Binding::Grpc)
+            chosen(None),
+            ("http://127.0.0.1:9/rpc".to_owned(), Binding::JsonRpc),
+            "over HTTP, in the card's order, unless gRPC is preferred"
         );
+        assert_eq!(
+            chosen(Some(Binding::Grpc)),
+            ("http://127.0.0.1:50051/".to_owned(), Binding::Grpc)
+        );
+        assert_eq!(chosen(Some(Binding::HttpJson)).1, Binding::HttpJson);
         let tls = Url::parse("https://agent.example/.well-known/agent-card.json").expect("url");
         let only = card(json!({"supportedInterfaces": [
             {"url": "grpc.agent.example:443", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]}));
-        let agent = ResolvedAgent::from_card(&only, &tls, &[]).expect("usable");
-        assert_eq!(agent.endpoint.as_str(), "https://grpc.agent.example/");
-        let second = card(json!({"supportedInterfaces": [
-            {"url": "http://127.0.0.1:9/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
-            {"url": "127.0.0.1:50051", "protocolBinding": "GRPC", "protocolVersion": "1.0"}]}));
-        let agent = ResolvedAgent::from_card(&second, &base(), &[]).expect("usable");
+        let agent = ResolvedAgent::from_card(&only, &tls, &[], None).expect("usable");
         assert_eq!(
-            agent.binding,
-            Binding::JsonRpc,
-            "the card's order is its preference"
+            (agent.endpoint.as_str(), agent.binding),
+            ("https://grpc.agent.example/", Binding::Grpc),
+            "the only way, over TLS as the card was read"
         );
+        let legacy = card(
+            json!({"protocolVersion": "0.3.0", "url": "http://127.0.0.1:9/rpc",
+            "additionalInterfaces": [{"url": "http://127.0.0.1:9/rest", "transport": "HTTP+JSON"}]}),
+        );
+        let agent = ResolvedAgent::from_card(&legacy, &base(), &[], Some(Binding::HttpJson))
+            .expect("usable");
+        assert_eq!(agent.endpoint.path(), "/rest", "a 0.3 card's too");
     }
 
     #[test]
@@ -390,8 +420,8 @@ mod tests {
                 "binding JSONRPC, HTTP+JSON or GRPC",
             ),
         ] {
-            let err =
-                ResolvedAgent::from_card(&card(value.clone()), &base(), &[]).expect_err("refused");
+            let err = ResolvedAgent::from_card(&card(value.clone()), &base(), &[], None)
+                .expect_err("refused");
             assert!(
                 matches!(&err, RemoteError::Card(m) if m.contains(says)),
                 "{value}: {err}"
@@ -405,13 +435,13 @@ mod tests {
             json!({"supportedInterfaces": [{"url": "http://x/", "protocolBinding": "JSONRPC", "protocolVersion": "1.0"}],
             "capabilities": {"extensions": [{"uri": "https://ext.example/optional"}, {"uri": "https://ext.example/must", "required": true}]}}),
         );
-        let err = ResolvedAgent::from_card(&requiring, &base(), &[]).expect_err("refused");
+        let err = ResolvedAgent::from_card(&requiring, &base(), &[], None).expect_err("refused");
         assert!(
             err.to_string().contains("https://ext.example/must"),
             "{err}"
         );
         let named = vec!["https://ext.example/must".to_owned()];
-        let agent = ResolvedAgent::from_card(&requiring, &base(), &named).expect("usable");
+        let agent = ResolvedAgent::from_card(&requiring, &base(), &named, None).expect("usable");
         assert_eq!(
             agent.extensions, named,
             "only what the operator named is sent"

@@ -104,7 +104,7 @@ impl AgentClient {
             timeouts,
         };
         let read = super::card::fetch_card(read, at).await?;
-        let agent = ResolvedAgent::from_card(&read.card, &read.url, &[])?;
+        let agent = ResolvedAgent::from_card(&read.card, &read.url, &[], None)?;
         let mut headers = HeaderMap::new();
         if let Some(p) = participant {
             let value = HeaderValue::from_str(p)

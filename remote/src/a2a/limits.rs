@@ -12,10 +12,12 @@ pub const MAX_EVENT_BYTES: usize = 1024 * 1024;
 /// an endless stream ends here rather than at the function's timeout.
 /// Large enough for a 100 MiB artifact's base64 (4/3 of it) and the events around it.
 pub const MAX_STREAM_BYTES: usize = 256 * 1024 * 1024;
-/// One gRPC message, before skimming. Protobuf is not read in part, so a message is held
-/// whole (with its JSON form, while it is skimmed): at 8 MiB that stays well inside the
-/// smallest function's memory; an agent sends a larger artifact in chunks (`append`).
-pub const MAX_GRPC_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
+/// One gRPC message, before skimming: gRPC's own default limit, which senders expect.
+/// Protobuf is not read in part, so a message is held whole, and its JSON form while it
+/// is skimmed; its fields are counted before it is decoded (`binding/grpc/prune.rs`), so
+/// its tree stays within a few tens of MB. An agent sends a larger artifact in chunks
+/// (`append`).
+pub const MAX_GRPC_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 /// An error message kept from an agent's error object (it reaches logs and reasons).
 pub const MAX_ERROR_MESSAGE_BYTES: usize = 1024;
 

@@ -142,7 +142,7 @@ mod tests {
         assert_eq!(profile.skills.len(), 4);
         assert_eq!(profile.skills[3].tags, ["a"]);
         let base = reqwest::Url::parse("http://127.0.0.1:9/.well-known/agent-card.json").unwrap();
-        assert!(super::super::card::ResolvedAgent::from_card(&card, &base, &[]).is_ok());
+        assert!(super::super::card::ResolvedAgent::from_card(&card, &base, &[], None).is_ok());
         for skills in [json!("x"), json!({"a": 1}), json!(null)] {
             assert_eq!(of(&self::card(json!({"skills": skills}))).skills, vec![]);
         }

@@ -280,6 +280,7 @@ async fn extensions_header_lists_only_what_the_operator_names_and_the_trace_goes
             allow_private: true,
             credentials: None,
             card_signing: None,
+            preferred_binding: None,
         };
         let roots = crate::tls::Roots::built_in();
         let client = crate::connector::Connector::new(roots, http_client().expect("client"))

@@ -37,6 +37,18 @@ pub enum Answer {
         code: i32,
         message: &'static str,
     },
+    /// Not gRPC at all: what a proxy in front answers.
+    Http {
+        status: u16,
+        content_type: &'static str,
+        body: &'static str,
+    },
+    /// One message's frame sent in `pieces`, `gap` apart, then `grpc-status` 0.
+    Trickle {
+        message: Vec<u8>,
+        pieces: usize,
+        gap: std::time::Duration,
+    },
     /// No message: `grpc-status` `code` with `message`, and the details' bytes, in the
     /// headers (Trailers-Only).
     Status {
@@ -135,6 +147,38 @@ async fn answer(
             code,
             message,
         } => (frames, trailers(code, message, None), false),
+        Answer::Http {
+            status,
+            content_type,
+            body,
+        } => {
+            let frame = Ok(Frame::data(Bytes::from_static(body.as_bytes())));
+            let response = hyper::Response::builder()
+                .status(status)
+                .header("content-type", content_type)
+                .body(StreamBody::new(futures_util::stream::iter([frame]).boxed()))
+                .unwrap();
+            return Ok(response);
+        }
+        Answer::Trickle {
+            message,
+            pieces,
+            gap,
+        } => {
+            let framed = framed(&message);
+            let size = framed.len().div_ceil(pieces);
+            let chunks: Vec<Bytes> = framed.chunks(size).map(Bytes::copy_from_slice).collect();
+            let paced = futures_util::stream::iter(chunks).then(move |chunk| async move {
+                tokio::time::sleep(gap).await;
+                Ok(Frame::data(chunk))
+            });
+            let end = futures_util::stream::iter([Ok(Frame::trailers(trailers(0, "", None)))]);
+            let response = hyper::Response::builder()
+                .header("content-type", "application/grpc")
+                .body(StreamBody::new(paced.chain(end).boxed()))
+                .unwrap();
+            return Ok(response);
+        }
         // As gRPC servers answer an error before any message: "Trailers-Only", the
         // status in the response's headers and no body.
         Answer::Status {
@@ -154,12 +198,7 @@ async fn answer(
     };
     let mut out: Vec<Result<Frame<Bytes>, Infallible>> = frames
         .into_iter()
-        .map(|message| {
-            let mut framed = vec![0u8];
-            framed.extend_from_slice(&(message.len() as u32).to_be_bytes());
-            framed.extend_from_slice(&message);
-            Ok(Frame::data(Bytes::from(framed)))
-        })
+        .map(|message| Ok(Frame::data(Bytes::from(framed(&message)))))
         .collect();
     let stream = if hold_open {
         futures_util::stream::iter(out)
@@ -174,6 +213,14 @@ async fn answer(
         .body(StreamBody::new(stream))
         .unwrap();
     Ok(response)
+}
+
+/// A message as gRPC frames it: not compressed, its length, its bytes.
+fn framed(message: &[u8]) -> Vec<u8> {
+    let mut framed = vec![0u8];
+    framed.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    framed.extend_from_slice(message);
+    framed
 }
 
 fn trailers(code: i32, message: &str, details: Option<Vec<u8>>) -> http::HeaderMap {

@@ -32,6 +32,7 @@ async fn described(
     let reach = Reach {
         agent: "widgets",
         card_signing: signing.as_ref(),
+        preferred_binding: None,
         ..crate::connector::tests::reach(&server.base, true)
     };
     Connector::new(crate::tls::Roots::built_in(), http_client().unwrap())

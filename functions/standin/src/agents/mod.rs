@@ -117,6 +117,8 @@ pub struct AgentSpec {
     pub file_delivery: FileDelivery,
     /// The keys the agent's card must be signed with (a JWKS URL or public keys).
     pub card_signing: Option<standin_remote::CardSigning>,
+    /// The binding to speak when the card offers it (else the card's first over HTTP).
+    pub preferred_binding: Option<standin_remote::PreferredBinding>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -175,6 +177,8 @@ struct Entry {
     file_delivery: FileDelivery,
     #[serde(default)]
     card_signing: Option<serde_json::Value>,
+    #[serde(default)]
+    preferred_binding: Option<standin_remote::PreferredBinding>,
 }
 
 fn auto() -> Updates {
@@ -347,6 +351,9 @@ impl AgentSpec {
         }
         if let Some(signing) = &self.card_signing {
             entry["card_signing"] = signing.to_entry();
+        }
+        if let Some(binding) = self.preferred_binding {
+            entry["preferred_binding"] = serde_json::json!(binding);
         }
         entry
     }
@@ -569,6 +576,7 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
         max_unreachable,
         file_delivery: entry.file_delivery,
         card_signing,
+        preferred_binding: entry.preferred_binding,
     };
     let size = spec.to_entry().to_string().len();
     if size > MAX_ENTRY_BYTES {

@@ -122,7 +122,7 @@ fn every_error_names_its_field() {
 #[test]
 fn an_entry_reads_back_to_the_spec_it_was_written_from() {
     let cfg = AgentsConfig::parse(
-        r#"{"agents":[{"id":"a","url":"https://a.example","version":"1.0","updates":"follow","follow_interval":2.5,"participant":"p","allowed_origins":["https://b.example"]},{"id":"b","url":"http://h","file_delivery":"bytes","card_signing":{"jwks_url":"https://h.example/jwks.json"}},
+        r#"{"agents":[{"id":"a","url":"https://a.example","version":"1.0","updates":"follow","follow_interval":2.5,"participant":"p","allowed_origins":["https://b.example"]},{"id":"b","url":"http://h","file_delivery":"bytes","card_signing":{"jwks_url":"https://h.example/jwks.json"},"preferred_binding":"GRPC"},
             {"id":"d","url":"https://d.example","card_signing":{"keys":[{"kty":"EC","crv":"P-256","kid":"k1","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}]}},
             {"id":"c","url":"https://c.example","updates":"poll","poll_max_interval":30,"card_url":"https://c.example/a2a/v1/card?assistant_id=x","headers":{"X-Api-Version":"2"},"session_header":"X-Amzn-Bedrock-AgentCore-Runtime-Session-Id","extensions":["https://ext.example/v1"]}]}"#,
     )
@@ -249,6 +249,10 @@ break"}"#
     assert_eq!(
         field(r#""file_delivery":"inline""#),
         "agents[0].file_delivery"
+    );
+    assert_eq!(
+        field(r#""preferred_binding":"grpc""#),
+        "agents[0].preferred_binding"
     );
     let cfg = AgentsConfig::parse(
         r#"{"agents":[{"id":"a","url":"http://h","updates":"poll","headers":{"X-Api-Version":"2"},"session_header":"X-Session"}]}"#,

@@ -393,6 +393,7 @@ fn reach_of(spec: &AgentSpec, allow_private: bool) -> Reach<'_> {
         extensions: &spec.extensions,
         allow_private,
         card_signing: spec.card_signing.as_ref(),
+        preferred_binding: spec.preferred_binding,
     }
 }
 

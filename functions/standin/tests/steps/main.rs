@@ -78,6 +78,7 @@ fn spec(updates: Updates) -> AgentSpec {
         max_unreachable: standin::agents::DEFAULT_MAX_UNREACHABLE,
         file_delivery: standin::agents::FileDelivery::Link,
         card_signing: None,
+        preferred_binding: None,
         auth: None,
     }
 }

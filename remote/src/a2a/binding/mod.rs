@@ -45,6 +45,16 @@ impl Binding {
     }
 }
 
+impl From<crate::PreferredBinding> for Binding {
+    fn from(preferred: crate::PreferredBinding) -> Self {
+        match preferred {
+            crate::PreferredBinding::JsonRpc => Self::JsonRpc,
+            crate::PreferredBinding::HttpJson => Self::HttpJson,
+            crate::PreferredBinding::Grpc => Self::Grpc,
+        }
+    }
+}
+
 /// What every call to one agent travels with.
 pub struct Link<'a> {
     pub http: &'a Client,

@@ -4,6 +4,7 @@
 
 use std::sync::OnceLock;
 
+use bytes::Buf as _;
 use prost::Message as _;
 use prost_reflect::{
     DescriptorPool, DeserializeOptions, DynamicMessage, MessageDescriptor, SerializeOptions,
@@ -12,6 +13,7 @@ use serde_json::Value;
 use tonic::Status;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 
+use super::prune;
 use crate::error::RemoteError;
 
 const SERVICE: &str = "lf.a2a.v1.A2AService";
@@ -66,7 +68,7 @@ pub fn request(method: &Method, params: &Value) -> Result<DynamicMessage, Remote
 
 /// A message as 1.0's JSON text (enums by name, fields by their JSON names).
 pub fn json(message: &DynamicMessage) -> Result<Vec<u8>, RemoteError> {
-    let mut out = Vec::with_capacity(message.encoded_len() * 2);
+    let mut out = Vec::new();
     let mut serializer = serde_json::Serializer::new(&mut out);
     message
         .serialize_with_options(&mut serializer, &SerializeOptions::new())
@@ -76,12 +78,34 @@ pub fn json(message: &DynamicMessage) -> Result<Vec<u8>, RemoteError> {
     Ok(out)
 }
 
-/// `google.rpc.Status` details (gRPC's `grpc-status-details-bin`) as JSON, `Any`s
-/// unpacked where the type is known.
-pub fn status_details(bytes: &[u8]) -> Option<Value> {
-    let descriptor = pool().ok()?.get_message_by_name("google.rpc.Status")?;
-    let message = DynamicMessage::decode(descriptor, bytes).ok()?;
-    serde_json::from_slice(&json(&message).ok()?).ok()
+/// The first `ErrorInfo` reason in a `google.rpc.Status` (gRPC's
+/// `grpc-status-details-bin`), each detail read by its own type, so one the stand-in
+/// does not know cannot hide it.
+pub fn error_reason(details: &[u8]) -> Option<String> {
+    let pool = pool().ok()?;
+    let status =
+        DynamicMessage::decode(pool.get_message_by_name("google.rpc.Status")?, details).ok()?;
+    let error_info = pool.get_message_by_name("google.rpc.ErrorInfo")?;
+    let any = status.get_field_by_name("details")?;
+    any.as_list()?.iter().find_map(|detail| {
+        let detail = detail.as_message()?;
+        let type_url = detail.get_field_by_name("type_url")?;
+        if !type_url.as_str()?.ends_with("/google.rpc.ErrorInfo") {
+            return None;
+        }
+        let value = detail.get_field_by_name("value")?;
+        let info = DynamicMessage::decode(error_info.clone(), value.as_bytes()?.clone()).ok()?;
+        let reason = info.get_field_by_name("reason")?;
+        Some(reason.as_str()?.to_owned())
+    })
+}
+
+/// A refusal of the agent's answer, carried through tonic as its status's source so the
+/// binding reads it back as it was.
+fn refusal(err: RemoteError) -> Status {
+    let mut status = Status::internal(err.to_string());
+    status.set_source(std::sync::Arc::new(err));
+    status
 }
 
 /// Test support: a message `name` (a2a.proto's, or google.rpc's) from 1.0's JSON, as
@@ -95,6 +119,10 @@ pub mod test_support {
         DynamicMessage::deserialize(descriptor, json)
             .unwrap()
             .encode_to_vec()
+    }
+
+    pub fn descriptor(name: &str) -> MessageDescriptor {
+        pool().unwrap().get_message_by_name(name).unwrap()
     }
 
     pub fn decode(name: &str, bytes: &[u8]) -> Value {
@@ -143,9 +171,16 @@ impl Decoder for DynamicDecoder {
     type Error = Status;
 
     fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Self::Item>, Self::Error> {
-        DynamicMessage::decode(self.0.clone(), src)
+        let bytes = src.copy_to_bytes(src.remaining());
+        let kept = prune::prune(&bytes, &self.0).map_err(refusal)?;
+        drop(bytes);
+        DynamicMessage::decode(self.0.clone(), &kept[..])
             .map(Some)
-            .map_err(|e| Status::internal(format!("the answer is not a2a.proto's: {e}")))
+            .map_err(|e| {
+                refusal(RemoteError::InvalidResponse(format!(
+                    "the answer is not a2a.proto's: {e}"
+                )))
+            })
     }
 }
 

@@ -1,18 +1,22 @@
 //! gRPC, the third binding (A2A 1.0 only): tonic frames each call as a2a.proto's
 //! `A2AService` method of 1.0's operation name, over the agent's own HTTP client
 //! (`over_reqwest`). Requests are the JSON params the other bindings send, encoded
-//! through the proto's descriptor; answers come back as the same JSON (`messages`), so
-//! they are skimmed, collected and bounded as every other binding's are.
+//! through the proto's descriptor; answers are cut to what is read (`prune`) and come
+//! back as the same JSON (`messages`), so they are skimmed, collected and bounded as
+//! every other binding's are.
 
 mod messages;
 mod over_reqwest;
+mod prune;
 
 #[cfg(test)]
 pub use messages::test_support;
 
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
-use prost::Message as _;
 use prost_reflect::DynamicMessage;
 use serde_json::Value;
 use tonic::codec::Streaming;
@@ -26,9 +30,9 @@ use crate::a2a::limits::{
     MAX_EVENT_BYTES, MAX_GRPC_MESSAGE_BYTES, MAX_RESPONSE_BYTES, MAX_STREAM_BYTES, bounded_message,
 };
 use crate::a2a::skim::Skim;
-use crate::error::RemoteError;
+use crate::error::{PERMISSION_DENIED, RemoteError, UNAUTHENTICATED};
 use messages::DynamicCodec;
-use over_reqwest::OverReqwest;
+use over_reqwest::{Meter, OverReqwest};
 
 pub struct Grpc;
 
@@ -55,15 +59,12 @@ impl Transport for Grpc {
     }
 }
 
-fn client<'a>(link: &'a Link<'a>) -> tonic::client::Grpc<OverReqwest<'a>> {
-    tonic::client::Grpc::new(OverReqwest { link }).max_decoding_message_size(MAX_GRPC_MESSAGE_BYTES)
-}
-
-fn request(link: &Link<'_>, message: DynamicMessage) -> tonic::Request<DynamicMessage> {
-    let mut request = tonic::Request::new(message);
-    // The agent learns the caller's deadline (`grpc-timeout`), as gRPC servers expect.
-    request.set_timeout(link.timeouts.call);
-    request
+fn client<'a>(
+    link: &'a Link<'a>,
+    meter: Option<Arc<Meter>>,
+) -> tonic::client::Grpc<OverReqwest<'a>> {
+    tonic::client::Grpc::new(OverReqwest { link, meter })
+        .max_decoding_message_size(MAX_GRPC_MESSAGE_BYTES)
 }
 
 async fn unary(link: &Link<'_>, call: &Call) -> Result<Value, RemoteError> {
@@ -73,8 +74,13 @@ async fn unary(link: &Link<'_>, call: &Call) -> Result<Value, RemoteError> {
         let codec = DynamicCodec {
             output: method.output.clone(),
         };
-        let sent = client(link)
-            .unary(request(link, message.clone()), method.path.clone(), codec)
+        let mut request = tonic::Request::new(message.clone());
+        // The agent learns the call's deadline (`grpc-timeout`), as gRPC servers expect.
+        // A stream gets none: a server holds a stream to it, and a follow's stream lives
+        // its window.
+        request.set_timeout(link.timeouts.call);
+        let sent = client(link, None)
+            .unary(request, method.path.clone(), codec)
             .await;
         sent.map(tonic::Response::into_inner)
     };
@@ -85,18 +91,20 @@ async fn unary(link: &Link<'_>, call: &Call) -> Result<Value, RemoteError> {
             operation: call.operation,
             seconds: timeout.as_secs(),
         })??;
-    skimmed(&answer, MAX_RESPONSE_BYTES, link.collect, "an answer").await
+    skimmed(answer, MAX_RESPONSE_BYTES, link.collect, "an answer").await
 }
 
 async fn stream(link: &Link<'_>, call: &Call) -> Result<Items, RemoteError> {
     let method = messages::method(call.operation)?;
     let message = messages::request(&method, &call.params)?;
+    let meter = Arc::new(Meter::new(MAX_STREAM_BYTES));
     let attempt = || async {
         let codec = DynamicCodec {
             output: method.output.clone(),
         };
-        let opened = client(link)
-            .server_streaming(request(link, message.clone()), method.path.clone(), codec)
+        let request = tonic::Request::new(message.clone());
+        let opened = client(link, Some(meter.clone()))
+            .server_streaming(request, method.path.clone(), codec)
             .await;
         opened.map(tonic::Response::into_inner)
     };
@@ -107,79 +115,73 @@ async fn stream(link: &Link<'_>, call: &Call) -> Result<Items, RemoteError> {
             operation: call.operation,
             seconds: timeout.as_secs(),
         })??;
-    Ok(items(
+    let reading = Reading {
         messages,
-        link.timeouts.stream_idle,
-        link.collect.cloned(),
-    ))
+        meter,
+        idle: link.timeouts.stream_idle,
+        collect: link.collect.cloned(),
+        done: false,
+    };
+    Ok(reading.items())
 }
 
 struct Reading {
     messages: Streaming<DynamicMessage>,
-    idle: std::time::Duration,
+    /// The stream's bytes on the wire, bounded by `MAX_STREAM_BYTES` as any stream's are.
+    meter: Arc<Meter>,
+    idle: Duration,
     collect: Option<Collect>,
-    /// Encoded bytes read so far (bounded by `MAX_STREAM_BYTES`, as a stream's are).
-    read: usize,
     done: bool,
 }
 
-fn items(
-    messages: Streaming<DynamicMessage>,
-    idle: std::time::Duration,
-    collect: Option<Collect>,
-) -> Items {
-    let reading = Reading {
-        messages,
-        idle,
-        collect,
-        read: 0,
-        done: false,
-    };
-    futures_util::stream::unfold(reading, |mut r| async move {
-        if r.done {
-            return None;
-        }
-        let next = tokio::time::timeout(r.idle, r.messages.message()).await;
-        let item = match next {
-            Err(_) => Err(RemoteError::Timeout {
-                operation: "stream read",
-                seconds: r.idle.as_secs(),
-            }),
-            Ok(Ok(None)) => return None,
-            Ok(Err(status)) => Err(remote_error(&status)),
-            Ok(Ok(Some(message))) => {
-                r.read += message.encoded_len();
-                if r.read > MAX_STREAM_BYTES {
-                    Err(RemoteError::TooLarge {
-                        what: "a stream",
-                        limit: MAX_STREAM_BYTES,
-                    })
-                } else {
-                    skimmed(
-                        &message,
-                        MAX_EVENT_BYTES,
-                        r.collect.as_ref(),
-                        "a stream event",
-                    )
-                    .await
-                }
+impl Reading {
+    fn items(self) -> Items {
+        futures_util::stream::unfold(self, |mut r| async move {
+            if r.done {
+                return None;
             }
-        };
-        r.done = item.is_err();
-        Some((item, r))
-    })
-    .boxed()
+            let item = match r.next().await? {
+                Ok(message) => {
+                    let collect = r.collect.as_ref();
+                    skimmed(message, MAX_EVENT_BYTES, collect, "a stream event").await
+                }
+                Err(status) => Err(remote_error(&status)),
+            };
+            r.done = item.is_err();
+            Some((item, r))
+        })
+        .boxed()
+    }
+
+    /// The next message; None at the stream's end, or once nothing at all came for the
+    /// idle time. gRPC sends nothing between a task's changes (SSE's servers ping), so a
+    /// quiet task ends the stream as a server closing it does, and the stand-in asks
+    /// again; a peer gone without a word is found by HTTP/2's ping (`tls.rs`).
+    async fn next(&mut self) -> Option<Result<DynamicMessage, Status>> {
+        loop {
+            let quiet_until = self.meter.last_heard() + self.idle;
+            let next = tokio::time::timeout_at(quiet_until.into(), self.messages.message());
+            match next.await {
+                Ok(message) => return message.transpose(),
+                // Bytes came meanwhile (a long message on its way): not silence.
+                Err(_) if self.meter.last_heard() + self.idle > Instant::now() => continue,
+                Err(_) => return None,
+            }
+        }
+    }
 }
 
 /// A message's JSON through the skim every binding's answers go through: history
 /// dropped, artifacts' large content stored, what is kept held to `limit`.
 async fn skimmed(
-    message: &DynamicMessage,
+    message: DynamicMessage,
     limit: usize,
     collect: Option<&Collect>,
     what: &'static str,
 ) -> Result<Value, RemoteError> {
-    let json = messages::json(message)?;
+    let json = messages::json(&message)?;
+    // The decoded tree is the larger of the two: gone before the skim holds its part.
+    drop(message);
     let mut skim = collect.map_or_else(|| Skim::new(limit), |c| c.skim(limit));
     skim.push(&json);
     drop(json);
@@ -192,7 +194,8 @@ async fn skimmed(
 }
 
 /// Sends with the credentials on; UNAUTHENTICATED (or, with credentials, PERMISSION_DENIED)
-/// is their refusal: they are read afresh and the call sent once more, as over HTTP.
+/// is their refusal, as a proxy's 401 or 403 is: they are read afresh and the call sent
+/// once more, as over HTTP.
 async fn authorized<T, F, Fut>(link: &Link<'_>, attempt: F) -> Result<T, RemoteError>
 where
     F: Fn() -> Fut,
@@ -200,20 +203,22 @@ where
 {
     let mut renewed = false;
     loop {
-        let status = match attempt().await {
+        let err = match attempt().await {
             Ok(answer) => return Ok(answer),
-            Err(status) => status,
+            Err(status) => remote_error(&status),
         };
-        let http_status = match (status.code(), link.credentials) {
-            (Code::Unauthenticated, _) => 401,
-            (Code::PermissionDenied, Some(_)) => 403,
-            _ => return Err(remote_error(&status)),
+        let refused = match (&err, link.credentials) {
+            (RemoteError::Grpc { code, .. }, _) if *code == UNAUTHENTICATED => 401,
+            (RemoteError::Http { status: 401 }, _) => 401,
+            (RemoteError::Grpc { code, .. }, Some(_)) if *code == PERMISSION_DENIED => 403,
+            (RemoteError::Http { status: 403 }, Some(_)) => 403,
+            _ => return Err(err),
         };
         match link.credentials {
             Some(credentials) if !renewed && credentials.renew().await => renewed = true,
             configured => {
                 return Err(RemoteError::Unauthorized {
-                    status: http_status,
+                    status: refused,
                     scheme: configured.map(|c| c.scheme()),
                 });
             }
@@ -221,8 +226,9 @@ where
     }
 }
 
-/// A gRPC status as the stand-in's error: its own (raised under tonic) as it was; else by
-/// the `ErrorInfo` reason in the status details (as the SDK sends them), else by code.
+/// A gRPC status as the stand-in's error: its own (raised under tonic: a bound, an
+/// answer that does not read, a refusal in HTTP's words) as it was; else by the
+/// `ErrorInfo` reason in the status details (as the SDK sends them), else by code.
 fn remote_error(status: &Status) -> RemoteError {
     let mut source = std::error::Error::source(status);
     while let Some(err) = source {
@@ -234,7 +240,8 @@ fn remote_error(status: &Status) -> RemoteError {
         }
         source = err.source();
     }
-    // tonic's own refusal of a message past `MAX_GRPC_MESSAGE_BYTES` (before reading it).
+    // tonic's own refusal of a message past `MAX_GRPC_MESSAGE_BYTES`, before reading it
+    // (its wording is pinned with tonic's version; a test reads it).
     if status.code() == Code::OutOfRange
         && status
             .message()
@@ -246,18 +253,16 @@ fn remote_error(status: &Status) -> RemoteError {
         };
     }
     let message = bounded_message(status.message());
-    let reason = messages::status_details(status.details()).and_then(|details| {
-        details
-            .get("details")?
-            .as_array()?
-            .iter()
-            .find_map(|d| d.get("reason").and_then(Value::as_str).map(str::to_owned))
-    });
+    let reason = messages::error_reason(status.details());
     if let Some(err) = reason.and_then(|reason| by_reason(&reason, &message)) {
         return err;
     }
-    RemoteError::Grpc {
-        code: status.code() as i32,
-        message,
+    match status.code() {
+        // What HTTP+JSON's 404 is: a server that gives no reason means the task.
+        Code::NotFound => RemoteError::TaskNotFound(message),
+        code => RemoteError::Grpc {
+            code: code as i32,
+            message,
+        },
     }
 }
