@@ -244,23 +244,36 @@ mod tests {
         assert!(err.to_string().contains("GetTaskRequest"), "{err}");
     }
 
+    /// Each call the 1.0 dialect builds (a tenant's included) is a method of the service,
+    /// and its params are that method's request.
     #[test]
-    fn every_call_the_stand_in_makes_is_a_method_of_the_service() {
-        for operation in [
-            "SendMessage",
-            "SendStreamingMessage",
-            "GetTask",
-            "CancelTask",
-            "SubscribeToTask",
-            "CreateTaskPushNotificationConfig",
-            "DeleteTaskPushNotificationConfig",
-            "GetExtendedAgentCard",
+    fn every_call_the_stand_in_makes_is_a_method_of_the_service_and_fits_its_request() {
+        use crate::a2a::dialect::{Calls, Dialect};
+        let calls = Calls {
+            dialect: Dialect::V1,
+            tenant: Some("acme".into()),
+        };
+        let message = json!({"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hi"}]});
+        let config = json!({"id": "c-1", "taskId": "t-1", "url": "https://p.example/",
+            "token": "x", "authentication": {"scheme": "Bearer", "credentials": "x"}});
+        for call in [
+            calls.send(&message, true),
+            calls.stream(&message),
+            calls.get("t-1"),
+            calls.extended_card(),
+            calls.subscribe("t-1"),
+            calls.cancel("t-1"),
+            calls.create_push(&config, "t-1", "c-1"),
+            calls.delete_push("t-1", "c-1"),
         ] {
-            let found = method(operation).expect(operation);
+            let found = method(call.operation).expect(call.operation);
             assert_eq!(
                 found.path.as_str(),
-                format!("/lf.a2a.v1.A2AService/{operation}")
+                format!("/lf.a2a.v1.A2AService/{}", call.operation)
             );
+            let sent = request(&found, &call.params).expect(call.operation);
+            let back: Value = serde_json::from_slice(&json(&sent).expect("json")).expect("JSON");
+            assert_eq!(back["tenant"], "acme", "{}: {back}", call.operation);
         }
         assert!(method("ListEverything").is_err());
     }
