@@ -35,7 +35,7 @@ pub enum RemoteError {
     #[error("agent card unusable: {0}")]
     Card(String),
     /// An answer past one of the read limits: not kept, and an agent error like any other.
-    #[error("{what} from the agent is over the {limit}-byte limit")]
+    #[error("{what} from the agent is over the {limit}-{} limit", unit(what))]
     TooLarge { what: &'static str, limit: usize },
     /// The agent refused the call's credentials (401, 403) even read afresh, or asked for
     /// some where none are configured.
@@ -57,14 +57,18 @@ pub enum RemoteError {
 }
 
 /// gRPC's status codes the stand-in acts on (its numbers, as `RemoteError::Grpc` keeps them).
-pub const UNKNOWN: i32 = 2;
-pub const DEADLINE_EXCEEDED: i32 = 4;
-pub const PERMISSION_DENIED: i32 = 7;
-pub const RESOURCE_EXHAUSTED: i32 = 8;
-pub const UNIMPLEMENTED: i32 = 12;
-pub const INTERNAL: i32 = 13;
-pub const UNAVAILABLE: i32 = 14;
-pub const UNAUTHENTICATED: i32 = 16;
+pub mod grpc_code {
+    pub const UNKNOWN: i32 = 2;
+    pub const DEADLINE_EXCEEDED: i32 = 4;
+    pub const PERMISSION_DENIED: i32 = 7;
+    pub const RESOURCE_EXHAUSTED: i32 = 8;
+    pub const UNIMPLEMENTED: i32 = 12;
+    pub const INTERNAL: i32 = 13;
+    pub const UNAVAILABLE: i32 = 14;
+    pub const UNAUTHENTICATED: i32 = 16;
+}
+
+use grpc_code::*;
 
 impl RemoteError {
     /// Whether trying the same call again may succeed.
@@ -131,6 +135,17 @@ impl RemoteError {
             Self::AuthNotConfigured(_) => "auth_not_configured",
             Self::Credentials(_) => "credentials",
         }
+    }
+}
+
+/// What a `TooLarge` limit counts: bytes, but for a gRPC message's fields and nesting.
+fn unit(what: &str) -> &'static str {
+    if what.ends_with("fields") {
+        "field"
+    } else if what.ends_with("nesting") {
+        "level"
+    } else {
+        "byte"
     }
 }
 

@@ -59,7 +59,7 @@ pub mod tls;
 pub use a2a::client::{AgentClient, Timeouts};
 pub use card_signing::{CardSigning, CardSigningError, MAX_PINNED_KEYS};
 pub use connector::{Connector, Reach, check_reach};
-pub use error::RemoteError;
+pub use error::{RemoteError, grpc_code};
 pub use model::{
     Artifact, ArtifactUpdate, Content, ContentKind, FollowUp, Part, Profile, PushRequest, Sent,
     Skill, Spilled, Status, Turn, Update, UpdateStream,

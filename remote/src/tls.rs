@@ -146,7 +146,10 @@ impl Roots {
             .redirect(reqwest::redirect::Policy::none())
             // On HTTP/2 (gRPC, or an agent that agrees on it by ALPN) a peer gone without a
             // word is found by its unanswered ping, while a call is open: a gRPC stream
-            // has no events of the agent's to say it is alive.
+            // has no events of the agent's to say it is alive. gRPC servers allow about a
+            // ping per 5 minutes without data and close the connection (too_many_pings)
+            // at the third beyond: a quiet gRPC stream ends at the 60 s idle
+            // (`Timeouts::stream_idle`), after two pings.
             .http2_keep_alive_interval(Duration::from_secs(20))
             .http2_keep_alive_timeout(Duration::from_secs(20));
         // No proxy from the environment either: a proxy would resolve and connect for

@@ -498,3 +498,64 @@ impl crate::auth::Credentials for QueryKey {
         Box::pin(async { false })
     }
 }
+
+/// An agent's status details that are not base64 are dropped before tonic reads them (it
+/// would panic): the status is still the agent's error, in the headers or the trailers.
+#[tokio::test]
+async fn status_details_that_do_not_read_are_an_error_never_a_panic() {
+    let working = json!({"task": task("TASK_STATE_WORKING", "on it")});
+    let server = GrpcReplay::start(vec![
+        Answer::BadDetails {
+            code: 14,
+            frames: None,
+        },
+        Answer::BadDetails {
+            code: 13,
+            frames: Some(vec![encode("lf.a2a.v1.StreamResponse", &working)]),
+        },
+    ])
+    .await;
+    let client = client_of(&server);
+    let unavailable = client.get(TASK).await.unwrap_err();
+    assert!(
+        matches!(unavailable, RemoteError::Grpc { code: 14, .. }),
+        "{unavailable}"
+    );
+    let mut stream = client.subscribe(TASK).await.unwrap();
+    assert!(stream.next().await.unwrap().is_ok());
+    let internal = stream.next().await.unwrap().unwrap_err();
+    assert!(
+        matches!(internal, RemoteError::Grpc { code: 13, .. }),
+        "{internal}"
+    );
+}
+
+/// Silence before a stream's first message is a timeout, as over SSE (a turn parks on
+/// it rather than judge the message refused), whether the headers came or not.
+#[tokio::test]
+async fn silence_before_the_first_message_is_a_timeout_headers_or_not() {
+    let server = GrpcReplay::start(vec![
+        Answer::Raw {
+            frames: Vec::new(),
+            hold_open: true,
+        },
+        Answer::Late(Duration::from_secs(5)),
+    ])
+    .await;
+    let h2c = Roots::built_in().agent_h2c_client().unwrap();
+    let endpoint = format!("http://{}/", server.address);
+    let timeouts = Timeouts {
+        call: Duration::from_secs(1),
+        stream_idle: Duration::from_secs(1),
+    };
+    let client = AgentClient::new(h2c, agent(&endpoint), HeaderMap::new(), timeouts).unwrap();
+    let silence = RemoteError::Timeout {
+        operation: "stream read",
+        seconds: 1,
+    };
+    for _ in 0..2 {
+        let mut stream = client.subscribe(TASK).await.unwrap();
+        assert_eq!(stream.next().await.unwrap().unwrap_err(), silence);
+        assert!(stream.next().await.is_none());
+    }
+}

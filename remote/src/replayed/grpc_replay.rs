@@ -37,6 +37,15 @@ pub enum Answer {
         code: i32,
         message: &'static str,
     },
+    /// A status whose details are not base64 (in the headers, or in the trailers after
+    /// these frames).
+    BadDetails {
+        code: i32,
+        frames: Option<Vec<Vec<u8>>>,
+    },
+    /// The response's headers only after this long (as servers that send them with the
+    /// first message do for a quiet task), then nothing.
+    Late(std::time::Duration),
     /// Not gRPC at all: what a proxy in front answers.
     Http {
         status: u16,
@@ -147,6 +156,27 @@ async fn answer(
             code,
             message,
         } => (frames, trailers(code, message, None), false),
+        Answer::BadDetails { code, frames } => {
+            let mut bad = trailers(code, "details that do not read", None);
+            bad.insert("grpc-status-details-bin", "!!!".parse().unwrap());
+            let Some(frames) = frames else {
+                let mut response = hyper::Response::builder()
+                    .header("content-type", "application/grpc")
+                    .body(StreamBody::new(futures_util::stream::empty().boxed()))
+                    .unwrap();
+                response.headers_mut().extend(bad);
+                return Ok(response);
+            };
+            (frames, bad, false)
+        }
+        Answer::Late(after) => {
+            tokio::time::sleep(after).await;
+            let response = hyper::Response::builder()
+                .header("content-type", "application/grpc")
+                .body(StreamBody::new(futures_util::stream::pending().boxed()))
+                .unwrap();
+            return Ok(response);
+        }
         Answer::Http {
             status,
             content_type,

@@ -177,7 +177,7 @@ struct Entry {
     file_delivery: FileDelivery,
     #[serde(default)]
     card_signing: Option<serde_json::Value>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "present")]
     preferred_binding: Option<standin_remote::PreferredBinding>,
 }
 
@@ -195,6 +195,13 @@ fn whole_seconds(field: &str, secs: f64) -> Result<Duration, ConfigError> {
         ));
     }
     Ok(Duration::from_secs(secs as u64))
+}
+
+/// A value when the field is there (`null` is not one).
+fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
 }
 
 /// A number of seconds when the field is there (`null` is not one).

@@ -250,10 +250,12 @@ break"}"#
         field(r#""file_delivery":"inline""#),
         "agents[0].file_delivery"
     );
-    assert_eq!(
-        field(r#""preferred_binding":"grpc""#),
-        "agents[0].preferred_binding"
-    );
+    for wrong in [
+        r#""preferred_binding":"grpc""#,
+        r#""preferred_binding":null"#,
+    ] {
+        assert_eq!(field(wrong), "agents[0].preferred_binding");
+    }
     let cfg = AgentsConfig::parse(
         r#"{"agents":[{"id":"a","url":"http://h","updates":"poll","headers":{"X-Api-Version":"2"},"session_header":"X-Session"}]}"#,
     )

@@ -356,12 +356,19 @@ impl NotSent {
         !self.accepted && !gateway && !self.may_have_taken() && self.error.is_retryable()
     }
 
-    /// A timeout, ours or a gateway's (504): the agent may be working on the message, so
-    /// the stand-in parks and the watch tells, rather than judge it refused.
+    /// A timeout, ours or a gateway's (504, gRPC's DEADLINE_EXCEEDED, or its UNKNOWN for
+    /// a stream a proxy cut): the agent may be working on the message, so the stand-in
+    /// parks and the watch tells, rather than judge it refused.
     fn may_have_taken(&self) -> bool {
         matches!(
             self.error,
-            RemoteError::Timeout { .. } | RemoteError::Http { status: 504 }
+            RemoteError::Timeout { .. }
+                | RemoteError::Http { status: 504 }
+                | RemoteError::Grpc {
+                    code: standin_remote::grpc_code::DEADLINE_EXCEEDED
+                        | standin_remote::grpc_code::UNKNOWN,
+                    ..
+                }
         )
     }
 }

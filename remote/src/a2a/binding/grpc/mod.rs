@@ -30,7 +30,8 @@ use crate::a2a::limits::{
     MAX_EVENT_BYTES, MAX_GRPC_MESSAGE_BYTES, MAX_RESPONSE_BYTES, MAX_STREAM_BYTES, bounded_message,
 };
 use crate::a2a::skim::Skim;
-use crate::error::{PERMISSION_DENIED, RemoteError, UNAUTHENTICATED};
+use crate::error::RemoteError;
+use crate::error::grpc_code::{PERMISSION_DENIED, UNAUTHENTICATED};
 use messages::DynamicCodec;
 use over_reqwest::{Meter, OverReqwest};
 
@@ -59,10 +60,7 @@ impl Transport for Grpc {
     }
 }
 
-fn client<'a>(
-    link: &'a Link<'a>,
-    meter: Option<Arc<Meter>>,
-) -> tonic::client::Grpc<OverReqwest<'a>> {
+fn client<'a>(link: &'a Link<'a>, meter: Arc<Meter>) -> tonic::client::Grpc<OverReqwest<'a>> {
     tonic::client::Grpc::new(OverReqwest { link, meter })
         .max_decoding_message_size(MAX_GRPC_MESSAGE_BYTES)
 }
@@ -79,7 +77,9 @@ async fn unary(link: &Link<'_>, call: &Call) -> Result<Value, RemoteError> {
         // A stream gets none: a server holds a stream to it, and a follow's stream lives
         // its window.
         request.set_timeout(link.timeouts.call);
-        let sent = client(link, None)
+        // tonic reads on to the trailers past the one message: they are bounded too.
+        let meter = Arc::new(Meter::new("an answer", 2 * MAX_GRPC_MESSAGE_BYTES));
+        let sent = client(link, meter)
             .unary(request, method.path.clone(), codec)
             .await;
         sent.map(tonic::Response::into_inner)
@@ -97,29 +97,34 @@ async fn unary(link: &Link<'_>, call: &Call) -> Result<Value, RemoteError> {
 async fn stream(link: &Link<'_>, call: &Call) -> Result<Items, RemoteError> {
     let method = messages::method(call.operation)?;
     let message = messages::request(&method, &call.params)?;
-    let meter = Arc::new(Meter::new(MAX_STREAM_BYTES));
+    let meter = Arc::new(Meter::new("a stream", MAX_STREAM_BYTES));
     let attempt = || async {
         let codec = DynamicCodec {
             output: method.output.clone(),
         };
         let request = tonic::Request::new(message.clone());
-        let opened = client(link, Some(meter.clone()))
+        let opened = client(link, meter.clone())
             .server_streaming(request, method.path.clone(), codec)
             .await;
         opened.map(tonic::Response::into_inner)
     };
-    let timeout = link.timeouts.call;
-    let messages = tokio::time::timeout(timeout, authorized(link, attempt))
-        .await
-        .map_err(|_| RemoteError::Timeout {
-            operation: call.operation,
-            seconds: timeout.as_secs(),
-        })??;
+    let idle = link.timeouts.stream_idle;
+    // Many gRPC servers send a stream's headers with its first message: a task with
+    // nothing to say yet opens no sooner. That is silence, as a stream's is.
+    let Ok(opened) = tokio::time::timeout(link.timeouts.call, authorized(link, attempt)).await
+    else {
+        let silence = RemoteError::Timeout {
+            operation: "stream read",
+            seconds: idle.as_secs(),
+        };
+        return Ok(futures_util::stream::once(async { Err(silence) }).boxed());
+    };
     let reading = Reading {
-        messages,
+        messages: opened?,
         meter,
-        idle: link.timeouts.stream_idle,
+        idle,
         collect: link.collect.cloned(),
+        heard: false,
         done: false,
     };
     Ok(reading.items())
@@ -131,6 +136,8 @@ struct Reading {
     meter: Arc<Meter>,
     idle: Duration,
     collect: Option<Collect>,
+    /// Whether a message came: silence before the first is a timeout, as it is over SSE.
+    heard: bool,
     done: bool,
 }
 
@@ -140,12 +147,18 @@ impl Reading {
             if r.done {
                 return None;
             }
-            let item = match r.next().await? {
-                Ok(message) => {
+            let item = match r.next().await {
+                Some(Ok(message)) => {
+                    r.heard = true;
                     let collect = r.collect.as_ref();
                     skimmed(message, MAX_EVENT_BYTES, collect, "a stream event").await
                 }
-                Err(status) => Err(remote_error(&status)),
+                Some(Err(status)) => Err(remote_error(&status)),
+                None if r.heard => return None,
+                None => Err(RemoteError::Timeout {
+                    operation: "stream read",
+                    seconds: r.idle.as_secs(),
+                }),
             };
             r.done = item.is_err();
             Some((item, r))
@@ -154,17 +167,22 @@ impl Reading {
     }
 
     /// The next message; None at the stream's end, or once nothing at all came for the
-    /// idle time. gRPC sends nothing between a task's changes (SSE's servers ping), so a
-    /// quiet task ends the stream as a server closing it does, and the stand-in asks
-    /// again; a peer gone without a word is found by HTTP/2's ping (`tls.rs`).
+    /// idle time. gRPC sends nothing between a task's changes (SSE's servers ping), so
+    /// after its first message a quiet task ends the stream as a server closing it does,
+    /// and the stand-in asks again; a peer gone without a word is found by HTTP/2's
+    /// ping (`tls.rs`). The idle time counts from when the stand-in listens again, too:
+    /// bytes that waited for it are not silence.
     async fn next(&mut self) -> Option<Result<DynamicMessage, Status>> {
+        let listening = Instant::now();
         loop {
-            let quiet_until = self.meter.last_heard() + self.idle;
+            let quiet_until = self.meter.last_heard().max(listening) + self.idle;
             let next = tokio::time::timeout_at(quiet_until.into(), self.messages.message());
             match next.await {
                 Ok(message) => return message.transpose(),
                 // Bytes came meanwhile (a long message on its way): not silence.
-                Err(_) if self.meter.last_heard() + self.idle > Instant::now() => continue,
+                Err(_) if self.meter.last_heard().max(listening) + self.idle > Instant::now() => {
+                    continue;
+                }
                 Err(_) => return None,
             }
         }

@@ -23,8 +23,8 @@ use crate::error::RemoteError;
 #[derive(Clone)]
 pub struct OverReqwest<'a> {
     pub link: &'a Link<'a>,
-    /// A stream's meter; a unary answer is bounded by tonic's message limit alone.
-    pub meter: Option<Arc<Meter>>,
+    /// What the answer's bytes are counted against.
+    pub meter: Arc<Meter>,
 }
 
 impl<'a> tower_service::Service<http::Request<Body>> for OverReqwest<'a> {
@@ -69,16 +69,14 @@ impl<'a> tower_service::Service<http::Request<Body>> for OverReqwest<'a> {
             // unknown method, and sit in a path proxies log.
             if request.url().query().is_some() {
                 return Err(RemoteError::AuthNotConfigured(
-                    "the agent's API key goes in the query, which gRPC has no place for: use a header key (auth.location header)".into(),
+                    "the agent's API key goes in the query, which gRPC has no place for: put it in a header (auth.in: header)".into(),
                 ));
             }
             let response = link.http.execute(request).await?;
             is_grpc(&response)?;
-            let response = http::Response::from(response);
-            Ok(response.map(|body| Metered {
-                body,
-                meter: meter.unwrap_or_else(|| Arc::new(Meter::unbounded())),
-            }))
+            let mut response = http::Response::from(response);
+            readable_details(response.headers_mut());
+            Ok(response.map(|body| Metered { body, meter }))
         })
     }
 }
@@ -111,49 +109,70 @@ fn is_grpc(response: &reqwest::Response) -> Result<(), RemoteError> {
     Ok(())
 }
 
-/// What one stream has read: its bytes on the wire (frames' headers included) against
+/// Status details tonic can read, or none: tonic panics on a `grpc-status-details-bin`
+/// that is not base64, and the agent writes that header.
+fn readable_details(headers: &mut http::HeaderMap) {
+    use base64::Engine as _;
+    use base64::alphabet;
+    use base64::engine::DecodePaddingMode;
+    use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig};
+    // As tonic reads it: the standard alphabet, padded or not.
+    const AS_TONIC: GeneralPurpose = GeneralPurpose::new(
+        &alphabet::STANDARD,
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+    );
+    let readable = headers
+        .get(DETAILS)
+        .is_none_or(|value| AS_TONIC.decode(value.as_bytes()).is_ok());
+    if !readable {
+        headers.remove(DETAILS);
+    }
+}
+
+const DETAILS: &str = "grpc-status-details-bin";
+
+/// What one answer has read: its bytes on the wire (frames' headers included) against
 /// its bound, and when the last of them came, so a long message still arriving is not
 /// taken for silence.
 pub struct Meter {
     read: AtomicUsize,
+    /// What is read (for the error past the limit), and its limit.
+    what: &'static str,
     limit: usize,
     started: Instant,
     last_millis: AtomicU64,
 }
 
 impl Meter {
-    pub fn new(limit: usize) -> Self {
+    pub fn new(what: &'static str, limit: usize) -> Self {
         Self {
             read: AtomicUsize::new(0),
+            what,
             limit,
             started: Instant::now(),
             last_millis: AtomicU64::new(0),
         }
     }
 
-    fn unbounded() -> Self {
-        Self::new(usize::MAX)
-    }
-
-    /// When bytes last arrived.
+    /// When bytes last arrived (when the meter started, before any did).
     pub fn last_heard(&self) -> Instant {
         self.started + std::time::Duration::from_millis(self.last_millis.load(Ordering::Relaxed))
     }
 
-    /// Counts `n` bytes read; false past the limit.
+    /// Counts `n` bytes read; false past the limit. Only bytes are news: an empty frame
+    /// does not keep a quiet stream open.
     fn count(&self, n: usize) -> bool {
-        let elapsed = self.started.elapsed().as_millis();
-        self.last_millis.store(
-            u64::try_from(elapsed).unwrap_or(u64::MAX),
-            Ordering::Relaxed,
-        );
+        if n > 0 {
+            let elapsed = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            self.last_millis.store(elapsed, Ordering::Relaxed);
+        }
         let read = self.read.fetch_add(n, Ordering::Relaxed).saturating_add(n);
         read <= self.limit
     }
 }
 
-/// The answer's body, each data frame counted by the meter; past its bound the body
-/// ends in the bound's error.
+/// The answer's body, each data frame counted by the meter (past its bound the body ends
+/// in the bound's error), its trailers' details made safe to read.
 pub struct Metered {
     body: reqwest::Body,
     meter: Arc<Meter>,
@@ -169,13 +188,16 @@ impl HttpBody for Metered {
     ) -> Poll<Option<Result<Frame<Bytes>, RemoteError>>> {
         let polled = Pin::new(&mut self.body).poll_frame(cx);
         match polled {
-            Poll::Ready(Some(Ok(frame))) => {
+            Poll::Ready(Some(Ok(mut frame))) => {
+                if let Some(trailers) = frame.trailers_mut() {
+                    readable_details(trailers);
+                }
                 let n = frame.data_ref().map_or(0, Bytes::len);
                 if self.meter.count(n) {
                     Poll::Ready(Some(Ok(frame)))
                 } else {
                     Poll::Ready(Some(Err(RemoteError::TooLarge {
-                        what: "a stream",
+                        what: self.meter.what,
                         limit: self.meter.limit,
                     })))
                 }
@@ -200,10 +222,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn status_details_that_are_not_base64_are_dropped_and_others_kept() {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(DETAILS, "!!!".parse().unwrap());
+        readable_details(&mut headers);
+        assert!(headers.get(DETAILS).is_none());
+        for kept in ["CAUSBGdvbmU", "CAUSBGdvbmU="] {
+            headers.insert(DETAILS, kept.parse().unwrap());
+            readable_details(&mut headers);
+            assert!(headers.get(DETAILS).is_some(), "{kept}");
+        }
+    }
+
+    #[test]
     fn a_meter_refuses_past_its_bound_and_notes_when_it_last_heard() {
-        let meter = Meter::new(10);
+        let meter = Meter::new("a stream", 10);
         let before = meter.last_heard();
         std::thread::sleep(std::time::Duration::from_millis(5));
+        assert!(meter.count(0));
+        assert_eq!(meter.last_heard(), before, "an empty frame is no news");
         assert!(meter.count(6));
         assert!(meter.last_heard() > before);
         assert!(meter.count(4), "at the bound is within it");
