@@ -81,6 +81,19 @@ pub async fn start_on_entry(
     (agent_id, id)
 }
 
+/// Notes that say the agent asked (1), worked (2) and completed (3, the final one).
+pub fn assert_asked_worked_completed(notes: &[Value], context: &str) {
+    assert_eq!(
+        states(notes),
+        [
+            (1, INPUT_REQUIRED.into(), false),
+            (2, WORKING.into(), false),
+            (3, COMPLETED.into(), true)
+        ],
+        "{context}: {notes:#?}"
+    );
+}
+
 /// Starts a stand-in on `persona` under a new id, and returns the id.
 pub async fn start(stack: &Stack, persona: &str) -> String {
     let id = unique(persona);

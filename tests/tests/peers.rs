@@ -10,8 +10,8 @@
 
 use serde_json::{Value, json};
 use standin_integration::e2e::{
-    COMPLETED, INPUT_REQUIRED, SOON, WORKING, reply, sdk_agent, start_as, start_on_entry, states,
-    wait_final, wait_parked,
+    COMPLETED, INPUT_REQUIRED, SOON, WORKING, assert_asked_worked_completed, reply, sdk_agent,
+    start_as, start_on_entry, wait_final, wait_parked,
 };
 use standin_integration::stack::{Stack, unique};
 
@@ -37,15 +37,7 @@ async fn widget_conversation(persona: &str, first_watch: &str, later_watch: &str
     assert_eq!(reply(&stack, &id, "blue").await, 202);
     let notes = stack.wait_notes(&id, 3, SOON).await;
     stack.wait_execution(&id, "SUCCEEDED", SOON).await;
-    assert_eq!(
-        states(&notes),
-        [
-            (1, INPUT_REQUIRED.into(), false),
-            (2, WORKING.into(), false),
-            (3, COMPLETED.into(), true)
-        ],
-        "{persona}: {notes:#?}"
-    );
+    assert_asked_worked_completed(&notes, persona);
     assert_eq!(notes[1]["text"], "Building a blue widget...");
     assert_eq!(notes[2]["text"], "Your blue widget is ready.");
     let row = stack.row_status(&id).await;
@@ -596,15 +588,7 @@ async fn grpc_conversation(stack: &Stack, name: &str, entry: Value, watch: &str)
     assert_eq!(reply(stack, &id, "teal").await, 202);
     let notes = wait_final(stack, &id).await;
     stack.wait_execution(&id, "SUCCEEDED", SOON).await;
-    assert_eq!(
-        states(&notes),
-        [
-            (1, INPUT_REQUIRED.into(), false),
-            (2, WORKING.into(), false),
-            (3, COMPLETED.into(), true)
-        ],
-        "{name}: {notes:#?}"
-    );
+    assert_asked_worked_completed(&notes, name);
     assert_eq!(notes[2]["text"], "Your teal widget is ready.", "{name}");
     let texts: Vec<&str> = notes[2]["artifacts"][0]["parts"]
         .as_array()
