@@ -532,13 +532,13 @@ async fn the_sdk_agents_grpc_interface_carries_the_whole_conversation() {
     let stack = Stack::load(&STACK).await;
     let calls = std::env::temp_dir().join(unique("grpc-calls"));
     let _agent = sdk_agent(
-        27191,
-        &["--grpc", "27192", "--calls", calls.to_str().unwrap()],
+        27193,
+        &["--grpc", "27194", "--calls", calls.to_str().unwrap()],
     )
     .await;
     // The gRPC interface is another origin than the card's: the entry allows it.
-    let entry = json!({"url": "http://127.0.0.1:27191", "preferred_binding": "GRPC",
-        "allowed_origins": ["http://127.0.0.1:27192"], "follow_interval": 1});
+    let entry = json!({"url": "http://127.0.0.1:27193", "preferred_binding": "GRPC",
+        "allowed_origins": ["http://127.0.0.1:27194"], "follow_interval": 1});
     let mut followed = entry.clone();
     followed["updates"] = json!("follow");
     tokio::join!(
