@@ -322,12 +322,15 @@ impl Stack {
                 page.map_err(|e| format!("the artifacts bucket could not be listed: {e}"))?;
             for object in page.contents() {
                 let key = object.key().unwrap_or_default();
-                let body = s3
-                    .get_object()
-                    .bucket(bucket)
-                    .key(key)
-                    .send()
-                    .await
+                let got = s3.get_object().bucket(bucket).key(key).send().await;
+                // Stand-ins running meanwhile delete the parts an artifact no longer
+                // names: one listed may be gone by its read.
+                if let Err(err) = &got
+                    && err.as_service_error().is_some_and(|e| e.is_no_such_key())
+                {
+                    continue;
+                }
+                let body = got
                     .map_err(|e| format!("{key} could not be read: {e}"))?
                     .body
                     .collect()
