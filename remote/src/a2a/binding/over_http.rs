@@ -136,14 +136,15 @@ async fn stream<E: Envelope>(
 ) -> Result<Items, RemoteError> {
     let timeout = link.timeouts.call;
     let operation = call.operation;
+    let timed_out = |_| RemoteError::Timeout {
+        operation,
+        seconds: timeout.as_secs(),
+    };
     let build = || Ok(request(envelope.as_ref(), link, call)?.header(ACCEPT, "text/event-stream"));
     let sent = send_authorized(link.http, link.credentials, build);
     let response = tokio::time::timeout(timeout, sent)
         .await
-        .map_err(|_| RemoteError::Timeout {
-            operation,
-            seconds: timeout.as_secs(),
-        })?
+        .map_err(timed_out)?
         .map_err(|e| e.or_timeout(operation, timeout))?;
     let status = response.status().as_u16();
     let is_sse = response
@@ -155,10 +156,7 @@ async fn stream<E: Envelope>(
         // Errors found before the stream starts come back as plain JSON.
         let body = tokio::time::timeout(timeout, read_skimmed(response, MAX_RESPONSE_BYTES, None))
             .await
-            .map_err(|_| RemoteError::Timeout {
-                operation,
-                seconds: timeout.as_secs(),
-            })?
+            .map_err(timed_out)?
             .map_err(|e| timeout_or(operation, timeout, e))?
             .ok_or(RemoteError::TooLarge {
                 what: "an answer",

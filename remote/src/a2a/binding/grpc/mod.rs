@@ -32,7 +32,7 @@ use crate::a2a::limits::{
 use crate::a2a::skim::Skim;
 use crate::error::RemoteError;
 use crate::error::grpc_code::{PERMISSION_DENIED, UNAUTHENTICATED};
-use messages::DynamicCodec;
+use messages::{DynamicCodec, Method};
 use over_reqwest::{Meter, OverReqwest};
 
 pub struct Grpc;
@@ -65,9 +65,30 @@ fn client<'a>(link: &'a Link<'a>, meter: Arc<Meter>) -> tonic::client::Grpc<Over
         .max_decoding_message_size(MAX_GRPC_MESSAGE_BYTES)
 }
 
-async fn unary(link: &Link<'_>, call: &Call) -> Result<Value, RemoteError> {
+/// The service's method for `call`, and its request.
+fn prepared(call: &Call) -> Result<(Method, DynamicMessage), RemoteError> {
     let method = messages::method(call.operation)?;
     let message = messages::request(&method, &call.params)?;
+    Ok((method, message))
+}
+
+/// Within the call timeout, or the call's timeout error.
+async fn within<T>(
+    link: &Link<'_>,
+    call: &Call,
+    sent: impl Future<Output = Result<T, RemoteError>>,
+) -> Result<T, RemoteError> {
+    let timeout = link.timeouts.call;
+    tokio::time::timeout(timeout, sent)
+        .await
+        .map_err(|_| RemoteError::Timeout {
+            operation: call.operation,
+            seconds: timeout.as_secs(),
+        })?
+}
+
+async fn unary(link: &Link<'_>, call: &Call) -> Result<Value, RemoteError> {
+    let (method, message) = prepared(call)?;
     let attempt = || async {
         let codec = DynamicCodec {
             output: method.output.clone(),
@@ -84,19 +105,12 @@ async fn unary(link: &Link<'_>, call: &Call) -> Result<Value, RemoteError> {
             .await;
         sent.map(tonic::Response::into_inner)
     };
-    let timeout = link.timeouts.call;
-    let answer = tokio::time::timeout(timeout, authorized(link, attempt))
-        .await
-        .map_err(|_| RemoteError::Timeout {
-            operation: call.operation,
-            seconds: timeout.as_secs(),
-        })??;
+    let answer = within(link, call, authorized(link, attempt)).await?;
     skimmed(answer, MAX_RESPONSE_BYTES, link.collect, "an answer").await
 }
 
 async fn stream(link: &Link<'_>, call: &Call) -> Result<Items, RemoteError> {
-    let method = messages::method(call.operation)?;
-    let message = messages::request(&method, &call.params)?;
+    let (method, message) = prepared(call)?;
     let meter = Arc::new(Meter::new("a stream", MAX_STREAM_BYTES));
     let attempt = || async {
         let codec = DynamicCodec {
@@ -108,21 +122,22 @@ async fn stream(link: &Link<'_>, call: &Call) -> Result<Items, RemoteError> {
             .await;
         opened.map(tonic::Response::into_inner)
     };
-    let idle = link.timeouts.stream_idle;
     // Many gRPC servers send a stream's headers with its first message: a task with
     // nothing to say yet opens no sooner. That is silence, as a stream's is.
-    let Ok(opened) = tokio::time::timeout(link.timeouts.call, authorized(link, attempt)).await
-    else {
-        let silence = RemoteError::Timeout {
-            operation: "stream read",
-            seconds: idle.as_secs(),
-        };
-        return Ok(futures_util::stream::once(async { Err(silence) }).boxed());
+    let opened = match within(link, call, authorized(link, attempt)).await {
+        Err(RemoteError::Timeout { seconds, .. }) => {
+            let silence = RemoteError::Timeout {
+                operation: "stream read",
+                seconds,
+            };
+            return Ok(futures_util::stream::once(async { Err(silence) }).boxed());
+        }
+        opened => opened?,
     };
     let reading = Reading {
-        messages: opened?,
+        messages: opened,
         meter,
-        idle,
+        idle: link.timeouts.stream_idle,
         collect: link.collect.cloned(),
         heard: false,
         done: false,
