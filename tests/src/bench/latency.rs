@@ -228,40 +228,36 @@ pub async fn floor(stack: &Stack, changes: usize) -> Result<Heard, String> {
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+        // The parent reads its queue while the push is on its way, as the stand-in's
+        // parent does (the stack's collector): read only once the push was answered, a
+        // note that reached the queue before that answer would be timed late.
         let pushed = now_ms();
-        let status = stack
-            .http
-            .post(stack.api_url("ApiId", &format!("/floor/{id}")))
-            .json(&json!({"seq": seq, "text": format!("step {seq}")}))
-            .send()
-            .await
-            .map_err(|e| format!("the floor push failed: {e}"))?
-            .status();
-        let answered = now_ms();
-        if !status.is_success() {
-            return Err(format!("the floor push answered {status}"));
-        }
-        let deadline = std::time::Instant::now() + SOON;
-        'note: loop {
-            if std::time::Instant::now() > deadline {
-                return Err(format!("the floor's note {seq} did not arrive"));
+        let push = async {
+            let status = stack
+                .http
+                .post(stack.api_url("ApiId", &format!("/floor/{id}")))
+                .json(&json!({"seq": seq, "text": format!("step {seq}")}))
+                .send()
+                .await
+                .map_err(|e| format!("the floor push failed: {e}"))?
+                .status();
+            if !status.is_success() {
+                return Err(format!("the floor push answered {status}"));
             }
-            for note in crate::stack::take_timed(&sqs, &queue).await? {
-                if note.note["task_id"] == json!(id) && note.note["seq"] == json!(seq) {
-                    heard
-                        .working_ms
-                        .push(note.received_ms.saturating_sub(pushed));
-                    heard.marks.push(Marks {
-                        standin: id.clone(),
-                        changed: pushed,
-                        answered: Some(answered),
-                        sent: note.sent_ms,
-                        received: note.received_ms,
-                    });
-                    break 'note;
-                }
-            }
-        }
+            Ok(now_ms())
+        };
+        let (answered, note) = tokio::join!(push, floor_note(&sqs, &queue, &id, seq));
+        let (answered, note) = (answered?, note?);
+        heard
+            .working_ms
+            .push(note.received_ms.saturating_sub(pushed));
+        heard.marks.push(Marks {
+            standin: id.clone(),
+            changed: pushed,
+            answered: Some(answered),
+            sent: note.sent_ms,
+            received: note.received_ms,
+        });
     }
     let _ = sfn
         .stop_execution()
@@ -270,6 +266,27 @@ pub async fn floor(stack: &Stack, changes: usize) -> Result<Heard, String> {
         .await;
     heard.standins.push(id);
     Ok(heard)
+}
+
+/// The floor's note `seq`, read from its queue as it arrives.
+async fn floor_note(
+    sqs: &aws_sdk_sqs::Client,
+    queue: &str,
+    id: &str,
+    seq: u64,
+) -> Result<crate::stack::Received, String> {
+    let deadline = std::time::Instant::now() + SOON;
+    loop {
+        if std::time::Instant::now() > deadline {
+            return Err(format!("the floor's note {seq} did not arrive"));
+        }
+        let mut notes = crate::stack::take_timed(sqs, queue).await?.into_iter();
+        if let Some(note) =
+            notes.find(|n| n.note["task_id"] == json!(id) && n.note["seq"] == json!(seq))
+        {
+            return Ok(note);
+        }
+    }
 }
 
 /// A push stand-in whose final push is lost on the way (A2A senders do not retry): from
