@@ -12,12 +12,14 @@ class RepliesTest(unittest.TestCase):
     def test_an_invocation_is_handed_over_in_one_write_with_nagle_off(self):
         # Written as headers and then a body, Nagle's algorithm held the body until the
         # function's delayed ACK of the headers: invocations started 40 ms late.
-        writes = []
+        writes, client = [], [None]
         real_write = socketserver._SocketWriter.write
 
         def recording_write(writer, data):
-            nodelay = writer._sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
-            writes.append((bytes(data), nodelay))
+            # Only this test's connection: the patch is the whole process's.
+            if writer._sock.getpeername() == client[0]:
+                nodelay = writer._sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+                writes.append((bytes(data), nodelay))
             return real_write(writer, data)
 
         api = RuntimeApi()
@@ -26,6 +28,7 @@ class RepliesTest(unittest.TestCase):
         with mock.patch.object(socketserver._SocketWriter, "write", recording_write):
             host, port = api.address.split(":")
             with socket.create_connection((host, int(port)), timeout=5) as conn:
+                client[0] = conn.getsockname()
                 conn.sendall(f"GET {PREFIX}/invocation/next HTTP/1.1\r\nHost: x\r\n\r\n".encode())
                 self.assertTrue(api.polled.wait(5))
                 api.submit(Invocation("req-1", b'{"task_id":"t"}', "arn:fn", "Root=1", deadline_ms(3)))
@@ -41,11 +44,12 @@ class RepliesTest(unittest.TestCase):
         self.assertTrue(all(nodelay for _, nodelay in writes))
 
     def test_a_result_is_acknowledged_in_one_write(self):
-        writes = []
+        writes, client = [], [None]
         real_write = socketserver._SocketWriter.write
 
         def recording_write(writer, data):
-            writes.append(bytes(data))
+            if writer._sock.getpeername() == client[0]:
+                writes.append(bytes(data))
             return real_write(writer, data)
 
         api = RuntimeApi()
@@ -56,6 +60,7 @@ class RepliesTest(unittest.TestCase):
         with mock.patch.object(socketserver._SocketWriter, "write", recording_write):
             host, port = api.address.split(":")
             with socket.create_connection((host, int(port)), timeout=5) as conn:
+                client[0] = conn.getsockname()
                 body = b'{"ok":true}'
                 conn.sendall(
                     f"POST {PREFIX}/invocation/req-2/response HTTP/1.1\r\nHost: x\r\n"

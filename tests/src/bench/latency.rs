@@ -246,8 +246,7 @@ pub async fn floor(stack: &Stack, changes: usize) -> Result<Heard, String> {
             }
             Ok(now_ms())
         };
-        let (answered, note) = tokio::join!(push, floor_note(&sqs, &queue, &id, seq));
-        let (answered, note) = (answered?, note?);
+        let (answered, note) = tokio::try_join!(push, floor_note(&sqs, &queue, &id, seq))?;
         heard
             .working_ms
             .push(note.received_ms.saturating_sub(pushed));
