@@ -290,32 +290,30 @@ async fn a_large_artifact_is_stored_as_it_is_read_and_a_trailing_error_ends_the_
     assert!(stream.next().await.is_none());
 }
 
+/// gRPC's UNAUTHENTICATED, as an agent refuses a call.
+const UNAUTHENTICATED: Answer = Answer::Status {
+    code: 16,
+    message: "who are you",
+    details: None,
+};
+
+/// A refusal of the credentials: what a call answers once read afresh and refused again.
+const BEARER_REFUSED: RemoteError = RemoteError::Unauthorized {
+    status: 401,
+    scheme: Some(Scheme::Bearer),
+};
+
 #[tokio::test]
 async fn credentials_go_on_each_call_and_a_refusal_reads_them_afresh_once() {
     let server = GrpcReplay::start(vec![
-        Answer::Status {
-            code: 16,
-            message: "who are you",
-            details: None,
-        },
+        UNAUTHENTICATED,
         Answer::Messages("lf.a2a.v1.Task", vec![task("TASK_STATE_WORKING", "")]),
-        Answer::Status {
-            code: 16,
-            message: "who are you",
-            details: None,
-        },
+        UNAUTHENTICATED,
     ])
     .await;
     let client = client_of(&server).with_credentials(Some(Rotating::new(1)));
     assert_eq!(client.get(TASK).await.unwrap().state, State::Working);
-    let refused = client.get(TASK).await.unwrap_err();
-    assert_eq!(
-        refused,
-        RemoteError::Unauthorized {
-            status: 401,
-            scheme: Some(Scheme::Bearer)
-        }
-    );
+    assert_eq!(client.get(TASK).await.unwrap_err(), BEARER_REFUSED);
     let sent: Vec<_> = server
         .seen()
         .iter()
@@ -379,14 +377,7 @@ async fn a_proxys_http_answers_are_its_errors_and_not_found_is_the_tasks() {
     ])
     .await;
     let client = client_of(&server).with_credentials(Some(Rotating::new(1)));
-    let refused = client.get(TASK).await.unwrap_err();
-    assert_eq!(
-        refused,
-        RemoteError::Unauthorized {
-            status: 401,
-            scheme: Some(Scheme::Bearer)
-        }
-    );
+    assert_eq!(client.get(TASK).await.unwrap_err(), BEARER_REFUSED);
     assert_eq!(server.seen().len(), 2, "read afresh and sent once more");
     let bad_gateway = client.get(TASK).await.unwrap_err();
     assert_eq!(bad_gateway, RemoteError::Http { status: 502 });
