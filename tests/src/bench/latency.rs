@@ -267,6 +267,100 @@ pub async fn floor(stack: &Stack, changes: usize) -> Result<Heard, String> {
     Ok(heard)
 }
 
+/// The agent the in-place sketch asks GetTask of.
+pub const IN_PLACE_AGENT_PORT: u16 = 27160;
+
+/// The sketch of a push heard in place (D77) on the floor's stack: `changes` pushes to
+/// `/in-place/{id}`, each made after the agent's change and timed from its sending, as
+/// the floor's are, to its note on the floor's queue. The sketch's row names the agent,
+/// its task and the token's digest; a push with another token must be refused first.
+pub async fn in_place(stack: &Stack, changes: usize) -> Result<Heard, String> {
+    let agent = TestAgent::try_start(IN_PLACE_AGENT_PORT, Behaviour::default())
+        .await
+        .map_err(|e| format!("the in-place agent on 127.0.0.1:{IN_PLACE_AGENT_PORT}: {e}"))?;
+    agent.script_turn(&[(INPUT_REQUIRED, "Which colour?")]);
+    let agent_url = format!("http://127.0.0.1:{IN_PLACE_AGENT_PORT}");
+    let first_turn = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
+        "messageId": unique("in-place-turn"), "role": "ROLE_USER", "parts": [{"text": "Paint it"}]}}});
+    stack
+        .http
+        .post(&agent_url)
+        .header("A2A-Version", "1.0")
+        .json(&first_turn)
+        .send()
+        .await
+        .map_err(|e| format!("the in-place agent's first turn: {e}"))?;
+    let remote = agent.some_task().await;
+
+    let id = unique("in-place");
+    let token = unique("in-place-token");
+    let digest = {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(token.as_bytes()))
+    };
+    let db = aws_sdk_dynamodb::Client::new(&stack.config);
+    let sqs = aws_sdk_sqs::Client::new(&stack.config);
+    let queue = stack.out("QueueUrl").to_owned();
+    db.put_item()
+        .table_name(stack.out("TableName"))
+        .item("id", AttributeValue::S(id.clone()))
+        .item("digest", AttributeValue::S(digest))
+        .item("agent", AttributeValue::S(agent_url))
+        .item("remote", AttributeValue::S(remote.clone()))
+        .item("heard", AttributeValue::N("0".into()))
+        .send()
+        .await
+        .map_err(|e| format!("the in-place row: {e}"))?;
+    let url = stack.api_url("ApiId", &format!("/in-place/{id}"));
+    let push = |token: String, seq: u64| {
+        let request = stack
+            .http
+            .post(url.clone())
+            .header("X-A2A-Notification-Token", token)
+            .json(&json!({"seq": seq}));
+        async move {
+            let status = request
+                .send()
+                .await
+                .map_err(|e| format!("the in-place push failed: {e}"))?
+                .status();
+            Ok::<_, String>((status, now_ms()))
+        }
+    };
+    let (refused, _) = push(format!("{token}-not"), 0).await?;
+    if refused != 403 {
+        return Err(format!(
+            "the in-place sketch answered {refused} to a wrong token"
+        ));
+    }
+    let mut heard = Heard::default();
+    for seq in 1..=changes as u64 {
+        agent
+            .change(&remote, WORKING, &format!("step {seq}"), false)
+            .await;
+        let pushed = now_ms();
+        let answered = async {
+            match push(token.clone(), seq).await? {
+                (status, at) if status.is_success() => Ok(at),
+                (status, _) => Err(format!("the in-place push answered {status}")),
+            }
+        };
+        let (answered, note) = tokio::try_join!(answered, floor_note(&sqs, &queue, &id, seq))?;
+        heard
+            .working_ms
+            .push(note.received_ms.saturating_sub(pushed));
+        heard.marks.push(Marks {
+            standin: id.clone(),
+            changed: pushed,
+            answered: Some(answered),
+            sent: note.sent_ms,
+            received: note.received_ms,
+        });
+    }
+    heard.standins.push(id);
+    Ok(heard)
+}
+
 /// The floor's note `seq`, read from its queue as it arrives.
 async fn floor_note(
     sqs: &aws_sdk_sqs::Client,

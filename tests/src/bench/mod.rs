@@ -56,6 +56,11 @@ pub async fn run(o: &Options) -> Result<Results, String> {
     let poll = latency::polled(&stack, o.changes).await?;
     eprintln!("  floor: {} pushes", o.changes);
     let floor = latency::floor(&floor_stack, o.changes).await?;
+    eprintln!(
+        "  push heard in place, the sketch (D77): {} pushes",
+        o.changes
+    );
+    let in_place = latency::in_place(&floor_stack, o.changes).await?;
     eprintln!("  backstop: a final push lost on the way");
     let lost_ms = latency::lost_final_push(&stack, PUSH_LOST.0, PUSH_LOST.1).await?;
     // Lambda writes REPORT lines when an invocation ends; give the last ones a moment.
@@ -129,6 +134,15 @@ pub async fn run(o: &Options) -> Result<Results, String> {
         "state_entries_per_change": floor_runs.iter().map(Vec::len).sum::<usize>() as f64 / floor.working_ms.len().max(1) as f64,
         "state_entries_example": floor_runs.first().map(|r| r.join(" → ")),
     }));
+    // No state runs between a push and its note in place: its path is the push's answer
+    // and SQS's time.
+    watches.insert(
+        "in_place".into(),
+        json!({
+            "heard_ms": spread_json(&in_place.working_ms),
+            "state_entries_per_change": 0.0,
+        }),
+    );
 
     let cold = match &o.cold_from {
         Some(file) => std::fs::read_to_string(file)
@@ -154,6 +168,7 @@ pub async fn run(o: &Options) -> Result<Results, String> {
         ("push", &push),
         ("follow", &follow),
         ("poll", &poll),
+        ("in place (sketch)", &in_place),
     ]);
     let table = table(&json);
     Ok(Results { json, svg, table })
@@ -532,7 +547,8 @@ fn table(j: &Value) -> String {
         .into_iter()
         .filter(|name| !w[*name].is_null())
         .collect();
-    for &name in &measured {
+    let sketched = Some("in_place").filter(|name| !w[*name].is_null());
+    for name in measured.iter().copied().chain(sketched) {
         let x = &w[name];
         let h = &x["heard_ms"];
         t.push_str(&format!(
@@ -638,7 +654,7 @@ fn svg(series: &[(&str, &Heard)]) -> String {
         .max()
         .unwrap_or(1)
         .max(1) as f64;
-    let colours = ["#555555", "#1f77b4", "#ff7f0e", "#2ca02c"];
+    let colours = ["#555555", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd"];
     let mut out = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/>"#
     );
