@@ -267,21 +267,36 @@ pub async fn floor(stack: &Stack, changes: usize) -> Result<Heard, String> {
     Ok(heard)
 }
 
-/// The agent the in-place sketch asks GetTask of.
+/// The agent the in-place sketches ask GetTask of.
 pub const IN_PLACE_AGENT_PORT: u16 = 27160;
 
-/// The sketch of a push heard in place (D77) on the floor's stack: `changes` pushes to
-/// `/in-place/{id}`, each made after the agent's change and timed from its sending, as
-/// the floor's are, to its note on the floor's queue. The sketch's row names the agent,
-/// its task and the token's digest; a push with another token must be refused first.
-pub async fn in_place(stack: &Stack, changes: usize) -> Result<Heard, String> {
+/// The sketches of a push heard with no Step Functions between (D77), on the floor's
+/// stack: in place (the door hears itself) and handed on (the door invokes a hearer).
+/// Each hears `changes` pushes, timed as the floor's are.
+pub async fn in_place(stack: &Stack, changes: usize) -> Result<(Heard, Heard), String> {
     let agent = TestAgent::try_start(IN_PLACE_AGENT_PORT, Behaviour::default())
         .await
         .map_err(|e| format!("the in-place agent on 127.0.0.1:{IN_PLACE_AGENT_PORT}: {e}"))?;
-    agent.script_turn(&[(INPUT_REQUIRED, "Which colour?")]);
+    let itself = sketch(stack, &agent, "in-place", changes).await?;
+    let handed = sketch(stack, &agent, "to-hearer", changes).await?;
+    Ok((itself, handed))
+}
+
+/// One sketch's `changes` pushes to `/{route}/{id}`, each made after the agent's change
+/// and timed from its sending to its note on the floor's queue. Its row names the agent,
+/// a task of its own and the token's digest; a push with another token must be refused
+/// first.
+async fn sketch(
+    stack: &Stack,
+    agent: &TestAgent,
+    route: &str,
+    changes: usize,
+) -> Result<Heard, String> {
     let agent_url = format!("http://127.0.0.1:{IN_PLACE_AGENT_PORT}");
+    let known = agent.task_ids();
+    agent.script_turn(&[(INPUT_REQUIRED, "Which colour?")]);
     let first_turn = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
-        "messageId": unique("in-place-turn"), "role": "ROLE_USER", "parts": [{"text": "Paint it"}]}}});
+        "messageId": unique(route), "role": "ROLE_USER", "parts": [{"text": "Paint it"}]}}});
     stack
         .http
         .post(&agent_url)
@@ -289,11 +304,15 @@ pub async fn in_place(stack: &Stack, changes: usize) -> Result<Heard, String> {
         .json(&first_turn)
         .send()
         .await
-        .map_err(|e| format!("the in-place agent's first turn: {e}"))?;
-    let remote = agent.some_task().await;
+        .map_err(|e| format!("the {route} agent's first turn: {e}"))?;
+    let remote = agent
+        .task_ids()
+        .into_iter()
+        .find(|t| !known.contains(t))
+        .ok_or(format!("the agent made no task for {route}"))?;
 
-    let id = unique("in-place");
-    let token = unique("in-place-token");
+    let id = unique(route);
+    let token = unique("sketch-token");
     let digest = {
         use sha2::Digest;
         hex::encode(sha2::Sha256::digest(token.as_bytes()))
@@ -310,8 +329,8 @@ pub async fn in_place(stack: &Stack, changes: usize) -> Result<Heard, String> {
         .item("heard", AttributeValue::N("0".into()))
         .send()
         .await
-        .map_err(|e| format!("the in-place row: {e}"))?;
-    let url = stack.api_url("ApiId", &format!("/in-place/{id}"));
+        .map_err(|e| format!("the {route} row: {e}"))?;
+    let url = stack.api_url("ApiId", &format!("/{route}/{id}"));
     let push = |token: String, seq: u64| {
         let request = stack
             .http
@@ -322,16 +341,14 @@ pub async fn in_place(stack: &Stack, changes: usize) -> Result<Heard, String> {
             let status = request
                 .send()
                 .await
-                .map_err(|e| format!("the in-place push failed: {e}"))?
+                .map_err(|e| format!("the {route} push failed: {e}"))?
                 .status();
             Ok::<_, String>((status, now_ms()))
         }
     };
     let (refused, _) = push(format!("{token}-not"), 0).await?;
     if refused != 403 {
-        return Err(format!(
-            "the in-place sketch answered {refused} to a wrong token"
-        ));
+        return Err(format!("/{route} answered {refused} to a wrong token"));
     }
     let mut heard = Heard::default();
     for seq in 1..=changes as u64 {
@@ -342,7 +359,7 @@ pub async fn in_place(stack: &Stack, changes: usize) -> Result<Heard, String> {
         let answered = async {
             match push(token.clone(), seq).await? {
                 (status, at) if status.is_success() => Ok(at),
-                (status, _) => Err(format!("the in-place push answered {status}")),
+                (status, _) => Err(format!("the {route} push answered {status}")),
             }
         };
         let (answered, note) = tokio::try_join!(answered, floor_note(&sqs, &queue, &id, seq))?;

@@ -57,10 +57,10 @@ pub async fn run(o: &Options) -> Result<Results, String> {
     eprintln!("  floor: {} pushes", o.changes);
     let floor = latency::floor(&floor_stack, o.changes).await?;
     eprintln!(
-        "  push heard in place, the sketch (D77): {} pushes",
+        "  push with no Step Functions between, sketched (D77): 2 × {} pushes",
         o.changes
     );
-    let in_place = latency::in_place(&floor_stack, o.changes).await?;
+    let (in_place, to_hearer) = latency::in_place(&floor_stack, o.changes).await?;
     eprintln!("  backstop: a final push lost on the way");
     let lost_ms = latency::lost_final_push(&stack, PUSH_LOST.0, PUSH_LOST.1).await?;
     // Lambda writes REPORT lines when an invocation ends; give the last ones a moment.
@@ -134,15 +134,16 @@ pub async fn run(o: &Options) -> Result<Results, String> {
         "state_entries_per_change": floor_runs.iter().map(Vec::len).sum::<usize>() as f64 / floor.working_ms.len().max(1) as f64,
         "state_entries_example": floor_runs.first().map(|r| r.join(" → ")),
     }));
-    // No state runs between a push and its note in place: its path is the push's answer
-    // and SQS's time.
-    watches.insert(
-        "in_place".into(),
-        json!({
-            "heard_ms": spread_json(&in_place.working_ms),
-            "state_entries_per_change": 0.0,
-        }),
-    );
+    // No state runs between a push and its note in the sketches.
+    for (name, heard) in [("in_place", &in_place), ("to_hearer", &to_hearer)] {
+        watches.insert(
+            name.into(),
+            json!({
+                "heard_ms": spread_json(&heard.working_ms),
+                "state_entries_per_change": 0.0,
+            }),
+        );
+    }
 
     let cold = match &o.cold_from {
         Some(file) => std::fs::read_to_string(file)
@@ -169,6 +170,7 @@ pub async fn run(o: &Options) -> Result<Results, String> {
         ("follow", &follow),
         ("poll", &poll),
         ("in place (sketch)", &in_place),
+        ("to a hearer (sketch)", &to_hearer),
     ]);
     let table = table(&json);
     Ok(Results { json, svg, table })
@@ -547,7 +549,9 @@ fn table(j: &Value) -> String {
         .into_iter()
         .filter(|name| !w[*name].is_null())
         .collect();
-    let sketched = Some("in_place").filter(|name| !w[*name].is_null());
+    let sketched = ["in_place", "to_hearer"]
+        .into_iter()
+        .filter(|name| !w[*name].is_null());
     for name in measured.iter().copied().chain(sketched) {
         let x = &w[name];
         let h = &x["heard_ms"];
@@ -654,7 +658,9 @@ fn svg(series: &[(&str, &Heard)]) -> String {
         .max()
         .unwrap_or(1)
         .max(1) as f64;
-    let colours = ["#555555", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd"];
+    let colours = [
+        "#555555", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b",
+    ];
     let mut out = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/>"#
     );
