@@ -37,7 +37,15 @@ async fn the_benchmark_measures_every_watch_the_floor_costs_and_cold_starts() {
     // Seen with --nocapture: the reduced run's table, as `make bench` prints it.
     println!("{}", results.table);
     let j = &results.json;
-    for watch in ["push", "follow", "poll", "floor", "in_place", "to_hearer"] {
+    for watch in [
+        "push",
+        "follow",
+        "poll",
+        "floor",
+        "in_place",
+        "to_hearer",
+        "to_hearer_async",
+    ] {
         assert_eq!(
             j["watches"][watch]["heard_ms"]["count"], 5,
             "{watch}: every change timed: {j:#}"

@@ -187,55 +187,143 @@ async fn wait_row_parked(
     }
 }
 
-/// The floor stack: `changes` pushes, each waiting for its note and the next park.
-pub async fn floor(stack: &Stack, changes: usize) -> Result<Heard, String> {
-    let sfn = aws_sdk_sfn::Client::new(&stack.config);
-    let db = aws_sdk_dynamodb::Client::new(&stack.config);
-    let sqs = aws_sdk_sqs::Client::new(&stack.config);
-    let id = unique("floor");
-    let mut heard = Heard::default();
-    sfn.start_execution()
-        .state_machine_arn(stack.out("StateMachineArn"))
-        .name(&id)
-        .input(json!({"id": id}).to_string())
-        .send()
+/// The routes of the push sketches on the floor's stack (D77), by the name each is
+/// reported under: the door hears in place, or hands the stand-in's id to a hearer and
+/// waits for it, or hands it over without waiting.
+pub const SKETCHES: [(&str, &str); 3] = [
+    ("in_place", "in-place"),
+    ("to_hearer", "to-hearer"),
+    ("to_hearer_async", "to-hearer-async"),
+];
+
+/// The agent the sketches ask GetTask of.
+pub const SKETCH_AGENT_PORT: u16 = 27195;
+
+/// The floor and the sketches, heard in rounds: each round pushes the floor once, then
+/// each sketch once, so that whatever the test bed does at a moment falls on all of them
+/// alike. Round 0 warms every function and is not counted; `changes` rounds follow.
+/// Returns the floor's and each sketch's (in `SKETCHES`' order).
+pub async fn floor_and_sketches(
+    stack: &Stack,
+    changes: usize,
+) -> Result<(Heard, Vec<Heard>), String> {
+    let agent = TestAgent::try_start(SKETCH_AGENT_PORT, Behaviour::default())
         .await
-        .map_err(|e| format!("the floor execution did not start: {e}"))?;
-    let token = |db: aws_sdk_dynamodb::Client, table: String, id: String| async move {
-        db.get_item()
-            .table_name(table)
-            .key("id", AttributeValue::S(id))
+        .map_err(|e| format!("the sketches' agent on 127.0.0.1:{SKETCH_AGENT_PORT}: {e}"))?;
+    let mut floor = Floor::start(stack).await?;
+    let mut sketches = vec![];
+    for (_, route) in SKETCHES {
+        sketches.push(Sketch::start(stack, &agent, route).await?);
+    }
+    let mut floor_heard = Heard::default();
+    let mut sketches_heard = vec![Heard::default(); SKETCHES.len()];
+    let mut round = async |k: u64, count: bool| -> Result<(), String> {
+        let marks = floor.push(k).await?;
+        if count {
+            floor_heard.record(marks);
+        }
+        for (sketch, heard) in sketches.iter().zip(sketches_heard.iter_mut()) {
+            let marks = sketch.push(&agent, k).await?;
+            if count {
+                heard.record(marks);
+            }
+        }
+        Ok(())
+    };
+    round(0, false).await?;
+    for k in 1..=changes as u64 {
+        round(k, true).await?;
+    }
+    floor_heard.standins.push(floor.stop().await);
+    for (sketch, heard) in sketches.iter().zip(sketches_heard.iter_mut()) {
+        heard.standins.push(sketch.id.clone());
+    }
+    Ok((floor_heard, sketches_heard))
+}
+
+impl Heard {
+    fn record(&mut self, marks: Marks) {
+        self.working_ms
+            .push(marks.received.saturating_sub(marks.changed));
+        self.marks.push(marks);
+    }
+}
+
+/// The floor's one execution: parked, rung by a push, told, parked again.
+struct Floor<'a> {
+    stack: &'a Stack,
+    sfn: aws_sdk_sfn::Client,
+    db: aws_sdk_dynamodb::Client,
+    sqs: aws_sdk_sqs::Client,
+    id: String,
+    /// The park token the last push used: the next push waits for another.
+    parked: Option<String>,
+}
+
+impl<'a> Floor<'a> {
+    async fn start(stack: &'a Stack) -> Result<Self, String> {
+        let sfn = aws_sdk_sfn::Client::new(&stack.config);
+        let id = unique("floor");
+        sfn.start_execution()
+            .state_machine_arn(stack.out("StateMachineArn"))
+            .name(&id)
+            .input(json!({"id": id}).to_string())
+            .send()
+            .await
+            .map_err(|e| format!("the floor execution did not start: {e}"))?;
+        Ok(Self {
+            stack,
+            sfn,
+            db: aws_sdk_dynamodb::Client::new(&stack.config),
+            sqs: aws_sdk_sqs::Client::new(&stack.config),
+            id,
+            parked: None,
+        })
+    }
+
+    async fn token(&self) -> Option<String> {
+        self.db
+            .get_item()
+            .table_name(self.stack.out("TableName"))
+            .key("id", AttributeValue::S(self.id.clone()))
             .consistent_read(true)
             .send()
             .await
             .ok()
             .and_then(|o| o.item()?.get("token")?.as_s().ok().cloned())
-    };
-    let table = stack.out("TableName").to_owned();
-    let queue = stack.out("QueueUrl").to_owned();
-    let mut parked = None;
-    for seq in 1..=changes as u64 {
-        // Parked: a token other than the one the last push used.
+    }
+
+    /// Waits for a park token other than the one the last push used.
+    async fn wait_parked(&mut self, seq: u64) -> Result<(), String> {
         let deadline = std::time::Instant::now() + SOON;
         loop {
-            let now = token(db.clone(), table.clone(), id.clone()).await;
-            if now.is_some() && now != parked {
-                parked = now;
-                break;
+            let now = self.token().await;
+            if now.is_some() && now != self.parked {
+                self.parked = now;
+                return Ok(());
             }
             if std::time::Instant::now() > deadline {
-                return Err(format!("the floor did not park again before push {seq}"));
+                return Err(format!("the floor did not park again around push {seq}"));
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Push `seq` once the floor is parked, timed to its note; returns once it is parked
+    /// again, so that its next park does not run beside the sketches' pushes.
+    async fn push(&mut self, seq: u64) -> Result<Marks, String> {
+        if self.parked.is_none() {
+            self.wait_parked(seq).await?;
         }
         // The parent reads its queue while the push is on its way, as the stand-in's
         // parent does (the stack's collector): read only once the push was answered, a
         // note that reached the queue before that answer would be timed late.
         let pushed = now_ms();
         let push = async {
-            let status = stack
+            let status = self
+                .stack
                 .http
-                .post(stack.api_url("ApiId", &format!("/floor/{id}")))
+                .post(self.stack.api_url("ApiId", &format!("/floor/{}", self.id)))
                 .json(&json!({"seq": seq, "text": format!("step {seq}")}))
                 .send()
                 .await
@@ -246,136 +334,138 @@ pub async fn floor(stack: &Stack, changes: usize) -> Result<Heard, String> {
             }
             Ok(now_ms())
         };
-        let (answered, note) = tokio::try_join!(push, floor_note(&sqs, &queue, &id, seq))?;
-        heard
-            .working_ms
-            .push(note.received_ms.saturating_sub(pushed));
-        heard.marks.push(Marks {
-            standin: id.clone(),
+        let queue = self.stack.out("QueueUrl");
+        let (answered, note) = tokio::try_join!(push, floor_note(&self.sqs, queue, &self.id, seq))?;
+        self.wait_parked(seq).await?;
+        Ok(Marks {
+            standin: self.id.clone(),
             changed: pushed,
             answered: Some(answered),
             sent: note.sent_ms,
             received: note.received_ms,
-        });
+        })
     }
-    let _ = sfn
-        .stop_execution()
-        .execution_arn(stack.execution_arn(&id))
-        .send()
-        .await;
-    heard.standins.push(id);
-    Ok(heard)
+
+    /// Stops the execution; its name, for the histories.
+    async fn stop(self) -> String {
+        let _ = self
+            .sfn
+            .stop_execution()
+            .execution_arn(self.stack.execution_arn(&self.id))
+            .send()
+            .await;
+        self.id
+    }
 }
 
-/// The agent the in-place sketches ask GetTask of.
-pub const IN_PLACE_AGENT_PORT: u16 = 27160;
-
-/// The sketches of a push heard with no Step Functions between (D77), on the floor's
-/// stack: in place (the door hears itself) and handed on (the door invokes a hearer).
-/// Each hears `changes` pushes, timed as the floor's are.
-pub async fn in_place(stack: &Stack, changes: usize) -> Result<(Heard, Heard), String> {
-    let agent = TestAgent::try_start(IN_PLACE_AGENT_PORT, Behaviour::default())
-        .await
-        .map_err(|e| format!("the in-place agent on 127.0.0.1:{IN_PLACE_AGENT_PORT}: {e}"))?;
-    let itself = sketch(stack, &agent, "in-place", changes).await?;
-    let handed = sketch(stack, &agent, "to-hearer", changes).await?;
-    Ok((itself, handed))
+/// One sketch's stand-in: a row naming the agent, a task of its own and the token's
+/// digest, pushed at `/{route}/{id}`.
+struct Sketch<'a> {
+    stack: &'a Stack,
+    route: &'static str,
+    id: String,
+    token: String,
+    remote: String,
+    sqs: aws_sdk_sqs::Client,
 }
 
-/// One sketch's `changes` pushes to `/{route}/{id}`, each made after the agent's change
-/// and timed from its sending to its note on the floor's queue. Its row names the agent,
-/// a task of its own and the token's digest; a push with another token must be refused
-/// first.
-async fn sketch(
-    stack: &Stack,
-    agent: &TestAgent,
-    route: &str,
-    changes: usize,
-) -> Result<Heard, String> {
-    let agent_url = format!("http://127.0.0.1:{IN_PLACE_AGENT_PORT}");
-    let known = agent.task_ids();
-    agent.script_turn(&[(INPUT_REQUIRED, "Which colour?")]);
-    let first_turn = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
-        "messageId": unique(route), "role": "ROLE_USER", "parts": [{"text": "Paint it"}]}}});
-    stack
-        .http
-        .post(&agent_url)
-        .header("A2A-Version", "1.0")
-        .json(&first_turn)
-        .send()
-        .await
-        .map_err(|e| format!("the {route} agent's first turn: {e}"))?;
-    let remote = agent
-        .task_ids()
-        .into_iter()
-        .find(|t| !known.contains(t))
-        .ok_or(format!("the agent made no task for {route}"))?;
-
-    let id = unique(route);
-    let token = unique("sketch-token");
-    let digest = {
-        use sha2::Digest;
-        hex::encode(sha2::Sha256::digest(token.as_bytes()))
-    };
-    let db = aws_sdk_dynamodb::Client::new(&stack.config);
-    let sqs = aws_sdk_sqs::Client::new(&stack.config);
-    let queue = stack.out("QueueUrl").to_owned();
-    db.put_item()
-        .table_name(stack.out("TableName"))
-        .item("id", AttributeValue::S(id.clone()))
-        .item("digest", AttributeValue::S(digest))
-        .item("agent", AttributeValue::S(agent_url))
-        .item("remote", AttributeValue::S(remote.clone()))
-        .item("heard", AttributeValue::N("0".into()))
-        .send()
-        .await
-        .map_err(|e| format!("the {route} row: {e}"))?;
-    let url = stack.api_url("ApiId", &format!("/{route}/{id}"));
-    let push = |token: String, seq: u64| {
-        let request = stack
+impl<'a> Sketch<'a> {
+    /// The sketch's task at the agent and its row; a push with another token must be
+    /// refused before any is timed.
+    async fn start(
+        stack: &'a Stack,
+        agent: &TestAgent,
+        route: &'static str,
+    ) -> Result<Self, String> {
+        let agent_url = format!("http://127.0.0.1:{SKETCH_AGENT_PORT}");
+        let known = agent.task_ids();
+        agent.script_turn(&[(INPUT_REQUIRED, "Which colour?")]);
+        let first_turn = json!({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {
+            "messageId": unique(route), "role": "ROLE_USER", "parts": [{"text": "Paint it"}]}}});
+        stack
             .http
-            .post(url.clone())
-            .header("X-A2A-Notification-Token", token)
-            .json(&json!({"seq": seq}));
-        async move {
-            let status = request
-                .send()
-                .await
-                .map_err(|e| format!("the {route} push failed: {e}"))?
-                .status();
-            Ok::<_, String>((status, now_ms()))
+            .post(&agent_url)
+            .header("A2A-Version", "1.0")
+            .json(&first_turn)
+            .send()
+            .await
+            .map_err(|e| format!("the {route} agent's first turn: {e}"))?;
+        let remote = agent
+            .task_ids()
+            .into_iter()
+            .find(|t| !known.contains(t))
+            .ok_or(format!("the agent made no task for {route}"))?;
+        let sketch = Self {
+            stack,
+            route,
+            id: unique(route),
+            token: unique("sketch-token"),
+            remote,
+            sqs: aws_sdk_sqs::Client::new(&stack.config),
+        };
+        let digest = {
+            use sha2::Digest;
+            hex::encode(sha2::Sha256::digest(sketch.token.as_bytes()))
+        };
+        aws_sdk_dynamodb::Client::new(&stack.config)
+            .put_item()
+            .table_name(stack.out("TableName"))
+            .item("id", AttributeValue::S(sketch.id.clone()))
+            .item("digest", AttributeValue::S(digest))
+            .item("agent", AttributeValue::S(agent_url))
+            .item("remote", AttributeValue::S(sketch.remote.clone()))
+            .item("heard", AttributeValue::N("0".into()))
+            .send()
+            .await
+            .map_err(|e| format!("the {route} row: {e}"))?;
+        let (refused, _) = sketch.send(&format!("{}-not", sketch.token)).await?;
+        if refused != 403 {
+            return Err(format!("/{route} answered {refused} to a wrong token"));
         }
-    };
-    let (refused, _) = push(format!("{token}-not"), 0).await?;
-    if refused != 403 {
-        return Err(format!("/{route} answered {refused} to a wrong token"));
+        Ok(sketch)
     }
-    let mut heard = Heard::default();
-    for seq in 1..=changes as u64 {
+
+    async fn send(&self, token: &str) -> Result<(reqwest::StatusCode, u64), String> {
+        let status = self
+            .stack
+            .http
+            .post(
+                self.stack
+                    .api_url("ApiId", &format!("/{}/{}", self.route, self.id)),
+            )
+            .header("X-A2A-Notification-Token", token)
+            .json(&json!({"state": WORKING}))
+            .send()
+            .await
+            .map_err(|e| format!("the {} push failed: {e}", self.route))?
+            .status();
+        Ok((status, now_ms()))
+    }
+
+    /// Round `k`: the agent's change, then its push, timed to its note (the row's
+    /// `heard` starts at 0, so round k's note is number k + 1).
+    async fn push(&self, agent: &TestAgent, k: u64) -> Result<Marks, String> {
         agent
-            .change(&remote, WORKING, &format!("step {seq}"), false)
+            .change(&self.remote, WORKING, &format!("step {k}"), false)
             .await;
         let pushed = now_ms();
         let answered = async {
-            match push(token.clone(), seq).await? {
+            match self.send(&self.token).await? {
                 (status, at) if status.is_success() => Ok(at),
-                (status, _) => Err(format!("the {route} push answered {status}")),
+                (status, _) => Err(format!("the {} push answered {status}", self.route)),
             }
         };
-        let (answered, note) = tokio::try_join!(answered, floor_note(&sqs, &queue, &id, seq))?;
-        heard
-            .working_ms
-            .push(note.received_ms.saturating_sub(pushed));
-        heard.marks.push(Marks {
-            standin: id.clone(),
+        let queue = self.stack.out("QueueUrl");
+        let (answered, note) =
+            tokio::try_join!(answered, floor_note(&self.sqs, queue, &self.id, k + 1))?;
+        Ok(Marks {
+            standin: self.id.clone(),
             changed: pushed,
             answered: Some(answered),
             sent: note.sent_ms,
             received: note.received_ms,
-        });
+        })
     }
-    heard.standins.push(id);
-    Ok(heard)
 }
 
 /// The floor's note `seq`, read from its queue as it arrives.

@@ -54,13 +54,11 @@ pub async fn run(o: &Options) -> Result<Results, String> {
     let follow = latency::stand_in(&stack, FOLLOW.0, FOLLOW.1, "follow", o.changes).await?;
     eprintln!("  poll: {} changes", o.changes);
     let poll = latency::polled(&stack, o.changes).await?;
-    eprintln!("  floor: {} pushes", o.changes);
-    let floor = latency::floor(&floor_stack, o.changes).await?;
     eprintln!(
-        "  push with no Step Functions between, sketched (D77): 2 × {} pushes",
+        "  floor and the push sketches (D77), in rounds: {} pushes each",
         o.changes
     );
-    let (in_place, to_hearer) = latency::in_place(&floor_stack, o.changes).await?;
+    let (floor, sketches) = latency::floor_and_sketches(&floor_stack, o.changes).await?;
     eprintln!("  backstop: a final push lost on the way");
     let lost_ms = latency::lost_final_push(&stack, PUSH_LOST.0, PUSH_LOST.1).await?;
     // Lambda writes REPORT lines when an invocation ends; give the last ones a moment.
@@ -131,13 +129,14 @@ pub async fn run(o: &Options) -> Result<Results, String> {
     watches.insert("floor".into(), json!({
         "heard_ms": spread_json(&floor.working_ms),
         "path_ms": path(&floor_stack, &floor, Carrier::After("Note")).await?,
-        "state_entries_per_change": floor_runs.iter().map(Vec::len).sum::<usize>() as f64 / floor.working_ms.len().max(1) as f64,
+        // Per visit: the warm-up round's is one of them.
+        "state_entries_per_change": floor_runs.iter().map(Vec::len).sum::<usize>() as f64 / floor_runs.len().max(1) as f64,
         "state_entries_example": floor_runs.first().map(|r| r.join(" → ")),
     }));
     // No state runs between a push and its note in the sketches.
-    for (name, heard) in [("in_place", &in_place), ("to_hearer", &to_hearer)] {
+    for ((name, _), heard) in latency::SKETCHES.iter().zip(&sketches) {
         watches.insert(
-            name.into(),
+            (*name).into(),
             json!({
                 "heard_ms": spread_json(&heard.working_ms),
                 "state_entries_per_change": 0.0,
@@ -164,14 +163,19 @@ pub async fn run(o: &Options) -> Result<Results, String> {
         "receiver_ns": receiver,
     });
     price(&mut json);
-    let svg = svg(&[
+    let mut series = vec![
         ("floor", &floor),
         ("push", &push),
         ("follow", &follow),
         ("poll", &poll),
-        ("in place (sketch)", &in_place),
-        ("to a hearer (sketch)", &to_hearer),
-    ]);
+    ];
+    series.extend(
+        latency::SKETCHES
+            .iter()
+            .map(|(name, _)| *name)
+            .zip(&sketches),
+    );
+    let svg = svg(&series);
     let table = table(&json);
     Ok(Results { json, svg, table })
 }
@@ -549,8 +553,9 @@ fn table(j: &Value) -> String {
         .into_iter()
         .filter(|name| !w[*name].is_null())
         .collect();
-    let sketched = ["in_place", "to_hearer"]
+    let sketched = latency::SKETCHES
         .into_iter()
+        .map(|(name, _)| name)
         .filter(|name| !w[*name].is_null());
     for name in measured.iter().copied().chain(sketched) {
         let x = &w[name];
@@ -659,7 +664,7 @@ fn svg(series: &[(&str, &Heard)]) -> String {
         .unwrap_or(1)
         .max(1) as f64;
     let colours = [
-        "#555555", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b",
+        "#555555", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2",
     ];
     let mut out = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/>"#

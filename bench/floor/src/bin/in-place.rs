@@ -1,35 +1,64 @@
-//! A sketch of a push heard without Step Functions between (D77), so `make bench` can
-//! measure it against the floor beside it instead of computing it: the calls that design
-//! needs between an agent's push and its note, and nothing else.
+//! The door of the push sketches (D77): a push heard with no Step Functions between, so
+//! `make bench` can measure it against the floor beside it instead of computing it. Only
+//! the calls each design needs between an agent's push and its note are made.
 //!
-//! The door (`POST /in-place/{id}` or `/to-hearer/{id}`) checks the token's digest and
-//! claims the hearing in one conditional write. Then, in place, it hears itself; with
-//! `HEARER_FUNCTION` set, it hands the claim to that function (a direct invoke), which
-//! hears, so the door holds no agent's credentials and no parent's outlet. What the
-//! product would add off the note's path (ringing the park when the execution must act)
-//! or in microseconds (scrubbing, the note's shape) is left out, and so are artifacts and
-//! retries.
+//! The door (`POST /in-place/{id}`, `/to-hearer/{id}`, `/to-hearer-async/{id}`) checks
+//! the token's digest and claims the hearing in one conditional write. In place, it then
+//! hears itself. With `HEARER_FUNCTION` set, it hands the stand-in's id alone to that
+//! function by a direct invoke (`HEARER_INVOCATION`: `RequestResponse`, answering the
+//! push once the note is sent, or `Event`, answering at once), so the door holds no
+//! agent's credentials and no parent's outlet. What the product would add off the
+//! note's path (ringing the park when the execution must act) or in microseconds
+//! (scrubbing, the note's shape) is left out, and so are artifacts and retries.
 
 use aws_sdk_lambda::primitives::Blob;
-use bench_floor::{Hearing, claim, hear};
+use aws_sdk_lambda::types::InvocationType;
+use bench_floor::{Door, Hearing, claim, hear};
 use lambda_http::{Body, Error, Request, RequestExt, Response, service_fn};
+use serde_json::json;
 
 const TOKEN_HEADER: &str = "x-a2a-notification-token";
+
+/// Where a claimed hearing happens.
+#[derive(Clone)]
+enum Hears {
+    Here(Hearing),
+    Hearer {
+        lambda: aws_sdk_lambda::Client,
+        function: String,
+        invocation: InvocationType,
+    },
+}
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     let config = aws_config::load_from_env().await;
-    let hearing = Hearing {
-        db: aws_sdk_dynamodb::Client::new(&config),
-        sqs: aws_sdk_sqs::Client::new(&config),
-        http: reqwest::Client::new(),
-        table: bench_floor::env("TABLE_NAME")?,
-        queue_url: bench_floor::env("QUEUE_URL")?,
+    let db = aws_sdk_dynamodb::Client::new(&config);
+    let table = bench_floor::env("TABLE_NAME")?;
+    let hears = match std::env::var("HEARER_FUNCTION") {
+        Ok(function) => Hears::Hearer {
+            lambda: aws_sdk_lambda::Client::new(&config),
+            function,
+            invocation: match bench_floor::env("HEARER_INVOCATION")?.as_str() {
+                "Event" => InvocationType::Event,
+                "RequestResponse" => InvocationType::RequestResponse,
+                other => {
+                    return Err(
+                        format!("HEARER_INVOCATION is {other}: Event or RequestResponse").into(),
+                    );
+                }
+            },
+        },
+        Err(_) => Hears::Here(Hearing {
+            db: db.clone(),
+            sqs: aws_sdk_sqs::Client::new(&config),
+            http: bench_floor::agent_client()?,
+            table: table.clone(),
+            queue_url: bench_floor::env("QUEUE_URL")?,
+        }),
     };
-    let hearer = std::env::var("HEARER_FUNCTION").ok();
-    let lambda = aws_sdk_lambda::Client::new(&config);
     lambda_http::run(service_fn(|request: Request| {
-        let (hearing, hearer, lambda) = (hearing.clone(), hearer.clone(), lambda.clone());
+        let (db, table, hears) = (db.clone(), table.clone(), hears.clone());
         async move {
             let id = request
                 .path_parameters()
@@ -41,16 +70,23 @@ async fn main() -> Result<(), Error> {
                 .get(TOKEN_HEADER)
                 .and_then(|t| t.to_str().ok())
                 .unwrap_or_default();
-            let Some(claimed) = claim(&hearing.db, &hearing.table, &id, token).await? else {
-                return Ok(Response::builder().status(403).body(Body::Empty)?);
+            let claimed = match claim(&db, &table, &id, token).await? {
+                Door::Claimed(claimed) => claimed,
+                Door::Pending => return Ok(Response::builder().status(202).body(Body::Empty)?),
+                Door::Refused => return Ok(Response::builder().status(403).body(Body::Empty)?),
             };
-            match hearer {
-                None => hear(&hearing, &claimed).await?,
-                Some(hearer) => {
+            match hears {
+                Hears::Here(hearing) => hear(&hearing, &claimed).await?,
+                Hears::Hearer {
+                    lambda,
+                    function,
+                    invocation,
+                } => {
                     let answer = lambda
                         .invoke()
-                        .function_name(hearer)
-                        .payload(Blob::new(claimed.to_json().to_string()))
+                        .function_name(function)
+                        .invocation_type(invocation)
+                        .payload(Blob::new(json!({ "id": claimed.id }).to_string()))
                         .send()
                         .await?;
                     if let Some(error) = answer.function_error() {
