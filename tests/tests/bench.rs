@@ -44,6 +44,7 @@ async fn the_benchmark_measures_every_watch_the_floor_costs_and_cold_starts() {
         "floor",
         "in_place",
         "to_hearer",
+        "to_hearer_hinted",
         "to_hearer_async",
     ] {
         assert_eq!(

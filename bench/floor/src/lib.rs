@@ -29,7 +29,9 @@ pub fn agent_client() -> Result<reqwest::Client, Error> {
         .build()?)
 }
 
-/// The clients the hearing uses, built once per process.
+/// The clients the hearing uses, built once per process, and the registry of agents:
+/// where each agent named on a row is reached comes from the hearing's own configuration
+/// (`AGENTS`, as the product's functions have it), never from a row or a door.
 #[derive(Clone)]
 pub struct Hearing {
     pub db: aws_sdk_dynamodb::Client,
@@ -37,15 +39,54 @@ pub struct Hearing {
     pub http: reqwest::Client,
     pub table: String,
     pub queue_url: String,
+    pub agents: std::collections::HashMap<String, String>,
 }
 
-/// The stand-in's row as the hearing needs it.
+impl Hearing {
+    pub fn from_env(config: &aws_config::SdkConfig) -> Result<Self, Error> {
+        let agents = env("AGENTS")?;
+        Ok(Self {
+            db: aws_sdk_dynamodb::Client::new(config),
+            sqs: aws_sdk_sqs::Client::new(config),
+            http: agent_client()?,
+            table: env("TABLE_NAME")?,
+            queue_url: env("QUEUE_URL")?,
+            agents: serde_json::from_str(&agents)
+                .map_err(|e| format!("AGENTS is not a JSON object of names to URLs: {e}"))?,
+        })
+    }
+}
+
+/// The stand-in's row as the hearing needs it: the agent by its name in the registry.
 #[derive(Debug, Clone)]
 pub struct Claimed {
     pub id: String,
     pub agent: String,
     pub remote: String,
     pub heard: u64,
+}
+
+impl Claimed {
+    /// The claim a door hands a hearer as hints: nothing in it is trusted. The agent is
+    /// looked up in the hearer's own registry, and the commit applies the answer only
+    /// where the row still says what the hints say.
+    pub fn to_json(&self) -> Value {
+        json!({"id": self.id, "agent": self.agent, "remote": self.remote, "heard": self.heard})
+    }
+
+    pub fn from_json(v: &Value) -> Result<Self, Error> {
+        let text = |k: &str| {
+            v[k].as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| Error::from(format!("the hand-over has no {k}")))
+        };
+        Ok(Self {
+            id: text("id")?,
+            agent: text("agent")?,
+            remote: text("remote")?,
+            heard: v["heard"].as_u64().ok_or("the hand-over has no heard")?,
+        })
+    }
 }
 
 /// What the door's one write found.
@@ -164,7 +205,8 @@ pub async fn read(h: &Hearing, id: &str) -> Result<Claimed, Error> {
 
 /// The hearing: GetTask asks the agent what its task is now (nothing from the push's
 /// body is applied), one transaction commits the change with its note and lets the claim
-/// go, SQS takes the note. (A hearing that finds pushes pending hears once more before
+/// go, on the condition that the row names this agent and task and has heard `heard`
+/// changes, and SQS takes the note. (A hearing that finds pushes pending hears once more before
 /// it lets go; the bench's pushes come one at a time, so the sketch leaves that out.)
 pub async fn hear(h: &Hearing, claimed: &Claimed) -> Result<(), Error> {
     let Claimed {
@@ -173,9 +215,13 @@ pub async fn hear(h: &Hearing, claimed: &Claimed) -> Result<(), Error> {
         remote,
         heard,
     } = claimed;
+    let url = h
+        .agents
+        .get(agent)
+        .ok_or_else(|| format!("no agent {agent} is registered"))?;
     let answer: Value = h
         .http
-        .post(agent)
+        .post(url)
         .header("A2A-Version", "1.0")
         .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": remote}}))
         .send()
@@ -200,8 +246,10 @@ pub async fn hear(h: &Hearing, claimed: &Claimed) -> Result<(), Error> {
         .table_name(&h.table)
         .key("id", AttributeValue::S(id.clone()))
         .update_expression("SET heard = :seq, #state = :state REMOVE hearing_until")
-        .condition_expression("heard = :seen")
+        .condition_expression("heard = :seen AND agent = :agent AND remote = :remote")
         .expression_attribute_names("#state", "state")
+        .expression_attribute_values(":agent", AttributeValue::S(agent.clone()))
+        .expression_attribute_values(":remote", AttributeValue::S(remote.clone()))
         .expression_attribute_values(":seq", AttributeValue::N(seq.to_string()))
         .expression_attribute_values(":seen", AttributeValue::N(heard.to_string()))
         .expression_attribute_values(":state", AttributeValue::S(state))

@@ -188,15 +188,20 @@ async fn wait_row_parked(
 }
 
 /// The routes of the push sketches on the floor's stack (D77), by the name each is
-/// reported under: the door hears in place, or hands the stand-in's id to a hearer and
-/// waits for it, or hands it over without waiting.
-pub const SKETCHES: [(&str, &str); 3] = [
+/// reported under: the door hears in place, or hands a hearer the stand-in's id (and
+/// waits), or its claim as hints (and waits), or its claim without waiting.
+pub const SKETCHES: [(&str, &str); 4] = [
     ("in_place", "in-place"),
     ("to_hearer", "to-hearer"),
+    ("to_hearer_hinted", "to-hearer-hinted"),
     ("to_hearer_async", "to-hearer-async"),
 ];
 
-/// The agent the sketches ask GetTask of.
+/// The name the sketches' rows give their agent, which the floor stack's functions
+/// reach through their own registry (`AGENTS` in bench/floor.yaml).
+const SKETCH_AGENT: &str = "sketch-agent";
+
+/// The agent the sketches ask GetTask of (bench/floor.yaml's `AGENTS` names this port).
 pub const SKETCH_AGENT_PORT: u16 = 27195;
 
 /// The floor and the sketches, heard in rounds: each round pushes the floor once, then
@@ -412,7 +417,7 @@ impl<'a> Sketch<'a> {
             .table_name(stack.out("TableName"))
             .item("id", AttributeValue::S(sketch.id.clone()))
             .item("digest", AttributeValue::S(digest))
-            .item("agent", AttributeValue::S(agent_url))
+            .item("agent", AttributeValue::S(SKETCH_AGENT.into()))
             .item("remote", AttributeValue::S(sketch.remote.clone()))
             .item("heard", AttributeValue::N("0".into()))
             .send()

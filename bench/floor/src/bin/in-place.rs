@@ -2,12 +2,14 @@
 //! `make bench` can measure it against the floor beside it instead of computing it. Only
 //! the calls each design needs between an agent's push and its note are made.
 //!
-//! The door (`POST /in-place/{id}`, `/to-hearer/{id}`, `/to-hearer-async/{id}`) checks
-//! the token's digest and claims the hearing in one conditional write. In place, it then
-//! hears itself. With `HEARER_FUNCTION` set, it hands the stand-in's id alone to that
-//! function by a direct invoke (`HEARER_INVOCATION`: `RequestResponse`, answering the
-//! push once the note is sent, or `Event`, answering at once), so the door holds no
-//! agent's credentials and no parent's outlet. What the product would add off the
+//! The door (`POST /in-place/{id}`, `/to-hearer/{id}`, `/to-hearer-hinted/{id}`,
+//! `/to-hearer-async/{id}`) checks the token's digest and claims the hearing in one
+//! conditional write. In place, it then hears itself. With `HEARER_FUNCTION` set, it
+//! hands the hearing to that function by a direct invoke, so the door holds no agent's
+//! credentials and no parent's outlet: `HEARER_HANDS` says what it hands over (`id`, the
+//! stand-in's id alone, or `claim`, the row its write returned, as hints), and
+//! `HEARER_INVOCATION` how (`RequestResponse`, answering the push once the note is sent,
+//! or `Event`, answering at once). What the product would add off the
 //! note's path (ringing the park when the execution must act) or in microseconds
 //! (scrubbing, the note's shape) is left out, and so are artifacts and retries.
 
@@ -27,6 +29,7 @@ enum Hears {
         lambda: aws_sdk_lambda::Client,
         function: String,
         invocation: InvocationType,
+        hands_claim: bool,
     },
 }
 
@@ -48,14 +51,13 @@ async fn main() -> Result<(), Error> {
                     );
                 }
             },
+            hands_claim: match bench_floor::env("HEARER_HANDS")?.as_str() {
+                "claim" => true,
+                "id" => false,
+                other => return Err(format!("HEARER_HANDS is {other}: id or claim").into()),
+            },
         },
-        Err(_) => Hears::Here(Hearing {
-            db: db.clone(),
-            sqs: aws_sdk_sqs::Client::new(&config),
-            http: bench_floor::agent_client()?,
-            table: table.clone(),
-            queue_url: bench_floor::env("QUEUE_URL")?,
-        }),
+        Err(_) => Hears::Here(Hearing::from_env(&config)?),
     };
     lambda_http::run(service_fn(|request: Request| {
         let (db, table, hears) = (db.clone(), table.clone(), hears.clone());
@@ -81,12 +83,18 @@ async fn main() -> Result<(), Error> {
                     lambda,
                     function,
                     invocation,
+                    hands_claim,
                 } => {
+                    let handed = if hands_claim {
+                        claimed.to_json()
+                    } else {
+                        json!({ "id": claimed.id })
+                    };
                     let answer = lambda
                         .invoke()
                         .function_name(function)
                         .invocation_type(invocation)
-                        .payload(Blob::new(json!({ "id": claimed.id }).to_string()))
+                        .payload(Blob::new(handed.to_string()))
                         .send()
                         .await?;
                     if let Some(error) = answer.function_error() {
