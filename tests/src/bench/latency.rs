@@ -201,12 +201,17 @@ pub const SKETCHES: [(&str, &str); 4] = [
 /// reach through their own registry (`AGENTS` in bench/floor.yaml).
 const SKETCH_AGENT: &str = "sketch-agent";
 
+/// How long each push of a round waits after the last note.
+const SETTLE: Duration = Duration::from_millis(250);
+
 /// The agent the sketches ask GetTask of (bench/floor.yaml's `AGENTS` names this port).
 pub const SKETCH_AGENT_PORT: u16 = 27195;
 
 /// The floor and the sketches, heard in rounds: each round pushes the floor once, then
 /// each sketch once, so that whatever the test bed does at a moment falls on all of them
-/// alike. Round 0 warms every function and is not counted; `changes` rounds follow.
+/// alike, and each push waits `SETTLE` after the last note, so that what LocalStack does
+/// after one (an asynchronous invoke's bookkeeping, the floor's next park) does not fall
+/// on the next. Round 0 warms every function and is not counted; `changes` rounds follow.
 /// Returns the floor's and each sketch's (in `SKETCHES`' order).
 pub async fn floor_and_sketches(
     stack: &Stack,
@@ -223,11 +228,13 @@ pub async fn floor_and_sketches(
     let mut floor_heard = Heard::default();
     let mut sketches_heard = vec![Heard::default(); SKETCHES.len()];
     let mut round = async |k: u64, count: bool| -> Result<(), String> {
+        tokio::time::sleep(SETTLE).await;
         let marks = floor.push(k).await?;
         if count {
             floor_heard.record(marks);
         }
         for (sketch, heard) in sketches.iter().zip(sketches_heard.iter_mut()) {
+            tokio::time::sleep(SETTLE).await;
             let marks = sketch.push(&agent, k).await?;
             if count {
                 heard.record(marks);
