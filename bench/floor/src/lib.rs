@@ -17,6 +17,16 @@ pub type Error = lambda_runtime::Error;
 /// stand-in's hearings no longer than this.
 const HEARING_LEASE: Duration = Duration::from_secs(30);
 
+/// The stand-in's id, the `{id}` of a push's path.
+pub fn path_id(request: &lambda_http::Request) -> String {
+    use lambda_http::RequestExt;
+    request
+        .path_parameters()
+        .first("id")
+        .unwrap_or_default()
+        .to_owned()
+}
+
 /// A required environment variable, or an error naming it.
 pub fn env(name: &str) -> Result<String, Error> {
     std::env::var(name).map_err(|_| format!("environment variable {name} is not set").into())

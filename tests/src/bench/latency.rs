@@ -253,6 +253,20 @@ pub async fn floor_and_sketches(
     Ok((floor_heard, sketches_heard))
 }
 
+impl Marks {
+    /// A push sent at `pushed` to `standin`'s route, answered at `answered`, whose note
+    /// came as `note`.
+    fn pushed(standin: &str, pushed: u64, answered: u64, note: &crate::stack::Received) -> Self {
+        Self {
+            standin: standin.to_owned(),
+            changed: pushed,
+            answered: Some(answered),
+            sent: note.sent_ms,
+            received: note.received_ms,
+        }
+    }
+}
+
 impl Heard {
     fn record(&mut self, marks: Marks) {
         self.working_ms
@@ -349,13 +363,7 @@ impl<'a> Floor<'a> {
         let queue = self.stack.out("QueueUrl");
         let (answered, note) = tokio::try_join!(push, floor_note(&self.sqs, queue, &self.id, seq))?;
         self.wait_parked(seq).await?;
-        Ok(Marks {
-            standin: self.id.clone(),
-            changed: pushed,
-            answered: Some(answered),
-            sent: note.sent_ms,
-            received: note.received_ms,
-        })
+        Ok(Marks::pushed(&self.id, pushed, answered, &note))
     }
 
     /// Stops the execution; its name, for the histories.
@@ -434,7 +442,53 @@ impl<'a> Sketch<'a> {
         if refused != 403 {
             return Err(format!("/{route} answered {refused} to a wrong token"));
         }
+        sketch.waits_during_a_hearing().await?;
         Ok(sketch)
+    }
+
+    /// With a hearing in flight (a lease on the row), a push with the right token is not
+    /// heard: it is recorded on the row as pending and answered 202.
+    async fn waits_during_a_hearing(&self) -> Result<(), String> {
+        let db = aws_sdk_dynamodb::Client::new(&self.stack.config);
+        let table = self.stack.out("TableName");
+        let key = AttributeValue::S(self.id.clone());
+        let lease = (now_ms() + 60_000).to_string();
+        let route = self.route;
+        db.update_item()
+            .table_name(table)
+            .key("id", key.clone())
+            .update_expression("SET hearing_until = :until")
+            .expression_attribute_values(":until", AttributeValue::N(lease))
+            .send()
+            .await
+            .map_err(|e| format!("the {route} row's lease: {e}"))?;
+        let (status, _) = self.send(&self.token).await?;
+        let row = db
+            .get_item()
+            .table_name(table)
+            .key("id", key.clone())
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| format!("the {route} row: {e}"))?;
+        let pending = row
+            .item()
+            .and_then(|r| r.get("pending"))
+            .and_then(|p| p.as_n().ok())
+            .cloned();
+        if status != 202 || pending.as_deref() != Some("1") {
+            return Err(format!(
+                "/{route} during a hearing answered {status} with pending {pending:?}, not 202 and 1"
+            ));
+        }
+        db.update_item()
+            .table_name(table)
+            .key("id", key)
+            .update_expression("REMOVE hearing_until, pending")
+            .send()
+            .await
+            .map_err(|e| format!("the {route} row's lease: {e}"))?;
+        Ok(())
     }
 
     async fn send(&self, token: &str) -> Result<(reqwest::StatusCode, u64), String> {
@@ -463,20 +517,14 @@ impl<'a> Sketch<'a> {
         let pushed = now_ms();
         let answered = async {
             match self.send(&self.token).await? {
-                (status, at) if status.is_success() => Ok(at),
+                (status, at) if status == 204 => Ok(at),
                 (status, _) => Err(format!("the {} push answered {status}", self.route)),
             }
         };
         let queue = self.stack.out("QueueUrl");
         let (answered, note) =
             tokio::try_join!(answered, floor_note(&self.sqs, queue, &self.id, k + 1))?;
-        Ok(Marks {
-            standin: self.id.clone(),
-            changed: pushed,
-            answered: Some(answered),
-            sent: note.sent_ms,
-            received: note.received_ms,
-        })
+        Ok(Marks::pushed(&self.id, pushed, answered, &note))
     }
 }
 
@@ -490,7 +538,9 @@ async fn floor_note(
     let deadline = std::time::Instant::now() + SOON;
     loop {
         if std::time::Instant::now() > deadline {
-            return Err(format!("the floor's note {seq} did not arrive"));
+            return Err(format!(
+                "note {seq} of {id} did not reach the floor's queue"
+            ));
         }
         let mut notes = crate::stack::take_timed(sqs, queue).await?.into_iter();
         if let Some(note) =

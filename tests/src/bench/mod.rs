@@ -664,7 +664,7 @@ fn svg(series: &[(&str, &Heard)]) -> String {
         .unwrap_or(1)
         .max(1) as f64;
     let colours = [
-        "#555555", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2",
+        "#555555", "#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf",
     ];
     let mut out = format!(
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" font-family="sans-serif" font-size="12"><rect width="100%" height="100%" fill="white"/>"#

@@ -2,7 +2,7 @@
 //! SendTaskSuccess with the body, nothing else: no authentication, no checks.
 
 use aws_sdk_dynamodb::types::AttributeValue;
-use lambda_http::{Body, Error, Request, RequestExt, Response, service_fn};
+use lambda_http::{Body, Error, Request, Response, service_fn};
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
@@ -13,11 +13,7 @@ async fn main() -> Result<(), Error> {
     lambda_http::run(service_fn(|request: Request| {
         let (db, sfn, table) = (db.clone(), sfn.clone(), table.clone());
         async move {
-            let id = request
-                .path_parameters()
-                .first("id")
-                .unwrap_or_default()
-                .to_owned();
+            let id = bench_floor::path_id(&request);
             let body = match request.body() {
                 Body::Text(t) => t.clone(),
                 Body::Binary(b) => String::from_utf8_lossy(b).into_owned(),

@@ -16,7 +16,7 @@
 use aws_sdk_lambda::primitives::Blob;
 use aws_sdk_lambda::types::InvocationType;
 use bench_floor::{Door, Hearing, claim, hear};
-use lambda_http::{Body, Error, Request, RequestExt, Response, service_fn};
+use lambda_http::{Body, Error, Request, Response, service_fn};
 use serde_json::json;
 
 const TOKEN_HEADER: &str = "x-a2a-notification-token";
@@ -62,11 +62,7 @@ async fn main() -> Result<(), Error> {
     lambda_http::run(service_fn(|request: Request| {
         let (db, table, hears) = (db.clone(), table.clone(), hears.clone());
         async move {
-            let id = request
-                .path_parameters()
-                .first("id")
-                .unwrap_or_default()
-                .to_owned();
+            let id = bench_floor::path_id(&request);
             let token = request
                 .headers()
                 .get(TOKEN_HEADER)
