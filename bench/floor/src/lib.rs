@@ -77,6 +77,19 @@ pub struct Claimed {
 }
 
 impl Claimed {
+    /// The stand-in `id` as its row says.
+    fn from_row(
+        id: &str,
+        row: &std::collections::HashMap<String, AttributeValue>,
+    ) -> Result<Self, Error> {
+        Ok(Self {
+            id: id.to_owned(),
+            agent: text(row, "agent")?,
+            remote: text(row, "remote")?,
+            heard: number(row, "heard")?,
+        })
+    }
+
     /// The claim a door hands a hearer as hints: nothing in it is trusted. The agent is
     /// looked up in the hearer's own registry, and the commit applies the answer only
     /// where the row still says what the hints say.
@@ -161,12 +174,7 @@ pub async fn claim(
     match claimed {
         Ok(claimed) => {
             let row = claimed.attributes().ok_or("the claim returned no row")?;
-            Ok(Door::Claimed(Claimed {
-                id: id.to_owned(),
-                agent: text(row, "agent")?,
-                remote: text(row, "remote")?,
-                heard: number(row, "heard")?,
-            }))
+            Ok(Door::Claimed(Claimed::from_row(id, row)?))
         }
         Err(err) => match err.into_service_error() {
             UpdateItemError::ConditionalCheckFailedException(failed) => {
@@ -205,19 +213,15 @@ pub async fn read(h: &Hearing, id: &str) -> Result<Claimed, Error> {
             .send()
             .await?;
     let row = item.item().ok_or("no row for the claimed stand-in")?;
-    Ok(Claimed {
-        id: id.to_owned(),
-        agent: text(row, "agent")?,
-        remote: text(row, "remote")?,
-        heard: number(row, "heard")?,
-    })
+    Claimed::from_row(id, row)
 }
 
 /// The hearing: GetTask asks the agent what its task is now (nothing from the push's
 /// body is applied), one transaction commits the change with its note and lets the claim
 /// go, on the condition that the row names this agent and task and has heard `heard`
-/// changes, and SQS takes the note. (A hearing that finds pushes pending hears once more before
-/// it lets go; the bench's pushes come one at a time, so the sketch leaves that out.)
+/// changes, and SQS takes the note. (A hearing that finds pushes pending hears once more
+/// before it lets go; the bench's pushes come one at a time, so the sketch leaves that
+/// out.)
 pub async fn hear(h: &Hearing, claimed: &Claimed) -> Result<(), Error> {
     let Claimed {
         id,
