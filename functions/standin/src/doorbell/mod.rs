@@ -35,6 +35,14 @@ pub async fn ring<S: RowStore, D: Doorbell>(
     Ok(row)
 }
 
+/// Rings the park the row holds, with nothing recorded: for a row closed by a final
+/// state, on which nothing can be recorded any more (its wake finds it closed and ends).
+pub async fn ring_parked<D: Doorbell>(bell: &D, row: &Row) {
+    if let Some(token) = &row.park_token {
+        ring_token(bell, row, token).await;
+    }
+}
+
 /// Rings the stored park token again for an event waiting on the row (its ring failed).
 pub async fn ring_waiting<D: Doorbell>(bell: &D, row: &Row) {
     if let Some(token) = row
@@ -154,11 +162,7 @@ pub async fn follow_report<S: RowStore, D: Doorbell>(
     let outcome = match change {
         Some(out) => match apply(teller, &row.task_id, out, &guard).await? {
             Applied::Changed { row: applied, .. } if out.is_final => {
-                // The final state closed the row: nothing can be recorded on it any more,
-                // so ring the park directly; its wake finds the row closed and ends.
-                if let Some(token) = &applied.park_token {
-                    ring_token(bell, &applied, token).await;
-                }
+                ring_parked(bell, &applied).await;
                 return Ok(FollowOutcome::Changed { is_final: true });
             }
             Applied::Changed { .. } => FollowOutcome::Changed { is_final: false },

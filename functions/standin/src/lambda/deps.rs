@@ -69,6 +69,7 @@ impl Aws {
 
     client!(dynamodb, aws_sdk_dynamodb);
     client!(sfn, aws_sdk_sfn);
+    client!(lambda, aws_sdk_lambda);
     client!(sqs, aws_sdk_sqs);
     client!(eventbridge, aws_sdk_eventbridge);
     client!(secretsmanager, aws_sdk_secretsmanager);
@@ -108,6 +109,24 @@ impl Rows {
             store: DynamoRowStore::new(aws.dynamodb(), &tables.rows, &tables.notes),
             bell: SfnDoorbell::new(aws.sfn()),
         }
+    }
+}
+
+/// The push receiver's: the rows and the doorbell, and the hearer it hands the pushes
+/// it claims (None: every push rings the park).
+pub struct PushDeps {
+    pub rows: Rows,
+    pub hearer: Option<crate::push::invoke::LambdaHearer>,
+}
+
+impl PushDeps {
+    pub fn new(aws: &Aws, settings: super::config::PushSettings) -> Result<Self, ConfigError> {
+        Ok(Self {
+            rows: Rows::new(aws, &settings.tables),
+            hearer: settings
+                .hearer
+                .map(|function| crate::push::invoke::LambdaHearer::new(aws.lambda(), function)),
+        })
     }
 }
 

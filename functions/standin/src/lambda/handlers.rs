@@ -59,6 +59,22 @@ pub async fn end(deps: &'static StepDeps, step: Step) -> Result<Step, StepFailur
     Ok(step)
 }
 
+/// A push the receiver claimed: heard on the row its claim returned, as the wake hears
+/// on the row its take returned.
+pub async fn hear(
+    deps: &'static StepDeps,
+    request: crate::push::HearRequest,
+) -> Result<crate::push::Heard, StepFailure> {
+    let row = &request.row;
+    let trace = row.traceparent.as_deref();
+    let invocation = deps
+        .invocation(&row.task_id, &row.agent, Some(row.clone()), trace)
+        .await?;
+    let heard = crate::push::hear::hear(&invocation, &deps.bell, &request).await?;
+    invocation.finish().await;
+    Ok(heard)
+}
+
 pub async fn park(deps: &'static Rows, input: ParkInput) -> Result<Value, StepFailure> {
     let stored = steps::park(
         &deps.store,

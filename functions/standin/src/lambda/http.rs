@@ -6,11 +6,14 @@ use lambda_http::request::RequestContext;
 use lambda_http::{Body, Request, RequestExt, Response};
 use lambda_runtime::Error;
 
-use super::deps::Rows;
+use super::deps::PushDeps;
 use crate::control::front::PublicBase;
 use crate::push::receiver;
 
-pub(super) async fn push(deps: &'static Rows, request: Request) -> Result<Response<Body>, Error> {
+pub(super) async fn push(
+    deps: &'static PushDeps,
+    request: Request,
+) -> Result<Response<Body>, Error> {
     let params = request.path_parameters();
     let task_id = params.first("task_id").unwrap_or_default().to_owned();
     let body: &[u8] = match request.body() {
@@ -18,8 +21,11 @@ pub(super) async fn push(deps: &'static Rows, request: Request) -> Result<Respon
         Body::Binary(b) => b,
         _ => &[],
     };
-    let answer =
-        receiver::receive(&deps.store, &deps.bell, &task_id, request.headers(), body).await;
+    let (store, bell, headers) = (&deps.rows.store, &deps.rows.bell, request.headers());
+    let answer = match &deps.hearer {
+        Some(hearer) => receiver::receive_heard(store, bell, hearer, &task_id, headers, body).await,
+        None => receiver::receive(store, bell, &task_id, headers, body).await,
+    };
     let mut response = Response::builder().status(answer.status);
     if !answer.body.is_empty() {
         response = response.header("content-type", "application/json");

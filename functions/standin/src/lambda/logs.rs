@@ -23,7 +23,11 @@ pub fn init() {
 
 /// An invoked function's span: every step's and park's input has `task_id`.
 pub fn event_span(event: &Value) -> Span {
-    tracing::info_span!("invocation", task_id = event["task_id"].as_str())
+    // A hearing carries its stand-in's row.
+    let task_id = event["task_id"]
+        .as_str()
+        .or_else(|| event["row"]["task_id"].as_str());
+    tracing::info_span!("invocation", task_id)
 }
 
 /// An API call's span: the path names the stand-in (push, reply, cancel, status, notes),

@@ -29,10 +29,10 @@ pub use crate::steps::ParkInput;
 pub use config::{
     ControlSettings, DEFAULT_FOLLOW_HEARTBEAT_SECS, DEFAULT_FOLLOWS_PER_FUNCTION,
     DEFAULT_HISTORY_BOUND, DEFAULT_TURN_WINDOW_SECS, Env, FollowerSettings, MAX_FOLLOW_WINDOW_SECS,
-    MAX_FOLLOWS_PER_FUNCTION, MAX_HISTORY_BOUND, NotifySettings, ProcessEnv, Retries, StepSettings,
-    Tables, WebhookSettings,
+    MAX_FOLLOWS_PER_FUNCTION, MAX_HISTORY_BOUND, NotifySettings, ProcessEnv, PushSettings, Retries,
+    StepSettings, Tables, WebhookSettings,
 };
-pub use deps::{Aws, ControlDeps, FollowDeps, NotifyDeps, Rows, StepDeps, WebhookDeps};
+pub use deps::{Aws, ControlDeps, FollowDeps, NotifyDeps, PushDeps, Rows, StepDeps, WebhookDeps};
 pub use failure::{PERMANENT, StepFailure, TRANSIENT};
 pub use handlers::{end, park, register, turn, wake};
 
@@ -197,8 +197,14 @@ pub async fn serve_webhook() -> Result<(), Error> {
 
 /// The push receiver behind `POST /a2a/push/{task_id}`.
 pub async fn serve_push() -> Result<(), Error> {
-    let deps = build(Retries::Prompt, Tables::read, rows).await?;
+    let deps = build(Retries::Prompt, PushSettings::read, PushDeps::new).await?;
     serve_http(deps, http::push).await
+}
+
+/// The hearer: a push the receiver claimed, heard and told (`push::hear`).
+pub async fn serve_hear() -> Result<(), Error> {
+    let deps = build(Retries::Patient, StepSettings::read, step_deps).await?;
+    serve(deps, handlers::hear).await
 }
 
 /// The parent's control API: start, reply, cancel, status, notes, list.

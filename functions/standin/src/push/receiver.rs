@@ -12,6 +12,7 @@ use http::HeaderMap;
 use http::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
 use tracing::info;
 
+use super::hearer::{Hearer, NoHearer};
 use super::token::TokenDigest;
 use crate::doorbell::Doorbell;
 use crate::doorbell::ring;
@@ -197,13 +198,28 @@ pub fn authorize(row: Option<&Row>, push: &CheckedPush) -> Result<(), Refusal> {
     Ok(())
 }
 
-/// The whole receiver: the body's checks, then the conditional write, whose condition
-/// is every check `authorize` makes (so a concurrent close wins), then the ring. A push
-/// that passes costs that one write before the ring, as the floor's one read of its
-/// token; the row is read only to tell why a push was refused (nothing was written).
+/// The receiver with no hearer: every push that passes rings the park.
 pub async fn receive<S: RowStore, D: Doorbell>(
     store: &S,
     bell: &D,
+    task_id: &str,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> PushResponse {
+    receive_heard(store, bell, &NoHearer, task_id, headers, body).await
+}
+
+/// The whole receiver: the body's checks, then the conditional write, whose condition
+/// is every check `authorize` makes (so a concurrent close wins). With a hearer, that
+/// write claims a hearing and the push is heard before it is answered (`door`);
+/// otherwise, or when the hearing does not tell it, the push is recorded and the park
+/// rung. A push that passes costs that one write before the hearing or the ring, as the
+/// floor's one read of its token; the row is read only to tell why a push was refused
+/// (nothing was written).
+pub async fn receive_heard<S: RowStore, D: Doorbell, H: Hearer>(
+    store: &S,
+    bell: &D,
+    hearer: &H,
     task_id: &str,
     headers: &HeaderMap,
     body: &[u8],
@@ -222,19 +238,31 @@ pub async fn receive<S: RowStore, D: Doorbell>(
         digest: push.digest.clone(),
         remote_task_id: push.remote_task_id.clone(),
     };
+    if hearer.hears() {
+        match super::door::hear_first(store, hearer, task_id, &guard, push.claimed).await {
+            Ok(true) => return accepted(task_id),
+            Ok(false) => {}
+            Err(StoreError::Refused(_) | StoreError::NotFound(_)) => {
+                return why_refused(store, task_id, &push).await;
+            }
+            Err(err) => return store_failure(task_id, &err),
+        }
+    }
     let event = WakeEvent::Push {
         claimed: push.claimed,
     };
     match ring(store, bell, task_id, &event, &guard).await {
-        Ok(_) => {
-            crate::metrics::record(Metric::PushesAccepted, 1.0, None, Some(task_id));
-            PushResponse::ACCEPTED
-        }
+        Ok(_) => accepted(task_id),
         Err(StoreError::Refused(_) | StoreError::NotFound(_)) => {
             why_refused(store, task_id, &push).await
         }
         Err(err) => store_failure(task_id, &err),
     }
+}
+
+fn accepted(task_id: &str) -> PushResponse {
+    crate::metrics::record(Metric::PushesAccepted, 1.0, None, Some(task_id));
+    PushResponse::ACCEPTED
 }
 
 /// A push the write's condition refused: the row as it is now says why (a row that now
@@ -286,10 +314,7 @@ async fn receive_oversized<S: RowStore, D: Doorbell>(
     )
     .await
     {
-        Ok(_) => {
-            crate::metrics::record(Metric::PushesAccepted, 1.0, None, Some(task_id));
-            PushResponse::ACCEPTED
-        }
+        Ok(_) => accepted(task_id),
         Err(StoreError::Refused(_) | StoreError::NotFound(_)) => {
             PushResponse::refused(task_id, Refusal::TooLarge)
         }

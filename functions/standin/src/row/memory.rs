@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
-use super::store::{Applied, Closed, Drained, Notes, Parks, StandIns, StoreError};
+use super::store::{Applied, Closed, Drained, HearingClaim, Notes, Parks, StandIns, StoreError};
 use super::{Guard, MAX_QUEUED_REPLIES, Row, Rung, Taken, WakeEvent, Watch};
 use crate::state::RemoteOut;
 use standin_wire::ParentNote;
@@ -224,6 +224,31 @@ impl StandIns for MemoryStore {
 }
 
 impl Parks for MemoryStore {
+    async fn claim_hearing(
+        &self,
+        task_id: &str,
+        guard: &Guard,
+        id: &str,
+        now_ms: u64,
+        until_ms: u64,
+    ) -> Result<HearingClaim, StoreError> {
+        let mut rows = lock(&self.rows);
+        let row = rows
+            .get_mut(task_id)
+            .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+        if !guard.admits(row) {
+            return Err(StoreError::Refused(task_id.to_owned()));
+        }
+        if !row.admits_hearing(now_ms) {
+            return Ok(HearingClaim::Busy);
+        }
+        row.hearing = Some(id.to_owned());
+        row.hearing_park = row.epoch;
+        row.hearing_until = until_ms;
+        *lock(&self.writes) += 1;
+        Ok(HearingClaim::Claimed(Box::new(row.clone())))
+    }
+
     async fn record(
         &self,
         task_id: &str,

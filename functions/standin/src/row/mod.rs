@@ -14,7 +14,9 @@ mod webhooks;
 
 pub use marks::SentMarks;
 pub use note::note_of;
-pub use store::{Applied, Closed, Drained, Notes, Parks, RowStore, StandIns, StoreError};
+pub use store::{
+    Applied, Closed, Drained, HearingClaim, Notes, Parks, RowStore, StandIns, StoreError,
+};
 pub use webhooks::{MAX_WEBHOOKS, Webhook, WebhookSecret, Webhooks};
 
 use std::collections::BTreeMap;
@@ -400,6 +402,15 @@ pub struct Row {
     /// The parent's own context, as its start named it (`context_id` is the agent's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_context_id: Option<String>,
+    /// The push hearing in flight (`push::door`): the id its door drew, the park it was
+    /// claimed in and when its lease lapses (ms since the Unix epoch). Only the hearer
+    /// holding this id commits what it heard, and only in that park.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hearing: Option<String>,
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub hearing_park: u64,
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub hearing_until: u64,
 }
 
 fn is_zero_u64(n: &u64) -> bool {
@@ -439,6 +450,9 @@ impl Row {
             webhooks: BTreeMap::new(),
             webhooks_rev: 0,
             parent_context_id: None,
+            hearing: None,
+            hearing_park: 0,
+            hearing_until: 0,
         }
     }
 
@@ -459,6 +473,16 @@ impl Row {
             && self.epoch == park
             && self.park_token.as_deref() == Some(token)
             && self.follow_claim < follow_claim(park, hop)
+    }
+
+    /// Whether a push may claim a hearing at `now_ms`: the stand-in is parked, nothing
+    /// waits on the row (a ring is on its way: the wake will hear), and no hearing of
+    /// this park holds a lease that runs.
+    pub fn admits_hearing(&self, now_ms: u64) -> bool {
+        let other_hearing = self.hearing.is_some()
+            && self.hearing_park == self.epoch
+            && self.hearing_until >= now_ms;
+        self.is_parked() && self.pending.is_empty() && !other_hearing
     }
 
     pub fn is_parked(&self) -> bool {
@@ -518,6 +542,9 @@ pub enum Guard {
     },
     /// Open, at this park's epoch, and that park not yet woken (a watcher's write).
     Epoch(u64),
+    /// As `Epoch`, and the hearing claimed in that park is still this one (a push
+    /// hearer's write: a hearer that outlived its lease commits nothing).
+    Hearing { epoch: u64, id: String },
 }
 
 impl Guard {
@@ -544,6 +571,12 @@ impl Guard {
                     && row.remote_task_id.as_deref() == Some(remote_task_id.as_str())
             }
             Self::Epoch(epoch) => row.epoch == *epoch && row.woken < *epoch,
+            Self::Hearing { epoch, id } => {
+                row.epoch == *epoch
+                    && row.woken < *epoch
+                    && row.hearing_park == *epoch
+                    && row.hearing.as_deref() == Some(id.as_str())
+            }
         }
     }
 }

@@ -43,6 +43,12 @@ macro_rules! row_store_pass_through {
             self.inner.park(task_id, park, token).await
         }
     };
+    (@ claim_hearing) => {
+        async fn claim_hearing(&self, task_id: &str, guard: &$crate::row::Guard, id: &str, now_ms: u64, until_ms: u64)
+            -> Result<$crate::row::HearingClaim, $crate::row::StoreError> {
+            self.inner.claim_hearing(task_id, guard, id, now_ms, until_ms).await
+        }
+    };
     (@ claim_follow) => {
         async fn claim_follow(&self, task_id: &str, park: u64, token: &str, hop: u64)
             -> Result<$crate::row::Row, $crate::row::StoreError> {

@@ -36,6 +36,16 @@ pub enum Applied {
     Unchanged,
 }
 
+/// What a push's claim of a hearing found (`Parks::claim_hearing`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HearingClaim {
+    /// The hearing is the push's: the row as the claim left it.
+    Claimed(Box<Row>),
+    /// The push is the stand-in's, but a hearing cannot be claimed now (not parked, an
+    /// event waits, another hearing's lease runs): nothing was written.
+    Busy,
+}
+
 /// What a drain took, and the row as it was left.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Drained {
@@ -125,6 +135,18 @@ pub trait Parks: Send + Sync {
         park: u64,
         token: &str,
     ) -> impl Future<Output = Result<Row, StoreError>> + Send;
+    /// Claims a hearing of a push, in one write under the push's `guard`: where the row
+    /// admits one at `now_ms` (`Row::admits_hearing`), it becomes hearing `id` of the
+    /// live park until `until_ms`. `Busy` when the guard admits the push but not the
+    /// hearing; `Refused` (or `NotFound`) when the guard fails.
+    fn claim_hearing(
+        &self,
+        task_id: &str,
+        guard: &Guard,
+        id: &str,
+        now_ms: u64,
+        until_ms: u64,
+    ) -> impl Future<Output = Result<HearingClaim, StoreError>> + Send;
     /// Claims park `park`, stored with `token`, for the follower that took its request
     /// at hand-on `hop` (`Row::admits_follow_claim`); `Refused` when the park no longer
     /// stands or another follower claimed this hop (a request SQS delivered twice) or a

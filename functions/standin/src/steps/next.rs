@@ -483,6 +483,14 @@ pub fn after_wake(
         Some(WakeEvent::Push { .. }) => park_for(cursor, mode, pacing),
         Some(WakeEvent::Follow { outcome, .. }) => match outcome {
             FollowOutcome::Changed { is_final: true } => Next::End(EndCause::Final),
+            // A push's hearer told the change: what a check that found it would do.
+            FollowOutcome::Changed { is_final: false } if mode == WatchMode::Push => {
+                cursor.reached();
+                cursor.recheck = None;
+                cursor.unconfirmed_reply = None;
+                cursor.idle_wait = 0;
+                park_for(cursor, mode, pacing)
+            }
             FollowOutcome::Changed { is_final: false } | FollowOutcome::WindowOver => {
                 cursor.reached();
                 park_for(cursor, mode, pacing)

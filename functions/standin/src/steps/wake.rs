@@ -47,10 +47,15 @@ async fn wake_draining<S: RowStore, A: Agent>(
     ensure_ours(store, &step, known).await?;
     // A push rang: the drain will decide to check, so the agent is asked while the
     // drain is written (GetTask only reads; an answer the drain makes moot is dropped).
+    // A ring with no push (a hearer's report, a reply, a cancel) asks nothing.
     let ahead = known
         .filter(|row| row.mode() == WatchMode::Push)
         .and_then(|row| row.remote_task_id.clone())
-        .filter(|_| step.park.as_ref().is_some_and(|p| p.woke == Woke::Rung));
+        .filter(|_| {
+            step.park
+                .as_ref()
+                .is_some_and(|p| p.woke == Woke::Rung && p.push.is_some())
+        });
     let Some(remote) = ahead else {
         let (step, drained, _) = drain(store, step, known, history_bound, pacing).await?;
         return check_if_decided(invocation, step, drained, pacing).await;

@@ -16,7 +16,15 @@ async fn race_push_after_close_is_refused_at_the_write() {
         standin::row_store_pass_through!(apply, close, notes);
     }
     impl Parks for ClosingStore {
-        standin::row_store_pass_through!(park, claim_follow, end_park, roll, drain, take_rung);
+        standin::row_store_pass_through!(
+            park,
+            claim_hearing,
+            claim_follow,
+            end_park,
+            roll,
+            drain,
+            take_rung
+        );
         async fn record(&self, id: &str, e: &WakeEvent, g: &Guard) -> Result<Row, StoreError> {
             self.inner.close(id, None).await?;
             self.inner.record(id, e, g).await

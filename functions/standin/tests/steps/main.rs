@@ -306,6 +306,7 @@ fn push_headers(w: &World) -> HeaderMap {
 
 mod follow;
 mod generations;
+mod heard;
 mod invocation;
 mod parks;
 mod polls_and_ends;

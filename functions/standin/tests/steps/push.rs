@@ -250,7 +250,15 @@ impl Notes for PushDuringTheQuestion<'_> {
 }
 
 impl Parks for PushDuringTheQuestion<'_> {
-    standin::row_store_pass_through!(record, park, claim_follow, end_park, roll, take_rung);
+    standin::row_store_pass_through!(
+        record,
+        park,
+        claim_hearing,
+        claim_follow,
+        end_park,
+        roll,
+        take_rung
+    );
 
     async fn drain(
         &self,
@@ -304,7 +312,11 @@ async fn a_push_while_the_wake_asks_is_not_swallowed_by_the_answer_before_it() {
         then: task(TaskState::Working, "step 2"),
         headers,
     };
-    step.park = Some(ParkOutcome::woke(Woke::Rung));
+    // Rung as Step Functions hands it over: with the push the ring carried.
+    step.park = Some(ParkOutcome {
+        woke: Woke::Rung,
+        push: w.bell.rung_pushes().last().cloned().flatten(),
+    });
     let known = w.store.snapshot(ID);
     steps::wake(
         &Invocation::reaching(Teller::new(&store), &w.agent).with_row(known.as_ref().cloned()),

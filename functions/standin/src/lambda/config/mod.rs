@@ -119,6 +119,23 @@ impl Tables {
     }
 }
 
+/// The push receiver: the tables, and the function that hears the pushes it claims
+/// (`HEARER_FUNCTION`; unset, every push rings the park).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushSettings {
+    pub tables: Tables,
+    pub hearer: Option<String>,
+}
+
+impl PushSettings {
+    pub fn read(env: &impl Env) -> Result<Self, ConfigError> {
+        Ok(Self {
+            tables: Tables::read(env)?,
+            hearer: optional(env, "HEARER_FUNCTION"),
+        })
+    }
+}
+
 /// The state machine's steps (turn, register, wake, end, follow).
 #[derive(Debug, Clone)]
 pub struct StepSettings {

@@ -55,6 +55,9 @@ macro_rules! row_store_contract {
             a_roll_ends_the_park_and_keeps_its_first_lease,
             webhooks_are_set_bounded_marked_and_deleted,
             a_note_written_from_a_read_before_a_webhook_was_set_knows_the_webhook,
+            a_hearing_is_claimed_only_by_the_push_s_guard_while_parked,
+            one_hearing_runs_at_a_time_until_its_lease_or_its_park_ends,
+            only_the_hearing_in_its_park_commits,
         );
     };
 }
@@ -102,10 +105,12 @@ async fn notes<S: RowStore>(store: &S) -> Vec<(u64, TaskState, bool)> {
         .collect()
 }
 
+mod hearings;
 mod notes;
 mod parks;
 mod stand_ins;
 
+pub use hearings::*;
 pub use notes::*;
 pub use parks::*;
 pub use stand_ins::*;

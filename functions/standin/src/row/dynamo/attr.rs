@@ -56,3 +56,7 @@ pub const PREVIOUS_LEASE: &str = "previous_lease";
 pub const SENT_THROUGH: &str = "sent_through";
 /// The newest follower's claim on its park (`Row::follow_claim`).
 pub const FOLLOW_CLAIM: &str = "follow_claim";
+/// The push hearing in flight (`Row::hearing`), its park and its lease.
+pub const HEARING: &str = "hearing";
+pub const HEARING_PARK: &str = "hearing_park";
+pub const HEARING_UNTIL: &str = "hearing_until";

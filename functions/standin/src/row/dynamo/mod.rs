@@ -23,6 +23,7 @@ use crate::state::RemoteOut;
 use standin_wire::ParentNote;
 
 pub mod attr;
+mod hearing;
 mod notes;
 mod reply;
 mod take;
@@ -187,6 +188,12 @@ impl Expr {
                 let w = self.name(WOKEN);
                 format!("{open} AND {EPOCH} = {e} AND (attribute_not_exists({w}) OR {w} < {e})")
             }
+            Guard::Hearing { epoch, id } => {
+                let in_park = self.guard(&Guard::Epoch(*epoch));
+                let e = self.val("epoch", AttributeValue::N(epoch.to_string()));
+                let h = self.val("hearing", AttributeValue::S(id.clone()));
+                format!("{in_park} AND {HEARING} = {h} AND {HEARING_PARK} = {e}")
+            }
         }
     }
 }
@@ -338,6 +345,18 @@ impl StandIns for DynamoRowStore {
 }
 
 impl Parks for DynamoRowStore {
+    async fn claim_hearing(
+        &self,
+        task_id: &str,
+        guard: &Guard,
+        id: &str,
+        now_ms: u64,
+        until_ms: u64,
+    ) -> Result<super::HearingClaim, StoreError> {
+        self.claim_hearing_once(task_id, guard, id, now_ms, until_ms)
+            .await
+    }
+
     async fn record(
         &self,
         task_id: &str,

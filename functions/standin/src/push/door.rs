@@ -1,0 +1,74 @@
+//! The door's hearing: once a push passed its checks, claim a hearing of it on the row
+//! (the same one conditional write that checks the token's digest) and hand the claim to
+//! the hearer, waiting for it a bounded time. A push heard there is answered with its
+//! note already sent; every other push rings the park, as it did before there was a
+//! hearer, so nothing depends on the hearer: a hearing that cannot be claimed (not
+//! parked, an event waiting, another hearing under way), passes, fails or outlasts the
+//! wait ends in the ring.
+
+use std::time::Duration;
+
+use tracing::info;
+
+use super::hearer::{HearRequest, Heard, Hearer};
+use crate::row::{Guard, HearingClaim, RowStore, StoreError};
+use standin_wire::TaskState;
+
+/// How long the door waits for its hearer before it rings instead. The hearing asks the
+/// agent that pushed: one that answers GetTask only once its push is answered would wait
+/// on itself, and an agent's pushes wait on their answers.
+pub const HEARING_WAIT: Duration = Duration::from_secs(3);
+
+/// How long a claimed hearing keeps other pushes' hearings off the row: longer than a
+/// hearer can run (its function's timeout), so two never commit in one park. A push that
+/// meets a running lease rings instead, and a new park ends the lease.
+pub const HEARING_LEASE: Duration = Duration::from_secs(60);
+
+/// Claims a hearing and waits for it: `Ok(true)` when the push was heard and told,
+/// `Ok(false)` when the park must be rung instead. `Refused`/`NotFound` when the push's
+/// guard fails (nothing was written).
+pub async fn hear_first<S: RowStore, H: Hearer>(
+    store: &S,
+    hearer: &H,
+    task_id: &str,
+    guard: &Guard,
+    claimed: Option<TaskState>,
+) -> Result<bool, StoreError> {
+    let hearing = new_hearing_id();
+    let now = crate::clock::now_ms();
+    let until = now.saturating_add(HEARING_LEASE.as_millis() as u64);
+    let row = match store
+        .claim_hearing(task_id, guard, &hearing, now, until)
+        .await?
+    {
+        HearingClaim::Claimed(row) => *row,
+        HearingClaim::Busy => return Ok(false),
+    };
+    let request = HearRequest {
+        row,
+        hearing,
+        claimed,
+    };
+    match tokio::time::timeout(HEARING_WAIT, hearer.hear(&request)).await {
+        Ok(Ok(Heard::Told)) => Ok(true),
+        Ok(Ok(Heard::Passed)) => Ok(false),
+        Ok(Err(err)) => {
+            info!(task_id, error = %err, "the hearer failed; the park is rung");
+            Ok(false)
+        }
+        Err(_) => {
+            info!(
+                task_id,
+                "the hearer outlasted the door's wait; the park is rung"
+            );
+            Ok(false)
+        }
+    }
+}
+
+/// 128 bits from the OS's generator, as hex.
+fn new_hearing_id() -> String {
+    let mut bytes = [0u8; 16];
+    rand::Rng::fill_bytes(&mut rand::rng(), &mut bytes);
+    hex::encode(bytes)
+}

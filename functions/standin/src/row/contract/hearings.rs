@@ -1,0 +1,150 @@
+//! A push's hearing: claimed in the push's own write, one per park at a time, and the
+//! only hearing whose commit the row takes.
+
+use super::*;
+use crate::row::HearingClaim;
+
+fn push_guard(token: &PushToken) -> Guard {
+    Guard::Push {
+        digest: token.digest(),
+        remote_task_id: REMOTE.into(),
+    }
+}
+
+fn hearing(epoch: u64, id: &str) -> Guard {
+    Guard::Hearing {
+        epoch,
+        id: id.into(),
+    }
+}
+
+async fn claim<S: RowStore>(store: &S, token: &PushToken, id: &str, now: u64) -> HearingClaim {
+    store
+        .claim_hearing(ID, &push_guard(token), id, now, now + 1_000)
+        .await
+        .expect("a push of the stand-in")
+}
+
+fn claimed(claim: HearingClaim) -> Row {
+    match claim {
+        HearingClaim::Claimed(row) => *row,
+        HearingClaim::Busy => panic!("the hearing was not claimed"),
+    }
+}
+
+pub async fn a_hearing_is_claimed_only_by_the_push_s_guard_while_parked<S: RowStore>(store: &S) {
+    let token = push_row(store).await;
+    assert_eq!(
+        claim(store, &token, "h0", 10).await,
+        HearingClaim::Busy,
+        "not parked"
+    );
+    store.park(ID, 1, "t1").await.expect("park");
+    let stranger = PushToken::generate();
+    assert_eq!(
+        store
+            .claim_hearing(ID, &push_guard(&stranger), "h1", 10, 20)
+            .await,
+        Err(StoreError::Refused(ID.into())),
+        "another token"
+    );
+    assert_eq!(
+        store
+            .claim_hearing("nobody", &push_guard(&token), "h1", 10, 20)
+            .await,
+        Err(StoreError::NotFound("nobody".into()))
+    );
+    let row = claimed(claim(store, &token, "h1", 10).await);
+    assert_eq!(
+        (row.hearing.as_deref(), row.hearing_park, row.hearing_until),
+        (Some("h1"), 1, 1_010)
+    );
+    assert_eq!(
+        store.get(ID).await.unwrap().unwrap(),
+        row,
+        "the claim returns the row as written"
+    );
+}
+
+pub async fn one_hearing_runs_at_a_time_until_its_lease_or_its_park_ends<S: RowStore>(store: &S) {
+    let token = push_row(store).await;
+    store.park(ID, 1, "t1").await.expect("park");
+    claimed(claim(store, &token, "h1", 10).await);
+    assert_eq!(
+        claim(store, &token, "h2", 500).await,
+        HearingClaim::Busy,
+        "the lease runs"
+    );
+    let after_lease = claimed(claim(store, &token, "h2", 1_011).await);
+    assert_eq!(after_lease.hearing.as_deref(), Some("h2"));
+    // A new park ends the lease; an event waiting on the row (a ring on its way) and a
+    // closed row admit no hearing.
+    store.park(ID, 2, "t2").await.expect("park");
+    claimed(claim(store, &token, "h3", 1_012).await);
+    store.park(ID, 3, "t3").await.expect("park");
+    store
+        .record(ID, &reply("go on"), &Guard::Open)
+        .await
+        .expect("reply");
+    assert_eq!(claim(store, &token, "h4", 1_013).await, HearingClaim::Busy);
+    store.close(ID, None).await.expect("close");
+    assert_eq!(
+        store
+            .claim_hearing(ID, &push_guard(&token), "h5", 1_014, 2_000)
+            .await,
+        Err(StoreError::Refused(ID.into())),
+        "closed"
+    );
+}
+
+pub async fn only_the_hearing_in_its_park_commits<S: RowStore>(store: &S) {
+    let token = push_row(store).await;
+    store.park(ID, 1, "t1").await.expect("park");
+    let row = claimed(claim(store, &token, "h1", 10).await);
+    assert_eq!(
+        store
+            .apply(ID, Some(&row), &working("other"), &hearing(1, "h0"))
+            .await,
+        Err(StoreError::Refused(ID.into())),
+        "another hearing's id"
+    );
+    assert_eq!(
+        store
+            .apply(ID, Some(&row), &working("later park"), &hearing(2, "h1"))
+            .await,
+        Err(StoreError::Refused(ID.into())),
+        "another park"
+    );
+    let applied = store
+        .apply(ID, Some(&row), &working("heard"), &hearing(1, "h1"))
+        .await
+        .expect("the hearing's commit");
+    assert!(matches!(applied, Applied::Changed { .. }));
+    // A lease that lapsed and was claimed again: the first hearer commits nothing.
+    let again = claimed(claim(store, &token, "h2", 2_000).await);
+    assert_eq!(
+        store
+            .apply(ID, Some(&again), &working("late"), &hearing(1, "h1"))
+            .await,
+        Err(StoreError::Refused(ID.into())),
+        "a hearer that outlived its lease"
+    );
+    // The wake overtakes a hearing: once the park is woken, it commits nothing.
+    store.drain(ID, None, 1).await.expect("drain");
+    assert_eq!(
+        store
+            .apply(ID, None, &working("after the wake"), &hearing(1, "h2"))
+            .await,
+        Err(StoreError::Refused(ID.into())),
+        "a woken park"
+    );
+    assert_eq!(
+        notes(store)
+            .await
+            .iter()
+            .map(|(seq, ..)| *seq)
+            .collect::<Vec<_>>(),
+        vec![1],
+        "one note: the one hearing that held its claim"
+    );
+}

@@ -1,0 +1,174 @@
+//! The push watch with a hearer: the door claims a hearing in its one write, the hearer
+//! asks the agent and tells the change before the park is rung, and every push the
+//! hearing does not tell rings the park as before.
+
+use super::*;
+use standin::push::{HearRequest, Heard, Hearer, HearerError};
+use standin::row::Parks;
+
+/// The hearer in this process, on the world's ports (the hear function's work, with no
+/// Lambda between).
+struct InProcess<'a>(&'a World);
+
+impl Hearer for InProcess<'_> {
+    async fn hear(&self, request: &HearRequest) -> Result<Heard, HearerError> {
+        let w = self.0;
+        standin::push::hear::hear(&w.invocation(), &w.bell, request)
+            .await
+            .map_err(|e| HearerError(e.to_string()))
+    }
+}
+
+/// A hearer that cannot be reached.
+struct Broken;
+
+impl Hearer for Broken {
+    async fn hear(&self, _: &HearRequest) -> Result<Heard, HearerError> {
+        Err(HearerError("gone".into()))
+    }
+}
+
+/// A stand-in on the push watch, parked at park 1 after its first turn.
+async fn parked(w: &World) -> Step {
+    let spec = spec(Updates::Auto);
+    let step = first_turn(w, &spec).await;
+    assert!(w.park(&step, "park-1").await);
+    step
+}
+
+async fn push<H: Hearer>(w: &World, hearer: &H, state: TaskState) -> u16 {
+    let body = push_body(state, "forged text is never used");
+    receiver::receive_heard(&w.store, &w.bell, hearer, ID, &push_headers(w), &body)
+        .await
+        .status
+}
+
+#[tokio::test]
+async fn a_push_heard_is_told_before_the_park_is_rung_and_the_wake_asks_nothing() {
+    let w = World::new(true).await;
+    let step = parked(&w).await;
+    let told_before = w.notes().len();
+    let asked = w.agent.count("GetTask");
+    w.agent.set_task(task(TaskState::Working, "Building it"));
+    assert_eq!(push(&w, &InProcess(&w), TaskState::Working).await, 204);
+    let notes = w.notes();
+    assert_eq!(notes.len(), told_before + 1, "the hearer told the change");
+    assert_eq!(notes.last().unwrap().1, TaskState::Working.as_str());
+    assert_eq!(w.agent.count("GetTask"), asked + 1, "the hearer asked once");
+    assert_eq!(
+        w.bell.rings(),
+        ["park-1"],
+        "the park is rung after the note"
+    );
+    assert_eq!(
+        w.bell.rung_pushes(),
+        [None],
+        "the ring carries the report, not a push to check"
+    );
+    let row = w.store.snapshot(ID).unwrap();
+    assert!(row.pending.push.is_none(), "no push left for the wake");
+    assert!(matches!(
+        row.pending.follow.map(|r| r.outcome),
+        Some(FollowOutcome::Changed { is_final: false })
+    ));
+    let step = w.wake(step, Woke::Rung, &spec(Updates::Auto)).await;
+    assert_eq!(park_shape(&step), PLAIN, "parked again, its backstop reset");
+    assert_eq!(park_no(&step), 2);
+    assert_eq!(
+        w.agent.count("GetTask"),
+        asked + 1,
+        "the wake does not ask the agent again"
+    );
+    assert_eq!(w.notes().len(), told_before + 1, "told once");
+}
+
+#[tokio::test]
+async fn a_final_state_heard_closes_the_row_and_the_wake_ends_the_stand_in() {
+    let w = World::new(true).await;
+    let step = parked(&w).await;
+    w.agent.set_task(task(TaskState::Completed, "Done"));
+    assert_eq!(push(&w, &InProcess(&w), TaskState::Completed).await, 204);
+    let row = w.store.snapshot(ID).unwrap();
+    assert!(row.closed, "the final state closed the row with its note");
+    assert_eq!(w.bell.rings(), ["park-1"]);
+    let last = w.notes().last().cloned().unwrap();
+    assert_eq!(
+        (last.1.as_str(), last.2),
+        (TaskState::Completed.as_str(), true)
+    );
+    let step = w.wake(step, Woke::Rung, &spec(Updates::Auto)).await;
+    assert_eq!(step.next, Some(Next::End(EndCause::Final)));
+}
+
+#[tokio::test]
+async fn a_push_the_hearing_does_not_tell_rings_the_park_as_before() {
+    // The agent does not show the claimed state yet: the stand-in's rechecks decide.
+    let w = World::new(true).await;
+    let step = parked(&w).await;
+    let told_before = w.notes().len();
+    w.agent.set_task(task(TaskState::Working, "Still on it"));
+    assert_eq!(push(&w, &InProcess(&w), TaskState::Completed).await, 204);
+    assert_eq!(w.notes().len(), told_before, "nothing told by the hearing");
+    assert_eq!(w.bell.rings(), ["park-1"]);
+    let carried = w.bell.rung_pushes()[0]
+        .clone()
+        .expect("the ring carries the push");
+    assert_eq!(carried.claimed, Some(TaskState::Completed));
+    let step = w.wake(step, Woke::Rung, &spec(Updates::Auto)).await;
+    assert!(
+        matches!(step.next, Some(Next::Park { .. })),
+        "the check disagreed with the claim: a recheck park"
+    );
+    assert_eq!(w.notes().len(), told_before + 1, "the wake told the change");
+
+    // A hearer that cannot be reached: the push rings.
+    let w = World::new(true).await;
+    parked(&w).await;
+    w.agent.set_task(task(TaskState::Working, "Building"));
+    assert_eq!(push(&w, &Broken, TaskState::Working).await, 204);
+    assert_eq!(w.bell.rings(), ["park-1"]);
+    assert!(
+        w.bell.rung_pushes()[0].is_some(),
+        "a push for the wake to check"
+    );
+}
+
+#[tokio::test]
+async fn a_push_during_a_hearing_rings_and_a_stranger_claims_nothing() {
+    let w = World::new(true).await;
+    parked(&w).await;
+    let token = w.agent.configs()[0].token.clone();
+    let guard = Guard::Push {
+        digest: standin::push::TokenDigest::of(&token),
+        remote_task_id: REMOTE.into(),
+    };
+    let now = standin::clock::now_ms();
+    let held = w
+        .store
+        .claim_hearing(ID, &guard, "in-flight", now, now + 60_000)
+        .await
+        .unwrap();
+    assert!(matches!(held, standin::row::HearingClaim::Claimed(_)));
+    w.agent.set_task(task(TaskState::Working, "Building"));
+    let asked = w.agent.count("GetTask");
+    assert_eq!(push(&w, &InProcess(&w), TaskState::Working).await, 204);
+    assert_eq!(w.agent.count("GetTask"), asked, "no second hearing");
+    assert!(w.bell.rung_pushes()[0].is_some(), "rung with the push");
+    assert_eq!(
+        w.store.snapshot(ID).unwrap().hearing.as_deref(),
+        Some("in-flight")
+    );
+
+    let w = World::new(true).await;
+    parked(&w).await;
+    let writes = w.store.writes();
+    let mut headers = HeaderMap::new();
+    headers.insert("x-a2a-notification-token", "not-the-token".parse().unwrap());
+    let body = push_body(TaskState::Working, "x");
+    let answer =
+        receiver::receive_heard(&w.store, &w.bell, &InProcess(&w), ID, &headers, &body).await;
+    assert_eq!(answer.status, 401);
+    assert_eq!(w.store.writes(), writes, "nothing written");
+    assert!(w.bell.rings().is_empty());
+    assert!(w.store.snapshot(ID).unwrap().hearing.is_none());
+}
