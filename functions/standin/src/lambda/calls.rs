@@ -33,6 +33,7 @@ fn prefix(service: &str) -> &str {
         "Secrets Manager" => "secretsmanager",
         "S3" => "s3",
         "STS" => "sts",
+        "Lambda" => "lambda",
         other => other,
     }
 }
@@ -84,6 +85,8 @@ pub fn actions(service: &str, operation: &str, input: &Input) -> Vec<Needed> {
         // A multipart upload is PutObject's, in IAM's terms; a HEAD is GetObject's.
         "CreateMultipartUpload" | "UploadPart" | "CompleteMultipartUpload" => "PutObject",
         "HeadObject" => "GetObject",
+        // Lambda's Invoke is granted as InvokeFunction.
+        "Invoke" => "InvokeFunction",
         other => other,
     };
     vec![needs(action, table(input))]
@@ -161,6 +164,10 @@ mod tests {
             [needed("dynamodb:UpdateItem", Some("rows"))]
         );
         let none = boxed(());
+        assert_eq!(
+            actions("Lambda", "Invoke", &none),
+            [needed("lambda:InvokeFunction", None)]
+        );
         assert_eq!(
             actions("SFN", "SendTaskSuccess", &none),
             [needed("states:SendTaskSuccess", None)]

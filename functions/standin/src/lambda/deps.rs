@@ -69,7 +69,17 @@ impl Aws {
 
     client!(dynamodb, aws_sdk_dynamodb);
     client!(sfn, aws_sdk_sfn);
-    client!(lambda, aws_sdk_lambda);
+
+    /// Lambda, calling once: an invoke retried after its function started would start a
+    /// second run of it (the door's hearer; its hearing commits once, but asks twice).
+    pub fn lambda_once(&self) -> aws_sdk_lambda::Client {
+        let mut builder = aws_sdk_lambda::config::Builder::from(&self.config)
+            .retry_config(aws_config::retry::RetryConfig::disabled());
+        if self.record {
+            builder = builder.interceptor(CallRecorder);
+        }
+        aws_sdk_lambda::Client::from_conf(builder.build())
+    }
     client!(sqs, aws_sdk_sqs);
     client!(eventbridge, aws_sdk_eventbridge);
     client!(secretsmanager, aws_sdk_secretsmanager);
@@ -123,9 +133,9 @@ impl PushDeps {
     pub fn new(aws: &Aws, settings: super::config::PushSettings) -> Result<Self, ConfigError> {
         Ok(Self {
             rows: Rows::new(aws, &settings.tables),
-            hearer: settings
-                .hearer
-                .map(|function| crate::push::invoke::LambdaHearer::new(aws.lambda(), function)),
+            hearer: settings.hearer.map(|function| {
+                crate::push::invoke::LambdaHearer::new(aws.lambda_once(), function)
+            }),
         })
     }
 }

@@ -16,12 +16,16 @@ use standin_wire::TaskState;
 
 /// How long the door waits for its hearer before it rings instead. The hearing asks the
 /// agent that pushed: one that answers GetTask only once its push is answered would wait
-/// on itself, and an agent's pushes wait on their answers.
-pub const HEARING_WAIT: Duration = Duration::from_secs(3);
+/// on itself, and an agent's pushes wait on their answers. It also bounds how long a push
+/// holds a push function: at the push stage's rate of 50 a second, a second's wait needs
+/// its burst of 50 reserved (`PushConcurrency`), which is the default.
+pub const HEARING_WAIT: Duration = Duration::from_secs(1);
 
-/// How long a claimed hearing keeps other pushes' hearings off the row: longer than a
-/// hearer can run (its function's timeout), so two never commit in one park. A push that
-/// meets a running lease rings instead, and a new park ends the lease.
+/// How long a claimed hearing keeps other pushes' hearings off the row: about as long as
+/// a hearer can run (its function's timeout). A push that meets a running lease rings
+/// instead, and a new park ends the lease. It spares the agent a second GetTask while
+/// one is under way; that two hearings never both commit is the commit's own condition
+/// (the hearing's id, which the commit removes).
 pub const HEARING_LEASE: Duration = Duration::from_secs(60);
 
 /// Claims a hearing and waits for it: `Ok(true)` when the push was heard and told,

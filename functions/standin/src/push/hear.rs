@@ -1,17 +1,17 @@
 //! The hearing of a push the door claimed (`push::door`): ask the agent where the task
-//! stands, commit the change with its note and send it, then ring the park with a report,
-//! as the follower does. No Step Functions round trip comes before the note.
+//! stands, commit the change with its note and a report for the wake, send the note, then
+//! ring the park. No Step Functions round trip comes before the note.
 //!
 //! The hearing applies nothing from the push's body. Its commit is conditioned on the
 //! hearing still being the row's (its id, in the park it was claimed in, not woken since)
-//! and on the row as the door's claim returned it (its note number), so a hearer that
-//! outlived its lease, or one the wake overtook, commits nothing.
+//! and ends it, so a hearing commits at most once, and not at all once another hearing
+//! claimed the park after its lease or the wake overtook it.
 
 use tracing::{info, warn};
 
 use super::hearer::{HearRequest, Heard};
 use crate::doorbell::{self, Doorbell};
-use crate::row::{Applied, FollowOutcome, Guard, RowStore, StoreError, WakeEvent};
+use crate::row::{Applied, Guard, RowStore, StoreError};
 use crate::state::from_status;
 use crate::steps::{Invocation, StepError};
 use standin_remote::Agent;
@@ -56,40 +56,18 @@ pub async fn hear<S: RowStore, D: Doorbell, A: Agent>(
         epoch: row.epoch,
         id: request.hearing.clone(),
     };
+    // The commit records the report for the wake and ends the hearing, in one write.
     match doorbell::apply_to(&invocation.teller, row, &out, &guard).await {
         Ok(Applied::Changed { row: applied, .. }) => {
             crate::metrics::heard(task.at.as_deref(), "push", task_id);
-            report(invocation.rows(), bell, &applied, row.epoch, out.is_final).await;
+            // A final state closed the row: its wake finds it closed and ends. Any other
+            // change left its report on the row: its wake decides without asking again.
+            doorbell::ring_parked(bell, &applied).await;
             Ok(Heard::Told)
         }
         Ok(Applied::Unchanged) | Err(StoreError::Refused(_) | StoreError::NotFound(_)) => {
             Ok(Heard::Passed)
         }
         Err(err) => Err(err.into()),
-    }
-}
-
-/// Rings the park with what was heard: a final state closed the row, so its park is rung
-/// directly (its wake finds the row closed and ends); any other change is recorded as a
-/// report, so the wake decides without asking the agent again. A report that cannot be
-/// recorded (the park ended meanwhile) is dropped: the note is told already.
-async fn report<S: RowStore, D: Doorbell>(
-    store: &S,
-    bell: &D,
-    applied: &crate::row::Row,
-    epoch: u64,
-    is_final: bool,
-) {
-    let task_id = applied.task_id.as_str();
-    if is_final {
-        doorbell::ring_parked(bell, applied).await;
-        return;
-    }
-    let event = WakeEvent::Follow {
-        epoch,
-        outcome: FollowOutcome::Changed { is_final: false },
-    };
-    if let Err(err) = doorbell::ring(store, bell, task_id, &event, &Guard::Epoch(epoch)).await {
-        info!(task_id, error = %err, "a heard push's report was not recorded; the note is told");
     }
 }

@@ -419,6 +419,14 @@ impl Notes for MemoryStore {
         if out.is_final {
             row.closed = true;
         }
+        if let Some(report) = guard.hearing_report(out) {
+            row.pending.follow = Some(report);
+        }
+        if matches!(guard, Guard::Hearing { .. }) {
+            row.hearing = None;
+            row.hearing_park = 0;
+            row.hearing_until = 0;
+        }
         *lock(&self.writes) += 1;
         // What else changed on the row since it was seen (a sent mark) is not in it.
         let moved = match seen {
@@ -426,6 +434,10 @@ impl Notes for MemoryStore {
                 last: row.last.clone(),
                 seq: row.seq,
                 closed: row.closed,
+                pending: row.pending.clone(),
+                hearing: row.hearing.clone(),
+                hearing_park: row.hearing_park,
+                hearing_until: row.hearing_until,
                 ..seen.clone()
             },
             None => row.clone(),

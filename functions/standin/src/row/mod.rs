@@ -548,6 +548,20 @@ pub enum Guard {
 }
 
 impl Guard {
+    /// What a hearing's commit of `out` records for the wake beside it, in the same
+    /// write: a report of the change, so the wake decides without asking the agent again
+    /// (a final state closes the row instead, and its wake ends the stand-in). The commit
+    /// also ends the hearing, so a hearing commits once however often it runs.
+    pub fn hearing_report(&self, out: &RemoteOut) -> Option<FollowReport> {
+        match self {
+            Self::Hearing { epoch, .. } if !out.is_final => Some(FollowReport {
+                epoch: *epoch,
+                outcome: FollowOutcome::Changed { is_final: false },
+            }),
+            _ => None,
+        }
+    }
+
     /// Whether the row satisfies the guard; the stores evaluate exactly this.
     pub fn admits(&self, row: &Row) -> bool {
         if row.closed {

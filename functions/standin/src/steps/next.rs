@@ -481,14 +481,19 @@ pub fn after_wake(
         }
         // A push recorded before the watch changed (cannot pass the guard now): ignore.
         Some(WakeEvent::Push { .. }) => park_for(cursor, mode, pacing),
-        Some(WakeEvent::Follow { outcome, .. }) => match outcome {
+        Some(WakeEvent::Follow { epoch, outcome }) => match outcome {
             FollowOutcome::Changed { is_final: true } => Next::End(EndCause::Final),
-            // A push's hearer told the change: what a check that found it would do.
-            FollowOutcome::Changed { is_final: false } if mode == WatchMode::Push => {
+            // A push's hearer told a change in the park just woken: what a check that
+            // found it would do. A report of an earlier park (a reply was taken before
+            // it) says nothing of a reply or a claim since.
+            FollowOutcome::Changed { is_final: false }
+                if mode == WatchMode::Push && epoch == cursor.parks =>
+            {
                 cursor.reached();
                 cursor.recheck = None;
                 cursor.unconfirmed_reply = None;
                 cursor.idle_wait = 0;
+                cursor.gone_checks = 0;
                 park_for(cursor, mode, pacing)
             }
             FollowOutcome::Changed { is_final: false } | FollowOutcome::WindowOver => {

@@ -115,9 +115,10 @@ async fn a_push_the_hearing_does_not_tell_rings_the_park_as_before() {
         .expect("the ring carries the push");
     assert_eq!(carried.claimed, Some(TaskState::Completed));
     let step = w.wake(step, Woke::Rung, &spec(Updates::Auto)).await;
-    assert!(
-        matches!(step.next, Some(Next::Park { .. })),
-        "the check disagreed with the claim: a recheck park"
+    assert_eq!(
+        park_shape(&step),
+        (false, 1),
+        "the check disagreed with the claim: the first recheck's park"
     );
     assert_eq!(w.notes().len(), told_before + 1, "the wake told the change");
 
@@ -171,4 +172,87 @@ async fn a_push_during_a_hearing_rings_and_a_stranger_claims_nothing() {
     assert_eq!(w.store.writes(), writes, "nothing written");
     assert!(w.bell.rings().is_empty());
     assert!(w.store.snapshot(ID).unwrap().hearing.is_none());
+}
+
+/// The same hearing run twice (an invoke delivered twice): it commits once, since its
+/// commit ends it.
+#[tokio::test]
+async fn a_hearing_commits_once_however_often_it_runs() {
+    let w = World::new(true).await;
+    parked(&w).await;
+    let recorder = Recording::default();
+    w.agent.set_task(task(TaskState::Working, "Building"));
+    assert_eq!(push(&w, &recorder, TaskState::Working).await, 204);
+    let request = recorder.taken();
+    let told_before = w.notes().len();
+    let first = standin::push::hear::hear(&w.invocation(), &w.bell, &request).await;
+    assert_eq!(first.unwrap(), Heard::Told);
+    w.agent
+        .set_task(task(TaskState::Working, "Building, later"));
+    let again = standin::push::hear::hear(&w.invocation(), &w.bell, &request).await;
+    assert_eq!(again.unwrap(), Heard::Passed, "the hearing is over");
+    assert_eq!(w.notes().len(), told_before + 1);
+    assert!(w.store.snapshot(ID).unwrap().hearing.is_none());
+}
+
+/// A hearer slower than the door's wait: the door rings the park with the push, and the
+/// hearing, when it comes before the wake, tells the change; the wake's check then finds
+/// it told, and the report it leaves changes nothing in the next park. Told once.
+#[tokio::test(start_paused = true)]
+async fn a_hearer_slower_than_the_door_leaves_the_push_to_the_ring_and_tells_once() {
+    let w = World::new(true).await;
+    let step = parked(&w).await;
+    let stalled = Recording::stalled();
+    w.agent.set_task(task(TaskState::Working, "Building"));
+    let told_before = w.notes().len();
+    assert_eq!(push(&w, &stalled, TaskState::Working).await, 204);
+    assert!(
+        w.bell.rung_pushes()[0].is_some(),
+        "past its wait, the door rang with the push"
+    );
+    let late = standin::push::hear::hear(&w.invocation(), &w.bell, &stalled.taken()).await;
+    assert_eq!(late.unwrap(), Heard::Told, "the park was not woken yet");
+    let step = w.wake(step, Woke::Rung, &spec(Updates::Auto)).await;
+    assert_eq!(park_shape(&step), PLAIN, "the check found nothing new");
+    assert_eq!(w.notes().len(), told_before + 1, "told once");
+    // The report waits on the row: the next park rings itself, and its wake parks again.
+    assert!(w.park(&step, "park-2").await);
+    let step = w.wake(step, Woke::Rung, &spec(Updates::Auto)).await;
+    assert_eq!(park_no(&step), 3);
+    assert_eq!(w.notes().len(), told_before + 1, "still told once");
+}
+
+/// A hearer that keeps what it was handed, and either answers "passed" at once or never
+/// answers (the door's wait runs out).
+#[derive(Default)]
+struct Recording {
+    request: std::sync::Mutex<Option<HearRequest>>,
+    stall: bool,
+}
+
+impl Recording {
+    fn stalled() -> Self {
+        Self {
+            stall: true,
+            ..Self::default()
+        }
+    }
+
+    fn taken(&self) -> HearRequest {
+        self.request
+            .lock()
+            .unwrap()
+            .clone()
+            .expect("a hearing was handed over")
+    }
+}
+
+impl Hearer for Recording {
+    async fn hear(&self, request: &HearRequest) -> Result<Heard, HearerError> {
+        *self.request.lock().unwrap() = Some(request.clone());
+        if self.stall {
+            std::future::pending::<()>().await;
+        }
+        Ok(Heard::Passed)
+    }
 }

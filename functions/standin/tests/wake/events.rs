@@ -432,3 +432,51 @@ fn next_steps_serialise_for_the_state_machine() {
     let json = serde_json::to_value(Next::End(EndCause::Final)).expect("json");
     assert_eq!(json, serde_json::json!({"step": "end", "cause": "final"}));
 }
+
+/// A push's hearer told a change in the park just woken: the wake does what a check that
+/// heard it would (rechecks, an unconfirmed reply and the backstop start over). A report
+/// left from an earlier park (a reply was taken before it) changes none of that.
+#[test]
+fn a_hearers_report_counts_as_a_check_that_heard_only_in_its_own_park() {
+    let seeded = || {
+        let mut c = Cursor::default();
+        parked(&mut c, WatchMode::Push);
+        c.recheck = Some(Recheck {
+            claimed: Some(TaskState::Completed),
+            waits: 1,
+        });
+        c.unconfirmed_reply = Some("refused".into());
+        c.idle_wait = 240;
+        c.gone_checks = 2;
+        c
+    };
+    let report = |epoch| {
+        Some(WakeEvent::Follow {
+            epoch,
+            outcome: FollowOutcome::Changed { is_final: false },
+        })
+    };
+    let mut c = seeded();
+    let own = c.parks;
+    let next = wake(&mut c, WatchMode::Push, Woke::Rung, report(own));
+    assert_eq!(next, PLAIN_PARK, "the backstop's first wait");
+    assert_eq!(
+        (
+            c.recheck,
+            c.unconfirmed_reply.as_deref(),
+            c.idle_wait,
+            c.gone_checks
+        ),
+        (None, None, 0, 0)
+    );
+
+    let mut c = seeded();
+    let earlier = c.parks - 1;
+    wake(&mut c, WatchMode::Push, Woke::Rung, report(earlier));
+    assert_eq!(
+        (c.unconfirmed_reply.as_deref(), c.gone_checks),
+        (Some("refused"), 2),
+        "an earlier park's report judges no reply"
+    );
+    assert!(c.recheck.is_some(), "nor ends the rechecks");
+}

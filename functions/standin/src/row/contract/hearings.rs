@@ -97,7 +97,7 @@ pub async fn one_hearing_runs_at_a_time_until_its_lease_or_its_park_ends<S: RowS
     );
 }
 
-pub async fn only_the_hearing_in_its_park_commits<S: RowStore>(store: &S) {
+pub async fn only_the_hearing_in_its_park_commits_once_with_its_report<S: RowStore>(store: &S) {
     let token = push_row(store).await;
     store.park(ID, 1, "t1").await.expect("park");
     let row = claimed(claim(store, &token, "h1", 10).await);
@@ -115,12 +115,8 @@ pub async fn only_the_hearing_in_its_park_commits<S: RowStore>(store: &S) {
         Err(StoreError::Refused(ID.into())),
         "another park"
     );
-    let applied = store
-        .apply(ID, Some(&row), &working("heard"), &hearing(1, "h1"))
-        .await
-        .expect("the hearing's commit");
-    assert!(matches!(applied, Applied::Changed { .. }));
-    // A lease that lapsed and was claimed again: the first hearer commits nothing.
+    // The lease lapsed and another push claimed the park: the first hearer commits
+    // nothing.
     let again = claimed(claim(store, &token, "h2", 2_000).await);
     assert_eq!(
         store
@@ -129,22 +125,61 @@ pub async fn only_the_hearing_in_its_park_commits<S: RowStore>(store: &S) {
         Err(StoreError::Refused(ID.into())),
         "a hearer that outlived its lease"
     );
-    // The wake overtakes a hearing: once the park is woken, it commits nothing.
-    store.drain(ID, None, 1).await.expect("drain");
+    let applied = store
+        .apply(ID, Some(&again), &working("heard"), &hearing(1, "h2"))
+        .await
+        .expect("the hearing's commit");
+    let Applied::Changed { row: returned, .. } = applied else {
+        panic!("a change: {applied:?}")
+    };
+    let stored = store.get(ID).await.unwrap().unwrap();
+    for (row, which) in [(&*returned, "returned"), (&stored, "stored")] {
+        assert_eq!(row.hearing, None, "the commit ends the hearing ({which})");
+        assert_eq!(
+            row.pending.follow,
+            Some(FollowReport {
+                epoch: 1,
+                outcome: FollowOutcome::Changed { is_final: false },
+            }),
+            "the report for the wake, in the same write ({which})"
+        );
+    }
     assert_eq!(
         store
-            .apply(ID, None, &working("after the wake"), &hearing(1, "h2"))
+            .apply(ID, None, &working("twice"), &hearing(1, "h2"))
+            .await,
+        Err(StoreError::Refused(ID.into())),
+        "a hearing run twice commits once"
+    );
+    // The wake overtakes a hearing: once the park is woken, it commits nothing.
+    store.drain(ID, None, 1).await.expect("drain");
+    store.park(ID, 2, "t2").await.expect("park");
+    claimed(claim(store, &token, "h3", 3_000).await);
+    store.drain(ID, None, 2).await.expect("drain");
+    assert_eq!(
+        store
+            .apply(ID, None, &working("after the wake"), &hearing(2, "h3"))
             .await,
         Err(StoreError::Refused(ID.into())),
         "a woken park"
     );
+    // A final state closes the row and leaves no report: its wake ends the stand-in.
+    store.park(ID, 3, "t3").await.expect("park");
+    claimed(claim(store, &token, "h4", 4_000).await);
+    let done = remote_out(REMOTE, TaskState::Completed, "done");
+    store
+        .apply(ID, None, &done, &hearing(3, "h4"))
+        .await
+        .expect("the final commit");
+    let closed = store.get(ID).await.unwrap().unwrap();
+    assert!(closed.closed);
+    assert_eq!(closed.pending.follow, None);
     assert_eq!(
-        notes(store)
-            .await
-            .iter()
-            .map(|(seq, ..)| *seq)
-            .collect::<Vec<_>>(),
-        vec![1],
-        "one note: the one hearing that held its claim"
+        notes(store).await,
+        vec![
+            (1, TaskState::Working, false),
+            (2, TaskState::Completed, true)
+        ],
+        "one note per hearing that held its claim"
     );
 }

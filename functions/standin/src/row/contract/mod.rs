@@ -57,7 +57,7 @@ macro_rules! row_store_contract {
             a_note_written_from_a_read_before_a_webhook_was_set_knows_the_webhook,
             a_hearing_is_claimed_only_by_the_push_s_guard_while_parked,
             one_hearing_runs_at_a_time_until_its_lease_or_its_park_ends,
-            only_the_hearing_in_its_park_commits,
+            only_the_hearing_in_its_park_commits_once_with_its_report,
         );
     };
 }

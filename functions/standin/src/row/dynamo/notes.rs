@@ -47,6 +47,17 @@ impl DynamoRowStore {
                 let ttl = expr.val("ttl", expires_in(CLOSED_ROW_TTL));
                 update.push_str(&format!(", {c} = {t}, {EXPIRES_AT} = {ttl}"));
             }
+            let report = guard.hearing_report(out);
+            if let Some(report) = &report {
+                let p = expr.name(PENDING);
+                let r = expr.val("report", value(report)?);
+                update.push_str(&format!(", {p}.{FOLLOW} = {r}"));
+            }
+            if matches!(guard, Guard::Hearing { .. }) {
+                update.push_str(&format!(
+                    " REMOVE {HEARING}, {HEARING_PARK}, {HEARING_UNTIL}"
+                ));
+            }
             let condition = expr.guard(guard);
             let note = crate::row::note_of(&row, out, seq);
             match self
@@ -58,6 +69,14 @@ impl DynamoRowStore {
                     moved.last = Some(out.clone());
                     moved.seq = seq;
                     moved.closed |= out.is_final;
+                    if report.is_some() {
+                        moved.pending.follow = report;
+                    }
+                    if matches!(guard, Guard::Hearing { .. }) {
+                        moved.hearing = None;
+                        moved.hearing_park = 0;
+                        moved.hearing_until = 0;
+                    }
                     return Ok(Applied::Changed {
                         note: Box::new(note),
                         row: Box::new(moved),

@@ -59,6 +59,9 @@ fn full_row() -> Row {
     row.created_at = Some("2026-12-01T00:00:00Z".into());
     row.parent_task_token = Some("parent".into());
     row.lease = Some("lease-2".into());
+    row.hearing = Some("h-1".into());
+    row.hearing_park = 2;
+    row.hearing_until = 1_000;
     row.generation = 2;
     row.previous_lease = Some("lease-1".into());
     row.agent_entry = Some(r#"{"id":"writer","url":"http://h"}"#.into());
@@ -89,6 +92,9 @@ fn every_attribute_name_the_expressions_use_is_one_the_row_serialises() {
         LEASE,
         GENERATION,
         PREVIOUS_LEASE,
+        HEARING,
+        HEARING_PARK,
+        HEARING_UNTIL,
     ] {
         assert!(
             written.contains(name),
