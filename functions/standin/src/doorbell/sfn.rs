@@ -80,6 +80,7 @@ mod tests {
         let push = RungPush {
             claimed: Some(TaskState::Working),
             id: crate::row::new_push_id(),
+            asked: true,
         };
         let output = rung_output(Some(&push));
         let parsed: ParkOutcome = serde_json::from_str(&output).expect("a park outcome");

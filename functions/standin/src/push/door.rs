@@ -11,8 +11,17 @@ use std::time::Duration;
 use tracing::info;
 
 use super::hearer::{HearRequest, Heard, Hearer};
-use crate::row::{Guard, HearingClaim, RowStore, StoreError};
+use crate::row::{Guard, HearingClaim, RowStore, StoreError, WakeEvent};
 use standin_wire::TaskState;
+
+/// What came of a push at the door.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Door {
+    /// Its hearing told the change: answered with the note sent.
+    Told,
+    /// Record this event and ring the park.
+    Ring(WakeEvent),
+}
 
 /// How long the door waits for its hearer before it rings instead. The hearing asks the
 /// agent that pushed: one that answers GetTask only once its push is answered would wait
@@ -28,16 +37,16 @@ pub const HEARING_WAIT: Duration = Duration::from_secs(1);
 /// (the hearing's id, which the commit removes).
 pub const HEARING_LEASE: Duration = Duration::from_secs(60);
 
-/// Claims a hearing and waits for it: `Ok(true)` when the push was heard and told,
-/// `Ok(false)` when the park must be rung instead. `Refused`/`NotFound` when the push's
-/// guard fails (nothing was written).
+/// Claims a hearing and waits for it: told, or the event to ring the park with.
+/// `Refused`/`NotFound` when the push's guard fails (nothing was written).
 pub async fn hear_first<S: RowStore, H: Hearer>(
     store: &S,
     hearer: &H,
     task_id: &str,
     guard: &Guard,
     claimed: Option<TaskState>,
-) -> Result<bool, StoreError> {
+) -> Result<Door, StoreError> {
+    let ring = Door::Ring(WakeEvent::Push { claimed });
     let hearing = new_hearing_id();
     let now = crate::clock::now_ms();
     let until = now.saturating_add(HEARING_LEASE.as_millis() as u64);
@@ -46,7 +55,7 @@ pub async fn hear_first<S: RowStore, H: Hearer>(
         .await?
     {
         HearingClaim::Claimed(row) => *row,
-        HearingClaim::Busy => return Ok(false),
+        HearingClaim::Busy => return Ok(ring),
     };
     let request = HearRequest {
         row,
@@ -54,18 +63,19 @@ pub async fn hear_first<S: RowStore, H: Hearer>(
         claimed,
     };
     match tokio::time::timeout(HEARING_WAIT, hearer.hear(&request)).await {
-        Ok(Ok(Heard::Told)) => Ok(true),
-        Ok(Ok(Heard::Passed)) => Ok(false),
+        Ok(Ok(Heard::Told)) => Ok(Door::Told),
+        Ok(Ok(Heard::Passed)) => Ok(ring),
+        Ok(Ok(Heard::Disagreed)) => Ok(Door::Ring(WakeEvent::Asked { claimed })),
         Ok(Err(err)) => {
             info!(task_id, error = %err, "the hearer failed; the park is rung");
-            Ok(false)
+            Ok(ring)
         }
         Err(_) => {
             info!(
                 task_id,
                 "the hearer outlasted the door's wait; the park is rung"
             );
-            Ok(false)
+            Ok(ring)
         }
     }
 }

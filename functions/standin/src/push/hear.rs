@@ -50,7 +50,7 @@ pub async fn hear<S: RowStore, D: Doorbell, A: Agent>(
             task_id,
             "a push's claim is not what GetTask answers; the park is rung"
         );
-        return Ok(Heard::Passed);
+        return Ok(Heard::Disagreed);
     }
     let guard = Guard::Hearing {
         epoch: row.epoch,

@@ -25,9 +25,13 @@ pub enum Heard {
     /// The change is committed with its note, the note sent, and the park rung with a
     /// report of it: the push is heard.
     Told,
-    /// Nothing was told (no change, an answer the claim disagrees with, the agent away,
-    /// the park over): the door rings the park as it would without a hearer.
+    /// Nothing was told (no change, the agent away, the park over): the door rings the
+    /// park as it would without a hearer.
     Passed,
+    /// The agent's answer disagrees with the push's claim, and nothing was told: the door
+    /// rings the park with the push marked asked, so the rechecks start at their first
+    /// wait rather than ask again at once.
+    Disagreed,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -12,6 +12,7 @@ use http::HeaderMap;
 use http::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE};
 use tracing::info;
 
+use super::door::Door;
 use super::hearer::{Hearer, NoHearer};
 use super::token::TokenDigest;
 use crate::doorbell::Doorbell;
@@ -238,19 +239,19 @@ pub async fn receive_heard<S: RowStore, D: Doorbell, H: Hearer>(
         digest: push.digest.clone(),
         remote_task_id: push.remote_task_id.clone(),
     };
+    let mut event = WakeEvent::Push {
+        claimed: push.claimed,
+    };
     if hearer.hears() {
         match super::door::hear_first(store, hearer, task_id, &guard, push.claimed).await {
-            Ok(true) => return accepted(task_id),
-            Ok(false) => {}
+            Ok(Door::Told) => return accepted(task_id),
+            Ok(Door::Ring(to_ring)) => event = to_ring,
             Err(StoreError::Refused(_) | StoreError::NotFound(_)) => {
                 return why_refused(store, task_id, &push).await;
             }
             Err(err) => return store_failure(task_id, &err),
         }
     }
-    let event = WakeEvent::Push {
-        claimed: push.claimed,
-    };
     match ring(store, bell, task_id, &event, &guard).await {
         Ok(_) => accepted(task_id),
         Err(StoreError::Refused(_) | StoreError::NotFound(_)) => {

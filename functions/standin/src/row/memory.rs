@@ -366,9 +366,11 @@ impl Parks for MemoryStore {
             return Ok(None);
         };
         *lock(&self.writes) += 1;
-        let event = WakeEvent::Push {
+        let event = super::PendingPush {
             claimed: rung.push.claimed,
-        };
+            asked: rung.push.asked,
+        }
+        .event();
         row.woken = rung.park;
         row.pending.push = None;
         row.pending.push_id = None;

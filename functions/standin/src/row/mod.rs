@@ -103,6 +103,12 @@ pub enum WakeEvent {
     Push {
         claimed: Option<TaskState>,
     },
+    /// A doorbell whose hearing asked the agent already and found it disagree with the
+    /// claim: the wake starts at the first recheck's wait instead of asking at once, so a
+    /// push still costs at most one GetTask and the rechecks.
+    Asked {
+        claimed: Option<TaskState>,
+    },
     Follow {
         epoch: u64,
         outcome: FollowOutcome,
@@ -196,11 +202,32 @@ impl QueuedReply {
     }
 }
 
-/// A pending doorbell: the state the push claimed (a hint for rechecks, never applied).
+/// A pending doorbell: the state the push claimed (a hint for rechecks, never applied),
+/// and whether its hearing asked the agent already (`WakeEvent::Asked`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PendingPush {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claimed: Option<TaskState>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub asked: bool,
+}
+
+impl PendingPush {
+    /// The wake event it stands for.
+    pub fn event(self) -> WakeEvent {
+        match self.asked {
+            true => WakeEvent::Asked {
+                claimed: self.claimed,
+            },
+            false => WakeEvent::Push {
+                claimed: self.claimed,
+            },
+        }
+    }
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
 }
 
 /// The pending push as a ring carries it to the park it ends: its claim and its number
@@ -210,6 +237,8 @@ pub struct RungPush {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claimed: Option<TaskState>,
     pub id: String,
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub asked: bool,
 }
 
 /// A number for a push being recorded: 64 random bits, as hex.
@@ -259,9 +288,11 @@ pub struct Pending {
 impl Pending {
     /// The pending push with its number, as a ring carries it.
     pub fn rung_push(&self) -> Option<RungPush> {
+        let push = self.push?;
         Some(RungPush {
-            claimed: self.push?.claimed,
+            claimed: push.claimed,
             id: self.push_id.clone()?,
+            asked: push.asked,
         })
     }
 
@@ -282,8 +313,12 @@ impl Pending {
             WakeEvent::Reply { text, parts, .. } => {
                 self.replies.push(QueuedReply::new(text, parts))
             }
-            WakeEvent::Push { claimed } => {
-                self.push = Some(PendingPush { claimed: *claimed });
+            WakeEvent::Push { claimed } | WakeEvent::Asked { claimed } => {
+                let asked = matches!(event, WakeEvent::Asked { .. });
+                self.push = Some(PendingPush {
+                    claimed: *claimed,
+                    asked,
+                });
                 self.push_id = Some(new_push_id());
             }
             WakeEvent::Follow { epoch, outcome } => {
@@ -304,9 +339,9 @@ impl Pending {
         if !self.replies.is_empty() {
             return Some(self.replies.remove(0).into_event());
         }
-        if let Some(PendingPush { claimed }) = self.push.take() {
+        if let Some(push) = self.push.take() {
             self.push_id = None;
-            return Some(WakeEvent::Push { claimed });
+            return Some(push.event());
         }
         self.follow
             .take()

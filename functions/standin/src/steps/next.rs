@@ -479,8 +479,15 @@ pub fn after_wake(
                 push_triggered: true,
             }
         }
+        // Its hearing asked already and the agent disagreed with the claim: the rechecks
+        // start at their first wait, as after a check that disagreed.
+        Some(WakeEvent::Asked { claimed }) if mode == WatchMode::Push => {
+            cursor.reached();
+            cursor.recheck = Some(Recheck { claimed, waits: 1 });
+            park_for(cursor, mode, pacing)
+        }
         // A push recorded before the watch changed (cannot pass the guard now): ignore.
-        Some(WakeEvent::Push { .. }) => park_for(cursor, mode, pacing),
+        Some(WakeEvent::Push { .. } | WakeEvent::Asked { .. }) => park_for(cursor, mode, pacing),
         Some(WakeEvent::Follow { epoch, outcome }) => match outcome {
             FollowOutcome::Changed { is_final: true } => Next::End(EndCause::Final),
             // A push's hearer told a change in the park just woken: what a check that

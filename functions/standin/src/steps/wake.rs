@@ -54,7 +54,7 @@ async fn wake_draining<S: RowStore, A: Agent>(
         .filter(|_| {
             step.park
                 .as_ref()
-                .is_some_and(|p| p.woke == Woke::Rung && p.push.is_some())
+                .is_some_and(|p| p.woke == Woke::Rung && p.push.as_ref().is_some_and(|p| !p.asked))
         });
     let Some(remote) = ahead else {
         let (step, drained, _) = drain(store, step, known, history_bound, pacing).await?;

@@ -113,14 +113,33 @@ async fn a_push_the_hearing_does_not_tell_rings_the_park_as_before() {
     let carried = w.bell.rung_pushes()[0]
         .clone()
         .expect("the ring carries the push");
-    assert_eq!(carried.claimed, Some(TaskState::Completed));
+    assert_eq!(
+        (carried.claimed, carried.asked),
+        (Some(TaskState::Completed), true),
+        "marked asked"
+    );
+    let asked = w.agent.count("GetTask");
     let step = w.wake(step, Woke::Rung, &spec(Updates::Auto)).await;
     assert_eq!(
         park_shape(&step),
         (false, 1),
-        "the check disagreed with the claim: the first recheck's park"
+        "the rechecks start at their first wait"
     );
-    assert_eq!(w.notes().len(), told_before + 1, "the wake told the change");
+    assert_eq!(
+        w.agent.count("GetTask"),
+        asked,
+        "the wake does not ask again at once: a push costs one GetTask and the rechecks"
+    );
+    // The first recheck asks, tells what the agent says, and rechecks the claim on.
+    assert!(w.park(&step, "park-2").await);
+    let step = w.wake(step, Woke::TimedOut, &spec(Updates::Auto)).await;
+    assert_eq!(w.agent.count("GetTask"), asked + 1);
+    assert_eq!(
+        w.notes().len(),
+        told_before + 1,
+        "the recheck told the change"
+    );
+    assert_eq!(park_shape(&step), (false, 2), "the second recheck's wait");
 
     // A hearer that cannot be reached: the push rings.
     let w = World::new(true).await;

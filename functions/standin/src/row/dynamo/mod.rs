@@ -386,8 +386,13 @@ impl Parks for DynamoRowStore {
                         "SET {p}.{REPLIES} = list_append(if_not_exists({p}.{REPLIES}, {empty}), {one})"
                     )
                 }
-                WakeEvent::Push { claimed } => {
-                    let v = e.val("claim", value(&PendingPush { claimed: *claimed })?);
+                WakeEvent::Push { claimed } | WakeEvent::Asked { claimed } => {
+                    let asked = matches!(event, WakeEvent::Asked { .. });
+                    let pending = PendingPush {
+                        claimed: *claimed,
+                        asked,
+                    };
+                    let v = e.val("claim", value(&pending)?);
                     let id = e.val("push_id", AttributeValue::S(super::new_push_id()));
                     format!("SET {p}.{PUSH} = {v}, {p}.{PUSH_ID} = {id}")
                 }
@@ -495,18 +500,15 @@ impl Parks for DynamoRowStore {
         task_id: &str,
         rung: &Rung<'_>,
     ) -> Result<Option<Drained>, StoreError> {
-        let event = WakeEvent::Push {
+        let pending = PendingPush {
             claimed: rung.push.claimed,
+            asked: rung.push.asked,
         };
+        let event = pending.event();
         let mut expr = Expr::default();
         let open = expr.guard(&Guard::Open);
         let n = expr.val("park", AttributeValue::N(rung.park.to_string()));
-        let push = expr.val(
-            "push",
-            value(&PendingPush {
-                claimed: rung.push.claimed,
-            })?,
-        );
+        let push = expr.val("push", value(&pending)?);
         let id = expr.val("push_id", AttributeValue::S(rung.push.id.clone()));
         let taken = expr.val(
             "taken",

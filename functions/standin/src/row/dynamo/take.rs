@@ -38,7 +38,7 @@ pub(super) fn take_event(
                 format!("{p}.{REPLIES}[0] = {first}"),
             )
         }
-        WakeEvent::Push { .. } => {
+        WakeEvent::Push { .. } | WakeEvent::Asked { .. } => {
             let claim = expr.val("claim", value(&row.pending.push)?);
             let numbered = match &row.pending.push_id {
                 Some(id) => format!(
@@ -61,7 +61,7 @@ pub(super) fn take_event(
     let before = match event {
         WakeEvent::Cancel { .. } => vec![],
         WakeEvent::Reply { .. } => vec![format!("attribute_not_exists({p}.{CANCEL})")],
-        WakeEvent::Push { .. } | WakeEvent::Follow { .. } => {
+        WakeEvent::Push { .. } | WakeEvent::Asked { .. } | WakeEvent::Follow { .. } => {
             let zero = expr.val("zero", AttributeValue::N("0".into()));
             let mut before = vec![
                 format!("attribute_not_exists({p}.{CANCEL})"),

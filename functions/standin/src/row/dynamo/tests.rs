@@ -47,7 +47,10 @@ fn full_row() -> Row {
                 }],
             ),
         ],
-        push: Some(PendingPush { claimed: None }),
+        push: Some(PendingPush {
+            claimed: None,
+            asked: true,
+        }),
         push_id: Some("0123456789abcdef".into()),
         follow: Some(FollowReport {
             epoch: 2,
