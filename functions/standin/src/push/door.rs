@@ -63,7 +63,7 @@ pub async fn hear_first<S: RowStore, H: Hearer>(
         claimed,
     };
     match tokio::time::timeout(HEARING_WAIT, hearer.hear(&request)).await {
-        Ok(Ok(Heard::Told)) => Ok(Door::Told),
+        Ok(Ok(Heard::Told | Heard::Unchanged)) => Ok(Door::Told),
         Ok(Ok(Heard::Passed)) => Ok(ring),
         Ok(Ok(Heard::Disagreed)) => Ok(Door::Ring(WakeEvent::Asked { claimed })),
         Ok(Err(err)) => {

@@ -65,9 +65,19 @@ pub async fn hear<S: RowStore, D: Doorbell, A: Agent>(
             doorbell::ring_parked(bell, &applied).await;
             Ok(Heard::Told)
         }
-        Ok(Applied::Unchanged) | Err(StoreError::Refused(_) | StoreError::NotFound(_)) => {
-            Ok(Heard::Passed)
+        Ok(Applied::Unchanged) => {
+            // Nothing to tell: the hearing ends here, so the park's next push is heard.
+            match invocation
+                .rows()
+                .end_hearing(task_id, row.epoch, &request.hearing)
+                .await
+            {
+                Ok(()) => Ok(Heard::Unchanged),
+                Err(StoreError::Refused(_) | StoreError::NotFound(_)) => Ok(Heard::Passed),
+                Err(err) => Err(err.into()),
+            }
         }
+        Err(StoreError::Refused(_) | StoreError::NotFound(_)) => Ok(Heard::Passed),
         Err(err) => Err(err.into()),
     }
 }

@@ -28,6 +28,9 @@ pub enum Heard {
     /// Nothing was told (no change, the agent away, the park over): the door rings the
     /// park as it would without a hearer.
     Passed,
+    /// The agent said nothing new and what its push claims: the hearing ended, and there
+    /// is nothing for the park to hear (a duplicate push costs one GetTask, no ring).
+    Unchanged,
     /// The agent's answer disagrees with the push's claim, and nothing was told: the door
     /// rings the park with the push marked asked, so the rechecks start at their first
     /// wait rather than ask again at once.

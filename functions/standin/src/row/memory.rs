@@ -224,6 +224,18 @@ impl StandIns for MemoryStore {
 }
 
 impl Parks for MemoryStore {
+    async fn end_hearing(&self, task_id: &str, epoch: u64, id: &str) -> Result<(), StoreError> {
+        let guard = Guard::Hearing {
+            epoch,
+            id: id.to_owned(),
+        };
+        self.update(task_id, &guard, |row| {
+            row.hearing = None;
+            row.hearing_park = 0;
+            row.hearing_until = 0;
+        })
+    }
+
     async fn claim_hearing(
         &self,
         task_id: &str,

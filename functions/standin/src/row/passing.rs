@@ -43,6 +43,12 @@ macro_rules! row_store_pass_through {
             self.inner.park(task_id, park, token).await
         }
     };
+    (@ end_hearing) => {
+        async fn end_hearing(&self, task_id: &str, epoch: u64, id: &str)
+            -> Result<(), $crate::row::StoreError> {
+            self.inner.end_hearing(task_id, epoch, id).await
+        }
+    };
     (@ claim_hearing) => {
         async fn claim_hearing(&self, task_id: &str, guard: &$crate::row::Guard, id: &str, now_ms: u64, until_ms: u64)
             -> Result<$crate::row::HearingClaim, $crate::row::StoreError> {

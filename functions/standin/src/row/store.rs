@@ -147,6 +147,15 @@ pub trait Parks: Send + Sync {
         now_ms: u64,
         until_ms: u64,
     ) -> impl Future<Output = Result<HearingClaim, StoreError>> + Send;
+    /// Ends hearing `id` of park `epoch` with nothing told (the agent said nothing new),
+    /// so the park's next push may claim one; `Refused` when it is not the row's hearing
+    /// any more (nothing was written).
+    fn end_hearing(
+        &self,
+        task_id: &str,
+        epoch: u64,
+        id: &str,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
     /// Claims park `park`, stored with `token`, for the follower that took its request
     /// at hand-on `hop` (`Row::admits_follow_claim`); `Refused` when the park no longer
     /// stands or another follower claimed this hop (a request SQS delivered twice) or a

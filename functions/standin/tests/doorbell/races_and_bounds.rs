@@ -19,6 +19,7 @@ async fn race_push_after_close_is_refused_at_the_write() {
         standin::row_store_pass_through!(
             park,
             claim_hearing,
+            end_hearing,
             claim_follow,
             end_park,
             roll,

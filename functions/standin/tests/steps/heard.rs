@@ -275,3 +275,25 @@ impl Hearer for Recording {
         Ok(Heard::Passed)
     }
 }
+
+/// A duplicate push (the agent says what it said, and what the push claims): one GetTask,
+/// no note, no ring, and the hearing ends so the next push is heard.
+#[tokio::test]
+async fn a_push_with_nothing_new_costs_one_get_task_and_no_ring() {
+    let w = World::new(true).await;
+    parked(&w).await;
+    let told_before = w.notes().len();
+    let asked = w.agent.count("GetTask");
+    assert_eq!(
+        push(&w, &InProcess(&w), TaskState::InputRequired).await,
+        204
+    );
+    assert_eq!(w.agent.count("GetTask"), asked + 1);
+    assert!(w.bell.rings().is_empty(), "nothing for the park to hear");
+    assert_eq!(w.notes().len(), told_before);
+    assert!(w.store.snapshot(ID).unwrap().hearing.is_none());
+    w.agent.set_task(task(TaskState::Working, "Now building"));
+    assert_eq!(push(&w, &InProcess(&w), TaskState::Working).await, 204);
+    assert_eq!(w.notes().len(), told_before + 1, "the next push is heard");
+    assert_eq!(w.bell.rings(), ["park-1"]);
+}

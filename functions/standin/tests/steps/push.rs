@@ -254,6 +254,7 @@ impl Parks for PushDuringTheQuestion<'_> {
         record,
         park,
         claim_hearing,
+        end_hearing,
         claim_follow,
         end_park,
         roll,

@@ -183,3 +183,29 @@ pub async fn only_the_hearing_in_its_park_commits_once_with_its_report<S: RowSto
         "one note per hearing that held its claim"
     );
 }
+
+pub async fn a_hearing_that_told_nothing_ends_and_the_next_push_claims<S: RowStore>(store: &S) {
+    let token = push_row(store).await;
+    store.park(ID, 1, "t1").await.expect("park");
+    claimed(claim(store, &token, "h1", 10).await);
+    for (epoch, id, why) in [(1, "h0", "another id"), (2, "h1", "another park")] {
+        assert_eq!(
+            store.end_hearing(ID, epoch, id).await,
+            Err(StoreError::Refused(ID.into())),
+            "{why}"
+        );
+    }
+    store.end_hearing(ID, 1, "h1").await.expect("ended");
+    assert_eq!(store.get(ID).await.unwrap().unwrap().hearing, None);
+    assert_eq!(
+        store.end_hearing(ID, 1, "h1").await,
+        Err(StoreError::Refused(ID.into())),
+        "once"
+    );
+    let next = claimed(claim(store, &token, "h2", 20).await);
+    assert_eq!(
+        next.hearing.as_deref(),
+        Some("h2"),
+        "within the first lease"
+    );
+}

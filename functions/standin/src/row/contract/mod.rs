@@ -58,6 +58,7 @@ macro_rules! row_store_contract {
             a_hearing_is_claimed_only_by_the_push_s_guard_while_parked,
             one_hearing_runs_at_a_time_until_its_lease_or_its_park_ends,
             only_the_hearing_in_its_park_commits_once_with_its_report,
+            a_hearing_that_told_nothing_ends_and_the_next_push_claims,
         );
     };
 }

@@ -345,6 +345,18 @@ impl StandIns for DynamoRowStore {
 }
 
 impl Parks for DynamoRowStore {
+    async fn end_hearing(&self, task_id: &str, epoch: u64, id: &str) -> Result<(), StoreError> {
+        let guard = Guard::Hearing {
+            epoch,
+            id: id.to_owned(),
+        };
+        self.update(task_id, &guard, |_| {
+            Ok(format!("REMOVE {HEARING}, {HEARING_PARK}, {HEARING_UNTIL}"))
+        })
+        .await
+        .map(|_| ())
+    }
+
     async fn claim_hearing(
         &self,
         task_id: &str,
