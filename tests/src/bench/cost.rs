@@ -99,12 +99,18 @@ pub async fn invocations(
         .log_events(prefix, Some(from_ms), Some(to_ms), Some("REPORT"))
         .await?
     {
-        // `{prefix}WakeFunction-1a2b3c`, not another stack whose name starts the same.
-        let Some(function) = group
-            .strip_prefix(prefix)
-            .and_then(|rest| rest.split_once('-'))
-            .filter(|(kind, suffix)| kind.ends_with("Function") && !suffix.contains('-'))
-            .map(|(kind, _)| kind.trim_end_matches("Function").to_lowercase())
+        // `{prefix}WakeFunction-1a2b3c`, not another stack whose name starts the same; or a
+        // function the template names, `{prefix}HearFunction`.
+        let rest = group.strip_prefix(prefix).unwrap_or_default();
+        let kind = match rest.split_once('-') {
+            Some((kind, suffix)) if !suffix.contains('-') => kind,
+            Some(_) => continue,
+            None => rest,
+        };
+        let Some(function) = kind
+            .strip_suffix("Function")
+            .filter(|name| name.starts_with(|c: char| c.is_ascii_uppercase()))
+            .map(str::to_lowercase)
         else {
             continue;
         };

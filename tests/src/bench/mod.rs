@@ -70,7 +70,7 @@ pub async fn run(o: &Options) -> Result<Results, String> {
     let prefix = format!("/aws/lambda/{}-", o.stack);
     let mut watches = serde_json::Map::new();
     for (name, heard, park, carrier) in [
-        ("push", &push, "Park", Carrier::After("Wake")),
+        ("push", &push, "Park", Carrier::Hearer),
         ("follow", &follow, "Follow", Carrier::During("Follow")),
         ("poll", &poll, "Park", Carrier::Polled("Wake")),
     ] {
@@ -220,6 +220,9 @@ enum Carrier {
     /// as a Wake began (the park's timeout can run out before the bench sees its token
     /// stored), the one running then, whose GetTask came after the change.
     Polled(&'static str),
+    /// No state: the hear function tells the change before the push is answered and
+    /// before the park is rung (D77), so no visit carries it.
+    Hearer,
 }
 
 /// Where a heard change's time goes: the median milliseconds from the change to each
@@ -229,10 +232,11 @@ enum Carrier {
 async fn path(stack: &Stack, heard: &Heard, carrier: Carrier) -> Result<Value, String> {
     let state = match carrier {
         Carrier::After(s) | Carrier::During(s) | Carrier::Polled(s) => s,
+        Carrier::Hearer => "the hear function",
     };
     let mut visits: BTreeMap<&str, Vec<(u64, u64)>> = BTreeMap::new();
     for m in &heard.marks {
-        if !visits.contains_key(m.standin.as_str()) {
+        if !visits.contains_key(m.standin.as_str()) && !matches!(carrier, Carrier::Hearer) {
             visits.insert(&m.standin, stack.state_visits_all(&m.standin, state).await?);
         }
     }
@@ -245,6 +249,14 @@ async fn path(stack: &Stack, heard: &Heard, carrier: Carrier) -> Result<Value, S
             unmatched += 1;
             continue;
         };
+        if matches!(carrier, Carrier::Hearer) {
+            sent.push(since(sqs, m.changed));
+            received.push(since(m.received, m.changed));
+            if let Some(a) = m.answered {
+                answered.push(since(a, m.changed));
+            }
+            continue;
+        }
         let mine = &visits[m.standin.as_str()];
         // After: the last visit that began between the change and SQS taking the note.
         // During: the visit that was running when the change came.
@@ -257,6 +269,8 @@ async fn path(stack: &Stack, heard: &Heard, carrier: Carrier) -> Result<Value, S
             Carrier::During(_) => mine
                 .iter()
                 .find(|(from, to)| *to >= m.changed && *from <= sqs),
+            // Timed above, with no visit.
+            Carrier::Hearer => None,
             Carrier::Polled(_) => began_after().or_else(|| {
                 mine.iter()
                     .find(|(from, to)| *from <= m.changed && *to >= m.changed)

@@ -26,6 +26,15 @@ pub async fn hear<S: RowStore, D: Doorbell, A: Agent>(
     let Some(remote) = row.remote_task_id.as_deref() else {
         return Ok(Heard::Passed);
     };
+    if invocation
+        .spec
+        .as_ref()
+        .is_some_and(|spec| spec.auth.is_some())
+    {
+        // The hear function holds no agent's credentials (its role reads no secret and
+        // assumes no role): an agent that needs them is asked by the wake, as before.
+        return Ok(Heard::Passed);
+    }
     invocation.teller.read_ahead();
     let agent = match invocation.agent().await {
         Ok(agent) => agent,

@@ -6,7 +6,9 @@ use super::*;
 impl DynamoRowStore {
     /// `apply`, first to `seen` (the row as the caller has it) when given. A write on it
     /// is conditional on its note number and guard, so a row that moved is refused and
-    /// read again; a refusal or "unchanged" is only ever decided on a row read here.
+    /// read again; a refusal or "unchanged" is only ever decided on a row read here. A
+    /// hearing's commit reads nothing: its row is the one its claim just wrote, and a
+    /// write refused on it is the hearing's refusal (the push then rings the park).
     pub(super) async fn apply_from(
         &self,
         task_id: &str,
@@ -25,7 +27,8 @@ impl DynamoRowStore {
                 ),
             };
             let unchanged = !out.is_news_after(row.last.as_ref());
-            if !read_here && (unchanged || !guard.admits(&row)) {
+            let hearing = matches!(guard, Guard::Hearing { .. });
+            if !read_here && !hearing && (unchanged || !guard.admits(&row)) {
                 continue;
             }
             if !guard.admits(&row) {
@@ -82,6 +85,7 @@ impl DynamoRowStore {
                         row: Box::new(moved),
                     });
                 }
+                false if hearing => return Err(StoreError::Refused(task_id.to_owned())),
                 // Another writer moved the row between the read and the write: read again.
                 false => continue,
             }
