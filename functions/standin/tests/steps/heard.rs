@@ -297,3 +297,26 @@ async fn a_push_with_nothing_new_costs_one_get_task_and_no_ring() {
     assert_eq!(w.notes().len(), told_before + 1, "the next push is heard");
     assert_eq!(w.bell.rings(), ["park-1"]);
 }
+
+/// The hear function holds no agent's credentials: an agent whose entry names some is
+/// asked by the wake, as before, and the hearing asks nothing.
+#[tokio::test]
+async fn an_agent_that_needs_credentials_is_left_to_the_wake() {
+    let w = World::new(true).await;
+    parked(&w).await;
+    w.agent.set_task(task(TaskState::Working, "Building"));
+    let asked = w.agent.count("GetTask");
+    let mut with_credentials = spec(Updates::Auto);
+    with_credentials.auth = Some(standin::auth::AuthSpec::Bearer {
+        secret: "standin/s/token".into(),
+    });
+    let request = HearRequest {
+        row: w.store.snapshot(ID).unwrap(),
+        hearing: "h".into(),
+        claimed: Some(TaskState::Working),
+    };
+    let invocation = w.invocation().with_spec(Some(with_credentials));
+    let heard = standin::push::hear::hear(&invocation, &w.bell, &request).await;
+    assert_eq!(heard.unwrap(), Heard::Passed);
+    assert_eq!(w.agent.count("GetTask"), asked, "the hearing asked nothing");
+}
