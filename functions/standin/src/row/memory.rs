@@ -229,11 +229,7 @@ impl Parks for MemoryStore {
             epoch,
             id: id.to_owned(),
         };
-        self.update(task_id, &guard, |row| {
-            row.hearing = None;
-            row.hearing_park = 0;
-            row.hearing_until = 0;
-        })
+        self.update(task_id, &guard, Row::end_hearing)
     }
 
     async fn claim_hearing(
@@ -437,9 +433,7 @@ impl Notes for MemoryStore {
             row.pending.follow = Some(report);
         }
         if matches!(guard, Guard::Hearing { .. }) {
-            row.hearing = None;
-            row.hearing_park = 0;
-            row.hearing_until = 0;
+            row.end_hearing();
         }
         *lock(&self.writes) += 1;
         // What else changed on the row since it was seen (a sent mark) is not in it.

@@ -520,6 +520,13 @@ impl Row {
         self.is_parked() && self.pending.is_empty() && !other_hearing
     }
 
+    /// No hearing in flight any more (its commit, or its end with nothing told).
+    pub fn end_hearing(&mut self) {
+        self.hearing = None;
+        self.hearing_park = 0;
+        self.hearing_until = 0;
+    }
+
     pub fn is_parked(&self) -> bool {
         !self.closed && self.park_token.is_some() && self.epoch > self.woken
     }

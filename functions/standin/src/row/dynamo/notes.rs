@@ -75,10 +75,8 @@ impl DynamoRowStore {
                     if report.is_some() {
                         moved.pending.follow = report;
                     }
-                    if matches!(guard, Guard::Hearing { .. }) {
-                        moved.hearing = None;
-                        moved.hearing_park = 0;
-                        moved.hearing_until = 0;
+                    if hearing {
+                        moved.end_hearing();
                     }
                     return Ok(Applied::Changed {
                         note: Box::new(note),
