@@ -37,8 +37,8 @@ pub const ENV: &[(&str, &str)] = &[
 ];
 
 /// Every function, by its crate's name without `standin-`.
-pub const FUNCTIONS: [&str; 9] = [
-    "turn", "register", "wake", "end", "park", "follow", "push", "control", "notify",
+pub const FUNCTIONS: [&str; 10] = [
+    "turn", "register", "wake", "end", "park", "follow", "push", "hear", "control", "notify",
 ];
 
 /// A function's binary in cargo's release directory (`standin-wake`), else in a SAM

@@ -20,7 +20,13 @@ pub enum Door {
     /// Its hearing told the change: answered with the note sent.
     Told,
     /// Record this event and ring the park.
-    Ring(WakeEvent),
+    Ring {
+        event: WakeEvent,
+        /// The claim's write found the push the stand-in's. A ring refused after that met
+        /// a row that moved on since (often through this push's own hearing, when the
+        /// hearer outlasted the wait): the push was still accepted.
+        admitted: bool,
+    },
 }
 
 /// How long the door waits for its hearer before it rings instead. The hearing asks the
@@ -46,7 +52,8 @@ pub async fn hear_first<S: RowStore, H: Hearer>(
     guard: &Guard,
     claimed: Option<TaskState>,
 ) -> Result<Door, StoreError> {
-    let ring = Door::Ring(WakeEvent::Push { claimed });
+    let ring = |event, admitted| Door::Ring { event, admitted };
+    let pushed = WakeEvent::Push { claimed };
     let hearing = new_hearing_id();
     let now = crate::clock::now_ms();
     let until = now.saturating_add(HEARING_LEASE.as_millis() as u64);
@@ -55,7 +62,8 @@ pub async fn hear_first<S: RowStore, H: Hearer>(
         .await?
     {
         HearingClaim::Claimed(row) => *row,
-        HearingClaim::Busy => return Ok(ring),
+        HearingClaim::Busy => return Ok(ring(pushed, true)),
+        HearingClaim::Contended => return Ok(ring(pushed, false)),
     };
     let request = HearRequest {
         row,
@@ -64,18 +72,18 @@ pub async fn hear_first<S: RowStore, H: Hearer>(
     };
     match tokio::time::timeout(HEARING_WAIT, hearer.hear(&request)).await {
         Ok(Ok(Heard::Told | Heard::Unchanged)) => Ok(Door::Told),
-        Ok(Ok(Heard::Passed)) => Ok(ring),
-        Ok(Ok(Heard::Disagreed)) => Ok(Door::Ring(WakeEvent::Asked { claimed })),
+        Ok(Ok(Heard::Passed)) => Ok(ring(pushed, true)),
+        Ok(Ok(Heard::Disagreed)) => Ok(ring(WakeEvent::Asked { claimed }, true)),
         Ok(Err(err)) => {
             info!(task_id, error = %err, "the hearer failed; the park is rung");
-            Ok(ring)
+            Ok(ring(pushed, true))
         }
         Err(_) => {
             info!(
                 task_id,
                 "the hearer outlasted the door's wait; the park is rung"
             );
-            Ok(ring)
+            Ok(ring(pushed, true))
         }
     }
 }

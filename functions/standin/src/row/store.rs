@@ -44,6 +44,9 @@ pub enum HearingClaim {
     /// The push is the stand-in's, but a hearing cannot be claimed now (not parked, an
     /// event waits, another hearing's lease runs): nothing was written.
     Busy,
+    /// A transaction held the row (a hearing committing, a note being told): nothing was
+    /// written, and whether the push is the stand-in's is not known.
+    Contended,
 }
 
 /// What a drain took, and the row as it was left.
@@ -138,7 +141,8 @@ pub trait Parks: Send + Sync {
     /// Claims a hearing of a push, in one write under the push's `guard`: where the row
     /// admits one at `now_ms` (`Row::admits_hearing`), it becomes hearing `id` of the
     /// live park until `until_ms`. `Busy` when the guard admits the push but not the
-    /// hearing; `Refused` (or `NotFound`) when the guard fails.
+    /// hearing; `Contended` when a transaction held the row; `Refused` (or `NotFound`)
+    /// when the guard fails.
     fn claim_hearing(
         &self,
         task_id: &str,

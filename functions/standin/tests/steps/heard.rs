@@ -241,6 +241,37 @@ async fn a_hearer_slower_than_the_door_leaves_the_push_to_the_ring_and_tells_onc
     assert_eq!(w.notes().len(), told_before + 1, "still told once");
 }
 
+/// A hearer that tells the change, then outlasts the door's wait (a cold hear function).
+struct ToldLate<'a>(&'a World);
+
+impl Hearer for ToldLate<'_> {
+    async fn hear(&self, request: &HearRequest) -> Result<Heard, HearerError> {
+        let heard = InProcess(self.0).hear(request).await;
+        std::future::pending::<()>().await;
+        heard
+    }
+}
+
+/// The hearing closes the row with the final state while the door, past its wait, rings:
+/// the ring meets a closed row, and the push that closed it is still accepted (not a 401,
+/// as if forged), told once.
+#[tokio::test(start_paused = true)]
+async fn a_final_state_told_after_the_door_s_wait_still_accepts_its_push() {
+    let w = World::new(true).await;
+    let step = parked(&w).await;
+    w.agent.set_task(task(TaskState::Completed, "Done"));
+    let told_before = w.notes().len();
+    assert_eq!(push(&w, &ToldLate(&w), TaskState::Completed).await, 204);
+    assert!(
+        w.store.snapshot(ID).unwrap().closed,
+        "the hearing closed it"
+    );
+    assert_eq!(w.notes().len(), told_before + 1, "told once");
+    let step = w.wake(step, Woke::Rung, &spec(Updates::Auto)).await;
+    assert_eq!(step.next, Some(Next::End(EndCause::Final)));
+    assert_eq!(w.notes().len(), told_before + 1, "still told once");
+}
+
 /// A hearer that keeps what it was handed, and either answers "passed" at once or never
 /// answers (the door's wait runs out).
 #[derive(Default)]

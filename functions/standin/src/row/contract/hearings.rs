@@ -28,7 +28,7 @@ async fn claim<S: RowStore>(store: &S, token: &PushToken, id: &str, now: u64) ->
 fn claimed(claim: HearingClaim) -> Row {
     match claim {
         HearingClaim::Claimed(row) => *row,
-        HearingClaim::Busy => panic!("the hearing was not claimed"),
+        other => panic!("the hearing was not claimed: {other:?}"),
     }
 }
 

@@ -72,7 +72,7 @@ impl DynamoRowStore {
             },
             // A write meeting an apply's transaction on the row: a hearing is under way
             // or a note is being told; the door rings instead.
-            Some(e) if e.is_transaction_conflict_exception() => Ok(HearingClaim::Busy),
+            Some(e) if e.is_transaction_conflict_exception() => Ok(HearingClaim::Contended),
             _ => Err(backend(&err)),
         }
     }
