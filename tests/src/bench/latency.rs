@@ -144,9 +144,12 @@ pub async fn polled(stack: &Stack, changes: usize) -> Result<Heard, String> {
     stand_in(stack, agent, port, "poll", changes).await
 }
 
-/// Waits until the row shows the stand-in parked (a token stored by the newest park, not
-/// woken, not closed), reading DynamoDB directly so that no function runs for it;
-/// returns how many reads it took.
+/// Waits until the row shows the stand-in parked with nothing in flight (a token stored by
+/// the newest park, not woken, not closed, nothing pending), reading DynamoDB directly so
+/// that no function runs for it; returns how many reads it took. Nothing pending: a push's
+/// hearing tells its change before the wake takes the report it leaves, so a row parked
+/// but with a report pending is the previous change still on its way, as the floor's is
+/// until its Note parks again.
 async fn wait_row_parked(
     rows: &aws_sdk_dynamodb::Client,
     table: &str,
@@ -176,7 +179,15 @@ async fn wait_row_parked(
                 .and_then(|v| v.as_bool().ok())
                 .copied()
                 .unwrap_or(false);
-            if !closed && row.contains_key("park_token") && n("epoch") > n("woken") {
+            let quiet = row
+                .get("pending")
+                .and_then(|v| v.as_m().ok())
+                .is_none_or(|pending| {
+                    pending.iter().all(|(kind, v)| {
+                        kind == "replies" && v.as_l().is_ok_and(|replies| replies.is_empty())
+                    })
+                });
+            if !closed && quiet && row.contains_key("park_token") && n("epoch") > n("woken") {
                 return Ok(reads);
             }
         }

@@ -4,7 +4,8 @@
 //! note already sent; every other push rings the park, as it did before there was a
 //! hearer, so nothing depends on the hearer: a hearing that cannot be claimed (not
 //! parked, an event waiting, another hearing under way), passes, fails or outlasts the
-//! wait ends in the ring.
+//! wait ends in the ring. The door tells the receiver whether its claim already found the
+//! push the stand-in's: only a claim that met another transaction on the row did not.
 
 use std::time::Duration;
 

@@ -270,6 +270,15 @@ async fn a_final_state_told_after_the_door_s_wait_still_accepts_its_push() {
     let step = w.wake(step, Woke::Rung, &spec(Updates::Auto)).await;
     assert_eq!(step.next, Some(Next::End(EndCause::Final)));
     assert_eq!(w.notes().len(), told_before + 1, "still told once");
+    // Only the push its claim admitted: the same push again, and a stranger's, meet the
+    // closed row at the claim and are refused.
+    assert_eq!(push(&w, &ToldLate(&w), TaskState::Completed).await, 401);
+    let mut headers = HeaderMap::new();
+    headers.insert("x-a2a-notification-token", "not-the-token".parse().unwrap());
+    let body = push_body(TaskState::Completed, "x");
+    let answer =
+        receiver::receive_heard(&w.store, &w.bell, &ToldLate(&w), ID, &headers, &body).await;
+    assert_eq!(answer.status, 401);
 }
 
 /// A hearer that keeps what it was handed, and either answers "passed" at once or never
