@@ -43,6 +43,16 @@ async fn push<H: Hearer>(w: &World, hearer: &H, state: TaskState) -> u16 {
         .status
 }
 
+/// A push with a token that is not the stand-in's.
+async fn stranger_push<H: Hearer>(w: &World, hearer: &H) -> u16 {
+    let mut headers = HeaderMap::new();
+    headers.insert("x-a2a-notification-token", "not-the-token".parse().unwrap());
+    let body = push_body(TaskState::Completed, "x");
+    receiver::receive_heard(&w.store, &w.bell, hearer, ID, &headers, &body)
+        .await
+        .status
+}
+
 #[tokio::test]
 async fn a_push_heard_is_told_before_the_park_is_rung_and_the_wake_asks_nothing() {
     let w = World::new(true).await;
@@ -182,12 +192,7 @@ async fn a_push_during_a_hearing_rings_and_a_stranger_claims_nothing() {
     let w = World::new(true).await;
     parked(&w).await;
     let writes = w.store.writes();
-    let mut headers = HeaderMap::new();
-    headers.insert("x-a2a-notification-token", "not-the-token".parse().unwrap());
-    let body = push_body(TaskState::Working, "x");
-    let answer =
-        receiver::receive_heard(&w.store, &w.bell, &InProcess(&w), ID, &headers, &body).await;
-    assert_eq!(answer.status, 401);
+    assert_eq!(stranger_push(&w, &InProcess(&w)).await, 401);
     assert_eq!(w.store.writes(), writes, "nothing written");
     assert!(w.bell.rings().is_empty());
     assert!(w.store.snapshot(ID).unwrap().hearing.is_none());
@@ -273,12 +278,7 @@ async fn a_final_state_told_after_the_door_s_wait_still_accepts_its_push() {
     // Only the push its claim admitted: the same push again, and a stranger's, meet the
     // closed row at the claim and are refused.
     assert_eq!(push(&w, &ToldLate(&w), TaskState::Completed).await, 401);
-    let mut headers = HeaderMap::new();
-    headers.insert("x-a2a-notification-token", "not-the-token".parse().unwrap());
-    let body = push_body(TaskState::Completed, "x");
-    let answer =
-        receiver::receive_heard(&w.store, &w.bell, &ToldLate(&w), ID, &headers, &body).await;
-    assert_eq!(answer.status, 401);
+    assert_eq!(stranger_push(&w, &ToldLate(&w)).await, 401);
 }
 
 /// A hearer that keeps what it was handed, and either answers "passed" at once or never
