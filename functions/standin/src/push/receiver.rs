@@ -239,23 +239,21 @@ pub async fn receive_heard<S: RowStore, D: Doorbell, H: Hearer>(
         digest: push.digest.clone(),
         remote_task_id: push.remote_task_id.clone(),
     };
-    let mut event = WakeEvent::Push {
+    let unheard = WakeEvent::Push {
         claimed: push.claimed,
     };
-    let mut admitted = false;
-    if hearer.hears() {
+    let (event, admitted) = if hearer.hears() {
         match super::door::hear_first(store, hearer, task_id, &guard, push.claimed).await {
             Ok(Door::Told) => return accepted(task_id),
-            Ok(Door::Ring {
-                event: to_ring,
-                admitted: by_claim,
-            }) => (event, admitted) = (to_ring, by_claim),
+            Ok(Door::Ring { event, admitted }) => (event, admitted),
             Err(StoreError::Refused(_) | StoreError::NotFound(_)) => {
                 return why_refused(store, task_id, &push).await;
             }
             Err(err) => return store_failure(task_id, &err),
         }
-    }
+    } else {
+        (unheard, false)
+    };
     match ring(store, bell, task_id, &event, &guard).await {
         Ok(_) => accepted(task_id),
         Err(StoreError::Refused(_) | StoreError::NotFound(_)) if admitted => {

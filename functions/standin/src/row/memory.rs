@@ -374,11 +374,7 @@ impl Parks for MemoryStore {
             return Ok(None);
         };
         *lock(&self.writes) += 1;
-        let event = super::PendingPush {
-            claimed: rung.push.claimed,
-            asked: rung.push.asked,
-        }
-        .event();
+        let event = rung.push.pending().event();
         row.woken = rung.park;
         row.pending.push = None;
         row.pending.push_id = None;

@@ -213,6 +213,21 @@ pub struct PendingPush {
 }
 
 impl PendingPush {
+    /// The doorbell a push or asked event records (None for any other event).
+    pub fn of(event: &WakeEvent) -> Option<Self> {
+        match *event {
+            WakeEvent::Push { claimed } => Some(Self {
+                claimed,
+                asked: false,
+            }),
+            WakeEvent::Asked { claimed } => Some(Self {
+                claimed,
+                asked: true,
+            }),
+            _ => None,
+        }
+    }
+
     /// The wake event it stands for.
     pub fn event(self) -> WakeEvent {
         match self.asked {
@@ -239,6 +254,16 @@ pub struct RungPush {
     pub id: String,
     #[serde(default, skip_serializing_if = "is_false")]
     pub asked: bool,
+}
+
+impl RungPush {
+    /// The pending doorbell it carries, as the row held it.
+    pub fn pending(&self) -> PendingPush {
+        PendingPush {
+            claimed: self.claimed,
+            asked: self.asked,
+        }
+    }
 }
 
 /// A number for a push being recorded: 64 random bits, as hex.
@@ -313,12 +338,8 @@ impl Pending {
             WakeEvent::Reply { text, parts, .. } => {
                 self.replies.push(QueuedReply::new(text, parts))
             }
-            WakeEvent::Push { claimed } | WakeEvent::Asked { claimed } => {
-                let asked = matches!(event, WakeEvent::Asked { .. });
-                self.push = Some(PendingPush {
-                    claimed: *claimed,
-                    asked,
-                });
+            WakeEvent::Push { .. } | WakeEvent::Asked { .. } => {
+                self.push = PendingPush::of(event);
                 self.push_id = Some(new_push_id());
             }
             WakeEvent::Follow { epoch, outcome } => {

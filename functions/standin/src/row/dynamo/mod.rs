@@ -398,13 +398,8 @@ impl Parks for DynamoRowStore {
                         "SET {p}.{REPLIES} = list_append(if_not_exists({p}.{REPLIES}, {empty}), {one})"
                     )
                 }
-                WakeEvent::Push { claimed } | WakeEvent::Asked { claimed } => {
-                    let asked = matches!(event, WakeEvent::Asked { .. });
-                    let pending = PendingPush {
-                        claimed: *claimed,
-                        asked,
-                    };
-                    let v = e.val("claim", value(&pending)?);
+                WakeEvent::Push { .. } | WakeEvent::Asked { .. } => {
+                    let v = e.val("claim", value(&PendingPush::of(event))?);
                     let id = e.val("push_id", AttributeValue::S(super::new_push_id()));
                     format!("SET {p}.{PUSH} = {v}, {p}.{PUSH_ID} = {id}")
                 }
@@ -512,10 +507,7 @@ impl Parks for DynamoRowStore {
         task_id: &str,
         rung: &Rung<'_>,
     ) -> Result<Option<Drained>, StoreError> {
-        let pending = PendingPush {
-            claimed: rung.push.claimed,
-            asked: rung.push.asked,
-        };
+        let pending = rung.push.pending();
         let event = pending.event();
         let mut expr = Expr::default();
         let open = expr.guard(&Guard::Open);
