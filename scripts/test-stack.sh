@@ -38,6 +38,8 @@ start_fault_proxy() {
 # call is logged with its IAM action, for the test that checks the policies; the SigV4
 # test agent (tests/peers) stands where AgentCore Runtime's data plane would be.
 # Further NAME=VALUE arguments replace the parameters above (the soak's --stack-params).
+# With TEST_STACK_BUILT set, the stack is deployed from that build of template.yaml
+# (localstack/build), so that several stacks share one build and deploy at once.
 deploy_test_stack() {
   local name=$1 agents kv
   shift
@@ -57,7 +59,9 @@ deploy_test_stack() {
   done
   local overrides=()
   for kv in "${!params[@]}"; do overrides+=("$kv=${params[$kv]}"); done
-  bash "$STANDIN_ROOT/localstack/deploy" template.yaml "$name" \
+  local built=()
+  [ -z "${TEST_STACK_BUILT:-}" ] || built=(--built "$TEST_STACK_BUILT")
+  bash "$STANDIN_ROOT/localstack/deploy" template.yaml "$name" "${built[@]}" \
     --parameter-overrides "${overrides[@]}" >/dev/null
   # The rest of the test agents (the soak's personas) go through the registry, as an
   # operator adds agents without a redeploy: the CLI puts each through the control API.

@@ -5,6 +5,7 @@
 pub mod cold;
 pub mod cost;
 pub mod latency;
+pub mod rounds;
 pub mod scale;
 
 use std::collections::BTreeMap;
@@ -48,17 +49,19 @@ pub struct Results {
 pub async fn run(o: &Options) -> Result<Results, String> {
     let stack = Stack::load(&o.stack).await;
     let floor_stack = Stack::load(&o.floor_stack).await;
-    eprintln!("  push: {} changes", o.changes);
-    let push = latency::stand_in(&stack, PUSH.0, PUSH.1, "push", o.changes).await?;
     eprintln!("  follow: {} changes", o.changes);
-    let follow = latency::stand_in(&stack, FOLLOW.0, FOLLOW.1, "follow", o.changes).await?;
+    let follow = latency::stand_in(&stack, FOLLOW, "follow", o.changes).await?;
     eprintln!("  poll: {} changes", o.changes);
     let poll = latency::polled(&stack, o.changes).await?;
     eprintln!(
-        "  floor and the push sketches (D77), in rounds: {} pushes each",
+        "  the floor, push and the push sketches (D77), in rounds: {} pushes each",
         o.changes
     );
-    let (floor, sketches) = latency::floor_and_sketches(&floor_stack, o.changes).await?;
+    let rounds::Rounds {
+        floor,
+        push,
+        sketches,
+    } = rounds::in_rounds(&floor_stack, &stack, PUSH, o.changes).await?;
     eprintln!("  backstop: a final push lost on the way");
     let lost_ms = latency::lost_final_push(&stack, PUSH_LOST.0, PUSH_LOST.1).await?;
     // Lambda writes REPORT lines when an invocation ends; give the last ones a moment.
@@ -134,7 +137,7 @@ pub async fn run(o: &Options) -> Result<Results, String> {
         "state_entries_example": floor_runs.first().map(|r| r.join(" → ")),
     }));
     // No state runs between a push and its note in the sketches.
-    for ((name, _), heard) in latency::SKETCHES.iter().zip(&sketches) {
+    for ((name, _), heard) in rounds::SKETCHES.iter().zip(&sketches) {
         watches.insert(
             (*name).into(),
             json!({
@@ -170,7 +173,7 @@ pub async fn run(o: &Options) -> Result<Results, String> {
         ("poll", &poll),
     ];
     series.extend(
-        latency::SKETCHES
+        rounds::SKETCHES
             .iter()
             .map(|(name, _)| *name)
             .zip(&sketches),
@@ -567,7 +570,7 @@ fn table(j: &Value) -> String {
         .into_iter()
         .filter(|name| !w[*name].is_null())
         .collect();
-    let sketched = latency::SKETCHES
+    let sketched = rounds::SKETCHES
         .into_iter()
         .map(|(name, _)| name)
         .filter(|name| !w[*name].is_null());
