@@ -66,7 +66,7 @@ deploy_test_stack() {
   # The rest of the test agents (the soak's personas) go through the registry, as an
   # operator adds agents without a redeploy: the CLI puts each through the control API.
   [ -n "${STANDIN_CLI_BUILT:-}" ] || cargo build --locked -q -p standin-cli
-  local put_log="$STANDIN_CACHE/registry-put.log"
+  local put_log="$STANDIN_CACHE/registry-put-$name.log"
   "$CARGO_TARGET_DIR/debug/standin" --stack "$name" agents put tests/registry-agents.json \
     >"$put_log" 2>&1 || { cat "$put_log" >&2; return 1; }
 }

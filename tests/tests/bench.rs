@@ -22,7 +22,8 @@ async fn the_benchmark_measures_every_watch_the_floor_costs_and_cold_starts() {
     );
     let stack = standin_integration::stack::under_test();
     let options = Options {
-        binaries: cache(&format!("sam-build/{stack}")),
+        // The one build every test stack is deployed from (scripts/test).
+        binaries: cache("sam-build/standin"),
         stack,
         floor_stack: "standin-floor".into(),
         changes: 5,
@@ -58,10 +59,16 @@ async fn the_benchmark_measures_every_watch_the_floor_costs_and_cold_starts() {
     );
     // A change heard by the visit of another (the turn's window, or a wake that found
     // two) costs no visit of its own: a change never costs more than its three states.
+    // But one the hear function did not tell within the door's wait (a loaded machine)
+    // was rung by the door as well, and that ring can cost a Wake, Route, Park more.
     let per_change = |watch: &str| j["watches"][watch]["state_entries_per_change"].as_f64();
+    let late = j["watches"]["push"]["heard_after_the_door_s_wait"]
+        .as_u64()
+        .expect("push counts its changes heard after the door's wait") as f64;
+    let most = 3.0 + 3.0 * late / options.changes as f64;
     assert!(
-        per_change("push").is_some_and(|n| (2.0..=3.0).contains(&n)),
-        "a push-heard change is Wake, Route, Park: {:?}",
+        per_change("push").is_some_and(|n| (2.0..=most).contains(&n)),
+        "a push-heard change is Wake, Route, Park ({late} heard after the door's wait): {:?}",
         per_change("push")
     );
     assert_eq!(

@@ -35,8 +35,8 @@ pub struct Heard {
     pub working_ms: Vec<u64>,
     pub final_ms: Vec<u64>,
     pub standins: Vec<String>,
-    /// Per stand-in, from just before its first WORKING change to its last WORKING note
-    /// and the park after it: only heard changes happen in these windows.
+    /// When only this watch's heard changes happen (`Windows`): the calls made then are
+    /// its cost.
     pub windows: Vec<(u64, u64)>,
     /// The row reads the benchmark itself made in those windows (to tell parked), which
     /// the request counts leave out.
@@ -65,6 +65,9 @@ pub enum Windows {
     /// rounds beside other stacks' pushes (whose calls must not be counted).
     PerChange,
 }
+
+/// How long each push of the rounds waits after the last note (`rounds`).
+pub const SETTLE: Duration = Duration::from_millis(250);
 
 /// How long a per-change window stays open after the park, for the functions' last
 /// REPORT lines; nothing else begins until it closes.
@@ -125,7 +128,15 @@ impl<'a> Watched<'a> {
     pub async fn change(&mut self) -> Result<(), String> {
         let mut hearing = match self.current.take() {
             Some(hearing) => hearing,
-            None => self.begin().await?,
+            None => {
+                let hearing = self.begin().await?;
+                if self.windows == Windows::PerChange {
+                    // As quiet before the change as every push of a round: what the start
+                    // set going does not fall on it.
+                    tokio::time::sleep(SETTLE).await;
+                }
+                hearing
+            }
         };
         hearing.changes += 1;
         let marks = self.heard_change(&hearing, false).await?;
@@ -148,7 +159,9 @@ impl<'a> Watched<'a> {
     }
 
     /// A stand-in of one change and its final one, not counted: its functions warm.
+    /// Before any counted change.
     pub async fn warm(&mut self) -> Result<(), String> {
+        debug_assert!(self.current.is_none(), "warm before any counted change");
         let counted = std::mem::take(&mut self.heard);
         let warmed = async {
             self.change().await?;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde_json::json;
 
-use super::latency::{Heard, Marks, Watched, Windows};
+use super::latency::{Heard, Marks, SETTLE, Watched, Windows};
 use crate::agent::{Behaviour, TestAgent};
 use crate::e2e::{INPUT_REQUIRED, SOON, WORKING};
 use crate::stack::{Stack, now_ms, unique};
@@ -25,9 +25,6 @@ pub const SKETCHES: [(&str, &str); 4] = [
 /// The name the sketches' rows give their agent, which the floor stack's functions
 /// reach through their own registry (`AGENTS` in bench/floor.yaml).
 const SKETCH_AGENT: &str = "sketch-agent";
-
-/// How long each push of a round waits after the last note.
-const SETTLE: Duration = Duration::from_millis(250);
 
 /// The agent the sketches ask GetTask of (bench/floor.yaml's `AGENTS` names this port).
 pub const SKETCH_AGENT_PORT: u16 = 27195;
