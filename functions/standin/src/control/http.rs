@@ -108,8 +108,7 @@ where
         .method_not_allowed_fallback(no_route)
         .with_state(control);
     let api = super::in_process::InProcess::new(routes.clone());
-    // The MCP tools, over the routes above (docs/mcp.md): in the control function only.
-    #[cfg(feature = "mcp")]
+    // The MCP tools, over the routes above (docs/mcp.md).
     let routes = routes.route_service("/mcp", standin_mcp::http_service(api.clone()));
     // The A2A front, over the same routes (docs/a2a-front.md), and its keys.
     routes

@@ -9,7 +9,6 @@ pub mod front;
 pub mod http;
 mod in_process;
 mod keys;
-#[cfg(feature = "mcp")]
 mod mcp;
 #[cfg(any(test, feature = "test-support"))]
 pub mod memory;
