@@ -123,6 +123,29 @@ pub async fn invocations(
     Ok(out)
 }
 
+/// The push function's rings in a window: the door logs each with its reason, ending
+/// "the park is rung" (a hearing it could not claim, one that told nothing, or one that
+/// outlasted its wait).
+pub async fn door_rings(
+    stack: &Stack,
+    prefix: &str,
+    from_ms: u64,
+    to_ms: u64,
+) -> Result<u64, String> {
+    let rings = stack
+        .log_events(prefix, Some(from_ms), Some(to_ms), Some("rung"))
+        .await?
+        .into_iter()
+        .filter(|(group, line)| {
+            group
+                .strip_prefix(prefix)
+                .is_some_and(|function| function.starts_with("PushFunction"))
+                && line.contains("the park is rung")
+        })
+        .count();
+    Ok(rings as u64)
+}
+
 fn billed_ms(report: &str) -> Option<u64> {
     let rest = report.split("Billed Duration: ").nth(1)?;
     rest.split_whitespace().next()?.parse().ok()

@@ -124,15 +124,13 @@ pub async fn run(o: &Options) -> Result<Results, String> {
             },
         });
         if name == "push" {
-            // A change the hear function did not tell within the door's wait rang the
-            // park too: its second ring can find the next park and cost a wake of its own.
-            let door_wait = standin::push::door::HEARING_WAIT.as_millis() as u64;
-            watch["heard_after_the_door_s_wait"] = heard
-                .working_ms
-                .iter()
-                .filter(|ms| **ms > door_wait)
-                .count()
-                .into();
+            // A push the door rang rather than heard (no hearing claimed, one that told
+            // nothing, or one past its wait) can find the next park and cost a wake.
+            let mut rings = 0;
+            for (from, to) in &heard.windows {
+                rings += cost::door_rings(&stack, &prefix, *from, *to).await?;
+            }
+            watch["rung_by_the_door"] = rings.into();
         }
         watches.insert(name.into(), watch);
     }

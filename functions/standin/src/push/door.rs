@@ -44,7 +44,9 @@ pub const HEARING_WAIT: Duration = Duration::from_secs(1);
 /// (the hearing's id, which the commit removes).
 pub const HEARING_LEASE: Duration = Duration::from_secs(60);
 
-/// Claims a hearing and waits for it: told, or the event to ring the park with.
+/// Claims a hearing and waits for it: told, or the event to ring the park with. Each ring
+/// is logged with its reason, ending "the park is rung": how often the hearer does not
+/// keep up is read there (and the benchmark counts them).
 /// `Refused`/`NotFound` when the push's guard fails (nothing was written).
 pub async fn hear_first<S: RowStore, H: Hearer>(
     store: &S,
@@ -54,6 +56,8 @@ pub async fn hear_first<S: RowStore, H: Hearer>(
     claimed: Option<TaskState>,
 ) -> Result<Door, StoreError> {
     let ring = |event, admitted| Door::Ring { event, admitted };
+    // Contended comes before the guard was evaluated: the id may be anyone's.
+    let logged_id = super::receiver::truncate_for_log(task_id);
     let pushed = WakeEvent::Push { claimed };
     let hearing = new_hearing_id();
     let now = crate::clock::now_ms();
@@ -63,8 +67,20 @@ pub async fn hear_first<S: RowStore, H: Hearer>(
         .await?
     {
         HearingClaim::Claimed(row) => *row,
-        HearingClaim::Busy => return Ok(ring(pushed, true)),
-        HearingClaim::Contended => return Ok(ring(pushed, false)),
+        HearingClaim::Busy => {
+            info!(
+                task_id = %logged_id,
+                "no hearing could be claimed (not parked, an event waiting, or a hearing under way); the park is rung"
+            );
+            return Ok(ring(pushed, true));
+        }
+        HearingClaim::Contended => {
+            info!(
+                task_id = %logged_id,
+                "the hearing's claim met another write to the row; the park is rung"
+            );
+            return Ok(ring(pushed, false));
+        }
     };
     let request = HearRequest {
         row,
@@ -73,15 +89,24 @@ pub async fn hear_first<S: RowStore, H: Hearer>(
     };
     match tokio::time::timeout(HEARING_WAIT, hearer.hear(&request)).await {
         Ok(Ok(Heard::Told | Heard::Unchanged)) => Ok(Door::Told),
-        Ok(Ok(Heard::Passed)) => Ok(ring(pushed, true)),
-        Ok(Ok(Heard::Disagreed)) => Ok(ring(WakeEvent::Asked { claimed }, true)),
+        Ok(Ok(Heard::Passed)) => {
+            info!(task_id = %logged_id, "the hearing told nothing; the park is rung");
+            Ok(ring(pushed, true))
+        }
+        Ok(Ok(Heard::Disagreed)) => {
+            info!(
+                task_id = %logged_id,
+                "the agent's answer disagreed with the push; the park is rung"
+            );
+            Ok(ring(WakeEvent::Asked { claimed }, true))
+        }
         Ok(Err(err)) => {
-            info!(task_id, error = %err, "the hearer failed; the park is rung");
+            info!(task_id = %logged_id, error = %err, "the hearer failed; the park is rung");
             Ok(ring(pushed, true))
         }
         Err(_) => {
             info!(
-                task_id,
+                task_id = %logged_id,
                 "the hearer outlasted the door's wait; the park is rung"
             );
             Ok(ring(pushed, true))

@@ -360,3 +360,104 @@ async fn an_agent_that_needs_credentials_is_left_to_the_wake() {
     assert_eq!(heard.unwrap(), Heard::Passed);
     assert_eq!(w.agent.count("GetTask"), asked, "the hearing asked nothing");
 }
+
+/// What the code under `log` writes through a plain log format, line by line.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
+    type Writer = Self;
+    fn make_writer(&'a self) -> Self {
+        self.clone()
+    }
+}
+
+impl Captured {
+    fn rings(&self) -> Vec<String> {
+        String::from_utf8(self.0.lock().unwrap().clone())
+            .unwrap()
+            .lines()
+            .filter(|line| line.contains("the park is rung"))
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+/// Every ring the door makes instead of a hearing is logged with its reason, in a line
+/// ending "the park is rung" (how often the hearer does not keep up is read there, and
+/// the benchmark counts them); a push heard logs none.
+#[tokio::test]
+async fn each_ring_of_the_door_is_logged_with_its_reason() {
+    let out = Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_ansi(false)
+        .without_time()
+        .with_writer(out.clone())
+        .finish();
+    let _logging = tracing::subscriber::set_default(subscriber);
+    let w = World::new(true).await;
+    parked(&w).await;
+    w.agent.set_task(task(TaskState::Working, "Building it"));
+    assert_eq!(push(&w, &InProcess(&w), TaskState::Working).await, 204);
+    assert_eq!(
+        w.bell.rings(),
+        ["park-1"],
+        "the hearing's own ring, after its note"
+    );
+    assert!(out.rings().is_empty(), "a push heard: {:?}", out.rings());
+
+    // The hearing's ring waits on the row: no hearing can be claimed until a wake takes it.
+    assert_eq!(
+        push(&w, &Recording::default(), TaskState::Working).await,
+        204
+    );
+    let rings = out.rings();
+    assert_eq!(rings.len(), 1, "{rings:?}");
+    assert!(
+        rings[0].contains("no hearing could be claimed"),
+        "{rings:?}"
+    );
+    assert_eq!(w.bell.rings(), ["park-1", "park-1"]);
+}
+
+/// A hearing that told nothing, and one that outlasted the door's wait, each log their
+/// ring.
+#[tokio::test(start_paused = true)]
+async fn a_hearing_that_told_nothing_or_outlasted_the_wait_logs_its_ring() {
+    let out = Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_ansi(false)
+        .without_time()
+        .with_writer(out.clone())
+        .finish();
+    let _logging = tracing::subscriber::set_default(subscriber);
+    let w = World::new(true).await;
+    parked(&w).await;
+    assert_eq!(
+        push(&w, &Recording::default(), TaskState::Working).await,
+        204
+    );
+    let rings = out.rings();
+    assert_eq!(rings.len(), 1, "{rings:?}");
+    assert!(rings[0].contains("the hearing told nothing"), "{rings:?}");
+
+    let w = World::new(true).await;
+    parked(&w).await;
+    assert_eq!(
+        push(&w, &Recording::stalled(), TaskState::Working).await,
+        204
+    );
+    let rings = out.rings();
+    assert_eq!(rings.len(), 2, "{rings:?}");
+    assert!(rings[1].contains("outlasted the door's wait"), "{rings:?}");
+}
