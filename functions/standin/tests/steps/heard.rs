@@ -361,13 +361,17 @@ async fn an_agent_that_needs_credentials_is_left_to_the_wake() {
     assert_eq!(w.agent.count("GetTask"), asked, "the hearing asked nothing");
 }
 
-/// What the code under `log` writes through a plain log format, line by line.
-#[derive(Clone, Default)]
-struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+thread_local! {
+    static LOGGED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
 
-impl std::io::Write for Captured {
+/// Writes to the emitting thread's `LOGGED`: a `#[tokio::test]` runs on its one thread, so
+/// each test reads its own lines.
+struct ThisThread;
+
+impl std::io::Write for ThisThread {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
+        LOGGED.with(|logged| logged.borrow_mut().extend_from_slice(buf));
         Ok(buf.len())
     }
     fn flush(&mut self) -> std::io::Result<()> {
@@ -375,21 +379,35 @@ impl std::io::Write for Captured {
     }
 }
 
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
-    type Writer = Self;
-    fn make_writer(&'a self) -> Self {
-        self.clone()
-    }
-}
+/// What this thread logs from now on. One global subscriber for the whole binary: a
+/// thread's own (`set_default`) missed lines whose callsite another test's thread had
+/// first reached with no subscriber, which tracing then cached as of no interest.
+struct Captured;
 
 impl Captured {
+    fn logging() -> Self {
+        static GLOBAL: std::sync::Once = std::sync::Once::new();
+        GLOBAL.call_once(|| {
+            let subscriber = tracing_subscriber::fmt()
+                .with_ansi(false)
+                .without_time()
+                .with_writer(|| ThisThread)
+                .finish();
+            tracing::subscriber::set_global_default(subscriber)
+                .expect("no other test of this binary sets a subscriber");
+        });
+        LOGGED.with(|logged| logged.borrow_mut().clear());
+        Self
+    }
+
     fn rings(&self) -> Vec<String> {
-        String::from_utf8(self.0.lock().unwrap().clone())
-            .unwrap()
-            .lines()
-            .filter(|line| line.contains("the park is rung"))
-            .map(str::to_owned)
-            .collect()
+        LOGGED.with(|logged| {
+            String::from_utf8_lossy(&logged.borrow())
+                .lines()
+                .filter(|line| line.contains("the park is rung"))
+                .map(str::to_owned)
+                .collect()
+        })
     }
 }
 
@@ -398,13 +416,7 @@ impl Captured {
 /// the benchmark counts them); a push heard logs none.
 #[tokio::test]
 async fn each_ring_of_the_door_is_logged_with_its_reason() {
-    let out = Captured::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_ansi(false)
-        .without_time()
-        .with_writer(out.clone())
-        .finish();
-    let _logging = tracing::subscriber::set_default(subscriber);
+    let out = Captured::logging();
     let w = World::new(true).await;
     parked(&w).await;
     w.agent.set_task(task(TaskState::Working, "Building it"));
@@ -434,13 +446,7 @@ async fn each_ring_of_the_door_is_logged_with_its_reason() {
 /// ring.
 #[tokio::test(start_paused = true)]
 async fn a_hearing_that_told_nothing_or_outlasted_the_wait_logs_its_ring() {
-    let out = Captured::default();
-    let subscriber = tracing_subscriber::fmt()
-        .with_ansi(false)
-        .without_time()
-        .with_writer(out.clone())
-        .finish();
-    let _logging = tracing::subscriber::set_default(subscriber);
+    let out = Captured::logging();
     let w = World::new(true).await;
     parked(&w).await;
     assert_eq!(
