@@ -123,9 +123,9 @@ pub async fn invocations(
     Ok(out)
 }
 
-/// The push function's rings in a window: the door logs each with its reason, ending
-/// "the park is rung" (a hearing it could not claim, one that told nothing, or one that
-/// outlasted its wait).
+/// The push function's rings in a window: the push function logs each ring the door made
+/// instead of a hearing, with its reason, "...; the park is rung" (a hearing it could not
+/// claim, one that told nothing, or one that outlasted its wait).
 pub async fn door_rings(
     stack: &Stack,
     prefix: &str,

@@ -12,6 +12,7 @@ use std::time::Duration;
 use tracing::info;
 
 use super::hearer::{HearRequest, Heard, Hearer};
+use super::receiver::truncate_for_log;
 use crate::row::{Guard, HearingClaim, RowStore, StoreError, WakeEvent};
 use standin_wire::TaskState;
 
@@ -27,6 +28,9 @@ pub enum Door {
         /// a row that moved on since (often through this push's own hearing, when the
         /// hearer outlasted the wait): the push was still accepted.
         admitted: bool,
+        /// Why the door rings rather than tells: the receiver logs it once the ring is
+        /// made ("...; the park is rung"), how often the hearer does not keep up.
+        why: &'static str,
     },
 }
 
@@ -44,9 +48,7 @@ pub const HEARING_WAIT: Duration = Duration::from_secs(1);
 /// (the hearing's id, which the commit removes).
 pub const HEARING_LEASE: Duration = Duration::from_secs(60);
 
-/// Claims a hearing and waits for it: told, or the event to ring the park with. Each ring
-/// is logged with its reason, ending "the park is rung": how often the hearer does not
-/// keep up is read there (and the benchmark counts them).
+/// Claims a hearing and waits for it: told, or the event to ring the park with, and why.
 /// `Refused`/`NotFound` when the push's guard fails (nothing was written).
 pub async fn hear_first<S: RowStore, H: Hearer>(
     store: &S,
@@ -55,9 +57,11 @@ pub async fn hear_first<S: RowStore, H: Hearer>(
     guard: &Guard,
     claimed: Option<TaskState>,
 ) -> Result<Door, StoreError> {
-    let ring = |event, admitted| Door::Ring { event, admitted };
-    // Contended comes before the guard was evaluated: the id may be anyone's.
-    let logged_id = super::receiver::truncate_for_log(task_id);
+    let ring = |event, admitted, why| Door::Ring {
+        event,
+        admitted,
+        why,
+    };
     let pushed = WakeEvent::Push { claimed };
     let hearing = new_hearing_id();
     let now = crate::clock::now_ms();
@@ -68,18 +72,12 @@ pub async fn hear_first<S: RowStore, H: Hearer>(
     {
         HearingClaim::Claimed(row) => *row,
         HearingClaim::Busy => {
-            info!(
-                task_id = %logged_id,
-                "no hearing could be claimed (not parked, an event waiting, or a hearing under way); the park is rung"
-            );
-            return Ok(ring(pushed, true));
+            let why = "no hearing could be claimed (not parked, an event waiting, or a hearing under way)";
+            return Ok(ring(pushed, true, why));
         }
         HearingClaim::Contended => {
-            info!(
-                task_id = %logged_id,
-                "the hearing's claim met another write to the row; the park is rung"
-            );
-            return Ok(ring(pushed, false));
+            let why = "the hearing's claim met another write to the row";
+            return Ok(ring(pushed, false, why));
         }
     };
     let request = HearRequest {
@@ -89,28 +87,17 @@ pub async fn hear_first<S: RowStore, H: Hearer>(
     };
     match tokio::time::timeout(HEARING_WAIT, hearer.hear(&request)).await {
         Ok(Ok(Heard::Told | Heard::Unchanged)) => Ok(Door::Told),
-        Ok(Ok(Heard::Passed)) => {
-            info!(task_id = %logged_id, "the hearing told nothing; the park is rung");
-            Ok(ring(pushed, true))
-        }
-        Ok(Ok(Heard::Disagreed)) => {
-            info!(
-                task_id = %logged_id,
-                "the agent's answer disagreed with the push; the park is rung"
-            );
-            Ok(ring(WakeEvent::Asked { claimed }, true))
-        }
+        Ok(Ok(Heard::Passed)) => Ok(ring(pushed, true, "the hearing told nothing")),
+        Ok(Ok(Heard::Disagreed)) => Ok(ring(
+            WakeEvent::Asked { claimed },
+            true,
+            "the agent's answer disagreed with the push",
+        )),
         Ok(Err(err)) => {
-            info!(task_id = %logged_id, error = %err, "the hearer failed; the park is rung");
-            Ok(ring(pushed, true))
+            info!(task_id = %truncate_for_log(task_id), error = %err, "the hearer failed");
+            Ok(ring(pushed, true, "the hearer failed"))
         }
-        Err(_) => {
-            info!(
-                task_id = %logged_id,
-                "the hearer outlasted the door's wait; the park is rung"
-            );
-            Ok(ring(pushed, true))
-        }
+        Err(_) => Ok(ring(pushed, true, "the hearer outlasted the door's wait")),
     }
 }
 

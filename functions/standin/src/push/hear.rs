@@ -39,14 +39,14 @@ pub async fn hear<S: RowStore, D: Doorbell, A: Agent>(
     let agent = match invocation.agent().await {
         Ok(agent) => agent,
         Err(err) => {
-            warn!(task_id, error = %err, "agent unavailable to hear a push; the park is rung");
+            warn!(task_id, error = %err, "agent unavailable to hear a push; the door rings the park");
             return Ok(Heard::Passed);
         }
     };
     let task = match agent.get(remote).await {
         Ok(task) => task,
         Err(err) => {
-            warn!(task_id, error = %err, "GetTask for a push failed; the park is rung");
+            warn!(task_id, error = %err, "GetTask for a push failed; the door rings the park");
             return Ok(Heard::Passed);
         }
     };
@@ -57,7 +57,7 @@ pub async fn hear<S: RowStore, D: Doorbell, A: Agent>(
         // again after their waits.
         info!(
             task_id,
-            "a push's claim is not what GetTask answers; the park is rung"
+            "a push's claim is not what GetTask answers; the door rings the park"
         );
         return Ok(Heard::Disagreed);
     }

@@ -242,20 +242,29 @@ pub async fn receive_heard<S: RowStore, D: Doorbell, H: Hearer>(
     let unheard = WakeEvent::Push {
         claimed: push.claimed,
     };
-    let (event, admitted) = if hearer.hears() {
+    let (event, admitted, rung_by_the_door) = if hearer.hears() {
         match super::door::hear_first(store, hearer, task_id, &guard, push.claimed).await {
             Ok(Door::Told) => return accepted(task_id),
-            Ok(Door::Ring { event, admitted }) => (event, admitted),
+            Ok(Door::Ring {
+                event,
+                admitted,
+                why,
+            }) => (event, admitted, Some(why)),
             Err(StoreError::Refused(_) | StoreError::NotFound(_)) => {
                 return why_refused(store, task_id, &push).await;
             }
             Err(err) => return store_failure(task_id, &err),
         }
     } else {
-        (unheard, false)
+        (unheard, false, None)
     };
     match ring(store, bell, task_id, &event, &guard).await {
-        Ok(_) => accepted(task_id),
+        Ok(_) => {
+            if let Some(why) = rung_by_the_door {
+                info!(task_id = %truncate_for_log(task_id), "{why}; the park is rung");
+            }
+            accepted(task_id)
+        }
         Err(StoreError::Refused(_) | StoreError::NotFound(_)) if admitted => {
             // The claim found the push the stand-in's, and the row moved on since (its
             // hearing closed it, a cancel ended it): a 401 would call a true push forged.

@@ -396,6 +396,9 @@ impl Captured {
             tracing::subscriber::set_global_default(subscriber)
                 .expect("no other test of this binary sets a subscriber");
         });
+        // A callsite first reached on another thread while the subscriber was being set
+        // may still hold the interest it had before.
+        tracing::callsite::rebuild_interest_cache();
         LOGGED.with(|logged| logged.borrow_mut().clear());
         Self
     }
@@ -440,10 +443,14 @@ async fn each_ring_of_the_door_is_logged_with_its_reason() {
         "{rings:?}"
     );
     assert_eq!(w.bell.rings(), ["park-1", "park-1"]);
+
+    // A push refused rings nothing, and logs no ring.
+    assert_eq!(stranger_push(&w, &Recording::default()).await, 401);
+    assert_eq!(out.rings().len(), 1, "{:?}", out.rings());
 }
 
-/// A hearing that told nothing, and one that outlasted the door's wait, each log their
-/// ring.
+/// A hearing that told nothing, one that outlasted the door's wait, and a hearer that
+/// failed each log their ring.
 #[tokio::test(start_paused = true)]
 async fn a_hearing_that_told_nothing_or_outlasted_the_wait_logs_its_ring() {
     let out = Captured::logging();
@@ -466,4 +473,11 @@ async fn a_hearing_that_told_nothing_or_outlasted_the_wait_logs_its_ring() {
     let rings = out.rings();
     assert_eq!(rings.len(), 2, "{rings:?}");
     assert!(rings[1].contains("outlasted the door's wait"), "{rings:?}");
+
+    let w = World::new(true).await;
+    parked(&w).await;
+    assert_eq!(push(&w, &Broken, TaskState::Working).await, 204);
+    let rings = out.rings();
+    assert_eq!(rings.len(), 3, "{rings:?}");
+    assert!(rings[2].contains("the hearer failed"), "{rings:?}");
 }
