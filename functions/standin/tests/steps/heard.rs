@@ -449,35 +449,23 @@ async fn each_ring_of_the_door_is_logged_with_its_reason() {
     assert_eq!(out.rings().len(), 1, "{:?}", out.rings());
 }
 
+/// A fresh parked stand-in pushed through `hearer`: the door answers 204 and logs its
+/// `nth` ring of the test (from 1), naming `why`.
+async fn logs_its_ring<H: Hearer>(out: &Captured, hearer: &H, nth: usize, why: &str) {
+    let w = World::new(true).await;
+    parked(&w).await;
+    assert_eq!(push(&w, hearer, TaskState::Working).await, 204);
+    let rings = out.rings();
+    assert_eq!(rings.len(), nth, "{rings:?}");
+    assert!(rings[nth - 1].contains(why), "{rings:?}");
+}
+
 /// A hearing that told nothing, one that outlasted the door's wait, and a hearer that
 /// failed each log their ring.
 #[tokio::test(start_paused = true)]
 async fn a_hearing_that_told_nothing_or_outlasted_the_wait_logs_its_ring() {
     let out = Captured::logging();
-    let w = World::new(true).await;
-    parked(&w).await;
-    assert_eq!(
-        push(&w, &Recording::default(), TaskState::Working).await,
-        204
-    );
-    let rings = out.rings();
-    assert_eq!(rings.len(), 1, "{rings:?}");
-    assert!(rings[0].contains("the hearing told nothing"), "{rings:?}");
-
-    let w = World::new(true).await;
-    parked(&w).await;
-    assert_eq!(
-        push(&w, &Recording::stalled(), TaskState::Working).await,
-        204
-    );
-    let rings = out.rings();
-    assert_eq!(rings.len(), 2, "{rings:?}");
-    assert!(rings[1].contains("outlasted the door's wait"), "{rings:?}");
-
-    let w = World::new(true).await;
-    parked(&w).await;
-    assert_eq!(push(&w, &Broken, TaskState::Working).await, 204);
-    let rings = out.rings();
-    assert_eq!(rings.len(), 3, "{rings:?}");
-    assert!(rings[2].contains("the hearer failed"), "{rings:?}");
+    logs_its_ring(&out, &Recording::default(), 1, "the hearing told nothing").await;
+    logs_its_ring(&out, &Recording::stalled(), 2, "outlasted the door's wait").await;
+    logs_its_ring(&out, &Broken, 3, "the hearer failed").await;
 }
