@@ -28,3 +28,13 @@ prune_old_binaries() {
 }
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+
+# Runs "$@" in the background in a session of its own (stopped whole: $! leads it) at the
+# lowest priority, as a scheduling group too: the kernel shares the cores between
+# sessions' groups (autogroup) whatever a process's nice, so LocalStack's session, its
+# functions among it, keeps its share, and the tests' theirs.
+at_lowest_priority() {
+  # -w: were setsid to fork (a caller leading its process group), $! still ends with it.
+  setsid -w bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null || true; exec nice -n 19 "$@"' \
+    at_lowest_priority "$@" &
+}
