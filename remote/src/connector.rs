@@ -53,7 +53,7 @@ pub struct Reach<'a> {
     /// The keys the card must be signed with, when the entry pins them.
     pub card_signing: Option<&'a CardSigning>,
     /// The binding to speak when the card offers it.
-    pub preferred_binding: Option<crate::PreferredBinding>,
+    pub preferred_binding: Option<crate::preferred_binding::PreferredBinding>,
 }
 
 impl Reach<'_> {

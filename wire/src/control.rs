@@ -5,8 +5,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::body_error::{BodyError, field_refused};
+use crate::id::{ReplyId, TaskId};
+use crate::note::ParentNote;
 use crate::parts::{InputPart, parse_parts};
-use crate::{ParentNote, ReplyId, TaskId, TaskState, WatchMode};
+use crate::state::{TaskState, WatchMode};
 
 /// The longest first message or reply, in bytes.
 pub const MAX_MESSAGE_BYTES: usize = 32 * 1024;
@@ -15,16 +18,6 @@ pub const MAX_REASON_BYTES: usize = 4 * 1024;
 /// Why `POST /standins` takes no parent task token: whoever could call it would have
 /// the stack answer (complete or fail) any task of the account.
 pub const NO_TOKEN_HERE: &str = "parent_task_token: is not taken by POST /standins: a Step Functions parent starts the stand-in's execution itself (states:startExecution.waitForTaskToken, passing parent_task_token in its input), so only a principal allowed StartExecution on the stand-in machine can have a task answered";
-
-/// A request body the API refuses, with the message it answers (400).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct BodyError(pub String);
-
-/// A refusal as every check words one: the field, what was expected, what was got.
-pub(crate) fn field_refused(field: &str, problem: impl std::fmt::Display) -> BodyError {
-    BodyError(format!("{field}: {problem}"))
-}
 
 fn text<'a>(body: &'a Value, field: &str) -> Result<&'a str, BodyError> {
     match &body[field] {
@@ -72,7 +65,7 @@ pub struct StartRequest {
     /// A webhook every note of the stand-in is POSTed to, set with the start, so it hears
     /// every note (`after` 0 unless given).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub webhook: Option<crate::WebhookRequest>,
+    pub webhook: Option<crate::webhook::WebhookRequest>,
     /// The parent's own context (its conversation, its session) the stand-in belongs to:
     /// shown with it, and the A2A front's `contextId`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -125,7 +118,7 @@ impl StartRequest {
         let traceparent = match &body["traceparent"] {
             Value::Null => None,
             Value::String(given) => {
-                Some(crate::TraceContext::parse("traceparent", given)?.header())
+                Some(crate::trace::TraceContext::parse("traceparent", given)?.header())
             }
             other => {
                 return Err(field_refused(
@@ -136,7 +129,7 @@ impl StartRequest {
         };
         let webhook = match &body["webhook"] {
             Value::Null => None,
-            given => Some(crate::WebhookRequest::parse_at(given, "webhook.")?),
+            given => Some(crate::webhook::WebhookRequest::parse_at(given, "webhook.")?),
         };
         Ok(Self {
             agent: agent.to_owned(),
@@ -451,10 +444,10 @@ mod tests {
                         .cloned()
                         .unwrap_or_default(),
                 },
-                InputPart::File(crate::InputFile {
+                InputPart::File(crate::parts::InputFile {
                     name: Some("notes.txt".into()),
                     media_type: Some("text/plain".into()),
-                    content: crate::FileContent::Bytes("bm90ZXM=".into()),
+                    content: crate::parts::FileContent::Bytes("bm90ZXM=".into()),
                 }),
             ],
             task_id: TaskId::parse("si-1").ok(),
@@ -467,10 +460,10 @@ mod tests {
         assert_eq!(StartRequest::parse(&body), Ok(start));
         let reply = ReplyRequest {
             text: "autumn".into(),
-            parts: vec![InputPart::File(crate::InputFile {
+            parts: vec![InputPart::File(crate::parts::InputFile {
                 name: None,
                 media_type: None,
-                content: crate::FileContent::Url("https://x.test/leaf.png".into()),
+                content: crate::parts::FileContent::Url("https://x.test/leaf.png".into()),
             })],
             reply_id: ReplyId::parse("r-1").ok(),
         };

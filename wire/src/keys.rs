@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::control::{BodyError, field_refused};
+use crate::body_error::{BodyError, field_refused};
 
 /// The longest name a key may have.
 pub const MAX_KEY_NAME_CHARS: usize = 64;

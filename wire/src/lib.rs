@@ -4,6 +4,7 @@
 //! rules the API enforces, as types that cannot hold a value the rules refuse.
 
 mod artifact;
+mod body_error;
 mod control;
 mod id;
 mod keys;
@@ -22,8 +23,9 @@ mod webhook;
 pub use artifact::{
     ArtifactContent, ArtifactView, ArtifactsPage, NOTE_INLINE_BYTES, PartFlag, PartKind, PartView,
 };
+pub use body_error::BodyError;
 pub use control::{
-    Accepted, AgentView, AgentsPage, BodyError, CancelRequest, CardView, ErrorBody, ListPage,
+    Accepted, AgentView, AgentsPage, CancelRequest, CardView, ErrorBody, ListPage,
     MAX_MESSAGE_BYTES, MAX_REASON_BYTES, NO_TOKEN_HERE, NotesPage, PendingView, Removed,
     ReplyRequest, SkillView, StandInStatus, StartRequest, Started, Summary,
 };

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::TaskState;
+use crate::state::TaskState;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ParentNote {
@@ -32,10 +32,10 @@ pub struct ParentNote {
     /// How the stand-in was watching the remote task when it told the note; none before
     /// its first wait (a turn's notes) and on notes written before this field.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub watch: Option<crate::WatchMode>,
+    pub watch: Option<crate::state::WatchMode>,
     /// Artifacts completed since the previous note; the final note carries all of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub artifacts: Vec<crate::ArtifactView>,
+    pub artifacts: Vec<crate::artifact::ArtifactView>,
     /// Artifacts due on this note but past its room (64 KiB of them): read them through
     /// `GET /standins/{task_id}/artifacts`.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -43,7 +43,7 @@ pub struct ParentNote {
     /// The status message's parts other than its text: a data form an INPUT_REQUIRED
     /// question asks to fill, a link, a file described.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub parts: Vec<crate::PartView>,
+    pub parts: Vec<crate::artifact::PartView>,
     /// The W3C trace id of the stand-in's trace (the parent's `traceparent`, or its own):
     /// the agent's spans for this task are under it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

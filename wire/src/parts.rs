@@ -8,7 +8,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::control::{BodyError, field_refused};
+use crate::body_error::{BodyError, field_refused};
 
 /// The most parts one turn carries beside its text.
 pub const MAX_PARTS: usize = 16;
@@ -67,7 +67,7 @@ pub enum FileContent {
     /// A file put through `POST /uploads`: the agent gets a link that reads it, or its
     /// bytes.
     #[serde(rename = "upload_id")]
-    Upload(crate::UploadId),
+    Upload(crate::upload::UploadId),
 }
 
 /// Reads `parts` (absent: none) and checks the turn, `text` with them, against its bound.
@@ -203,7 +203,7 @@ fn parse_file(at: &str, object: &Map<String, Value>) -> Result<InputFile, BodyEr
             FileContent::Bytes(bytes)
         }
         (None, None, Some(id)) => FileContent::Upload(
-            crate::UploadId::parse(&id)
+            crate::upload::UploadId::parse(&id)
                 .map_err(|rule| field_refused(&format!("{at}.upload_id"), rule))?,
         ),
         _ => {

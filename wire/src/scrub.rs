@@ -3,7 +3,7 @@
 /// Longest text the stand-in stores or relays, in bytes.
 pub const MAX_TEXT_BYTES: usize = 4096;
 /// Longest cancel reason the parent may give (it reaches the final note as is).
-pub const MAX_REASON_BYTES: usize = crate::MAX_REASON_BYTES;
+pub const MAX_REASON_BYTES: usize = crate::control::MAX_REASON_BYTES;
 const _: () = assert!(
     MAX_REASON_BYTES <= MAX_TEXT_BYTES,
     "a reason is noted as is"

@@ -2,7 +2,7 @@
 //! start, or one the stand-in begins. The stand-in sends it, as given, on every call to
 //! the agent; each note names its trace; the execution's X-Ray segments join it.
 
-use crate::control::{BodyError, field_refused};
+use crate::body_error::{BodyError, field_refused};
 
 /// A W3C `traceparent`: `00-{trace id}-{parent span id}-{flags}`, held in its
 /// canonical (lower-case) form.

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::InputPart;
+use crate::parts::InputPart;
 
 /// Which of the parent's turns: a stand-in has one start and any number of replies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::control::{BodyError, field_refused};
+use crate::body_error::{BodyError, field_refused};
 
 /// The largest file one upload holds.
 pub const MAX_UPLOAD_BYTES: u64 = 100 * 1024 * 1024;

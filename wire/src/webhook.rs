@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::control::{BodyError, field_refused};
+use crate::body_error::{BodyError, field_refused};
 
 /// The longest webhook URL. A stand-in's webhooks are on its row, and every write of the
 /// row pays for their size: 4 webhooks at these bounds add under 8 KiB.

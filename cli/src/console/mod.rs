@@ -7,6 +7,7 @@ mod chart;
 mod guard;
 mod pages;
 mod parts;
+mod respond;
 mod time;
 mod views;
 

@@ -4,14 +4,14 @@
 
 use std::sync::Arc;
 
-use askama::Template;
 use axum::extract::{Form, Path, Query, State};
 use axum::http::StatusCode;
-use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::response::{IntoResponse, Redirect, Response};
 use serde::Deserialize;
 
 use super::Console;
 use super::chart::timeline;
+use super::respond::{failed, render};
 use super::views::{self, Choice, ErrorPage, ReplyForm, StandInPage};
 use crate::CliError;
 use crate::parts::parts_of;
@@ -288,31 +288,6 @@ pub(crate) async fn agents(State(console): State<Arc<Console>>) -> Response {
         }),
         Err(err) => failed(&console, "The agents did not read", &err),
     }
-}
-
-pub(crate) fn render(page: &impl Template) -> Response {
-    match page.render() {
-        Ok(html) => Html(html).into_response(),
-        Err(err) => (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("the page did not render: {err}"),
-        )
-            .into_response(),
-    }
-}
-
-/// What went wrong reading, as a page: the CLI's own one-line error, which says what to do.
-pub(crate) fn failed(console: &Console, title: &str, err: &CliError) -> Response {
-    let status = match err {
-        CliError::UnknownStandIn { .. } => StatusCode::NOT_FOUND,
-        _ => StatusCode::BAD_GATEWAY,
-    };
-    let page = ErrorPage {
-        stack: console.stack.clone(),
-        title: title.to_owned(),
-        message: err.to_string(),
-    };
-    (status, render(&page)).into_response()
 }
 
 fn stale(console: &Console) -> Response {

@@ -12,6 +12,7 @@ use serde::Deserialize;
 use standin_wire::{PartKind, PartView};
 
 use super::Console;
+use super::respond::failed;
 use super::views::{self, ArtifactPage, PartPreview};
 use crate::CliError;
 
@@ -115,7 +116,7 @@ pub(crate) async fn part(
     let (part, bytes) = match read.await {
         Ok(Some(found)) => found,
         Ok(None) => return (StatusCode::NOT_FOUND, "no stored part there").into_response(),
-        Err(err) => return super::pages::failed(&console, "This part did not read", &err),
+        Err(err) => return failed(&console, "This part did not read", &err),
     };
     let inline = query.download.is_none()
         && essence(&part).is_some_and(|media| SHOWN_INLINE.contains(&media.as_str()));

@@ -5,7 +5,8 @@
 //!
 //! - [`row`]: the row (one per stand-in), the `RowStore` port, DynamoDB, memory, contract.
 //! - [`doorbell`]: ring, park, drain, apply, end; the `Doorbell` port on Step Functions.
-//! - [`push`]: the push token and the receiver behind the push URL.
+//! - [`push`]: the push token and the receiver behind the push URL ([`digest`]: the only
+//!   form of a token that is stored).
 //! - [`watch`]: push, follow, poll or off, chosen once per remote task.
 //! - [`follow`]: the follow park, holding the agent's stream for a window.
 //! - [`steps`]: the state machine's steps; [`steps::next`] decides where each leads (the
@@ -45,6 +46,7 @@ pub mod cards;
 pub mod clock;
 pub mod config_error;
 pub mod control;
+pub mod digest;
 pub mod doorbell;
 pub mod follow;
 pub mod keys;

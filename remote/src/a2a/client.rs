@@ -17,20 +17,19 @@ use super::artifact;
 use super::binding::{Link, Transport};
 use super::call::Call;
 use super::card::ResolvedAgent;
+use super::collect::Collect;
 use super::dialect::Calls;
-use super::divert::SpillNames;
 pub use super::http::Timeouts;
 use super::limits::{MAX_EVENT_BYTES, bounded_message};
 use super::map;
 use super::said::{Heard, Said, speak_for};
-use super::skim::Skim;
 use super::types::{
     AuthenticationInfo, Message, SendMessageResult, StreamResponse, Task,
     TaskPushNotificationConfig,
 };
 use crate::auth::Credentials;
 use crate::error::RemoteError;
-use crate::model::{PushRequest, Sent, Spilled, Status, Turn, Update, UpdateStream};
+use crate::model::{PushRequest, Sent, Status, Turn, Update, UpdateStream};
 use crate::port::{Agent, ContentSink};
 
 #[cfg(test)]
@@ -46,29 +45,6 @@ pub fn http_client() -> Result<reqwest::Client, RemoteError> {
     crate::tls::Roots::built_in()
         .agent_http_client()
         .map_err(|e| RemoteError::Transport(format!("cannot build the HTTP client: {e}")))
-}
-
-/// Artifacts collected: how stored content is named, and where it goes.
-#[derive(Clone)]
-pub struct Collect {
-    names: SpillNames,
-    sink: Arc<dyn ContentSink>,
-}
-
-impl Collect {
-    pub(crate) fn skim(&self, limit: usize) -> Skim {
-        Skim::collecting(limit, self.names.clone())
-    }
-
-    pub(crate) fn names(&self) -> SpillNames {
-        self.names.clone()
-    }
-
-    pub(crate) async fn hand_on(&self, spilled: Vec<Spilled>) {
-        for each in spilled {
-            self.sink.take(each).await;
-        }
-    }
 }
 
 /// A connected agent: its card read, its interface chosen. Reached only through [`Agent`].
@@ -151,10 +127,7 @@ impl AgentClient {
     /// Calls from now on keep the task's artifacts, their large content stored through
     /// `sink` as it arrives.
     pub fn with_artifacts(mut self, sink: Option<Arc<dyn ContentSink>>) -> Self {
-        self.collect = sink.map(|sink| Collect {
-            names: SpillNames::new(),
-            sink,
-        });
+        self.collect = sink.map(Collect::new);
         self
     }
 
@@ -162,7 +135,7 @@ impl AgentClient {
     fn status_of(&self, task: &Task) -> Status {
         let mut status = map::task(task);
         if let Some(collect) = &self.collect {
-            let artifacts = artifact::artifacts(&task.artifacts, &collect.names);
+            let artifacts = artifact::artifacts(&task.artifacts, &collect.names());
             speak_for(&mut status, artifacts.last().map(Said::of).as_ref());
             status.artifacts = Some(artifacts);
         }
@@ -171,7 +144,7 @@ impl AgentClient {
 
     /// The wire's events as the model's updates.
     fn updates(&self, events: EventStream) -> UpdateStream {
-        let names = self.collect.as_ref().map(|c| c.names.clone());
+        let names = self.collect.as_ref().map(|c| c.names());
         let mut heard = Heard::default();
         events
             .map(move |event| {

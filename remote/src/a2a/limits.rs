@@ -21,6 +21,19 @@ pub const MAX_GRPC_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 /// An error message kept from an agent's error object (it reaches logs and reasons).
 pub const MAX_ERROR_MESSAGE_BYTES: usize = 1024;
 
+// What a card says of its agent, as a listing keeps it (`profile.rs`).
+
+/// The most of the card's description kept, in characters.
+pub const MAX_DESCRIPTION_CHARS: usize = 500;
+/// The most skills kept, in the card's order.
+pub const MAX_SKILLS: usize = 10;
+/// The most of a skill's description kept, in characters.
+pub const MAX_SKILL_DESCRIPTION_CHARS: usize = 200;
+/// The most of a name, an id or a tag kept, in characters.
+pub const MAX_NAME_CHARS: usize = 64;
+/// The most tags kept per skill.
+pub const MAX_TAGS: usize = 5;
+
 /// An agent's error text as the stand-in keeps it: scrubbed (an agent may echo our token)
 /// and cut to `MAX_ERROR_MESSAGE_BYTES` (on a character boundary).
 pub fn bounded_message(message: &str) -> String {

@@ -9,6 +9,7 @@ pub mod binding;
 pub mod call;
 pub mod card;
 pub mod client;
+pub mod collect;
 pub mod dialect;
 pub mod divert;
 pub mod error;

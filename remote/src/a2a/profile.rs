@@ -3,19 +3,11 @@
 //! an agent), with no control or bidirectional-override characters: the text is the
 //! agent's own claim, shown to people and to LLMs.
 
+use super::limits::{
+    MAX_DESCRIPTION_CHARS, MAX_NAME_CHARS, MAX_SKILL_DESCRIPTION_CHARS, MAX_SKILLS, MAX_TAGS,
+};
 use super::types::{AgentCard, AgentSkill};
 use crate::model::{Profile, Skill};
-
-/// The most of the card's description kept, in characters.
-pub const MAX_DESCRIPTION_CHARS: usize = 500;
-/// The most skills kept, in the card's order.
-pub const MAX_SKILLS: usize = 10;
-/// The most of a skill's description kept, in characters.
-pub const MAX_SKILL_DESCRIPTION_CHARS: usize = 200;
-/// The most of a name, an id or a tag kept, in characters.
-pub const MAX_NAME_CHARS: usize = 64;
-/// The most tags kept per skill.
-pub const MAX_TAGS: usize = 5;
 
 /// Characters that would change how the text reads rather than what it says.
 fn hidden(c: char) -> bool {

@@ -350,7 +350,7 @@ impl AgentSkill {
                 .into_iter()
                 .flatten()
                 .filter_map(Value::as_str)
-                .take(super::profile::MAX_TAGS)
+                .take(super::limits::MAX_TAGS)
                 .map(str::to_owned)
                 .collect(),
         }
@@ -365,7 +365,7 @@ fn lenient_text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Str
     })
 }
 
-/// The first [`super::profile::MAX_SKILLS`] skills, each read leniently; the rest are
+/// The first [`super::limits::MAX_SKILLS`] skills, each read leniently; the rest are
 /// skipped unread, and a `skills` that is not a list is none.
 fn first_skills<'de, D: serde::Deserializer<'de>>(
     deserializer: D,
@@ -381,7 +381,7 @@ fn first_skills<'de, D: serde::Deserializer<'de>>(
             mut seq: A,
         ) -> Result<Self::Value, A::Error> {
             let mut skills = Vec::new();
-            while skills.len() < super::profile::MAX_SKILLS {
+            while skills.len() < super::limits::MAX_SKILLS {
                 match seq.next_element::<Value>()? {
                     Some(skill) => skills.push(AgentSkill::lenient(&skill)),
                     None => return Ok(skills),

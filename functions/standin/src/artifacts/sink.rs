@@ -14,7 +14,7 @@ use super::guard::EchoGuard;
 use super::kept::{load, parts_prefix};
 use super::manifest::{Bounds, Manifest};
 use super::room::{Claim, PART_ROOM_BYTES, PartRoom};
-use crate::push::TokenDigest;
+use crate::digest::TokenDigest;
 use tokio::sync::OwnedSemaphorePermit;
 
 /// What of ours must not be stored: the push token (by its digest) and the credentials

@@ -20,7 +20,7 @@ use serde_json::Value;
 use standin_remote::front::{Answered, ControlCalls, Door, Front, front_card};
 
 use super::ApiAnswer;
-use super::http::respond;
+use super::http_io::respond;
 use super::in_process::InProcess;
 use super::{Control, Executions};
 use crate::doorbell::Doorbell;

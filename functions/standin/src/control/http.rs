@@ -7,36 +7,17 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderMap, Method, Uri};
+use axum::response::Response;
 use axum::routing::{get, post};
-use serde::Deserialize;
 use serde_json::Value;
 
 use standin_wire::TraceContext;
 
+use super::http_io::{Pairs, respond};
 use super::{ApiAnswer, Call, Control, Executions};
 use crate::doorbell::Doorbell;
 use crate::row::{RowStore, Webhooks};
-
-/// The query's pairs in order; `after` is the first one of that name (a repeated one is
-/// not an error, as it was not before the router).
-#[derive(Debug, Deserialize)]
-#[serde(transparent)]
-pub(super) struct Pairs(Vec<(String, String)>);
-
-impl Pairs {
-    pub(super) fn after(&self) -> Option<&str> {
-        self.named("after")
-    }
-
-    fn named(&self, name: &str) -> Option<&str> {
-        self.0
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-}
 
 /// The document's path parameters.
 pub const PATH_PARAMETERS: [&str; 5] =
@@ -64,16 +45,6 @@ fn unreadable(rejection: PathRejection) -> Response {
 /// A body that is not JSON reads as `null`: each call says which field it lacks.
 fn json(body: &Bytes) -> Value {
     serde_json::from_slice(body).unwrap_or(Value::Null)
-}
-
-pub(super) fn respond(answer: ApiAnswer) -> Response {
-    let status = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        answer.body.to_string(),
-    )
-        .into_response()
 }
 
 /// Every route of `api/control.openapi.json`, the MCP tools' `/mcp` among them; anything

@@ -14,7 +14,7 @@ use standin_wire::{
     BodyError, IssuedKeyView, KEY_ID_RULE, KeyRequest, KeyView, KeysPage, is_key_id,
 };
 
-use super::http::{Pairs, respond};
+use super::http_io::{Pairs, respond};
 use super::{ApiAnswer, Call, Control, ControlError, Executions};
 use crate::doorbell::Doorbell;
 use crate::keys::{KEYS_PAGE, KeyRecord, MAX_KEY_AGENTS, issue};

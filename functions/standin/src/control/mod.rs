@@ -7,6 +7,7 @@ mod artifacts;
 mod executions;
 pub mod front;
 pub mod http;
+mod http_io;
 mod in_process;
 mod keys;
 mod mcp;

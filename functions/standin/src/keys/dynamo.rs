@@ -7,7 +7,7 @@ use aws_sdk_dynamodb::error::DisplayErrorContext;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 
 use super::{KeyPage, KeyRecord, KeyStore, KeyStoreError};
-use crate::push::TokenDigest;
+use crate::digest::TokenDigest;
 use crate::registry::BoxFuture;
 
 /// The table's key (the template names it too).

@@ -16,7 +16,7 @@ use secrecy::{ExposeSecret, SecretString};
 
 use standin_wire::is_key_id;
 
-use crate::push::TokenDigest;
+use crate::digest::TokenDigest;
 use crate::registry::BoxFuture;
 
 /// What every key begins with, so a leaked one is recognised for what it is.

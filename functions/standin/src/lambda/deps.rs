@@ -21,6 +21,7 @@ use crate::auth::sigv4::AgentCoreSigner;
 use crate::auth::sts::StsRoleKeys;
 use crate::cards::Cards;
 use crate::control::sfn::SfnExecutions;
+use crate::digest::TokenDigest;
 use crate::doorbell::sfn::SfnDoorbell;
 use crate::outbox::Teller;
 use crate::outbox::at_once::AtOnce;
@@ -28,7 +29,6 @@ use crate::outbox::callback::SfnCallback;
 use crate::outbox::deliver::Outlets;
 use crate::outbox::events::EventBridgeBus;
 use crate::outbox::sqs::SqsParentQueue;
-use crate::push::TokenDigest;
 use crate::registry::Catalog;
 use crate::registry::dynamo::DynamoRegistry;
 use crate::row::dynamo::DynamoRowStore;
@@ -463,7 +463,7 @@ pub struct ControlDeps {
     pub artifacts: Option<S3Blobs>,
     pub max_standin_secs: u64,
     pub cards: Cards,
-    pub api_url_form: super::http::ApiUrlForm,
+    pub api_url_form: super::config::ApiUrlForm,
     pub webhooks: Option<crate::webhook::sqs::SqsDeliveryQueue>,
     pub allow_private: bool,
     pub keys: Option<crate::keys::dynamo::DynamoKeys>,

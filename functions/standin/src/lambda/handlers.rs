@@ -70,7 +70,7 @@ pub async fn hear(
     let invocation = deps
         .invocation(&row.task_id, &row.agent, Some(row.clone()), trace)
         .await?;
-    let heard = crate::push::hear::hear(&invocation, &deps.bell, &request).await?;
+    let heard = crate::steps::hear(&invocation, &deps.bell, &request).await?;
     invocation.finish().await;
     Ok(heard)
 }

@@ -6,6 +6,7 @@ use lambda_http::request::RequestContext;
 use lambda_http::{Body, Request, RequestExt, Response};
 use lambda_runtime::Error;
 
+use super::config::ApiUrlForm;
 use super::deps::PushDeps;
 use crate::control::front::PublicBase;
 use crate::push::receiver;
@@ -31,15 +32,6 @@ pub(super) async fn push(
         response = response.header("content-type", "application/json");
     }
     Ok(response.body(Body::from(answer.body))?)
-}
-
-/// How the control API is reached from outside, for the URLs it writes of itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApiUrlForm {
-    /// `https://{domain}{stage or base path}`: API Gateway, its own domain or a custom one.
-    Aws,
-    /// `http://{host}/_aws/execute-api/{api id}/{stage}`: LocalStack's form.
-    LocalStack,
 }
 
 /// Where the control API is reached from outside, read from API Gateway's context:

@@ -36,7 +36,7 @@ pub fn event_span(event: &Value) -> Span {
 pub fn request_span(request: &Request) -> Span {
     let span = tracing::info_span!("invocation", task_id = tracing::field::Empty);
     if let Some(id) = request.path_parameters().first("task_id") {
-        span.record("task_id", crate::push::receiver::truncate_for_log(id));
+        span.record("task_id", crate::push::token::truncate_for_log(id));
     }
     span
 }

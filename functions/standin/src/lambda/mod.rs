@@ -201,7 +201,7 @@ pub async fn serve_push() -> Result<(), Error> {
     serve_http(deps, http::push).await
 }
 
-/// The hearer: a push the receiver claimed, heard and told (`push::hear`).
+/// The hearer: a push the receiver claimed, heard and told (`steps::hear`).
 pub async fn serve_hear() -> Result<(), Error> {
     let deps = build(Retries::Patient, StepSettings::read, step_deps).await?;
     serve(deps, handlers::hear).await

@@ -12,7 +12,7 @@ use std::time::Duration;
 use tracing::info;
 
 use super::hearer::{HearRequest, Heard, Hearer};
-use super::receiver::truncate_for_log;
+use super::token::truncate_for_log;
 use crate::row::{Guard, HearingClaim, RowStore, StoreError, WakeEvent};
 use standin_wire::TaskState;
 

@@ -2,7 +2,6 @@
 //! docs/architecture.md), and the hearing the door hands a push it claimed.
 
 pub mod door;
-pub mod hear;
 pub mod hearer;
 pub mod invoke;
 pub mod receiver;

@@ -14,7 +14,7 @@ use tracing::info;
 
 use super::door::Door;
 use super::hearer::{Hearer, NoHearer};
-use super::token::TokenDigest;
+use super::token::{TokenDigest, truncate_for_log};
 use crate::doorbell::Doorbell;
 use crate::doorbell::ring;
 use crate::row::{Guard, Row, WakeEvent, WatchMode};
@@ -103,16 +103,6 @@ impl PushResponse {
             body: refusal.body(),
         }
     }
-}
-
-/// An id from outside (a push's path) as logs name it: cut to a bounded length, so a
-/// hostile sender cannot fill the logs through it.
-pub fn truncate_for_log(id: &str) -> &str {
-    let mut end = id.len().min(128);
-    while !id.is_char_boundary(end) {
-        end -= 1;
-    }
-    &id[..end]
 }
 
 /// Steps 1–3: size, token, body. Content-Length is checked before the body is read.

@@ -4,8 +4,8 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rand::Rng;
 use secrecy::{ExposeSecret, SecretString};
-use sha2::{Digest, Sha256};
-use subtle::ConstantTimeEq;
+
+pub use crate::digest::TokenDigest;
 
 /// The route the push function serves; `{task_id}` is the percent-encoded local id.
 pub const PUSH_PATH_PREFIX: &str = "/a2a/push/";
@@ -28,31 +28,6 @@ impl PushToken {
 
     pub fn digest(&self) -> TokenDigest {
         TokenDigest::of(self.expose())
-    }
-}
-
-/// SHA-256 of a token, lower-case hex: the only form of the token that is ever stored.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(transparent)]
-pub struct TokenDigest(String);
-
-impl TokenDigest {
-    pub fn of(token: &str) -> Self {
-        Self(hex::encode(Sha256::digest(token.as_bytes())))
-    }
-
-    /// Wraps a digest read back from the row store.
-    pub fn from_stored(hex: impl Into<String>) -> Self {
-        Self(hex.into())
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// Constant time in the digest bytes; the length of a digest is public.
-    pub fn matches(&self, other: &TokenDigest) -> bool {
-        self.0.as_bytes().ct_eq(other.0.as_bytes()).into()
     }
 }
 
@@ -98,6 +73,16 @@ pub fn push_url(base_url: &str, local_task_id: &str) -> Result<String, PushUrlEr
         base_url.trim_end_matches('/'),
         standin_wire::path_segment(local_task_id)
     ))
+}
+
+/// An id from outside (a push's path) as logs name it: cut to a bounded length, so a
+/// hostile sender cannot fill the logs through it.
+pub fn truncate_for_log(id: &str) -> &str {
+    let mut end = id.len().min(128);
+    while !id.is_char_boundary(end) {
+        end -= 1;
+    }
+    &id[..end]
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use standin_wire::InputPart;
 
-use crate::push::TokenDigest;
+use crate::digest::TokenDigest;
 use crate::state::RemoteOut;
 use standin_wire::TaskState;
 

@@ -12,9 +12,11 @@
 //! - `wake`: after a park, drain one event; roll past the history bound.
 //! - `park`: store a park's token, or ring it at once.
 //! - `end`: close, tell the parent, clean up.
+//! - `hear`: a push the door claimed, heard outside the state machine: ask, tell, ring.
 
 mod check;
 mod end;
+mod hear;
 mod invocation;
 pub mod next;
 mod park;
@@ -30,6 +32,7 @@ use standin_wire::InputPart;
 
 pub use check::{CHECK_ATTEMPTS, check};
 pub use end::{end, end_cause};
+pub use hear::hear;
 pub use invocation::Invocation;
 pub use park::{Owner, ParkInput, park};
 pub use register::register;

@@ -13,7 +13,7 @@ struct InProcess<'a>(&'a World);
 impl Hearer for InProcess<'_> {
     async fn hear(&self, request: &HearRequest) -> Result<Heard, HearerError> {
         let w = self.0;
-        standin::push::hear::hear(&w.invocation(), &w.bell, request)
+        standin::steps::hear(&w.invocation(), &w.bell, request)
             .await
             .map_err(|e| HearerError(e.to_string()))
     }
@@ -209,11 +209,11 @@ async fn a_hearing_commits_once_however_often_it_runs() {
     assert_eq!(push(&w, &recorder, TaskState::Working).await, 204);
     let request = recorder.taken();
     let told_before = w.notes().len();
-    let first = standin::push::hear::hear(&w.invocation(), &w.bell, &request).await;
+    let first = standin::steps::hear(&w.invocation(), &w.bell, &request).await;
     assert_eq!(first.unwrap(), Heard::Told);
     w.agent
         .set_task(task(TaskState::Working, "Building, later"));
-    let again = standin::push::hear::hear(&w.invocation(), &w.bell, &request).await;
+    let again = standin::steps::hear(&w.invocation(), &w.bell, &request).await;
     assert_eq!(again.unwrap(), Heard::Passed, "the hearing is over");
     assert_eq!(w.notes().len(), told_before + 1);
     assert!(w.store.snapshot(ID).unwrap().hearing.is_none());
@@ -234,7 +234,7 @@ async fn a_hearer_slower_than_the_door_leaves_the_push_to_the_ring_and_tells_onc
         w.bell.rung_pushes()[0].is_some(),
         "past its wait, the door rang with the push"
     );
-    let late = standin::push::hear::hear(&w.invocation(), &w.bell, &stalled.taken()).await;
+    let late = standin::steps::hear(&w.invocation(), &w.bell, &stalled.taken()).await;
     assert_eq!(late.unwrap(), Heard::Told, "the park was not woken yet");
     let step = w.wake(step, Woke::Rung, &spec(Updates::Auto)).await;
     assert_eq!(park_shape(&step), PLAIN, "the check found nothing new");
@@ -356,7 +356,7 @@ async fn an_agent_that_needs_credentials_is_left_to_the_wake() {
         claimed: Some(TaskState::Working),
     };
     let invocation = w.invocation().with_spec(Some(with_credentials));
-    let heard = standin::push::hear::hear(&invocation, &w.bell, &request).await;
+    let heard = standin::steps::hear(&invocation, &w.bell, &request).await;
     assert_eq!(heard.unwrap(), Heard::Passed);
     assert_eq!(w.agent.count("GetTask"), asked, "the hearing asked nothing");
 }

@@ -20,7 +20,7 @@ use reqwest::{Client, Url};
 use serde_json::Value;
 
 use super::call::Call;
-use super::client::Collect;
+use super::collect::Collect;
 use super::http::Timeouts;
 use crate::auth::Credentials;
 use crate::error::RemoteError;
@@ -45,12 +45,12 @@ impl Binding {
     }
 }
 
-impl From<crate::PreferredBinding> for Binding {
-    fn from(preferred: crate::PreferredBinding) -> Self {
+impl From<crate::preferred_binding::PreferredBinding> for Binding {
+    fn from(preferred: crate::preferred_binding::PreferredBinding) -> Self {
         match preferred {
-            crate::PreferredBinding::JsonRpc => Self::JsonRpc,
-            crate::PreferredBinding::HttpJson => Self::HttpJson,
-            crate::PreferredBinding::Grpc => Self::Grpc,
+            crate::preferred_binding::PreferredBinding::JsonRpc => Self::JsonRpc,
+            crate::preferred_binding::PreferredBinding::HttpJson => Self::HttpJson,
+            crate::preferred_binding::PreferredBinding::Grpc => Self::Grpc,
         }
     }
 }

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::{Items, Link, Transport};
 use crate::a2a::call::{Answer, Call};
-use crate::a2a::client::Collect;
+use crate::a2a::collect::Collect;
 use crate::a2a::http::{send_authorized, timeout_or};
 use crate::a2a::limits::{MAX_EVENT_BYTES, MAX_RESPONSE_BYTES, MAX_STREAM_BYTES};
 use crate::a2a::skim::Skim;

@@ -321,7 +321,7 @@ pub struct ControlSettings {
     pub allow_private_agents: bool,
     /// How the API is reached from outside (`API_URL_FORM`: `aws`, the default, or
     /// `localstack`), for the URLs it writes of itself.
-    pub api_url_form: super::http::ApiUrlForm,
+    pub api_url_form: ApiUrlForm,
     /// The webhook queue (`WEBHOOK_QUEUE_URL`): a webhook set is queued for delivery.
     pub webhook_queue_url: Option<String>,
     /// The A2A front's keys: without them the keyed door lets no one in.
@@ -363,8 +363,16 @@ fn stack_table(env: &impl Env, suffix: &str) -> Option<String> {
         .map(|stack| format!("{stack}{suffix}"))
 }
 
-fn api_url_form(env: &impl Env) -> Result<super::http::ApiUrlForm, ConfigError> {
-    use super::http::ApiUrlForm;
+/// How the control API is reached from outside, for the URLs it writes of itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiUrlForm {
+    /// `https://{domain}{stage or base path}`: API Gateway, its own domain or a custom one.
+    Aws,
+    /// `http://{host}/_aws/execute-api/{api id}/{stage}`: LocalStack's form.
+    LocalStack,
+}
+
+fn api_url_form(env: &impl Env) -> Result<ApiUrlForm, ConfigError> {
     match optional(env, "API_URL_FORM").as_deref().map(str::trim) {
         None | Some("aws") => Ok(ApiUrlForm::Aws),
         Some("localstack") => Ok(ApiUrlForm::LocalStack),

@@ -24,7 +24,7 @@ use tonic::{Code, Status};
 
 use super::{Items, Link, Transport};
 use crate::a2a::call::Call;
-use crate::a2a::client::Collect;
+use crate::a2a::collect::Collect;
 use crate::a2a::error::by_reason;
 use crate::a2a::limits::{
     MAX_EVENT_BYTES, MAX_GRPC_MESSAGE_BYTES, MAX_RESPONSE_BYTES, MAX_STREAM_BYTES, bounded_message,

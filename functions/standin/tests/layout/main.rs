@@ -1,8 +1,11 @@
 //! The house's rules, checked on the workspace's own files (docs/architecture.md shows
-//! them): only the remote crate knows A2A, and each crate depends only on the crates its
-//! layer may.
+//! them): only the remote crate knows A2A, each crate depends only on the crates its
+//! layer may, no file is longer than a reader holds in mind, and no files import each
+//! other (`imports.rs`).
 
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
+
+mod imports;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -9,11 +9,11 @@
 
 use tracing::{info, warn};
 
-use super::hearer::{HearRequest, Heard};
+use super::{Invocation, StepError};
 use crate::doorbell::{self, Doorbell};
+use crate::push::{HearRequest, Heard};
 use crate::row::{Applied, Guard, RowStore, StoreError};
 use crate::state::from_status;
-use crate::steps::{Invocation, StepError};
 use standin_remote::Agent;
 
 pub async fn hear<S: RowStore, D: Doorbell, A: Agent>(
