@@ -86,7 +86,7 @@ standin::row_store_contract!(store().await);
 
 /// A fresh turns table (HASH task_id, RANGE turn_key; local index `in_order` on
 /// turn_order, all attributes), as the template makes it.
-async fn turns_table() -> standin::turns::dynamo::DynamoTurns {
+async fn turns_table() -> standin_control_plane::turns::dynamo::DynamoTurns {
     use aws_sdk_dynamodb::types::LocalSecondaryIndex;
     let (client, suffix) = dynamodb().await;
     let table = format!("turns-{suffix}");
@@ -115,16 +115,16 @@ async fn turns_table() -> standin::turns::dynamo::DynamoTurns {
         .send()
         .await
         .expect("turns table created");
-    standin::turns::dynamo::DynamoTurns::new(client, table)
+    standin_control_plane::turns::dynamo::DynamoTurns::new(client, table)
 }
 
 fn turn(
-    kind: standin::turns::TurnKind,
+    kind: standin_control_plane::turns::TurnKind,
     id: &str,
     after_seq: u64,
     at: &str,
-) -> standin::turns::Turn {
-    standin::turns::Turn {
+) -> standin_control_plane::turns::Turn {
+    standin_control_plane::turns::Turn {
         kind,
         turn_id: id.into(),
         after_seq,
@@ -138,7 +138,7 @@ fn turn(
 /// not the start, parts come back as given, and a read gives the newest 100 oldest first.
 #[tokio::test]
 async fn turns_are_kept_once_and_read_newest_hundred_in_order() {
-    use standin::turns::{TurnKind, TurnLog};
+    use standin_control_plane::turns::{TurnKind, TurnLog};
     let log = turns_table().await;
     let mut start = turn(TurnKind::Start, "start", 0, "2026-12-05T10:00:00.000Z");
     start.parts = standin_wire::parse_parts(

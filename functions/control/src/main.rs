@@ -2,5 +2,5 @@
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    standin::lambda::serve_control().await
+    standin_control_plane::lambda::serve_control().await
 }

@@ -15,19 +15,13 @@
 //! - [`outbox`]: a note's journey (`outbox::Teller`: artifacts folded, committed, sent at
 //!   once, marked) and the notes' delivery to the parent queue, the note bus and Step
 //!   Functions parents.
-//! - [`control`]: the parent's control API and the `Executions` port.
 //! - [`webhook`]: the parent's webhooks, each sent every note in order (the webhook
 //!   function, fed by the outbox's webhook queue).
-//! - [`turns`]: the parent's turns (a start's message, each reply), kept for the
-//!   history a task is read back with (the `TurnLog` port on DynamoDB).
-//! - [`keys`]: the A2A front's keys for parents that cannot sign (kept as digests only,
-//!   the `KeyStore` port on DynamoDB).
 //! - [`state`]: a remote task's state as the stand-in reports it (scrubbed, compared).
 //! - [`agents`]: the agents document and its entries ([`config_error`]: a field that
 //!   cannot be used); [`agent_rules`]: what a
 //!   deployment lets an entry name (no AWS service endpoint, SigV4 to AgentCore only).
-//! - [`registry`]: the agents added at run time, and the catalog of both; [`cards`]: what
-//!   their cards say of them (name, description, skills), for a parent choosing one.
+//! - [`registry`]: the agents added at run time, and the catalog of both.
 //! - [`artifacts`]: what the sub-task produced: collected as it arrives, stored (the
 //!   `Blobs` port on S3), told in the notes.
 //! - [`auth`]: an agent's credentials: the entry's `auth`, the secrets it names
@@ -36,20 +30,19 @@
 //! - [`lambda`]: the composition root: reads settings, builds adapters, serves; decides
 //!   nothing.
 //!
-//! The remote agent is `standin_remote`'s port: no module here names an A2A type.
+//! The remote agent is `standin_remote`'s port: no module here names an A2A type. What a
+//! parent calls (the control API, its A2A front and MCP tools, keys, turns, cards) is the
+//! control plane's crate, `standin_control_plane`, above this one.
 
 pub mod agent_rules;
 pub mod agents;
 pub mod artifacts;
 pub mod auth;
-pub mod cards;
 pub mod clock;
 pub mod config_error;
-pub mod control;
 pub mod digest;
 pub mod doorbell;
 pub mod follow;
-pub mod keys;
 pub mod lambda;
 pub mod metrics;
 pub mod outbox;
@@ -58,7 +51,6 @@ pub mod registry;
 pub mod row;
 pub mod state;
 pub mod steps;
-pub mod turns;
 pub mod uploads;
 pub mod watch;
 pub mod webhook;

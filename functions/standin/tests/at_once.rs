@@ -530,8 +530,9 @@ async fn a_batch_whose_marks_are_not_read_by_the_stop_is_handed_back_whole() {
     assert_eq!(parent.on_the_bus(), Vec::<u64>::new());
 }
 
-/// The row keeps when its last note was told, and the API's summary shows it, so a list
-/// of stand-ins shows how long each has been quiet without reading a note.
+/// The row keeps when its last note was told, so a list of stand-ins shows how long each
+/// has been quiet without reading a note (the control plane's summary shows it:
+/// `control-plane/tests/control/summary.rs`).
 #[tokio::test]
 async fn the_row_keeps_when_its_last_note_was_told() {
     let store = store_with_row().await;
@@ -549,7 +550,7 @@ async fn the_row_keeps_when_its_last_note_was_told() {
         Some(note.at.as_str())
     );
     assert_eq!(
-        standin::control::summary(&row).last_note_at.as_deref(),
+        row.last.as_ref().and_then(|l| l.noted_at.as_deref()),
         Some(note.at.as_str())
     );
 }

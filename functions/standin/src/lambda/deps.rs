@@ -8,9 +8,7 @@ use standin_remote::{AgentClient, Connector, Reach, RemoteError};
 
 use super::calls::CallRecorder;
 
-use super::config::{
-    ControlSettings, NotifySettings, OutletSettings, Retries, StepSettings, Tables,
-};
+use super::config::{NotifySettings, OutletSettings, Retries, StepSettings, Tables};
 use crate::agents::{AgentSpec, ConfigError};
 use crate::artifacts::s3::S3Blobs;
 use crate::artifacts::{Collecting, Desk, Ours, PartRoom};
@@ -19,8 +17,6 @@ use crate::auth::secrets::Secrets;
 use crate::auth::secretsmanager::SecretsManager;
 use crate::auth::sigv4::AgentCoreSigner;
 use crate::auth::sts::StsRoleKeys;
-use crate::cards::Cards;
-use crate::control::sfn::SfnExecutions;
 use crate::digest::TokenDigest;
 use crate::doorbell::sfn::SfnDoorbell;
 use crate::outbox::Teller;
@@ -385,7 +381,7 @@ impl StepDeps {
 
 /// The roots agents are trusted on and the client that calls them: public addresses only
 /// unless the deployment allows private agents.
-fn agent_http(
+pub fn agent_http(
     ca_file: Option<&std::path::Path>,
     allow_private: bool,
 ) -> Result<(Roots, reqwest::Client), ConfigError> {
@@ -408,7 +404,7 @@ fn agent_http(
 
 /// Where an entry says its agent is and what every call to it carries, as anyone may
 /// reach it: no credentials, no stand-in's session or trace.
-fn reach_of(spec: &AgentSpec, allow_private: bool) -> Reach<'_> {
+pub fn reach_of(spec: &AgentSpec, allow_private: bool) -> Reach<'_> {
     Reach {
         agent: &spec.id,
         credentials: None,
@@ -426,83 +422,12 @@ fn reach_of(spec: &AgentSpec, allow_private: bool) -> Reach<'_> {
     }
 }
 
-/// Reads the agents' cards for `/agents`, with no credentials: the control API shows a
-/// parent what each agent says of itself and never presents an agent's secrets.
-struct PublicCards {
-    connector: Connector,
-    allow_private: bool,
-}
-
-impl crate::cards::CardReader for PublicCards {
-    fn read<'a>(
-        &'a self,
-        spec: &'a AgentSpec,
-    ) -> crate::registry::BoxFuture<'a, Result<standin_remote::Profile, String>> {
-        Box::pin(async move {
-            self.connector
-                .describe(reach_of(spec, self.allow_private))
-                .await
-                .map_err(|err| err.to_string())
-        })
-    }
-}
-
 /// The stack's agents, and the registry's when the function is given its table.
-fn catalog(aws: &Aws, stack: crate::agents::AgentsConfig, table: Option<&str>) -> Catalog {
+pub fn catalog(aws: &Aws, stack: crate::agents::AgentsConfig, table: Option<&str>) -> Catalog {
     let registry = table.map(|table| {
         Box::new(DynamoRegistry::new(aws.dynamodb(), table)) as Box<dyn crate::registry::Registry>
     });
     Catalog::new(stack, registry)
-}
-
-/// What the control API runs on: the rows, the executions, the agents' names.
-pub struct ControlDeps {
-    pub rows: Rows,
-    pub executions: SfnExecutions,
-    pub agents: Catalog,
-    pub artifacts: Option<S3Blobs>,
-    pub max_standin_secs: u64,
-    pub cards: Cards,
-    pub api_url_form: super::config::ApiUrlForm,
-    pub webhooks: Option<crate::webhook::sqs::SqsDeliveryQueue>,
-    pub allow_private: bool,
-    pub keys: Option<crate::keys::dynamo::DynamoKeys>,
-    pub turns: Option<crate::turns::dynamo::DynamoTurns>,
-}
-
-impl ControlDeps {
-    pub fn new(aws: &Aws, settings: ControlSettings) -> Result<Self, ConfigError> {
-        let (roots, http) = agent_http(
-            settings.agent_ca_file.as_deref(),
-            settings.allow_private_agents,
-        )?;
-        let cards = Cards::new(Box::new(PublicCards {
-            connector: Connector::new(roots, http),
-            allow_private: settings.allow_private_agents,
-        }));
-        Ok(Self {
-            rows: Rows::new(aws, &settings.tables),
-            executions: SfnExecutions::new(aws.sfn(), settings.state_machine_arn),
-            agents: catalog(aws, settings.agents, Some(&settings.agents_table))
-                .with_rules(settings.entry_rules),
-            artifacts: settings
-                .artifacts_bucket
-                .map(|bucket| S3Blobs::new(aws.s3(), bucket)),
-            max_standin_secs: settings.max_standin_secs,
-            cards,
-            api_url_form: settings.api_url_form,
-            webhooks: settings
-                .webhook_queue_url
-                .map(|url| crate::webhook::sqs::SqsDeliveryQueue::new(aws.sqs(), url)),
-            allow_private: settings.allow_private_agents,
-            keys: settings
-                .keys_table
-                .map(|table| crate::keys::dynamo::DynamoKeys::new(aws.dynamodb(), table)),
-            turns: settings
-                .turns_table
-                .map(|table| crate::turns::dynamo::DynamoTurns::new(aws.dynamodb(), table)),
-        })
-    }
 }
 
 /// The AWS adapters a note goes out through (the parent's queue, the note bus, Step

@@ -19,7 +19,6 @@ use lambda_runtime::{Error, LambdaEvent, service_fn};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use tower::ServiceExt;
 use tracing::Instrument;
 
 use crate::agents::ConfigError;
@@ -27,18 +26,20 @@ use crate::outbox::stream;
 
 pub use crate::steps::ParkInput;
 pub use config::{
-    ControlSettings, DEFAULT_FOLLOW_HEARTBEAT_SECS, DEFAULT_FOLLOWS_PER_FUNCTION,
+    ApiUrlForm, ControlSettings, DEFAULT_FOLLOW_HEARTBEAT_SECS, DEFAULT_FOLLOWS_PER_FUNCTION,
     DEFAULT_HISTORY_BOUND, DEFAULT_TURN_WINDOW_SECS, Env, FollowerSettings, MAX_FOLLOW_WINDOW_SECS,
     MAX_FOLLOWS_PER_FUNCTION, MAX_HISTORY_BOUND, NotifySettings, ProcessEnv, PushSettings, Retries,
     StepSettings, Tables, WebhookSettings,
 };
-pub use deps::{Aws, ControlDeps, FollowDeps, NotifyDeps, PushDeps, Rows, StepDeps, WebhookDeps};
+pub use deps::{Aws, FollowDeps, NotifyDeps, PushDeps, Rows, StepDeps, WebhookDeps};
+pub use deps::{agent_http, catalog, reach_of};
 pub use failure::{PERMANENT, StepFailure, TRANSIENT};
 pub use handlers::{end, park, register, turn, wake};
+pub use logs::request_span;
 
 /// Reads the settings first (a missing variable fails the cold start naming it, before
 /// any client is built), then builds the function's dependencies once.
-async fn build<S, D: 'static>(
+pub async fn build<S, D: 'static>(
     retries: Retries,
     read: fn(&ProcessEnv) -> Result<S, ConfigError>,
     make: fn(&Aws, S) -> Result<D, ConfigError>,
@@ -205,42 +206,4 @@ pub async fn serve_push() -> Result<(), Error> {
 pub async fn serve_hear() -> Result<(), Error> {
     let deps = build(Retries::Patient, StepSettings::read, step_deps).await?;
     serve(deps, handlers::hear).await
-}
-
-/// The parent's control API: start, reply, cancel, status, notes, list.
-pub async fn serve_control() -> Result<(), Error> {
-    let deps = build(Retries::Prompt, ControlSettings::read, |aws, settings| {
-        ControlDeps::new(aws, settings)
-    })
-    .await?;
-    let router = crate::control::http::router(crate::control::Control {
-        store: &deps.rows.store,
-        bell: &deps.rows.bell,
-        executions: &deps.executions,
-        agents: &deps.agents,
-        cards: Some(&deps.cards),
-        artifacts: deps
-            .artifacts
-            .as_ref()
-            .map(|b| b as &dyn crate::artifacts::Blobs),
-        max_standin_secs: deps.max_standin_secs,
-        webhooks: deps
-            .webhooks
-            .as_ref()
-            .map(|q| q as &dyn crate::webhook::DeliveryQueue),
-        allow_private: deps.allow_private,
-        keys: deps.keys.as_ref().map(|k| k as &dyn crate::keys::KeyStore),
-        turns: deps.turns.as_ref().map(|t| t as &dyn crate::turns::TurnLog),
-    });
-    let url_form = deps.api_url_form;
-    Box::pin(lambda_http::run(service_fn(move |request: Request| {
-        let span = logs::request_span(&request);
-        let mut request = request;
-        if let Some(base) = http::public_base(&request, url_form) {
-            request.extensions_mut().insert(base);
-        }
-        let request = http::by_resource(request);
-        Box::pin(router.clone().oneshot(request).instrument(span))
-    })))
-    .await
 }

@@ -9,7 +9,14 @@ use std::path::{Path, PathBuf};
 use super::{code_of, root, rust_files};
 
 /// The crates whose files are drawn: every product crate of the workspace.
-const CRATES: [&str; 5] = ["wire", "remote", "functions/standin", "mcp", "cli"];
+const CRATES: [&str; 6] = [
+    "wire",
+    "remote",
+    "functions/standin",
+    "control-plane",
+    "mcp",
+    "cli",
+];
 
 /// A file's module path within its crate: `a/b.rs` and `a/b/mod.rs` are `a::b`.
 fn module_of(relative: &Path) -> Vec<String> {

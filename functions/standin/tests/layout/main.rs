@@ -228,10 +228,17 @@ fn each_crate_depends_only_on_the_layers_below_it() {
         let allowed: &[&str] = match member.as_str() {
             "wire" | "bench/floor" | "localstack/smoke/functions" => &[],
             "remote" | "scripted-agent" | "mcp" => &["standin-wire"],
-            "functions/standin" => &["standin-wire", "standin-remote", "standin-mcp"],
+            "functions/standin" => &["standin-wire", "standin-remote"],
+            "control-plane" => &["standin", "standin-wire", "standin-remote", "standin-mcp"],
+            "functions/control" => &["standin-control-plane"],
             m if m.starts_with("functions/") => &["standin"],
             "cli" => &["standin-wire", "standin-mcp", "standin-scripted-agent"],
-            "tests" => &["standin-wire", "standin-scripted-agent", "standin"],
+            "tests" => &[
+                "standin-wire",
+                "standin-scripted-agent",
+                "standin",
+                "standin-control-plane",
+            ],
             other => panic!("{other} has no layer in this test: give it one"),
         };
         let extra: Vec<&String> = deps

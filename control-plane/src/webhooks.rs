@@ -6,8 +6,8 @@
 use standin_wire::{WEBHOOK_ID_RULE, WebhookList, WebhookRequest, WebhookView, is_webhook_id};
 
 use super::{ApiAnswer, Control, ControlError, Executions};
-use crate::doorbell::Doorbell;
-use crate::row::{MAX_WEBHOOKS, Row, RowStore, StoreError, Webhook, WebhookSecret, Webhooks};
+use standin::doorbell::Doorbell;
+use standin::row::{MAX_WEBHOOKS, Row, RowStore, StoreError, Webhook, WebhookSecret, Webhooks};
 
 fn view(id: &str, hook: &Webhook) -> WebhookView {
     WebhookView {
@@ -161,7 +161,7 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
     /// (the webhook is set, and the same PUT sent again queues it); None when all is well.
     async fn queue_due(
         &self,
-        queue: &dyn crate::webhook::DeliveryQueue,
+        queue: &dyn standin::webhook::DeliveryQueue,
         task_id: &str,
         hook: &Webhook,
         seq: u64,

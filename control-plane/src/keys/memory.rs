@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::Mutex;
 
 use super::{KeyPage, KeyRecord, KeyStore, KeyStoreError};
-use crate::registry::BoxFuture;
+use standin::registry::BoxFuture;
 
 #[derive(Default)]
 pub struct MemoryKeys {

@@ -1,7 +1,7 @@
 //! The A2A front's keys: issued once, listed without a secret, revoked, and the keyed door
 //! that lets in only a key issued for the agent its path names.
 
-use standin::keys::KeyStore;
+use standin_control_plane::keys::KeyStore;
 use standin_remote::front::KEY_SCHEME;
 
 use super::*;
@@ -218,7 +218,7 @@ async fn a_keyed_caller_reaches_no_task_of_another_agent() {
 #[test]
 fn only_the_keyed_door_is_open_at_the_gateway() {
     let document: Value =
-        serde_json::from_str(include_str!("../../../../api/control.openapi.json")).unwrap();
+        serde_json::from_str(include_str!("../../../api/control.openapi.json")).unwrap();
     let mut open = Vec::new();
     for (path, item) in document["paths"].as_object().unwrap() {
         for (method, operation) in item.as_object().unwrap() {

@@ -10,14 +10,15 @@
 pub mod dynamo;
 #[cfg(any(test, feature = "test-support"))]
 pub mod memory;
+pub(crate) mod routes;
 
 use rand::Rng;
 use secrecy::{ExposeSecret, SecretString};
 
 use standin_wire::is_key_id;
 
-use crate::digest::TokenDigest;
-use crate::registry::BoxFuture;
+use standin::digest::TokenDigest;
+use standin::registry::BoxFuture;
 
 /// What every key begins with, so a leaked one is recognised for what it is.
 pub const KEY_PREFIX: &str = "sik_";
@@ -67,7 +68,7 @@ pub fn issue(name: String, agents: Option<Vec<String>>) -> IssuedKey {
         name,
         agents,
         digest: TokenDigest::of(key.expose_secret()),
-        created_at: crate::clock::now_rfc3339(),
+        created_at: standin::clock::now_rfc3339(),
     };
     IssuedKey { record, key }
 }

@@ -1,6 +1,6 @@
 //! `POST /uploads`: a link through which the parent puts a file too large to go inline
 //! straight into the stack's bucket, and the check that a part's `upload_id` names a
-//! file that was put. The turn hands it to the agent (`crate::uploads`).
+//! file that was put. The turn hands it to the agent (`standin::uploads`).
 
 use serde_json::Value;
 use standin_wire::{
@@ -9,9 +9,9 @@ use standin_wire::{
 };
 
 use super::{ApiAnswer, Control, ControlError, Executions};
-use crate::agents::FileDelivery;
-use crate::doorbell::Doorbell;
-use crate::row::RowStore;
+use standin::agents::FileDelivery;
+use standin::doorbell::Doorbell;
+use standin::row::RowStore;
 
 impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
     pub(super) async fn upload(&self, body: &Value) -> Result<ApiAnswer, ControlError> {
@@ -40,7 +40,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                 upload_id,
                 url: link.url,
                 headers: link.headers.into_iter().collect(),
-                expires_at: crate::clock::rfc3339_in(UPLOAD_LINK_SECONDS),
+                expires_at: standin::clock::rfc3339_in(UPLOAD_LINK_SECONDS),
             },
         ))
     }
@@ -53,7 +53,7 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         parts: &[InputPart],
         delivery: FileDelivery,
     ) -> Result<Option<String>, ControlError> {
-        let mut budget = crate::uploads::BytesBudget::default();
+        let mut budget = standin::uploads::BytesBudget::default();
         for (i, part) in parts.iter().enumerate() {
             let InputPart::File(InputFile {
                 content: FileContent::Upload(id),

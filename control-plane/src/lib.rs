@@ -1,20 +1,27 @@
-//! The parent's control API over the ports: start, reply, cancel, status, notes, list.
-//! The Lambda glue turns an HTTP request into a [`Call`] and the [`ApiAnswer`] back into a
-//! response; everything a parent is told, and with which status, is decided here.
+//! The control plane: what a parent calls. The control API over the library's ports
+//! (start, reply, cancel, status, notes, list), its routes (`http`), the A2A front
+//! (`front`) and the MCP tools (`mcp`) over the same calls, the front's keys (`keys`),
+//! the parent's turns kept (`turns`) and the agents' cards (`cards`), and the control
+//! function's wiring (`lambda`). The Lambda glue turns an HTTP request into a [`Call`]
+//! and the [`ApiAnswer`] back into a response; everything a parent is told, and with
+//! which status, is decided here. The stand-ins themselves run in the library
+//! (`standin`), which knows nothing of this crate.
 
 mod agents;
 mod artifacts;
+pub mod cards;
 mod executions;
 pub mod front;
 pub mod http;
 mod http_io;
 mod in_process;
-mod keys;
+pub mod keys;
+pub mod lambda;
 mod mcp;
 #[cfg(any(test, feature = "test-support"))]
 pub mod memory;
 pub mod sfn;
-mod turns;
+pub mod turns;
 mod uploads;
 mod webhooks;
 
@@ -28,12 +35,12 @@ use standin_wire::{
 };
 use tracing::{error, warn};
 
-use crate::doorbell;
-use crate::doorbell::Doorbell;
-use crate::registry::{Catalog, RegistryError};
-use crate::row::{Guard, Row, WakeEvent};
-use crate::row::{RowStore, StoreError, Webhooks};
-use crate::steps::{Step, execution_name};
+use standin::doorbell;
+use standin::doorbell::Doorbell;
+use standin::registry::{Catalog, RegistryError};
+use standin::row::{Guard, Row, WakeEvent};
+use standin::row::{RowStore, StoreError, Webhooks};
+use standin::steps::{Step, execution_name};
 
 /// What the parent asked for, as `http` routes it from method and path.
 #[derive(Debug, Clone, PartialEq)]
@@ -153,7 +160,7 @@ pub enum ControlError {
     #[error(transparent)]
     Registry(#[from] RegistryError),
     #[error(transparent)]
-    Artifacts(#[from] crate::artifacts::BlobError),
+    Artifacts(#[from] standin::artifacts::BlobError),
     #[error(transparent)]
     Keys(#[from] crate::keys::KeyStoreError),
     #[error(transparent)]
@@ -194,11 +201,11 @@ pub struct Control<'a, S, D, E> {
     /// What the agents' cards say of them, when the deployment reads cards.
     pub cards: Option<&'a crate::cards::Cards>,
     /// The artifacts bucket, when the deployment has one.
-    pub artifacts: Option<&'a dyn crate::artifacts::Blobs>,
+    pub artifacts: Option<&'a dyn standin::artifacts::Blobs>,
     /// The most `deadline_secs` a start may ask (the stack's `MaxStandInSecs`).
     pub max_standin_secs: u64,
     /// The webhook queue, when the deployment delivers webhooks.
-    pub webhooks: Option<&'a dyn crate::webhook::DeliveryQueue>,
+    pub webhooks: Option<&'a dyn standin::webhook::DeliveryQueue>,
     /// Whether a webhook may be on a private address (`AllowPrivateAgents`).
     pub allow_private: bool,
     /// The A2A front's keys, when the deployment keeps them.
@@ -252,7 +259,7 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                 artifact_id,
             } => self.artifact(task_id, artifact_id).await,
             Call::List { after, agent } => {
-                if let Some(agent) = agent.filter(|a| !crate::agents::is_agent_id(a)) {
+                if let Some(agent) = agent.filter(|a| !standin::agents::is_agent_id(a)) {
                     return Ok(ApiAnswer::error(
                         400,
                         format!(
@@ -344,7 +351,7 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                 Err(refused) => return Ok(refused),
             }
         }
-        row.created_at = Some(crate::clock::now_rfc3339());
+        row.created_at = Some(standin::clock::now_rfc3339());
         row.parent_context_id = request.context_id;
         row.agent_entry = Some(spec.to_entry().to_string());
         row.traceparent = Some(trace.header());
@@ -446,7 +453,10 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
     /// An unknown agent, with the known ones (the stack's and the registry's first
     /// page; `GET /agents` has them all).
     async fn unknown_agent(&self, agent: &str) -> Result<ApiAnswer, ControlError> {
-        let (known, _) = self.agents.list(None, crate::registry::AGENTS_PAGE).await?;
+        let (known, _) = self
+            .agents
+            .list(None, standin::registry::AGENTS_PAGE)
+            .await?;
         Ok(ApiAnswer::of(
             400,
             ErrorBody {
@@ -479,7 +489,7 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             let kept = row
                 .agent_entry
                 .as_deref()
-                .and_then(|entry| crate::agents::AgentSpec::parse_entry(entry).ok());
+                .and_then(|entry| standin::agents::AgentSpec::parse_entry(entry).ok());
             let spec = match kept {
                 Some(spec) => Some(spec),
                 None => self.agents.agent(&row.agent).await?.map(|(spec, _)| spec),

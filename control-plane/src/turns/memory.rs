@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::{Turn, TurnLog, TurnLogError, newest_in_order};
-use crate::registry::BoxFuture;
+use standin::registry::BoxFuture;
 
 #[derive(Default)]
 pub struct MemoryTurns {

@@ -14,11 +14,11 @@ use standin_wire::{
     BodyError, IssuedKeyView, KEY_ID_RULE, KeyRequest, KeyView, KeysPage, is_key_id,
 };
 
-use super::http_io::{Pairs, respond};
-use super::{ApiAnswer, Call, Control, ControlError, Executions};
-use crate::doorbell::Doorbell;
+use crate::http_io::{Pairs, respond};
 use crate::keys::{KEYS_PAGE, KeyRecord, MAX_KEY_AGENTS, issue};
-use crate::row::{RowStore, Webhooks};
+use crate::{ApiAnswer, Call, Control, ControlError, Executions};
+use standin::doorbell::Doorbell;
+use standin::row::{RowStore, Webhooks};
 
 fn view(record: KeyRecord) -> KeyView {
     KeyView {
@@ -38,7 +38,7 @@ fn no_keys() -> ApiAnswer {
 }
 
 impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
-    pub(super) async fn create_key(&self, body: &Value) -> Result<ApiAnswer, ControlError> {
+    pub(crate) async fn create_key(&self, body: &Value) -> Result<ApiAnswer, ControlError> {
         let Some(keys) = self.keys else {
             return Ok(no_keys());
         };
@@ -69,7 +69,7 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         ))
     }
 
-    pub(super) async fn list_keys(&self, after: Option<&str>) -> Result<ApiAnswer, ControlError> {
+    pub(crate) async fn list_keys(&self, after: Option<&str>) -> Result<ApiAnswer, ControlError> {
         let Some(keys) = self.keys else {
             return Ok(no_keys());
         };
@@ -84,7 +84,7 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         Ok(ApiAnswer::of(200, KeysPage { keys, next }))
     }
 
-    pub(super) async fn revoke_key(&self, key_id: &str) -> Result<ApiAnswer, ControlError> {
+    pub(crate) async fn revoke_key(&self, key_id: &str) -> Result<ApiAnswer, ControlError> {
         let Some(keys) = self.keys else {
             return Ok(no_keys());
         };
@@ -106,7 +106,7 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
 type Api<S, D, E> = State<Control<'static, S, D, E>>;
 
 /// `/keys` and `/keys/{key_id}`.
-pub(super) fn routes<S, D, E>(control: Control<'static, S, D, E>) -> Router
+pub(crate) fn routes<S, D, E>(control: Control<'static, S, D, E>) -> Router
 where
     S: RowStore + Webhooks + 'static,
     D: Doorbell + 'static,

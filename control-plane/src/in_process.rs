@@ -27,10 +27,10 @@ impl InProcess {
         path: &str,
         body: Option<Value>,
     ) -> Result<(u16, Value), String> {
-        let request = http::Request::builder()
+        let request = axum::http::Request::builder()
             .method(method)
             .uri(path)
-            .header(http::header::CONTENT_TYPE, "application/json")
+            .header(axum::http::header::CONTENT_TYPE, "application/json")
             .body(body.map_or_else(Body::empty, |body| Body::from(body.to_string())))
             .map_err(|err| format!("{method} {path} is not a request: {err}"))?;
         let answer = match self.routes.clone().oneshot(request).await {

@@ -7,8 +7,8 @@ use aws_sdk_dynamodb::error::DisplayErrorContext;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 
 use super::{KeyPage, KeyRecord, KeyStore, KeyStoreError};
-use crate::digest::TokenDigest;
-use crate::registry::BoxFuture;
+use standin::digest::TokenDigest;
+use standin::registry::BoxFuture;
 
 /// The table's key (the template names it too).
 pub const KEY_ID: &str = "key_id";

@@ -5,9 +5,9 @@
 use standin_wire::{ArtifactContent, ArtifactsPage};
 
 use super::{ApiAnswer, Control, ControlError, Executions};
-use crate::artifacts::kept::load;
-use crate::doorbell::Doorbell;
-use crate::row::RowStore;
+use standin::artifacts::kept::load;
+use standin::doorbell::Doorbell;
+use standin::row::RowStore;
 
 /// How long a part's link reads it.
 pub const LINK_SECONDS: u64 = 300;
@@ -69,14 +69,14 @@ impl<S: RowStore, D: Doorbell, E: Executions> Control<'_, S, D, E> {
                 None => None,
             });
         }
-        let mut inline = crate::artifacts::manifest::API_INLINE_BYTES;
+        let mut inline = standin::artifacts::manifest::API_INLINE_BYTES;
         Ok(ApiAnswer::of(
             200,
             ArtifactContent {
                 task_id: task_id.to_owned(),
                 artifact: entry.view(&mut inline),
                 links,
-                expires_at: crate::clock::rfc3339_in(LINK_SECONDS),
+                expires_at: standin::clock::rfc3339_in(LINK_SECONDS),
             },
         ))
     }

@@ -5,10 +5,10 @@
 use standin_wire::{InputPart, TurnsPage};
 use tracing::warn;
 
-use super::{ApiAnswer, Control, ControlError, Executions};
-use crate::doorbell::Doorbell;
-use crate::row::{RowStore, Webhooks};
-use crate::turns::{Turn, TurnKind};
+use super::{Turn, TurnKind};
+use crate::{ApiAnswer, Control, ControlError, Executions};
+use standin::doorbell::Doorbell;
+use standin::row::{RowStore, Webhooks};
 
 /// How long the control function waits for a turn to be kept before it answers anyway.
 const KEEP_BOUND: std::time::Duration = std::time::Duration::from_secs(1);
@@ -18,7 +18,7 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
     /// kept, so a turns table that does not answer (within [`KEEP_BOUND`]) costs the
     /// history a line, not the parent its call (a retry of an unnamed reply would be a
     /// second reply).
-    pub(super) async fn keep_turn(
+    pub(crate) async fn keep_turn(
         &self,
         task_id: &str,
         kind: TurnKind,
@@ -34,7 +34,7 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
             kind,
             turn_id: turn_id.to_owned(),
             after_seq,
-            at: crate::clock::now_rfc3339(),
+            at: standin::clock::now_rfc3339(),
             text: text.to_owned(),
             parts: parts.to_vec(),
         };
@@ -46,7 +46,7 @@ impl<S: RowStore + Webhooks, D: Doorbell, E: Executions> Control<'_, S, D, E> {
         warn!(task_id, turn_id, error = %why, "the parent's turn was not kept: the task's history will lack it");
     }
 
-    pub(super) async fn turns(&self, task_id: &str) -> Result<ApiAnswer, ControlError> {
+    pub(crate) async fn turns(&self, task_id: &str) -> Result<ApiAnswer, ControlError> {
         if self.store.get(task_id).await?.is_none() {
             return Ok(ApiAnswer::error(404, format!("no stand-in {task_id}")));
         }

@@ -17,8 +17,8 @@ use tokio::time::Instant;
 use futures_util::future::join_all;
 use standin_remote::Profile;
 
-use crate::agents::AgentSpec;
-use crate::registry::BoxFuture;
+use standin::agents::AgentSpec;
+use standin::registry::BoxFuture;
 
 /// How long one card read may take before the listing shows it as not answering.
 pub const READ_BOUND: Duration = Duration::from_secs(3);

@@ -5,11 +5,11 @@ use serde_json::{Value, json};
 use standin_wire::{AgentView, AgentsPage, CardView, Removed, SkillView};
 
 use super::{ApiAnswer, Control, ControlError, Executions};
-use crate::agents::AgentSpec;
 use crate::cards::Described;
-use crate::doorbell::Doorbell;
-use crate::registry::{AGENTS_PAGE, ChangeError, Source};
-use crate::row::RowStore;
+use standin::agents::AgentSpec;
+use standin::doorbell::Doorbell;
+use standin::registry::{AGENTS_PAGE, ChangeError, Source};
+use standin::row::RowStore;
 
 fn view(spec: &AgentSpec, source: Source) -> AgentView {
     AgentView {

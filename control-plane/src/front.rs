@@ -23,9 +23,9 @@ use super::ApiAnswer;
 use super::http_io::respond;
 use super::in_process::InProcess;
 use super::{Control, Executions};
-use crate::doorbell::Doorbell;
 use crate::keys::Refusal;
-use crate::row::{RowStore, Webhooks};
+use standin::doorbell::Doorbell;
+use standin::row::{RowStore, Webhooks};
 
 /// Where the control API is reached from outside (its stage or base path included), as
 /// the composition root read it from the request: the front's card names its own URL.
@@ -73,7 +73,7 @@ impl ControlCalls for InProcess {
 async fn known<S: RowStore + Webhooks, D: Doorbell, E: Executions>(
     front: &FrontState<S, D, E>,
     id: Result<Path<String>, PathRejection>,
-) -> Result<(String, crate::agents::AgentSpec), Response> {
+) -> Result<(String, standin::agents::AgentSpec), Response> {
     let no_agent = |id: &str| {
         respond(ApiAnswer::error(
             404,

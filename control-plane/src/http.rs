@@ -16,8 +16,8 @@ use standin_wire::TraceContext;
 
 use super::http_io::{Pairs, respond};
 use super::{ApiAnswer, Call, Control, Executions};
-use crate::doorbell::Doorbell;
-use crate::row::{RowStore, Webhooks};
+use standin::doorbell::Doorbell;
+use standin::row::{RowStore, Webhooks};
 
 /// The document's path parameters.
 pub const PATH_PARAMETERS: [&str; 5] =
@@ -84,7 +84,7 @@ where
     // The A2A front, over the same routes (docs/a2a-front.md), and its keys.
     routes
         .merge(super::front::routes(control, api))
-        .merge(super::keys::routes(control))
+        .merge(crate::keys::routes::routes(control))
 }
 
 type Api<S, D, E> = State<Control<'static, S, D, E>>;

@@ -3,13 +3,14 @@
 //! the note it came after. The control API records a turn once it has taken it; a turn
 //! recorded again (a retried call) keeps its first record.
 
+mod calls;
 pub mod dynamo;
 #[cfg(any(test, feature = "test-support"))]
 pub mod memory;
 
 pub use standin_wire::{TurnKind, TurnView as Turn};
 
-use crate::registry::BoxFuture;
+use standin::registry::BoxFuture;
 
 /// The most turns one read gives: the newest, oldest first. A task's history shows at
 /// most 100 messages, so no answer needs more.

@@ -6,9 +6,6 @@
 
 use serde_json::{Value, json};
 use standin::agents::AgentsConfig;
-use standin::control::ExecutionError;
-use standin::control::memory::MemoryExecutions;
-use standin::control::{ApiAnswer, Call, Control, NOTES_PAGE};
 use standin::doorbell::memory::MemoryDoorbell;
 use standin::push::token::PushToken;
 use standin::registry::Catalog;
@@ -17,6 +14,9 @@ use standin::row::memory::MemoryStore;
 use standin::row::{Notes, Parks, StandIns};
 use standin::row::{Row, Watch, WatchMode};
 use standin::state::remote_out;
+use standin_control_plane::ExecutionError;
+use standin_control_plane::memory::MemoryExecutions;
+use standin_control_plane::{ApiAnswer, Call, Control, NOTES_PAGE};
 use standin_wire::TaskState;
 use standin_wire::openapi::{check_response, operations};
 
@@ -27,17 +27,17 @@ struct World {
     agents: Catalog,
     registry: MemoryRegistry,
     blobs: standin::artifacts::memory::MemoryBlobs,
-    cards: standin::cards::Cards,
+    cards: standin_control_plane::cards::Cards,
     deliveries: standin::webhook::memory::MemoryDeliveryQueue,
-    keys: standin::keys::memory::MemoryKeys,
-    turns: standin::turns::memory::MemoryTurns,
+    keys: standin_control_plane::keys::memory::MemoryKeys,
+    turns: standin_control_plane::turns::memory::MemoryTurns,
 }
 
 /// Cards as a deployment reads them: the writer's says what it does, the others' do not
 /// read.
 struct Cards;
 
-impl standin::cards::CardReader for Cards {
+impl standin_control_plane::cards::CardReader for Cards {
     fn read<'a>(
         &'a self,
         spec: &'a standin::agents::AgentSpec,
@@ -74,7 +74,7 @@ impl World {
             agents: Catalog::new(stack, Some(Box::new(registry.clone()))),
             registry,
             blobs: Default::default(),
-            cards: standin::cards::Cards::new(Box::new(Cards)),
+            cards: standin_control_plane::cards::Cards::new(Box::new(Cards)),
             deliveries: Default::default(),
             keys: Default::default(),
             turns: Default::default(),
@@ -160,7 +160,7 @@ fn error(answer: &ApiAnswer) -> &str {
 /// The router over a fresh world (leaked: a router's state lives as long as the process).
 fn router() -> (&'static World, axum::Router) {
     let w: &'static World = Box::leak(Box::new(World::new()));
-    let router = standin::control::http::router(Control {
+    let router = standin_control_plane::http::router(Control {
         store: &w.store,
         bell: &w.bell,
         executions: &w.executions,
@@ -213,6 +213,7 @@ mod mcp;
 mod replies_and_status;
 mod routes;
 mod starts;
+mod summary;
 mod traces;
 mod turns;
 mod uploads;

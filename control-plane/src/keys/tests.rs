@@ -2,7 +2,7 @@ use secrecy::ExposeSecret;
 
 use super::memory::MemoryKeys;
 use super::*;
-use crate::registry::BoxFuture;
+use standin::registry::BoxFuture;
 
 async fn kept(agents: Option<Vec<String>>) -> (MemoryKeys, String, KeyRecord) {
     let keys = MemoryKeys::default();

@@ -10,7 +10,7 @@ use aws_sdk_dynamodb::error::DisplayErrorContext;
 use aws_sdk_dynamodb::types::AttributeValue;
 
 use super::{TURNS_SHOWN, Turn, TurnKind, TurnLog, TurnLogError};
-use crate::registry::BoxFuture;
+use standin::registry::BoxFuture;
 
 /// The table's keys, its index and its TTL attribute (the template names them too).
 pub const TASK_ID: &str = "task_id";
@@ -26,7 +26,7 @@ const TEXT: &str = "text";
 const PARTS: &str = "parts";
 
 /// How long a turn is kept: as long as the notes it sits between.
-const TURN_TTL: Duration = crate::row::dynamo::NOTE_TTL;
+const TURN_TTL: Duration = standin::row::dynamo::NOTE_TTL;
 
 pub struct DynamoTurns {
     client: Client,
@@ -154,7 +154,7 @@ mod tests {
     /// The keys and the index the template gives the turns table are the ones read here.
     #[test]
     fn the_tables_keys_and_index_are_the_templates() {
-        let template = include_str!("../../../../template.yaml");
+        let template = include_str!("../../../template.yaml");
         let start = template.find("  TurnsTable:").expect("a turns table");
         let table: String = template[start..]
             .lines()
