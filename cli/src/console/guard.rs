@@ -6,15 +6,9 @@
 //! those pages were given.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 
-use axum::extract::{Request, State};
-use axum::http::{HeaderName, Method, StatusCode, header};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::http::Method;
 use subtle::ConstantTimeEq;
-
-use super::Console;
 
 pub(crate) struct Guard {
     hosts: Vec<String>,
@@ -57,7 +51,7 @@ impl Guard {
     /// a navigation (`Sec-Fetch-Site`, `Sec-Fetch-Mode`, as browsers send them); and a
     /// request that changes something comes from a page of the console (its Origin, when
     /// sent).
-    fn admits(&self, method: &Method, sent: &Sent<'_>) -> bool {
+    pub(super) fn admits(&self, method: &Method, sent: &Sent<'_>) -> bool {
         let Some(host) = sent.host.filter(|h| self.is_own_host(h)) else {
             return false;
         };
@@ -77,42 +71,11 @@ impl Guard {
 
 /// The headers the guard reads.
 #[derive(Default)]
-struct Sent<'a> {
-    host: Option<&'a str>,
-    origin: Option<&'a str>,
-    fetch_site: Option<&'a str>,
-    fetch_mode: Option<&'a str>,
-}
-
-/// Refuses what does not come from the console's own pages (403, with why).
-pub(crate) async fn only_this_console(
-    State(console): State<Arc<Console>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let admitted = {
-        let header_of = |name| {
-            request
-                .headers()
-                .get(name)
-                .and_then(|v: &axum::http::HeaderValue| v.to_str().ok())
-        };
-        let sent = Sent {
-            host: header_of(header::HOST),
-            origin: header_of(header::ORIGIN),
-            fetch_site: header_of(HeaderName::from_static("sec-fetch-site")),
-            fetch_mode: header_of(HeaderName::from_static("sec-fetch-mode")),
-        };
-        console.guard.admits(request.method(), &sent)
-    };
-    if admitted {
-        return next.run(request).await;
-    }
-    (
-        StatusCode::FORBIDDEN,
-        "the console answers only its own pages, at the address it printed",
-    )
-        .into_response()
+pub(super) struct Sent<'a> {
+    pub(super) host: Option<&'a str>,
+    pub(super) origin: Option<&'a str>,
+    pub(super) fetch_site: Option<&'a str>,
+    pub(super) fetch_mode: Option<&'a str>,
 }
 
 #[cfg(test)]

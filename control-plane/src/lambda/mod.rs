@@ -1,7 +1,7 @@
 //! The control function's wiring: its settings read and its adapters built once per
 //! process on the library's (`standin::lambda`), each request routed by `http::router`.
 
-mod url;
+mod gateway;
 
 use lambda_http::{Request, service_fn};
 use lambda_runtime::Error;
@@ -119,10 +119,10 @@ pub async fn serve_control() -> Result<(), Error> {
     Box::pin(lambda_http::run(service_fn(move |request: Request| {
         let span = request_span(&request);
         let mut request = request;
-        if let Some(base) = url::public_base(&request, url_form) {
+        if let Some(base) = gateway::public_base(&request, url_form) {
             request.extensions_mut().insert(base);
         }
-        let request = url::by_resource(request);
+        let request = gateway::by_resource(request);
         Box::pin(router.clone().oneshot(request).instrument(span))
     })))
     .await

@@ -4,7 +4,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)] // tests fail loudly by design
 
 use standin::agents::Updates;
-use standin::push::token::TokenDigest;
+use standin::digest::TokenDigest;
 use standin::row::WatchMode;
 use standin::watch::{WatchPlan, config_id, plan_watch, register};
 use standin_remote::RemoteError;

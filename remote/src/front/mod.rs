@@ -13,18 +13,20 @@
 //! `card.rs` is the front's card, `rpc.rs` the JSON-RPC envelope and A2A's error codes,
 //! `message.rs` what a parent's message becomes, `task.rs` a stand-in as an A2A task.
 
+mod calls;
 mod card;
 mod message;
+mod push_calls;
 mod push_config;
 mod rpc;
 mod task;
 pub mod webhook;
 
-use std::future::Future;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
+pub use calls::{Answered, ControlCalls};
 pub use card::{Door, KEY_SCHEME, front_card};
 use rpc::{Call, RpcError, field};
 
@@ -38,23 +40,6 @@ pub const WAIT_BOUND: Duration = Duration::from_secs(25);
 /// [`WAIT_STEP_MOST`].
 const WAIT_STEP: Duration = Duration::from_millis(250);
 const WAIT_STEP_MOST: Duration = Duration::from_secs(1);
-
-/// A control API answer: its status and JSON body.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Answered {
-    pub status: u16,
-    pub body: Value,
-}
-
-/// The control API, as the front calls it.
-pub trait ControlCalls: Send + Sync {
-    fn call(
-        &self,
-        method: &'static str,
-        path: String,
-        body: Option<Value>,
-    ) -> impl Future<Output = Result<Answered, String>> + Send;
-}
 
 /// The front of one agent.
 pub struct Front<'a, C> {

@@ -172,7 +172,7 @@ impl Desk {
     }
 
     /// The push token the agent now holds (a registration gave it one).
-    pub fn set_token(&self, token: Option<crate::push::TokenDigest>) {
+    pub fn set_token(&self, token: Option<crate::digest::TokenDigest>) {
         self.sink.set_token(token);
     }
 

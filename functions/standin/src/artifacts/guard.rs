@@ -2,7 +2,7 @@
 //! credentials it was called with. Content is checked as it is stored, and any echo is
 //! blanked (the part is then flagged `redacted`).
 
-use crate::push::TokenDigest;
+use crate::digest::TokenDigest;
 
 /// A push token: 43 base64url characters (32 random bytes).
 const TOKEN_LEN: usize = 43;

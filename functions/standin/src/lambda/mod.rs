@@ -1,6 +1,8 @@
-//! The composition root: each `functions/<name>/src/main.rs` calls one `serve_*` here,
-//! which reads its kind's settings (`config`), builds its dependencies once per process
-//! (`deps`) and hands each event to its handler (`steps`, `notify`, `http`).
+//! The composition root: each `functions/<name>/src/main.rs` calls one `serve_*` here
+//! (the control function's is the control plane's, built on `build`, `Aws` and
+//! `ControlSettings` from here), which reads its kind's settings (`config`), builds its
+//! dependencies once per process (`deps`) and hands each event to its handler (`steps`,
+//! `notify`, `http`).
 
 mod calls;
 mod config;

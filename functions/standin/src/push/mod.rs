@@ -8,4 +8,4 @@ pub mod receiver;
 pub mod token;
 
 pub use hearer::{HearRequest, Heard, Hearer, HearerError, NoHearer};
-pub use token::{PUSH_PATH_PREFIX, PushToken, TokenDigest, push_url};
+pub use token::{PUSH_PATH_PREFIX, PushToken, push_url};

@@ -14,7 +14,8 @@ use tracing::info;
 
 use super::door::Door;
 use super::hearer::{Hearer, NoHearer};
-use super::token::{TokenDigest, truncate_for_log};
+use super::token::truncate_for_log;
+use crate::digest::TokenDigest;
 use crate::doorbell::Doorbell;
 use crate::doorbell::ring;
 use crate::row::{Guard, Row, WakeEvent, WatchMode};

@@ -5,7 +5,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use rand::Rng;
 use secrecy::{ExposeSecret, SecretString};
 
-pub use crate::digest::TokenDigest;
+use crate::digest::TokenDigest;
 
 /// The route the push function serves; `{task_id}` is the percent-encoded local id.
 pub const PUSH_PATH_PREFIX: &str = "/a2a/push/";

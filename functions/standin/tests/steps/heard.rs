@@ -169,7 +169,7 @@ async fn a_push_during_a_hearing_rings_and_a_stranger_claims_nothing() {
     parked(&w).await;
     let token = w.agent.configs()[0].token.clone();
     let guard = Guard::Push {
-        digest: standin::push::TokenDigest::of(&token),
+        digest: standin::digest::TokenDigest::of(&token),
         remote_task_id: REMOTE.into(),
     };
     let now = standin::clock::now_ms();
