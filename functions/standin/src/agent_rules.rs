@@ -50,13 +50,6 @@ pub struct EntryRules {
     pub own_api_ids: Vec<String>,
 }
 
-fn err(field: String, problem: impl Into<String>) -> ConfigError {
-    ConfigError {
-        field,
-        problem: problem.into(),
-    }
-}
-
 /// `field` joined under `at` (`agents[0]` and `url` give `agents[0].url`; no `at`, `url`).
 fn under(at: &str, field: &str) -> String {
     if at.is_empty() {
@@ -92,9 +85,18 @@ impl EntryRules {
         let at_auth = under(at, "auth");
         auth.check_secret_prefix(&at_auth, &self.secret_prefix)?;
         if let AuthSpec::SigV4 { role_arn, .. } = auth {
-            self.check_role(&at_auth, role_arn)?;
+            if let Some(pattern) = &self.role_pattern
+                && !glob_matches(pattern, role_arn)
+            {
+                return Err(ConfigError::new(
+                    under(&at_auth, "role_arn"),
+                    format!(
+                        "{role_arn} does not match {pattern}, the roles this deployment may assume (AgentRoleArnPattern)"
+                    ),
+                ));
+            }
             let Some(agentcore) = agentcore else {
-                return Err(err(
+                return Err(ConfigError::new(
                     under(&at_auth, "region"),
                     "names no region and the deployment has none: name AgentCore Runtime's region",
                 ));
@@ -104,7 +106,7 @@ impl EntryRules {
                     continue;
                 }
                 if origin_of(text).as_deref() != Some(agentcore.as_str()) {
-                    return Err(err(
+                    return Err(ConfigError::new(
                         field.clone(),
                         format!(
                             "a SigV4 agent is AgentCore Runtime, reached at {agentcore} only: the calls are signed for it"
@@ -115,7 +117,7 @@ impl EntryRules {
                     && !field.contains("allowed_origins")
                     && !runtime_path(text)
                 {
-                    return Err(err(
+                    return Err(ConfigError::new(
                         field.clone(),
                         format!(
                             "a SigV4 agent is an AgentCore runtime: its URL's path starts with {RUNTIMES_PATH} (the data plane's other APIs are not signed for)"
@@ -168,7 +170,7 @@ impl EntryRules {
             .trim_end_matches('.')
             .to_ascii_lowercase();
         if self.own_origins.contains(&origin) {
-            return Err(err(
+            return Err(ConfigError::new(
                 field.to_owned(),
                 format!("{origin} is where this deployment calls AWS: {what} cannot be there"),
             ));
@@ -177,13 +179,13 @@ impl EntryRules {
             host.strip_prefix(id.as_str())
                 .is_some_and(|rest| rest.starts_with(".execute-api."))
         }) {
-            return Err(err(
+            return Err(ConfigError::new(
                 field.to_owned(),
                 format!("{host} is this stack's own API ({api}): {what} cannot be there"),
             ));
         }
         if is_aws_service_host(&host) {
-            return Err(err(
+            return Err(ConfigError::new(
                 field.to_owned(),
                 format!(
                     "{host} is an AWS service endpoint: {what} cannot be there{}",
@@ -196,18 +198,6 @@ impl EntryRules {
             ));
         }
         Ok(())
-    }
-
-    fn check_role(&self, at_auth: &str, role_arn: &str) -> Result<(), ConfigError> {
-        match &self.role_pattern {
-            Some(pattern) if !glob_matches(pattern, role_arn) => Err(err(
-                under(at_auth, "role_arn"),
-                format!(
-                    "{role_arn} does not match {pattern}, the roles this deployment may assume (AgentRoleArnPattern)"
-                ),
-            )),
-            _ => Ok(()),
-        }
     }
 }
 

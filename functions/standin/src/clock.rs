@@ -10,10 +10,7 @@ pub fn now_ms() -> u64 {
 }
 
 pub fn now_rfc3339() -> String {
-    let since = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap_or_default();
-    rfc3339(since.as_secs(), since.subsec_millis())
+    rfc3339_in(0)
 }
 
 /// `seconds` from now.

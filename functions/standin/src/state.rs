@@ -10,7 +10,7 @@ use standin_wire::scrub::{scrub, scrub_name};
 use standin_wire::{PartFlag, PartKind, PartView};
 
 /// The remote task as the stand-in reports it: mapped state, scrubbed text, finality.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RemoteOut {
     pub remote_task_id: String,
     pub state: TaskState,
@@ -60,13 +60,7 @@ impl RemoteOut {
             && !self.artifacts.is_empty();
         artifact_progress || last.is_none_or(|last| self.differs_from(last))
     }
-}
 
-/// Longest task or context id the stand-in keeps (the SDKs use UUIDs): a longer one is an
-/// agent error, never stored.
-pub const MAX_ID_BYTES: usize = 256;
-
-impl RemoteOut {
     /// The state as an answer about `remote`, the task the stand-in asked about: an agent
     /// cannot rename the task (or grow its id into the row) by answering with another id.
     pub fn about(mut self, remote: &str) -> Self {
@@ -81,26 +75,21 @@ pub fn remote_out(remote_task_id: &str, state: TaskState, text: &str) -> RemoteO
         state,
         text: scrub(text),
         is_final: state.is_terminal(),
-        artifacts: Vec::new(),
-        artifacts_omitted: 0,
-        artifacts_are_news: false,
-        parts: Vec::new(),
-        changed_at: None,
-        noted_at: None,
+        ..RemoteOut::default()
     }
 }
+
+/// Longest task or context id the stand-in keeps (the SDKs use UUIDs): a longer one is an
+/// agent error, never stored.
+pub const MAX_ID_BYTES: usize = 256;
 
 /// Where the task stands (a check, a task in a stream). Without a status message the
 /// known text stays.
 pub fn from_status(status: &Status, known_text: &str) -> RemoteOut {
     let text = status.text.as_deref().unwrap_or(known_text);
+    let parts = status.parts.iter().take(MAX_MESSAGE_PARTS);
     RemoteOut {
-        parts: status
-            .parts
-            .iter()
-            .take(MAX_MESSAGE_PARTS)
-            .map(message_part)
-            .collect(),
+        parts: parts.map(message_part).collect(),
         changed_at: status.at.as_deref().and_then(timestamp),
         ..remote_out(&status.task_id, status.state, text)
     }

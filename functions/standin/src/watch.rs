@@ -68,14 +68,11 @@ pub async fn register<A: Agent>(
     remote_task_id: &str,
     push_base_url: Option<&str>,
 ) -> Watch {
-    match plan {
-        WatchPlan::Off => return Watch::off(),
-        WatchPlan::Follow => return Watch::follow(),
-        WatchPlan::Poll => return Watch::poll(),
-        WatchPlan::TryPush => {}
-    }
-    let Some(base) = push_base_url else {
-        return Watch::follow();
+    let base = match (plan, push_base_url) {
+        (WatchPlan::Off, _) => return Watch::off(),
+        (WatchPlan::Poll, _) => return Watch::poll(),
+        (WatchPlan::TryPush, Some(base)) => base,
+        (WatchPlan::Follow | WatchPlan::TryPush, _) => return Watch::follow(),
     };
     let url = match push_url(base, local_task_id) {
         Ok(url) => url,

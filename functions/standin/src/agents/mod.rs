@@ -6,9 +6,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Updates {
+    #[default]
     Auto,
     Follow,
     /// GetTask at growing intervals, waiting in Step Functions.
@@ -113,7 +114,6 @@ pub struct AgentSpec {
     /// How long the agent may stay unreachable, or refuse fresh credentials, before its
     /// stand-in ends failed.
     pub max_unreachable: Duration,
-    /// How the agent gets a file the parent uploaded.
     pub file_delivery: FileDelivery,
     /// The keys the agent's card must be signed with (a JWKS URL or public keys).
     pub card_signing: Option<standin_remote::CardSigning>,
@@ -147,42 +147,32 @@ struct Document {
 struct Entry {
     id: String,
     url: String,
-    #[serde(default)]
     version: Option<String>,
-    #[serde(default = "auto")]
-    updates: Updates,
-    #[serde(default, deserialize_with = "seconds")]
-    follow_interval: Option<f64>,
     #[serde(default)]
+    updates: Updates,
+    #[serde(default, deserialize_with = "present")]
+    follow_interval: Option<f64>,
     participant: Option<String>,
     #[serde(default)]
     allowed_origins: Vec<String>,
-    #[serde(default)]
     card_url: Option<String>,
     #[serde(default)]
     headers: std::collections::BTreeMap<String, String>,
-    #[serde(default)]
     session_header: Option<String>,
     #[serde(default)]
     extensions: Vec<String>,
-    #[serde(default, deserialize_with = "seconds")]
+    #[serde(default, deserialize_with = "present")]
     poll_max_interval: Option<f64>,
-    #[serde(default)]
     auth: Option<serde_json::Value>,
-    #[serde(default, deserialize_with = "seconds")]
+    #[serde(default, deserialize_with = "present")]
     max_duration: Option<f64>,
-    #[serde(default, deserialize_with = "seconds")]
+    #[serde(default, deserialize_with = "present")]
     max_unreachable: Option<f64>,
     #[serde(default)]
     file_delivery: FileDelivery,
-    #[serde(default)]
     card_signing: Option<serde_json::Value>,
     #[serde(default, deserialize_with = "present")]
     preferred_binding: Option<standin_remote::PreferredBinding>,
-}
-
-fn auto() -> Updates {
-    Updates::Auto
 }
 
 /// A length of time an entry gives in whole seconds, from 1 s to a year.
@@ -202,11 +192,6 @@ fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
     d: D,
 ) -> Result<Option<T>, D::Error> {
     T::deserialize(d).map(Some)
-}
-
-/// A number of seconds when the field is there (`null` is not one).
-fn seconds<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
-    f64::deserialize(d).map(Some)
 }
 
 /// serde's error as a field and a problem: the path it failed at (a missing field's own
@@ -257,7 +242,6 @@ pub const MAX_SHORT_BYTES: usize = 1024;
 /// `extensions`).
 pub const MAX_ITEMS: usize = 16;
 
-/// Refuses `text` at `field` past `max` bytes.
 fn at_most(field: &str, text: &str, max: usize) -> Result<(), ConfigError> {
     if text.len() > max {
         return Err(err(
@@ -309,60 +293,34 @@ impl AgentSpec {
     /// snapshot keeps and `GET /agents/{id}` shows. [`AgentSpec::parse_entry`] reads it
     /// back to an equal spec.
     pub fn to_entry(&self) -> serde_json::Value {
-        let mut entry = serde_json::json!({
+        let headers: serde_json::Map<String, serde_json::Value> = self
+            .headers
+            .iter()
+            .map(|(n, v)| (n.clone(), v.clone().into()))
+            .collect();
+        let listed = |items: &Vec<String>| (!items.is_empty()).then_some(items.clone());
+        let (poll, unreachable) = (self.poll_max_interval, self.max_unreachable);
+        crate::auth::spec::written(serde_json::json!({
             "id": self.id,
             "url": self.url,
             "updates": self.updates,
             "follow_interval": self.follow_interval.as_secs_f64(),
-        });
-        if let Some(version) = &self.version {
-            entry["version"] = version.clone().into();
-        }
-        if let Some(participant) = &self.participant {
-            entry["participant"] = participant.clone().into();
-        }
-        if !self.allowed_origins.is_empty() {
-            entry["allowed_origins"] = self.allowed_origins.clone().into();
-        }
-        if let Some(card_url) = &self.card_url {
-            entry["card_url"] = card_url.clone().into();
-        }
-        if !self.headers.is_empty() {
-            let headers: serde_json::Map<String, serde_json::Value> = self
-                .headers
-                .iter()
-                .map(|(n, v)| (n.clone(), v.clone().into()))
-                .collect();
-            entry["headers"] = headers.into();
-        }
-        if let Some(session_header) = &self.session_header {
-            entry["session_header"] = session_header.clone().into();
-        }
-        if !self.extensions.is_empty() {
-            entry["extensions"] = self.extensions.clone().into();
-        }
-        if self.poll_max_interval != DEFAULT_POLL_MAX_INTERVAL {
-            entry["poll_max_interval"] = self.poll_max_interval.as_secs_f64().into();
-        }
-        if let Some(auth) = &self.auth {
-            entry["auth"] = auth.to_entry();
-        }
-        if let Some(max_duration) = self.max_duration {
-            entry["max_duration"] = max_duration.as_secs().into();
-        }
-        if self.max_unreachable != DEFAULT_MAX_UNREACHABLE {
-            entry["max_unreachable"] = self.max_unreachable.as_secs().into();
-        }
-        if self.file_delivery != FileDelivery::default() {
-            entry["file_delivery"] = serde_json::json!(self.file_delivery);
-        }
-        if let Some(signing) = &self.card_signing {
-            entry["card_signing"] = signing.to_entry();
-        }
-        if let Some(binding) = self.preferred_binding {
-            entry["preferred_binding"] = serde_json::json!(binding);
-        }
-        entry
+            "version": self.version,
+            "participant": self.participant,
+            "allowed_origins": listed(&self.allowed_origins),
+            "card_url": self.card_url,
+            "headers": (!headers.is_empty()).then_some(headers),
+            "session_header": self.session_header,
+            "extensions": listed(&self.extensions),
+            "poll_max_interval": (poll != DEFAULT_POLL_MAX_INTERVAL).then_some(poll.as_secs_f64()),
+            "auth": self.auth.as_ref().map(crate::auth::AuthSpec::to_entry),
+            "max_duration": self.max_duration.map(|d| d.as_secs()),
+            "max_unreachable":
+                (unreachable != DEFAULT_MAX_UNREACHABLE).then_some(unreachable.as_secs()),
+            "file_delivery": Some(self.file_delivery).filter(|d| *d != FileDelivery::default()),
+            "card_signing": self.card_signing.as_ref().map(standin_remote::CardSigning::to_entry),
+            "preferred_binding": self.preferred_binding,
+        }))
     }
 }
 
@@ -403,15 +361,13 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
         return Err(err(format!("{at}.id"), "must not be empty"));
     }
     at_most(&format!("{at}.url"), &entry.url, MAX_URL_BYTES)?;
-    if let Some(card) = &entry.card_url {
-        at_most(&format!("{at}.card_url"), card, MAX_URL_BYTES)?;
-    }
-    for (name, text) in [
-        ("version", &entry.version),
-        ("participant", &entry.participant),
+    for (name, text, max) in [
+        ("card_url", &entry.card_url, MAX_URL_BYTES),
+        ("version", &entry.version, MAX_SHORT_BYTES),
+        ("participant", &entry.participant, MAX_SHORT_BYTES),
     ] {
         if let Some(text) = text {
-            at_most(&format!("{at}.{name}"), text, MAX_SHORT_BYTES)?;
+            at_most(&format!("{at}.{name}"), text, max)?;
         }
     }
     for (name, count) in [
@@ -435,14 +391,7 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
     for (i, uri) in entry.extensions.iter().enumerate() {
         at_most(&format!("{at}.extensions[{i}]"), uri, MAX_URL_BYTES)?;
     }
-    let parsed = reqwest::Url::parse(&entry.url)
-        .map_err(|e| err(format!("{at}.url"), format!("not a URL: {e}")))?;
-    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
-        return Err(err(
-            format!("{at}.url"),
-            "must be an http:// or https:// URL with a host",
-        ));
-    }
+    http_url(&format!("{at}.url"), &entry.url)?;
     let follow_interval = match entry.follow_interval {
         None => DEFAULT_FOLLOW_INTERVAL,
         Some(secs) if secs >= MIN_FOLLOW_INTERVAL.as_secs_f64() => {
@@ -539,13 +488,11 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
         Some(secs) => whole_seconds(&format!("{at}.max_unreachable"), secs)?,
     };
     if let Some(auth) = &entry.auth {
-        let size = auth.to_string().len();
-        if size > MAX_SHORT_BYTES * 4 {
-            return Err(err(
-                format!("{at}.auth"),
-                format!("must be at most {} bytes, got {size}", MAX_SHORT_BYTES * 4),
-            ));
-        }
+        at_most(
+            &format!("{at}.auth"),
+            &auth.to_string(),
+            MAX_SHORT_BYTES * 4,
+        )?;
     }
     let auth = entry
         .auth
@@ -600,7 +547,6 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
     Ok(spec)
 }
 
-/// An http(s) URL with a host.
 fn http_url(field: &str, text: &str) -> Result<(), ConfigError> {
     let url = reqwest::Url::parse(text).map_err(|e| err(field, format!("not a URL: {e}")))?;
     if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {

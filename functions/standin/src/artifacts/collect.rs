@@ -30,6 +30,7 @@ impl<A: Agent + 'static> Collecting<A> {
     }
 
     /// The agent itself.
+    #[cfg(any(test, feature = "test-support"))]
     pub fn inner(&self) -> &A {
         &self.inner
     }
@@ -40,22 +41,16 @@ impl<A: Agent + 'static> Collecting<A> {
         }
     }
 
-    /// What must not pass, as of now (nothing without a desk).
-    async fn guard(&self) -> Option<EchoGuard> {
-        match &self.desk {
-            Some(desk) => Some(desk.guard().await),
-            None => None,
-        }
-    }
-
+    /// `answer` with what must not pass blanked, as of now (nothing without a desk).
     async fn guarded<T>(
         &self,
         answer: Result<T, RemoteError>,
         blank: impl FnOnce(&EchoGuard, T) -> T,
     ) -> Result<T, RemoteError> {
-        let Some(guard) = self.guard().await else {
+        let Some(desk) = &self.desk else {
             return answer;
         };
+        let guard = desk.guard().await;
         match answer {
             Ok(value) => Ok(blank(&guard, value)),
             Err(err) => Err(blank_error(&guard, err)),
@@ -107,9 +102,7 @@ impl<A: Agent + 'static> Collecting<A> {
 
 /// `status` with every echo blanked from what a note or the row takes of it.
 fn blank_status(guard: &EchoGuard, mut status: Status) -> Status {
-    if let Some(text) = &status.text {
-        status.text = Some(guard.blank(text));
-    }
+    status.text = status.text.map(|text| guard.blank(&text));
     for part in &mut status.parts {
         for name in [&mut part.filename, &mut part.media_type]
             .into_iter()

@@ -14,24 +14,17 @@ use standin_remote::{Artifact, ArtifactUpdate, Content, ContentKind, ContentSink
 use standin_wire::scrub::{MAX_NAME_BYTES, MAX_TEXT_BYTES, bound_to};
 use standin_wire::{NOTE_INLINE_BYTES, PartFlag, PartKind, PartView};
 
-/// What a call showed.
+/// What a call showed: artifacts as the agent sent them, or as seen, their parts stored.
 #[derive(Debug, Clone)]
-enum Observed {
-    Update(ArtifactUpdate),
-    /// A whole task's artifacts: the agent's account of them, and whether the task
-    /// stood still (interrupted or ended) when it gave it.
-    Task(Vec<Artifact>, bool),
-}
-
-/// What was observed, its parts stored.
-#[derive(Clone)]
-enum Folded {
+enum Observed<A = Artifact> {
     Update {
-        seen: Seen,
+        artifact: A,
         append: bool,
         last_chunk: bool,
     },
-    Task(Vec<Seen>, bool),
+    /// A whole task's artifacts: the agent's account of them, and whether the task
+    /// stood still (interrupted or ended) when it gave it.
+    Task(Vec<A>, bool),
 }
 
 /// What one invocation keeps of what its calls saw before folding it (an agent that
@@ -69,7 +62,7 @@ fn artifact_bytes(artifact: &Artifact) -> usize {
 
 fn observed_bytes(observed: &Observed) -> usize {
     match observed {
-        Observed::Update(update) => artifact_bytes(&update.artifact),
+        Observed::Update { artifact, .. } => artifact_bytes(artifact),
         Observed::Task(artifacts, _) => artifacts.iter().map(artifact_bytes).sum(),
     }
 }
@@ -163,7 +156,11 @@ impl Desk {
     }
 
     pub fn observe_update(&self, update: &ArtifactUpdate) {
-        self.push(Observed::Update(update.clone()));
+        self.push(Observed::Update {
+            artifact: update.artifact.clone(),
+            append: update.append,
+            last_chunk: update.last_chunk,
+        });
     }
 
     /// `settled`: the task was interrupted or ended when it listed them.
@@ -181,19 +178,11 @@ impl Desk {
             let held: usize = all.iter().map(observed_bytes).sum();
             let full =
                 all.len() >= MAX_OBSERVED || held + observed_bytes(&observed) > MAX_OBSERVED_BYTES;
-            if full && matches!(observed, Observed::Update(_)) {
+            if full && matches!(observed, Observed::Update { .. }) {
                 tracing::warn!("too many artifact updates in one invocation; the rest dropped");
                 return;
             }
             all.push(observed);
-        }
-    }
-
-    /// What a fold could not record goes back, for the next one.
-    fn restore(&self, observed: Vec<Observed>) {
-        if let Ok(mut all) = self.observed.lock() {
-            let later = std::mem::replace(&mut *all, observed);
-            all.extend(later);
         }
     }
 
@@ -219,10 +208,13 @@ impl Desk {
     }
 
     async fn fold(&self, observed: Vec<Observed>) -> Result<Manifest, BlobError> {
-        let again = observed.clone();
-        let folded = self.fold_once(observed).await;
-        if folded.is_err() {
-            self.restore(again);
+        let folded = self.fold_once(observed.clone()).await;
+        // What a fold could not record goes back, for the next one.
+        if folded.is_err()
+            && let Ok(mut all) = self.observed.lock()
+        {
+            let later = std::mem::replace(&mut *all, observed);
+            all.extend(later);
         }
         folded
     }
@@ -233,33 +225,34 @@ impl Desk {
         let mut stored = Vec::with_capacity(observed.len());
         for each in observed {
             stored.push(match each {
-                Observed::Update(u) => Folded::Update {
-                    seen: self.seen(&u.artifact, &guard).await,
-                    append: u.append,
-                    last_chunk: u.last_chunk,
+                Observed::Update {
+                    artifact,
+                    append,
+                    last_chunk,
+                } => Observed::Update {
+                    artifact: self.seen(&artifact, &guard).await,
+                    append,
+                    last_chunk,
                 },
                 Observed::Task(list, settled) => {
                     let mut all = Vec::with_capacity(list.len());
                     for artifact in &list {
                         all.push(self.seen(artifact, &guard).await);
                     }
-                    Folded::Task(all, settled)
+                    Observed::Task(all, settled)
                 }
             });
         }
         self.change(|manifest, bounds| {
-            let mut gone = Vec::new();
-            for each in stored.clone() {
-                gone.extend(match each {
-                    Folded::Update {
-                        seen,
-                        append,
-                        last_chunk,
-                    } => manifest.update(seen, append, last_chunk, bounds),
-                    Folded::Task(all, settled) => manifest.reconcile(all, settled, bounds),
-                });
-            }
-            gone
+            let fold = |each| match each {
+                Observed::Update {
+                    artifact,
+                    append,
+                    last_chunk,
+                } => manifest.update(artifact, append, last_chunk, bounds),
+                Observed::Task(all, settled) => manifest.reconcile(all, settled, bounds),
+            };
+            stored.iter().cloned().flat_map(fold).collect()
         })
         .await
     }
@@ -280,14 +273,6 @@ impl Desk {
     /// The copy this desk last read or wrote, once (None: there is none, or it was used).
     fn copy(&self) -> Option<(Manifest, String)> {
         self.copy.lock().ok()?.take()
-    }
-
-    /// Keeps `manifest` as the copy at `version` (none: the store named none, or there
-    /// is no manifest yet, and the next change reads).
-    fn keep_copy(&self, manifest: &Manifest, version: Option<String>) {
-        if let (Ok(mut copy), Some(version)) = (self.copy.lock(), version) {
-            *copy = Some((manifest.clone(), version));
-        }
     }
 
     /// Reads, changes and writes the manifest back only if no one wrote it meanwhile;
@@ -311,29 +296,29 @@ impl Desk {
             };
             let before = manifest.clone();
             let left = edit(&mut manifest, self.bounds);
-            if manifest == before {
-                if !read_now {
-                    // Nothing to write to this desk's copy: what another writer added
-                    // since (a note is to carry it) only a read shows.
-                    continue;
+            let version = if manifest != before {
+                let bytes = serde_json::to_vec(&manifest)
+                    .map_err(|e| BlobError::Unavailable(format!("manifest: {e}")))?;
+                match self.blobs.put_if(&key, bytes, etag.as_deref()).await {
+                    Ok(version) => version,
+                    Err(BlobError::Conflict) => continue,
+                    Err(err) => return Err(err),
                 }
-                self.keep_copy(&manifest, etag);
-                // Content is shared by key: only what no artifact lists any more goes.
-                self.delete(manifest.unreferenced(left)).await;
-                return Ok(manifest);
+            } else if read_now {
+                etag
+            } else {
+                // Nothing to write to this desk's copy: what another writer added since
+                // (a note is to carry it) only a read shows.
+                continue;
+            };
+            // No version (the store named none, or there is no manifest yet): the next
+            // change reads.
+            if let (Ok(mut copy), Some(version)) = (self.copy.lock(), version) {
+                *copy = Some((manifest.clone(), version));
             }
-            let gone = manifest.unreferenced(left);
-            let bytes = serde_json::to_vec(&manifest)
-                .map_err(|e| BlobError::Unavailable(format!("manifest: {e}")))?;
-            match self.blobs.put_if(&key, bytes, etag.as_deref()).await {
-                Ok(version) => {
-                    self.keep_copy(&manifest, version);
-                    self.delete(gone).await;
-                    return Ok(manifest);
-                }
-                Err(BlobError::Conflict) => continue,
-                Err(err) => return Err(err),
-            }
+            // Content is shared by key: only what no artifact lists any more goes.
+            self.delete(manifest.unreferenced(left)).await;
+            return Ok(manifest);
         }
         Err(BlobError::Conflict)
     }
@@ -355,28 +340,21 @@ impl Desk {
     /// An artifact as seen, each part stored (a small one now, a large one was as it
     /// arrived), and no echo of ours in its names, metadata or links.
     async fn seen(&self, artifact: &Artifact, guard: &EchoGuard) -> Seen {
+        let blank =
+            |text: &Option<String>, max| text.as_deref().map(|t| bound_to(&guard.blank(t), max));
         let mut parts = Vec::with_capacity(artifact.parts.len());
         for part in &artifact.parts {
             let mut stored = self.stored_part(part).await;
-            for (field, max) in [
-                (&mut stored.view.media_type, MAX_NAME_BYTES),
-                (&mut stored.view.filename, MAX_NAME_BYTES),
-                (&mut stored.view.url, MAX_URL_BYTES),
-            ] {
-                *field = field.as_deref().map(|f| bound_to(&guard.blank(f), max));
-            }
+            let view = &mut stored.view;
+            view.media_type = blank(&view.media_type, MAX_NAME_BYTES);
+            view.filename = blank(&view.filename, MAX_NAME_BYTES);
+            view.url = blank(&view.url, MAX_URL_BYTES);
             parts.push(stored);
         }
         Seen {
             id: artifact.id.clone(),
-            name: artifact
-                .name
-                .as_deref()
-                .map(|n| bound_to(&guard.blank(n), MAX_NAME_BYTES)),
-            description: artifact
-                .description
-                .as_deref()
-                .map(|d| bound_to(&guard.blank(d), MAX_TEXT_BYTES)),
+            name: blank(&artifact.name, MAX_NAME_BYTES),
+            description: blank(&artifact.description, MAX_TEXT_BYTES),
             metadata: artifact
                 .metadata
                 .as_deref()
@@ -423,11 +401,8 @@ impl Desk {
                     ContentKind::File => PartKind::File,
                 };
                 Some(self.sink.stored(spill).await.unwrap_or(Stored {
-                    key: None,
-                    size: 0,
-                    sha256: String::new(),
-                    whole: None,
                     flag: Some(PartFlag::NotStored),
+                    ..Stored::default()
                 }))
             }
             Content::Unreadable(_) => {
@@ -454,7 +429,6 @@ impl Desk {
     }
 }
 
-/// The stand-in's manifest and its version (None: there is none yet).
 /// The longest URL an artifact's part keeps.
 const MAX_URL_BYTES: usize = 2048;
 /// The most bytes of an artifact's metadata kept, as JSON: every reader loads the

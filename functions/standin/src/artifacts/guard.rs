@@ -86,35 +86,23 @@ impl EchoGuard {
         }
         !echoes.is_empty()
     }
-}
 
-impl EchoGuard {
-    /// Blanks every echo in `value`'s strings (keys included) as they read unescaped;
-    /// true when there was one.
-    pub fn blank_value(&self, value: &mut serde_json::Value) -> bool {
+    /// Blanks every echo in `value`'s strings (keys included) as they read unescaped.
+    pub fn blank_value(&self, value: &mut serde_json::Value) {
         use serde_json::Value;
         match value {
-            Value::String(s) => {
-                let blanked = self.blank(s);
-                let echoed = blanked != *s;
-                *s = blanked;
-                echoed
-            }
-            Value::Array(items) => items
-                .iter_mut()
-                .fold(false, |echoed, v| self.blank_value(v) | echoed),
+            Value::String(s) => *s = self.blank(s),
+            Value::Array(items) => items.iter_mut().for_each(|v| self.blank_value(v)),
             Value::Object(members) => {
-                let mut echoed = false;
-                let taken = std::mem::take(members);
-                for (key, mut v) in taken {
-                    echoed |= self.blank_value(&mut v);
-                    let blanked = self.blank(&key);
-                    echoed |= blanked != key;
-                    members.insert(blanked, v);
-                }
-                echoed
+                *members = std::mem::take(members)
+                    .into_iter()
+                    .map(|(key, mut v)| {
+                        self.blank_value(&mut v);
+                        (self.blank(&key), v)
+                    })
+                    .collect();
             }
-            _ => false,
+            _ => {}
         }
     }
 

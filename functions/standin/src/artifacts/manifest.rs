@@ -72,7 +72,7 @@ pub struct Seen {
     pub parts: Vec<StoredPart>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
     pub artifact_id: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -126,78 +126,7 @@ impl Entry {
         self.parts.len() == parts.len()
             && self.parts.iter().map(content).eq(parts.iter().map(content))
     }
-}
 
-/// The bytes a part takes in the saved manifest, at most (its strings as escaped JSON,
-/// the constant for its keys, numbers and flags), counted without writing it.
-fn part_bytes(part: &StoredPart) -> usize {
-    let text = |t: &Option<String>| t.as_deref().map_or(0, standin_wire::scrub::escaped_bytes);
-    let view = &part.view;
-    256 + text(&view.media_type)
-        + text(&view.filename)
-        + text(&view.sha256)
-        + text(&view.text)
-        + text(&view.url)
-        + view.data.as_ref().map_or(0, |d| d.to_string().len())
-        + text(&part.key)
-        + text(&part.whole)
-}
-
-/// The bytes an artifact takes in the saved manifest besides its parts (its fields are
-/// bounded each; the constant covers the keys and flags).
-fn head_bytes(entry: &Entry) -> usize {
-    named_bytes(
-        &entry.artifact_id,
-        &entry.name,
-        &entry.description,
-        &entry.metadata,
-    )
-}
-
-/// An artifact's names and metadata.
-struct Names {
-    name: Option<String>,
-    description: Option<String>,
-    metadata: Option<serde_json::Value>,
-}
-
-fn named_bytes(
-    artifact_id: &str,
-    name: &Option<String>,
-    description: &Option<String>,
-    metadata: &Option<serde_json::Value>,
-) -> usize {
-    let text = |t: &Option<String>| t.as_deref().map_or(0, standin_wire::scrub::escaped_bytes);
-    256 + standin_wire::scrub::escaped_bytes(artifact_id)
-        + text(name)
-        + text(description)
-        + metadata.as_ref().map_or(0, |m| m.to_string().len())
-}
-
-fn entry_bytes(entry: &Entry) -> usize {
-    head_bytes(entry) + entry.parts.iter().map(part_bytes).sum::<usize>()
-}
-
-/// The artifact's names and metadata as `named` gives them, if with them it still fits
-/// beside `others` bytes; else they stay as they were (an agent cannot grow the manifest
-/// past its bound through its names once the parts filled it).
-fn rename_within(entry: &mut Entry, named: Names, others: usize) {
-    let bytes = named_bytes(
-        &entry.artifact_id,
-        &named.name,
-        &named.description,
-        &named.metadata,
-    );
-    if others + bytes <= MAX_MANIFEST_BYTES || bytes <= head_bytes(entry) {
-        entry.name = named.name;
-        entry.description = named.description;
-        entry.metadata = named.metadata;
-    } else {
-        tracing::warn!(artifact_id = %entry.artifact_id, "names past the manifest's bound; kept as they were");
-    }
-}
-
-impl Entry {
     /// What it takes in the saved manifest, as kept (counted once for an older one).
     fn size(&self) -> usize {
         match self.bytes {
@@ -205,6 +134,84 @@ impl Entry {
             kept => kept,
         }
     }
+
+    /// Its names and metadata as given, if with them it still fits beside `others` bytes;
+    /// else they stay as they were (an agent cannot grow the manifest past its bound
+    /// through its names once the parts filled it).
+    fn rename_within(
+        &mut self,
+        name: Option<String>,
+        description: Option<String>,
+        metadata: Option<serde_json::Value>,
+        others: usize,
+    ) {
+        let before = head_bytes(self);
+        let old = (
+            std::mem::replace(&mut self.name, name),
+            std::mem::replace(&mut self.description, description),
+            std::mem::replace(&mut self.metadata, metadata),
+        );
+        let bytes = head_bytes(self);
+        if others + bytes > MAX_MANIFEST_BYTES && bytes > before {
+            tracing::warn!(artifact_id = %self.artifact_id, "names past the manifest's bound; kept as they were");
+            (self.name, self.description, self.metadata) = old;
+        }
+    }
+
+    /// Its parts replaced by the first of `parts` that fit beside `others` bytes; the
+    /// keys no longer kept (the rest of `parts`, then the old parts not listed again).
+    fn replace_parts(&mut self, parts: Vec<StoredPart>, others: usize) -> Vec<String> {
+        let budget = MAX_MANIFEST_BYTES.saturating_sub(others + head_bytes(self));
+        let (parts, mut past, used) = fitting(parts, MAX_PARTS, budget);
+        self.bytes = head_bytes(self) + used;
+        self.listed_only |= !past.is_empty();
+        let old = std::mem::replace(&mut self.parts, parts);
+        past.extend(replaced(old, &self.parts));
+        past
+    }
+
+    /// A change recorded: a new version, truncated if any of it is not kept.
+    fn changed(&mut self, complete: bool) {
+        self.complete = complete;
+        self.truncated = self.listed_only
+            || self
+                .parts
+                .iter()
+                .any(|p| p.view.flag == Some(PartFlag::Truncated));
+        self.version += 1;
+    }
+}
+
+fn text_bytes(text: &Option<String>) -> usize {
+    text.as_deref()
+        .map_or(0, standin_wire::scrub::escaped_bytes)
+}
+
+/// The bytes a part takes in the saved manifest, at most (its strings as escaped JSON,
+/// the constant for its keys, numbers and flags), counted without writing it.
+fn part_bytes(part: &StoredPart) -> usize {
+    let view = &part.view;
+    256 + text_bytes(&view.media_type)
+        + text_bytes(&view.filename)
+        + text_bytes(&view.sha256)
+        + text_bytes(&view.text)
+        + text_bytes(&view.url)
+        + view.data.as_ref().map_or(0, |d| d.to_string().len())
+        + text_bytes(&part.key)
+        + text_bytes(&part.whole)
+}
+
+/// The bytes an artifact takes in the saved manifest besides its parts (its fields are
+/// bounded each; the constant covers the keys and flags).
+fn head_bytes(entry: &Entry) -> usize {
+    256 + standin_wire::scrub::escaped_bytes(&entry.artifact_id)
+        + text_bytes(&entry.name)
+        + text_bytes(&entry.description)
+        + entry.metadata.as_ref().map_or(0, |m| m.to_string().len())
+}
+
+fn entry_bytes(entry: &Entry) -> usize {
+    head_bytes(entry) + entry.parts.iter().map(part_bytes).sum::<usize>()
 }
 
 /// The first of `parts` that fit both `count` and `budget` bytes; the keys of the rest,
@@ -239,12 +246,6 @@ fn replaced(old: Vec<StoredPart>, kept: &[StoredPart]) -> Vec<String> {
         .filter_map(|p| p.key)
         .filter(|key| !kept.iter().any(|k| k.key.as_deref() == Some(key)))
         .collect()
-}
-
-fn any_truncated(parts: &[StoredPart]) -> bool {
-    parts
-        .iter()
-        .any(|p| p.view.flag == Some(PartFlag::Truncated))
 }
 
 /// A part's inline text or data, kept only while the budget lasts.
@@ -285,12 +286,18 @@ impl Manifest {
         bounds.max_bytes.saturating_sub(self.stored_bytes)
     }
 
-    /// Whether any artifact lists a part stored under `key` (content is shared by key).
-    pub fn references(&self, key: &str) -> bool {
+    /// Every part listed that is stored under a key.
+    fn stored_parts(&self) -> impl Iterator<Item = &StoredPart> {
         self.artifacts
             .iter()
-            .flat_map(|e| e.parts.iter())
-            .any(|p| p.key.as_deref() == Some(key))
+            .flat_map(|e| &e.parts)
+            .filter(|p| p.key.is_some())
+    }
+
+    /// Whether any artifact lists a part stored under `key` (content is shared by key).
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn references(&self, key: &str) -> bool {
+        self.stored_parts().any(|p| p.key.as_deref() == Some(key))
     }
 
     /// Of `keys`, the ones no artifact lists any more, each once (content is shared by
@@ -301,9 +308,7 @@ impl Manifest {
             return keys;
         }
         let listed: std::collections::HashSet<&str> = self
-            .artifacts
-            .iter()
-            .flat_map(|e| e.parts.iter())
+            .stored_parts()
             .filter_map(|p| p.key.as_deref())
             .collect();
         let mut gone: Vec<String> = keys
@@ -331,12 +336,12 @@ impl Manifest {
             return keys(&seen.parts);
         };
         let parts_bytes = entry.size().saturating_sub(head_bytes(entry));
-        let named = Names {
-            name: seen.name.or(entry.name.clone()),
-            description: seen.description.or(entry.description.clone()),
-            metadata: seen.metadata.or(entry.metadata.clone()),
-        };
-        rename_within(entry, named, others + parts_bytes);
+        entry.rename_within(
+            seen.name.or(entry.name.clone()),
+            seen.description.or(entry.description.clone()),
+            seen.metadata.or(entry.metadata.clone()),
+            others + parts_bytes,
+        );
         entry.bytes = head_bytes(entry) + parts_bytes;
         let gone = if entry.listed_only {
             keys(&seen.parts)
@@ -352,19 +357,9 @@ impl Manifest {
             }
             past
         } else {
-            let budget = MAX_MANIFEST_BYTES.saturating_sub(others + head_bytes(entry));
-            let (parts, mut past, used) = fitting(seen.parts, MAX_PARTS, budget);
-            entry.bytes = head_bytes(entry) + used;
-            entry.listed_only |= !past.is_empty();
-            past.extend(replaced(
-                std::mem::replace(&mut entry.parts, parts),
-                &entry.parts,
-            ));
-            past
+            entry.replace_parts(seen.parts, others)
         };
-        entry.complete = last_chunk;
-        entry.truncated = entry.listed_only || any_truncated(&entry.parts);
-        entry.version += 1;
+        entry.changed(last_chunk);
         self.recount();
         gone
     }
@@ -395,24 +390,9 @@ impl Manifest {
                 }
                 continue;
             }
-            let named = Names {
-                name: seen.name,
-                description: seen.description,
-                metadata: seen.metadata,
-            };
-            rename_within(entry, named, others);
-            let budget = MAX_MANIFEST_BYTES.saturating_sub(others + head_bytes(entry));
-            let (parts, past, used) = fitting(seen.parts, MAX_PARTS, budget);
-            entry.bytes = head_bytes(entry) + used;
-            entry.listed_only |= !past.is_empty();
-            gone.extend(past);
-            gone.extend(replaced(
-                std::mem::replace(&mut entry.parts, parts),
-                &entry.parts,
-            ));
-            entry.complete = settled;
-            entry.truncated = entry.listed_only || any_truncated(&entry.parts);
-            entry.version += 1;
+            entry.rename_within(seen.name, seen.description, seen.metadata, others);
+            gone.extend(entry.replace_parts(seen.parts, others));
+            entry.changed(settled);
         }
         self.recount();
         gone
@@ -433,16 +413,9 @@ impl Manifest {
         }
         self.artifacts.push(Entry {
             artifact_id: id.to_owned(),
-            name: None,
-            description: None,
-            metadata: None,
-            parts: Vec::new(),
-            complete: false,
             truncated: count >= bounds.max_count,
             listed_only: count >= bounds.max_count,
-            version: 0,
-            noted: 0,
-            bytes: 0,
+            ..Entry::default()
         });
         self.artifacts.last_mut()
     }
@@ -454,7 +427,6 @@ impl Manifest {
         }
     }
 
-    /// The bytes every artifact but `id` takes in the saved manifest.
     fn bytes_besides(&self, id: &str) -> usize {
         self.artifacts
             .iter()
@@ -465,13 +437,7 @@ impl Manifest {
 
     /// Stored parts no longer listed stop counting against the bound.
     fn recount(&mut self) {
-        self.stored_bytes = self
-            .artifacts
-            .iter()
-            .flat_map(|e| e.parts.iter())
-            .filter(|p| p.key.is_some())
-            .filter_map(|p| p.view.size)
-            .sum();
+        self.stored_bytes = self.stored_parts().filter_map(|p| p.view.size).sum();
     }
 
     /// What the next note carries: the artifacts whole (or truncated) and changed since
@@ -488,13 +454,9 @@ impl Manifest {
             .filter(|e| is_final || (e.complete || e.truncated) && e.version > e.noted);
         for entry in due {
             let mut view = entry.view(&mut left);
-            if view
+            view.metadata = view
                 .metadata
-                .as_ref()
-                .is_some_and(|m| m.to_string().len() > NOTE_METADATA_BYTES)
-            {
-                view.metadata = None;
-            }
+                .filter(|m| m.to_string().len() <= NOTE_METADATA_BYTES);
             let size = serde_json::to_string(&view).map_or(usize::MAX, |j| j.len());
             if size > room {
                 note.omitted += 1;
@@ -518,6 +480,7 @@ impl Manifest {
 
     /// Every artifact as the parent sees it: text and data inline up to
     /// `API_INLINE_BYTES` in all, the rest described (its bytes through the part's link).
+    #[cfg(any(test, feature = "test-support"))]
     pub fn views(&self) -> Vec<ArtifactView> {
         let mut left = API_INLINE_BYTES;
         self.artifacts.iter().map(|e| e.view(&mut left)).collect()

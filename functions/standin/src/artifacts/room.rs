@@ -62,6 +62,7 @@ impl PartRoom {
     }
 
     /// Parts free now.
+    #[cfg(any(test, feature = "test-support"))]
     pub fn free(&self) -> usize {
         self.parts.available_permits()
     }

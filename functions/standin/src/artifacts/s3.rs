@@ -62,8 +62,8 @@ impl Blobs for S3Blobs {
                 .body(ByteStream::from(bytes))
                 .send()
                 .await
-                .map_err(unavailable("PutObject"))?;
-            Ok(())
+                .map(drop)
+                .map_err(unavailable("PutObject"))
         })
     }
 
@@ -141,8 +141,8 @@ impl Blobs for S3Blobs {
                 .key(key)
                 .send()
                 .await
-                .map_err(unavailable("DeleteObject"))?;
-            Ok(())
+                .map(drop)
+                .map_err(unavailable("DeleteObject"))
         })
     }
 
@@ -211,8 +211,8 @@ impl Blobs for S3Blobs {
                 )
                 .send()
                 .await
-                .map_err(unavailable("CompleteMultipartUpload"))?;
-            Ok(())
+                .map(drop)
+                .map_err(unavailable("CompleteMultipartUpload"))
         })
     }
 
@@ -225,8 +225,8 @@ impl Blobs for S3Blobs {
                 .upload_id(&upload.id)
                 .send()
                 .await
-                .map_err(unavailable("AbortMultipartUpload"))?;
-            Ok(())
+                .map(drop)
+                .map_err(unavailable("AbortMultipartUpload"))
         })
     }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use sha2::{Digest, Sha256};
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, OwnedSemaphorePermit};
 
 use super::blobs::{BlobError, Blobs, MIN_PART_BYTES, Upload};
 use super::guard::EchoGuard;
@@ -15,7 +15,8 @@ use super::kept::{load, parts_prefix};
 use super::manifest::{Bounds, Manifest};
 use super::room::{Claim, PART_ROOM_BYTES, PartRoom};
 use crate::digest::TokenDigest;
-use tokio::sync::OwnedSemaphorePermit;
+use standin_remote::{ContentSink, Spilled};
+use standin_wire::PartFlag;
 
 /// What of ours must not be stored: the push token (by its digest) and the credentials
 /// the process holds.
@@ -24,8 +25,6 @@ pub struct Ours {
     pub token: Option<TokenDigest>,
     pub held: Option<Arc<dyn HeldSecrets>>,
 }
-use standin_remote::{ContentSink, Spilled};
-use standin_wire::PartFlag;
 
 /// Bytes held before a part goes up: S3's least part size, plus what the guard holds
 /// back. What a function holds of one artifact at a time.
@@ -46,7 +45,7 @@ pub const PLACE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 const SMALL_PARTS_RESERVE: u64 = 256 * 1024;
 
 /// Where a part's bytes went.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stored {
     /// None when nothing is stored (unreadable, or storage failed).
     pub key: Option<String>,
@@ -57,6 +56,7 @@ pub struct Stored {
     pub flag: Option<PartFlag>,
 }
 
+#[derive(Default)]
 struct Open {
     spill: String,
     /// Its place in the process's room for parts (None: no room is kept, or it is a
@@ -80,6 +80,7 @@ struct Open {
     failed: bool,
 }
 
+#[derive(Default)]
 struct State {
     /// Parts being received, by spill (a GetTask may store parts while a stream's part
     /// is still open).
@@ -93,18 +94,6 @@ struct State {
     /// would link to nothing; a key of our own is listed by nobody else until we save.
     known: HashMap<String, (String, u64)>,
     next: u64,
-}
-
-impl State {
-    fn empty() -> Self {
-        Self {
-            open: HashMap::new(),
-            done: HashMap::new(),
-            bytes_left: 0,
-            known: HashMap::new(),
-            next: 0,
-        }
-    }
 }
 
 /// The credential values a process holds, for the guard.
@@ -136,7 +125,6 @@ pub struct PartSink {
 }
 
 impl PartSink {
-    /// Stand-in `task_id`'s parts, within `bounds`.
     pub fn new(blobs: Arc<dyn Blobs>, task_id: &str, bounds: Bounds, secrets: Ours) -> Self {
         Self {
             blobs,
@@ -168,14 +156,11 @@ impl PartSink {
                 }
             };
             *state = Some(State {
-                open: HashMap::new(),
-                done: HashMap::new(),
                 bytes_left: manifest.bytes_left(self.bounds),
-                known: HashMap::new(),
-                next: 0,
+                ..State::default()
             });
         }
-        tokio::sync::MutexGuard::map(state, |s| s.get_or_insert_with(State::empty))
+        tokio::sync::MutexGuard::map(state, |s| s.get_or_insert_with(State::default))
     }
 
     /// Keys about to be deleted (the manifest kept an earlier copy of their content, or
@@ -238,17 +223,9 @@ impl PartSink {
         );
         Open {
             spill,
-            _place: None,
             guard,
             key,
-            held: Vec::new(),
-            upload: None,
-            sha: Sha256::new(),
-            size: 0,
-            taken: 0,
-            whole: Sha256::new(),
-            flag: None,
-            failed: false,
+            ..Open::default()
         }
     }
 
@@ -312,7 +289,11 @@ impl PartSink {
         tracing::error!(error = %err, "an artifact part was not stored");
         open.failed = true;
         open.held = Vec::new();
-        if let Some(upload) = open.upload.take() {
+        self.abort(open.upload.take()).await;
+    }
+
+    async fn abort(&self, upload: Option<Upload>) {
+        if let Some(upload) = upload {
             let _ = self.blobs.abort(upload).await;
         }
     }
@@ -334,46 +315,22 @@ impl PartSink {
         let whole_before = state.known.get(&whole).filter(|_| truncated).cloned();
         let known = state.known.get(&sha256).cloned().or(whole_before.clone());
         let stored_before = known.as_ref().map(|(key, _)| key.clone());
-        if open.failed || !valid {
-            if let Some(upload) = open.upload.take() {
-                let _ = self.blobs.abort(upload).await;
-            }
-            open.failed = true;
-        }
         let key = match (open.upload.take(), &stored_before) {
-            _ if open.failed => None,
-            (Some(upload), Some(_)) => {
-                let _ = self.blobs.abort(upload).await;
+            (upload, _) if open.failed || !valid => {
+                self.abort(upload).await;
+                None
+            }
+            (upload, Some(_)) => {
+                self.abort(upload).await;
                 stored_before.clone()
             }
-            (None, Some(_)) => stored_before.clone(),
-            (None, None) => match self.blobs.put(&open.key, last).await {
+            (upload, None) => match self.write(upload, &open.key, last).await {
                 Ok(()) => Some(open.key.clone()),
                 Err(err) => {
                     self.fail(&mut open, &err).await;
                     None
                 }
             },
-            (Some(mut upload), None) => {
-                let mut done = Ok(());
-                if !last.is_empty() {
-                    done = self.blobs.part(&mut upload, last).await;
-                }
-                let done = match done {
-                    Ok(()) => self.blobs.complete(upload).await,
-                    Err(err) => {
-                        let _ = self.blobs.abort(upload).await;
-                        Err(err)
-                    }
-                };
-                match done {
-                    Ok(()) => Some(open.key.clone()),
-                    Err(err) => {
-                        self.fail(&mut open, &err).await;
-                        None
-                    }
-                }
-            }
         };
         if key.is_none() || key == stored_before {
             // Nothing new stored (content stored earlier, or none at all): this copy
@@ -388,13 +345,9 @@ impl PartSink {
                 open.flag = None;
                 (whole, size, None)
             }
-            _ if open.flag == Some(PartFlag::Truncated) => (sha256, open.size, Some(whole)),
-            _ => (sha256, open.size, None),
+            _ => (sha256, open.size, Some(whole).filter(|_| truncated)),
         };
-        let flag = match (&key, open.flag) {
-            (None, None) => Some(PartFlag::NotStored),
-            (_, flag) => flag,
-        };
+        let flag = open.flag.or(key.is_none().then_some(PartFlag::NotStored));
         let stored = Stored {
             key,
             size,
@@ -404,6 +357,30 @@ impl PartSink {
         };
         state.done.insert(open.spill, stored.clone());
         stored
+    }
+
+    /// A part's last bytes written: the part whole, or its upload completed.
+    async fn write(
+        &self,
+        upload: Option<Upload>,
+        key: &str,
+        last: Vec<u8>,
+    ) -> Result<(), BlobError> {
+        let Some(mut upload) = upload else {
+            return self.blobs.put(key, last).await;
+        };
+        let done = if last.is_empty() {
+            Ok(())
+        } else {
+            self.blobs.part(&mut upload, last).await
+        };
+        match done {
+            Ok(()) => self.blobs.complete(upload).await,
+            Err(err) => {
+                let _ = self.blobs.abort(upload).await;
+                Err(err)
+            }
+        }
     }
 }
 
@@ -428,11 +405,8 @@ impl ContentSink for PartSink {
                     // Parts arrive one at a time: one still open is a broken stream's,
                     // whose end will never come. It is closed unreadable, so a stand-in
                     // holds one part in memory at most.
-                    let left: Vec<String> = state.open.keys().cloned().collect();
-                    for dangling in left {
-                        if let Some(open) = state.open.remove(&dangling) {
-                            self.close(&mut state, open, false).await;
-                        }
+                    for (_, dangling) in std::mem::take(&mut state.open) {
+                        self.close(&mut state, dangling, false).await;
                     }
                     let mut open = self.open(&mut state, spill.clone()).await;
                     match place {

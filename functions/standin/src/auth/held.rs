@@ -16,8 +16,7 @@ pub const MIN_HELD_LEN: usize = 8;
 static SECRETS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 static ROLLING: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
-/// Remembers a secret's value (read from the store), and each string inside it when it
-/// is a JSON object (a password, a PEM key), without a secret file's line end.
+/// Remembers a secret's value (read from the store), as `with_members` gives it.
 pub fn remember(value: &str) {
     keep(&SECRETS, MAX_SECRETS, value);
 }
@@ -27,20 +26,22 @@ pub fn remember_fleeting(value: &str) {
     keep(&ROLLING, MAX_ROLLING, value);
 }
 
-fn keep(list: &Mutex<Vec<String>>, max: usize, value: &str) {
-    let mut values = vec![value.trim_end_matches(['\r', '\n']).to_owned()];
+/// `value` without a secret file's line end, and each string inside it when it is a JSON
+/// object (a password, a PEM key).
+pub fn with_members(value: &str) -> Vec<String> {
+    let trimmed = |v: &str| v.trim_end_matches(['\r', '\n']).to_owned();
+    let mut values = vec![trimmed(value)];
     if let Ok(serde_json::Value::Object(members)) = serde_json::from_str(value) {
-        values.extend(
-            members
-                .values()
-                .filter_map(|v| v.as_str())
-                .map(|v| v.trim_end_matches(['\r', '\n']).to_owned()),
-        );
+        values.extend(members.values().filter_map(|v| v.as_str()).map(trimmed));
     }
+    values
+}
+
+fn keep(list: &Mutex<Vec<String>>, max: usize, value: &str) {
     let Ok(mut held) = list.lock() else {
         return;
     };
-    for value in values {
+    for value in with_members(value) {
         if value.len() >= MIN_HELD_LEN && !held.contains(&value) {
             if held.len() >= max {
                 held.remove(0);

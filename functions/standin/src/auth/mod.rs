@@ -84,9 +84,7 @@ impl Keyring {
         }
         made
     }
-}
 
-impl Keyring {
     /// Every credential value this process holds (secrets read, tokens fetched, the
     /// agents' roles' keys): what the echo guard blanks if an agent echoes one.
     pub async fn held_values(&self) -> Vec<String> {
@@ -148,77 +146,6 @@ impl AgentCredentials {
             value.expose_secret().trim_end_matches(['\r', '\n']),
         ))
     }
-
-    async fn authorization(&self) -> Result<Option<(HeaderName, HeaderValue)>, RemoteError> {
-        Ok(match &self.spec {
-            AuthSpec::ApiKey {
-                location: KeyIn::Header,
-                name,
-                secret,
-            } => {
-                let name = HeaderName::from_bytes(name.as_bytes())
-                    .map_err(|_| unreadable(format!("auth.name {name:?} is not a header name")))?;
-                let value = self.secret(secret).await?;
-                Some((name, sensitive(value.expose_secret(), &entry(secret))?))
-            }
-            AuthSpec::Bearer { secret } => {
-                let value = self.secret(secret).await?;
-                let bearer = format!("Bearer {}", value.expose_secret().trim());
-                Some((AUTHORIZATION, sensitive(&bearer, &entry(secret))?))
-            }
-            AuthSpec::Basic { secret } => {
-                let value = self.secret(secret).await?;
-                let pair: UserPassword = serde_json::from_str(value.expose_secret()).map_err(|_| {
-                    RemoteError::Credentials(format!(
-                        "the Secrets Manager entry {secret:?} must be JSON with a username and a password"
-                    ))
-                })?;
-                let encoded = base64::engine::general_purpose::STANDARD.encode(format!(
-                    "{}:{}",
-                    pair.username,
-                    pair.password.expose_secret()
-                ));
-                Some((
-                    AUTHORIZATION,
-                    sensitive(&format!("Basic {encoded}"), &entry(secret))?,
-                ))
-            }
-            AuthSpec::OAuth2ClientCredentials {
-                token_url,
-                client_id,
-                secret,
-                scopes,
-                audience,
-            } => {
-                let grant = ClientCredentials {
-                    token_url: token_url.clone(),
-                    client_id: client_id.clone(),
-                    scopes: scopes.clone(),
-                    audience: audience.clone(),
-                };
-                let token = self
-                    .token
-                    .token(|| async {
-                        // An entry names the endpoint: held to the agents' reach rule.
-                        standin_remote::check_reach(
-                            token_url,
-                            "the OAuth2 token_url",
-                            self.allow_private,
-                        )
-                        .await?;
-                        let client_secret = self.secret(secret).await?;
-                        fetch_token(&self.http, &grant, &client_secret).await
-                    })
-                    .await?;
-                let bearer = format!("Bearer {}", token.expose_secret());
-                Some((
-                    AUTHORIZATION,
-                    sensitive(&bearer, "the OAuth2 endpoint's access_token")?,
-                ))
-            }
-            AuthSpec::ApiKey { .. } | AuthSpec::SigV4 { .. } | AuthSpec::MutualTls { .. } => None,
-        })
-    }
 }
 
 impl Credentials for AgentCredentials {
@@ -238,10 +165,74 @@ impl Credentials for AgentCredentials {
         request: &'a mut reqwest::Request,
     ) -> BoxFuture<'a, Result<(), RemoteError>> {
         Box::pin(async move {
-            if let Some((name, value)) = self.authorization().await? {
-                request.headers_mut().insert(name, value);
-            }
-            match &self.spec {
+            let (name, value) = match &self.spec {
+                AuthSpec::ApiKey {
+                    location: KeyIn::Header,
+                    name,
+                    secret,
+                } => {
+                    let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+                        unreadable(format!("auth.name {name:?} is not a header name"))
+                    })?;
+                    let value = self.secret(secret).await?;
+                    (name, sensitive(value.expose_secret(), &entry(secret))?)
+                }
+                AuthSpec::Bearer { secret } => {
+                    let value = self.secret(secret).await?;
+                    let bearer = format!("Bearer {}", value.expose_secret().trim());
+                    (AUTHORIZATION, sensitive(&bearer, &entry(secret))?)
+                }
+                AuthSpec::Basic { secret } => {
+                    let value = self.secret(secret).await?;
+                    let pair: UserPassword =
+                        serde_json::from_str(value.expose_secret()).map_err(|_| {
+                            RemoteError::Credentials(format!(
+                                "the Secrets Manager entry {secret:?} must be JSON with a username and a password"
+                            ))
+                        })?;
+                    let encoded = base64::engine::general_purpose::STANDARD.encode(format!(
+                        "{}:{}",
+                        pair.username,
+                        pair.password.expose_secret()
+                    ));
+                    (
+                        AUTHORIZATION,
+                        sensitive(&format!("Basic {encoded}"), &entry(secret))?,
+                    )
+                }
+                AuthSpec::OAuth2ClientCredentials {
+                    token_url,
+                    client_id,
+                    secret,
+                    scopes,
+                    audience,
+                } => {
+                    let grant = ClientCredentials {
+                        token_url: token_url.clone(),
+                        client_id: client_id.clone(),
+                        scopes: scopes.clone(),
+                        audience: audience.clone(),
+                    };
+                    let token = self
+                        .token
+                        .token(|| async {
+                            // An entry names the endpoint: held to the agents' reach rule.
+                            standin_remote::check_reach(
+                                token_url,
+                                "the OAuth2 token_url",
+                                self.allow_private,
+                            )
+                            .await?;
+                            let client_secret = self.secret(secret).await?;
+                            fetch_token(&self.http, &grant, &client_secret).await
+                        })
+                        .await?;
+                    let bearer = format!("Bearer {}", token.expose_secret());
+                    (
+                        AUTHORIZATION,
+                        sensitive(&bearer, "the OAuth2 endpoint's access_token")?,
+                    )
+                }
                 AuthSpec::ApiKey {
                     location: KeyIn::Query,
                     name,
@@ -252,6 +243,7 @@ impl Credentials for AgentCredentials {
                         .url_mut()
                         .query_pairs_mut()
                         .append_pair(name, value.expose_secret());
+                    return Ok(());
                 }
                 AuthSpec::SigV4 {
                     role_arn,
@@ -262,10 +254,12 @@ impl Credentials for AgentCredentials {
                         role_arn: role_arn.clone(),
                         external_id: external_id.clone(),
                     };
-                    self.signer.sign(request, &role, region.as_deref()).await?;
+                    return self.signer.sign(request, &role, region.as_deref()).await;
                 }
-                _ => {}
-            }
+                // A certificate is presented when the connection is made (`identity`).
+                AuthSpec::MutualTls { .. } => return Ok(()),
+            };
+            request.headers_mut().insert(name, value);
             Ok(())
         })
     }
@@ -301,15 +295,13 @@ impl Credentials for AgentCredentials {
 
     fn identity(&self) -> BoxFuture<'_, Result<Option<ClientIdentity>, RemoteError>> {
         Box::pin(async move {
-            match &self.spec {
-                AuthSpec::MutualTls { secret } => {
-                    let pem = self.secret(secret).await?;
-                    Ok(Some(ClientIdentity {
-                        pem: pem.expose_secret().as_bytes().to_vec(),
-                    }))
-                }
-                _ => Ok(None),
-            }
+            let AuthSpec::MutualTls { secret } = &self.spec else {
+                return Ok(None);
+            };
+            let pem = self.secret(secret).await?;
+            Ok(Some(ClientIdentity {
+                pem: pem.expose_secret().as_bytes().to_vec(),
+            }))
         })
     }
 }

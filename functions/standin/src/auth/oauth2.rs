@@ -31,7 +31,6 @@ pub struct ClientCredentials {
 struct Granted {
     access_token: String,
     /// A number, or (Azure AD v1, some others) a numeric string.
-    #[serde(default)]
     expires_in: Option<serde_json::Value>,
 }
 
@@ -46,7 +45,6 @@ fn seconds(value: Option<&serde_json::Value>) -> Option<f64> {
 #[derive(Deserialize)]
 struct Refusal {
     error: String,
-    #[serde(default)]
     error_description: Option<String>,
 }
 
@@ -120,7 +118,7 @@ pub async fn fetch_token(
         .collect::<Vec<_>>()
         .join("&");
     // §2.3.1: the id and secret are form-encoded before they are joined.
-    let response = http
+    let mut response = http
         .post(url)
         .basic_auth(
             form_encode(&grant.client_id),
@@ -140,7 +138,6 @@ pub async fn fetch_token(
         })?;
     let status = response.status().as_u16();
     let mut bytes = Vec::new();
-    let mut response = response;
     while let Some(chunk) = response
         .chunk()
         .await

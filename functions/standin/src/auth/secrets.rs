@@ -2,7 +2,6 @@
 //! test), and the short cache in front of it.
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -29,18 +28,7 @@ pub enum SecretError {
 }
 
 pub trait SecretStore: Send + Sync {
-    fn read(&self, id: &str) -> impl Future<Output = Result<SecretValue, SecretError>> + Send;
-}
-
-/// A store behind a `dyn`: the credentials hold one without knowing which.
-pub trait DynSecretStore: Send + Sync {
-    fn read_boxed<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<SecretValue, SecretError>>;
-}
-
-impl<T: SecretStore> DynSecretStore for T {
-    fn read_boxed<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<SecretValue, SecretError>> {
-        Box::pin(self.read(id))
-    }
+    fn read<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<SecretValue, SecretError>>;
 }
 
 /// How long a read secret is used before it is read again: a rotation reaches every
@@ -52,7 +40,7 @@ const MAX_CACHED_SECRETS: usize = 256;
 
 /// The store with a short cache in front.
 pub struct Secrets {
-    store: Box<dyn DynSecretStore>,
+    store: Box<dyn SecretStore>,
     ttl: Duration,
     cached: Mutex<HashMap<String, (Instant, SecretValue)>>,
 }
@@ -80,7 +68,7 @@ impl Secrets {
         if let Some(value) = fresh {
             return Ok(value);
         }
-        let value = self.store.read_boxed(id).await?;
+        let value = self.store.read(id).await?;
         super::held::remember(value.expose_secret());
         if let Ok(mut cached) = self.cached.lock() {
             if cached.len() >= MAX_CACHED_SECRETS {
@@ -91,34 +79,20 @@ impl Secrets {
         Ok(value)
     }
 
-    /// The agent refused what was read: the next read asks the store.
     /// Every value this process holds, and each string inside a JSON one (a password, a
     /// PEM key): what an agent could echo back into an artifact.
     pub fn held_values(&self) -> Vec<String> {
-        let values: Vec<String> = self
-            .cached
+        self.cached
             .lock()
             .map(|c| {
                 c.values()
-                    .map(|(_, v)| v.expose_secret().to_owned())
+                    .flat_map(|(_, v)| super::held::with_members(v.expose_secret()))
                     .collect()
             })
-            .unwrap_or_default();
-        let mut all = Vec::new();
-        for value in values {
-            if let Ok(serde_json::Value::Object(members)) = serde_json::from_str(&value) {
-                all.extend(
-                    members
-                        .values()
-                        .filter_map(|v| v.as_str())
-                        .map(|v| v.trim_end_matches(['\r', '\n']).to_owned()),
-                );
-            }
-            all.push(value.trim_end_matches(['\r', '\n']).to_owned());
-        }
-        all
+            .unwrap_or_default()
     }
 
+    /// The agent refused what was read: the next read asks the store.
     pub fn forget(&self, id: &str) {
         if let Ok(mut cached) = self.cached.lock() {
             cached.remove(id);
@@ -145,16 +119,18 @@ impl MemorySecrets {
 
 #[cfg(any(test, feature = "test-support"))]
 impl SecretStore for std::sync::Arc<MemorySecrets> {
-    async fn read(&self, id: &str) -> Result<SecretValue, SecretError> {
-        self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let values = self.values.lock().map_err(|_| SecretError::Unavailable {
-            id: id.to_owned(),
-            problem: "poisoned".into(),
-        })?;
-        values
-            .get(id)
-            .map(|v| SecretValue::from(v.clone()))
-            .ok_or_else(|| SecretError::NotFound(id.to_owned()))
+    fn read<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<SecretValue, SecretError>> {
+        Box::pin(async move {
+            self.reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let values = self.values.lock().map_err(|_| SecretError::Unavailable {
+                id: id.to_owned(),
+                problem: "poisoned".into(),
+            })?;
+            values
+                .get(id)
+                .map(|v| SecretValue::from(v.clone()))
+                .ok_or_else(|| SecretError::NotFound(id.to_owned()))
+        })
     }
 }
 

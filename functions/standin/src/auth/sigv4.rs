@@ -114,19 +114,14 @@ impl AgentCoreSigner {
     /// Every secret part of the keys held (secret key, session token): what the echo
     /// guard blanks if an agent sends one back.
     pub fn held(&self) -> Vec<String> {
-        self.kept
-            .lock()
-            .map(|kept| {
-                kept.values()
-                    .flat_map(|c| {
-                        [Some(c.secret_access_key()), c.session_token()]
-                            .into_iter()
-                            .flatten()
-                            .map(str::to_owned)
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
+        let Ok(kept) = self.kept.lock() else {
+            return Vec::new();
+        };
+        kept.values()
+            .flat_map(|c| [Some(c.secret_access_key()), c.session_token()])
+            .flatten()
+            .map(str::to_owned)
+            .collect()
     }
 
     /// Signs `request` as `role` for AgentCore Runtime, refusing any other destination.
@@ -149,35 +144,28 @@ impl AgentCoreSigner {
         }
         let region = region
             .or(self.region.as_deref())
-            .ok_or_else(|| failed("no region: name one in the entry's auth.region"))?
-            .to_owned();
+            .ok_or_else(|| failed("no region: name one in the entry's auth.region"))?;
         let identity: Identity = self.keys(role).await?.into();
         let params = v4::SigningParams::builder()
             .identity(&identity)
-            .region(&region)
+            .region(region)
             .name(AGENTCORE_SERVICE)
             .time(SystemTime::now())
             .settings(SigningSettings::default())
             .build()
             .map_err(failed)?
             .into();
-        let body = request
-            .body()
-            .map(|b| b.as_bytes().unwrap_or_default())
-            .unwrap_or_default()
-            .to_vec();
-        let url = request.url().to_string();
-        let method = request.method().as_str().to_owned();
-        let headers: Vec<(String, String)> = request
-            .headers()
-            .iter()
-            .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
-            .collect();
+        let headers = request.headers().iter();
         let signable = SignableRequest::new(
-            &method,
-            url.as_str(),
-            headers.iter().map(|(n, v)| (n.as_str(), v.as_str())),
-            SignableBody::Bytes(&body),
+            request.method().as_str(),
+            request.url().as_str(),
+            headers.filter_map(|(n, v)| Some((n.as_str(), v.to_str().ok()?))),
+            SignableBody::Bytes(
+                request
+                    .body()
+                    .and_then(|b| b.as_bytes())
+                    .unwrap_or_default(),
+            ),
         )
         .map_err(failed)?;
         let (instructions, _) = sign(signable, &params).map_err(failed)?.into_parts();

@@ -2,14 +2,14 @@
 //! secret (never holds one), so the entry can be stored, shown and kept on a row as it
 //! is. Parsed strictly; errors name the field (`auth.token_url`).
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::agentcore::AGENTCORE_SERVICE;
 use crate::config_error::ConfigError;
 
 /// Where an API key goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum KeyIn {
     Header,
@@ -72,7 +72,6 @@ struct OAuth2Written {
     secret: String,
     #[serde(default)]
     scopes: Vec<String>,
-    #[serde(default)]
     audience: Option<String>,
 }
 
@@ -80,52 +79,39 @@ struct OAuth2Written {
 #[serde(deny_unknown_fields)]
 struct SigV4Written {
     role_arn: String,
-    #[serde(default)]
     external_id: Option<String>,
     /// Only AgentCore Runtime's: accepted when it says so, for entries that name it.
-    #[serde(default)]
     service: Option<String>,
-    #[serde(default)]
     region: Option<String>,
 }
 
 /// An IAM role's ARN: `arn:<partition>:iam::<12-digit account>:role/<path and name>`.
 fn role_arn(field: String, text: String) -> Result<String, ConfigError> {
-    let ok = (|| {
+    let valid = (|| {
         let rest = text.strip_prefix("arn:")?;
         let (partition, rest) = rest.split_once(":iam::")?;
         let (account, name) = rest.split_once(":role/")?;
         let name_ok = |c: char| c.is_ascii_alphanumeric() || "+=,.@_-/".contains(c);
-        (partition.starts_with("aws")
-            && account.len() == 12
-            && account.chars().all(|c| c.is_ascii_digit())
-            && !name.is_empty()
-            && name.len() <= 512
-            && name.chars().all(name_ok))
-        .then_some(())
-    })();
-    match ok {
-        Some(()) => Ok(text),
-        None => Err(err(
-            field,
-            format!(
-                "must be an IAM role's ARN (arn:aws:iam::123456789012:role/name), got {text:?}"
-            ),
-        )),
-    }
+        Some(
+            partition.starts_with("aws")
+                && account.len() == 12
+                && account.chars().all(|c| c.is_ascii_digit())
+                && !name.is_empty()
+                && name.len() <= 512
+                && name.chars().all(name_ok),
+        )
+    })() == Some(true);
+    let problem =
+        format!("must be an IAM role's ARN (arn:aws:iam::123456789012:role/name), got {text:?}");
+    valid.then_some(text).ok_or_else(|| err(field, problem))
 }
 
 /// An STS external id: 2 to 1,224 of the characters STS takes.
 fn external_id(field: String, text: String) -> Result<String, ConfigError> {
     let ok = |c: char| c.is_ascii_alphanumeric() || "+=,.@:/-_".contains(c);
-    if (2..=1224).contains(&text.len()) && text.chars().all(ok) {
-        Ok(text)
-    } else {
-        Err(err(
-            field,
-            "must be 2 to 1224 letters, digits and +=,.@:/-_ (what STS takes)",
-        ))
-    }
+    let problem = "must be 2 to 1224 letters, digits and +=,.@:/-_ (what STS takes)";
+    let valid = (2..=1224).contains(&text.len()) && text.chars().all(ok);
+    valid.then_some(text).ok_or_else(|| err(field, problem))
 }
 
 const TYPES: &str = "api_key, bearer, basic, oauth2_client_credentials, sigv4 or mtls";
@@ -166,13 +152,9 @@ fn secret_id(at: &str, id: String) -> Result<String, ConfigError> {
 }
 
 fn non_empty(field: String, value: String) -> Result<String, ConfigError> {
-    if value.trim().is_empty() || value.chars().any(char::is_control) {
-        return Err(err(
-            field,
-            "must be non-empty text without control characters",
-        ));
-    }
-    Ok(value)
+    let problem = "must be non-empty text without control characters";
+    let valid = !value.trim().is_empty() && !value.chars().any(char::is_control);
+    valid.then_some(value).ok_or_else(|| err(field, problem))
 }
 
 /// A token endpoint: https, or http on loopback only (a test's server), so a client
@@ -247,15 +229,14 @@ impl AuthSpec {
                     scopes,
                     audience,
                 } = fields(at, rest)?;
-                for (i, scope) in scopes.iter().enumerate() {
-                    if scope.is_empty()
-                        || scope.chars().any(|c| c.is_whitespace() || c.is_control())
-                    {
-                        return Err(err(
-                            format!("{at}.scopes[{i}]"),
-                            "must be one scope: non-empty, without spaces",
-                        ));
-                    }
+                let bad = |s: &String| {
+                    s.is_empty() || s.chars().any(|c| c.is_whitespace() || c.is_control())
+                };
+                if let Some(i) = scopes.iter().position(bad) {
+                    return Err(err(
+                        format!("{at}.scopes[{i}]"),
+                        "must be one scope: non-empty, without spaces",
+                    ));
                 }
                 Self::OAuth2ClientCredentials {
                     token_url: token_url(format!("{at}.token_url"), url)?,
@@ -285,17 +266,10 @@ impl AuthSpec {
                     ));
                 }
                 let name = |field: String, v: String| {
-                    let ok = !v.is_empty()
-                        && v.chars()
-                            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-                    if ok {
-                        Ok(v)
-                    } else {
-                        Err(err(
-                            field,
-                            format!("must be lowercase letters, digits and '-', got {v:?}"),
-                        ))
-                    }
+                    let ok = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
+                    let problem = format!("must be lowercase letters, digits and '-', got {v:?}");
+                    let valid = !v.is_empty() && v.chars().all(ok);
+                    valid.then_some(v).ok_or_else(|| err(field, problem))
                 };
                 Self::SigV4 {
                     role_arn: role_arn(format!("{at}.role_arn"), role)?,
@@ -350,17 +324,12 @@ impl AuthSpec {
 
     /// The entry's `auth` as written.
     pub fn to_entry(&self) -> Value {
-        match self {
+        written(match self {
             Self::ApiKey {
                 location,
                 name,
                 secret,
-            } => json!({
-                "type": "api_key",
-                "in": match location { KeyIn::Header => "header", KeyIn::Query => "query" },
-                "name": name,
-                "secret": secret,
-            }),
+            } => json!({"type": "api_key", "in": location, "name": name, "secret": secret}),
             Self::Bearer { secret } => json!({"type": "bearer", "secret": secret}),
             Self::Basic { secret } => json!({"type": "basic", "secret": secret}),
             Self::OAuth2ClientCredentials {
@@ -369,38 +338,35 @@ impl AuthSpec {
                 secret,
                 scopes,
                 audience,
-            } => {
-                let mut entry = json!({
-                    "type": "oauth2_client_credentials",
-                    "token_url": token_url,
-                    "client_id": client_id,
-                    "secret": secret,
-                });
-                if !scopes.is_empty() {
-                    entry["scopes"] = json!(scopes);
-                }
-                if let Some(audience) = audience {
-                    entry["audience"] = json!(audience);
-                }
-                entry
-            }
+            } => json!({
+                "type": "oauth2_client_credentials",
+                "token_url": token_url,
+                "client_id": client_id,
+                "secret": secret,
+                "scopes": (!scopes.is_empty()).then_some(scopes),
+                "audience": audience,
+            }),
             Self::SigV4 {
                 role_arn,
                 external_id,
                 region,
-            } => {
-                let mut entry = json!({"type": "sigv4", "role_arn": role_arn});
-                if let Some(external_id) = external_id {
-                    entry["external_id"] = json!(external_id);
-                }
-                if let Some(region) = region {
-                    entry["region"] = json!(region);
-                }
-                entry
-            }
+            } => json!({
+                "type": "sigv4",
+                "role_arn": role_arn,
+                "external_id": external_id,
+                "region": region,
+            }),
             Self::MutualTls { secret } => json!({"type": "mtls", "secret": secret}),
-        }
+        })
     }
+}
+
+/// An entry as written: the fields it leaves out (null here) are not written.
+pub(crate) fn written(mut entry: Value) -> Value {
+    if let Value::Object(fields) = &mut entry {
+        fields.retain(|_, value| !value.is_null());
+    }
+    entry
 }
 
 #[cfg(test)]

@@ -12,12 +12,14 @@ use std::future::Future;
 
 use tracing::{info, warn};
 
+use crate::metrics::{self, Metric};
 use crate::outbox::Teller;
-use crate::row::{Applied, Closed, Drained, RowStore, StoreError};
+use crate::row::{Applied, Closed, RowStore, StoreError};
 use crate::row::{FollowOutcome, Guard, Row, WakeEvent, WatchMode};
 use crate::state::RemoteOut;
 use standin_remote::{Agent, RemoteError};
 use standin_wire::TaskState;
+use standin_wire::scrub::scrub;
 
 /// Records the event (never on a closed row), then rings the stored park token if any.
 /// A refused or failed ring is ignored: the event is on the row and the next park sees it.
@@ -29,36 +31,27 @@ pub async fn ring<S: RowStore, D: Doorbell>(
     guard: &Guard,
 ) -> Result<Row, StoreError> {
     let row = store.record(task_id, event, guard).await?;
-    if let Some(token) = &row.park_token {
-        ring_token(bell, &row, token).await;
-    }
+    ring_parked(bell, &row).await;
     Ok(row)
 }
 
 /// Rings the park the row holds, with nothing recorded: for a row closed by a final
 /// state, on which nothing can be recorded any more (its wake finds it closed and ends).
 pub async fn ring_parked<D: Doorbell>(bell: &D, row: &Row) {
-    if let Some(token) = &row.park_token {
-        ring_token(bell, row, token).await;
+    let Some(token) = &row.park_token else {
+        return;
+    };
+    let task_id = &row.task_id;
+    match bell.ring(token, row.pending.rung_push().as_ref()).await {
+        Ok(()) | Err(DoorbellError::ParkOver) => {}
+        Err(err) => warn!(task_id, error = %err, "ring failed; the event waits on the row"),
     }
 }
 
 /// Rings the stored park token again for an event waiting on the row (its ring failed).
 pub async fn ring_waiting<D: Doorbell>(bell: &D, row: &Row) {
-    if let Some(token) = row
-        .park_token
-        .as_deref()
-        .filter(|_| !row.pending.is_empty())
-    {
-        ring_token(bell, row, token).await;
-    }
-}
-
-async fn ring_token<D: Doorbell>(bell: &D, row: &Row, token: &str) {
-    let task_id = &row.task_id;
-    match bell.ring(token, row.pending.rung_push().as_ref()).await {
-        Ok(()) | Err(DoorbellError::ParkOver) => {}
-        Err(err) => warn!(task_id, error = %err, "ring failed; the event waits on the row"),
+    if !row.pending.is_empty() {
+        ring_parked(bell, row).await;
     }
 }
 
@@ -83,19 +76,18 @@ pub async fn store_park<S: RowStore, D: Doorbell>(
         }
         Err(err) => return Err(err),
     };
-    if !row.pending.is_empty() {
-        ring_token(bell, &row, token).await;
-    }
+    ring_waiting(bell, &row).await;
     Ok(Some(row))
 }
 
 /// Ends park `park` and takes the next pending event by priority; the others stay for
 /// the next park.
+#[cfg(any(test, feature = "test-support"))]
 pub async fn drain<S: RowStore>(
     store: &S,
     task_id: &str,
     park: u64,
-) -> Result<Drained, StoreError> {
+) -> Result<crate::row::Drained, StoreError> {
     store.drain(task_id, None, park).await
 }
 
@@ -108,8 +100,11 @@ pub async fn apply<S: RowStore>(
     out: &RemoteOut,
     guard: &Guard,
 ) -> Result<Applied, StoreError> {
-    let applied = teller.tell(task_id, None, out, guard).await?;
-    Ok(counted(task_id, out, applied))
+    Ok(counted(
+        task_id,
+        out,
+        teller.tell(task_id, None, out, guard).await?,
+    ))
 }
 
 /// `apply` to the row as the caller last read or wrote it (`Notes::apply` with the row seen).
@@ -126,13 +121,8 @@ pub async fn apply_to<S: RowStore>(
 fn counted(task_id: &str, out: &RemoteOut, applied: Applied) -> Applied {
     // The write that applies a final state closes the row, once: the stand-in has ended.
     if out.is_final && matches!(applied, Applied::Changed { .. }) {
-        ended(
-            task_id,
-            &out.state
-                .as_str()
-                .trim_start_matches("TASK_STATE_")
-                .to_ascii_lowercase(),
-        );
+        let state = out.state.as_str().trim_start_matches("TASK_STATE_");
+        ended(task_id, &state.to_ascii_lowercase());
     }
     applied
 }
@@ -140,12 +130,7 @@ fn counted(task_id: &str, out: &RemoteOut, applied: Applied) -> Applied {
 /// Counts a stand-in's end by its cause, where the write that ends it happens (so a
 /// retried End step does not count it again).
 fn ended(task_id: &str, cause: &str) {
-    crate::metrics::record(
-        crate::metrics::Metric::StandInsEnded,
-        1.0,
-        Some(cause),
-        Some(task_id),
-    );
+    metrics::record(Metric::StandInsEnded, 1.0, Some(cause), Some(task_id));
 }
 
 /// A follow's report, fenced on its park's epoch: a late follow from an earlier park
@@ -170,14 +155,8 @@ pub async fn follow_report<S: RowStore, D: Doorbell>(
         },
         None => outcome_without_change,
     };
-    ring(
-        teller.rows(),
-        bell,
-        &row.task_id,
-        &WakeEvent::Follow { epoch, outcome },
-        &guard,
-    )
-    .await?;
+    let event = WakeEvent::Follow { epoch, outcome };
+    ring(teller.rows(), bell, &row.task_id, &event, &guard).await?;
     Ok(outcome)
 }
 
@@ -211,18 +190,17 @@ impl EndCause {
     /// scrubbed and bounded first, whatever an agent put into it.
     pub fn failed(reason: &str) -> Self {
         Self::Failed {
-            reason: standin_wire::scrub::scrub(reason),
+            reason: scrub(reason),
         }
     }
 }
 
 /// How many times the end tries to delete the push config.
-pub const DELETE_ATTEMPTS: u32 = 2;
+const DELETE_ATTEMPTS: u32 = 2;
 
 /// The final note a cause writes, when the row is not closed yet. A final state applied
 /// earlier closed the row itself and told the parent under its own number.
 fn final_out(row: &Row, cause: &EndCause) -> RemoteOut {
-    let remote_task_id = row.remote_task_id.clone().unwrap_or_default();
     let (state, text) = match cause {
         EndCause::Final => match row.last.as_ref().filter(|l| l.is_final) {
             Some(last) => (last.state, last.text.clone()),
@@ -232,14 +210,14 @@ fn final_out(row: &Row, cause: &EndCause) -> RemoteOut {
             ),
         },
         EndCause::Cancelled { reason } | EndCause::Deadline { reason } => {
-            (TaskState::Canceled, standin_wire::scrub::scrub(reason))
+            (TaskState::Canceled, scrub(reason))
         }
-        EndCause::Failed { reason } => (TaskState::Failed, standin_wire::scrub::scrub(reason)),
+        EndCause::Failed { reason } => (TaskState::Failed, scrub(reason)),
     };
     RemoteOut {
         text,
         is_final: true,
-        ..crate::state::remote_out(&remote_task_id, state, "")
+        ..crate::state::remote_out(row.remote_task_id.as_deref().unwrap_or_default(), state, "")
     }
 }
 
@@ -269,12 +247,11 @@ where
         .await?
         .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
     let told = row.last.as_ref().is_some_and(|l| l.is_final);
-    let wants_agent = has_push_config(&row)
-        || (!told
-            && matches!(
-                cause,
-                EndCause::Cancelled { .. } | EndCause::Deadline { .. }
-            ));
+    let cancels = matches!(
+        cause,
+        EndCause::Cancelled { .. } | EndCause::Deadline { .. }
+    );
+    let wants_agent = push_config(&row).is_some() || (!told && cancels);
     let closed = match cause {
         _ if told => Closed { row, note: None },
         EndCause::Cancelled { reason } | EndCause::Deadline { reason } => {
@@ -295,7 +272,7 @@ where
             let agent = if wants_agent { connect().await } else { None };
             let truth = match (&agent, closing.remote_task_id.as_deref()) {
                 (Some(agent), Some(remote)) => cancel_remote(agent, task_id, remote, reason).await,
-                _ => cancelled(&closing, reason),
+                _ => final_out(&closing, cause),
             };
             let closed = teller.tell_end(task_id, Some(&truth)).await?;
             if let Some(agent) = &agent {
@@ -324,19 +301,9 @@ where
     Ok(closed)
 }
 
-fn has_push_config(row: &Row) -> bool {
-    row.watch
-        .as_ref()
-        .is_some_and(|w| w.mode == WatchMode::Push && w.config_id.is_some())
-}
-
-fn cancelled(row: &Row, reason: &str) -> RemoteOut {
-    final_out(
-        row,
-        &EndCause::Cancelled {
-            reason: reason.to_owned(),
-        },
-    )
+fn push_config(row: &Row) -> Option<&str> {
+    let watch = row.watch.as_ref().filter(|w| w.mode == WatchMode::Push)?;
+    watch.config_id.as_deref()
 }
 
 /// Asks the remote task to cancel; its answer decides the final note. A task that had
@@ -366,25 +333,19 @@ async fn cancel_remote<A: Agent>(
 
 /// After the close and the note: delete the push config (two attempts, errors logged and
 /// swallowed; a later push is refused anyway). Idempotent.
-pub async fn clean_up<A: Agent>(agent: &A, row: &Row) {
-    if let Some(watch) = &row.watch
-        && watch.mode == WatchMode::Push
-        && let Some(config_id) = &watch.config_id
-    {
-        let remote_id = row.remote_task_id.clone().unwrap_or_default();
-        delete_push_config(agent, &row.task_id, &remote_id, config_id).await;
-    }
-}
-
-async fn delete_push_config<A: Agent>(agent: &A, task_id: &str, remote_id: &str, config_id: &str) {
-    let mut last: Option<RemoteError> = None;
-    for _ in 0..DELETE_ATTEMPTS {
+async fn clean_up<A: Agent>(agent: &A, row: &Row) {
+    let Some(config_id) = push_config(row) else {
+        return;
+    };
+    let remote_id = row.remote_task_id.as_deref().unwrap_or_default();
+    for attempt in 1..=DELETE_ATTEMPTS {
         match agent.delete_push(remote_id, config_id).await {
             Ok(()) => return,
-            Err(err) => last = Some(err),
+            Err(err) if attempt == DELETE_ATTEMPTS => {
+                let task_id = row.task_id.as_str();
+                warn!(task_id, error = %err, "push config not deleted; later pushes are refused anyway");
+            }
+            Err(_) => {}
         }
-    }
-    if let Some(err) = last {
-        warn!(task_id, error = %err, "push config not deleted; later pushes are refused anyway");
     }
 }

@@ -29,20 +29,11 @@ fn outcome<T, E>(result: Result<T, E>) -> Result<(), DoorbellError>
 where
     E: aws_sdk_sfn::error::ProvideErrorMetadata + std::error::Error,
 {
-    result.map(|_| ()).map_err(|err| {
-        classify(
-            err.code(),
-            aws_sdk_sfn::error::DisplayErrorContext(&err).to_string(),
-        )
-    })
-}
-
-fn classify(code: Option<&str>, text: String) -> DoorbellError {
-    match code {
+    result.map(|_| ()).map_err(|err| match err.code() {
         // The park is over: it was rung already, timed out, or the execution ended.
         Some("TaskTimedOut" | "InvalidToken" | "TaskDoesNotExist") => DoorbellError::ParkOver,
-        _ => DoorbellError::Backend(text),
-    }
+        _ => DoorbellError::Backend(aws_sdk_sfn::error::DisplayErrorContext(&err).to_string()),
+    })
 }
 
 impl Doorbell for SfnDoorbell {

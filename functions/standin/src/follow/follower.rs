@@ -41,11 +41,9 @@ pub const TAKE_AT_MOST: usize = 10;
 /// How one follower runs.
 #[derive(Debug, Clone, Copy)]
 pub struct Plan {
-    /// The most follows it holds at once.
     pub capacity: usize,
     /// When its follows hand back what they hold.
     pub until: Instant,
-    /// The longest one take waits for a request.
     pub take_wait: Duration,
     /// It takes no new request this close to `until`: one would be handed back at once.
     pub last_take: Duration,
@@ -74,26 +72,20 @@ pub struct FollowerSummary {
 /// Follows `first` and whatever it takes meanwhile, each by `follow_one` (which answers
 /// the request to hand back, if its park still stands when its window ends); then hands
 /// those back.
-pub async fn multiplex<Q, F, Fut>(
+pub async fn multiplex<Q: FollowRequests, Fut: Future<Output = Option<String>>>(
     queue: &Q,
     first: Vec<String>,
     plan: Plan,
-    follow_one: F,
-) -> FollowerSummary
-where
-    Q: FollowRequests,
-    F: Fn(String) -> Fut,
-    Fut: Future<Output = Option<String>>,
-{
+    follow_one: impl Fn(String) -> Fut,
+) -> FollowerSummary {
     let cut_at = plan.until + plan.straggle;
     let bounded = |request| bounded(follow_one(request), cut_at);
-    let mut summary = FollowerSummary::default();
-    let mut held = FuturesUnordered::new();
-    for request in first {
-        held.push(bounded(request));
-        summary.followed += 1;
-    }
-    summary.peak = held.len();
+    let mut held: FuturesUnordered<_> = first.into_iter().map(bounded).collect();
+    let mut summary = FollowerSummary {
+        followed: held.len(),
+        peak: held.len(),
+        ..FollowerSummary::default()
+    };
     let mut back = Vec::new();
     // A take in flight is never dropped: its requests would be gone from the queue and
     // followed by no one.
@@ -128,10 +120,8 @@ where
                     Ok(requests) if requests.is_empty() && held.is_empty() => idle = true,
                     Ok(requests) => {
                         pause = Duration::ZERO;
-                        for request in requests {
-                            held.push(bounded(request));
-                            summary.followed += 1;
-                        }
+                        summary.followed += requests.len();
+                        held.extend(requests.into_iter().map(bounded));
                         summary.peak = summary.peak.max(held.len());
                     }
                     Err(err) => {

@@ -18,11 +18,10 @@ use futures_util::StreamExt;
 use tokio::time::Instant;
 use tracing::{info, warn};
 
-use crate::doorbell::{self, follow_should_stop};
-use crate::doorbell::{Doorbell, DoorbellError};
+use crate::doorbell::{self, Doorbell, DoorbellError, follow_should_stop};
+use crate::metrics::Metric;
 use crate::outbox::Teller;
-use crate::row::RowStore;
-use crate::row::{FollowOutcome, Row, Watch};
+use crate::row::{FollowOutcome, Row, RowStore, StoreError, Watch};
 use crate::state::{RemoteOut, from_status, from_update};
 use crate::steps::{Invocation, StepError};
 use standin_remote::{Agent, RemoteError};
@@ -72,7 +71,6 @@ struct Following<'a, S, D, A> {
     row: Row,
     timing: FollowTiming,
     next_beat: Instant,
-    /// When a beat next reads the row (`ROW_READ_EVERY`).
     next_row_read: Instant,
     /// Subscriptions in a row that ended or broke before their first event.
     broken: u32,
@@ -117,20 +115,14 @@ pub async fn with_heartbeats<D: Doorbell, T>(
     }
 }
 
-/// The follow park as the follow function runs it: reach the agent (heartbeating while
-/// its card is read: a slow agent must not look like a crashed follow), then follow, or,
-/// when it cannot be reached, report a failed follow so the stand-in retries later.
-pub async fn run<S, D, A>(
+/// The follow park as the follow function runs it: reach the agent (`with_heartbeats`),
+/// then follow, or, when it cannot be reached, report a failed follow to retry later.
+pub async fn run<S: RowStore, D: Doorbell, A: Agent>(
     invocation: &Invocation<'_, S, A>,
     bell: &D,
     park: &Park<'_>,
     timing: FollowTiming,
-) -> Result<FollowEnd, StepError>
-where
-    S: RowStore,
-    D: Doorbell,
-    A: Agent,
-{
+) -> Result<FollowEnd, StepError> {
     let teller = &invocation.teller;
     let store = teller.rows();
     // The row as the invocation read it on its way in (for the agent's entry) judges
@@ -158,7 +150,7 @@ where
         Err(_) if park.hop > 0 => {
             // The park stands; the agent is away. Report it as a first follow would.
             match claim(store, park).await? {
-                Some(row) => report_unavailable(teller, bell, &row).await,
+                Some(row) => report_now(teller, bell, &row, FollowOutcome::Failed).await,
                 None => Ok(FollowEnd::ParkOver),
             }
         }
@@ -198,17 +190,24 @@ pub async fn follow_unavailable<S: RowStore, D: Doorbell>(
         // The park rang itself for a waiting event; a failure report would outlive it.
         return Ok(FollowEnd::ParkOver);
     }
-    report_unavailable(teller, bell, &row).await
+    report_now(teller, bell, &row, FollowOutcome::Failed).await
 }
 
-async fn report_unavailable<S: RowStore, D: Doorbell>(
+/// Reports `outcome` for the park `row` stands in, with no change heard.
+async fn report_now<S: RowStore, D: Doorbell>(
     teller: &Teller<'_, S>,
     bell: &D,
     row: &Row,
+    outcome: FollowOutcome,
 ) -> Result<FollowEnd, StepError> {
-    match doorbell::follow_report(teller, bell, row, row.epoch, None, FollowOutcome::Failed).await {
+    reported(doorbell::follow_report(teller, bell, row, row.epoch, None, outcome).await)
+}
+
+/// A report's end: fenced out when the row refused it.
+fn reported(result: Result<FollowOutcome, StoreError>) -> Result<FollowEnd, StepError> {
+    match result {
         Ok(outcome) => Ok(FollowEnd::Reported(outcome)),
-        Err(crate::row::StoreError::Refused(_)) => Ok(FollowEnd::Fenced),
+        Err(StoreError::Refused(_)) => Ok(FollowEnd::Fenced),
         Err(err) => Err(err.into()),
     }
 }
@@ -261,7 +260,7 @@ async fn claim<S: RowStore>(store: &S, park: &Park<'_>) -> Result<Option<Row>, S
         .await
     {
         Ok(row) => Ok(Some(row)),
-        Err(crate::row::StoreError::Refused(_) | crate::row::StoreError::NotFound(_)) => Ok(None),
+        Err(StoreError::Refused(_) | StoreError::NotFound(_)) => Ok(None),
         Err(err) => Err(err.into()),
     }
 }
@@ -275,30 +274,18 @@ async fn follow_parked<S: RowStore, D: Doorbell, A: Agent>(
     timing: FollowTiming,
     resumed: bool,
 ) -> Result<FollowEnd, StepError> {
-    let task_id = row.task_id.clone();
-    let task_id = task_id.as_str();
     if !row.pending.is_empty() {
         return Ok(FollowEnd::ParkOver);
     }
     if !agent.can_stream() {
         // Its card says it cannot stream (the watch was chosen without the card): there
         // is nothing to follow, so the stand-in polls rather than loop on refusals.
-        info!(task_id, "the agent cannot stream; the watch polls");
-        teller.set_watch(task_id, &Watch::poll()).await?;
-        return match doorbell::follow_report(
-            teller,
-            bell,
-            &row,
-            row.epoch,
-            None,
-            FollowOutcome::Gone,
-        )
-        .await
-        {
-            Ok(outcome) => Ok(FollowEnd::Reported(outcome)),
-            Err(crate::row::StoreError::Refused(_)) => Ok(FollowEnd::Fenced),
-            Err(err) => Err(err.into()),
-        };
+        info!(
+            task_id = row.task_id.as_str(),
+            "the agent cannot stream; the watch polls"
+        );
+        teller.set_watch(&row.task_id, &Watch::poll()).await?;
+        return report_now(teller, bell, &row, FollowOutcome::Gone).await;
     }
     let remote = row
         .remote_task_id
@@ -321,18 +308,15 @@ async fn follow_parked<S: RowStore, D: Doorbell, A: Agent>(
     if resumed && !f.beat().await? {
         return Ok(FollowEnd::ParkOver);
     }
-    let deadline = timing
-        .ends_by
-        .map_or(Instant::now() + timing.window, |end| {
-            end.min(Instant::now() + timing.window)
-        });
+    let window_end = Instant::now() + timing.window;
+    let deadline = timing.ends_by.map_or(window_end, |end| end.min(window_end));
     while Instant::now() < deadline {
         match f.subscribe_once(&remote, deadline).await? {
             Step::Continue => {
-                if !f
-                    .pause(timing.interval.min(deadline - Instant::now().min(deadline)))
-                    .await?
-                {
+                let pause = timing
+                    .interval
+                    .min(deadline.saturating_duration_since(Instant::now()));
+                if !f.pause(pause).await? {
                     return Ok(FollowEnd::ParkOver);
                 }
             }
@@ -342,12 +326,7 @@ async fn follow_parked<S: RowStore, D: Doorbell, A: Agent>(
     match timing.at_window_end {
         WindowEnd::Report => f.report(None, FollowOutcome::WindowOver).await,
         WindowEnd::HandBack => {
-            crate::metrics::record(
-                crate::metrics::Metric::FollowWindows,
-                1.0,
-                Some("handed_back"),
-                Some(&f.row.task_id),
-            );
+            count_window("handed_back", &f.row.task_id);
             Ok(FollowEnd::HandedBack)
         }
     }
@@ -359,12 +338,14 @@ enum Step {
 }
 
 impl<S: RowStore, D: Doorbell, A: Agent> Following<'_, S, D, A> {
-    fn known(&self) -> Option<&RemoteOut> {
-        self.row.last.as_ref()
+    fn known_text(&self) -> &str {
+        let known = self.row.last.as_ref();
+        known.map_or("", |known| known.text.as_str())
     }
 
     fn changed(&self, out: &RemoteOut) -> bool {
-        self.known().is_none_or(|known| out.differs_from(known))
+        let known = self.row.last.as_ref();
+        known.is_none_or(|known| out.differs_from(known))
     }
 
     /// One subscription: the first change ends the follow; an end or error of the stream
@@ -406,13 +387,11 @@ impl<S: RowStore, D: Doorbell, A: Agent> Following<'_, S, D, A> {
                     seen = true;
                     self.broken = 0;
                     self.failed = 0;
-                    let known_text = self.known().map_or(String::new(), |k| k.text.clone());
-                    if let Some(out) = from_update(&event, &known_text)
+                    if let Some(out) = from_update(&event, self.known_text())
                         .map(|o| o.about(remote))
                         .filter(|o| self.changed(o))
                     {
-                        let changed_at = changed_at(&event);
-                        return self.report_heard(&out, changed_at).await.map(Step::Stop);
+                        return self.report_heard(&out, changed_at(&event)).await;
                     }
                 }
             }
@@ -428,23 +407,16 @@ impl<S: RowStore, D: Doorbell, A: Agent> Following<'_, S, D, A> {
             };
             return match fetched {
                 Ok(task) => {
-                    let known_text = self.known().map_or(String::new(), |k| k.text.clone());
-                    let out = from_status(&task, &known_text).about(remote);
+                    let out = from_status(&task, self.known_text()).about(remote);
                     if self.changed(&out) {
-                        self.report_heard(&out, task.at.as_deref())
-                            .await
-                            .map(Step::Stop)
+                        self.report_heard(&out, task.at.as_deref()).await
                     } else {
-                        self.report(None, FollowOutcome::Unchanged)
-                            .await
-                            .map(Step::Stop)
+                        self.stop(FollowOutcome::Unchanged).await
                     }
                 }
                 Err(e) => {
                     warn!(task_id = %self.row.task_id, error = %e, "GetTask after a terminal subscribe failed");
-                    self.report(None, FollowOutcome::Failed)
-                        .await
-                        .map(Step::Stop)
+                    self.stop(FollowOutcome::Failed).await
                 }
             };
         }
@@ -458,10 +430,7 @@ impl<S: RowStore, D: Doorbell, A: Agent> Following<'_, S, D, A> {
         self.failed += 1;
         if self.failed >= SUBSCRIBES_FAILED_BEFORE_REPORT {
             warn!(task_id = %self.row.task_id, error = %err, failed = self.failed, "follow stream failed; reported");
-            return self
-                .report(None, FollowOutcome::Failed)
-                .await
-                .map(Step::Stop);
+            return self.stop(FollowOutcome::Failed).await;
         }
         warn!(task_id = %self.row.task_id, error = %err, "follow stream failed; subscribing again");
         Ok(Step::Continue)
@@ -486,37 +455,32 @@ impl<S: RowStore, D: Doorbell, A: Agent> Following<'_, S, D, A> {
     /// input-required task; others lack the method): if GetTask still knows the task the
     /// stand-in polls it, else nothing more can be heard.
     async fn poll_instead(&mut self, remote: &str, why: &str) -> Result<Step, StepError> {
-        {
-            let agent = self.agent;
-            let Some(fetched) = self.beating(agent.get(remote)).await? else {
-                return Ok(Step::Stop(FollowEnd::ParkOver));
-            };
-            let watch = match fetched {
-                Ok(_) => {
-                    info!(task_id = %self.row.task_id, why, "subscribe refused, the task is known; the watch polls");
-                    Watch::poll()
-                }
-                // An agent that answers, but past a bound: polled, so that an answer it
-                // keeps too large ends the stand-in at its `max_unreachable`.
-                Err(e) if matches!(e, RemoteError::TooLarge { .. }) => {
-                    warn!(task_id = %self.row.task_id, error = %e, "GetTask after a refused subscribe is past a bound; the watch polls");
-                    Watch::poll()
-                }
-                Err(e) if e.is_retryable() => {
-                    warn!(task_id = %self.row.task_id, error = %e, "GetTask after a refused subscribe failed");
-                    return self
-                        .report(None, FollowOutcome::Failed)
-                        .await
-                        .map(Step::Stop);
-                }
-                Err(_) => {
-                    info!(task_id = %self.row.task_id, "remote task gone; the watch turns off");
-                    Watch::off()
-                }
-            };
-            self.teller.set_watch(&self.row.task_id, &watch).await?;
-            self.report(None, FollowOutcome::Gone).await.map(Step::Stop)
-        }
+        let agent = self.agent;
+        let Some(fetched) = self.beating(agent.get(remote)).await? else {
+            return Ok(Step::Stop(FollowEnd::ParkOver));
+        };
+        let watch = match fetched {
+            Ok(_) => {
+                info!(task_id = %self.row.task_id, why, "subscribe refused, the task is known; the watch polls");
+                Watch::poll()
+            }
+            // An agent that answers, but past a bound: polled, so that an answer it
+            // keeps too large ends the stand-in at its `max_unreachable`.
+            Err(e) if matches!(e, RemoteError::TooLarge { .. }) => {
+                warn!(task_id = %self.row.task_id, error = %e, "GetTask after a refused subscribe is past a bound; the watch polls");
+                Watch::poll()
+            }
+            Err(e) if e.is_retryable() => {
+                warn!(task_id = %self.row.task_id, error = %e, "GetTask after a refused subscribe failed");
+                return self.stop(FollowOutcome::Failed).await;
+            }
+            Err(_) => {
+                info!(task_id = %self.row.task_id, "remote task gone; the watch turns off");
+                Watch::off()
+            }
+        };
+        self.teller.set_watch(&self.row.task_id, &watch).await?;
+        self.stop(FollowOutcome::Gone).await
     }
 
     /// Runs `work` (opening a stream, GetTask), heartbeating while it takes long; None
@@ -578,12 +542,17 @@ impl<S: RowStore, D: Doorbell, A: Agent> Following<'_, S, D, A> {
         &self,
         out: &RemoteOut,
         changed_at: Option<&str>,
-    ) -> Result<FollowEnd, StepError> {
+    ) -> Result<Step, StepError> {
         let reported = self.report(Some(out), FollowOutcome::WindowOver).await;
         if let Ok(FollowEnd::Reported(FollowOutcome::Changed { .. })) = &reported {
             crate::metrics::heard(changed_at, "follow", &self.row.task_id);
         }
-        reported
+        reported.map(Step::Stop)
+    }
+
+    /// Reports `outcome` with no change heard, and stops.
+    async fn stop(&self, outcome: FollowOutcome) -> Result<Step, StepError> {
+        self.report(None, outcome).await.map(Step::Stop)
     }
 
     async fn report(
@@ -606,21 +575,16 @@ impl<S: RowStore, D: Doorbell, A: Agent> Following<'_, S, D, A> {
             Ok(FollowOutcome::WindowOver) => "window_over",
             Ok(FollowOutcome::Failed) => "failed",
             Ok(FollowOutcome::Gone) => "gone",
-            Err(crate::row::StoreError::Refused(_)) => "fenced",
+            Err(StoreError::Refused(_)) => "fenced",
             Err(_) => "store_failed",
         };
-        crate::metrics::record(
-            crate::metrics::Metric::FollowWindows,
-            1.0,
-            Some(ending),
-            Some(&self.row.task_id),
-        );
-        match result {
-            Ok(outcome) => Ok(FollowEnd::Reported(outcome)),
-            Err(crate::row::StoreError::Refused(_)) => Ok(FollowEnd::Fenced),
-            Err(err) => Err(err.into()),
-        }
+        count_window(ending, &self.row.task_id);
+        reported(result)
     }
+}
+
+fn count_window(ending: &str, task_id: &str) {
+    crate::metrics::record(Metric::FollowWindows, 1.0, Some(ending), Some(task_id));
 }
 
 /// When the agent says the change happened: the status timestamp of a streamed task or

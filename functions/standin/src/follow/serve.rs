@@ -24,9 +24,7 @@ pub trait FollowPorts: Sync + 'static {
 
     fn requests(&self) -> &Self::Requests;
     fn bell(&self) -> &Self::Bell;
-    /// The most parks one follower holds at once.
     fn capacity(&self) -> usize;
-    /// How often a follow heartbeats its park.
     fn heartbeat(&self) -> Duration;
     /// Stand-in `task_id`'s view for one followed park (`steps::Invocation`).
     fn invocation(
@@ -122,12 +120,10 @@ async fn follow_one<P: FollowPorts>(
     until: Instant,
 ) -> Result<FollowEnd, StepError> {
     let invocation = ports.invocation(&input.task_id, &input.agent).await?;
-    let interval = invocation
-        .spec
-        .as_ref()
-        .map_or(crate::agents::DEFAULT_FOLLOW_INTERVAL, |s| {
-            s.follow_interval
-        });
+    let spec = invocation.spec.as_ref();
+    let interval = spec.map_or(crate::agents::DEFAULT_FOLLOW_INTERVAL, |s| {
+        s.follow_interval
+    });
     let timing = FollowTiming {
         window: until.saturating_duration_since(Instant::now()),
         ends_by: Some(until),

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use aws_sdk_sqs::Client;
+use aws_sdk_sqs::error::DisplayErrorContext;
 use aws_sdk_sqs::types::{DeleteMessageBatchRequestEntry, SendMessageBatchRequestEntry};
 use tracing::warn;
 
@@ -23,9 +24,7 @@ impl SqsFollowRequests {
             queue_url: queue_url.into(),
         }
     }
-}
 
-impl SqsFollowRequests {
     /// Deletes taken requests: those a take received, and those the event source
     /// mapping invoked the follower with (a request left in flight for the whole window
     /// would look old to the queue's age metric, and come back after the visibility
@@ -51,7 +50,41 @@ impl SqsFollowRequests {
                 .send()
                 .await
             {
-                warn!(error = %aws_sdk_sqs::error::DisplayErrorContext(err), "deleting taken follow requests failed");
+                warn!(error = %DisplayErrorContext(err), "deleting taken follow requests failed");
+            }
+        }
+    }
+
+    /// Sends up to ten requests; those SQS did not take.
+    async fn send_batch<'a>(&self, requests: &[&'a String]) -> Vec<&'a String> {
+        let entries: Vec<_> = requests
+            .iter()
+            .enumerate()
+            .filter_map(|(i, body)| {
+                SendMessageBatchRequestEntry::builder()
+                    .id(i.to_string())
+                    .message_body(*body)
+                    .build()
+                    .ok()
+            })
+            .collect();
+        match self
+            .client
+            .send_message_batch()
+            .queue_url(&self.queue_url)
+            .set_entries(Some(entries))
+            .send()
+            .await
+        {
+            Ok(answer) => answer
+                .failed
+                .iter()
+                .filter_map(|f| f.id.parse::<usize>().ok())
+                .filter_map(|i| requests.get(i).copied())
+                .collect(),
+            Err(err) => {
+                warn!(error = %DisplayErrorContext(err), "SendMessageBatch of follow requests failed");
+                requests.to_vec()
             }
         }
     }
@@ -73,16 +106,8 @@ impl FollowRequests for SqsFollowRequests {
             .wait_time_seconds(wait_secs as i32)
             .send()
             .await
-            .map_err(|e| {
-                RequestsError(format!(
-                    "ReceiveMessage: {}",
-                    aws_sdk_sqs::error::DisplayErrorContext(e)
-                ))
-            })?;
+            .map_err(|e| RequestsError(format!("ReceiveMessage: {}", DisplayErrorContext(e))))?;
         let messages = received.messages.unwrap_or_default();
-        if messages.is_empty() {
-            return Ok(Vec::new());
-        }
         // A request whose delete fails comes back after the visibility timeout: by then
         // its park is over (a heartbeat timeout), or its hand-on is claimed, which fences
         // a second follow (`Parks::claim_follow`).
@@ -117,41 +142,5 @@ impl FollowRequests for SqsFollowRequests {
             failed += pending.len();
         }
         failed
-    }
-}
-
-impl SqsFollowRequests {
-    /// Sends up to ten requests; those SQS did not take.
-    async fn send_batch<'a>(&self, requests: &[&'a String]) -> Vec<&'a String> {
-        let entries: Vec<_> = requests
-            .iter()
-            .enumerate()
-            .filter_map(|(i, body)| {
-                SendMessageBatchRequestEntry::builder()
-                    .id(i.to_string())
-                    .message_body(*body)
-                    .build()
-                    .ok()
-            })
-            .collect();
-        match self
-            .client
-            .send_message_batch()
-            .queue_url(&self.queue_url)
-            .set_entries(Some(entries))
-            .send()
-            .await
-        {
-            Ok(answer) => answer
-                .failed
-                .iter()
-                .filter_map(|f| f.id.parse::<usize>().ok())
-                .filter_map(|i| requests.get(i).copied())
-                .collect(),
-            Err(err) => {
-                warn!(error = %aws_sdk_sqs::error::DisplayErrorContext(err), "SendMessageBatch of follow requests failed");
-                requests.to_vec()
-            }
-        }
     }
 }

@@ -3,6 +3,8 @@
 //! each function was seen to call with what its policy in `template.yaml` allows, so a
 //! missing permission fails here instead of in a first deploy to AWS.
 
+use std::collections::BTreeSet;
+
 use aws_sdk_dynamodb::operation::batch_get_item::BatchGetItemInput;
 use aws_sdk_dynamodb::operation::delete_item::DeleteItemInput;
 use aws_sdk_dynamodb::operation::get_item::GetItemInput;
@@ -20,7 +22,6 @@ use aws_smithy_runtime_api::client::orchestrator::Metadata;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use aws_smithy_types::config_bag::ConfigBag;
 
-/// The variable that turns the recording on.
 pub const RECORD_AWS_CALLS: &str = "RECORD_AWS_CALLS";
 
 /// The IAM action prefix of an SDK service name.
@@ -51,7 +52,7 @@ pub fn actions(service: &str, operation: &str, input: &Input) -> Vec<Needed> {
         (format!("{prefix}:{action}"), table.map(str::to_owned))
     };
     if let Some(transaction) = input.downcast_ref::<TransactWriteItemsInput>() {
-        let mut needed: Vec<Needed> = transaction
+        let needed = transaction
             .transact_items()
             .iter()
             .flat_map(|item| {
@@ -66,10 +67,8 @@ pub fn actions(service: &str, operation: &str, input: &Input) -> Vec<Needed> {
                 ]
             })
             .flatten()
-            .collect();
-        needed.sort();
-        needed.dedup();
-        return needed;
+            .collect::<BTreeSet<_>>();
+        return needed.into_iter().collect();
     }
     if let Some(batch) = input.downcast_ref::<BatchGetItemInput>() {
         return batch
@@ -94,24 +93,12 @@ pub fn actions(service: &str, operation: &str, input: &Input) -> Vec<Needed> {
 
 /// The table a single-table DynamoDB call acts on.
 fn table(input: &Input) -> Option<&str> {
-    if let Some(i) = input.downcast_ref::<GetItemInput>() {
-        return i.table_name();
-    }
-    if let Some(i) = input.downcast_ref::<PutItemInput>() {
-        return i.table_name();
-    }
-    if let Some(i) = input.downcast_ref::<UpdateItemInput>() {
-        return i.table_name();
-    }
-    if let Some(i) = input.downcast_ref::<DeleteItemInput>() {
-        return i.table_name();
-    }
-    if let Some(i) = input.downcast_ref::<QueryInput>() {
-        return i.table_name();
-    }
-    input
-        .downcast_ref::<ScanInput>()
-        .and_then(ScanInput::table_name)
+    None.or_else(|| input.downcast_ref::<GetItemInput>()?.table_name())
+        .or_else(|| input.downcast_ref::<PutItemInput>()?.table_name())
+        .or_else(|| input.downcast_ref::<UpdateItemInput>()?.table_name())
+        .or_else(|| input.downcast_ref::<DeleteItemInput>()?.table_name())
+        .or_else(|| input.downcast_ref::<QueryInput>()?.table_name())
+        .or_else(|| input.downcast_ref::<ScanInput>()?.table_name())
 }
 
 /// Logs the IAM actions of every call made through the client it is given to.
@@ -131,8 +118,7 @@ impl Intercept for CallRecorder {
     ) -> Result<(), BoxError> {
         if let Some(metadata) = cfg.load::<Metadata>() {
             for (action, table) in actions(metadata.service(), metadata.name(), context.input()) {
-                let table = table.unwrap_or_default();
-                tracing::info!(aws_call = %action, table = %table, "AWS call");
+                tracing::info!(aws_call = %action, table = %table.unwrap_or_default(), "AWS call");
             }
         }
         Ok(())

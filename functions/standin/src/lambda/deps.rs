@@ -1,17 +1,18 @@
 //! The adapters and the agent client each kind of function runs on, built once per
 //! process from its settings (clients cost milliseconds).
 
+use std::sync::Arc;
+
 use aws_config::SdkConfig;
 use aws_smithy_runtime_api::client::http::SharedHttpClient;
 use standin_remote::tls::Roots;
 use standin_remote::{AgentClient, Connector, Reach, RemoteError};
 
 use super::calls::CallRecorder;
-
 use super::config::{NotifySettings, OutletSettings, Retries, StepSettings, Tables};
 use crate::agents::{AgentSpec, ConfigError};
 use crate::artifacts::s3::S3Blobs;
-use crate::artifacts::{Collecting, Desk, Ours, PartRoom};
+use crate::artifacts::{Blobs, Collecting, Desk, HeldSecrets, Ours, PartRoom};
 use crate::auth::Keyring;
 use crate::auth::secrets::Secrets;
 use crate::auth::secretsmanager::SecretsManager;
@@ -19,14 +20,15 @@ use crate::auth::sigv4::AgentCoreSigner;
 use crate::auth::sts::StsRoleKeys;
 use crate::digest::TokenDigest;
 use crate::doorbell::sfn::SfnDoorbell;
-use crate::outbox::Teller;
 use crate::outbox::at_once::AtOnce;
 use crate::outbox::callback::SfnCallback;
 use crate::outbox::deliver::Outlets;
 use crate::outbox::events::EventBridgeBus;
 use crate::outbox::sqs::SqsParentQueue;
-use crate::registry::Catalog;
+use crate::outbox::{NoteArtifacts, Teller};
+use crate::push::invoke::LambdaHearer;
 use crate::registry::dynamo::DynamoRegistry;
+use crate::registry::{Catalog, Registry};
 use crate::row::dynamo::DynamoRowStore;
 use crate::row::{Row, StandIns};
 use crate::steps::{Invocation, StepError};
@@ -34,11 +36,16 @@ use crate::steps::{Invocation, StepError};
 /// The agent as the steps reach it: its answers' artifacts go to the desk.
 pub type Reached = Collecting<AgentClient>;
 
-/// A client of one service on the shared configuration, recording its calls when asked.
+/// A client of one service on the shared configuration (its builder tuned by the closure
+/// given), recording its calls when asked.
 macro_rules! client {
-    ($name:ident, $sdk:ident) => {
+    ($name:ident, $sdk:ident $(, |$builder:ident, $config:ident| $tune:expr)?) => {
         pub fn $name(&self) -> $sdk::Client {
             let mut builder = $sdk::config::Builder::from(&self.config);
+            $(builder = {
+                let ($builder, $config) = (builder, &self.config);
+                $tune
+            };)?
             if self.record {
                 builder = builder.interceptor(CallRecorder);
             }
@@ -47,7 +54,6 @@ macro_rules! client {
     };
 }
 
-/// The SDK's configuration, and whether the clients record their calls.
 pub struct Aws {
     config: SdkConfig,
     record: bool,
@@ -65,42 +71,18 @@ impl Aws {
 
     client!(dynamodb, aws_sdk_dynamodb);
     client!(sfn, aws_sdk_sfn);
-
-    /// Lambda, calling once: an invoke retried after its function started would start a
-    /// second run of it (the door's hearer; its hearing commits once, but asks twice).
-    pub fn lambda_once(&self) -> aws_sdk_lambda::Client {
-        let mut builder = aws_sdk_lambda::config::Builder::from(&self.config)
-            .retry_config(aws_config::retry::RetryConfig::disabled());
-        if self.record {
-            builder = builder.interceptor(CallRecorder);
-        }
-        aws_sdk_lambda::Client::from_conf(builder.build())
-    }
     client!(sqs, aws_sdk_sqs);
     client!(eventbridge, aws_sdk_eventbridge);
     client!(secretsmanager, aws_sdk_secretsmanager);
     client!(sts, aws_sdk_sts);
-
-    /// S3, by path (`endpoint/bucket/key`) when the endpoint is not AWS's own (LocalStack,
-    /// a proxy): a bucket's own host name would not resolve there.
-    pub fn s3(&self) -> aws_sdk_s3::Client {
-        let mut builder = aws_sdk_s3::config::Builder::from(&self.config)
-            .force_path_style(self.config.endpoint_url().is_some());
-        if self.record {
-            builder = builder.interceptor(CallRecorder);
-        }
-        aws_sdk_s3::Client::from_conf(builder.build())
-    }
-
-    /// Signs AgentCore Runtime agents' calls with the roles their entries name, assumed
-    /// through STS (never with the function's own role).
-    pub fn signer(&self, stack_name: &str, agentcore_endpoint: Option<String>) -> AgentCoreSigner {
-        AgentCoreSigner::new(
-            std::sync::Arc::new(StsRoleKeys::new(self.sts(), stack_name)),
-            self.config.region().map(|r| r.to_string()),
-            agentcore_endpoint,
-        )
-    }
+    // Lambda, calling once: an invoke retried after its function started would start a
+    // second run of it (the door's hearer; its hearing commits once, but asks twice).
+    client!(lambda_once, aws_sdk_lambda, |builder, _config| builder
+        .retry_config(aws_config::retry::RetryConfig::disabled()));
+    // S3, by path (`endpoint/bucket/key`) when the endpoint is not AWS's own (LocalStack,
+    // a proxy): a bucket's own host name would not resolve there.
+    client!(s3, aws_sdk_s3, |builder, config| builder
+        .force_path_style(config.endpoint_url().is_some()));
 }
 
 /// The row store and the doorbell: all the push receiver and a park need.
@@ -112,41 +94,44 @@ pub struct Rows {
 impl Rows {
     pub fn new(aws: &Aws, tables: &Tables) -> Self {
         Self {
-            store: DynamoRowStore::new(aws.dynamodb(), &tables.rows, &tables.notes),
+            store: row_store(aws, tables),
             bell: SfnDoorbell::new(aws.sfn()),
         }
     }
+}
+
+fn row_store(aws: &Aws, tables: &Tables) -> DynamoRowStore {
+    DynamoRowStore::new(aws.dynamodb(), &tables.rows, &tables.notes)
 }
 
 /// The push receiver's: the rows and the doorbell, and the hearer it hands the pushes
 /// it claims (None: every push rings the park).
 pub struct PushDeps {
     pub rows: Rows,
-    pub hearer: Option<crate::push::invoke::LambdaHearer>,
+    pub hearer: Option<LambdaHearer>,
 }
 
 impl PushDeps {
     pub fn new(aws: &Aws, settings: super::config::PushSettings) -> Result<Self, ConfigError> {
         Ok(Self {
             rows: Rows::new(aws, &settings.tables),
-            hearer: settings.hearer.map(|function| {
-                crate::push::invoke::LambdaHearer::new(aws.lambda_once(), function)
-            }),
+            hearer: settings
+                .hearer
+                .map(|name| LambdaHearer::new(aws.lambda_once(), name)),
         })
     }
 }
 
-/// What the steps run on: the rows, the agents' catalog and connector, and the step
-/// settings.
+/// What the steps run on: the rows, the agents' catalog and connector, the settings.
 pub struct StepDeps {
     pub store: DynamoRowStore,
     pub bell: SfnDoorbell,
     pub settings: StepSettings,
     catalog: Catalog,
     agents: Connector,
-    keyring: std::sync::Arc<Keyring>,
+    keyring: Arc<Keyring>,
     /// The artifacts bucket, when the stack has one.
-    blobs: Option<std::sync::Arc<dyn crate::artifacts::Blobs>>,
+    blobs: Option<Arc<dyn Blobs>>,
     /// Where a step sends its note at once, when configured.
     outlets: Option<OutletAdapters>,
     /// The process's room for artifact parts held in memory (None: unbounded).
@@ -155,35 +140,25 @@ pub struct StepDeps {
 
 impl StepDeps {
     pub fn new(aws: &Aws, settings: StepSettings) -> Result<Self, ConfigError> {
-        let (roots, http) = agent_http(
-            settings.agent_ca_file.as_deref(),
-            settings.allow_private_agents,
-        )?;
+        let private = settings.allow_private_agents;
+        let (roots, http) = agent_http(settings.agent_ca_file.as_deref(), private)?;
+        // AgentCore Runtime agents' calls are signed with the roles their entries name,
+        // assumed through STS (never with the function's own role).
+        let signer = AgentCoreSigner::new(
+            Arc::new(StsRoleKeys::new(aws.sts(), &settings.stack_name)),
+            aws.config.region().map(|r| r.to_string()),
+            settings.entry_rules.agentcore_endpoint.clone(),
+        );
         // Secrets Manager's client is made only here, and only the steps reach agents.
-        let keyring = std::sync::Arc::new(Keyring::new(
-            Secrets::new(SecretsManager::new(aws.secretsmanager())),
-            http.clone(),
-            aws.signer(
-                &settings.stack_name,
-                settings.entry_rules.agentcore_endpoint.clone(),
-            ),
-            settings.allow_private_agents,
-        ));
-        let blobs = settings.artifacts.as_ref().map(|a| {
-            std::sync::Arc::new(S3Blobs::new(aws.s3(), &a.bucket))
-                as std::sync::Arc<dyn crate::artifacts::Blobs>
-        });
+        let secrets = Secrets::new(SecretsManager::new(aws.secretsmanager()));
+        let keyring = Arc::new(Keyring::new(secrets, http.clone(), signer, private));
+        let bucket = settings.artifacts.as_ref().map(|a| &a.bucket);
+        let blobs = bucket.map(|bucket| Arc::new(S3Blobs::new(aws.s3(), bucket)) as Arc<dyn Blobs>);
         let Rows { store, bell } = Rows::new(aws, &settings.tables);
-        let catalog = catalog(
-            aws,
-            settings.agents.clone(),
-            settings.agents_table.as_deref(),
-        )
-        .with_rules(settings.entry_rules.clone());
-        let outlets = settings
-            .outlets
-            .clone()
-            .map(|outlets| OutletAdapters::new(aws, outlets));
+        let agents_table = settings.agents_table.as_deref();
+        let catalog = catalog(aws, settings.agents.clone(), agents_table)
+            .with_rules(settings.entry_rules.clone());
+        let outlets = settings.outlets.clone();
         Ok(Self {
             store,
             bell,
@@ -192,7 +167,7 @@ impl StepDeps {
             agents: Connector::new(roots, http),
             keyring,
             blobs,
-            outlets,
+            outlets: outlets.map(|outlets| OutletAdapters::new(aws, outlets)),
             room: None,
         }
         .holding(1))
@@ -217,13 +192,11 @@ impl StepDeps {
 
     /// How this invocation tells stand-in notes: with `desk`'s artifacts, each note sent
     /// at once where the function has outlets.
-    fn teller(&self, desk: Option<std::sync::Arc<Desk>>) -> Teller<'_, DynamoRowStore> {
-        let teller = Teller::new(&self.store)
-            .with_artifacts(desk.map(|d| d as std::sync::Arc<dyn crate::outbox::NoteArtifacts>));
+    fn teller(&self, desk: Option<Arc<Desk>>) -> Teller<'_, DynamoRowStore> {
+        let teller =
+            Teller::new(&self.store).with_artifacts(desk.map(|d| d as Arc<dyn NoteArtifacts>));
         match &self.outlets {
-            Some(outlets) => {
-                teller.sending_at_once(AtOnce::new(&self.store, Some(outlets.outlets())))
-            }
+            Some(out) => teller.sending_at_once(AtOnce::new(&self.store, Some(out.outlets()))),
             None => teller,
         }
     }
@@ -240,115 +213,73 @@ impl StepDeps {
         row: Option<Row>,
         trace: Option<&str>,
     ) -> Result<Invocation<'static, DynamoRowStore, Reached>, StepError> {
-        let Standing { spec, token, row } = match row {
-            Some(row) => self.standing_in(task_id, agent, Some(row)).await?,
-            None => self.standing(task_id, agent).await?,
-        };
+        let Standing { spec, token, row } = self.standing(task_id, agent, row).await?;
         let desk = self.desk(task_id, token);
         let trace = row
             .as_ref()
             .and_then(|row| row.traceparent.clone())
             .or_else(|| trace.map(str::to_owned))
             .filter(|given| standin_wire::TraceContext::parse("traceparent", given).is_ok());
-        let connect = self.reach(
-            task_id.to_owned(),
-            agent.to_owned(),
-            spec.clone(),
-            desk.clone(),
-            trace,
-        );
+        let (task_id, agent, reached) = (task_id.to_owned(), agent.to_owned(), spec.clone());
+        let (sink, collected) = (desk.as_ref().map(|d| d.sink()), desk.clone());
+        let connect = async move {
+            let Some(spec) = reached else {
+                return Err(RemoteError::Card(format!(
+                    "no agent {agent:?} in the stack's Agents or the agent registry"
+                )));
+            };
+            let client = self.connect(&spec, &task_id, trace.as_deref()).await?;
+            Ok(Collecting::new(client.with_artifacts(sink), collected))
+        };
         Ok(Invocation::new(self.teller(desk), connect)
             .with_spec(spec)
             .with_row(row)
             .with_uploads(self.blobs.clone()))
     }
 
-    /// The agent as the steps reach it: its answers' artifacts go to the desk.
-    async fn reach(
-        &'static self,
-        task_id: String,
-        agent: String,
-        spec: Option<AgentSpec>,
-        desk: Option<std::sync::Arc<Desk>>,
-        trace: Option<String>,
-    ) -> Result<Reached, RemoteError> {
-        let Some(spec) = spec else {
-            return Err(RemoteError::Card(format!(
-                "no agent {agent:?} in the stack's Agents or the agent registry"
-            )));
-        };
-        let sink = desk.as_ref().map(|d| d.sink());
-        let client = self
-            .connect(&spec, &task_id, trace.as_deref())
-            .await?
-            .with_artifacts(sink);
-        Ok(Collecting::new(client, desk))
-    }
-
     /// Stand-in `task_id`'s artifacts desk for this invocation (None: no bucket);
     /// `token` is the digest of the push token its agent was given.
-    fn desk(&self, task_id: &str, token: Option<TokenDigest>) -> Option<std::sync::Arc<Desk>> {
+    fn desk(&self, task_id: &str, token: Option<TokenDigest>) -> Option<Arc<Desk>> {
         let (blobs, settings) = (self.blobs.clone()?, self.settings.artifacts.as_ref()?);
-        let ours = Ours {
-            token,
-            held: Some(self.keyring.clone() as std::sync::Arc<dyn crate::artifacts::HeldSecrets>),
-        };
-        Some(std::sync::Arc::new(Desk::new(
-            blobs,
-            task_id,
-            settings.bounds,
-            ours,
-            self.room.clone(),
-        )))
+        let held = Some(self.keyring.clone() as Arc<dyn HeldSecrets>);
+        let (ours, room) = (Ours { token, held }, self.room.clone());
+        let desk = Desk::new(blobs, task_id, settings.bounds, ours, room);
+        Some(Arc::new(desk))
     }
 
-    /// The stand-in as the invocation finds it: its agent (the entry its row kept when
-    /// it started, else, for a first turn or a row from before snapshots, the catalog's),
-    /// the digest of the push token the agent was given, and the row they were read from.
-    pub async fn standing(&self, task_id: &str, agent: &str) -> Result<Standing, StepError> {
-        let row = self.store.get(task_id).await?;
-        self.standing_in(task_id, agent, row).await
-    }
-
-    /// `standing`, from the row as a write returned it.
-    pub async fn standing_in(
+    /// The stand-in as the invocation finds it: its agent (the entry its row kept when it
+    /// started, else, for a first turn or a row from before snapshots, the catalog's), the
+    /// digest of the push token the agent was given, and the row (`row`, else read now).
+    pub async fn standing(
         &self,
         task_id: &str,
         agent: &str,
         row: Option<Row>,
     ) -> Result<Standing, StepError> {
-        let token = row
+        let row = match row {
+            Some(row) => Some(row),
+            None => self.store.get(task_id).await?,
+        };
+        let watch = row.as_ref().and_then(|row| row.watch.as_ref());
+        let token = watch.and_then(|watch| watch.token_digest.clone());
+        // Held to the rules as they are now: they may have tightened since the stand-in
+        // started.
+        let kept = row
             .as_ref()
-            .and_then(|r| r.watch.as_ref())
-            .and_then(|w| w.token_digest.clone());
-        if let Some(row) = &row
-            && row.agent == agent
-            && let Some(text) = &row.agent_entry
-        {
-            // Held to the rules as they are now: they may have tightened since the
-            // stand-in started.
-            let checked = AgentSpec::parse_entry(text).and_then(|spec| {
-                self.settings.entry_rules.check("", &spec)?;
-                Ok(spec)
+            .filter(|row| row.agent == agent)
+            .and_then(|row| row.agent_entry.as_deref())
+            .map(|text| {
+                let spec = AgentSpec::parse_entry(text)?;
+                self.settings.entry_rules.check("", &spec).map(|()| spec)
             });
-            match checked {
-                Ok(spec) => {
-                    return Ok(Standing {
-                        spec: Some(spec),
-                        token,
-                        row: Some(row.clone()),
-                    });
-                }
-                Err(err) => {
-                    tracing::error!(task_id, error = %err, "the row's agent entry does not read or breaks the deployment's rules; using the catalog's")
-                }
-            }
+        if let Some(Err(err)) = &kept {
+            tracing::error!(task_id, error = %err, "the row's agent entry does not read or breaks the deployment's rules; using the catalog's");
         }
-        Ok(Standing {
-            spec: self.catalog.agent(agent).await?.map(|(spec, _)| spec),
-            token,
-            row,
-        })
+        let spec = match kept {
+            Some(Ok(spec)) => Some(spec),
+            _ => self.catalog.agent(agent).await?.map(|(spec, _)| spec),
+        };
+        Ok(Standing { spec, token, row })
     }
 
     /// Reads the agent's card (once per process and entry: an edited entry reads it
@@ -365,12 +296,9 @@ impl StepDeps {
             (name, crate::agents::session_id(salt, task_id))
         });
         let key = spec.to_entry().to_string();
-        let credentials = spec
-            .auth
-            .as_ref()
-            .map(|auth| self.keyring.credentials(&key, auth));
+        let auth = spec.auth.as_ref();
         let reach = Reach {
-            credentials,
+            credentials: auth.map(|auth| self.keyring.credentials(&key, auth)),
             session: session.as_ref().map(|(name, id)| (*name, id.as_str())),
             traceparent,
             ..reach_of(spec, self.settings.allow_private_agents)
@@ -385,10 +313,7 @@ pub fn agent_http(
     ca_file: Option<&std::path::Path>,
     allow_private: bool,
 ) -> Result<(Roots, reqwest::Client), ConfigError> {
-    let tls = |e: standin_remote::tls::TlsError| ConfigError {
-        field: e.field,
-        problem: e.problem,
-    };
+    let tls = |e: standin_remote::tls::TlsError| ConfigError::new(e.field, e.problem);
     let roots = match ca_file {
         Some(path) => Roots::with_file(path).map_err(tls)?,
         None => Roots::built_in(),
@@ -424,9 +349,8 @@ pub fn reach_of(spec: &AgentSpec, allow_private: bool) -> Reach<'_> {
 
 /// The stack's agents, and the registry's when the function is given its table.
 pub fn catalog(aws: &Aws, stack: crate::agents::AgentsConfig, table: Option<&str>) -> Catalog {
-    let registry = table.map(|table| {
-        Box::new(DynamoRegistry::new(aws.dynamodb(), table)) as Box<dyn crate::registry::Registry>
-    });
+    let registry = table
+        .map(|table| Box::new(DynamoRegistry::new(aws.dynamodb(), table)) as Box<dyn Registry>);
     Catalog::new(stack, registry)
 }
 
@@ -470,7 +394,6 @@ pub struct Standing {
     pub row: Option<Row>,
 }
 
-/// The follower: the steps' dependencies, its queue, and how many parks it holds.
 pub struct FollowDeps {
     pub steps: StepDeps,
     pub requests: crate::follow::sqs::SqsFollowRequests,
@@ -511,29 +434,27 @@ impl crate::follow::serve::FollowPorts for FollowDeps {
         self.steps.settings.follow_heartbeat
     }
 
-    fn invocation(
+    async fn invocation(
         &'static self,
         task_id: &str,
         agent: &str,
-    ) -> impl Future<Output = Result<Invocation<'static, DynamoRowStore, Reached>, StepError>> + Send
-    {
-        self.steps.invocation(task_id, agent, None, None)
+    ) -> Result<Invocation<'static, DynamoRowStore, Reached>, StepError> {
+        self.steps.invocation(task_id, agent, None, None).await
     }
 }
 
-/// What notify runs on: the outlets, and the rows' sent marks.
 pub struct NotifyDeps {
     pub outlets: OutletAdapters,
     pub marks: DynamoRowStore,
 }
 
 impl NotifyDeps {
-    pub fn new(aws: &Aws, settings: NotifySettings) -> Self {
-        Self {
+    pub fn new(aws: &Aws, settings: NotifySettings) -> Result<Self, ConfigError> {
+        Ok(Self {
             outlets: OutletAdapters::new(aws, settings.outlets),
             // Notify reads no note log: the stream hands it the notes.
             marks: DynamoRowStore::new(aws.dynamodb(), settings.rows_table, ""),
-        }
+        })
     }
 }
 
@@ -548,11 +469,7 @@ impl WebhookDeps {
     pub fn new(aws: &Aws, settings: super::config::WebhookSettings) -> Result<Self, ConfigError> {
         let (_, http) = agent_http(settings.agent_ca_file.as_deref(), settings.allow_private)?;
         Ok(Self {
-            store: DynamoRowStore::new(
-                aws.dynamodb(),
-                &settings.tables.rows,
-                &settings.tables.notes,
-            ),
+            store: row_store(aws, &settings.tables),
             poster: crate::webhook::http::HttpWebhooks::new(http, settings.allow_private),
             redelivery: crate::webhook::sqs::SqsRedelivery::new(aws.sqs(), settings.queue_url),
         })

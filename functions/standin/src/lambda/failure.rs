@@ -32,11 +32,10 @@ impl StepFailure {
 impl From<StepError> for StepFailure {
     fn from(err: StepError) -> Self {
         let permanent = match &err {
-            // DynamoDB throttled or unreachable: the next attempt may get through.
-            StepError::Store(StoreError::Backend(_)) => false,
-            StepError::Registry(_) => false,
-            // S3 throttled or unreachable.
-            StepError::Uploads(_) => false,
+            // DynamoDB or S3 throttled or unreachable: the next attempt may get through.
+            StepError::Store(StoreError::Backend(_))
+            | StepError::Registry(_)
+            | StepError::Uploads(_) => false,
             // No row, a row that exists, a guard that refuses, a step input without what
             // it needs: the same call gives the same answer.
             StepError::Store(_)

@@ -44,10 +44,7 @@ pub fn request_span(request: &Request) -> Span {
 /// A notify batch's span: the stand-ins whose notes it holds (`a,b,…`), and `task_id`
 /// too when it holds one stand-in's, as every other function's lines name it.
 pub fn batch_span(task_ids: &[&str]) -> Span {
-    let single = match task_ids {
-        [one] => Some(*one),
-        _ => None,
-    };
+    let single = task_ids.first().filter(|_| task_ids.len() == 1);
     tracing::info_span!("invocation", task_id = single, task_ids = %task_ids.join(","))
 }
 
@@ -80,11 +77,9 @@ where
             .into_iter()
             .flat_map(|scope| scope.from_root())
         {
-            let extensions = span.extensions();
-            let Some(fields) = extensions.get::<FormattedFields<N>>() else {
-                continue;
-            };
-            if let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(fields) {
+            if let Some(fields) = span.extensions().get::<FormattedFields<N>>()
+                && let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(fields)
+            {
                 line.extend(fields);
             }
         }
@@ -104,32 +99,25 @@ fn blank_held(line: &mut Map<String, Value>) {
     let guard = crate::artifacts::guard::EchoGuard::new(None, held);
     for value in line.values_mut() {
         if let Value::String(text) = value {
-            let blanked = guard.blank(text);
-            if blanked != *text {
-                *text = blanked;
-            }
+            *text = guard.blank(text);
         }
     }
 }
 
 struct Fields<'a>(&'a mut Map<String, Value>);
 
+/// Values JSON has a type for are written as that type; anything else by its `Debug`.
+macro_rules! record_as_json {
+    ($($method:ident: $type:ty),*) => {$(
+        fn $method(&mut self, field: &Field, value: $type) {
+            self.0.insert(field.name().into(), value.into());
+        }
+    )*};
+}
+
 impl Visit for Fields<'_> {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.0.insert(field.name().into(), value.into());
-    }
-    fn record_bool(&mut self, field: &Field, value: bool) {
-        self.0.insert(field.name().into(), value.into());
-    }
-    fn record_i64(&mut self, field: &Field, value: i64) {
-        self.0.insert(field.name().into(), value.into());
-    }
-    fn record_u64(&mut self, field: &Field, value: u64) {
-        self.0.insert(field.name().into(), value.into());
-    }
-    fn record_f64(&mut self, field: &Field, value: f64) {
-        self.0.insert(field.name().into(), value.into());
-    }
+    record_as_json!(record_str: &str, record_bool: bool, record_f64: f64);
+    record_as_json!(record_i64: i64, record_u64: u64);
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
         self.0
             .insert(field.name().into(), format!("{value:?}").into());

@@ -1,20 +1,17 @@
 //! What the AWS SDK's clients trust: the built-in root set the agent client trusts too
-//! (Mozilla's, from the `webpki-root-certs` crate), plus the CAs of `SSL_CERT_FILE` when
-//! it is set; not the host's certificate store.
+//! (Mozilla's, from `webpki-root-certs`), plus the CAs of `SSL_CERT_FILE` when it is set;
+//! not the host's certificate store.
 //!
-//! The SDK's default reads the host's store at start (rustls-native-certs: the bundle,
-//! then every file of the certificate directory, 146 more on Debian): about half of a
-//! function's cold start on this project's machine, and what it costs depends on how the
-//! host lays its certificates out. The built-in set is already in the binary. The public
-//! AWS endpoints' chains end at Amazon Trust Services' roots (Amazon Root CA 1–4,
-//! Starfield Services G2), which it holds; a partition whose endpoints a private or
-//! another CA signs is reached by pointing `SSL_CERT_FILE` at that CA's PEM bundle, as
-//! with any rustls or OpenSSL client.
+//! The SDK's default reads the host's store at start (the bundle, then 146 more files on
+//! Debian): about half of a function's cold start here, at a cost that depends on the
+//! host. The built-in set is in the binary and holds the roots the public AWS endpoints'
+//! chains end at (Amazon Root CA 1–4, Starfield Services G2); a partition another CA
+//! signs is reached by pointing `SSL_CERT_FILE` at its PEM bundle, as with any rustls or
+//! OpenSSL client.
 //!
-//! And the roots are parsed once, at the first AWS call (about 0.8 ms): the SDK's client
-//! builds a throwaway connector (its roots parsed anew) each time an SDK client is made,
-//! "so native certs load at client initialization"; the steps make six. Proxies come from
-//! the environment (`HTTPS_PROXY`, `NO_PROXY`) as in the SDK's own client.
+//! The roots are parsed once, at the first AWS call (about 0.8 ms), not at each SDK
+//! client made (the SDK's client builds a throwaway connector then; the steps make six).
+//! Proxies come from the environment (`HTTPS_PROXY`, `NO_PROXY`) as in the SDK's own.
 
 use aws_smithy_http_client::proxy::ProxyConfig;
 use aws_smithy_http_client::tls::{self, TlsContext, TrustStore, rustls_provider::CryptoMode};
@@ -52,25 +49,18 @@ pub fn built_in_roots_pem() -> Vec<u8> {
     pem.into_bytes()
 }
 
-fn built_in_trust() -> TrustStore {
-    TrustStore::empty()
-        .with_native_roots(false)
-        .with_pem_certificate(built_in_roots_pem())
-}
-
 /// The AWS calls' trust: the built-in set, plus `SSL_CERT_FILE`'s CAs when it is set. A
 /// file that cannot be read, or holds anything but certificates a TLS client can trust,
 /// fails the cold start naming `SSL_CERT_FILE` (the SDK would panic on it at its first
 /// call instead).
 pub fn aws_trust(env: &impl Env) -> Result<TrustStore, ConfigError> {
-    let trust = built_in_trust();
+    let trust = TrustStore::empty()
+        .with_native_roots(false)
+        .with_pem_certificate(built_in_roots_pem());
     let Some(path) = env.var(SSL_CERT_FILE).filter(|p| !p.trim().is_empty()) else {
         return Ok(trust);
     };
-    let refused = |problem: String| ConfigError {
-        field: SSL_CERT_FILE.to_owned(),
-        problem,
-    };
+    let refused = |problem: String| ConfigError::new(SSL_CERT_FILE, problem);
     let pem = std::fs::read(&path).map_err(|e| refused(format!("cannot read {path}: {e}")))?;
     let certs = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<Vec<_>, _>>()
@@ -91,20 +81,16 @@ pub fn aws_trust(env: &impl Env) -> Result<TrustStore, ConfigError> {
 /// own default client (`aws-smithy-runtime`'s `default_https_client`) but for the trust
 /// and the warm-up.
 pub fn aws_http_client(trust: TrustStore) -> Result<SharedHttpClient, ConfigError> {
-    let context = TlsContext::builder()
-        .with_trust_store(trust)
-        .build()
-        .map_err(|e| ConfigError {
-            field: SSL_CERT_FILE.to_owned(),
-            problem: format!("the AWS calls' TLS trust does not build: {e}"),
-        })?;
+    let built = TlsContext::builder().with_trust_store(trust).build();
+    let context = built.map_err(|e| {
+        let problem = format!("the AWS calls' TLS trust does not build: {e}");
+        ConfigError::new(SSL_CERT_FILE, problem)
+    })?;
     let client = Builder::new().build_with_connector_fn(move |settings, components| {
         let mut connector =
             ConnectorBuilder::default().tls_provider(tls::Provider::Rustls(CryptoMode::AwsLc));
         connector.set_connector_settings(settings.cloned());
-        if let Some(components) = components {
-            connector.set_sleep_impl(components.sleep_impl());
-        }
+        connector.set_sleep_impl(components.and_then(|c| c.sleep_impl()));
         connector.set_proxy_config(Some(ProxyConfig::from_env()));
         connector.set_tls_context(context.clone());
         connector.build()

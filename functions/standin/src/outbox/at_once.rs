@@ -13,7 +13,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use tracing::warn;
 
-use super::deliver::{Fanout, Outlets};
+use super::deliver::{Fanout, Outlets, count};
 use super::tell::SendsAtOnce;
 use super::{NoteBus, ParentCallback, ParentNote, ParentQueue, QueueError, SentMarks};
 use crate::metrics::Metric;
@@ -28,22 +28,11 @@ pub struct AtOnce<'a, M, Q, B, C> {
     marks: &'a M,
     /// None: the function has no outlets configured, and the outbox sends every note.
     outlets: Option<Outlets<'a, Q, B, C>>,
-    limit: Duration,
 }
 
-impl<'a, M, Q, B, C> AtOnce<'a, M, Q, B, C>
-where
-    M: SentMarks,
-    Q: ParentQueue,
-    B: NoteBus,
-    C: ParentCallback,
-{
+impl<'a, M: SentMarks, Q: ParentQueue, B: NoteBus, C: ParentCallback> AtOnce<'a, M, Q, B, C> {
     pub fn new(marks: &'a M, outlets: Option<Outlets<'a, Q, B, C>>) -> Self {
-        Self {
-            marks,
-            outlets,
-            limit: AT_ONCE_LIMIT,
-        }
+        Self { marks, outlets }
     }
 
     /// Sends the note just written by a write that left `row`, when nothing of the
@@ -62,27 +51,21 @@ where
         {
             tokens.insert((note.task_id.clone(), note.seq), token.clone());
         }
-        let webhooked: HashSet<String> = if row.webhooks.is_empty() {
-            HashSet::new()
-        } else {
-            HashSet::from([note.task_id.clone()])
-        };
+        let webhooked: HashSet<String> = (!row.webhooks.is_empty())
+            .then(|| note.task_id.clone())
+            .into_iter()
+            .collect();
         let fanout = Fanout {
             outlets: *outlets,
             tokens: &tokens,
             webhooked: &webhooked,
         };
-        let sent = match tokio::time::timeout(self.limit, fanout.send(note)).await {
-            Ok(sent) => sent,
-            Err(_) => Err(QueueError::Unavailable(format!(
-                "no answer within {:?}",
-                self.limit
-            ))),
-        };
-        match sent {
-            Ok(()) => crate::metrics::record(Metric::NotesSent, 1.0, None, Some(&note.task_id)),
+        let sent = tokio::time::timeout(AT_ONCE_LIMIT, fanout.send(note)).await;
+        let why_late = || format!("no answer within {AT_ONCE_LIMIT:?}");
+        match sent.unwrap_or_else(|_| Err(QueueError::Unavailable(why_late()))) {
+            Ok(()) => count(Metric::NotesSent, note),
             Err(QueueError::Refused(why)) => {
-                crate::metrics::record(Metric::NotesRefused, 1.0, None, Some(&note.task_id));
+                count(Metric::NotesRefused, note);
                 tracing::error!(task_id = %note.task_id, seq = note.seq, error = %why,
                     "note refused for good; passed over, kept in the note log");
             }
@@ -104,12 +87,8 @@ where
     }
 }
 
-impl<M, Q, B, C> SendsAtOnce for AtOnce<'_, M, Q, B, C>
-where
-    M: SentMarks,
-    Q: ParentQueue,
-    B: NoteBus,
-    C: ParentCallback,
+impl<M: SentMarks, Q: ParentQueue, B: NoteBus, C: ParentCallback> SendsAtOnce
+    for AtOnce<'_, M, Q, B, C>
 {
     fn send<'a>(&'a self, row: &'a Row, note: &'a ParentNote) -> BoxFuture<'a, bool> {
         Box::pin(self.send_now(row, note))

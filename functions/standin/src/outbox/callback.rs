@@ -1,7 +1,7 @@
 //! A Step Functions parent's answer: SendTaskSuccess / SendTaskFailure on its task token.
 
 use aws_sdk_sfn::Client;
-use aws_sdk_sfn::error::DisplayErrorContext;
+use aws_sdk_sfn::error::{DisplayErrorContext, ProvideErrorMetadata};
 
 use super::ports::{CallbackError, ParentCallback};
 
@@ -17,10 +17,9 @@ impl SfnCallback {
     }
 }
 
-fn answered<T, E>(result: Result<T, E>) -> Result<(), CallbackError>
-where
-    E: aws_sdk_sfn::error::ProvideErrorMetadata + std::error::Error,
-{
+fn answered<T, E: ProvideErrorMetadata + std::error::Error>(
+    result: Result<T, E>,
+) -> Result<(), CallbackError> {
     result.map(|_| ()).map_err(|err| {
         let text = DisplayErrorContext(&err).to_string();
         match err.code() {

@@ -53,48 +53,35 @@ pub async fn deliver<Q: ParentQueue>(
             break;
         };
         for (lane, answer) in lanes.iter_mut().filter(|l| !l.is_empty()).zip(answers) {
+            let Some(&head) = lane.front() else { continue };
+            let note = &notes[head];
             match answer {
-                Ok(()) => {
-                    if let Some(&sent) = lane.front() {
-                        let note = &notes[sent];
-                        crate::metrics::record(Metric::NotesSent, 1.0, None, Some(&note.task_id));
-                    }
-                    lane.pop_front();
-                }
+                Ok(()) => count(Metric::NotesSent, note),
                 Err(QueueError::Refused(why)) => {
                     // Sending it again gets the same answer: holding the notes behind it
                     // (for a day, past the queue's deduplication) helps nobody. The note
                     // log keeps it for the parent to read.
-                    if let Some(&refused) = lane.front() {
-                        let note = &notes[refused];
-                        crate::metrics::record(
-                            Metric::NotesRefused,
-                            1.0,
-                            None,
-                            Some(&note.task_id),
-                        );
-                        tracing::error!(task_id = %note.task_id, seq = note.seq, error = %why,
-                            "note refused for good; passed over, kept in the note log");
-                    }
-                    lane.pop_front();
+                    count(Metric::NotesRefused, note);
+                    tracing::error!(task_id = %note.task_id, seq = note.seq, error = %why,
+                        "note refused for good; passed over, kept in the note log");
                 }
                 Err(err) => {
-                    let note = &notes[lane[0]];
-                    crate::metrics::record(
-                        Metric::NotesNotDelivered,
-                        1.0,
-                        None,
-                        Some(&note.task_id),
-                    );
+                    count(Metric::NotesNotDelivered, note);
                     warn!(task_id = %note.task_id, seq = note.seq, error = %err,
                         "note not delivered yet; it will be retried in order");
-                    stop(lane[0]);
+                    stop(head);
                     lane.clear();
                 }
             }
+            lane.pop_front();
         }
     }
     earliest_unsent
+}
+
+/// Counts `metric` once for the note's stand-in.
+pub(crate) fn count(metric: Metric, note: &ParentNote) {
+    crate::metrics::record(metric, 1.0, None, Some(&note.task_id));
 }
 
 /// Where the notes go.
@@ -159,12 +146,7 @@ impl<Q: ParentQueue, B: NoteBus, C: ParentCallback> Fanout<'_, Q, B, C> {
                 Ok(())
             }
             Err(CallbackError::Refused(why)) => {
-                crate::metrics::record(
-                    Metric::ParentCallbacksRefused,
-                    1.0,
-                    None,
-                    Some(&note.task_id),
-                );
+                count(Metric::ParentCallbacksRefused, note);
                 tracing::error!(task_id = %note.task_id, reason = %why,
                     "Step Functions refused the answer to the parent for good; the end stays in the note log");
                 Ok(())
@@ -185,26 +167,15 @@ impl<Q: ParentQueue, B: NoteBus, C: ParentCallback> ParentQueue for Fanout<'_, Q
     /// when nothing else is left to retry.
     async fn send_each(&self, notes: &[&ParentNote]) -> Vec<Result<(), QueueError>> {
         let mut answers = self.outlets.queue.send_each(notes).await;
-        let handled = |a: &Result<(), QueueError>| !matches!(a, Err(QueueError::Unavailable(_)));
         if let Some(bus) = self.outlets.bus {
-            let taken: Vec<usize> = (0..notes.len()).filter(|&i| handled(&answers[i])).collect();
-            let put = bus
-                .put_each(&taken.iter().map(|&i| notes[i]).collect::<Vec<_>>())
-                .await;
-            for (&i, answer) in taken.iter().zip(put) {
-                answers[i] = merge(answers[i].clone(), answer);
-            }
+            let (taken, these) = pick(notes, &answers, |_| true);
+            merge_at(&mut answers, &taken, bus.put_each(&these).await);
         }
         if let Some(webhooks) = self.outlets.webhooks {
-            let taken: Vec<usize> = (0..notes.len())
-                .filter(|&i| handled(&answers[i]) && self.webhooked.contains(&notes[i].task_id))
-                .collect();
-            let queued = webhooks
-                .send_each(&taken.iter().map(|&i| notes[i]).collect::<Vec<_>>())
-                .await;
-            for (&i, answer) in taken.iter().zip(queued) {
-                answers[i] = merge(answers[i].clone(), answer);
-            }
+            let (taken, these) = pick(notes, &answers, |note| {
+                self.webhooked.contains(&note.task_id)
+            });
+            merge_at(&mut answers, &taken, webhooks.send_each(&these).await);
         }
         // A round holds one note per stand-in, so their parents are answered together.
         debug_assert!(
@@ -216,14 +187,33 @@ impl<Q: ParentQueue, B: NoteBus, C: ParentCallback> ParentQueue for Fanout<'_, Q
                 == notes.len(),
             "a round holds one note per stand-in"
         );
-        let finals: Vec<usize> = (0..notes.len())
-            .filter(|&i| handled(&answers[i]) && notes[i].is_final)
-            .collect();
-        let answered = join_all(finals.iter().map(|&i| self.answer_parent(notes[i]))).await;
-        for (&i, answer) in finals.iter().zip(answered) {
-            answers[i] = merge(answers[i].clone(), answer);
-        }
+        let (finals, these) = pick(notes, &answers, |note| note.is_final);
+        let answered = join_all(these.into_iter().map(|note| self.answer_parent(note))).await;
+        merge_at(&mut answers, &finals, answered);
         answers
+    }
+}
+
+/// The notes no outlet so far left to retry that `to` holds for, with their indexes.
+fn pick<'n>(
+    notes: &[&'n ParentNote],
+    answers: &[Result<(), QueueError>],
+    to: impl Fn(&ParentNote) -> bool,
+) -> (Vec<usize>, Vec<&'n ParentNote>) {
+    (0..notes.len())
+        .filter(|&i| !matches!(answers[i], Err(QueueError::Unavailable(_))) && to(notes[i]))
+        .map(|i| (i, notes[i]))
+        .unzip()
+}
+
+/// Merges an outlet's answers for the notes at `taken` into theirs.
+fn merge_at(
+    answers: &mut [Result<(), QueueError>],
+    taken: &[usize],
+    got: Vec<Result<(), QueueError>>,
+) {
+    for (&i, answer) in taken.iter().zip(got) {
+        answers[i] = merge(answers[i].clone(), answer);
     }
 }
 

@@ -78,45 +78,29 @@ impl EventBridgeBus {
     /// refused whole is refused for good: counted and alarmed by the outbox, never taken
     /// for sent.
     async fn put_call(&self, entries: Vec<PutEventsRequestEntry>) -> Vec<Result<(), QueueError>> {
-        let mut pending = vec![entries];
-        let mut answers: Vec<Vec<Result<(), QueueError>>> = Vec::new();
         // Halves are put in order: depth first, the first half before the second.
-        let mut order: Vec<usize> = Vec::new();
+        let mut pending = vec![entries];
+        let mut answers = Vec::new();
         while let Some(call) = pending.pop() {
             let count = call.len();
-            match self
-                .client
-                .put_events()
-                .set_entries(Some(call.clone()))
-                .send()
-                .await
-            {
+            let put = self.client.put_events().set_entries(Some(call.clone()));
+            match put.send().await {
                 // One result per entry, in order; an entry with an error code was not put.
                 Ok(out) => {
-                    // An entry without a result was not shown to be put: sent again.
-                    let mut these = vec![
-                        Err(QueueError::Unavailable(
-                            "EventBridge gave no result for the note".into()
-                        ));
-                        count
-                    ];
-                    for (answer, result) in these.iter_mut().zip(out.entries()) {
-                        *answer = Ok(());
+                    let given = out.entries().iter().map(|result| {
                         let Some(code) = result.error_code() else {
-                            continue;
+                            return Ok(());
                         };
                         let why = format!(
                             "EventBridge refused the note: {code} {}",
                             result.error_message().unwrap_or_default()
                         );
-                        *answer = Err(if passing(code) {
-                            QueueError::Unavailable(why)
-                        } else {
-                            QueueError::Refused(why)
-                        });
-                    }
-                    order.push(answers.len());
-                    answers.push(these);
+                        Err(QueueError::refused_if(!passing(code), why))
+                    });
+                    // An entry without a result was not shown to be put: sent again.
+                    let missing = "EventBridge gave no result for the note";
+                    let missing = std::iter::repeat(Err(QueueError::Unavailable(missing.into())));
+                    answers.extend(given.chain(missing).take(count));
                 }
                 Err(err) => {
                     let why = format!("EventBridge unavailable: {}", DisplayErrorContext(&err));
@@ -131,17 +115,12 @@ impl EventBridgeBus {
                         pending.push(first);
                         continue;
                     }
-                    let answer = if refused {
-                        QueueError::Refused(why)
-                    } else {
-                        QueueError::Unavailable(why)
-                    };
-                    order.push(answers.len());
-                    answers.push(vec![Err(answer); count]);
+                    let answer = Err(QueueError::refused_if(refused, why));
+                    answers.extend(std::iter::repeat_n(answer, count));
                 }
             }
         }
-        order.into_iter().flat_map(|i| answers[i].clone()).collect()
+        answers
     }
 }
 

@@ -17,6 +17,17 @@ pub enum QueueError {
     Refused(String),
 }
 
+impl QueueError {
+    /// `Refused` when no retry can cure it (`for_good`), else `Unavailable`.
+    pub fn refused_if(for_good: bool, why: String) -> Self {
+        if for_good {
+            Self::Refused(why)
+        } else {
+            Self::Unavailable(why)
+        }
+    }
+}
+
 /// Where the outbox delivers notes (the notify function is its only caller).
 pub trait ParentQueue: Send + Sync {
     fn send(&self, note: &ParentNote) -> impl Future<Output = Result<(), QueueError>> + Send;

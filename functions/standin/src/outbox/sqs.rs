@@ -44,11 +44,7 @@ impl ParentQueue for SqsParentQueue {
             .map_err(|e| {
                 let why = aws_sdk_sqs::error::DisplayErrorContext(&e).to_string();
                 let code = aws_sdk_sqs::error::ProvideErrorMetadata::code(&e);
-                if code.is_some_and(refused_for_good) {
-                    QueueError::Refused(why)
-                } else {
-                    QueueError::Unavailable(why)
-                }
+                QueueError::refused_if(code.is_some_and(refused_for_good), why)
             })
     }
 
@@ -92,17 +88,15 @@ pub fn batches(bodies: Vec<(usize, String)>) -> Vec<Vec<(usize, String)>> {
     let mut batches: Vec<Vec<(usize, String)>> = vec![];
     let mut bytes = 0;
     for (i, body) in bodies {
-        let full = batches
-            .last()
-            .is_none_or(|b| b.len() == BATCH_ENTRIES || bytes + body.len() > BATCH_BYTES);
-        if full {
-            batches.push(vec![]);
-            bytes = 0;
+        let size = body.len();
+        match batches.last_mut() {
+            Some(b) if b.len() < BATCH_ENTRIES && bytes + size <= BATCH_BYTES => b.push((i, body)),
+            _ => {
+                batches.push(vec![(i, body)]);
+                bytes = 0;
+            }
         }
-        bytes += body.len();
-        if let Some(batch) = batches.last_mut() {
-            batch.push((i, body));
-        }
+        bytes += size;
     }
     batches
 }
@@ -115,6 +109,10 @@ impl SqsParentQueue {
         batch: Vec<(usize, String)>,
     ) -> Vec<(usize, Result<(), QueueError>)> {
         let indexes: Vec<usize> = batch.iter().map(|(i, _)| *i).collect();
+        let all = |why: String| {
+            let err = QueueError::Unavailable(why);
+            indexes.iter().map(|&i| (i, Err(err.clone()))).collect()
+        };
         let entries = batch.into_iter().map(|(i, body)| {
             SendMessageBatchRequestEntry::builder()
                 .id(i.to_string())
@@ -123,66 +121,40 @@ impl SqsParentQueue {
                 .message_body(body)
                 .build()
         });
-        let entries: Result<Vec<_>, _> = entries.collect();
-        let sent = match entries {
-            Ok(entries) => {
-                self.client
-                    .send_message_batch()
-                    .queue_url(&self.queue_url)
-                    .set_entries(Some(entries))
-                    .send()
-                    .await
-            }
-            Err(e) => {
-                let err = QueueError::Unavailable(format!("build batch: {e}"));
-                return indexes.into_iter().map(|i| (i, Err(err.clone()))).collect();
-            }
+        let entries = match entries.collect::<Result<Vec<_>, _>>() {
+            Ok(entries) => entries,
+            Err(e) => return all(format!("build batch: {e}")),
         };
-        match sent {
-            Ok(out) => {
-                let taken: HashSet<&str> = out.successful().iter().map(|s| s.id()).collect();
-                let refused: HashMap<&str, QueueError> = out
-                    .failed()
-                    .iter()
-                    .map(|f| {
-                        let why = format!("{}: {}", f.code(), f.message().unwrap_or_default());
-                        (f.id(), entry_error(f.sender_fault(), why))
-                    })
-                    .collect();
-                indexes
-                    .into_iter()
-                    .map(|i| {
-                        let id = i.to_string();
-                        if taken.contains(id.as_str()) {
-                            return (i, Ok(()));
-                        }
-                        let why = refused.get(id.as_str()).cloned();
-                        (
-                            i,
-                            Err(why.unwrap_or_else(|| {
-                                QueueError::Unavailable("no answer for it".into())
-                            })),
-                        )
-                    })
-                    .collect()
-            }
-            Err(e) => {
-                let err = QueueError::Unavailable(
-                    aws_sdk_sqs::error::DisplayErrorContext(&e).to_string(),
-                );
-                indexes.into_iter().map(|i| (i, Err(err.clone()))).collect()
-            }
-        }
-    }
-}
-
-/// A refused batch entry: SQS says whether the fault is the sender's (a body or an id it
-/// will refuse however often it is sent) or its own (a throttle, an outage).
-pub fn entry_error(sender_fault: bool, why: String) -> QueueError {
-    if sender_fault {
-        QueueError::Refused(why)
-    } else {
-        QueueError::Unavailable(why)
+        let sent = self
+            .client
+            .send_message_batch()
+            .queue_url(&self.queue_url)
+            .set_entries(Some(entries))
+            .send()
+            .await;
+        let out = match sent {
+            Ok(out) => out,
+            Err(e) => return all(aws_sdk_sqs::error::DisplayErrorContext(&e).to_string()),
+        };
+        let taken: HashSet<&str> = out.successful().iter().map(|s| s.id()).collect();
+        // SQS says whether the fault is the sender's (refused however often it is sent).
+        let refused: HashMap<&str, QueueError> = out
+            .failed()
+            .iter()
+            .map(|f| {
+                let why = format!("{}: {}", f.code(), f.message().unwrap_or_default());
+                (f.id(), QueueError::refused_if(f.sender_fault(), why))
+            })
+            .collect();
+        let answer = |id: &str| match refused.get(id) {
+            _ if taken.contains(id) => Ok(()),
+            Some(why) => Err(why.clone()),
+            None => Err(QueueError::Unavailable("no answer for it".into())),
+        };
+        indexes
+            .iter()
+            .map(|&i| (i, answer(&i.to_string())))
+            .collect()
     }
 }
 
@@ -301,11 +273,11 @@ mod tests {
     #[test]
     fn a_sender_fault_is_refused_for_good_and_any_other_is_retried() {
         assert!(matches!(
-            entry_error(true, "InvalidParameterValue: bad group".into()),
+            QueueError::refused_if(true, "InvalidParameterValue: bad group".into()),
             QueueError::Refused(_)
         ));
         assert!(matches!(
-            entry_error(false, "ThrottlingException".into()),
+            QueueError::refused_if(false, "ThrottlingException".into()),
             QueueError::Unavailable(_)
         ));
         assert!(refused_for_good("InvalidMessageContents"));

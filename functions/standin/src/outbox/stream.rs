@@ -65,26 +65,23 @@ pub async fn notify<Q: ParentQueue, B: NoteBus, C: ParentCallback, M: SentMarks>
     for record in inserts {
         let note = text(record, attr::NOTE_BODY)
             .and_then(|body| serde_json::from_str::<ParentNote>(body).ok());
-        match note {
-            Some(note) => {
-                if let Some(token) = text(record, attr::PARENT_TASK_TOKEN) {
-                    tokens.insert((note.task_id.clone(), note.seq), token.to_owned());
-                }
-                if let Some(AttributeValue::Bool(true)) =
-                    record.change.new_image.get(attr::WEBHOOKED)
-                {
-                    webhooked.insert(note.task_id.clone());
-                }
-                notes.push(note);
-                records.push(record);
-            }
+        let Some(note) = note else {
             // Not a note this function wrote: holding the shard for it would hold every
             // stand-in's notes behind it. Said loudly; the note log keeps what there is.
-            None => tracing::error!(
+            tracing::error!(
                 sequence_number = record.change.sequence_number.as_deref().unwrap_or_default(),
                 "a notes-table record that is not a note; skipped"
-            ),
+            );
+            continue;
+        };
+        if let Some(token) = text(record, attr::PARENT_TASK_TOKEN) {
+            tokens.insert((note.task_id.clone(), note.seq), token.to_owned());
         }
+        if let Some(AttributeValue::Bool(true)) = record.change.new_image.get(attr::WEBHOOKED) {
+            webhooked.insert(note.task_id.clone());
+        }
+        notes.push(note);
+        records.push(record);
     }
     let mut response = DynamoDbEventResponse::default();
     let Some((notes, records)) = unsent(marks, notes, records, stop_at).await else {

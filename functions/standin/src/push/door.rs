@@ -63,7 +63,7 @@ pub async fn hear_first<S: RowStore, H: Hearer>(
         why,
     };
     let pushed = WakeEvent::Push { claimed };
-    let hearing = new_hearing_id();
+    let hearing = super::token::unguessable_id();
     let now = crate::clock::now_ms();
     let until = now.saturating_add(HEARING_LEASE.as_millis() as u64);
     let row = match store
@@ -99,11 +99,4 @@ pub async fn hear_first<S: RowStore, H: Hearer>(
         }
         Err(_) => Ok(ring(pushed, true, "the hearer outlasted the door's wait")),
     }
-}
-
-/// 128 bits from the OS's generator, as hex.
-fn new_hearing_id() -> String {
-    let mut bytes = [0u8; 16];
-    rand::Rng::fill_bytes(&mut rand::rng(), &mut bytes);
-    hex::encode(bytes)
 }

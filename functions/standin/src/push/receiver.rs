@@ -16,10 +16,8 @@ use super::door::Door;
 use super::hearer::{Hearer, NoHearer};
 use super::token::truncate_for_log;
 use crate::digest::TokenDigest;
-use crate::doorbell::Doorbell;
-use crate::doorbell::ring;
-use crate::row::{Guard, Row, WakeEvent, WatchMode};
-use crate::row::{RowStore, StoreError};
+use crate::doorbell::{Doorbell, ring};
+use crate::row::{Guard, Row, RowStore, StoreError, WakeEvent, WatchMode};
 use standin_wire::TaskState;
 
 pub const MAX_PUSH_BYTES: usize = 64 * 1024;
@@ -87,12 +85,7 @@ impl PushResponse {
     };
 
     fn refused(task_id: &str, refusal: Refusal) -> Self {
-        crate::metrics::record(
-            Metric::PushesRefused,
-            1.0,
-            Some(refusal.category()),
-            Some(truncate_for_log(task_id)),
-        );
+        count_refused(refusal.category(), task_id);
         info!(
             task_id = %truncate_for_log(task_id),
             category = refusal.category(),
@@ -205,9 +198,8 @@ pub async fn receive<S: RowStore, D: Doorbell>(
 /// is every check `authorize` makes (so a concurrent close wins). With a hearer, that
 /// write claims a hearing and the push is heard before it is answered (`door`);
 /// otherwise, or when the hearing does not tell it, the push is recorded and the park
-/// rung. A push that passes costs that one write before the hearing or the ring, as the
-/// floor's one read of its token; the row is read only to tell why a push was refused
-/// (nothing was written).
+/// rung. A push that passes costs that one write before the hearing or the ring; the row
+/// is read only to tell why a push was refused (nothing was written).
 pub async fn receive_heard<S: RowStore, D: Doorbell, H: Hearer>(
     store: &S,
     bell: &D,
@@ -230,9 +222,6 @@ pub async fn receive_heard<S: RowStore, D: Doorbell, H: Hearer>(
         digest: push.digest.clone(),
         remote_task_id: push.remote_task_id.clone(),
     };
-    let unheard = WakeEvent::Push {
-        claimed: push.claimed,
-    };
     let (event, admitted, rung_by_the_door) = if hearer.hears() {
         match super::door::hear_first(store, hearer, task_id, &guard, push.claimed).await {
             Ok(Door::Told) => return accepted(task_id),
@@ -247,6 +236,9 @@ pub async fn receive_heard<S: RowStore, D: Doorbell, H: Hearer>(
             Err(err) => return store_failure(task_id, &err),
         }
     } else {
+        let unheard = WakeEvent::Push {
+            claimed: push.claimed,
+        };
         (unheard, false, None)
     };
     match ring(store, bell, task_id, &event, &guard).await {
@@ -267,6 +259,11 @@ pub async fn receive_heard<S: RowStore, D: Doorbell, H: Hearer>(
         }
         Err(err) => store_failure(task_id, &err),
     }
+}
+
+fn count_refused(category: &str, task_id: &str) {
+    let task_id = Some(truncate_for_log(task_id));
+    crate::metrics::record(Metric::PushesRefused, 1.0, Some(category), task_id);
 }
 
 fn accepted(task_id: &str) -> PushResponse {
@@ -314,15 +311,8 @@ async fn receive_oversized<S: RowStore, D: Doorbell>(
         digest: push.digest,
         remote_task_id: push.remote_task_id,
     };
-    match ring(
-        store,
-        bell,
-        task_id,
-        &WakeEvent::Push { claimed: None },
-        &guard,
-    )
-    .await
-    {
+    let unclaimed = WakeEvent::Push { claimed: None };
+    match ring(store, bell, task_id, &unclaimed, &guard).await {
         Ok(_) => accepted(task_id),
         Err(StoreError::Refused(_) | StoreError::NotFound(_)) => {
             PushResponse::refused(task_id, Refusal::TooLarge)
@@ -333,12 +323,7 @@ async fn receive_oversized<S: RowStore, D: Doorbell>(
 
 /// The store is down: 503 so a sender that retries may try again; nothing was written.
 fn store_failure(task_id: &str, err: &StoreError) -> PushResponse {
-    crate::metrics::record(
-        Metric::PushesRefused,
-        1.0,
-        Some("store_failed"),
-        Some(truncate_for_log(task_id)),
-    );
+    count_refused("store_failed", task_id);
     tracing::error!(task_id = %truncate_for_log(task_id), error = %err, "push not recorded");
     PushResponse {
         status: 503,

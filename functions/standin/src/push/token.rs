@@ -43,6 +43,11 @@ pub enum PushUrlError {
     EmptyId,
 }
 
+/// An id no one can guess (a lease, a hearing): 128 bits from the thread CSPRNG, as hex.
+pub(crate) fn unguessable_id() -> String {
+    format!("{:032x}", rand::random::<u128>())
+}
+
 /// Whether `token` has the shape of one [`PushToken::generate`] makes (43 characters of
 /// unpadded base64url): only such a token is worth a row read for an oversized push.
 pub fn looks_like_ours(token: &str) -> bool {

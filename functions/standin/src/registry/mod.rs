@@ -97,73 +97,67 @@ pub struct Catalog {
 impl Catalog {
     /// The stack's agents and, when the function has one, the registry.
     pub fn new(stack: AgentsConfig, registry: Option<Box<dyn Registry>>) -> Self {
-        Self::with_ttl(stack, registry, CATALOG_TTL)
+        Self {
+            stack,
+            registry,
+            ttl: CATALOG_TTL,
+            rules: EntryRules::default(),
+            cache: Mutex::default(),
+        }
     }
 
+    #[cfg(test)]
     pub fn with_ttl(
         stack: AgentsConfig,
         registry: Option<Box<dyn Registry>>,
         ttl: Duration,
     ) -> Self {
         Self {
-            stack,
-            registry,
             ttl,
-            rules: EntryRules::default(),
-            cache: Mutex::default(),
+            ..Self::new(stack, registry)
         }
-    }
-
-    pub fn stack(&self) -> &AgentsConfig {
-        &self.stack
     }
 
     /// The agent `id`, from the stack or the registry (cached). A stored entry that no
     /// longer passes the checks is logged and treated as absent.
     pub async fn agent(&self, id: &str) -> Result<Option<(AgentSpec, Source)>, RegistryError> {
-        if let Some(spec) = self.stack.agent(id) {
-            return Ok(Some((spec.clone(), Source::Stack)));
-        }
-        let Some(registry) = &self.registry else {
-            return Ok(None);
-        };
         let cached = self.cache.lock().ok().and_then(|cache| {
             cache
                 .get(id)
                 .filter(|(at, _)| at.elapsed() < self.ttl)
                 .map(|(_, spec)| spec.clone())
         });
-        let spec = match cached {
-            Some(spec) => spec,
-            None => self.read(registry.as_ref(), id).await?,
-        };
-        Ok(spec.map(|spec| (spec, Source::Registry)))
+        self.find(id, cached).await
     }
 
     /// The agent `id` as stored now, for whoever asks to see it: a cached copy could be
     /// one another function has since changed or removed. What is read is kept.
     pub async fn agent_now(&self, id: &str) -> Result<Option<(AgentSpec, Source)>, RegistryError> {
+        self.find(id, None).await
+    }
+
+    /// The stack's agent `id`, else the registry's: `cached`, or read (and kept) now.
+    async fn find(
+        &self,
+        id: &str,
+        cached: Option<Option<AgentSpec>>,
+    ) -> Result<Option<(AgentSpec, Source)>, RegistryError> {
         if let Some(spec) = self.stack.agent(id) {
             return Ok(Some((spec.clone(), Source::Stack)));
         }
         let Some(registry) = &self.registry else {
             return Ok(None);
         };
-        let spec = self.read(registry.as_ref(), id).await?;
+        let spec = match cached {
+            Some(spec) => spec,
+            None => {
+                let text = registry.get(id).await?;
+                let spec = text.and_then(|text| read_stored(id, &text, &self.rules));
+                self.remember(id, spec.clone());
+                spec
+            }
+        };
         Ok(spec.map(|spec| (spec, Source::Registry)))
-    }
-
-    async fn read(
-        &self,
-        registry: &dyn Registry,
-        id: &str,
-    ) -> Result<Option<AgentSpec>, RegistryError> {
-        let spec = registry
-            .get(id)
-            .await?
-            .and_then(|text| read_stored(id, &text, &self.rules));
-        self.remember(id, spec.clone());
-        Ok(spec)
     }
 
     fn remember(&self, id: &str, spec: Option<AgentSpec>) {
@@ -193,10 +187,8 @@ impl Catalog {
         match entry.get("id") {
             None if entry.is_object() => entry["id"] = id.into(),
             Some(named) if named != id => {
-                return Err(ChangeError::Invalid(ConfigError {
-                    field: "id".into(),
-                    problem: format!("the entry names {named}, the path {id:?}"),
-                }));
+                let problem = format!("the entry names {named}, the path {id:?}");
+                return Err(invalid("id", problem));
             }
             _ => {}
         }
@@ -218,22 +210,16 @@ impl Catalog {
         &self,
         document: &serde_json::Value,
     ) -> Result<Vec<AgentSpec>, ChangeError> {
-        let invalid =
-            |field: String, problem: String| ChangeError::Invalid(ConfigError { field, problem });
         let Some(listed) = document.get("agents").and_then(serde_json::Value::as_array) else {
-            return Err(invalid(
-                "agents".into(),
-                "must be a list of agent entries ({\"agents\": [...]})".into(),
-            ));
+            let problem = "must be a list of agent entries ({\"agents\": [...]})";
+            return Err(invalid("agents", problem));
         };
         if listed.len() > DOCUMENT_ENTRIES {
-            return Err(invalid(
-                "agents".into(),
-                format!(
-                    "must hold at most {DOCUMENT_ENTRIES} entries, got {}",
-                    listed.len()
-                ),
-            ));
+            let problem = format!(
+                "must hold at most {DOCUMENT_ENTRIES} entries, got {}",
+                listed.len()
+            );
+            return Err(invalid("agents", problem));
         }
         let mut specs: Vec<AgentSpec> = Vec::with_capacity(listed.len());
         for (i, entry) in listed.iter().enumerate() {
@@ -252,10 +238,8 @@ impl Catalog {
                 placed(e)
             })?;
             if specs.iter().any(|s| s.id == spec.id) {
-                return Err(invalid(
-                    format!("{at}.id"),
-                    format!("duplicate id {:?}", spec.id),
-                ));
+                let problem = format!("duplicate id {:?}", spec.id);
+                return Err(invalid(format!("{at}.id"), problem));
             }
             if self.stack.agent(&spec.id).is_some() {
                 return Err(ChangeError::StackOwned(spec.id));
@@ -319,6 +303,11 @@ impl Catalog {
             .as_deref()
             .ok_or_else(|| RegistryError::Unavailable("this function has no registry".into()))
     }
+}
+
+fn invalid(field: impl Into<String>, problem: impl Into<String>) -> ChangeError {
+    let (field, problem) = (field.into(), problem.into());
+    ChangeError::Invalid(ConfigError { field, problem })
 }
 
 /// A stored entry, checked again: the rules may have tightened since it was written.

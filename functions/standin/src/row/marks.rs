@@ -5,13 +5,11 @@
 use std::collections::HashMap;
 use std::future::Future;
 
-use aws_sdk_dynamodb::error::SdkError;
-use aws_sdk_dynamodb::operation::update_item::UpdateItemError;
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes};
 
 use super::StoreError;
 use super::dynamo::attr::{SENT_THROUGH, TASK_ID};
-use super::dynamo::{DynamoRowStore, backend};
+use super::dynamo::{DynamoRowStore, backend, written};
 
 /// How far each stand-in's notes have reached the parent: every note up to a stand-in's
 /// mark was taken (or refused for good). A step sends its note at once only when the one
@@ -40,12 +38,8 @@ impl SentMarks for DynamoRowStore {
     async fn sent_through(&self, task_ids: &[&str]) -> Result<HashMap<String, u64>, StoreError> {
         let mut marks = HashMap::new();
         for ids in task_ids.chunks(KEYS_PER_READ) {
-            let keys = ids
-                .iter()
-                .map(|id| HashMap::from([Self::key(id)]))
-                .collect::<Vec<_>>();
             let wanted = KeysAndAttributes::builder()
-                .set_keys(Some(keys))
+                .set_keys(Some(ids.iter().map(|id| Self::key(id)).collect()))
                 .projection_expression("#id, #sent")
                 .expression_attribute_names("#id", TASK_ID)
                 .expression_attribute_names("#sent", SENT_THROUGH)
@@ -59,28 +53,24 @@ impl SentMarks for DynamoRowStore {
                 .request_items(&self.table, wanted)
                 .send()
                 .await
-                .map_err(|e| backend(&e))?;
+                .map_err(backend)?;
             // Keys left unprocessed count as unmarked: their notes are sent again, which
             // the queue deduplicates.
             let items = out.responses.and_then(|mut r| r.remove(&self.table));
-            for item in items.into_iter().flatten() {
-                let id = item.get(TASK_ID).and_then(|v| v.as_s().ok());
-                let sent = item.get(SENT_THROUGH).and_then(|v| v.as_n().ok());
-                if let (Some(id), Some(Ok(sent))) = (id, sent.map(|n| n.parse::<u64>())) {
-                    marks.insert(id.clone(), sent);
-                }
-            }
+            marks.extend(items.into_iter().flatten().filter_map(|item| {
+                let sent = item.get(SENT_THROUGH)?.as_n().ok()?.parse().ok()?;
+                Some((item.get(TASK_ID)?.as_s().ok()?.clone(), sent))
+            }));
         }
         Ok(marks)
     }
 
     async fn mark_sent(&self, task_id: &str, seq: u64) -> Result<(), StoreError> {
-        let (k, v) = Self::key(task_id);
         let result = self
             .client
             .update_item()
             .table_name(&self.table)
-            .key(k, v)
+            .set_key(Some(Self::key(task_id)))
             .update_expression("SET #sent = :seq")
             .condition_expression(
                 "attribute_exists(#id) AND (attribute_not_exists(#sent) OR #sent < :seq)",
@@ -90,15 +80,7 @@ impl SentMarks for DynamoRowStore {
             .expression_attribute_values(":seq", AttributeValue::N(seq.to_string()))
             .send()
             .await;
-        match result {
-            Ok(_) => Ok(()),
-            // Marked as far already, or the row is gone: nothing to do either way.
-            Err(SdkError::ServiceError(e))
-                if matches!(e.err(), UpdateItemError::ConditionalCheckFailedException(_)) =>
-            {
-                Ok(())
-            }
-            Err(err) => Err(backend(&err)),
-        }
+        // Not written: marked as far already, or the row is gone; nothing to do either way.
+        written(result).map(|_| ())
     }
 }

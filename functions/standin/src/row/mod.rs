@@ -41,28 +41,24 @@ pub struct Watch {
 }
 
 impl Watch {
-    pub fn off() -> Self {
+    fn of(mode: WatchMode) -> Self {
         Self {
-            mode: WatchMode::Off,
+            mode,
             config_id: None,
             token_digest: None,
         }
+    }
+
+    pub fn off() -> Self {
+        Self::of(WatchMode::Off)
     }
 
     pub fn follow() -> Self {
-        Self {
-            mode: WatchMode::Follow,
-            config_id: None,
-            token_digest: None,
-        }
+        Self::of(WatchMode::Follow)
     }
 
     pub fn poll() -> Self {
-        Self {
-            mode: WatchMode::Poll,
-            config_id: None,
-            token_digest: None,
-        }
+        Self::of(WatchMode::Poll)
     }
 }
 
@@ -115,6 +111,7 @@ pub enum WakeEvent {
     },
 }
 
+#[cfg(any(test, feature = "test-support"))]
 impl WakeEvent {
     /// A reply the parent did not name.
     pub fn reply(text: impl Into<String>) -> Self {
@@ -158,6 +155,7 @@ mod parts_as_text {
     }
 }
 
+#[cfg(any(test, feature = "test-support"))]
 impl From<&str> for QueuedReply {
     fn from(text: &str) -> Self {
         Self::Text(text.to_owned())
@@ -165,6 +163,7 @@ impl From<&str> for QueuedReply {
 }
 
 /// A reply of text alone, as the tests name one.
+#[cfg(any(test, feature = "test-support"))]
 impl PartialEq<&str> for QueuedReply {
     fn eq(&self, text: &&str) -> bool {
         matches!(self, Self::Text(own) if own == text)
@@ -180,12 +179,6 @@ impl QueuedReply {
                 text: text.to_owned(),
                 parts: parts.to_vec(),
             }
-        }
-    }
-
-    pub fn text(&self) -> &str {
-        match self {
-            Self::Text(text) | Self::WithParts { text, .. } => text,
         }
     }
 
@@ -208,41 +201,34 @@ impl QueuedReply {
 pub struct PendingPush {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claimed: Option<TaskState>,
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub asked: bool,
 }
 
 impl PendingPush {
     /// The doorbell a push or asked event records (None for any other event).
     pub fn of(event: &WakeEvent) -> Option<Self> {
-        match *event {
-            WakeEvent::Push { claimed } => Some(Self {
-                claimed,
-                asked: false,
-            }),
-            WakeEvent::Asked { claimed } => Some(Self {
-                claimed,
-                asked: true,
-            }),
-            _ => None,
-        }
+        let (claimed, asked) = match *event {
+            WakeEvent::Push { claimed } => (claimed, false),
+            WakeEvent::Asked { claimed } => (claimed, true),
+            _ => return None,
+        };
+        Some(Self { claimed, asked })
     }
 
     /// The wake event it stands for.
     pub fn event(self) -> WakeEvent {
+        let claimed = self.claimed;
         match self.asked {
-            true => WakeEvent::Asked {
-                claimed: self.claimed,
-            },
-            false => WakeEvent::Push {
-                claimed: self.claimed,
-            },
+            true => WakeEvent::Asked { claimed },
+            false => WakeEvent::Push { claimed },
         }
     }
 }
 
-fn is_false(b: &bool) -> bool {
-    !b
+/// For `skip_serializing_if`: a field at its default is not written.
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 /// The pending push as a ring carries it to the park it ends: its claim and its number
@@ -252,7 +238,7 @@ pub struct RungPush {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub claimed: Option<TaskState>,
     pub id: String,
-    #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub asked: bool,
 }
 
@@ -328,29 +314,6 @@ impl Pending {
             && self.follow.is_none()
     }
 
-    /// Records an event. A newer push replaces the older claim; a follow result replaces
-    /// an older one; a cancel keeps its first reason.
-    pub fn record(&mut self, event: &WakeEvent) {
-        match event {
-            WakeEvent::Cancel { reason } => {
-                self.cancel.get_or_insert_with(|| reason.clone());
-            }
-            WakeEvent::Reply { text, parts, .. } => {
-                self.replies.push(QueuedReply::new(text, parts))
-            }
-            WakeEvent::Push { .. } | WakeEvent::Asked { .. } => {
-                self.push = PendingPush::of(event);
-                self.push_id = Some(new_push_id());
-            }
-            WakeEvent::Follow { epoch, outcome } => {
-                self.follow = Some(FollowReport {
-                    epoch: *epoch,
-                    outcome: *outcome,
-                })
-            }
-        }
-    }
-
     /// The next event by priority (cancel, reply, push, follow), removed from the row.
     /// One reply per turn: the others stay queued.
     pub fn take_next(&mut self) -> Option<WakeEvent> {
@@ -370,7 +333,30 @@ impl Pending {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg(any(test, feature = "test-support"))]
+impl Pending {
+    /// Records an event. A newer push replaces the older claim; a follow result replaces
+    /// an older one; a cancel keeps its first reason.
+    pub fn record(&mut self, event: &WakeEvent) {
+        match event {
+            WakeEvent::Cancel { reason } => {
+                self.cancel.get_or_insert_with(|| reason.clone());
+            }
+            WakeEvent::Reply { text, parts, .. } => {
+                self.replies.push(QueuedReply::new(text, parts))
+            }
+            WakeEvent::Push { .. } | WakeEvent::Asked { .. } => {
+                self.push = PendingPush::of(event);
+                self.push_id = Some(new_push_id());
+            }
+            &WakeEvent::Follow { epoch, outcome } => {
+                self.follow = Some(FollowReport { epoch, outcome })
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Row {
     pub task_id: String,
     pub agent: String,
@@ -433,7 +419,7 @@ pub struct Row {
     pub lease: Option<String>,
     /// The live generation: 0, then one more at each roll (its execution is
     /// `{task_id}__{generation}`).
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub generation: u32,
     /// The lease of the generation before the live one, which may still finish its own
     /// roll (a retried wake) or end the stand-in (a successor name that was taken).
@@ -453,7 +439,7 @@ pub struct Row {
     pub webhooks: BTreeMap<String, Webhook>,
     /// One more at each change of `webhooks`: a note is written only on the row as read,
     /// so one written from a read before a webhook was set is written again with it.
-    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub webhooks_rev: u64,
     /// The parent's own context, as its start named it (`context_id` is the agent's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -463,18 +449,10 @@ pub struct Row {
     /// holding this id commits what it heard, and only in that park.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hearing: Option<String>,
-    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub hearing_park: u64,
-    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub hearing_until: u64,
-}
-
-fn is_zero_u64(n: &u64) -> bool {
-    *n == 0
-}
-
-fn is_zero(n: &u32) -> bool {
-    *n == 0
 }
 
 impl Row {
@@ -482,33 +460,7 @@ impl Row {
         Self {
             task_id: task_id.into(),
             agent: agent.into(),
-            remote_task_id: None,
-            context_id: None,
-            watch: None,
-            last: None,
-            closed: false,
-            epoch: 0,
-            woken: 0,
-            taken: None,
-            park_token: None,
-            pending: Pending::default(),
-            seq: 0,
-            sent_through: 0,
-            follow_claim: 0,
-            reply_ids: Vec::new(),
-            created_at: None,
-            parent_task_token: None,
-            lease: None,
-            generation: 0,
-            previous_lease: None,
-            agent_entry: None,
-            traceparent: None,
-            webhooks: BTreeMap::new(),
-            webhooks_rev: 0,
-            parent_context_id: None,
-            hearing: None,
-            hearing_park: 0,
-            hearing_until: 0,
+            ..Self::default()
         }
     }
 
@@ -521,7 +473,23 @@ impl Row {
         self.watch.as_ref().map_or(WatchMode::Off, |w| w.mode)
     }
 
+    /// No hearing in flight any more (its commit, or its end with nothing told).
+    pub fn end_hearing(&mut self) {
+        self.hearing = None;
+        self.hearing_park = 0;
+        self.hearing_until = 0;
+    }
+
     /// Whether a park is live now: its token stored, its wake not yet run.
+    pub fn is_parked(&self) -> bool {
+        !self.closed && self.park_token.is_some() && self.epoch > self.woken
+    }
+}
+
+/// The conditions of the writes the memory store checks as stated here (the DynamoDB
+/// store's condition expressions say the same).
+#[cfg(any(test, feature = "test-support"))]
+impl Row {
     /// Whether a follower may claim park `park` at hand-on `hop`: the park and token
     /// stand, and no follower claimed this hop or a later one.
     pub fn admits_follow_claim(&self, park: u64, token: &str, hop: u64) -> bool {
@@ -539,17 +507,6 @@ impl Row {
             && self.hearing_park == self.epoch
             && self.hearing_until >= now_ms;
         self.is_parked() && self.pending.is_empty() && !other_hearing
-    }
-
-    /// No hearing in flight any more (its commit, or its end with nothing told).
-    pub fn end_hearing(&mut self) {
-        self.hearing = None;
-        self.hearing_park = 0;
-        self.hearing_until = 0;
-    }
-
-    pub fn is_parked(&self) -> bool {
-        !self.closed && self.park_token.is_some() && self.epoch > self.woken
     }
 
     /// Whether park `park` may store its token: it is newer than every park stored and
@@ -578,6 +535,7 @@ pub struct Rung<'a> {
     pub lease: Option<&'a str>,
 }
 
+#[cfg(any(test, feature = "test-support"))]
 impl Rung<'_> {
     /// The row still stands as the ring left it: open, the park not yet woken, that push
     /// (and no cancel or reply, which go first) pending, and run by this live generation.
@@ -636,21 +594,16 @@ impl Guard {
                 digest,
                 remote_task_id,
             } => {
-                let Some(watch) = &row.watch else {
-                    return false;
+                let pushed = |watch: &Watch| {
+                    let stored = watch.token_digest.as_ref();
+                    watch.mode == WatchMode::Push && stored.is_some_and(|d| d.matches(digest))
                 };
-                let digest_ok = watch
-                    .token_digest
-                    .as_ref()
-                    .is_some_and(|stored| stored.matches(digest));
-                watch.mode == WatchMode::Push
-                    && digest_ok
-                    && row.remote_task_id.as_deref() == Some(remote_task_id.as_str())
+                row.watch.as_ref().is_some_and(pushed)
+                    && row.remote_task_id.as_ref() == Some(remote_task_id)
             }
             Self::Epoch(epoch) => row.epoch == *epoch && row.woken < *epoch,
             Self::Hearing { epoch, id } => {
-                row.epoch == *epoch
-                    && row.woken < *epoch
+                Self::Epoch(*epoch).admits(row)
                     && row.hearing_park == *epoch
                     && row.hearing.as_deref() == Some(id.as_str())
             }

@@ -3,7 +3,7 @@
 
 use super::Row;
 use crate::state::RemoteOut;
-use standin_wire::ParentNote;
+use standin_wire::{ParentNote, TraceContext};
 
 /// The note that tells the parent the row moved to `out`, under number `seq`.
 pub fn note_of(row: &Row, out: &RemoteOut, seq: u64) -> ParentNote {
@@ -24,13 +24,11 @@ pub fn note_of(row: &Row, out: &RemoteOut, seq: u64) -> ParentNote {
         artifacts: out.artifacts.clone(),
         artifacts_omitted: out.artifacts_omitted,
         parts: out.parts.clone(),
-        trace_id: row.traceparent.as_deref().and_then(trace_id_of),
+        // None when the `traceparent` the row keeps does not read.
+        trace_id: row
+            .traceparent
+            .as_deref()
+            .and_then(|parent| TraceContext::parse("traceparent", parent).ok())
+            .map(|trace| trace.trace_id().to_owned()),
     }
-}
-
-/// The trace id in a `traceparent` the row keeps (None if it does not read).
-fn trace_id_of(traceparent: &str) -> Option<String> {
-    standin_wire::TraceContext::parse("traceparent", traceparent)
-        .ok()
-        .map(|trace| trace.trace_id().to_owned())
 }

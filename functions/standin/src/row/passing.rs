@@ -7,112 +7,95 @@
 #[macro_export]
 macro_rules! row_store_pass_through {
     ($($method:ident),* $(,)?) => { $($crate::row_store_pass_through!(@ $method);)* };
-    (@ create) => {
-        async fn create(&self, row: &$crate::row::Row)
-            -> Result<$crate::row::Row, $crate::row::StoreError> {
-            self.inner.create(row).await
+    // One method, by its signature.
+    (@ $method:ident($($arg:ident: $ty:ty),* $(,)?) -> $out:ty) => {
+        async fn $method(&self, $($arg: $ty),*) -> Result<$out, $crate::row::StoreError> {
+            self.inner.$method($($arg),*).await
         }
+    };
+    (@ create) => {
+        $crate::row_store_pass_through!(@ create(row: &$crate::row::Row) -> $crate::row::Row);
     };
     (@ get) => {
-        async fn get(&self, task_id: &str)
-            -> Result<Option<$crate::row::Row>, $crate::row::StoreError> {
-            self.inner.get(task_id).await
-        }
+        $crate::row_store_pass_through!(@ get(task_id: &str) -> Option<$crate::row::Row>);
     };
     (@ list) => {
-        async fn list(&self, after: Option<&str>, limit: u32)
-            -> Result<(Vec<$crate::row::Row>, Option<String>), $crate::row::StoreError> {
-            self.inner.list(after, limit).await
-        }
+        $crate::row_store_pass_through!(@ list(
+            after: Option<&str>, limit: u32
+        ) -> (Vec<$crate::row::Row>, Option<String>));
     };
     (@ list_of_agent) => {
-        async fn list_of_agent(&self, agent: &str, after: Option<&str>, limit: u32)
-            -> Result<(Vec<$crate::row::Row>, Option<String>), $crate::row::StoreError> {
-            self.inner.list_of_agent(agent, after, limit).await
-        }
+        $crate::row_store_pass_through!(@ list_of_agent(
+            agent: &str, after: Option<&str>, limit: u32
+        ) -> (Vec<$crate::row::Row>, Option<String>));
     };
     (@ record) => {
-        async fn record(&self, task_id: &str, event: &$crate::row::WakeEvent, guard: &$crate::row::Guard)
-            -> Result<$crate::row::Row, $crate::row::StoreError> {
-            self.inner.record(task_id, event, guard).await
-        }
+        $crate::row_store_pass_through!(@ record(
+            task_id: &str, event: &$crate::row::WakeEvent, guard: &$crate::row::Guard
+        ) -> $crate::row::Row);
     };
     (@ park) => {
-        async fn park(&self, task_id: &str, park: u64, token: &str)
-            -> Result<$crate::row::Row, $crate::row::StoreError> {
-            self.inner.park(task_id, park, token).await
-        }
+        $crate::row_store_pass_through!(@ park(
+            task_id: &str, park: u64, token: &str
+        ) -> $crate::row::Row);
     };
     (@ end_hearing) => {
-        async fn end_hearing(&self, task_id: &str, epoch: u64, id: &str)
-            -> Result<(), $crate::row::StoreError> {
-            self.inner.end_hearing(task_id, epoch, id).await
-        }
+        $crate::row_store_pass_through!(@ end_hearing(task_id: &str, epoch: u64, id: &str) -> ());
     };
     (@ claim_hearing) => {
-        async fn claim_hearing(&self, task_id: &str, guard: &$crate::row::Guard, id: &str, now_ms: u64, until_ms: u64)
-            -> Result<$crate::row::HearingClaim, $crate::row::StoreError> {
-            self.inner.claim_hearing(task_id, guard, id, now_ms, until_ms).await
-        }
+        $crate::row_store_pass_through!(@ claim_hearing(
+            task_id: &str, guard: &$crate::row::Guard, id: &str, now_ms: u64, until_ms: u64
+        ) -> $crate::row::HearingClaim);
     };
     (@ claim_follow) => {
-        async fn claim_follow(&self, task_id: &str, park: u64, token: &str, hop: u64)
-            -> Result<$crate::row::Row, $crate::row::StoreError> {
-            self.inner.claim_follow(task_id, park, token, hop).await
-        }
+        $crate::row_store_pass_through!(@ claim_follow(
+            task_id: &str, park: u64, token: &str, hop: u64
+        ) -> $crate::row::Row);
     };
     (@ end_park) => {
-        async fn end_park(&self, task_id: &str, park: u64)
-            -> Result<$crate::row::Row, $crate::row::StoreError> {
-            self.inner.end_park(task_id, park).await
-        }
+        $crate::row_store_pass_through!(@ end_park(task_id: &str, park: u64) -> $crate::row::Row);
     };
     (@ roll) => {
-        async fn roll(&self, task_id: &str, park: u64, to: u32, lease: &str, previous: Option<&str>)
-            -> Result<$crate::row::Row, $crate::row::StoreError> {
-            self.inner.roll(task_id, park, to, lease, previous).await
-        }
+        $crate::row_store_pass_through!(@ roll(
+            task_id: &str, park: u64, to: u32, lease: &str, previous: Option<&str>
+        ) -> $crate::row::Row);
     };
     (@ take_rung) => {
-        async fn take_rung(&self, task_id: &str, rung: &$crate::row::Rung<'_>)
-            -> Result<Option<$crate::row::Drained>, $crate::row::StoreError> {
-            self.inner.take_rung(task_id, rung).await
-        }
+        $crate::row_store_pass_through!(@ take_rung(
+            task_id: &str, rung: &$crate::row::Rung<'_>
+        ) -> Option<$crate::row::Drained>);
     };
     (@ drain) => {
-        async fn drain(&self, task_id: &str, seen: Option<&$crate::row::Row>, park: u64)
-            -> Result<$crate::row::Drained, $crate::row::StoreError> {
-            self.inner.drain(task_id, seen, park).await
-        }
+        $crate::row_store_pass_through!(@ drain(
+            task_id: &str, seen: Option<&$crate::row::Row>, park: u64
+        ) -> $crate::row::Drained);
     };
     (@ set_remote) => {
-        async fn set_remote(&self, task_id: &str, remote_task_id: &str, context_id: Option<&str>)
-            -> Result<$crate::row::Row, $crate::row::StoreError> {
-            self.inner.set_remote(task_id, remote_task_id, context_id).await
-        }
+        $crate::row_store_pass_through!(@ set_remote(
+            task_id: &str, remote_task_id: &str, context_id: Option<&str>
+        ) -> $crate::row::Row);
     };
     (@ set_watch) => {
-        async fn set_watch(&self, task_id: &str, watch: &$crate::row::Watch)
-            -> Result<$crate::row::Row, $crate::row::StoreError> {
-            self.inner.set_watch(task_id, watch).await
-        }
+        $crate::row_store_pass_through!(@ set_watch(
+            task_id: &str, watch: &$crate::row::Watch
+        ) -> $crate::row::Row);
     };
     (@ notes) => {
-        async fn notes(&self, task_id: &str, after: u64, limit: u32)
-            -> Result<Vec<::standin_wire::ParentNote>, $crate::row::StoreError> {
-            self.inner.notes(task_id, after, limit).await
-        }
+        $crate::row_store_pass_through!(@ notes(
+            task_id: &str, after: u64, limit: u32
+        ) -> Vec<::standin_wire::ParentNote>);
     };
     (@ apply) => {
-        async fn apply(&self, task_id: &str, seen: Option<&$crate::row::Row>, out: &$crate::state::RemoteOut, guard: &$crate::row::Guard)
-            -> Result<$crate::row::Applied, $crate::row::StoreError> {
-            self.inner.apply(task_id, seen, out, guard).await
-        }
+        $crate::row_store_pass_through!(@ apply(
+            task_id: &str,
+            seen: Option<&$crate::row::Row>,
+            out: &$crate::state::RemoteOut,
+            guard: &$crate::row::Guard,
+        ) -> $crate::row::Applied);
     };
     (@ close) => {
-        async fn close(&self, task_id: &str, final_note: Option<&$crate::state::RemoteOut>)
-            -> Result<$crate::row::Closed, $crate::row::StoreError> {
-            self.inner.close(task_id, final_note).await
-        }
+        $crate::row_store_pass_through!(@ close(
+            task_id: &str, final_note: Option<&$crate::state::RemoteOut>
+        ) -> $crate::row::Closed);
     };
 }

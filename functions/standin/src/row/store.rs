@@ -68,6 +68,7 @@ pub struct Closed {
     pub note: Option<Box<ParentNote>>,
 }
 
+#[cfg(any(test, feature = "test-support"))]
 impl Closed {
     /// The number of the final note this close wrote.
     pub fn seq(&self) -> Option<u64> {
@@ -75,11 +76,9 @@ impl Closed {
     }
 }
 
-/// The row store, by the role each caller plays: the doorbell's writes (`Parks`), the
-/// notes' (`Notes`), and the stand-in's own record (`StandIns`). Every write is atomic
-/// and conditional (one DynamoDB UpdateItem, or one transaction with the note it
-/// records; the drain is two such writes) and returns the item after it. A store is all
-/// three (`RowStore`); a caller that plays one role asks for that one.
+/// The row store, all three roles: a caller that plays one asks for that one. Every write
+/// (one UpdateItem, or one transaction with the note it records; the drain is two)
+/// returns the item after it.
 pub trait RowStore: Parks + Notes + StandIns {}
 
 impl<T: Parks + Notes + StandIns> RowStore for T {}

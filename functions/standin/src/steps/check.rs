@@ -13,16 +13,17 @@ use standin_remote::{Agent, RemoteError, Status};
 /// rechecks).
 pub const CHECK_ATTEMPTS: u32 = 3;
 
-/// GetTask and apply. An agent that cannot be reached, or a GetTask that fails, keeps
-/// the row's last state (fail closed) and the rechecks go on. `known` is the row as the
-/// step's own write just left it, when it has one: a read less before the agent is asked.
-pub async fn check<S: RowStore, A: Agent>(
+/// The check, when the step decided on one (`known`: the row its write left).
+pub(crate) async fn check_if_decided<S: RowStore, A: Agent>(
     invocation: &Invocation<'_, S, A>,
     step: Step,
     known: Option<Row>,
     pacing: Pacing,
 ) -> Result<Step, StepError> {
-    checked(invocation, None, step, known, pacing).await
+    match step.next {
+        Some(Next::Check { .. }) => checked(invocation, None, step, known, pacing).await,
+        _ => Ok(step),
+    }
 }
 
 /// A GetTask of `remote` asked before the check (while the wake drained), and its answer.
@@ -31,7 +32,10 @@ pub struct AskedAhead {
     pub answer: Result<Status, RemoteError>,
 }
 
-/// The check, with a GetTask asked ahead of it when there was one.
+/// GetTask (unless asked `ahead`) and apply. An agent that cannot be reached, or a GetTask
+/// that fails, keeps the row's last state (fail closed) and the rechecks go on. `known` is
+/// the row as the step's own write just left it, when it has one: a read less before the
+/// agent is asked.
 pub async fn checked<S: RowStore, A: Agent>(
     invocation: &Invocation<'_, S, A>,
     ahead: Option<AskedAhead>,
@@ -40,12 +44,7 @@ pub async fn checked<S: RowStore, A: Agent>(
     pacing: Pacing,
 ) -> Result<Step, StepError> {
     let teller = &invocation.teller;
-    let push_triggered = matches!(
-        step.next,
-        Some(Next::Check {
-            push_triggered: true
-        })
-    );
+    let push_triggered = step.next == Some(next::PUSH_CHECK);
     let row = match known {
         Some(row) => {
             step.refuse_if_not_ours(Some(&row))?;
@@ -61,12 +60,10 @@ pub async fn checked<S: RowStore, A: Agent>(
         Ok(agent) => agent,
         Err(err) => {
             warn!(task_id = %step.task_id, error = %err, "agent unavailable for GetTask; keeping the last state");
-            if let Some(end) =
-                next::unreachable(&mut step.cursor, &step.agent, &cause(&err), pacing)
-            {
-                return Ok(step.then(end));
-            }
-            let next = next::after_check(&mut step.cursor, row.mode(), None, false, pacing);
+            let next = next::unreachable(&mut step.cursor, &step.agent, &cause(&err), pacing)
+                .unwrap_or_else(|| {
+                    next::after_check(&mut step.cursor, row.mode(), None, false, pacing)
+                });
             return Ok(step.then(next));
         }
     };
@@ -78,7 +75,6 @@ pub async fn checked<S: RowStore, A: Agent>(
     let attempts = if push_triggered { 1 } else { CHECK_ATTEMPTS };
     let mut fetched = None;
     let mut changed_at = None;
-    let mut gone = false;
     let mut failure = None;
     for attempt in 1..=attempts {
         let answer = match answered.take() {
@@ -94,7 +90,6 @@ pub async fn checked<S: RowStore, A: Agent>(
             }
             Err(err) => {
                 warn!(task_id = %step.task_id, attempt, error = %err, "GetTask failed");
-                gone = matches!(err, RemoteError::TaskNotFound(_));
                 let retryable = err.is_retryable();
                 failure = Some(err);
                 if !retryable {
@@ -115,7 +110,7 @@ pub async fn checked<S: RowStore, A: Agent>(
         }
     }
     let mode = row.mode();
-    if gone && fetched.is_none() {
+    if fetched.is_none() && matches!(failure, Some(RemoteError::TaskNotFound(_))) {
         // The agent no longer knows the task: asking would go on for ever. Re-checked a
         // bounded number of times, then the stand-in ends failed.
         warn!(task_id = %step.task_id, gone_checks = step.cursor.gone_checks + 1, "remote task unknown to the agent");

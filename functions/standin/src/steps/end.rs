@@ -9,7 +9,7 @@ use crate::row::{Closed, RowStore, StoreError};
 use standin_remote::Agent;
 
 /// Why the end runs (a missing cause is a routing fault: said, not hidden).
-pub fn end_cause(step: &Step) -> EndCause {
+fn end_cause(step: &Step) -> EndCause {
     match &step.next {
         Some(Next::End(cause)) => cause.clone(),
         _ => EndCause::Failed {

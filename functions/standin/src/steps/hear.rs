@@ -66,7 +66,7 @@ pub async fn hear<S: RowStore, D: Doorbell, A: Agent>(
         id: request.hearing.clone(),
     };
     // The commit records the report for the wake and ends the hearing, in one write.
-    match doorbell::apply_to(&invocation.teller, row, &out, &guard).await {
+    let heard = match doorbell::apply_to(&invocation.teller, row, &out, &guard).await {
         Ok(Applied::Changed { row: applied, .. }) => {
             crate::metrics::heard(task.at.as_deref(), "push", task_id);
             // A final state closed the row: its wake finds it closed and ends. Any other
@@ -74,19 +74,16 @@ pub async fn hear<S: RowStore, D: Doorbell, A: Agent>(
             doorbell::ring_parked(bell, &applied).await;
             Ok(Heard::Told)
         }
-        Ok(Applied::Unchanged) => {
-            // Nothing to tell: the hearing ends here, so the park's next push is heard.
-            match invocation
-                .rows()
-                .end_hearing(task_id, row.epoch, &request.hearing)
-                .await
-            {
-                Ok(()) => Ok(Heard::Unchanged),
-                Err(StoreError::Refused(_) | StoreError::NotFound(_)) => Ok(Heard::Passed),
-                Err(err) => Err(err.into()),
-            }
-        }
+        // Nothing to tell: the hearing ends here, so the park's next push is heard.
+        Ok(Applied::Unchanged) => invocation
+            .rows()
+            .end_hearing(task_id, row.epoch, &request.hearing)
+            .await
+            .map(|()| Heard::Unchanged),
+        Err(err) => Err(err),
+    };
+    match heard {
         Err(StoreError::Refused(_) | StoreError::NotFound(_)) => Ok(Heard::Passed),
-        Err(err) => Err(err.into()),
+        heard => Ok(heard?),
     }
 }

@@ -4,7 +4,7 @@
 //! asks for it (reading its card costs a round trip an end or a park may not need).
 
 use std::future::Future;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
@@ -13,6 +13,7 @@ use tokio::sync::OnceCell;
 use super::Step;
 use super::next::Pacing;
 use crate::agents::AgentSpec;
+use crate::artifacts::Blobs;
 use crate::outbox::Teller;
 use crate::row::{Row, RowStore};
 use standin_remote::{Agent, RemoteError};
@@ -26,7 +27,7 @@ pub struct Invocation<'a, S, A> {
     /// The row as the invocation read or wrote it on its way in, when it did.
     pub row: Option<Row>,
     /// Where the files a parent put through `POST /uploads` are (None: no bucket).
-    pub uploads: Option<std::sync::Arc<dyn crate::artifacts::Blobs>>,
+    pub uploads: Option<Arc<dyn Blobs>>,
     connect: Mutex<Option<BoxFuture<'a, Result<A, RemoteError>>>>,
     agent: OnceCell<Result<A, RemoteError>>,
 }
@@ -47,7 +48,8 @@ impl<'a, S: RowStore, A: Agent + 'a> Invocation<'a, S, A> {
         }
     }
 
-    /// With an agent at hand (tests, or one a step connected already).
+    /// With an agent at hand.
+    #[cfg(any(test, feature = "test-support"))]
     pub fn reaching(teller: Teller<'a, S>, agent: A) -> Self {
         Self::new(teller, std::future::ready(Ok(agent)))
     }
@@ -64,10 +66,7 @@ impl<'a, S: RowStore, A: Agent> Invocation<'a, S, A> {
         self
     }
 
-    pub fn with_uploads(
-        mut self,
-        uploads: Option<std::sync::Arc<dyn crate::artifacts::Blobs>>,
-    ) -> Self {
+    pub fn with_uploads(mut self, uploads: Option<Arc<dyn Blobs>>) -> Self {
         self.uploads = uploads;
         self
     }
@@ -99,8 +98,7 @@ impl<'a, S: RowStore, A: Agent> Invocation<'a, S, A> {
         self.teller.rows()
     }
 
-    /// At the invocation's end: what the agent's answers held and no note carried is kept
-    /// for the next note.
+    /// At the invocation's end (`Teller::keep`).
     pub async fn finish(&self) {
         self.teller.keep().await;
     }

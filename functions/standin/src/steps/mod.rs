@@ -3,8 +3,7 @@
 //! turns, registration), or as an end the step's own exchange with the agent called for
 //! (a first turn refused, an agent that cannot be reached), with its reason. Nothing
 //! outside this module decides; the wiring only builds each invocation's view of its
-//! stand-in (`Invocation`: the row as read, the agent's entry, the teller, the agent
-//! connected when first asked) and hands it to the step.
+//! stand-in (`Invocation`) and hands it to the step.
 //!
 //! - `turn`: send the first message or a reply, read to where the task stops.
 //! - `register`: choose the watch once, then check.
@@ -30,8 +29,8 @@ pub use progress::COALESCE;
 use serde::{Deserialize, Serialize};
 use standin_wire::InputPart;
 
-pub use check::{CHECK_ATTEMPTS, check};
-pub use end::{end, end_cause};
+pub use check::CHECK_ATTEMPTS;
+pub use end::end;
 pub use hear::hear;
 pub use invocation::Invocation;
 pub use park::{Owner, ParkInput, park};
@@ -54,6 +53,7 @@ pub struct ParkOutcome {
     pub push: Option<RungPush>,
 }
 
+#[cfg(any(test, feature = "test-support"))]
 impl ParkOutcome {
     /// A park that ended with no push carried.
     pub fn woke(woke: Woke) -> Self {
@@ -62,7 +62,7 @@ impl ParkOutcome {
 }
 
 /// The execution's state between steps.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Step {
     pub task_id: String,
     pub agent: String,
@@ -164,13 +164,9 @@ impl Step {
                 self.agent, self.task_id, row.agent
             )));
         }
-        match not_ours(
-            &self.task_id,
-            self.generation,
-            self.execution.as_ref().map(|b| b.name.as_str()),
-            self.lease.as_deref(),
-            row,
-        ) {
+        let execution = self.execution.as_ref().map(|b| b.name.as_str());
+        let lease = self.lease.as_deref();
+        match not_ours(&self.task_id, self.generation, execution, lease, row) {
             Some(reason) => Err(StepError::NotOurs(reason)),
             None => Ok(()),
         }
@@ -217,17 +213,7 @@ impl Step {
             task_id: task_id.into(),
             agent: agent.into(),
             message: Some(message.into()),
-            parts: serde_json::Value::Null,
-            cursor: Cursor::default(),
-            next: None,
-            park: None,
-            generation: 0,
-            successor: None,
-            parent_task_token: None,
-            execution: None,
-            lease: None,
-            deadline_secs: None,
-            traceparent: None,
+            ..Self::default()
         }
     }
 

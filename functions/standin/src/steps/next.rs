@@ -94,52 +94,45 @@ pub struct Recheck {
 
 /// The execution's own state between steps (carried across a roll, except `cycles`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Cursor {
-    #[serde(default)]
     pub cycles: u32,
-    #[serde(default)]
     pub recheck: Option<Recheck>,
-    #[serde(default)]
     pub follow_retry: bool,
     /// The number of the newest park this stand-in decided on (across rolls): each park
     /// stores its token only if its number is the newest the row has seen.
-    #[serde(default)]
     pub parks: u64,
     /// A polled stand-in's next wait, in seconds (0: none yet, the first is
     /// `POLL_FIRST_SECS`): doubled after each poll that heard nothing, reset after one
     /// that heard a change and after a turn.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "is_zero")]
     pub poll_wait: u64,
     /// A push or off stand-in's next idle re-check, in seconds (0: none yet, the first
     /// is `BACKSTOP_FIRST_SECS`): doubled after each check that heard nothing new, reset
     /// after one that did and after a turn.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "is_zero")]
     pub idle_wait: u64,
     /// Checks in a row that found the remote task unknown to the agent (an agent that
     /// restarted with an in-memory store forgets its tasks).
-    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    #[serde(skip_serializing_if = "is_zero")]
     pub gone_checks: u32,
     /// A reply the agent refused while the task looked unmoved: why it was refused. The
     /// rechecks (1 s, 2 s, 4 s) look whether the agent took it after all (an SDK may
     /// refuse the stream and still run the turn); unmoved after them, the stand-in ends.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub unconfirmed_reply: Option<String>,
     /// When the stand-in ends whatever the agent does (seconds since the epoch): set at
     /// its first turn, carried across rolls.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub deadline_at: Option<u64>,
     /// Since when every attempt to reach the agent has failed (seconds since the epoch):
     /// none once one succeeds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub unreachable_since: Option<u64>,
 }
 
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-fn is_zero_u32(n: &u32) -> bool {
-    *n == 0
+fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
 }
 
 /// The cause an unreachable end names when following failed (the follow function's log
@@ -161,9 +154,14 @@ pub fn after_refused_reply(
     pacing: Pacing,
 ) -> Next {
     cursor.unconfirmed_reply = Some(why);
+    recheck(cursor, 1, mode, pacing)
+}
+
+/// Rechecks (with no claim to judge) after wait number `waits`.
+fn recheck(cursor: &mut Cursor, waits: u8, mode: WatchMode, pacing: Pacing) -> Next {
     cursor.recheck = Some(Recheck {
         claimed: None,
-        waits: 1,
+        waits,
     });
     park_for(cursor, mode, pacing)
 }
@@ -185,11 +183,7 @@ fn judge_reply(
     let waits = cursor.recheck.map_or(0, |r| r.waits);
     if usize::from(waits) < PUSH_RECHECKS_SECS.len() {
         cursor.unconfirmed_reply = Some(why);
-        cursor.recheck = Some(Recheck {
-            claimed: None,
-            waits: waits + 1,
-        });
-        return Some(park_for(cursor, mode, pacing));
+        return Some(recheck(cursor, waits + 1, mode, pacing));
     }
     cursor.recheck = None;
     Some(Next::End(EndCause::failed(&format!(
@@ -206,15 +200,10 @@ pub fn after_gone(cursor: &mut Cursor, mode: WatchMode, pacing: Pacing) -> Next 
         return Next::End(EndCause::failed(GONE_REASON));
     }
     let waits = u8::try_from(cursor.gone_checks).unwrap_or(u8::MAX);
-    cursor.recheck = Some(Recheck {
-        claimed: None,
-        waits,
-    });
-    park_for(cursor, mode, pacing)
+    recheck(cursor, waits, mode, pacing)
 }
 
 impl Cursor {
-    /// The wait of the next poll park.
     fn poll_park_secs(&self, pacing: Pacing) -> u64 {
         match self.poll_wait {
             0 => POLL_FIRST_SECS,
@@ -223,7 +212,6 @@ impl Cursor {
         .min(pacing.poll_max_secs)
     }
 
-    /// The wait of the next idle park (push or off).
     fn idle_park_secs(&self, pacing: Pacing) -> u64 {
         match self.idle_wait {
             0 => BACKSTOP_FIRST_SECS,
@@ -248,9 +236,7 @@ impl Cursor {
             (self.poll_park_secs(pacing) * 2).min(pacing.poll_max_secs)
         };
     }
-}
 
-impl Cursor {
     /// Seconds left before the deadline (at least one), starting its clock the first
     /// time; none once it has passed.
     fn time_left(&mut self, pacing: Pacing) -> Option<u64> {
@@ -265,6 +251,14 @@ impl Cursor {
     /// The agent answered: whatever failed before is over.
     pub fn reached(&mut self) {
         self.unreachable_since = None;
+    }
+
+    /// The successor's cursor: a fresh cycle count, the same pending timers.
+    pub fn rolled(&self) -> Self {
+        Self {
+            cycles: 0,
+            ..self.clone()
+        }
     }
 }
 
@@ -283,16 +277,6 @@ pub fn unreachable(cursor: &mut Cursor, agent: &str, cause: &str, pacing: Pacing
         "agent {agent:?} has been unreachable for {down} s (its max_unreachable is {} s): {cause}",
         pacing.max_unreachable_secs
     ))))
-}
-
-impl Cursor {
-    /// The successor's cursor: a fresh cycle count, the same pending timers.
-    pub fn rolled(&self) -> Self {
-        Self {
-            cycles: 0,
-            ..self.clone()
-        }
-    }
 }
 
 /// How the park ended: rung, its timeout (States.Timeout or States.HeartbeatTimeout), or
@@ -348,6 +332,13 @@ fn follow_park_secs() -> u64 {
     FOLLOW_PARK_SECS
 }
 
+pub(crate) const CHECK: Next = Next::Check {
+    push_triggered: false,
+};
+pub(crate) const PUSH_CHECK: Next = Next::Check {
+    push_triggered: true,
+};
+
 /// The next park that fits the cursor, numbered: a recheck wait, a follow retry, a
 /// follow, or an idle park that re-checks after `pacing.idle_recheck_secs`.
 pub fn park_for(cursor: &mut Cursor, mode: WatchMode, pacing: Pacing) -> Next {
@@ -362,22 +353,32 @@ pub fn park_for(cursor: &mut Cursor, mode: WatchMode, pacing: Pacing) -> Next {
             .clamp(1, deadline_left),
         None => deadline_left,
     };
-    match park_within_deadline(cursor, mode, pacing) {
-        Next::Park { park, timeout_secs } => Next::Park {
+    cursor.parks += 1;
+    let park = cursor.parks;
+    let timeout_secs = if let Some(r) = cursor.recheck.filter(|r| r.waits > 0) {
+        PUSH_RECHECKS_SECS[usize::from(r.waits - 1).min(PUSH_RECHECKS_SECS.len() - 1)]
+    } else if cursor.follow_retry {
+        FOLLOW_RETRY_SECS
+    } else if mode == WatchMode::Follow && deadline_left > FOLLOW_LEAST_SECS {
+        return Next::Follow {
             park,
-            timeout_secs: timeout_secs.min(left),
-        },
+            timeout_secs: FOLLOW_PARK_SECS.min(deadline_left),
+        };
+    } else if mode == WatchMode::Follow {
         // Close to the deadline a follow would end within its own heartbeat: a plain
         // park waits out the rest.
-        Next::Follow { park, .. } if deadline_left <= FOLLOW_LEAST_SECS => Next::Park {
+        return Next::Park {
             park,
             timeout_secs: deadline_left,
-        },
-        Next::Follow { park, timeout_secs } => Next::Follow {
-            park,
-            timeout_secs: timeout_secs.min(deadline_left),
-        },
-        other => other,
+        };
+    } else if mode == WatchMode::Poll {
+        cursor.poll_park_secs(pacing)
+    } else {
+        cursor.idle_park_secs(pacing)
+    };
+    Next::Park {
+        park,
+        timeout_secs: timeout_secs.min(left),
     }
 }
 
@@ -391,40 +392,6 @@ fn past_deadline(cursor: &mut Cursor) -> Next {
     Next::End(EndCause::Deadline {
         reason: format!("the stand-in reached its deadline ({at}); the remote task is cancelled"),
     })
-}
-
-fn park_within_deadline(cursor: &mut Cursor, mode: WatchMode, pacing: Pacing) -> Next {
-    cursor.parks += 1;
-    let park = cursor.parks;
-    if let Some(r) = cursor.recheck.filter(|r| r.waits > 0) {
-        let i = usize::from(r.waits - 1).min(PUSH_RECHECKS_SECS.len() - 1);
-        return Next::Park {
-            park,
-            timeout_secs: PUSH_RECHECKS_SECS[i],
-        };
-    }
-    if cursor.follow_retry {
-        return Next::Park {
-            park,
-            timeout_secs: FOLLOW_RETRY_SECS,
-        };
-    }
-    if mode == WatchMode::Follow {
-        return Next::Follow {
-            park,
-            timeout_secs: FOLLOW_PARK_SECS,
-        };
-    }
-    if mode == WatchMode::Poll {
-        return Next::Park {
-            park,
-            timeout_secs: cursor.poll_park_secs(pacing),
-        };
-    }
-    Next::Park {
-        park,
-        timeout_secs: cursor.idle_park_secs(pacing),
-    }
 }
 
 /// The number of the park a wake ends, from the decision that led to it.
@@ -475,9 +442,7 @@ pub fn after_wake(
         Some(WakeEvent::Push { claimed }) if mode == WatchMode::Push => {
             // A new push restarts the recheck sequence.
             cursor.recheck = Some(Recheck { claimed, waits: 0 });
-            Next::Check {
-                push_triggered: true,
-            }
+            PUSH_CHECK
         }
         // Its hearing asked already and the agent disagreed with the claim: the rechecks
         // start at their first wait, as after a check that disagreed.
@@ -522,42 +487,27 @@ pub fn after_wake(
             // The follow function changed the watch on the row (to poll, or off when the
             // agent no longer knows the task): ask at once; a task that is gone is
             // re-checked and ends the stand-in, one the agent knows is polled.
-            FollowOutcome::Gone => Next::Check {
-                push_triggered: false,
-            },
+            FollowOutcome::Gone => CHECK,
         },
         None => match woke {
-            Woke::TimedOut if cursor.recheck.is_some_and(|r| r.waits > 0) => Next::Check {
-                push_triggered: true,
-            },
+            Woke::TimedOut if cursor.recheck.is_some_and(|r| r.waits > 0) => PUSH_CHECK,
             Woke::TimedOut if cursor.follow_retry => {
                 // A follow retry has waited its time: follow again.
                 cursor.follow_retry = false;
                 park_for(cursor, mode, pacing)
             }
             // An idle push park ran its time with nothing heard: a push may have been lost
-            // (senders do not retry), so look for ourselves.
-            Woke::TimedOut if mode == WatchMode::Push => {
+            // (senders do not retry), so look for ourselves. So does an off park (an off
+            // stand-in hears nothing else, so a task that ended or was forgotten would
+            // hold it for ever).
+            Woke::TimedOut if matches!(mode, WatchMode::Push | WatchMode::Off) => {
                 cursor.idle_park_over(pacing);
-                Next::Check {
-                    push_triggered: false,
-                }
+                CHECK
             }
-            // A poll's wait is over, or an off park's idle time: ask (an off stand-in
-            // hears nothing else, so a task that ended or was forgotten would hold it
-            // for ever).
-            Woke::TimedOut if matches!(mode, WatchMode::Poll | WatchMode::Off) => {
-                if mode == WatchMode::Off {
-                    cursor.idle_park_over(pacing);
-                }
-                Next::Check {
-                    push_triggered: false,
-                }
-            }
-            // A follow that stopped heartbeating (crashed) is simply followed again.
-            Woke::TimedOut => park_for(cursor, mode, pacing),
-            // Rung with nothing pending: an earlier drain took it. Park as before.
-            Woke::Rung => park_for(cursor, mode, pacing),
+            Woke::TimedOut if mode == WatchMode::Poll => CHECK,
+            // A follow that stopped heartbeating (crashed) is simply followed again; rung
+            // with nothing pending, an earlier drain took it: park as before.
+            Woke::TimedOut | Woke::Rung => park_for(cursor, mode, pacing),
             // The follow function failed outright: wait FOLLOW_RETRY, then follow again.
             Woke::Failed => {
                 cursor.follow_retry = mode == WatchMode::Follow;
@@ -633,9 +583,7 @@ pub fn after_turn(
 /// before the config existed); follow and off park.
 pub fn after_register(cursor: &mut Cursor, mode: WatchMode, pacing: Pacing) -> Next {
     match mode {
-        WatchMode::Push => Next::Check {
-            push_triggered: false,
-        },
+        WatchMode::Push => CHECK,
         _ => park_for(cursor, mode, pacing),
     }
 }

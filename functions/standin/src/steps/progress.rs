@@ -47,7 +47,6 @@ impl<'a, S: RowStore> Progress<'a, S> {
         }
     }
 
-    /// The row as the turn read it or its last told change wrote it.
     pub(crate) fn seen(&self) -> &Row {
         &self.seen
     }
@@ -78,10 +77,9 @@ impl<'a, S: RowStore> Progress<'a, S> {
         now: Option<&RemoteOut>,
         context: Option<&str>,
     ) {
-        let Some(out) = now.filter(|o| o.state == TaskState::Working) else {
-            return;
-        };
-        if !out.remote_task_id.is_empty() {
+        let working =
+            |o: &&RemoteOut| o.state == TaskState::Working && !o.remote_task_id.is_empty();
+        if let Some(out) = now.filter(working) {
             let mut out = out.clone();
             out.artifacts_are_news = true;
             self.hold(&out, context).await;
@@ -101,7 +99,6 @@ impl<'a, S: RowStore> Progress<'a, S> {
         Some(self.told_at.map_or_else(Instant::now, |at| at + COALESCE))
     }
 
-    /// Tells the held change.
     pub(crate) async fn tell_held(&mut self) {
         let Some((out, context)) = self.held.take() else {
             return;

@@ -2,8 +2,9 @@
 
 use tracing::{info, warn};
 
-use super::next::{self, Next, Pacing};
-use super::{Invocation, Step, StepError, check, load_row};
+use super::check::check_if_decided;
+use super::next::{self, Pacing};
+use super::{Invocation, Step, StepError, load_row};
 use crate::row::{RowStore, Watch, WatchMode};
 use crate::watch::{fit_to_streaming, plan_watch, register as register_push};
 use standin_remote::Agent;
@@ -41,9 +42,5 @@ pub async fn register<S: RowStore, A: Agent>(
     info!(task_id = %step.task_id, mode = ?watch.mode, "watch chosen");
     let row = teller.set_watch(&step.task_id, &watch).await?;
     let next = next::after_register(&mut step.cursor, watch.mode, pacing);
-    let step = step.then(next);
-    match step.next {
-        Some(Next::Check { .. }) => check(invocation, step, Some(row), pacing).await,
-        _ => Ok(step),
-    }
+    check_if_decided(invocation, step.then(next), Some(row), pacing).await
 }

@@ -11,7 +11,6 @@ use super::progress::Progress;
 use super::{Invocation, Outcome, Step, StepError, apply_open, ensure_ours, load_row};
 use crate::agents::AgentSpec;
 use crate::doorbell::EndCause;
-use crate::outbox::Teller;
 use crate::row::{Row, RowStore, StoreError};
 use crate::state::{MAX_ID_BYTES, RemoteOut, TurnReader, from_status};
 use crate::watch::misconfigured;
@@ -19,16 +18,12 @@ use standin_remote::{Agent, ArtifactUpdate, FollowUp, RemoteError, Sent, Turn, U
 
 /// A stand-in started by a Step Functions parent has no row yet: the first turn makes
 /// it, with the parent's task token, so its end answers the parent like any other. A row
-/// that exists (the control API made it, or this turn is retried) is kept as it is.
-///
-/// A first step without a message still gets its row, so the turn can end it as failed
-/// and the parent hears why instead of waiting. One whose id breaks the rules gets none
-/// (a row, and so every note, is keyed by the id): its token stays in the step, and the
-/// end answers it directly.
-///
-/// The row keeps the agent's entry as it is now (`spec`), so later edits of the agent
-/// change new stand-ins only. `known`: the row as the invocation read it, when it found
-/// one (a read less).
+/// that exists (the control API made it, or this turn is retried) is kept as it is. A
+/// first step without a message still gets its row, so the turn can end it as failed and
+/// the parent hears why; one whose id breaks the rules gets none (every note is keyed by
+/// the id): its token stays in the step, and the end answers it directly. The row keeps
+/// the agent's entry as it is now (`spec`), so later edits of the agent change new
+/// stand-ins only. `known`: the row as the invocation read it, when it found one.
 pub async fn adopt<S: RowStore>(
     store: &S,
     step: &mut Step,
@@ -78,12 +73,10 @@ fn named(agent: &str, spec: Option<&AgentSpec>) -> String {
 /// or final state, apply. A follow-up the agent refuses (-32004 for a task that already
 /// ended, task not found, a stream that breaks before its first event) may still have
 /// moved the task, so GetTask decides; only an agent that cannot be reached at all (or a
-/// first turn that fails) ends the stand-in as failed.
-///
-/// A first turn is checked before the agent is reached: one started through the control
-/// API passed these checks there; one a parent started itself is checked here by the
-/// same parser, and ends failed, telling the parent why, rather than fail where nobody
-/// hears it. So does a first turn whose agent cannot be reached or is misconfigured.
+/// first turn that fails) ends the stand-in as failed. A first turn a parent started
+/// itself is checked here by the control API's parser, and ends failed, telling the
+/// parent why, rather than fail where nobody hears it; so does one whose agent cannot be
+/// reached or is misconfigured.
 pub async fn turn<S: RowStore, A: Agent>(
     invocation: &Invocation<'_, S, A>,
     mut step: Step,
@@ -124,50 +117,20 @@ pub async fn turn<S: RowStore, A: Agent>(
         warn!(task_id = %step.task_id, %reason, "stand-in not started");
         return Ok(step.then(Next::End(EndCause::failed(&reason))));
     }
-    let agent_named = named(&step.agent, spec);
-    let uploads = invocation.uploads.as_deref();
-    let delivery = spec.map(|spec| spec.file_delivery).unwrap_or_default();
-    exchange(
-        &invocation.teller,
-        Reached {
-            agent,
-            named: &agent_named,
-            uploads,
-            delivery,
-        },
-        known.cloned(),
-        step,
-        window,
-        pacing,
-    )
-    .await
-}
-
-/// The agent as the turn reaches it: its client, how a failure names it, and where the
-/// files the parent uploaded are.
-struct Reached<'r, A> {
-    agent: &'r A,
-    named: &'r str,
-    uploads: Option<&'r dyn crate::artifacts::Blobs>,
-    delivery: crate::agents::FileDelivery,
+    exchange(invocation, agent, step, window, pacing).await
 }
 
 /// The turn's exchange with the agent, once it is reached.
-/// `known`: the row as the invocation read it, when it found one (checked as ours).
 async fn exchange<S: RowStore, A: Agent>(
-    teller: &Teller<'_, S>,
-    reached: Reached<'_, A>,
-    known: Option<Row>,
+    invocation: &Invocation<'_, S, A>,
+    agent: &A,
     mut step: Step,
     window: Duration,
     pacing: Pacing,
 ) -> Result<Step, StepError> {
-    let Reached {
-        agent,
-        named: agent_named,
-        uploads,
-        delivery,
-    } = reached;
+    let (teller, spec) = (&invocation.teller, invocation.spec.as_ref());
+    let agent_named = named(&step.agent, spec);
+    let delivery = spec.map(|spec| spec.file_delivery).unwrap_or_default();
     let (text, parts, first) = match step.next.take() {
         Some(Next::Turn { reply, parts }) => (reply, parts, false),
         _ => {
@@ -182,7 +145,8 @@ async fn exchange<S: RowStore, A: Agent>(
         }
     };
     let store = teller.rows();
-    let row = match known {
+    // The row as the invocation read it, when it found one (checked as ours).
+    let row = match invocation.row.clone() {
         Some(row) => row,
         None => load_row(store, &step).await?,
     };
@@ -204,6 +168,7 @@ async fn exchange<S: RowStore, A: Agent>(
     // has the agent's task): sent again it would be a follow-up, the prompt taken for an
     // answer. GetTask says where the task stands instead.
     let first_again = first && row.remote_task_id.is_some();
+    let uploads = invocation.uploads.as_deref();
     let parts = match crate::uploads::hand_over(uploads, parts, !first_again, delivery).await {
         Ok(parts) => parts,
         Err(crate::uploads::HandOverError::Gone(reason)) => {
@@ -221,7 +186,7 @@ async fn exchange<S: RowStore, A: Agent>(
             "the first message reached the agent in an earlier run of this step".into(),
         )))
     } else {
-        only_first_answers(send(agent, &message, window, &mut progress).await, &row)
+        send(agent, &message, window, &mut progress, &row).await
     };
     if row.remote_task_id.is_some()
         && !first_again
@@ -229,7 +194,7 @@ async fn exchange<S: RowStore, A: Agent>(
     {
         // Refused before the agent took it (connection, 5xx, 429): once more.
         tokio::time::sleep(RESEND_AFTER).await;
-        sent = only_first_answers(send(agent, &message, window, &mut progress).await, &row);
+        sent = send(agent, &message, window, &mut progress, &row).await;
     }
     let (out, context) = match sent {
         Ok(Some(result)) => result,
@@ -375,30 +340,29 @@ impl NotSent {
 
 type Sending = Result<Option<(RemoteOut, Option<String>)>, NotSent>;
 
-/// A direct answer ends the exchange only when there is no task yet: answering a
-/// follow-up with a bare message says nothing of the task, so GetTask decides.
-fn only_first_answers(sent: Sending, row: &Row) -> Sending {
-    match sent {
-        Ok(Some((out, _))) if row.remote_task_id.is_some() && out.remote_task_id.is_empty() => {
-            Ok(None)
-        }
-        other => other,
-    }
-}
-
 /// How long a refused follow-up waits before it is sent once more.
 const RESEND_AFTER: Duration = Duration::from_secs(2);
 
+/// Sends the turn, streaming when the agent can. A direct answer ends the exchange only
+/// when there is no task yet: answering a follow-up with a bare message says nothing of
+/// the task, so GetTask decides.
 async fn send<A: Agent, S: RowStore>(
     agent: &A,
     message: &Turn,
     window: Duration,
     progress: &mut Progress<'_, S>,
+    row: &Row,
 ) -> Sending {
-    if agent.can_stream() {
+    let sent = if agent.can_stream() {
         send_turn(agent, message, window, progress).await
     } else {
         send_unary(agent, message, window, progress).await
+    };
+    match sent {
+        Ok(Some((out, _))) if row.remote_task_id.is_some() && out.remote_task_id.is_empty() => {
+            Ok(None)
+        }
+        other => other,
     }
 }
 

@@ -1,8 +1,8 @@
 //! The wake: after a park, count the cycle, drain one event, decide.
 
-use super::check::{AskedAhead, checked};
+use super::check::{AskedAhead, check_if_decided, checked};
 use super::next::{self, Next, Pacing, Woke};
-use super::{Invocation, Step, StepError, Successor, check, ensure_ours, execution_name};
+use super::{Invocation, Step, StepError, Successor, ensure_ours, execution_name};
 use crate::doorbell::EndCause;
 use crate::row::{Drained, Row, RowStore, Rung, WatchMode};
 use standin_remote::Agent;
@@ -29,14 +29,11 @@ pub async fn wake<S: RowStore, A: Agent>(
     }
 }
 
-/// After a park: count the cycle (roll past the bound), end the park, drain one event,
-/// decide. A row closed by a final state (a follow applied it) ends the stand-in. A push
-/// heard (or an idle push park that ran its time) is checked in the same invocation, so
-/// a push-heard change costs one invocation after the park; the agent is reached only
-/// then. A retried wake drains the same event again (the drain is idempotent per park),
-/// so nothing is lost when the check's write fails and the whole step is retried. The
-/// invocation's row (read on its way in, for the agent's entry), when it has one, judges
-/// whether the step is its stand-in's instead of a second read.
+/// A row closed by a final state (a follow applied it) ends the stand-in. A push heard
+/// (or an idle push park that ran its time) is checked in the same invocation, so a
+/// push-heard change costs one invocation after the park; the agent is reached only then.
+/// A retried wake drains the same event again (the drain is idempotent per park), so
+/// nothing is lost when the check's write fails and the whole step is retried.
 async fn wake_draining<S: RowStore, A: Agent>(
     invocation: &Invocation<'_, S, A>,
     step: Step,
@@ -60,12 +57,7 @@ async fn wake_draining<S: RowStore, A: Agent>(
         let (step, drained, _) = drain(store, step, known, history_bound, pacing).await?;
         return check_if_decided(invocation, step, drained, pacing).await;
     };
-    let asking = async {
-        match invocation.agent().await {
-            Ok(agent) => Some(agent.get(&remote).await),
-            Err(_) => None,
-        }
-    };
+    let asking = async { Some(invocation.agent().await.ok()?.get(&remote).await) };
     let (drained, answer) = tokio::join!(drain(store, step, known, history_bound, pacing), asking);
     let (step, drained, as_seen) = drained?;
     // An answer to a question asked before a push the drain took (one recorded after the
@@ -89,15 +81,11 @@ pub async fn take_rung<S: RowStore>(
     step: &Step,
     history_bound: u32,
 ) -> Result<Option<Drained>, StepError> {
-    let Some(park) = next::park_number(step.next.as_ref()) else {
-        return Ok(None);
-    };
-    let Some(push) = step
-        .park
-        .as_ref()
-        .filter(|p| p.woke == Woke::Rung)
-        .and_then(|p| p.push.as_ref())
-    else {
+    let rung = step.park.as_ref().filter(|p| p.woke == Woke::Rung);
+    let (Some(park), Some(push)) = (
+        next::park_number(step.next.as_ref()),
+        rung.and_then(|p| p.push.as_ref()),
+    ) else {
         return Ok(None);
     };
     // As `refuse_if_not_ours` judges a step with no execution named (the write's
@@ -132,19 +120,6 @@ async fn wake_taken<S: RowStore, A: Agent>(
     next::count_cycle(&mut step.cursor, history_bound);
     let (step, row, _) = decided(step, taken, Woke::Rung, pacing);
     check_if_decided(invocation, step, row, pacing).await
-}
-
-/// The check, when the wake decided on one (on the row the drain left).
-async fn check_if_decided<S: RowStore, A: Agent>(
-    invocation: &Invocation<'_, S, A>,
-    step: Step,
-    row: Option<Row>,
-    pacing: Pacing,
-) -> Result<Step, StepError> {
-    match step.next {
-        Some(Next::Check { .. }) => check(invocation, step, row, pacing).await,
-        _ => Ok(step),
-    }
 }
 
 /// What follows the event a drain took: the step with its decision, the row the drain
@@ -189,7 +164,7 @@ async fn drain<S: RowStore>(
                 &step.task_id,
                 park,
                 step.generation + 1,
-                &new_lease(),
+                &crate::push::token::unguessable_id(),
                 step.lease.as_deref(),
             )
             .await?;
@@ -214,24 +189,10 @@ pub fn successor(step: &Step, mode: WatchMode, pacing: Pacing) -> Step {
     Step {
         task_id: step.task_id.clone(),
         agent: step.agent.clone(),
-        message: None,
-        parts: serde_json::Value::Null,
         next: Some(next),
         cursor,
-        park: None,
         generation: step.generation + 1,
-        successor: None,
-        parent_task_token: None,
-        execution: None,
-        lease: None,
-        deadline_secs: None,
         traceparent: step.traceparent.clone(),
+        ..Step::default()
     }
-}
-
-/// A lease no one can guess: 128 bits from the OS's generator, as hex.
-fn new_lease() -> String {
-    let mut bytes = [0u8; 16];
-    rand::Rng::fill_bytes(&mut rand::rng(), &mut bytes);
-    hex::encode(bytes)
 }

@@ -23,16 +23,12 @@ pub enum Delivered {
 
 /// Sends each webhook of `task_id` its notes after its mark, until `stop_at`. The
 /// webhooks go side by side, so a slow one holds back no other.
-pub async fn deliver<S, P>(
+pub async fn deliver<S: StandIns + Notes + Webhooks, P: WebhookPoster>(
     store: &S,
     poster: &P,
     task_id: &str,
     stop_at: Instant,
-) -> Result<Delivered, StoreError>
-where
-    S: StandIns + Notes + Webhooks,
-    P: WebhookPoster,
-{
+) -> Result<Delivered, StoreError> {
     let Some(row) = store.get(task_id).await? else {
         return Ok(Delivered::All);
     };
@@ -63,18 +59,14 @@ where
 }
 
 /// One webhook's notes after its mark, in order, the mark moved after each.
-async fn one<S, P>(
+async fn one<S: StandIns + Notes + Webhooks, P: WebhookPoster>(
     store: &S,
     poster: &P,
     (task_id, context): (&str, Option<&str>),
     id: &str,
     hook: &Webhook,
     stop_at: Instant,
-) -> Result<Delivered, StoreError>
-where
-    S: StandIns + Notes + Webhooks,
-    P: WebhookPoster,
-{
+) -> Result<Delivered, StoreError> {
     let mut through = hook.through;
     loop {
         let notes = store.notes(task_id, through, PAGE).await?;

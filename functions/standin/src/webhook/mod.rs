@@ -11,7 +11,7 @@
 //!   given up (counted, logged; its mark stays, so the stand-in's next note tries again
 //!   from there); one out of time goes on at once;
 //! - `http.rs`: the POST, through the agents' client and reach rules;
-//! - `sqs.rs`: the delay, on SQS.
+//! - `sqs.rs`: the queue on SQS (deliveries added, delays set).
 
 mod deliver;
 pub mod http;

@@ -42,18 +42,13 @@ fn tries_of(message: &SqsMessage) -> u32 {
 }
 
 /// Delivers each stand-in of the batch; the answer names the messages to try again.
-pub async fn handle<S, P, R>(
+pub async fn handle<S: StandIns + Notes + Webhooks, P: WebhookPoster, R: Redelivery>(
     store: &S,
     poster: &P,
     redelivery: &R,
     event: &SqsEvent,
     stop_at: Instant,
-) -> SqsBatchResponse
-where
-    S: StandIns + Notes + Webhooks,
-    P: WebhookPoster,
-    R: Redelivery,
-{
+) -> SqsBatchResponse {
     let mut by_task: BTreeMap<String, Vec<&SqsMessage>> = BTreeMap::new();
     for message in &event.records {
         match task_of(message) {

@@ -1,17 +1,24 @@
-//! The webhook queue's delays, on SQS: a message's visibility set to the delay.
+//! The webhook queue on SQS: the control API adds deliveries to it, and a failed
+//! delivery's delay is its message's visibility.
 
 use std::time::Duration;
 
 use aws_sdk_sqs::Client;
+use aws_sdk_sqs::error::DisplayErrorContext;
 
 use super::Redelivery;
 
-pub struct SqsRedelivery {
+/// The webhook queue. A deduplication id is at most 128 characters: the group (at most
+/// 72) and `why` (a short kind and a number).
+pub struct SqsDeliveryQueue {
     client: Client,
     queue_url: String,
 }
 
-impl SqsRedelivery {
+/// The webhook queue, as the webhook function sets its delays.
+pub type SqsRedelivery = SqsDeliveryQueue;
+
+impl SqsDeliveryQueue {
     pub fn new(client: Client, queue_url: impl Into<String>) -> Self {
         Self {
             client,
@@ -20,7 +27,7 @@ impl SqsRedelivery {
     }
 }
 
-impl Redelivery for SqsRedelivery {
+impl Redelivery for SqsDeliveryQueue {
     async fn redeliver_in(&self, receipt: &str, delay: Duration) {
         let changed = self
             .client
@@ -32,24 +39,8 @@ impl Redelivery for SqsRedelivery {
             .await;
         // Unchanged, the message comes back after the queue's own visibility timeout.
         if let Err(err) = changed {
-            tracing::warn!(error = %aws_sdk_sqs::error::DisplayErrorContext(&err),
+            tracing::warn!(error = %DisplayErrorContext(&err),
                 "webhook retry delay not set; the queue's own applies");
-        }
-    }
-}
-
-/// The webhook queue, as the control API adds a delivery to it. A deduplication id is
-/// at most 128 characters: the group (at most 72) and `why` (a short kind and a number).
-pub struct SqsDeliveryQueue {
-    client: Client,
-    queue_url: String,
-}
-
-impl SqsDeliveryQueue {
-    pub fn new(client: Client, queue_url: impl Into<String>) -> Self {
-        Self {
-            client,
-            queue_url: queue_url.into(),
         }
     }
 }
@@ -71,7 +62,7 @@ impl super::DeliveryQueue for SqsDeliveryQueue {
                 .send()
                 .await
                 .map(|_| ())
-                .map_err(|e| aws_sdk_sqs::error::DisplayErrorContext(&e).to_string())
+                .map_err(|e| DisplayErrorContext(&e).to_string())
         })
     }
 }

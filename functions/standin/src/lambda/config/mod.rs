@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use crate::agent_rules::EntryRules;
 use crate::agents::{AgentsConfig, ConfigError};
-use crate::steps::next::{IDLE_RECHECK_SECS, MAX_STANDIN_SECS, Pacing};
+use crate::steps::next::{FOLLOW_WINDOW_SECS, IDLE_RECHECK_SECS, MAX_STANDIN_SECS, Pacing};
 
 mod env;
 
 pub use env::{Env, ProcessEnv};
-use env::{boolean, number, optional, positive, required};
+use env::{boolean, ca_file, list, number, optional, positive, required, secs};
 
 /// Park/wake cycles before a roll, when `HISTORY_BOUND` is not set (the template's
 /// `HistoryBound` default).
@@ -28,16 +28,12 @@ pub const DEFAULT_FOLLOW_HEARTBEAT_SECS: u64 = 10;
 
 fn agents(env: &impl Env) -> Result<AgentsConfig, ConfigError> {
     let document = optional(env, "AGENTS").unwrap_or_else(|| r#"{"agents":[]}"#.into());
-    let in_agents = |e: ConfigError| ConfigError {
-        field: format!("AGENTS: {}", e.field),
-        problem: e.problem,
-    };
+    let in_agents = |e: ConfigError| ConfigError::new(format!("AGENTS: {}", e.field), e.problem);
     let config = AgentsConfig::parse(&document).map_err(in_agents)?;
     let rules = entry_rules(env)?;
     for (i, agent) in config.agents.iter().enumerate() {
-        rules
-            .check(&format!("agents[{i}]"), agent)
-            .map_err(in_agents)?;
+        let at = format!("agents[{i}]");
+        rules.check(&at, agent).map_err(in_agents)?;
     }
     Ok(config)
 }
@@ -51,55 +47,37 @@ pub fn entry_rules(env: &impl Env) -> Result<EntryRules, ConfigError> {
     let agentcore_endpoint = optional(env, "AGENTCORE_ENDPOINT");
     if let Some(endpoint) = &agentcore_endpoint {
         // The session token goes with every signature: never in clear off the machine.
-        let url = reqwest::Url::parse(endpoint)
-            .ok()
-            .filter(|u| u.host_str().is_some());
-        let loopback = url.as_ref().and_then(|u| u.host_str()).is_some_and(|h| {
-            h == "localhost"
-                || h.trim_matches(['[', ']'])
-                    .parse::<std::net::IpAddr>()
-                    .is_ok_and(|ip| ip.is_loopback())
-        });
-        let ok = url
-            .as_ref()
-            .is_some_and(|u| u.scheme() == "https" || (u.scheme() == "http" && loopback));
+        let url = reqwest::Url::parse(endpoint).ok();
+        let ok = match url.as_ref().map(|u| (u.scheme(), u.host_str())) {
+            Some(("https", Some(_))) => true,
+            Some(("http", Some(host))) => {
+                let ip = host.trim_matches(['[', ']']).parse::<std::net::IpAddr>();
+                host == "localhost" || ip.is_ok_and(|ip| ip.is_loopback())
+            }
+            _ => false,
+        };
         if !ok {
-            return Err(ConfigError {
-                field: "AGENTCORE_ENDPOINT".into(),
-                problem: format!(
-                    "must be an https:// URL (http:// on loopback only), got {endpoint:?}"
-                ),
-            });
+            return Err(ConfigError::new(
+                "AGENTCORE_ENDPOINT",
+                format!("must be an https:// URL (http:// on loopback only), got {endpoint:?}"),
+            ));
         }
     }
     // The AWS endpoint the functions call, the push URL (Register's), and the stack's
     // own places the template names for every function (`OWN_ORIGINS`).
-    let mut own_origins: Vec<String> = ["AWS_ENDPOINT_URL", "PUSH_BASE_URL"]
+    let own_origins = ["AWS_ENDPOINT_URL", "PUSH_BASE_URL"]
         .iter()
         .filter_map(|name| optional(env, name))
+        .chain(list(env, "OWN_ORIGINS"))
         .filter_map(|url| crate::agent_rules::origin_of(&url))
         .collect();
-    own_origins.extend(
-        optional(env, "OWN_ORIGINS")
-            .unwrap_or_default()
-            .split(',')
-            .filter_map(|url| crate::agent_rules::origin_of(url.trim())),
-    );
     Ok(EntryRules {
         secret_prefix: optional(env, "AGENT_SECRETS_PREFIX").unwrap_or_default(),
         role_pattern: optional(env, "AGENT_ROLE_ARN_PATTERN"),
         region: optional(env, "AWS_REGION"),
         agentcore_endpoint,
         own_origins,
-        own_api_ids: optional(env, "OWN_API_IDS")
-            .map(|ids| {
-                ids.split(',')
-                    .map(str::trim)
-                    .filter(|id| !id.is_empty())
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default(),
+        own_api_ids: list(env, "OWN_API_IDS"),
     })
 }
 
@@ -181,20 +159,19 @@ impl ArtifactSettings {
             return Ok(None);
         };
         let defaults = crate::artifacts::Bounds::default();
+        let memory = "AWS_LAMBDA_FUNCTION_MEMORY_SIZE";
         let max_count = positive(env, "MAX_ARTIFACTS", defaults.max_count as u64)?;
         Ok(Some(Self {
             bucket,
             bounds: crate::artifacts::Bounds {
                 max_bytes: number(env, "MAX_ARTIFACT_BYTES", defaults.max_bytes)?,
-                max_count: usize::try_from(max_count).map_err(|_| ConfigError {
-                    field: "MAX_ARTIFACTS".into(),
-                    problem: format!("{max_count} is too many"),
+                max_count: usize::try_from(max_count).map_err(|_| {
+                    ConfigError::new("MAX_ARTIFACTS", format!("{max_count} is too many"))
                 })?,
             },
-            memory_mib: match optional(env, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE") {
-                Some(_) => Some(positive(env, "AWS_LAMBDA_FUNCTION_MEMORY_SIZE", 0)?),
-                None => None,
-            },
+            memory_mib: optional(env, memory)
+                .map(|_| positive(env, memory, 0))
+                .transpose()?,
         }))
     }
 }
@@ -227,30 +204,20 @@ impl StepSettings {
                 deadline_secs: max_standin_secs(env)?,
                 ..Pacing::default()
             },
-            turn_window: Duration::from_secs(positive(
-                env,
-                "TURN_WINDOW_SECS",
-                DEFAULT_TURN_WINDOW_SECS,
-            )?),
-            follow_heartbeat: Duration::from_secs(positive(
-                env,
-                "FOLLOW_HEARTBEAT_SECS",
-                DEFAULT_FOLLOW_HEARTBEAT_SECS,
-            )?),
-            agent_ca_file: optional(env, standin_remote::tls::AGENT_CA_FILE).map(PathBuf::from),
+            turn_window: secs(env, "TURN_WINDOW_SECS", DEFAULT_TURN_WINDOW_SECS)?,
+            follow_heartbeat: secs(env, "FOLLOW_HEARTBEAT_SECS", DEFAULT_FOLLOW_HEARTBEAT_SECS)?,
+            agent_ca_file: ca_file(env),
             allow_private_agents: boolean(env, "ALLOW_PRIVATE_AGENTS")?,
             stack_name: optional(env, "STACK_NAME").unwrap_or_default(),
             artifacts: ArtifactSettings::read(env)?,
-            outlets: match optional(env, "PARENT_QUEUE_URL") {
-                Some(_) => Some(OutletSettings::read(env)?),
-                None => None,
-            },
+            outlets: optional(env, "PARENT_QUEUE_URL")
+                .map(|_| OutletSettings::read(env))
+                .transpose()?,
             entry_rules: entry_rules(env)?,
         })
     }
 }
 
-/// The follower: the steps' settings, and its queue, room and window.
 #[derive(Debug, Clone)]
 pub struct FollowerSettings {
     pub steps: StepSettings,
@@ -276,16 +243,10 @@ impl FollowerSettings {
     pub fn read(env: &impl Env) -> Result<Self, ConfigError> {
         let capacity = positive(env, "FOLLOWS_PER_FUNCTION", DEFAULT_FOLLOWS_PER_FUNCTION)?;
         if capacity > MAX_FOLLOWS_PER_FUNCTION {
-            return Err(ConfigError {
-                field: "FOLLOWS_PER_FUNCTION".into(),
-                problem: format!("must be at most {MAX_FOLLOWS_PER_FUNCTION}, got {capacity}"),
-            });
+            let problem = format!("must be at most {MAX_FOLLOWS_PER_FUNCTION}, got {capacity}");
+            return Err(ConfigError::new("FOLLOWS_PER_FUNCTION", problem));
         }
-        let window = positive(
-            env,
-            "FOLLOW_WINDOW_SECS",
-            crate::steps::next::FOLLOW_WINDOW_SECS,
-        )?;
+        let window = positive(env, "FOLLOW_WINDOW_SECS", FOLLOW_WINDOW_SECS)?;
         if window > MAX_FOLLOW_WINDOW_SECS {
             return Err(ConfigError {
                 field: "FOLLOW_WINDOW_SECS".into(),
@@ -340,7 +301,7 @@ impl ControlSettings {
             entry_rules: entry_rules(env)?,
             artifacts_bucket: optional(env, "ARTIFACTS_BUCKET"),
             max_standin_secs: max_standin_secs(env)?,
-            agent_ca_file: optional(env, standin_remote::tls::AGENT_CA_FILE).map(PathBuf::from),
+            agent_ca_file: ca_file(env),
             allow_private_agents: boolean(env, "ALLOW_PRIVATE_AGENTS")?,
             api_url_form: api_url_form(env)?,
             webhook_queue_url: optional(env, "WEBHOOK_QUEUE_URL"),
@@ -358,9 +319,7 @@ pub const TURNS_TABLE_SUFFIX: &str = "-turns";
 
 /// The table named `{STACK_NAME}{suffix}`; none outside a stack.
 fn stack_table(env: &impl Env, suffix: &str) -> Option<String> {
-    optional(env, "STACK_NAME")
-        .filter(|stack| !stack.is_empty())
-        .map(|stack| format!("{stack}{suffix}"))
+    optional(env, "STACK_NAME").map(|stack| format!("{stack}{suffix}"))
 }
 
 /// How the control API is reached from outside, for the URLs it writes of itself.
@@ -376,10 +335,10 @@ fn api_url_form(env: &impl Env) -> Result<ApiUrlForm, ConfigError> {
     match optional(env, "API_URL_FORM").as_deref().map(str::trim) {
         None | Some("aws") => Ok(ApiUrlForm::Aws),
         Some("localstack") => Ok(ApiUrlForm::LocalStack),
-        Some(other) => Err(ConfigError {
-            field: "API_URL_FORM".to_owned(),
-            problem: format!("must be aws or localstack, got {other:?}"),
-        }),
+        Some(other) => Err(ConfigError::new(
+            "API_URL_FORM",
+            format!("must be aws or localstack, got {other:?}"),
+        )),
     }
 }
 
@@ -421,7 +380,7 @@ impl WebhookSettings {
             tables: Tables::read(env)?,
             queue_url: required(env, "WEBHOOK_QUEUE_URL")?,
             allow_private: boolean(env, "ALLOW_PRIVATE_AGENTS")?,
-            agent_ca_file: optional(env, standin_remote::tls::AGENT_CA_FILE).map(PathBuf::from),
+            agent_ca_file: ca_file(env),
         })
     }
 }

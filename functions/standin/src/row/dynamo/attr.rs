@@ -19,19 +19,14 @@ pub const CREATED_AT: &str = "created_at";
 /// only): `list_of_agent` queries it, then reads the rows.
 pub const BY_AGENT: &str = "by_agent";
 pub const REPLY_IDS: &str = "reply_ids";
-/// Of `watch`.
+// Of `watch`:
 pub const MODE: &str = "mode";
-/// Of `watch`.
 pub const TOKEN_DIGEST: &str = "token_digest";
-/// Of `pending`.
+// Of `pending`:
 pub const CANCEL: &str = "cancel";
-/// Of `pending`.
 pub const REPLIES: &str = "replies";
-/// Of `pending`.
 pub const PUSH: &str = "push";
-/// Of `pending`.
 pub const PUSH_ID: &str = "push_id";
-/// Of `pending`.
 pub const FOLLOW: &str = "follow";
 /// Both tables' TTL attribute (not a field of `Row`: set at the close).
 pub const EXPIRES_AT: &str = "expires_at";

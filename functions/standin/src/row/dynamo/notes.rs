@@ -3,31 +3,25 @@
 
 use super::*;
 
-impl DynamoRowStore {
-    /// `apply`, first to `seen` (the row as the caller has it) when given. A write on it
-    /// is conditional on its note number and guard, so a row that moved is refused and
-    /// read again; a refusal or "unchanged" is only ever decided on a row read here. A
-    /// hearing's commit reads nothing: its row is the one its claim just wrote, and a
-    /// write refused on it is the hearing's refusal (the push then rings the park).
-    pub(super) async fn apply_from(
+impl Notes for DynamoRowStore {
+    /// A refusal or "unchanged" is only ever decided on a row read here. A hearing's
+    /// commit reads nothing: its row is the one its claim just wrote, and a write refused
+    /// on it is the hearing's refusal (the push then rings the park).
+    async fn apply(
         &self,
         task_id: &str,
-        mut seen: Option<Row>,
+        seen: Option<&Row>,
         out: &RemoteOut,
         guard: &Guard,
     ) -> Result<Applied, StoreError> {
+        let mut seen = seen.cloned();
+        let hearing = matches!(guard, Guard::Hearing { .. });
         for _ in 0..RACE_ATTEMPTS {
             let (row, read_here) = match seen.take() {
                 Some(row) => (row, false),
-                None => (
-                    self.get(task_id)
-                        .await?
-                        .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?,
-                    true,
-                ),
+                None => (self.read_row(task_id).await?, true),
             };
             let unchanged = !out.is_news_after(row.last.as_ref());
-            let hearing = matches!(guard, Guard::Hearing { .. });
             if !read_here && !hearing && (unchanged || !guard.admits(&row)) {
                 continue;
             }
@@ -56,7 +50,7 @@ impl DynamoRowStore {
                 let r = expr.val("report", value(report)?);
                 update.push_str(&format!(", {p}.{FOLLOW} = {r}"));
             }
-            if matches!(guard, Guard::Hearing { .. }) {
+            if hearing {
                 update.push_str(&format!(
                     " REMOVE {HEARING}, {HEARING_PARK}, {HEARING_UNTIL}"
                 ));
@@ -93,6 +87,96 @@ impl DynamoRowStore {
         )))
     }
 
+    async fn close(
+        &self,
+        task_id: &str,
+        final_note: Option<&RemoteOut>,
+    ) -> Result<Closed, StoreError> {
+        for _ in 0..RACE_ATTEMPTS {
+            let row = self.read_row(task_id).await?;
+            let told = row.last.as_ref().is_some_and(|l| l.is_final);
+            if told || (row.closed && final_note.is_none()) {
+                return Ok(Closed { row, note: None });
+            }
+            let mut expr = Expr::default();
+            let c = expr.name(CLOSED);
+            let p = expr.name(PENDING);
+            let t = expr.val("true", AttributeValue::Bool(true));
+            let empty = expr.val("empty", AttributeValue::M(HashMap::new()));
+            let ttl = expr.val("ttl", expires_in(CLOSED_ROW_TTL));
+            let set = format!("SET {c} = {t}, {p} = {empty}, {EXPIRES_AT} = {ttl}");
+            let Some(out) = final_note else {
+                let update = format!("{set} REMOVE {PARK_TOKEN}");
+                let condition = expr.guard(&Guard::Open);
+                match self.send_update(task_id, update, condition, expr).await {
+                    Ok(row) => return Ok(Closed { row, note: None }),
+                    Err(StoreError::Refused(_)) => continue,
+                    Err(err) => return Err(err),
+                }
+            };
+            // The final note may follow a close without one (a cancel waits for the
+            // remote's answer), guarded by `seq` as every note is.
+            let condition = format!("attribute_exists({TASK_ID})");
+            let update = format!(
+                "{set}, {} = {} REMOVE {PARK_TOKEN}",
+                expr.name(LAST),
+                expr.val("out", value(out)?)
+            );
+            let note = crate::row::note_of(&row, out, row.seq + 1);
+            if self
+                .write_with_note(task_id, &row, update, condition, expr, &note)
+                .await?
+            {
+                let mut closed = row;
+                closed.closed = true;
+                closed.park_token = None;
+                closed.pending = Default::default();
+                closed.last = Some(out.clone());
+                closed.seq = note.seq;
+                return Ok(Closed {
+                    row: closed,
+                    note: Some(Box::new(note)),
+                });
+            }
+        }
+        Err(StoreError::Backend(format!(
+            "close of {task_id} kept racing; try again"
+        )))
+    }
+
+    async fn notes(
+        &self,
+        task_id: &str,
+        after: u64,
+        limit: u32,
+    ) -> Result<Vec<ParentNote>, StoreError> {
+        let out = self
+            .client
+            .query()
+            .table_name(&self.notes_table)
+            .key_condition_expression(format!("{TASK_ID} = :id AND {SEQ} > :after"))
+            .expression_attribute_values(":id", AttributeValue::S(task_id.to_owned()))
+            .expression_attribute_values(":after", AttributeValue::N(after.to_string()))
+            .limit(i32::try_from(limit).unwrap_or(i32::MAX))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(backend)?;
+        out.items()
+            .iter()
+            .map(|item| {
+                let body = item
+                    .get(NOTE_BODY)
+                    .and_then(|v| v.as_s().ok())
+                    .ok_or_else(|| StoreError::Backend("a note without a body".into()))?;
+                serde_json::from_str(body)
+                    .map_err(|e| StoreError::Backend(format!("decode note: {e}")))
+            })
+            .collect()
+    }
+}
+
+impl DynamoRowStore {
     /// One transaction: the row's update under its condition plus "nobody took this
     /// number" (`seq` unchanged since the read), and the note put under that number.
     /// False when the row's condition failed (a race: the caller reads again).
@@ -105,22 +189,20 @@ impl DynamoRowStore {
         mut expr: Expr,
         note: &ParentNote,
     ) -> Result<bool, StoreError> {
-        let seen = expr.val("seen", AttributeValue::N(read.seq.to_string()));
-        let next = expr.val("next", AttributeValue::N(note.seq.to_string()));
+        let seen = expr.num("seen", read.seq);
+        let next = expr.num("next", note.seq);
         let update = update.replacen("SET ", &format!("SET {SEQ} = {next}, "), 1);
         // Written on the webhooks as read: the note says whether they are there.
         let rev = expr.name(WEBHOOKS_REV);
         let webhooks_as_read = if read.webhooks_rev == 0 {
             format!("attribute_not_exists({rev})")
         } else {
-            let seen_rev = expr.val("seen_rev", AttributeValue::N(read.webhooks_rev.to_string()));
-            format!("{rev} = {seen_rev}")
+            format!("{rev} = {}", expr.num("seen_rev", read.webhooks_rev))
         };
         let condition = format!("{condition} AND {SEQ} = {seen} AND {webhooks_as_read}");
-        let (k, v) = Self::key(task_id);
         let row_update = Update::builder()
             .table_name(&self.table)
-            .key(k, v)
+            .set_key(Some(Self::key(task_id)))
             .update_expression(update)
             .condition_expression(condition)
             .set_expression_attribute_names(Some(expr.names))
@@ -138,10 +220,8 @@ impl DynamoRowStore {
         if note.is_final
             && let Some(token) = &read.parent_task_token
         {
-            item.insert(
-                PARENT_TASK_TOKEN.to_owned(),
-                AttributeValue::S(token.clone()),
-            );
+            let token = AttributeValue::S(token.clone());
+            item.insert(PARENT_TASK_TOKEN.to_owned(), token);
         }
         if !read.webhooks.is_empty() {
             item.insert(WEBHOOKED.to_owned(), AttributeValue::Bool(true));
@@ -174,7 +254,7 @@ impl DynamoRowStore {
                 {
                     Ok(false)
                 }
-                _ => Err(backend(&err)),
+                _ => Err(backend(err)),
             },
         }
     }

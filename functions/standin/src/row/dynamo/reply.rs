@@ -15,6 +15,7 @@ impl DynamoRowStore {
     pub(super) async fn record_reply(
         &self,
         task_id: &str,
+        event: &WakeEvent,
         queued: &QueuedReply,
         id: Option<&str>,
         guard: &Guard,
@@ -23,7 +24,7 @@ impl DynamoRowStore {
         let p = expr.name(PENDING);
         let one = expr.val("one", AttributeValue::L(vec![value(queued)?]));
         let empty = expr.val("empty", AttributeValue::L(vec![]));
-        let max = expr.val("max", AttributeValue::N(MAX_QUEUED_REPLIES.to_string()));
+        let max = expr.num("max", MAX_QUEUED_REPLIES);
         let mut update = format!(
             "SET {p}.{REPLIES} = list_append(if_not_exists({p}.{REPLIES}, {empty}), {one})"
         );
@@ -37,8 +38,8 @@ impl DynamoRowStore {
                 "rids",
                 AttributeValue::L(vec![AttributeValue::S(id.to_owned())]),
             );
-            let rid = expr.val("rid", AttributeValue::S(id.to_owned()));
-            let most = expr.val("most", AttributeValue::N(REPLY_IDS_MAX.to_string()));
+            let rid = expr.text("rid", id);
+            let most = expr.num("most", REPLY_IDS_MAX);
             update.push_str(&format!(
                 ", {ids} = list_append(if_not_exists({ids}, {empty}), {named})"
             ));
@@ -46,11 +47,6 @@ impl DynamoRowStore {
                 " AND NOT contains({ids}, {rid}) AND (attribute_not_exists({ids}) OR size({ids}) < {most})"
             ));
         }
-        let event = WakeEvent::Reply {
-            text: queued.text().to_owned(),
-            parts: Vec::new(),
-            id: id.map(str::to_owned),
-        };
         // A refusal is read back to say why. A row whose reply ids are full is trimmed
         // (whichever concurrent reply's trim applies) and the reply written again.
         for _ in 0..TRIM_ROUNDS {
@@ -62,7 +58,7 @@ impl DynamoRowStore {
             };
             let row = self.get(task_id).await?.filter(|row| guard.admits(row));
             match row {
-                Some(row) if row.has_reply(&event) => return Ok(row),
+                Some(row) if row.has_reply(event) => return Ok(row),
                 Some(row) if row.pending.replies.len() >= MAX_QUEUED_REPLIES => {
                     return Err(StoreError::RepliesFull(task_id.to_owned()));
                 }
@@ -89,20 +85,14 @@ impl DynamoRowStore {
         condition: &str,
         expr: &Expr,
     ) -> Result<Row, StoreError> {
+        let (update, condition) = (update.to_owned(), condition.to_owned());
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let sent = self
-                .send_update(
-                    task_id,
-                    update.to_owned(),
-                    condition.to_owned(),
-                    expr.clone(),
-                )
-                .await;
-            match sent {
+            let sent = self.send_update(task_id, update.clone(), condition.clone(), expr.clone());
+            match sent.await {
                 Err(StoreError::Backend(_)) if named && attempt < 3 => {
-                    tokio::time::sleep(std::time::Duration::from_millis(100 * attempt)).await;
+                    tokio::time::sleep(Duration::from_millis(100 * attempt)).await;
                 }
                 other => return other,
             }
@@ -121,7 +111,7 @@ impl DynamoRowStore {
     ) -> Result<(), StoreError> {
         let mut expr = Expr::default();
         let ids = expr.name(REPLY_IDS);
-        let size = expr.val("seen", AttributeValue::N(seen.to_string()));
+        let size = expr.num("seen", seen);
         let oldest = (0..(seen - REPLY_IDS_KEPT).min(REPLY_IDS_MAX))
             .map(|i| format!("{ids}[{i}]"))
             .collect::<Vec<_>>()

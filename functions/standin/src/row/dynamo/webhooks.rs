@@ -5,13 +5,16 @@
 use super::*;
 use crate::row::{MAX_WEBHOOKS, Webhook, Webhooks};
 
-/// The expression's names for the map, its revision and webhook `id` in it (an id may
-/// hold characters a placeholder's own name may not).
-fn names(expr: &mut Expr, id: &str) -> (String, String, String) {
-    let map = expr.name(WEBHOOKS);
-    let rev = expr.name(WEBHOOKS_REV);
+/// The expression's names for the map and for webhook `id` in it (an id may hold
+/// characters a placeholder's own name may not).
+fn hook(expr: &mut Expr, id: &str) -> (String, &'static str) {
     expr.names.insert("#hook".to_owned(), id.to_owned());
-    (map, rev, "#hook".to_owned())
+    (expr.name(WEBHOOKS), "#hook")
+}
+
+/// What a change of the webhooks adds: one more revision.
+fn next_rev(expr: &mut Expr) -> String {
+    format!("ADD {} {}", expr.name(WEBHOOKS_REV), expr.num("plus", 1))
 }
 
 impl Webhooks for DynamoRowStore {
@@ -23,14 +26,13 @@ impl Webhooks for DynamoRowStore {
     ) -> Result<Row, StoreError> {
         for _ in 0..RACE_ATTEMPTS {
             let mut expr = Expr::default();
-            let (map, rev, hook) = names(&mut expr, id);
+            let (map, hook) = hook(&mut expr, id);
             let one = expr.val("hook", value(webhook)?);
-            let most = expr.val("most", AttributeValue::N(MAX_WEBHOOKS.to_string()));
-            let plus = expr.val("plus", AttributeValue::N("1".into()));
+            let most = expr.num("most", MAX_WEBHOOKS);
             let into_map = self
                 .send_update(
                     task_id,
-                    format!("SET {map}.{hook} = {one} ADD {rev} {plus}"),
+                    format!("SET {map}.{hook} = {one} {}", next_rev(&mut expr)),
                     format!(
                         "attribute_exists({TASK_ID}) AND attribute_exists({map}) AND (attribute_exists({map}.{hook}) OR size({map}) < {most})"
                     ),
@@ -41,10 +43,7 @@ impl Webhooks for DynamoRowStore {
                 return into_map;
             };
             // Refused: the row has no map yet, or it is full (or was, as it was read).
-            let row = self
-                .get(task_id)
-                .await?
-                .ok_or_else(|| StoreError::NotFound(task_id.to_owned()))?;
+            let row = self.read_row(task_id).await?;
             if row.webhooks.len() >= MAX_WEBHOOKS && !row.webhooks.contains_key(id) {
                 return Err(StoreError::Refused(task_id.to_owned()));
             }
@@ -53,8 +52,6 @@ impl Webhooks for DynamoRowStore {
             }
             let mut expr = Expr::default();
             let map = expr.name(WEBHOOKS);
-            let rev = expr.name(WEBHOOKS_REV);
-            let plus = expr.val("plus", AttributeValue::N("1".into()));
             let first = expr.val(
                 "first",
                 AttributeValue::M(HashMap::from([(id.to_owned(), value(webhook)?)])),
@@ -62,7 +59,7 @@ impl Webhooks for DynamoRowStore {
             let made = self
                 .send_update(
                     task_id,
-                    format!("SET {map} = {first} ADD {rev} {plus}"),
+                    format!("SET {map} = {first} {}", next_rev(&mut expr)),
                     format!("attribute_exists({TASK_ID}) AND attribute_not_exists({map})"),
                     expr,
                 )
@@ -80,12 +77,11 @@ impl Webhooks for DynamoRowStore {
 
     async fn delete_webhook(&self, task_id: &str, id: &str) -> Result<bool, StoreError> {
         let mut expr = Expr::default();
-        let (map, rev, hook) = names(&mut expr, id);
-        let plus = expr.val("plus", AttributeValue::N("1".into()));
+        let (map, hook) = hook(&mut expr, id);
         let deleted = self
             .send_update(
                 task_id,
-                format!("REMOVE {map}.{hook} ADD {rev} {plus}"),
+                format!("REMOVE {map}.{hook} {}", next_rev(&mut expr)),
                 format!("attribute_exists({TASK_ID}) AND attribute_exists({map}.{hook})"),
                 expr,
             )
@@ -105,17 +101,16 @@ impl Webhooks for DynamoRowStore {
         now_ms: u64,
     ) -> Result<Option<u64>, StoreError> {
         let mut expr = Expr::default();
-        let map = expr.name(WEBHOOKS);
-        expr.names.insert("#hook".to_owned(), id.to_owned());
-        let now = expr.val("now", AttributeValue::N(now_ms.to_string()));
-        let version = expr.val("version", AttributeValue::N(version.to_string()));
-        let since = format!("{map}.#hook.failing_since");
+        let (map, hook) = hook(&mut expr, id);
+        let now = expr.num("now", now_ms);
+        let version = expr.num("version", version);
+        let since = format!("{map}.{hook}.failing_since");
         // Not a change of the webhooks either: no revision, and only its own field.
         let failed = self
             .send_update(
                 task_id,
                 format!("SET {since} = if_not_exists({since}, {now})"),
-                format!("{map}.#hook.version = {version}"),
+                format!("{map}.{hook}.version = {version}"),
                 expr,
             )
             .await;
@@ -134,38 +129,26 @@ impl Webhooks for DynamoRowStore {
         seq: u64,
     ) -> Result<bool, StoreError> {
         let mut expr = Expr::default();
-        let map = expr.name(WEBHOOKS);
-        expr.names.insert("#hook".to_owned(), id.to_owned());
-        let through = expr.val("through", AttributeValue::N(seq.to_string()));
-        let version = expr.val("version", AttributeValue::N(version.to_string()));
-        let (k, v) = Self::key(task_id);
+        let (map, hook) = hook(&mut expr, id);
+        let through = expr.num("through", seq);
+        let version = expr.num("version", version);
         // The mark changes no note's condition (it is not a change of the webhooks), and
         // answers nothing: the row is not read back.
         let marked = self
             .client
             .update_item()
             .table_name(&self.table)
-            .key(k, v)
+            .set_key(Some(Self::key(task_id)))
             .update_expression(format!(
-                "SET {map}.#hook.through = {through} REMOVE {map}.#hook.failing_since"
+                "SET {map}.{hook}.through = {through} REMOVE {map}.{hook}.failing_since"
             ))
             .condition_expression(format!(
-                "{map}.#hook.version = {version} AND {map}.#hook.through < {through}"
+                "{map}.{hook}.version = {version} AND {map}.{hook}.through < {through}"
             ))
             .set_expression_attribute_names(Some(expr.names))
             .set_expression_attribute_values(Some(expr.values))
             .send()
             .await;
-        match marked {
-            Ok(_) => Ok(true),
-            Err(err)
-                if err
-                    .as_service_error()
-                    .is_some_and(|e| e.is_conditional_check_failed_exception()) =>
-            {
-                Ok(false)
-            }
-            Err(err) => Err(backend(&err)),
-        }
+        written(marked)
     }
 }

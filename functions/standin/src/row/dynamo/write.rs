@@ -1,6 +1,8 @@
 //! One conditional UpdateItem, and what its refusal means: the write's guard failed, or
 //! the row is not there.
 
+use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
+
 use super::*;
 
 impl DynamoRowStore {
@@ -18,6 +20,26 @@ impl DynamoRowStore {
         self.send_update(task_id, update, condition, expr).await
     }
 
+    /// The UpdateItem, answering the row after it or, refused, the row before it.
+    pub(super) fn update_item(
+        &self,
+        task_id: &str,
+        update: String,
+        condition: String,
+        expr: Expr,
+    ) -> UpdateItemFluentBuilder {
+        self.client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(Self::key(task_id)))
+            .update_expression(update)
+            .condition_expression(condition)
+            .set_expression_attribute_names(Some(expr.names))
+            .set_expression_attribute_values(Some(expr.values))
+            .return_values(ReturnValue::AllNew)
+            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
+    }
+
     pub(super) async fn send_update(
         &self,
         task_id: &str,
@@ -25,36 +47,25 @@ impl DynamoRowStore {
         condition: String,
         expr: Expr,
     ) -> Result<Row, StoreError> {
-        let (k, v) = Self::key(task_id);
-        let mut call = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .key(k, v)
-            .update_expression(update)
-            .condition_expression(condition)
-            .return_values(ReturnValue::AllNew)
-            .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld);
-        for (k, v) in expr.names {
-            call = call.expression_attribute_names(k, v);
-        }
-        for (k, v) in expr.values {
-            call = call.expression_attribute_values(k, v);
-        }
+        let call = self.update_item(task_id, update, condition, expr);
         // An UpdateItem that meets an apply's transaction on the same row is refused with
         // TransactionConflictException; it changed nothing, so it is tried again.
         for attempt in 1..=RACE_ATTEMPTS {
-            match call.clone().send().await {
+            let err = match call.clone().send().await {
                 Ok(out) => return row_of(out.attributes.unwrap_or_default()),
-                Err(err)
-                    if attempt < RACE_ATTEMPTS
-                        && err
-                            .as_service_error()
-                            .is_some_and(|e| e.is_transaction_conflict_exception()) =>
-                {
+                Err(err) => err,
+            };
+            match err.as_service_error() {
+                Some(e) if attempt < RACE_ATTEMPTS && e.is_transaction_conflict_exception() => {
                     tokio::time::sleep(Duration::from_millis(20 * attempt as u64)).await;
                 }
-                Err(err) => return Err(self.refusal(task_id, &err)),
+                Some(UpdateItemError::ConditionalCheckFailedException(e)) => {
+                    return Err(match e.item().is_some_and(|i| !i.is_empty()) {
+                        true => StoreError::Refused(task_id.to_owned()),
+                        false => StoreError::NotFound(task_id.to_owned()),
+                    });
+                }
+                _ => return Err(backend(err)),
             }
         }
         Err(StoreError::Backend(format!(
@@ -62,42 +73,19 @@ impl DynamoRowStore {
         )))
     }
 
-    /// An update that ends park `n` (the row's `woken` name) once: the first run of a
-    /// step writes it, a retried one finds the park over and gets the row as it stands.
+    /// An update that ends park `n` (a value) once: the first run of a step writes it, a
+    /// retried one finds the park over and gets the row as it stands.
     pub(super) async fn once_per_park(
         &self,
         task_id: &str,
         update: String,
-        woken: &str,
         n: &str,
-        expr: Expr,
+        mut expr: Expr,
     ) -> Result<Row, StoreError> {
-        let condition = format!(
-            "attribute_exists({TASK_ID}) AND (attribute_not_exists({woken}) OR {woken} < {n})"
-        );
+        let condition = format!("attribute_exists({TASK_ID}) AND {}", expr.not_woken(n));
         match self.send_update(task_id, update, condition, expr).await {
-            Err(StoreError::Refused(_)) => self
-                .get(task_id)
-                .await?
-                .ok_or_else(|| StoreError::NotFound(task_id.to_owned())),
+            Err(StoreError::Refused(_)) => self.read_row(task_id).await,
             other => other,
-        }
-    }
-
-    pub(super) fn refusal<R: std::fmt::Debug>(
-        &self,
-        task_id: &str,
-        err: &SdkError<aws_sdk_dynamodb::operation::update_item::UpdateItemError, R>,
-    ) -> StoreError {
-        match err.as_service_error() {
-            Some(aws_sdk_dynamodb::operation::update_item::UpdateItemError::ConditionalCheckFailedException(e)) => {
-                if e.item().is_some_and(|i| !i.is_empty()) {
-                    StoreError::Refused(task_id.to_owned())
-                } else {
-                    StoreError::NotFound(task_id.to_owned())
-                }
-            }
-            _ => backend(err),
         }
     }
 }
