@@ -84,7 +84,7 @@ impl<A: Agent + 'static> Collecting<A> {
                                         desk.observe_task(&whole, settled(&task));
                                     }
                                     Err(err) => tracing::warn!(
-                                        error = %err,
+                                        error = %blank_error(&guard, err),
                                         "GetTask for the final artifacts failed; keeping what streamed"
                                     ),
                                 }
@@ -149,8 +149,13 @@ fn blank_error(guard: &EchoGuard, err: RemoteError) -> RemoteError {
         E::Card(m) => E::Card(guard.blank(&m)),
         E::AuthNotConfigured(m) => E::AuthNotConfigured(guard.blank(&m)),
         E::Credentials(m) => E::Credentials(guard.blank(&m)),
+        E::Grpc { code, message } => E::Grpc {
+            code,
+            message: guard.blank(&message),
+        },
         E::Refused(m) => E::Refused(guard.blank(&m)),
-        other => other,
+        // Every arm is named, so a new error that carries the agent's words cannot slip by.
+        E::Http { .. } | E::Timeout { .. } | E::TooLarge { .. } | E::Unauthorized { .. } => err,
     }
 }
 
@@ -167,7 +172,8 @@ impl<A: Agent + 'static> Agent for Collecting<A> {
         self.inner.can_stream()
     }
     async fn send_streaming(&self, turn: &Turn) -> Result<UpdateStream, RemoteError> {
-        Ok(self.watch(self.inner.send_streaming(turn).await?))
+        let opened = self.inner.send_streaming(turn).await;
+        Ok(self.watch(self.guarded(opened, |_, stream| stream).await?))
     }
     async fn send(&self, turn: &Turn) -> Result<Sent, RemoteError> {
         let answer = self.inner.send(turn).await;
@@ -189,7 +195,8 @@ impl<A: Agent + 'static> Agent for Collecting<A> {
         Ok(status)
     }
     async fn subscribe(&self, id: &str) -> Result<UpdateStream, RemoteError> {
-        Ok(self.watch(self.inner.subscribe(id).await?))
+        let opened = self.inner.subscribe(id).await;
+        Ok(self.watch(self.guarded(opened, |_, stream| stream).await?))
     }
     async fn register_push(&self, push: &PushRequest) -> Result<Option<String>, RemoteError> {
         let answer = self.inner.register_push(push).await;

@@ -1,6 +1,7 @@
 //! Echoes and bounds: no secret in a note or the row, every field and the whole manifest bounded.
 
 use super::*;
+use standin_remote::{RemoteError, Turn};
 
 /// The exact-match echo guard covers notes and the row's `last`, not artifacts only: an
 /// agent echoes its 40-character lowercase hex API key in its status text (which the
@@ -407,5 +408,61 @@ async fn content_read_after_its_copy_was_deleted_is_stored_again() {
             blobs.object(&key).is_some(),
             "{id} links to content that exists"
         );
+    }
+}
+
+/// Whatever words an agent puts in an error are blanked of an echo before the stand-in
+/// logs or tells them: each error that carries the agent's text, a gRPC status's included,
+/// from a read, a turn's stream or a follow's, as each opens.
+#[tokio::test]
+async fn an_echo_in_any_error_the_agent_words_is_blanked() {
+    const API_KEY: &str = "0123456789abcdef0123456789abcdef01234567";
+    struct Held;
+    impl standin::artifacts::HeldSecrets for Held {
+        fn held(&self) -> BoxFuture<'_, Vec<String>> {
+            Box::pin(async { vec![API_KEY.to_owned()] })
+        }
+    }
+    let echo = || format!("bad key {API_KEY}");
+    let worded = [
+        RemoteError::TaskNotFound(echo()),
+        RemoteError::Rpc {
+            code: -32603,
+            message: echo(),
+        },
+        RemoteError::Grpc {
+            code: 13,
+            message: echo(),
+        },
+        RemoteError::Transport(echo()),
+        RemoteError::InvalidResponse(echo()),
+    ];
+    for error in worded {
+        let fake = FakeAgent::new(false);
+        fake.fail_gets(vec![error.clone()]);
+        fake.script_stream(Err(error.clone()));
+        fake.script_stream(Err(error.clone()));
+        let desk = Desk::new(
+            Arc::new(MemoryBlobs::default()) as Arc<dyn Blobs>,
+            ID,
+            Bounds::default(),
+            Ours {
+                token: None,
+                held: Some(Arc::new(Held)),
+            },
+            None,
+        );
+        let agent = Collecting::new(fake, Some(Arc::new(desk)));
+        let read = standin_remote::Agent::get(&agent, REMOTE).await.err();
+        let sent = standin_remote::Agent::send_streaming(&agent, &Turn::new("hi", None))
+            .await
+            .err();
+        let followed = standin_remote::Agent::subscribe(&agent, REMOTE).await.err();
+        assert!(error.to_string().contains(API_KEY), "{error}");
+        for said in [read, sent, followed] {
+            let said = said.expect("the agent fails the call").to_string();
+            assert!(!said.contains(API_KEY), "{error:?} came out as {said}");
+            assert!(said.contains("bad key ***"), "{said}");
+        }
     }
 }
