@@ -102,9 +102,6 @@ impl EntryRules {
                 ));
             };
             for (field, text) in &places {
-                if field.ends_with("auth.token_url") {
-                    continue;
-                }
                 if origin_of(text).as_deref() != Some(agentcore.as_str()) {
                     return Err(ConfigError::new(
                         field.clone(),

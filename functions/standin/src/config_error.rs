@@ -16,3 +16,15 @@ impl ConfigError {
         }
     }
 }
+
+/// Whether a configured URL may be sent a secret: https, or http on loopback only (a
+/// test's server), so a secret never crosses a network in clear.
+pub fn https_or_loopback(url: &reqwest::Url) -> bool {
+    let host = url.host_str().unwrap_or_default();
+    let ip = host.trim_matches(['[', ']']).parse::<std::net::IpAddr>();
+    match url.scheme() {
+        "https" => !host.is_empty(),
+        "http" => host == "localhost" || ip.is_ok_and(|ip| ip.is_loopback()),
+        _ => false,
+    }
+}

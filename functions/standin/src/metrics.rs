@@ -35,10 +35,9 @@ pub enum Metric {
     /// A note an outlet refused for good (the sender's fault): passed over so the notes
     /// behind it go on, kept in the note log; its own alarm says so.
     NotesRefused,
-    /// A Step Functions parent's answer (SendTaskSuccess or SendTaskFailure) that Step
-    /// Functions refused for good (not a token, a bad output, a key or permission we
-    /// lack; not a parent that stopped waiting): that parent never hears the end; its own
-    /// alarm says so.
+    /// A Step Functions parent's SendTaskSuccess or SendTaskFailure refused for good (not a
+    /// token, a bad output, a key or permission we lack; not a parent that stopped waiting):
+    /// that parent never hears the end; its own alarm says so.
     ParentCallbacksRefused,
     /// From the agent's change (its status timestamp) to the stand-in's record of it, in
     /// milliseconds; dimension `Watch` (`push`, `follow`, `off`).
@@ -133,16 +132,14 @@ pub fn line(
     line
 }
 
-/// Records one measurement, with the value of the metric's own dimension: prints its EMF
-/// line.
+/// Prints one measurement's EMF line, with the value of the metric's own dimension.
 pub fn record(metric: Metric, value: f64, dimension: Option<&str>, task_id: Option<&str>) {
     let at_ms = crate::clock::now_ms();
     println!("{}", line(metric, value, dimension, task_id, at_ms));
 }
 
-/// Records how long after the agent's change (`changed_at`, the status timestamp) the
-/// stand-in heard it; nothing when the agent gave no readable timestamp or a clock ahead
-/// of ours.
+/// Records how long after the agent's change (`changed_at`, its status timestamp) we heard
+/// it; nothing without a readable timestamp, or with a clock ahead of ours.
 pub fn heard(changed_at: Option<&str>, watch: &str, task_id: &str) {
     let now = crate::clock::now_ms();
     if let Some(latency) = changed_at

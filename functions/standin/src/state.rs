@@ -125,13 +125,10 @@ fn message_part(part: &Part) -> PartView {
                 Ok(data) if json.len() <= MAX_TEXT_BYTES => {
                     let data = scrub_strings(data);
                     // Scrubbed strings are re-escaped: bounded as they will be written.
-                    if serde_json::to_string(&data).map_or(usize::MAX, |t| t.len())
-                        <= MAX_TEXT_BYTES
-                    {
-                        view.data = Some(data);
-                    } else {
-                        view.flag = Some(PartFlag::Truncated);
-                    }
+                    let written = serde_json::to_string(&data).map_or(usize::MAX, |t| t.len());
+                    let fits = written <= MAX_TEXT_BYTES;
+                    view.flag = (!fits).then_some(PartFlag::Truncated);
+                    view.data = fits.then_some(data);
                 }
                 Ok(_) => view.flag = Some(PartFlag::Truncated),
                 Err(_) => view.flag = Some(PartFlag::Unreadable),
@@ -201,12 +198,8 @@ impl TurnReader {
 
     /// Takes one update; returns true when the turn is over (interrupted or final).
     pub fn read(&mut self, update: &Update) -> bool {
-        if let Update::Status(Status {
-            context_id: Some(ctx),
-            ..
-        }) = update
-        {
-            self.context_id = Some(ctx.clone());
+        if let Update::Status(status) = update {
+            self.context_id = status.context_id.clone().or(self.context_id.take());
         }
         let known = self.last.as_ref().map_or("", |l| l.text.as_str());
         // A bare message after the task showed itself is a message about it, not a
@@ -220,7 +213,6 @@ impl TurnReader {
             .is_some_and(|l| l.is_final || l.state.is_interrupted())
     }
 
-    /// The state the turn has reached so far.
     pub fn last(&self) -> Option<&RemoteOut> {
         self.last.as_ref()
     }

@@ -10,10 +10,8 @@ use standin_wire::{FileContent, InputFile, InputPart};
 use crate::agents::{FileDelivery, MAX_DELIVERED_BYTES};
 use crate::artifacts::{BlobError, Blobs};
 
-/// How long the agent's link reads an uploaded file.
 pub const LINK_SECONDS: u64 = 3600;
 
-/// Why an upload cannot be handed over.
 #[derive(Debug, thiserror::Error)]
 pub enum HandOverError {
     /// Gone for good (expired with the bucket's retention, or no bucket): the turn ends

@@ -38,20 +38,16 @@ pub const MIN_FOLLOW_INTERVAL: Duration = Duration::from_secs(1);
 /// a half, so that a polled stand-in left idle costs what one on push does (its backoff,
 /// from 2 s, reaches it after about two hours; a change sets it back to 2 s).
 pub const DEFAULT_POLL_MAX_INTERVAL: Duration = Duration::from_secs(5400);
-/// How long an agent may stay unreachable before its stand-in ends, unless its entry
-/// says (`max_unreachable`): a day, so an agent's maintenance window does not end its
-/// tasks.
+/// How long an agent may stay unreachable before its stand-in ends, unless its entry says
+/// (`max_unreachable`): a day, so an agent's maintenance window does not end its tasks.
 pub const DEFAULT_MAX_UNREACHABLE: Duration = Duration::from_secs(24 * 3600);
 /// The most `max_duration` and `max_unreachable` may be: a year (a stand-in lives at
 /// most the stack's `MaxStandInSecs` whatever its entry says).
 pub const MAX_ENTRY_DURATION: Duration = Duration::from_secs(365 * 24 * 3600);
 /// The first wait of a poll, and the least `poll_max_interval`.
 pub const POLL_FIRST_INTERVAL: Duration = Duration::from_secs(2);
-/// The most `poll_max_interval` may be: a day (a polled stand-in asks its agent at least
-/// daily).
+/// The most `poll_max_interval`: a day (a polled stand-in asks its agent at least daily).
 pub const MAX_POLL_INTERVAL: Duration = Duration::from_secs(24 * 3600);
-/// The least length of the session id `session_header` carries (AgentCore Runtime's).
-pub const SESSION_ID_MIN_CHARS: usize = 33;
 /// Headers the stand-in writes itself, or that HTTP keeps for the connection.
 const RESERVED_HEADERS: [&str; 15] = [
     "host",
@@ -221,10 +217,9 @@ fn read_error(e: serde_path_to_error::Error<serde_json::Error>) -> ConfigError {
     err(field, problem)
 }
 
-/// The stable session id a stand-in sends in its agent's `session_header`: derived from
-/// the deployment (`salt`, its stack name) and the stand-in's id, so it is the same for
-/// every call and every generation, and two deployments sharing an agent never share a
-/// session. 72 characters.
+/// The session id a stand-in sends in its agent's `session_header` (72 characters): from
+/// the deployment (`salt`, its stack name) and the stand-in's id, so the same for every
+/// call and generation, and never shared by two deployments sharing an agent.
 pub fn session_id(salt: &str, task_id: &str) -> String {
     use sha2::Digest;
     let digest = sha2::Sha256::digest(format!("{salt}\n{task_id}").as_bytes());
@@ -238,8 +233,7 @@ pub const MAX_ENTRY_BYTES: usize = 16 * 1024;
 pub const MAX_URL_BYTES: usize = 2048;
 /// The longest short text an entry holds (`version`, `participant`, a header's value).
 pub const MAX_SHORT_BYTES: usize = 1024;
-/// The most items of an entry's lists and maps (`headers`, `allowed_origins`,
-/// `extensions`).
+/// At most this many `headers`, `allowed_origins` or `extensions` in an entry.
 pub const MAX_ITEMS: usize = 16;
 
 fn at_most(field: &str, text: &str, max: usize) -> Result<(), ConfigError> {
@@ -256,8 +250,7 @@ fn at_most(field: &str, text: &str, max: usize) -> Result<(), ConfigError> {
 /// control API and a DynamoDB key.
 pub const MAX_AGENT_ID_CHARS: usize = 64;
 
-/// Whether `id` may name an agent: 1 to [`MAX_AGENT_ID_CHARS`] letters, digits, `.`, `_`
-/// or `-`.
+/// Whether `id` may name an agent: 1 to [`MAX_AGENT_ID_CHARS`] of `[A-Za-z0-9._-]`.
 pub fn is_agent_id(id: &str) -> bool {
     let ok_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
     !id.is_empty() && id.chars().count() <= MAX_AGENT_ID_CHARS && id.chars().all(ok_char)
@@ -265,8 +258,7 @@ pub fn is_agent_id(id: &str) -> bool {
 
 impl AgentSpec {
     /// Parses one entry as the registry takes it (`PUT /agents/{id}`): the fields of an
-    /// entry of the agents document, errors naming the field (`url`), and an id of at
-    /// most 64 letters, digits, `.`, `_` or `-`.
+    /// entry of the agents document, errors naming the field (`url`), an [`is_agent_id`].
     pub fn parse_entry(json: &str) -> Result<Self, ConfigError> {
         let value: serde_json::Value =
             serde_json::from_str(json).map_err(|e| err("agent entry", format!("not JSON: {e}")))?;
@@ -360,11 +352,11 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
     if entry.id.trim().is_empty() {
         return Err(err(format!("{at}.id"), "must not be empty"));
     }
-    at_most(&format!("{at}.url"), &entry.url, MAX_URL_BYTES)?;
     for (name, text, max) in [
-        ("card_url", &entry.card_url, MAX_URL_BYTES),
-        ("version", &entry.version, MAX_SHORT_BYTES),
-        ("participant", &entry.participant, MAX_SHORT_BYTES),
+        ("url", Some(&entry.url), MAX_URL_BYTES),
+        ("card_url", entry.card_url.as_ref(), MAX_URL_BYTES),
+        ("version", entry.version.as_ref(), MAX_SHORT_BYTES),
+        ("participant", entry.participant.as_ref(), MAX_SHORT_BYTES),
     ] {
         if let Some(text) = text {
             at_most(&format!("{at}.{name}"), text, max)?;
@@ -393,22 +385,14 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
     }
     http_url(&format!("{at}.url"), &entry.url)?;
     let follow_interval = match entry.follow_interval {
-        None => DEFAULT_FOLLOW_INTERVAL,
+        None => Ok(DEFAULT_FOLLOW_INTERVAL),
         Some(secs) if secs >= MIN_FOLLOW_INTERVAL.as_secs_f64() => {
-            Duration::try_from_secs_f64(secs).map_err(|_| {
-                err(
-                    format!("{at}.follow_interval"),
-                    format!("must be a number of seconds a duration can hold, got {secs}"),
-                )
-            })?
+            Duration::try_from_secs_f64(secs)
+                .map_err(|_| format!("must be a number of seconds a duration can hold, got {secs}"))
         }
-        Some(secs) => {
-            return Err(err(
-                format!("{at}.follow_interval"),
-                format!("must be at least 1 second, got {secs}"),
-            ));
-        }
-    };
+        Some(secs) => Err(format!("must be at least 1 second, got {secs}")),
+    }
+    .map_err(|problem| err(format!("{at}.follow_interval"), problem))?;
     let allowed_origins: Vec<String> = entry
         .allowed_origins
         .iter()
@@ -460,22 +444,14 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
     for (i, uri) in entry.extensions.iter().enumerate() {
         http_url(&format!("{at}.extensions[{i}]"), uri)?;
     }
+    let (least, most) = (POLL_FIRST_INTERVAL.as_secs(), MAX_POLL_INTERVAL.as_secs());
     let poll_max_interval = match entry.poll_max_interval {
         None => DEFAULT_POLL_MAX_INTERVAL,
-        Some(secs)
-            if (POLL_FIRST_INTERVAL.as_secs_f64()..=MAX_POLL_INTERVAL.as_secs_f64())
-                .contains(&secs) =>
-        {
-            Duration::from_secs_f64(secs)
-        }
+        Some(secs) if (least as f64..=most as f64).contains(&secs) => Duration::from_secs_f64(secs),
         Some(secs) => {
             return Err(err(
                 format!("{at}.poll_max_interval"),
-                format!(
-                    "must be {} to {} seconds, got {secs}",
-                    POLL_FIRST_INTERVAL.as_secs(),
-                    MAX_POLL_INTERVAL.as_secs()
-                ),
+                format!("must be {least} to {most} seconds, got {secs}"),
             ));
         }
     };
@@ -487,28 +463,20 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
         None => DEFAULT_MAX_UNREACHABLE,
         Some(secs) => whole_seconds(&format!("{at}.max_unreachable"), secs)?,
     };
-    if let Some(auth) = &entry.auth {
-        at_most(
-            &format!("{at}.auth"),
-            &auth.to_string(),
-            MAX_SHORT_BYTES * 4,
-        )?;
-    }
     let auth = entry
         .auth
-        .map(|value| crate::auth::AuthSpec::parse(&format!("{at}.auth"), value))
+        .map(|value| {
+            let field = format!("{at}.auth");
+            at_most(&field, &value.to_string(), MAX_SHORT_BYTES * 4)?;
+            crate::auth::AuthSpec::parse(&field, value)
+        })
         .transpose()?;
     let card_signing = entry
         .card_signing
         .map(|value| {
             standin_remote::CardSigning::parse(&value).map_err(|e| {
-                let field = format!("{at}.card_signing");
-                let field = if e.member.is_empty() {
-                    field
-                } else {
-                    format!("{field}.{}", e.member)
-                };
-                err(field, e.problem)
+                let dot = if e.member.is_empty() { "" } else { "." };
+                err(format!("{at}.card_signing{dot}{}", e.member), e.problem)
             })
         })
         .transpose()?;
@@ -534,11 +502,7 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
     };
     let size = spec.to_entry().to_string().len();
     if size > MAX_ENTRY_BYTES {
-        let field = if at.is_empty() {
-            "agent entry".to_owned()
-        } else {
-            at.to_owned()
-        };
+        let field = if at.is_empty() { "agent entry" } else { at };
         return Err(err(
             field,
             format!("must be at most {MAX_ENTRY_BYTES} bytes written as JSON, got {size}"),
@@ -547,21 +511,19 @@ fn check_agent(at: &str, entry: Entry) -> Result<AgentSpec, ConfigError> {
     Ok(spec)
 }
 
-fn http_url(field: &str, text: &str) -> Result<(), ConfigError> {
+fn http_url(field: &str, text: &str) -> Result<reqwest::Url, ConfigError> {
     let url = reqwest::Url::parse(text).map_err(|e| err(field, format!("not a URL: {e}")))?;
     if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
         return Err(err(field, "must be an http:// or https:// URL with a host"));
     }
-    Ok(())
+    Ok(url)
 }
 
 /// A card URL: http(s), on the agent URL's origin or one of `allowed_origins` (a card
 /// elsewhere would let an entry point the stand-in anywhere).
 fn card_at(field: &str, text: &str, url: &str, allowed: &[String]) -> Result<String, ConfigError> {
-    http_url(field, text)?;
-    let origin = |u: &str| reqwest::Url::parse(u).map(|u| u.origin().ascii_serialization());
-    let card = origin(text).map_err(|e| err(field, format!("not a URL: {e}")))?;
-    if origin(url).ok().as_ref() != Some(&card) && !allowed.contains(&card) {
+    let card = http_url(field, text)?.origin().ascii_serialization();
+    if crate::auth::agentcore::origin_of(url).as_ref() != Some(&card) && !allowed.contains(&card) {
         return Err(err(
             field,
             format!("{card} is neither the url's origin nor in allowed_origins"),

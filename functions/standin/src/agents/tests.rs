@@ -153,6 +153,9 @@ fn a_registry_entry_names_its_field_and_keeps_ids_path_safe() {
     assert!(AgentSpec::parse_entry(r#"{"id":"A-1.b_c","url":"http://h"}"#).is_ok());
 }
 
+/// The least length of the session id `session_header` carries (AgentCore Runtime's).
+const SESSION_ID_MIN_CHARS: usize = 33;
+
 #[test]
 fn a_session_id_is_stable_long_enough_and_the_deployments_own() {
     let id = session_id("stack-a", "si-1");

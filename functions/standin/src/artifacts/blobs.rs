@@ -57,9 +57,8 @@ pub trait Blobs: Send + Sync {
     fn abort(&self, upload: Upload) -> BoxFuture<'_, Result<(), BlobError>>;
     /// A link that reads the object for `seconds`.
     fn link(&self, key: &str, seconds: u64) -> BoxFuture<'_, Result<String, BlobError>>;
-    /// A link that puts `size` bytes (of `media_type`) at `key` for `seconds`, once (a
-    /// key that holds an object is not written again), with the headers the request
-    /// must carry as signed.
+    /// A link that puts `size` bytes (of `media_type`) at `key` for `seconds`, once (never
+    /// over an object), with the headers the request must carry as signed.
     fn put_link<'a>(
         &'a self,
         key: &'a str,

@@ -27,37 +27,29 @@ enum Observed<A = Artifact> {
     Task(Vec<A>, bool),
 }
 
-/// What one invocation keeps of what its calls saw before folding it (an agent that
-/// streams a part per token), by count and by bytes (a follower holds a hundred
-/// stand-ins in 256 MB); past either, updates are dropped, and the task's own account at
-/// the end restores what they said.
+/// What one invocation keeps of what its calls saw before folding it (an agent may stream
+/// a part per token), by count and by bytes (a follower holds 100 stand-ins in 256 MB);
+/// past either, updates are dropped: the task's own account at the end restores them.
 const MAX_OBSERVED: usize = 1000;
 pub const MAX_OBSERVED_BYTES: usize = 4 * 1024 * 1024;
 
 /// What an artifact holds in memory until folded: its inline content and its words.
 fn artifact_bytes(artifact: &Artifact) -> usize {
-    let words = [&artifact.name, &artifact.description, &artifact.metadata]
-        .into_iter()
-        .flatten()
-        .map(String::len)
-        .sum::<usize>();
-    let parts: usize = artifact
-        .parts
-        .iter()
-        .map(|p| {
-            let content = match &p.content {
-                Content::Text(t) | Content::Data(t) | Content::Url(t) | Content::Unreadable(t) => {
-                    t.len()
-                }
-                Content::Bytes(b) => b.len(),
-                Content::Stored { spill, .. } => spill.len(),
-            };
-            content
-                + p.filename.as_ref().map_or(0, String::len)
-                + p.media_type.as_ref().map_or(0, String::len)
-        })
-        .sum();
-    artifact.id.len() + words + parts
+    let len = |texts: &[&Option<String>]| -> usize {
+        texts.iter().copied().flatten().map(String::len).sum()
+    };
+    let part = |p: &Part| {
+        let content = match &p.content {
+            Content::Text(t) | Content::Data(t) | Content::Url(t) | Content::Unreadable(t) => {
+                t.len()
+            }
+            Content::Bytes(b) => b.len(),
+            Content::Stored { spill, .. } => spill.len(),
+        };
+        content + len(&[&p.filename, &p.media_type])
+    };
+    let words = len(&[&artifact.name, &artifact.description, &artifact.metadata]);
+    artifact.id.len() + words + artifact.parts.iter().map(part).sum::<usize>()
 }
 
 fn observed_bytes(observed: &Observed) -> usize {
@@ -120,10 +112,9 @@ impl Desk {
         }
     }
 
-    /// Starts reading the manifest now, for the first change to use instead of reading
-    /// it then: a wake's note waits for the agent's answer, and the read overlaps it.
-    /// The copy is as good as one read at the change: the write back is conditional on
-    /// its version, so a copy another writer has since replaced is read again.
+    /// Starts reading the manifest now, for the first change to use instead of reading it
+    /// then (as good, like `copy`): a wake's note waits for the agent's answer, and the
+    /// read overlaps it.
     pub fn read_ahead(&self) {
         let (blobs, task_id) = (self.blobs.clone(), self.task_id.clone());
         if let Ok(mut ahead) = self.ahead.lock()
@@ -270,11 +261,6 @@ impl Desk {
         .map(drop)
     }
 
-    /// The copy this desk last read or wrote, once (None: there is none, or it was used).
-    fn copy(&self) -> Option<(Manifest, String)> {
-        self.copy.lock().ok()?.take()
-    }
-
     /// Reads, changes and writes the manifest back only if no one wrote it meanwhile;
     /// parts the change no longer lists are deleted.
     async fn change(
@@ -283,7 +269,8 @@ impl Desk {
     ) -> Result<Manifest, BlobError> {
         let key = manifest_key(&self.task_id);
         for _ in 0..SAVE_ATTEMPTS {
-            let (mut manifest, etag, read_now) = match self.copy() {
+            let copy = self.copy.lock().ok().and_then(|mut copy| copy.take());
+            let (mut manifest, etag, read_now) = match copy {
                 Some((manifest, etag)) => (manifest, Some(etag), false),
                 None => {
                     let (manifest, etag) = match self.read_before().await {
@@ -410,22 +397,14 @@ impl Desk {
                 None
             }
         };
-        let Some(stored) = stored else {
-            return StoredPart {
-                view,
-                key: None,
-                whole: None,
-            };
-        };
-        view.size = Some(stored.size);
-        view.sha256 = Some(stored.sha256).filter(|s| !s.is_empty());
-        view.stored = stored.key.is_some();
-        view.flag = stored.flag;
-        StoredPart {
-            view,
-            key: stored.key,
-            whole: stored.whole,
+        if let Some(stored) = &stored {
+            view.size = Some(stored.size);
+            view.sha256 = Some(stored.sha256.clone()).filter(|s| !s.is_empty());
+            view.stored = stored.key.is_some();
+            view.flag = stored.flag;
         }
+        let (key, whole) = stored.map_or((None, None), |s| (s.key, s.whole));
+        StoredPart { view, key, whole }
     }
 }
 

@@ -128,26 +128,15 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
-fn is_token_char(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b == b'-' || b == b'_'
-}
-
 /// Runs of at least `TOKEN_LEN` token characters: only their windows are hashed, so
 /// checking a file costs a scan, and a hash per position only inside such runs.
 fn token_runs(bytes: &[u8]) -> Vec<std::ops::Range<usize>> {
-    let mut runs = Vec::new();
-    let mut start = None;
-    for (i, &b) in bytes.iter().chain([&b' ']).enumerate() {
-        match (is_token_char(b) && i < bytes.len(), start) {
-            (true, None) => start = Some(i),
-            (false, Some(s)) => {
-                if i - s >= TOKEN_LEN {
-                    runs.push(s..i);
-                }
-                start = None;
-            }
-            _ => {}
+    let (mut runs, mut start) = (Vec::new(), 0);
+    for run in bytes.split(|&b| !(b.is_ascii_alphanumeric() || b == b'-' || b == b'_')) {
+        if run.len() >= TOKEN_LEN {
+            runs.push(start..start + run.len());
         }
+        start += run.len() + 1;
     }
     runs
 }

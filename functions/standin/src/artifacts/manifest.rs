@@ -24,8 +24,7 @@ impl Default for Bounds {
     }
 }
 
-/// Parts one artifact keeps (an agent that appends a part per token); past it the
-/// artifact is truncated.
+/// Parts one artifact keeps (an agent may append a part per token); past it, truncated.
 pub const MAX_PARTS: usize = 1000;
 /// What a note may carry of artifacts, serialized: past it the rest are read through the
 /// API (the note says how many), so a note stays far below SQS's 256 KB.
@@ -38,10 +37,9 @@ pub const API_INLINE_BYTES: usize = 1024 * 1024;
 pub const API_PAGE_BYTES: usize = 1024 * 1024;
 /// The manifest's size in all, as saved (each part and each artifact's names, metadata and
 /// inline text): every reader loads it whole, the End function (128 MB) included, and the
-/// artifacts API answers any one artifact within Lambda's 6 MB, even escaped a second
-/// time as the proxy's body. Past it, new parts are not kept (the artifact is listed
-/// truncated), an artifact's names and metadata do not grow, and new artifacts are not
-/// listed.
+/// artifacts API answers any one artifact within Lambda's 6 MB, even escaped a second time
+/// as the proxy's body. Past it, new parts are not kept (the artifact is listed truncated),
+/// an artifact's names and metadata do not grow, and new artifacts are not listed.
 pub const MAX_MANIFEST_BYTES: usize = 2 * 1024 * 1024;
 /// An artifact's metadata larger than this is left out of notes (the API shows it).
 const NOTE_METADATA_BYTES: usize = 1024;
@@ -123,8 +121,7 @@ impl Entry {
             let flag = p.view.flag.filter(|f| *f != PartFlag::Truncated);
             (digest, p.view.url.clone(), flag)
         };
-        self.parts.len() == parts.len()
-            && self.parts.iter().map(content).eq(parts.iter().map(content))
+        self.parts.iter().map(content).eq(parts.iter().map(content))
     }
 
     /// What it takes in the saved manifest, as kept (counted once for an older one).
@@ -214,8 +211,7 @@ fn entry_bytes(entry: &Entry) -> usize {
     head_bytes(entry) + entry.parts.iter().map(part_bytes).sum::<usize>()
 }
 
-/// The first of `parts` that fit both `count` and `budget` bytes; the keys of the rest,
-/// to delete.
+/// The first of `parts` that fit `count` and `budget` bytes; the rest's keys, to delete.
 fn fitting(
     mut parts: Vec<StoredPart>,
     count: usize,
@@ -268,8 +264,7 @@ pub struct ForNote {
     pub views: Vec<ArtifactView>,
     /// (id, version) of each artifact carried.
     pub told: Vec<(String, u64)>,
-    /// Due but past the note's room: the API lists them (and a later note may carry
-    /// them).
+    /// Due but past the note's room: the API lists them (and a later note may carry them).
     pub omitted: u32,
 }
 
@@ -311,13 +306,11 @@ impl Manifest {
             .stored_parts()
             .filter_map(|p| p.key.as_deref())
             .collect();
-        let mut gone: Vec<String> = keys
-            .into_iter()
+        keys.into_iter()
             .filter(|key| !listed.contains(key.as_str()))
-            .collect();
-        gone.sort_unstable();
-        gone.dedup();
-        gone
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect()
     }
 
     /// A streamed update: `append` adds its parts to the artifact of the same id, else

@@ -12,8 +12,8 @@ use tokio::sync::{Mutex, OwnedSemaphorePermit, Semaphore};
 
 use super::blobs::MIN_PART_BYTES;
 
-/// What one part held in memory takes: the part (S3's least part size, as the sink holds), the tail held back for the echo check,
-/// and the last chunk that took it past the part size.
+/// What one part held in memory takes: the part as the sink holds it, the tail held back
+/// for the echo check, and the last chunk that took it past the part size.
 pub const PART_ROOM_BYTES: usize = MIN_PART_BYTES + 512 * 1024;
 
 /// The process itself, with its connections and buffers (a follower with a hundred
@@ -25,15 +25,12 @@ const MIB: usize = 1024 * 1024;
 #[derive(Clone)]
 pub struct PartRoom {
     parts: Arc<Semaphore>,
-    size: usize,
 }
 
 impl PartRoom {
     pub fn new(parts: usize) -> Self {
-        let size = parts.max(1);
         Self {
-            parts: Arc::new(Semaphore::new(size)),
-            size,
+            parts: Arc::new(Semaphore::new(parts.max(1))),
         }
     }
 
@@ -54,11 +51,6 @@ impl PartRoom {
     pub fn fits(memory_mib: u64, streams: usize, event_bytes: usize) -> bool {
         let needed = PROCESS_BYTES + streams.saturating_mul(event_bytes) + PART_ROOM_BYTES;
         usize::try_from(memory_mib).is_ok_and(|m| m.saturating_mul(MIB) >= needed)
-    }
-
-    /// How many parts it holds at once.
-    pub fn size(&self) -> usize {
-        self.size
     }
 
     /// Parts free now.
@@ -99,12 +91,12 @@ mod tests {
     #[test]
     fn the_memory_less_the_process_and_the_streams_is_divided_into_parts() {
         // A 256 MB follower with 100 streams of at most 1 MiB events: 19 parts.
-        assert_eq!(PartRoom::for_memory(256, 100, MIB).size(), 19);
+        assert_eq!(PartRoom::for_memory(256, 100, MIB).free(), 19);
         assert!(PartRoom::fits(256, 100, MIB));
         // One stand-in in 128 MB.
-        assert_eq!(PartRoom::for_memory(128, 1, MIB).size(), 14);
+        assert_eq!(PartRoom::for_memory(128, 1, MIB).free(), 14);
         // Streams past the memory: still one part, and it does not fit.
-        assert_eq!(PartRoom::for_memory(256, 500, MIB).size(), 1);
+        assert_eq!(PartRoom::for_memory(256, 500, MIB).free(), 1);
         assert!(!PartRoom::fits(256, 500, MIB));
     }
 

@@ -18,8 +18,7 @@ use crate::digest::TokenDigest;
 use standin_remote::{ContentSink, Spilled};
 use standin_wire::PartFlag;
 
-/// What of ours must not be stored: the push token (by its digest) and the credentials
-/// the process holds.
+/// What of ours must not be stored: the push token (its digest) and the credentials held.
 #[derive(Clone, Default)]
 pub struct Ours {
     pub token: Option<TokenDigest>,
@@ -82,8 +81,7 @@ struct Open {
 
 #[derive(Default)]
 struct State {
-    /// Parts being received, by spill (a GetTask may store parts while a stream's part
-    /// is still open).
+    /// Parts being received, by spill (a GetTask may store some while a stream's is open).
     open: HashMap<String, Open>,
     done: HashMap<String, Stored>,
     bytes_left: u64,
@@ -111,12 +109,10 @@ pub struct PartSink {
     blobs: Arc<dyn Blobs>,
     task_id: String,
     bounds: Bounds,
-    /// The digest of the push token the agent was given (set again when a
-    /// registration gives it a new one).
+    /// The digest of the push token the agent holds (a registration may give it a new one).
     token: std::sync::Mutex<Option<TokenDigest>>,
     held: Option<Arc<dyn HeldSecrets>>,
-    /// Read from the manifest when the first part arrives: a call that brings no
-    /// artifact costs no read.
+    /// Read from the manifest at the first part: a call with no artifact costs no read.
     state: Mutex<Option<State>>,
     /// The process's room for parts held in memory (None: unbounded, one stand-in's
     /// process outside Lambda), and this stand-in's claim on it.
@@ -212,13 +208,11 @@ impl PartSink {
     async fn open(&self, state: &mut State, spill: String) -> Open {
         let guard = self.guard().await;
         state.next += 1;
-        let mut nonce = [0u8; 8];
-        rand::Rng::fill_bytes(&mut rand::rng(), &mut nonce);
         // Unique across invocations (two may store for one stand-in at once).
         let key = format!(
             "{}{}-{}",
             parts_prefix(&self.task_id),
-            hex::encode(nonce),
+            hex::encode(rand::random::<[u8; 8]>()),
             state.next
         );
         Open {
@@ -229,8 +223,7 @@ impl PartSink {
         }
     }
 
-    /// `reserve`: bytes of the bound this content must leave for others (see
-    /// `SMALL_PARTS_RESERVE`).
+    /// `reserve`: what of the bound this content leaves others (`SMALL_PARTS_RESERVE`).
     async fn take_bytes(&self, state: &mut State, open: &mut Open, bytes: Vec<u8>, reserve: u64) {
         open.whole.update(&bytes);
         if open.failed {
@@ -277,10 +270,9 @@ impl PartSink {
                 Err(err) => return self.fail(open, &err).await,
             }
         }
-        let Some(upload) = open.upload.as_mut() else {
-            return;
-        };
-        if let Err(err) = self.blobs.part(upload, part).await {
+        if let Some(upload) = open.upload.as_mut()
+            && let Err(err) = self.blobs.part(upload, part).await
+        {
             self.fail(open, &err).await;
         }
     }
@@ -315,22 +307,18 @@ impl PartSink {
         let whole_before = state.known.get(&whole).filter(|_| truncated).cloned();
         let known = state.known.get(&sha256).cloned().or(whole_before.clone());
         let stored_before = known.as_ref().map(|(key, _)| key.clone());
-        let key = match (open.upload.take(), &stored_before) {
-            (upload, _) if open.failed || !valid => {
-                self.abort(upload).await;
-                None
-            }
-            (upload, Some(_)) => {
-                self.abort(upload).await;
-                stored_before.clone()
-            }
-            (upload, None) => match self.write(upload, &open.key, last).await {
-                Ok(()) => Some(open.key.clone()),
-                Err(err) => {
-                    self.fail(&mut open, &err).await;
-                    None
-                }
-            },
+        let upload = open.upload.take();
+        let key = if open.failed || !valid {
+            self.abort(upload).await;
+            None
+        } else if stored_before.is_some() {
+            self.abort(upload).await;
+            stored_before.clone()
+        } else if let Err(err) = self.write(upload, &open.key, last).await {
+            self.fail(&mut open, &err).await;
+            None
+        } else {
+            Some(open.key.clone())
         };
         if key.is_none() || key == stored_before {
             // Nothing new stored (content stored earlier, or none at all): this copy

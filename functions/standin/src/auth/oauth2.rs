@@ -34,14 +34,6 @@ struct Granted {
     expires_in: Option<serde_json::Value>,
 }
 
-fn seconds(value: Option<&serde_json::Value>) -> Option<f64> {
-    match value? {
-        serde_json::Value::Number(n) => n.as_f64(),
-        serde_json::Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    }
-}
-
 #[derive(Deserialize)]
 struct Refusal {
     error: String,
@@ -90,10 +82,9 @@ impl TokenCache {
 }
 
 fn plain(url: &str, problem: impl std::fmt::Display) -> RemoteError {
-    // "token_url", not "token endpoint": a failure reason is scrubbed, and a
-    // secret-sounding word followed by a space loses the next one.
-    // The URL in parentheses: most end in "/token", which the scrub would take for a
-    // key and blank the word after it.
+    // "token_url", not "token endpoint", and the URL in parentheses: a failure reason is
+    // scrubbed, and a secret-sounding word followed by a space (as "token", which ends
+    // most URLs) loses the next one.
     RemoteError::Credentials(format!("the OAuth2 token_url ({url}) {problem}"))
 }
 
@@ -175,7 +166,12 @@ pub async fn fetch_token(
     if granted.access_token.is_empty() {
         return Err(plain(url, "answered an empty access_token"));
     }
-    let lifetime = seconds(granted.expires_in.as_ref())
+    let seconds = match granted.expires_in {
+        Some(serde_json::Value::Number(n)) => n.as_f64(),
+        Some(serde_json::Value::String(s)) => s.trim().parse().ok(),
+        _ => None,
+    };
+    let lifetime = seconds
         .filter(|s| s.is_finite() && *s > 0.0)
         .and_then(|s| Duration::try_from_secs_f64(s).ok())
         .unwrap_or(UNDATED_TOKEN_LIFETIME);

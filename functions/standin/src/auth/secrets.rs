@@ -31,9 +31,8 @@ pub trait SecretStore: Send + Sync {
     fn read<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<SecretValue, SecretError>>;
 }
 
-/// How long a read secret is used before it is read again: a rotation reaches every
-/// function within this, and at once where the agent refuses the old value (a 401
-/// forgets it).
+/// How long a secret read is used: a rotation reaches every function within this, and at
+/// once where the agent refuses the old value (a 401 forgets it).
 pub const SECRET_CACHE_TTL: Duration = Duration::from_secs(300);
 /// Secrets kept at once, past which the cache starts again.
 const MAX_CACHED_SECRETS: usize = 256;
@@ -47,14 +46,18 @@ pub struct Secrets {
 
 impl Secrets {
     pub fn new(store: impl SecretStore + 'static) -> Self {
-        Self::with_ttl(store, SECRET_CACHE_TTL)
-    }
-
-    pub fn with_ttl(store: impl SecretStore + 'static, ttl: Duration) -> Self {
         Self {
             store: Box::new(store),
-            ttl,
+            ttl: SECRET_CACHE_TTL,
             cached: Mutex::default(),
+        }
+    }
+
+    #[cfg(test)]
+    fn with_ttl(store: impl SecretStore + 'static, ttl: Duration) -> Self {
+        Self {
+            ttl,
+            ..Self::new(store)
         }
     }
 

@@ -63,18 +63,6 @@ impl AgentCoreSigner {
         }
     }
 
-    /// AgentCore Runtime's data-plane origin for an entry naming `region` (or none).
-    fn origin(&self, region: Option<&str>) -> Result<String, RemoteError> {
-        if let Some(endpoint) = &self.endpoint {
-            return origin_of(endpoint)
-                .ok_or_else(|| failed("the AgentCoreEndpoint parameter is not a URL"));
-        }
-        let region = region
-            .or(self.region.as_deref())
-            .ok_or_else(|| failed("no region: name one in the entry's auth.region"))?;
-        Ok(agentcore_data_plane(region))
-    }
-
     /// The role's keys: kept until five minutes before they expire.
     async fn keys(&self, role: &AgentRole) -> Result<RoleCredentials, RemoteError> {
         let fresh = |c: &RoleCredentials| {
@@ -131,7 +119,13 @@ impl AgentCoreSigner {
         role: &AgentRole,
         region: Option<&str>,
     ) -> Result<(), RemoteError> {
-        let origin = self.origin(region)?;
+        let region = region.or(self.region.as_deref());
+        let no_region = || failed("no region: name one in the entry's auth.region");
+        let origin = match &self.endpoint {
+            Some(endpoint) => origin_of(endpoint)
+                .ok_or_else(|| failed("the AgentCoreEndpoint parameter is not a URL"))?,
+            None => agentcore_data_plane(region.ok_or_else(no_region)?),
+        };
         let target = request.url().origin().ascii_serialization();
         // AWS's data plane also serves other APIs (memory, code interpreter): only its
         // runtimes are signed for. A deployment's own endpoint is its own to lay out.
@@ -142,9 +136,7 @@ impl AgentCoreSigner {
                 request.url().path()
             )));
         }
-        let region = region
-            .or(self.region.as_deref())
-            .ok_or_else(|| failed("no region: name one in the entry's auth.region"))?;
+        let region = region.ok_or_else(no_region)?;
         let identity: Identity = self.keys(role).await?.into();
         let params = v4::SigningParams::builder()
             .identity(&identity)

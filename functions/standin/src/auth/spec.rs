@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::agentcore::AGENTCORE_SERVICE;
-use crate::config_error::ConfigError;
+use crate::config_error::{ConfigError, https_or_loopback};
 
 /// Where an API key goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,8 +28,7 @@ pub enum AuthSpec {
     Bearer { secret: String },
     /// `Authorization: Basic`, from a secret holding `{"username", "password"}`.
     Basic { secret: String },
-    /// A token from the endpoint's client-credentials grant, the secret being the
-    /// client's.
+    /// A token from the endpoint's client-credentials grant, the secret being the client's.
     OAuth2ClientCredentials {
         token_url: String,
         client_id: String,
@@ -37,9 +36,8 @@ pub enum AuthSpec {
         scopes: Vec<String>,
         audience: Option<String>,
     },
-    /// Signed (SigV4) for AgentCore Runtime with the keys of `role_arn`, assumed through
-    /// STS (`external_id` when the role's trust policy asks for one); never with the
-    /// functions' own role.
+    /// Signed for AgentCore Runtime with the keys of `role_arn`, assumed through STS
+    /// (`external_id` when its trust policy asks for one); never the functions' own role.
     SigV4 {
         role_arn: String,
         external_id: Option<String>,
@@ -157,25 +155,17 @@ fn non_empty(field: String, value: String) -> Result<String, ConfigError> {
     valid.then_some(value).ok_or_else(|| err(field, problem))
 }
 
-/// A token endpoint: https, or http on loopback only (a test's server), so a client
-/// secret never crosses a network in clear.
+/// A token endpoint the client secret may be sent to ([`https_or_loopback`]).
 fn token_url(field: String, text: String) -> Result<String, ConfigError> {
     let url =
         reqwest::Url::parse(&text).map_err(|e| err(field.clone(), format!("not a URL: {e}")))?;
-    let host = url.host_str().unwrap_or_default();
-    let loopback = host == "localhost"
-        || host
-            .trim_matches(['[', ']'])
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback());
-    match url.scheme() {
-        "https" if !host.is_empty() => Ok(text),
-        "http" if loopback => Ok(text),
-        _ => Err(err(
-            field,
-            "must be an https:// URL (http:// only on loopback): the client secret goes to it",
-        )),
+    if https_or_loopback(&url) {
+        return Ok(text);
     }
+    Err(err(
+        field,
+        "must be an https:// URL (http:// only on loopback): the client secret goes to it",
+    ))
 }
 
 impl AuthSpec {
@@ -302,9 +292,8 @@ impl AuthSpec {
         }
     }
 
-    /// Refuses a secret outside the deployment's prefix (`field` is the entry's `auth`):
-    /// the functions may read only those, and the refusal is clearer now than an
-    /// AccessDenied at the agent's first turn.
+    /// Refuses a secret outside the deployment's prefix (`at`: the entry's `auth`), which
+    /// the functions cannot read: clearer now than an AccessDenied at the agent's first turn.
     pub fn check_secret_prefix(&self, at: &str, prefix: &str) -> Result<(), ConfigError> {
         let Some(secret) = self.secret() else {
             return Ok(());

@@ -80,8 +80,7 @@ pub async fn store_park<S: RowStore, D: Doorbell>(
     Ok(Some(row))
 }
 
-/// Ends park `park` and takes the next pending event by priority; the others stay for
-/// the next park.
+/// `Parks::drain` with no row seen.
 #[cfg(any(test, feature = "test-support"))]
 pub async fn drain<S: RowStore>(
     store: &S,
@@ -100,11 +99,8 @@ pub async fn apply<S: RowStore>(
     out: &RemoteOut,
     guard: &Guard,
 ) -> Result<Applied, StoreError> {
-    Ok(counted(
-        task_id,
-        out,
-        teller.tell(task_id, None, out, guard).await?,
-    ))
+    let applied = teller.tell(task_id, None, out, guard).await?;
+    Ok(counted(task_id, out, applied))
 }
 
 /// `apply` to the row as the caller last read or wrote it (`Notes::apply` with the row seen).
@@ -165,7 +161,6 @@ pub fn follow_should_stop(row: &Row, epoch: u64) -> bool {
     !Guard::Epoch(epoch).admits(row) || !row.pending.is_empty()
 }
 
-/// Why a stand-in ends.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case", tag = "cause")]
 pub enum EndCause {
@@ -195,7 +190,6 @@ impl EndCause {
     }
 }
 
-/// How many times the end tries to delete the push config.
 const DELETE_ATTEMPTS: u32 = 2;
 
 /// The final note a cause writes, when the row is not closed yet. A final state applied

@@ -1,9 +1,8 @@
-//! The multiplexed follower: one invocation holds the follows of many followed stand-ins.
-//! It starts with the requests it was invoked with, takes more from the follow queue
-//! while it has room and time (so followers fill up rather than multiply), and when its
-//! window ends hands every park still standing back to the queue, where the next
-//! follower picks it up with no state transition. A follower that dies hands nothing
-//! back: its stand-ins' heartbeat timeout wakes them, and they follow again.
+//! The multiplexed follower: one invocation holds many stand-ins' follows. It starts with
+//! the requests it was invoked with, takes more from the follow queue while it has room
+//! and time (so followers fill up rather than multiply), and at its window's end hands each
+//! park still standing back to the queue for the next follower, with no state transition.
+//! A dead follower hands nothing back: heartbeat timeouts wake its stand-ins to follow.
 
 use std::future::Future;
 use std::time::Duration;
@@ -69,9 +68,8 @@ pub struct FollowerSummary {
     pub cut_off: usize,
 }
 
-/// Follows `first` and whatever it takes meanwhile, each by `follow_one` (which answers
-/// the request to hand back, if its park still stands when its window ends); then hands
-/// those back.
+/// Follows `first` and what it takes meanwhile, each by `follow_one` (which answers the
+/// request to hand back if its park stands at its window's end), then hands those back.
 pub async fn multiplex<Q: FollowRequests, Fut: Future<Output = Option<String>>>(
     queue: &Q,
     first: Vec<String>,
@@ -101,7 +99,10 @@ pub async fn multiplex<Q: FollowRequests, Fut: Future<Output = Option<String>>>(
             let wait = plan
                 .take_wait
                 .min(plan.until.saturating_duration_since(now + plan.last_take));
-            taking = Some(Box::pin(take_after(queue, pause, room, wait)));
+            taking = Some(Box::pin(async move {
+                tokio::time::sleep(pause).await;
+                queue.take(room, wait).await
+            }));
         }
         if held.is_empty() && taking.is_none() {
             break;
@@ -162,16 +163,6 @@ async fn bounded(follow: impl Future<Output = Option<String>>, cut_at: Instant) 
 
 /// How long after the window parks handed back wait for the rest before they go.
 const HAND_BACK_WAIT: Duration = Duration::from_secs(1);
-
-async fn take_after<Q: FollowRequests>(
-    queue: &Q,
-    pause: Duration,
-    at_most: usize,
-    wait: Duration,
-) -> Result<Vec<String>, RequestsError> {
-    tokio::time::sleep(pause).await;
-    queue.take(at_most, wait).await
-}
 
 /// The take in flight, or never.
 async fn in_flight<F: Future + Unpin>(taking: &mut Option<F>) -> F::Output {

@@ -1,9 +1,8 @@
-//! The follow step: the park for the follow watch. Stores the park token (or, for a park
-//! another follower handed back, finds it still standing), then holds SubscribeToTask
-//! open for at most the window, heartbeating throughout, and reports the first change
-//! (applied under the park's epoch) or why it stopped, or hands the park back.
-//! `follower` holds many of these in one invocation; `requests` reads each one it takes;
-//! `serve` is the follow function's invocation, whole, on the ports the wiring gives it.
+//! The follow step, the follow watch's park: store its token (or find a handed-back park
+//! still standing), hold SubscribeToTask open for at most the window, heartbeating, and
+//! report the first change (applied under the park's epoch) or why it stopped, or hand the
+//! park back. `follower` holds many in one invocation, `requests` reads each it takes, and
+//! `serve` is the follow function's whole invocation on the ports the wiring gives it.
 
 pub mod follower;
 #[cfg(any(test, feature = "test-support"))]
@@ -88,10 +87,10 @@ pub const SUBSCRIBES_BROKEN_BEFORE_POLL: u32 = 3;
 /// retrying unseen until the deadline.
 pub const SUBSCRIBES_FAILED_BEFORE_REPORT: u32 = 3;
 
-/// How often a follow's beat reads its row besides heartbeating. A park that is over
-/// (rung, re-parked, closed) refuses its heartbeat, since each of those ends its task;
-/// the row tells only of an event whose ring failed, which waits this long at most. A
-/// read with every beat was the largest share of a followed stand-in's AWS calls.
+/// How often a follow's beat also reads its row. A park that is over (rung, re-parked,
+/// closed: each ends its task) refuses the beat; only an event whose ring failed needs
+/// the row, and waits this long at most. Read every beat, it was a follow's largest share
+/// of AWS calls.
 pub const ROW_READ_EVERY: Duration = Duration::from_secs(60);
 
 /// Heartbeats the park every `every` while `work` runs (a card read, before there is a
@@ -136,16 +135,8 @@ pub async fn run<S: RowStore, D: Doorbell, A: Agent>(
     match reached {
         Ok(agent) if park.hop > 0 => resume(teller, bell, agent, park, timing).await,
         Ok(agent) => {
-            follow(
-                teller,
-                bell,
-                agent,
-                park.task_id,
-                park.number,
-                park.token,
-                timing,
-            )
-            .await
+            let (task_id, number, token) = (park.task_id, park.number, park.token);
+            follow(teller, bell, agent, task_id, number, token, timing).await
         }
         Err(_) if park.hop > 0 => {
             // The park stands; the agent is away. Report it as a first follow would.
@@ -161,8 +152,7 @@ pub async fn run<S: RowStore, D: Doorbell, A: Agent>(
     }
 }
 
-/// One park: the stand-in, the park's number, its task token, who asks, and how often
-/// it was handed on (stored already when it was).
+/// One park to follow, as its request names it.
 #[derive(Debug, Clone)]
 pub struct Park<'a> {
     pub task_id: &'a str,
@@ -255,10 +245,8 @@ pub async fn resume<S: RowStore, D: Doorbell, A: Agent>(
 /// Claims a handed-on park for this follower: the row, if the park stands and no other
 /// follower claimed this hand-on.
 async fn claim<S: RowStore>(store: &S, park: &Park<'_>) -> Result<Option<Row>, StepError> {
-    match store
-        .claim_follow(park.task_id, park.number, park.token, park.hop)
-        .await
-    {
+    let claimed = store.claim_follow(park.task_id, park.number, park.token, park.hop);
+    match claimed.await {
         Ok(row) => Ok(Some(row)),
         Err(StoreError::Refused(_) | StoreError::NotFound(_)) => Ok(None),
         Err(err) => Err(err.into()),
@@ -420,10 +408,9 @@ impl<S: RowStore, D: Doorbell, A: Agent> Following<'_, S, D, A> {
                 }
             };
         }
-        // Refused, or an event past the bound (each subscription replays the task and
-        // streams that event again: it would be read, refused and subscribed to for ever):
-        // GetTask reads the task its own way (history skimmed, artifacts stored as they
-        // come).
+        // Refused, or an event past the bound (each subscription replays the task, so it
+        // would be read, refused and subscribed to for ever): GetTask reads the task its
+        // own way (history skimmed, artifacts stored as they come).
         if err.refuses_subscribe() || matches!(err, RemoteError::TooLarge { .. }) {
             return self.poll_instead(remote, &err.to_string()).await;
         }
@@ -560,15 +547,8 @@ impl<S: RowStore, D: Doorbell, A: Agent> Following<'_, S, D, A> {
         change: Option<&RemoteOut>,
         otherwise: FollowOutcome,
     ) -> Result<FollowEnd, StepError> {
-        let result = doorbell::follow_report(
-            self.teller,
-            self.bell,
-            &self.row,
-            self.row.epoch,
-            change,
-            otherwise,
-        )
-        .await;
+        let (teller, bell, row) = (self.teller, self.bell, &self.row);
+        let result = doorbell::follow_report(teller, bell, row, row.epoch, change, otherwise).await;
         let ending = match &result {
             Ok(FollowOutcome::Changed { .. }) => "changed",
             Ok(FollowOutcome::Unchanged) => "unchanged",
@@ -592,8 +572,6 @@ fn count_window(ending: &str, task_id: &str) {
 fn changed_at(update: &standin_remote::Update) -> Option<&str> {
     match update {
         standin_remote::Update::Status(status) => status.at.as_deref(),
-        standin_remote::Update::Answer(_)
-        | standin_remote::Update::Artifact(_)
-        | standin_remote::Update::Other => None,
+        _ => None,
     }
 }

@@ -23,17 +23,11 @@ struct FollowRequest {
     hop: u64,
 }
 
-/// Follows one request with `follow`, inside the span `span_of` makes of it; the request
-/// to hand back if its park still stands.
-pub async fn follow_request<D, S, F, Fut, E>(
-    bell: &D,
-    request: &str,
-    span_of: S,
-    follow: F,
-) -> Option<String>
+/// Follows one request with `follow`, in a span naming its stand-in; the request to hand
+/// back if its park still stands.
+pub async fn follow_request<D, F, Fut, E>(bell: &D, request: &str, follow: F) -> Option<String>
 where
     D: Doorbell,
-    S: FnOnce(&Value) -> tracing::Span,
     F: FnOnce(ParkInput, u64) -> Fut,
     Fut: Future<Output = Result<FollowEnd, E>>,
     E: Display,
@@ -45,7 +39,7 @@ where
             return None;
         }
     };
-    let span = span_of(&value);
+    let span = tracing::info_span!("invocation", task_id = value["task_id"].as_str());
     async move {
         let FollowRequest { park, hop } = match serde_json::from_value(value.clone()) {
             Ok(parsed) => parsed,
@@ -108,15 +102,10 @@ mod tests {
         end: Result<FollowEnd, &str>,
     ) -> (Option<String>, Vec<(String, u64)>) {
         let followed = std::sync::Mutex::new(Vec::new());
-        let back = follow_request(
-            bell,
-            request,
-            |_| tracing::Span::none(),
-            |park, hop| {
-                followed.lock().unwrap().push((park.task_id.clone(), hop));
-                async move { end }
-            },
-        )
+        let back = follow_request(bell, request, |park, hop| {
+            followed.lock().unwrap().push((park.task_id.clone(), hop));
+            async move { end }
+        })
         .await;
         (back, followed.into_inner().unwrap())
     }

@@ -64,7 +64,10 @@ pub async fn follower<P: FollowPorts>(
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .insert(id);
         }
-        follow_request(ports, request, until)
+        async move {
+            let follow = |park, hop| follow_one(ports, park, hop, until);
+            super::requests::follow_request(ports.bell(), &request, follow).await
+        }
     })
     .await;
     let task_ids = held
@@ -97,20 +100,6 @@ pub async fn follower<P: FollowPorts>(
     })
 }
 
-/// Follows one request until `until`; the request to hand back if its park still stands.
-async fn follow_request<P: FollowPorts>(
-    ports: &'static P,
-    request: String,
-    until: Instant,
-) -> Option<String> {
-    let span_of =
-        |request: &Value| tracing::info_span!("invocation", task_id = request["task_id"].as_str());
-    super::requests::follow_request(ports.bell(), &request, span_of, |park, hop| {
-        follow_one(ports, park, hop, until)
-    })
-    .await
-}
-
 /// One followed park: reach the agent, follow until `until`, hand the park back if it
 /// heard nothing.
 async fn follow_one<P: FollowPorts>(
@@ -120,14 +109,11 @@ async fn follow_one<P: FollowPorts>(
     until: Instant,
 ) -> Result<FollowEnd, StepError> {
     let invocation = ports.invocation(&input.task_id, &input.agent).await?;
-    let spec = invocation.spec.as_ref();
-    let interval = spec.map_or(crate::agents::DEFAULT_FOLLOW_INTERVAL, |s| {
-        s.follow_interval
-    });
+    let interval = invocation.spec.as_ref().map(|s| s.follow_interval);
     let timing = FollowTiming {
         window: until.saturating_duration_since(Instant::now()),
         ends_by: Some(until),
-        interval,
+        interval: interval.unwrap_or(crate::agents::DEFAULT_FOLLOW_INTERVAL),
         heartbeat: ports.heartbeat(),
         at_window_end: WindowEnd::HandBack,
     };

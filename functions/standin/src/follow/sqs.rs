@@ -25,10 +25,9 @@ impl SqsFollowRequests {
         }
     }
 
-    /// Deletes taken requests: those a take received, and those the event source
-    /// mapping invoked the follower with (a request left in flight for the whole window
-    /// would look old to the queue's age metric, and come back after the visibility
-    /// timeout should the follower die).
+    /// Deletes taken requests: a take's, and those the event source mapping invoked the
+    /// follower with (one in flight for the whole window would look old to the queue's age
+    /// metric, and come back after the visibility timeout should the follower die).
     pub async fn delete_batch(&self, receipt_handles: Vec<String>) {
         for chunk in receipt_handles.chunks(SQS_BATCH) {
             let entries: Vec<_> = chunk
@@ -111,13 +110,8 @@ impl FollowRequests for SqsFollowRequests {
         // A request whose delete fails comes back after the visibility timeout: by then
         // its park is over (a heartbeat timeout), or its hand-on is claimed, which fences
         // a second follow (`Parks::claim_follow`).
-        self.delete_batch(
-            messages
-                .iter()
-                .filter_map(|m| m.receipt_handle.clone())
-                .collect(),
-        )
-        .await;
+        let handles = messages.iter().filter_map(|m| m.receipt_handle.clone());
+        self.delete_batch(handles.collect()).await;
         Ok(messages.into_iter().filter_map(|m| m.body).collect())
     }
 

@@ -52,23 +52,17 @@ pub fn actions(service: &str, operation: &str, input: &Input) -> Vec<Needed> {
         (format!("{prefix}:{action}"), table.map(str::to_owned))
     };
     if let Some(transaction) = input.downcast_ref::<TransactWriteItemsInput>() {
-        let needed = transaction
-            .transact_items()
-            .iter()
-            .flat_map(|item| {
-                [
-                    item.put().map(|i| needs("PutItem", Some(i.table_name()))),
-                    item.update()
-                        .map(|i| needs("UpdateItem", Some(i.table_name()))),
-                    item.delete()
-                        .map(|i| needs("DeleteItem", Some(i.table_name()))),
-                    item.condition_check()
-                        .map(|i| needs("ConditionCheckItem", Some(i.table_name()))),
-                ]
-            })
-            .flatten()
-            .collect::<BTreeSet<_>>();
-        return needed.into_iter().collect();
+        let items = transaction.transact_items().iter().flat_map(|item| {
+            [
+                item.put().map(|i| ("PutItem", i.table_name())),
+                item.update().map(|i| ("UpdateItem", i.table_name())),
+                item.delete().map(|i| ("DeleteItem", i.table_name())),
+                item.condition_check()
+                    .map(|i| ("ConditionCheckItem", i.table_name())),
+            ]
+        });
+        let needed = items.flatten().map(|(op, table)| needs(op, Some(table)));
+        return needed.collect::<BTreeSet<_>>().into_iter().collect();
     }
     if let Some(batch) = input.downcast_ref::<BatchGetItemInput>() {
         return batch

@@ -314,15 +314,13 @@ pub fn agent_http(
     allow_private: bool,
 ) -> Result<(Roots, reqwest::Client), ConfigError> {
     let tls = |e: standin_remote::tls::TlsError| ConfigError::new(e.field, e.problem);
-    let roots = match ca_file {
+    let mut roots = match ca_file {
         Some(path) => Roots::with_file(path).map_err(tls)?,
         None => Roots::built_in(),
     };
-    let roots = if allow_private {
-        roots
-    } else {
-        roots.public_only()
-    };
+    if !allow_private {
+        roots = roots.public_only();
+    }
     let http = roots.agent_http_client().map_err(tls)?;
     Ok((roots, http))
 }

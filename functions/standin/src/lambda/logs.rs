@@ -13,7 +13,6 @@ use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFields};
 use tracing_subscriber::registry::LookupSpan;
 
-/// Flat JSON logs (`FlatJson`) for the process.
 pub fn init() {
     let _ = tracing_subscriber::fmt()
         .json()

@@ -1,11 +1,10 @@
 //! A note leaves with the step that writes it (stages 3 and 4 of `tell`): once a write
-//! has committed a note, and every note before it has reached the parent (the row's
-//! `sent_through` is the one before), the step sends it to every outlet itself and marks
-//! it sent, instead of waiting for the notes table's stream to hand it to notify. The
-//! outbox stays the safety net: a note that could not be sent at once (an outlet down, a
-//! note ahead still on its way, the step cut short) is the stream's, which delivers in
-//! order and passes over marked notes. Between a send and its mark the stream may send
-//! the note again; the queue deduplicates it by `task_id:seq`.
+//! committed it and every note before it reached the parent (the row's `sent_through` is
+//! the one before), the step sends it to every outlet and marks it sent, rather than wait
+//! for the notes table's stream to hand it to notify. The outbox stays the safety net: a
+//! note not sent at once (an outlet down, a note ahead still on its way, the step cut
+//! short) is the stream's, which delivers in order and passes over marked notes. Between a
+//! send and its mark the stream may send the note again; the queue deduplicates it.
 
 use std::collections::{HashMap, HashSet};
 use std::time::Duration;
@@ -13,7 +12,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use tracing::warn;
 
-use super::deliver::{Fanout, Outlets, count};
+use super::deliver::{Fanout, Outlets, count, passed_over};
 use super::tell::SendsAtOnce;
 use super::{NoteBus, ParentCallback, ParentNote, ParentQueue, QueueError, SentMarks};
 use crate::metrics::Metric;
@@ -64,11 +63,7 @@ impl<'a, M: SentMarks, Q: ParentQueue, B: NoteBus, C: ParentCallback> AtOnce<'a,
         let why_late = || format!("no answer within {AT_ONCE_LIMIT:?}");
         match sent.unwrap_or_else(|_| Err(QueueError::Unavailable(why_late()))) {
             Ok(()) => count(Metric::NotesSent, note),
-            Err(QueueError::Refused(why)) => {
-                count(Metric::NotesRefused, note);
-                tracing::error!(task_id = %note.task_id, seq = note.seq, error = %why,
-                    "note refused for good; passed over, kept in the note log");
-            }
+            Err(QueueError::Refused(why)) => passed_over(note, &why),
             Err(QueueError::Unavailable(why)) => {
                 warn!(task_id = %note.task_id, seq = note.seq, error = %why,
                     "note not sent at once; the outbox delivers it");

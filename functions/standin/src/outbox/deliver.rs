@@ -1,10 +1,9 @@
-//! The outbox's delivery: notes go to the parent queue in the order they were written,
-//! per stand-in. A batch from the stream holds many stand-ins' notes; each stand-in is a
-//! lane, and every round sends the next note of every lane at once (one queue call
-//! carries many stand-ins), so a backlog drains in as many rounds as the longest lane,
-//! not in as many calls as there are notes. A note the queue refuses stops its lane (the
-//! ones after it wait: order before speed) and no other; a note refused for good (the
-//! sender's fault) is passed over, counted and kept in the note log. The event source retries from
+//! The outbox's delivery: notes go to the parent queue in write order per stand-in. Each
+//! stand-in of a stream batch is a lane, and each round sends the next note of every lane
+//! at once (one queue call carries many stand-ins), so a backlog drains in as many rounds
+//! as the longest lane, not as many calls as notes. A note the queue refuses stops its lane
+//! only (the ones after it wait: order before speed); one refused for good (the sender's
+//! fault) is passed over, counted and kept in the note log. The event source retries from
 //! the earliest note not taken; the queue deduplicates by `task_id:seq`, so notes sent
 //! again from other lanes are seen once.
 
@@ -18,11 +17,10 @@ use super::{CallbackError, NoteBus, ParentCallback, ParentNote, ParentQueue, Que
 use crate::metrics::Metric;
 use standin_wire::TaskState;
 
-/// Sends the notes, in order per stand-in, until `stop_at`; returns the index of the
-/// earliest note not taken (it and everything after it must be retried), or None when
-/// all were taken. Stopping before the function's own deadline turns a backlog larger
-/// than one invocation can send into progress: the retry starts where this one ended,
-/// instead of timing out and starting the whole batch over.
+/// Sends the notes in order per stand-in until `stop_at`; the index of the earliest note
+/// not taken (it and all after it are retried), or None when all were. Stopping before the
+/// function's deadline makes a backlog bigger than one invocation progress: the retry
+/// starts where this one ended, rather than time out and start the whole batch over.
 pub async fn deliver<Q: ParentQueue>(
     queue: &Q,
     notes: &[ParentNote],
@@ -57,14 +55,7 @@ pub async fn deliver<Q: ParentQueue>(
             let note = &notes[head];
             match answer {
                 Ok(()) => count(Metric::NotesSent, note),
-                Err(QueueError::Refused(why)) => {
-                    // Sending it again gets the same answer: holding the notes behind it
-                    // (for a day, past the queue's deduplication) helps nobody. The note
-                    // log keeps it for the parent to read.
-                    count(Metric::NotesRefused, note);
-                    tracing::error!(task_id = %note.task_id, seq = note.seq, error = %why,
-                        "note refused for good; passed over, kept in the note log");
-                }
+                Err(QueueError::Refused(why)) => passed_over(note, &why),
                 Err(err) => {
                     count(Metric::NotesNotDelivered, note);
                     warn!(task_id = %note.task_id, seq = note.seq, error = %err,
@@ -82,6 +73,14 @@ pub async fn deliver<Q: ParentQueue>(
 /// Counts `metric` once for the note's stand-in.
 pub(crate) fn count(metric: Metric, note: &ParentNote) {
     crate::metrics::record(metric, 1.0, None, Some(&note.task_id));
+}
+
+/// A note refused for good. Sending it again gets the same answer: holding the notes behind
+/// it (for a day, past the queue's deduplication) helps nobody; the note log keeps it.
+pub(crate) fn passed_over(note: &ParentNote, why: &str) {
+    count(Metric::NotesRefused, note);
+    tracing::error!(task_id = %note.task_id, seq = note.seq, error = %why,
+        "note refused for good; passed over, kept in the note log");
 }
 
 /// Where the notes go.
@@ -103,12 +102,11 @@ impl<Q, B, C> Clone for Outlets<'_, Q, B, C> {
 }
 impl<Q, B, C> Copy for Outlets<'_, Q, B, C> {}
 
-/// Everywhere a note goes, as one queue: the parent's queue, then the event bus (when
-/// there is one), then the webhook queue (for a stand-in with webhooks), then, for a
-/// final note of a stand-in a Step Functions parent started, the parent's task token. A
-/// note counts as taken only when every outlet took it, so one that failed anywhere is
-/// retried in order like a refused send (the queues deduplicate the resend; the bus and
-/// the callback may see it twice: at least once).
+/// Everywhere a note goes, as one queue: the parent's queue, the event bus (if any), the
+/// webhook queue (for a stand-in with webhooks), then a Step Functions parent's task token
+/// (for the final note). A note is taken only when every outlet took it, so one that failed
+/// anywhere is retried in order like a refused send (the queues deduplicate the resend; the
+/// bus and the callback may see it twice: at least once).
 pub struct Fanout<'a, Q, B, C> {
     pub outlets: Outlets<'a, Q, B, C>,
     /// The parent's task token of each final note that has one, by `(task_id, seq)`.

@@ -1,9 +1,8 @@
-//! The outbox: every note is written with the change it tells, in the row's transaction,
-//! on one journey (`tell`); the step that wrote it sends it at once when nothing is ahead
-//! of it (`at_once`), and otherwise the notes table's stream (`stream`) hands it to
-//! `deliver`, which sends the notes to the parent queue (`sqs`), the note bus (`events`)
-//! and a Step Functions parent (`callback`) in the order written, passing over those
-//! already sent.
+//! The outbox: every note is written with the change it tells, in the row's transaction
+//! (`tell`); the step that wrote it sends it at once when nothing is ahead of it
+//! (`at_once`), else the notes table's stream (`stream`) hands it to `deliver`, which sends
+//! notes in write order, passing over those already sent, to the parent queue (`sqs`), the
+//! note bus (`events`) and a Step Functions parent (`callback`).
 
 pub mod at_once;
 pub mod callback;

@@ -22,86 +22,7 @@ impl SqsParentQueue {
             queue_url: queue_url.into(),
         }
     }
-}
 
-/// SendMessageBatch takes at most 10 entries and 256 KiB in all; a note is at most a
-/// few dozen KiB (its text is bounded), so a batch is cut at 10 or at this many bytes.
-pub const BATCH_ENTRIES: usize = 10;
-pub const BATCH_BYTES: usize = 200 * 1024;
-
-impl ParentQueue for SqsParentQueue {
-    async fn send(&self, note: &ParentNote) -> Result<(), QueueError> {
-        let body = message_body(note)?;
-        self.client
-            .send_message()
-            .queue_url(&self.queue_url)
-            .message_group_id(group_id(&note.task_id))
-            .message_deduplication_id(dedup_id(note))
-            .message_body(body)
-            .send()
-            .await
-            .map(|_| ())
-            .map_err(|e| {
-                let why = aws_sdk_sqs::error::DisplayErrorContext(&e).to_string();
-                let code = aws_sdk_sqs::error::ProvideErrorMetadata::code(&e);
-                QueueError::refused_if(code.is_some_and(refused_for_good), why)
-            })
-    }
-
-    async fn send_each(&self, notes: &[&ParentNote]) -> Vec<Result<(), QueueError>> {
-        let mut answers: Vec<Result<(), QueueError>> = vec![Ok(()); notes.len()];
-        let mut bodies = Vec::with_capacity(notes.len());
-        for (i, note) in notes.iter().enumerate() {
-            match message_body(note) {
-                Ok(body) => bodies.push((i, body)),
-                Err(e) => answers[i] = Err(e),
-            }
-        }
-        let sent = join_all(
-            batches(bodies)
-                .into_iter()
-                .map(|b| self.send_batch(notes, b)),
-        )
-        .await;
-        for (i, answer) in sent.into_iter().flatten() {
-            answers[i] = answer;
-        }
-        answers
-    }
-}
-
-/// The note as SQS takes it. SQS refuses U+FFFE and U+FFFF in a body, and JSON carries
-/// them as written; an agent's text holding one would be refused on every retry and
-/// hold its stand-in's notes for a day. Escaped, the parent reads the same text.
-pub fn message_body(note: &ParentNote) -> Result<String, QueueError> {
-    let body = serde_json::to_string(note).map_err(|e| QueueError::Refused(e.to_string()))?;
-    if !body.contains(['\u{FFFE}', '\u{FFFF}']) {
-        return Ok(body);
-    }
-    Ok(body
-        .replace('\u{FFFE}', "\\ufffe")
-        .replace('\u{FFFF}', "\\uffff"))
-}
-
-/// Bodies cut into SendMessageBatch calls: at most 10 entries and `BATCH_BYTES` each.
-pub fn batches(bodies: Vec<(usize, String)>) -> Vec<Vec<(usize, String)>> {
-    let mut batches: Vec<Vec<(usize, String)>> = vec![];
-    let mut bytes = 0;
-    for (i, body) in bodies {
-        let size = body.len();
-        match batches.last_mut() {
-            Some(b) if b.len() < BATCH_ENTRIES && bytes + size <= BATCH_BYTES => b.push((i, body)),
-            _ => {
-                batches.push(vec![(i, body)]);
-                bytes = 0;
-            }
-        }
-        bytes += size;
-    }
-    batches
-}
-
-impl SqsParentQueue {
     /// One SendMessageBatch; an answer per entry (a refused call refuses them all).
     async fn send_batch(
         &self,
@@ -156,6 +77,79 @@ impl SqsParentQueue {
             .map(|&i| (i, answer(&i.to_string())))
             .collect()
     }
+}
+
+/// SendMessageBatch takes at most 10 entries and 256 KiB in all; a note is at most a
+/// few dozen KiB (its text is bounded), so a batch is cut at 10 or at this many bytes.
+pub const BATCH_ENTRIES: usize = 10;
+pub const BATCH_BYTES: usize = 200 * 1024;
+
+impl ParentQueue for SqsParentQueue {
+    async fn send(&self, note: &ParentNote) -> Result<(), QueueError> {
+        let body = message_body(note)?;
+        self.client
+            .send_message()
+            .queue_url(&self.queue_url)
+            .message_group_id(group_id(&note.task_id))
+            .message_deduplication_id(dedup_id(note))
+            .message_body(body)
+            .send()
+            .await
+            .map(|_| ())
+            .map_err(|e| {
+                let why = aws_sdk_sqs::error::DisplayErrorContext(&e).to_string();
+                let code = aws_sdk_sqs::error::ProvideErrorMetadata::code(&e);
+                QueueError::refused_if(code.is_some_and(refused_for_good), why)
+            })
+    }
+
+    async fn send_each(&self, notes: &[&ParentNote]) -> Vec<Result<(), QueueError>> {
+        let mut answers: Vec<Result<(), QueueError>> = vec![Ok(()); notes.len()];
+        let mut bodies = Vec::with_capacity(notes.len());
+        for (i, note) in notes.iter().enumerate() {
+            match message_body(note) {
+                Ok(body) => bodies.push((i, body)),
+                Err(e) => answers[i] = Err(e),
+            }
+        }
+        let calls = batches(bodies).into_iter();
+        let sent = join_all(calls.map(|b| self.send_batch(notes, b))).await;
+        for (i, answer) in sent.into_iter().flatten() {
+            answers[i] = answer;
+        }
+        answers
+    }
+}
+
+/// The note as SQS takes it. SQS refuses U+FFFE and U+FFFF in a body, and JSON carries
+/// them as written; an agent's text holding one would be refused on every retry and
+/// hold its stand-in's notes for a day. Escaped, the parent reads the same text.
+pub fn message_body(note: &ParentNote) -> Result<String, QueueError> {
+    let body = serde_json::to_string(note).map_err(|e| QueueError::Refused(e.to_string()))?;
+    if !body.contains(['\u{FFFE}', '\u{FFFF}']) {
+        return Ok(body);
+    }
+    Ok(body
+        .replace('\u{FFFE}', "\\ufffe")
+        .replace('\u{FFFF}', "\\uffff"))
+}
+
+/// Bodies cut into SendMessageBatch calls: at most 10 entries and `BATCH_BYTES` each.
+pub fn batches(bodies: Vec<(usize, String)>) -> Vec<Vec<(usize, String)>> {
+    let mut batches: Vec<Vec<(usize, String)>> = vec![];
+    let mut bytes = 0;
+    for (i, body) in bodies {
+        let size = body.len();
+        match batches.last_mut() {
+            Some(b) if b.len() < BATCH_ENTRIES && bytes + size <= BATCH_BYTES => b.push((i, body)),
+            _ => {
+                batches.push(vec![(i, body)]);
+                bytes = 0;
+            }
+        }
+        bytes += size;
+    }
+    batches
 }
 
 /// A whole call's error codes that no retry can cure, for a single send.

@@ -83,13 +83,10 @@ pub async fn notify<Q: ParentQueue, B: NoteBus, C: ParentCallback, M: SentMarks>
         notes.push(note);
         records.push(record);
     }
-    let mut response = DynamoDbEventResponse::default();
     let Some((notes, records)) = unsent(marks, notes, records, stop_at).await else {
         // Out of time before knowing what the steps sent: the batch comes again.
-        let mut failure = DynamoDbBatchItemFailure::default();
-        failure.item_identifier = first_insert(event);
-        response.batch_item_failures.push(failure);
-        return response;
+        let first = event.records.iter().find(|r| r.event_name == "INSERT");
+        return retry_from(first.and_then(|r| r.change.sequence_number.clone()));
     };
     let fanout = Fanout {
         outlets,
@@ -99,21 +96,19 @@ pub async fn notify<Q: ParentQueue, B: NoteBus, C: ParentCallback, M: SentMarks>
     let earliest_unsent = deliver(&fanout, &notes, stop_at).await;
     let taken = &notes[..earliest_unsent.unwrap_or(notes.len())];
     mark(marks, taken, stop_at + MARKS_PAST_STOP).await;
-    if let Some(i) = earliest_unsent {
-        let mut failure = DynamoDbBatchItemFailure::default();
-        failure.item_identifier = records[i].change.sequence_number.clone();
-        response.batch_item_failures.push(failure);
+    match earliest_unsent {
+        Some(i) => retry_from(records[i].change.sequence_number.clone()),
+        None => DynamoDbEventResponse::default(),
     }
-    response
 }
 
-/// The sequence number of the batch's first note record.
-fn first_insert(event: &Event) -> Option<String> {
-    event
-        .records
-        .iter()
-        .find(|r| r.event_name == "INSERT")
-        .and_then(|r| r.change.sequence_number.clone())
+/// The answer that has the event source retry the batch from record `sequence_number`.
+fn retry_from(sequence_number: Option<String>) -> DynamoDbEventResponse {
+    let mut failure = DynamoDbBatchItemFailure::default();
+    failure.item_identifier = sequence_number;
+    let mut response = DynamoDbEventResponse::default();
+    response.batch_item_failures.push(failure);
+    response
 }
 
 /// How long after a note was written its step may still be sending it at once: the
@@ -123,13 +118,12 @@ pub const AT_ONCE_GRACE: Duration = Duration::from_millis(AT_ONCE_LIMIT.as_milli
 /// How often the marks are read again while a step may still be sending.
 const MARKS_REREAD: Duration = Duration::from_millis(100);
 
-/// The notes (and their records) no step has marked sent. A note that is the next of its
-/// stand-in and younger than `AT_ONCE_GRACE` may be on its way from its step right now:
-/// the marks are read again until it is marked or that time is up, so the outbox does
-/// not send it a second time (the queue would drop the copy; the bus and a parent's
-/// token would not). Marks that cannot be read count as the last read, or none: those
-/// notes are sent, and the queue sees each once. None when `stop_at` comes first: there
-/// is no time left to send anything.
+/// The notes (and their records) no step has marked sent. A note next of its stand-in and
+/// younger than `AT_ONCE_GRACE` may be on its way from its step: the marks are read again
+/// until it is marked or that time is up, so the outbox does not send it twice (the queue
+/// would drop the copy; the bus and a parent's token would not). Marks that cannot be read
+/// count as the last read, or none: those notes are sent, and the queue sees each once.
+/// None when `stop_at` comes first: there is no time left to send anything.
 async fn unsent<'r, M: SentMarks>(
     marks: &M,
     notes: Vec<ParentNote>,
@@ -186,10 +180,9 @@ async fn unsent<'r, M: SentMarks>(
     Some((notes, records))
 }
 
-/// Marks each stand-in's notes sent as far as `taken` goes (every note of it there was
-/// taken, in order, and the ones before them by earlier batches), so a step's next note
-/// can leave at once. A mark not written (by `stop_at`, or at all) only keeps the next
-/// note on the outbox's path.
+/// Marks each stand-in's notes sent as far as `taken` goes (each taken in order, those
+/// before by earlier batches), so a step's next note can leave at once. A mark not written
+/// (by `stop_at`, or at all) only keeps the next note on the outbox's path.
 async fn mark<M: SentMarks>(marks: &M, taken: &[ParentNote], stop_at: tokio::time::Instant) {
     let mut highest: HashMap<&str, u64> = HashMap::new();
     for note in taken {

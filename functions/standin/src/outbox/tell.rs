@@ -160,10 +160,10 @@ impl<'a, S: RowStore> Teller<'a, S> {
 
     /// Stage 1. A note goes without artifacts that could not be recorded (a later note
     /// carries what the agent lists again), but for the End step's final note, which
-    /// `waits`: the step fails and is tried again, as when the row store is
-    /// unavailable, and its try asks the agent again (the cancel, or GetTask). A step
-    /// that applies a final state goes without: Turn is not tried again (its message
-    /// may not be sent twice), and a failed step would end the stand-in FAILED.
+    /// `waits`: the step fails and is retried, as when the row store is down, and asks the
+    /// agent again (the cancel, or GetTask). A step applying a final state goes without:
+    /// Turn is not retried (its message may not be sent twice), and a failed step would
+    /// end the stand-in FAILED.
     async fn fold(
         &self,
         out: &RemoteOut,

@@ -1,11 +1,10 @@
-//! The door's hearing: once a push passed its checks, claim a hearing of it on the row
-//! (the same one conditional write that checks the token's digest) and hand the claim to
-//! the hearer, waiting for it a bounded time. A push heard there is answered with its
-//! note already sent; every other push rings the park, as it did before there was a
-//! hearer, so nothing depends on the hearer: a hearing that cannot be claimed (not
-//! parked, an event waiting, another hearing under way), passes, fails or outlasts the
-//! wait ends in the ring. The door tells the receiver whether its claim already found the
-//! push the stand-in's: only a claim that met another transaction on the row did not.
+//! The door's hearing: once a push passed its checks, claim a hearing of it on the row (in
+//! the one conditional write that checks the token's digest) and hand it to the hearer,
+//! waiting a bounded time. A push heard there is answered with its note sent; any other
+//! rings the park as before there was a hearer, so nothing depends on it: a hearing that
+//! cannot be claimed (not parked, an event waiting, another under way), passes, fails or
+//! outlasts the wait ends in the ring. The door tells the receiver whether its claim found
+//! the push the stand-in's: only a claim that met another transaction on the row did not.
 
 use std::time::Duration;
 
@@ -41,11 +40,10 @@ pub enum Door {
 /// its burst of 50 reserved (`PushConcurrency`), which is the default.
 pub const HEARING_WAIT: Duration = Duration::from_secs(1);
 
-/// How long a claimed hearing keeps other pushes' hearings off the row: about as long as
-/// a hearer can run (its function's timeout). A push that meets a running lease rings
-/// instead, and a new park ends the lease. It spares the agent a second GetTask while
-/// one is under way; that two hearings never both commit is the commit's own condition
-/// (the hearing's id, which the commit removes).
+/// How long a claimed hearing keeps other pushes' hearings off the row: about a hearer's
+/// longest run (its function's timeout). A push that meets a running lease rings instead;
+/// a new park ends the lease. It spares the agent a second GetTask meanwhile; that two
+/// hearings never both commit is the commit's own condition (the hearing's id it removes).
 pub const HEARING_LEASE: Duration = Duration::from_secs(60);
 
 /// Claims a hearing and waits for it: told, or the event to ring the park with, and why.

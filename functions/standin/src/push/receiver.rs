@@ -1,11 +1,9 @@
-//! The push receiver (docs/architecture.md): a doorbell check in a fixed order
-//! (413 → 401 → 400 → 401 / 204). Nothing from the body is applied; a refusal writes
-//! nothing and rings nothing, and every 401 looks the same.
-//!
-//! A body over 64 KiB is refused (413) before anything else, unless it comes with the
-//! stand-in's own token: a 0.3 agent pushes the whole task, history and artifacts
-//! included, and a genuine push must not be lost to its size. Such a body is not read at
-//! all; the ring claims no state and the wake asks GetTask, as after any push.
+//! The push receiver (docs/architecture.md): a doorbell check in a fixed order (413 → 401
+//! → 400 → 401 / 204). Nothing from the body is applied; a refusal writes nothing and rings
+//! nothing, and every 401 looks the same. A body over 64 KiB is refused (413) first, unless
+//! it comes with the stand-in's own token: a 0.3 agent pushes the whole task, history and
+//! artifacts included, and a genuine push must not be lost to its size. Such a body is not
+//! read at all; the ring claims no state and the wake asks GetTask, as after any push.
 
 use crate::metrics::Metric;
 use http::HeaderMap;
@@ -194,12 +192,11 @@ pub async fn receive<S: RowStore, D: Doorbell>(
     receive_heard(store, bell, &NoHearer, task_id, headers, body).await
 }
 
-/// The whole receiver: the body's checks, then the conditional write, whose condition
-/// is every check `authorize` makes (so a concurrent close wins). With a hearer, that
-/// write claims a hearing and the push is heard before it is answered (`door`);
-/// otherwise, or when the hearing does not tell it, the push is recorded and the park
-/// rung. A push that passes costs that one write before the hearing or the ring; the row
-/// is read only to tell why a push was refused (nothing was written).
+/// The whole receiver: the body's checks, then the conditional write whose condition is
+/// every check `authorize` makes (so a concurrent close wins). With a hearer, that write
+/// claims a hearing and the push is heard before it is answered (`door`); else, or when the
+/// hearing does not tell it, the push is recorded and the park rung. A push that passes
+/// costs that one write first; the row is read only to say why one was refused (unwritten).
 pub async fn receive_heard<S: RowStore, D: Doorbell, H: Hearer>(
     store: &S,
     bell: &D,
@@ -236,10 +233,8 @@ pub async fn receive_heard<S: RowStore, D: Doorbell, H: Hearer>(
             Err(err) => return store_failure(task_id, &err),
         }
     } else {
-        let unheard = WakeEvent::Push {
-            claimed: push.claimed,
-        };
-        (unheard, false, None)
+        let claimed = push.claimed;
+        (WakeEvent::Push { claimed }, false, None)
     };
     match ring(store, bell, task_id, &event, &guard).await {
         Ok(_) => {

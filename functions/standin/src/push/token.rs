@@ -45,7 +45,7 @@ pub enum PushUrlError {
 
 /// An id no one can guess (a lease, a hearing): 128 bits from the thread CSPRNG, as hex.
 pub(crate) fn unguessable_id() -> String {
-    format!("{:032x}", rand::random::<u128>())
+    hex::encode(rand::random::<[u8; 16]>())
 }
 
 /// Whether `token` has the shape of one [`PushToken::generate`] makes (43 characters of

@@ -30,7 +30,6 @@ pub const DOCUMENT_ENTRIES: usize = 100;
 /// Entries per page of `GET /agents`.
 pub const AGENTS_PAGE: u32 = 100;
 
-/// A page of stored entries, and the id the next page starts after.
 pub type Page = (Vec<String>, Option<String>);
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -41,7 +40,6 @@ pub enum RegistryError {
     Unavailable(String),
 }
 
-/// Where the entries live. Entries are stored as JSON text, checked by the catalog.
 pub trait Registry: Send + Sync {
     fn get<'a>(&'a self, id: &'a str) -> BoxFuture<'a, Result<Option<String>, RegistryError>>;
     fn put<'a>(&'a self, id: &'a str, entry: &'a str) -> BoxFuture<'a, Result<(), RegistryError>>;
@@ -60,7 +58,6 @@ pub trait Registry: Send + Sync {
     ) -> BoxFuture<'a, Result<Page, RegistryError>>;
 }
 
-/// Which source an entry comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Source {
@@ -70,7 +67,6 @@ pub enum Source {
     Registry,
 }
 
-/// Why a change to the registry was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ChangeError {
     #[error("{0}")]
@@ -233,10 +229,7 @@ impl Catalog {
                 ChangeError::Invalid(e)
             };
             let spec = AgentSpec::parse_entry(&entry.to_string()).map_err(placed)?;
-            self.rules.check("", &spec).map_err(|mut e| {
-                e.field = e.field.trim_start_matches('.').to_owned();
-                placed(e)
-            })?;
+            self.rules.check(&at, &spec).map_err(ChangeError::Invalid)?;
             if specs.iter().any(|s| s.id == spec.id) {
                 let problem = format!("duplicate id {:?}", spec.id);
                 return Err(invalid(format!("{at}.id"), problem));
@@ -286,12 +279,10 @@ impl Catalog {
         };
         let (page, next) = registry.list(after, limit).await?;
         agents.extend(page.iter().filter_map(|text| {
-            let id = serde_json::from_str::<serde_json::Value>(text)
-                .ok()
-                .and_then(|v| v["id"].as_str().map(str::to_owned))
-                .unwrap_or_default();
+            let entry: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
+            let id = entry["id"].as_str().unwrap_or_default();
             // The stack's wins an id both have (a deploy that added it later).
-            read_stored(&id, text, &self.rules)
+            read_stored(id, text, &self.rules)
                 .filter(|spec| self.stack.agent(&spec.id).is_none())
                 .map(|spec| (spec, Source::Registry))
         }));
@@ -306,8 +297,7 @@ impl Catalog {
 }
 
 fn invalid(field: impl Into<String>, problem: impl Into<String>) -> ChangeError {
-    let (field, problem) = (field.into(), problem.into());
-    ChangeError::Invalid(ConfigError { field, problem })
+    ChangeError::Invalid(ConfigError::new(field, problem))
 }
 
 /// A stored entry, checked again: the rules may have tightened since it was written.

@@ -254,7 +254,7 @@ impl RungPush {
 
 /// A number for a push being recorded: 64 random bits, as hex.
 pub fn new_push_id() -> String {
-    format!("{:016x}", rand::random::<u64>())
+    hex::encode(rand::random::<[u8; 8]>())
 }
 
 /// A follow's report, stamped with the epoch of the park it belongs to.
@@ -594,11 +594,9 @@ impl Guard {
                 digest,
                 remote_task_id,
             } => {
-                let pushed = |watch: &Watch| {
-                    let stored = watch.token_digest.as_ref();
-                    watch.mode == WatchMode::Push && stored.is_some_and(|d| d.matches(digest))
-                };
-                row.watch.as_ref().is_some_and(pushed)
+                let watch = row.watch.as_ref().filter(|w| w.mode == WatchMode::Push);
+                let stored = watch.and_then(|w| w.token_digest.as_ref());
+                stored.is_some_and(|d| d.matches(digest))
                     && row.remote_task_id.as_ref() == Some(remote_task_id)
             }
             Self::Epoch(epoch) => row.epoch == *epoch && row.woken < *epoch,

@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 
 use super::{Row, StoreError};
 
-/// The most webhooks one stand-in keeps.
 pub const MAX_WEBHOOKS: usize = 4;
 
 /// A value the parent's webhook checks (its token, its `Authorization`): sent with every
@@ -33,7 +32,6 @@ impl std::fmt::Debug for WebhookSecret {
     }
 }
 
-/// One webhook of a stand-in.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Webhook {
     pub url: String,

@@ -32,10 +32,9 @@ pub struct AskedAhead {
     pub answer: Result<Status, RemoteError>,
 }
 
-/// GetTask (unless asked `ahead`) and apply. An agent that cannot be reached, or a GetTask
-/// that fails, keeps the row's last state (fail closed) and the rechecks go on. `known` is
-/// the row as the step's own write just left it, when it has one: a read less before the
-/// agent is asked.
+/// GetTask (unless asked `ahead`) and apply. An agent out of reach, or a failed GetTask,
+/// keeps the row's last state (fail closed) and the rechecks go on. `known`: the row as the
+/// step's own write just left it, if any (a read less before the agent is asked).
 pub async fn checked<S: RowStore, A: Agent>(
     invocation: &Invocation<'_, S, A>,
     ahead: Option<AskedAhead>,

@@ -1,11 +1,10 @@
-//! The hearing of a push the door claimed (`push::door`): ask the agent where the task
-//! stands, commit the change with its note and a report for the wake, send the note, then
-//! ring the park. No Step Functions round trip comes before the note.
-//!
-//! The hearing applies nothing from the push's body. Its commit is conditioned on the
-//! hearing still being the row's (its id, in the park it was claimed in, not woken since)
-//! and ends it, so a hearing commits at most once, and not at all once another hearing
-//! claimed the park after its lease or the wake overtook it.
+//! The hearing of a push the door claimed (`push::door`), outside the state machine: ask
+//! the agent where the task stands, commit the change with its note and a report for the
+//! wake, send the note, then ring the park, with no Step Functions round trip before the
+//! note. Nothing from the push's body is applied. The commit is conditioned on the hearing
+//! still being the row's (its id, in the park it was claimed in, not woken since) and ends
+//! it, so a hearing commits at most once, and not at all once another claimed the park
+//! after its lease or the wake overtook it.
 
 use tracing::{info, warn};
 
@@ -26,11 +25,7 @@ pub async fn hear<S: RowStore, D: Doorbell, A: Agent>(
     let Some(remote) = row.remote_task_id.as_deref() else {
         return Ok(Heard::Passed);
     };
-    if invocation
-        .spec
-        .as_ref()
-        .is_some_and(|spec| spec.auth.is_some())
-    {
+    if invocation.spec.as_ref().is_some_and(|s| s.auth.is_some()) {
         // The hear function holds no agent's credentials (its role reads no secret and
         // assumes no role): an agent that needs them is asked by the wake, as before.
         return Ok(Heard::Passed);

@@ -1,17 +1,8 @@
 //! The state machine's steps. Each takes the execution's state and returns it with the
-//! next step decided: by [`next`] for where the stand-in goes (parks, rechecks, rolls,
-//! turns, registration), or as an end the step's own exchange with the agent called for
-//! (a first turn refused, an agent that cannot be reached), with its reason. Nothing
-//! outside this module decides; the wiring only builds each invocation's view of its
-//! stand-in (`Invocation`) and hands it to the step.
-//!
-//! - `turn`: send the first message or a reply, read to where the task stops.
-//! - `register`: choose the watch once, then check.
-//! - `check`: ask the agent where the task stands (GetTask) and apply.
-//! - `wake`: after a park, drain one event; roll past the history bound.
-//! - `park`: store a park's token, or ring it at once.
-//! - `end`: close, tell the parent, clean up.
-//! - `hear`: a push the door claimed, heard outside the state machine: ask, tell, ring.
+//! next step decided, by [`next`] (parks, rechecks, rolls, turns, registration) or as an
+//! end its own exchange with the agent called for (a first turn refused, an agent out of
+//! reach), with its reason. Only this module decides; the wiring just builds each
+//! invocation's view of its stand-in (`Invocation`) and hands it to the step.
 
 mod check;
 mod end;
@@ -100,9 +91,8 @@ pub struct Step {
     /// written (null before the first roll), since the park states read `$.lease`.
     #[serde(default)]
     pub lease: Option<String>,
-    /// How long the stand-in may live, in seconds from its first turn, as its starter
-    /// asked (at most the stack's `MaxStandInSecs`); none: its agent's `max_duration`,
-    /// or the stack's.
+    /// Seconds the stand-in may live from its first turn, as its starter asked (at most
+    /// the stack's `MaxStandInSecs`); none: its agent's `max_duration`, or the stack's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_secs: Option<u64>,
     /// The stand-in's W3C `traceparent`: the one its starter gave, or the one its first
@@ -117,11 +107,10 @@ pub struct ExecutionName {
     pub name: String,
 }
 
-/// Whether an execution may act on the row of stand-in `task_id`: it must be named as
-/// that stand-in's generation is (`{task_id}`, `{task_id}__N`), be the row's live
-/// generation with its lease, or the one just before it with the lease it had (it may
-/// still finish its own roll, or end the stand-in), and run the row's agent. The reason
-/// it may not, or None.
+/// Whether an execution may act on stand-in `task_id`'s row: named as that stand-in's
+/// generation (`{task_id}`, `{task_id}__N`), the row's live generation with its lease or
+/// the one before with the lease it had (finishing its own roll, or ending the stand-in),
+/// and running the row's agent. The reason it may not, or None.
 pub fn not_ours(
     task_id: &str,
     generation: u32,
@@ -151,26 +140,6 @@ pub fn not_ours(
         ));
     }
     None
-}
-
-impl Step {
-    /// The refusal of a step run by an execution that is not its stand-in's.
-    pub fn refuse_if_not_ours(&self, row: Option<&Row>) -> Result<(), StepError> {
-        if let (Some(_), Some(row)) = (&self.execution, row)
-            && row.agent != self.agent
-        {
-            return Err(StepError::NotOurs(format!(
-                "the execution runs agent {:?}, stand-in {:?} agent {:?}",
-                self.agent, self.task_id, row.agent
-            )));
-        }
-        let execution = self.execution.as_ref().map(|b| b.name.as_str());
-        let lease = self.lease.as_deref();
-        match not_ours(&self.task_id, self.generation, execution, lease, row) {
-            Some(reason) => Err(StepError::NotOurs(reason)),
-            None => Ok(()),
-        }
-    }
 }
 
 /// What the roll starts: the same stand-in under the next generation's name.
@@ -203,6 +172,22 @@ pub enum StepError {
 }
 
 impl Step {
+    /// The refusal of a step run by an execution that is not its stand-in's.
+    pub fn refuse_if_not_ours(&self, row: Option<&Row>) -> Result<(), StepError> {
+        if let (Some(_), Some(row)) = (&self.execution, row)
+            && row.agent != self.agent
+        {
+            return Err(StepError::NotOurs(format!(
+                "the execution runs agent {:?}, stand-in {:?} agent {:?}",
+                self.agent, self.task_id, row.agent
+            )));
+        }
+        let execution = self.execution.as_ref().map(|b| b.name.as_str());
+        let lease = self.lease.as_deref();
+        let reason = not_ours(&self.task_id, self.generation, execution, lease, row);
+        reason.map_or(Ok(()), |reason| Err(StepError::NotOurs(reason)))
+    }
+
     /// A new stand-in's first step.
     pub fn start(
         task_id: impl Into<String>,
@@ -271,10 +256,9 @@ pub(crate) async fn load_row<S: RowStore>(store: &S, step: &Step) -> Result<Row,
     Ok(row)
 }
 
-/// Refuses a step whose execution is not its stand-in's, before it touches anything:
-/// by its name, and against the row's live generation and lease when there is a row.
-/// `known`: the row as the invocation read it on its way in, when it found one (it
-/// judges instead of a second read).
+/// Refuses a step whose execution is not its stand-in's, before it touches anything: by
+/// its name, and against the row's live generation and lease when there is a row. `known`:
+/// the row as the invocation read it on its way in, if any (judging instead of a read).
 pub(crate) async fn ensure_ours<S: RowStore>(
     store: &S,
     step: &Step,
@@ -325,9 +309,8 @@ pub(crate) async fn apply_open<S: RowStore>(
 /// The execution name of a generation: the local task id, then `__N` after rolls
 /// (execution names allow only letters, digits, `-` and `_`; local ids may not hold `__`).
 pub fn execution_name(task_id: &str, generation: u32) -> String {
-    if generation == 0 {
-        task_id.to_owned()
-    } else {
-        format!("{task_id}__{generation}")
+    match generation {
+        0 => task_id.to_owned(),
+        _ => format!("{task_id}__{generation}"),
     }
 }

@@ -20,15 +20,13 @@ pub const FOLLOW_WINDOW_SECS: u64 = 600;
 /// sooner). Its end re-parks the stand-in, as a window's report once did every 10 min.
 pub const FOLLOW_PARK_SECS: u64 = 3600;
 /// The default for the longest a push or off park waits with nothing heard before the
-/// stand-in re-checks (GetTask) and parks again: the backstop grows to it from
-/// `BACKSTOP_FIRST_SECS`. Each re-check costs a handful of state transitions, so an hour
-/// keeps a long idle stand-in near free (the cost model is in docs/performance.md).
+/// stand-in re-checks (GetTask) and parks again. Each re-check costs a handful of state
+/// transitions, so an hour keeps a long idle stand-in near free (docs/performance.md).
 pub const IDLE_RECHECK_SECS: u64 = 3600;
 
-/// The first idle re-check of a push or off stand-in, and the first again after anything
-/// moved the task: each re-check that finds nothing new doubles the wait, up to
-/// `idle_recheck_secs`. A short task whose last push is lost is heard within a minute;
-/// a long idle one soon costs one re-check per `idle_recheck_secs` again.
+/// The first idle re-check, and the first again after anything moved the task; each that
+/// finds nothing new doubles the wait up to `idle_recheck_secs`. A task whose last push is
+/// lost is heard within a minute; a long idle one soon re-checks as seldom as before.
 pub const BACKSTOP_FIRST_SECS: u64 = 30;
 
 /// The first wait of a poll, and the wait after a poll that heard a change.
@@ -55,8 +53,7 @@ pub struct Pacing {
     /// How long the stand-in lives, counted from its first turn (the start's
     /// `deadline_secs`, its agent's `max_duration`, or the stack's `MaxStandInSecs`).
     pub deadline_secs: u64,
-    /// How long its agent may stay unreachable before the stand-in ends failed (the
-    /// agent's `max_unreachable`).
+    /// How long its agent may stay unreachable (the agent's `max_unreachable`).
     pub max_unreachable_secs: u64,
     /// Now, in seconds since the epoch.
     pub now_secs: u64,
@@ -102,14 +99,12 @@ pub struct Cursor {
     /// The number of the newest park this stand-in decided on (across rolls): each park
     /// stores its token only if its number is the newest the row has seen.
     pub parks: u64,
-    /// A polled stand-in's next wait, in seconds (0: none yet, the first is
-    /// `POLL_FIRST_SECS`): doubled after each poll that heard nothing, reset after one
-    /// that heard a change and after a turn.
+    /// A polled stand-in's next wait, in seconds (0: none yet, so `POLL_FIRST_SECS`):
+    /// doubled after each poll that heard nothing, reset after a change and after a turn.
     #[serde(skip_serializing_if = "is_zero")]
     pub poll_wait: u64,
-    /// A push or off stand-in's next idle re-check, in seconds (0: none yet, the first
-    /// is `BACKSTOP_FIRST_SECS`): doubled after each check that heard nothing new, reset
-    /// after one that did and after a turn.
+    /// A push or off stand-in's next idle re-check, in seconds (0: `BACKSTOP_FIRST_SECS`),
+    /// doubled and reset likewise.
     #[serde(skip_serializing_if = "is_zero")]
     pub idle_wait: u64,
     /// Checks in a row that found the remote task unknown to the agent (an agent that
@@ -191,8 +186,7 @@ fn judge_reply(
     ))))
 }
 
-/// After a check that found the remote task unknown: re-check (1 s, then 2 s), and past
-/// `GONE_CHECKS` in a row end the stand-in failed.
+/// After a check found the remote task unknown: re-check, or end failed at `GONE_CHECKS`.
 pub fn after_gone(cursor: &mut Cursor, mode: WatchMode, pacing: Pacing) -> Next {
     cursor.gone_checks += 1;
     if cursor.gone_checks >= GONE_CHECKS {

@@ -1,4 +1,4 @@
-//! The park step for push and off.
+//! The park step for push and off: store a park's token, or ring it at once.
 
 use serde::Deserialize;
 use tracing::warn;

@@ -1,10 +1,9 @@
-//! What a turn hears before it ends. An agent that streams WORKING with a new message
-//! for minutes, or completes artifacts one by one, would otherwise tell the parent
-//! nothing until the turn's last state: each such change is committed (and so sent) as
-//! the turn reads it, an artifact as a note of the state so far that carries it. Changes
-//! closer together than [`COALESCE`] are told as one, the newest; the turn's own last
-//! state (a question, a final state, or where the window left it) is applied by the turn
-//! as before.
+//! What a turn hears before it ends. An agent that streams WORKING with a new message for
+//! minutes, or completes artifacts one by one, would otherwise tell the parent nothing
+//! until the turn's last state: each such change is committed (so sent) as the turn reads
+//! it, an artifact as a note of the state so far that carries it. Changes closer than
+//! [`COALESCE`] are told as one, the newest; the turn applies its own last state (a
+//! question, a final state, or where the window left it) as before.
 
 use std::time::Duration;
 
@@ -112,12 +111,9 @@ impl<'a, S: RowStore> Progress<'a, S> {
                 {
                     return; // the turn's end names the fault
                 }
-                match self
-                    .teller
-                    .rows()
-                    .set_remote(self.task_id, &out.remote_task_id, context.as_deref())
-                    .await
-                {
+                let rows = self.teller.rows();
+                let set = rows.set_remote(self.task_id, &out.remote_task_id, context.as_deref());
+                match set.await {
                     Ok(row) => self.took_remote(row),
                     Err(err) => {
                         warn!(task_id = %self.task_id, error = %err, "progress not told: the row did not take the task");

@@ -16,14 +16,13 @@ use crate::state::{MAX_ID_BYTES, RemoteOut, TurnReader, from_status};
 use crate::watch::misconfigured;
 use standin_remote::{Agent, ArtifactUpdate, FollowUp, RemoteError, Sent, Turn, Update};
 
-/// A stand-in started by a Step Functions parent has no row yet: the first turn makes
-/// it, with the parent's task token, so its end answers the parent like any other. A row
-/// that exists (the control API made it, or this turn is retried) is kept as it is. A
-/// first step without a message still gets its row, so the turn can end it as failed and
-/// the parent hears why; one whose id breaks the rules gets none (every note is keyed by
-/// the id): its token stays in the step, and the end answers it directly. The row keeps
-/// the agent's entry as it is now (`spec`), so later edits of the agent change new
-/// stand-ins only. `known`: the row as the invocation read it, when it found one.
+/// A stand-in a Step Functions parent started has no row yet: the first turn makes it,
+/// with the parent's task token, so its end answers the parent like any other. A row that
+/// exists (the control API made it, or the turn is retried) is kept. A first step without
+/// a message still gets its row, so the turn can end it failed and the parent hears why;
+/// one whose id breaks the rules (every note is keyed by it) gets none: its token stays in
+/// the step, and the end answers it directly. The row keeps the agent's entry as now
+/// (`spec`): later edits change new stand-ins only. `known`: the row the invocation read.
 pub async fn adopt<S: RowStore>(
     store: &S,
     step: &mut Step,
@@ -70,13 +69,12 @@ fn named(agent: &str, spec: Option<&AgentSpec>) -> String {
 }
 
 /// The turn: send the message (first turn, or the parent's reply), read to an interrupted
-/// or final state, apply. A follow-up the agent refuses (-32004 for a task that already
-/// ended, task not found, a stream that breaks before its first event) may still have
-/// moved the task, so GetTask decides; only an agent that cannot be reached at all (or a
-/// first turn that fails) ends the stand-in as failed. A first turn a parent started
-/// itself is checked here by the control API's parser, and ends failed, telling the
-/// parent why, rather than fail where nobody hears it; so does one whose agent cannot be
-/// reached or is misconfigured.
+/// or final state, apply. A follow-up the agent refuses (-32004 for a task that ended, task
+/// not found, a stream broken before its first event) may still have moved the task, so
+/// GetTask decides; only an agent out of reach (or a failed first turn) ends the stand-in
+/// failed. A first turn a parent started itself is checked here by the control API's
+/// parser and ends failed, telling the parent why, rather than fail where nobody hears it;
+/// so does one whose agent is out of reach or misconfigured.
 pub async fn turn<S: RowStore, A: Agent>(
     invocation: &Invocation<'_, S, A>,
     mut step: Step,
@@ -258,10 +256,8 @@ async fn exchange<S: RowStore, A: Agent>(
                 );
                 return Ok(step.then(Next::End(EndCause::failed(&reason))));
             }
-            let row = store
-                .set_remote(&step.task_id, &out.remote_task_id, context.as_deref())
-                .await?;
-            progress.took_remote(row);
+            let set = store.set_remote(&step.task_id, &out.remote_task_id, context.as_deref());
+            progress.took_remote(set.await?);
             out
         }
     };
@@ -269,12 +265,8 @@ async fn exchange<S: RowStore, A: Agent>(
     if apply_open(teller, &step.task_id, seen, &out).await? == Outcome::AlreadyFinal {
         return Ok(step.then(Next::End(EndCause::Final)));
     }
-    let next = next::after_turn(
-        &mut step.cursor,
-        &out,
-        row.watch.as_ref().map(|w| w.mode),
-        pacing,
-    );
+    let watch = row.watch.as_ref().map(|w| w.mode);
+    let next = next::after_turn(&mut step.cursor, &out, watch, pacing);
     Ok(step.then(next))
 }
 

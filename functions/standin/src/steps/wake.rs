@@ -1,4 +1,4 @@
-//! The wake: after a park, count the cycle, drain one event, decide.
+//! The wake: after a park, count the cycle (roll past the bound), drain one event, decide.
 
 use super::check::{AskedAhead, check_if_decided, checked};
 use super::next::{self, Next, Pacing, Woke};
@@ -29,11 +29,10 @@ pub async fn wake<S: RowStore, A: Agent>(
     }
 }
 
-/// A row closed by a final state (a follow applied it) ends the stand-in. A push heard
-/// (or an idle push park that ran its time) is checked in the same invocation, so a
-/// push-heard change costs one invocation after the park; the agent is reached only then.
-/// A retried wake drains the same event again (the drain is idempotent per park), so
-/// nothing is lost when the check's write fails and the whole step is retried.
+/// A row closed by a final state (a follow applied it) ends the stand-in. A push heard (or
+/// an idle push park run out) is checked in the same invocation, so its change costs one
+/// invocation after the park; the agent is reached only then. A retried wake drains the
+/// same event again (idempotent per park): a failed check write loses nothing on retry.
 async fn wake_draining<S: RowStore, A: Agent>(
     invocation: &Invocation<'_, S, A>,
     step: Step,
@@ -71,11 +70,10 @@ async fn wake_draining<S: RowStore, A: Agent>(
     }
 }
 
-/// The push that rang the park, taken as the wake's first call: one conditional write
-/// that ends the park, takes the push the ring carried and returns the row, with no read
-/// before it. Only for a push ring of the live generation's park that will not roll;
-/// None when anything differs (the row moved since the ring: nothing was written), and
-/// the wake goes as usual.
+/// The push that rang the park, taken as the wake's first call: one conditional write,
+/// with no read before it, that ends the park, takes the push the ring carried and returns
+/// the row. Only for a push ring of the live generation's park that will not roll; None
+/// when anything differs (the row moved since the ring: nothing written): the usual wake.
 pub async fn take_rung<S: RowStore>(
     store: &S,
     step: &Step,
@@ -145,10 +143,9 @@ fn decided(
     (step.then(next), Some(drained.row), drained.as_seen)
 }
 
-/// The step with what follows the drain decided, the row the drain left (none after a
-/// roll), and whether the event it took is the one `known` showed.
-/// `known`: the row as the invocation read it on its way in (a write less while it
-/// still is the row).
+/// The step with what the drain decided, the row it left (none after a roll), and whether
+/// it took the event `known` showed. `known`: the row as the invocation read it on its way
+/// in (a write less while it still is the row).
 async fn drain<S: RowStore>(
     store: &S,
     mut step: Step,

@@ -83,21 +83,18 @@ async fn one<S: StandIns + Notes + Webhooks, P: WebhookPoster>(
                     tracing::warn!(task_id, webhook = %id, seq = note.seq, error = %why,
                         "webhook did not take the note; tried again later");
                     let now = crate::clock::now_ms();
-                    return Ok(
-                        match store.fail_webhook(task_id, id, hook.version, now).await? {
-                            Some(since) => Delivered::Failed { why, since },
-                            // Deleted or replaced meanwhile: nothing of it to retry.
-                            None => Delivered::All,
-                        },
-                    );
+                    let failing_since = store.fail_webhook(task_id, id, hook.version, now).await?;
+                    return Ok(match failing_since {
+                        Some(since) => Delivered::Failed { why, since },
+                        // Deleted or replaced meanwhile: nothing of it to retry.
+                        None => Delivered::All,
+                    });
                 }
                 Err(_) => return Ok(Delivered::More),
             }
             through = note.seq;
-            match store
-                .mark_webhook(task_id, id, hook.version, note.seq)
-                .await
-            {
+            let marked = store.mark_webhook(task_id, id, hook.version, note.seq);
+            match marked.await {
                 Ok(true) => {}
                 // Deleted or replaced meanwhile: not this delivery's to go on with (the
                 // new one starts from its own mark).

@@ -4,12 +4,11 @@
 //! takes it from there, so a webhook that is slow or down holds back no outlet and no
 //! other stand-in:
 //!
-//! - `deliver.rs`: one stand-in's delivery: for each webhook (side by side), the notes
-//!   after its mark from the note log, POSTed one by one, the mark moved after each;
-//! - `queue.rs`: the webhook queue's batch: one delivery per stand-in, a failed one
-//!   tried again with a growing delay, and [`GIVE_UP_AFTER`] its message was queued
-//!   given up (counted, logged; its mark stays, so the stand-in's next note tries again
-//!   from there); one out of time goes on at once;
+//! - `deliver.rs`: each webhook (side by side) POSTed the note log after its mark, one
+//!   note at a time, the mark moved after each;
+//! - `queue.rs`: the queue's batch, one delivery per stand-in: a failed one retried with a
+//!   growing delay, given up after [`GIVE_UP_AFTER`] (counted, logged; its mark stays, so
+//!   the stand-in's next note tries again from there), one out of time at once;
 //! - `http.rs`: the POST, through the agents' client and reach rules;
 //! - `sqs.rs`: the queue on SQS (deliveries added, delays set).
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::agent_rules::EntryRules;
 use crate::agents::{AgentsConfig, ConfigError};
+use crate::config_error::https_or_loopback;
 use crate::steps::next::{FOLLOW_WINDOW_SECS, IDLE_RECHECK_SECS, MAX_STANDIN_SECS, Pacing};
 
 mod env;
@@ -45,23 +46,14 @@ fn agents(env: &impl Env) -> Result<AgentsConfig, ConfigError> {
 /// ids, `OWN_API_IDS`).
 pub fn entry_rules(env: &impl Env) -> Result<EntryRules, ConfigError> {
     let agentcore_endpoint = optional(env, "AGENTCORE_ENDPOINT");
-    if let Some(endpoint) = &agentcore_endpoint {
-        // The session token goes with every signature: never in clear off the machine.
-        let url = reqwest::Url::parse(endpoint).ok();
-        let ok = match url.as_ref().map(|u| (u.scheme(), u.host_str())) {
-            Some(("https", Some(_))) => true,
-            Some(("http", Some(host))) => {
-                let ip = host.trim_matches(['[', ']']).parse::<std::net::IpAddr>();
-                host == "localhost" || ip.is_ok_and(|ip| ip.is_loopback())
-            }
-            _ => false,
-        };
-        if !ok {
-            return Err(ConfigError::new(
-                "AGENTCORE_ENDPOINT",
-                format!("must be an https:// URL (http:// on loopback only), got {endpoint:?}"),
-            ));
-        }
+    // The session token goes with every signature: never in clear off the machine.
+    if let Some(endpoint) = &agentcore_endpoint
+        && !reqwest::Url::parse(endpoint).is_ok_and(|url| https_or_loopback(&url))
+    {
+        return Err(ConfigError::new(
+            "AGENTCORE_ENDPOINT",
+            format!("must be an https:// URL (http:// on loopback only), got {endpoint:?}"),
+        ));
     }
     // The AWS endpoint the functions call, the push URL (Register's), and the stack's
     // own places the template names for every function (`OWN_ORIGINS`).
@@ -248,12 +240,10 @@ impl FollowerSettings {
         }
         let window = positive(env, "FOLLOW_WINDOW_SECS", FOLLOW_WINDOW_SECS)?;
         if window > MAX_FOLLOW_WINDOW_SECS {
-            return Err(ConfigError {
-                field: "FOLLOW_WINDOW_SECS".into(),
-                problem: format!(
-                    "must be at most {MAX_FOLLOW_WINDOW_SECS} (the function's timeout less a minute), got {window}"
-                ),
-            });
+            let problem = format!(
+                "must be at most {MAX_FOLLOW_WINDOW_SECS} (the function's timeout less a minute), got {window}"
+            );
+            return Err(ConfigError::new("FOLLOW_WINDOW_SECS", problem));
         }
         Ok(Self {
             steps: StepSettings::read(env)?,

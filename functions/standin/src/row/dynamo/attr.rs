@@ -35,23 +35,16 @@ pub const NOTE_BODY: &str = "body";
 /// The row's Step Functions parent token; copied onto its final note's item, where
 /// notify reads it from the stream.
 pub const PARENT_TASK_TOKEN: &str = "parent_task_token";
-/// The row's webhooks (`Row::webhooks`) and their revision (`Row::webhooks_rev`).
 pub const WEBHOOKS: &str = "webhooks";
 pub const WEBHOOKS_REV: &str = "webhooks_rev";
 /// On a note log item: the stand-in had webhooks when the note was written, so notify
 /// also wakes their deliverer.
 pub const WEBHOOKED: &str = "webhooked";
-/// The live generation's lease (`Row::lease`).
 pub const LEASE: &str = "lease";
-/// The live generation (`Row::generation`).
 pub const GENERATION: &str = "generation";
-/// The lease of the generation before it (`Row::previous_lease`).
 pub const PREVIOUS_LEASE: &str = "previous_lease";
-/// How far the notes reached the parent (`Row::sent_through`).
 pub const SENT_THROUGH: &str = "sent_through";
-/// The newest follower's claim on its park (`Row::follow_claim`).
 pub const FOLLOW_CLAIM: &str = "follow_claim";
-/// The push hearing in flight (`Row::hearing`), its park and its lease.
 pub const HEARING: &str = "hearing";
 pub const HEARING_PARK: &str = "hearing_park";
 pub const HEARING_UNTIL: &str = "hearing_until";

@@ -95,19 +95,12 @@ impl DynamoRowStore {
                 .send()
                 .await
                 .map_err(backend)?;
-            for item in out
-                .responses
-                .into_iter()
-                .flatten()
-                .flat_map(|(_, items)| items)
-            {
+            let items = out.responses.and_then(|mut r| r.remove(&self.table));
+            for item in items.into_iter().flatten() {
                 let row = row_of(item)?;
                 found.insert(row.task_id.clone(), row);
             }
-            match out
-                .unprocessed_keys
-                .and_then(|mut left| left.remove(&self.table))
-            {
+            match out.unprocessed_keys.and_then(|mut r| r.remove(&self.table)) {
                 Some(left) if !left.keys().is_empty() => {
                     // Throttled: back off before asking for the rest.
                     tokio::time::sleep(Duration::from_millis(50 << round)).await;
@@ -187,6 +180,14 @@ impl Expr {
         self.val(k, AttributeValue::S(s.into()))
     }
 
+    /// Attribute `name` holds `v`, or is absent without one.
+    fn holds(&mut self, name: &str, k: &str, v: Option<AttributeValue>) -> String {
+        match v {
+            Some(v) => format!("{name} = {}", self.val(k, v)),
+            None => format!("attribute_not_exists({name})"),
+        }
+    }
+
     /// Park `n` (a value or an attribute) not yet woken.
     fn not_woken(&mut self, n: &str) -> String {
         let w = self.name(WOKEN);
@@ -204,11 +205,9 @@ impl Expr {
     }
 
     fn guard(&mut self, guard: &Guard) -> String {
-        let open = format!(
-            "attribute_exists({TASK_ID}) AND {} = {}",
-            self.name(CLOSED),
-            self.val("false", AttributeValue::Bool(false))
-        );
+        let closed = self.name(CLOSED);
+        let no = self.val("false", AttributeValue::Bool(false));
+        let open = format!("attribute_exists({TASK_ID}) AND {closed} = {no}");
         match guard {
             Guard::Open => open,
             Guard::Push {
@@ -335,25 +334,21 @@ impl StandIns for DynamoRowStore {
         remote_task_id: &str,
         context_id: Option<&str>,
     ) -> Result<Row, StoreError> {
-        self.update(task_id, &Guard::Open, |e| {
-            let r = e.text("rid", remote_task_id);
-            Ok(match context_id {
-                Some(ctx) => format!(
-                    "SET {REMOTE_TASK_ID} = {r}, {CONTEXT_ID} = {}",
-                    e.text("ctx", ctx)
-                ),
-                None => format!("SET {REMOTE_TASK_ID} = {r}"),
-            })
-        })
-        .await
+        let mut expr = Expr::default();
+        let r = expr.text("rid", remote_task_id);
+        let mut update = format!("SET {REMOTE_TASK_ID} = {r}");
+        if let Some(ctx) = context_id {
+            update.push_str(&format!(", {CONTEXT_ID} = {}", expr.text("ctx", ctx)));
+        }
+        let condition = expr.guard(&Guard::Open);
+        self.send_update(task_id, update, condition, expr).await
     }
 
     async fn set_watch(&self, task_id: &str, watch: &Watch) -> Result<Row, StoreError> {
-        self.update(task_id, &Guard::Open, |e| {
-            let w = e.name(WATCH);
-            let v = e.val("w", value(watch)?);
-            Ok(format!("SET {w} = {v}"))
-        })
-        .await
+        let mut expr = Expr::default();
+        let (w, v) = (expr.name(WATCH), expr.val("w", value(watch)?));
+        let update = format!("SET {w} = {v}");
+        let condition = expr.guard(&Guard::Open);
+        self.send_update(task_id, update, condition, expr).await
     }
 }

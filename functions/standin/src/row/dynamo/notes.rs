@@ -57,18 +57,14 @@ impl Notes for DynamoRowStore {
             }
             let condition = expr.guard(guard);
             let note = crate::row::note_of(&row, out, seq);
-            match self
-                .write_with_note(task_id, &row, update, condition, expr, &note)
-                .await?
-            {
+            let written = self.write_with_note(task_id, &row, update, condition, expr, &note);
+            match written.await? {
                 true => {
                     let mut moved = row;
                     moved.last = Some(out.clone());
                     moved.seq = seq;
                     moved.closed |= out.is_final;
-                    if report.is_some() {
-                        moved.pending.follow = report;
-                    }
+                    moved.pending.follow = report.or(moved.pending.follow);
                     if hearing {
                         moved.end_hearing();
                     }
@@ -117,16 +113,11 @@ impl Notes for DynamoRowStore {
             // The final note may follow a close without one (a cancel waits for the
             // remote's answer), guarded by `seq` as every note is.
             let condition = format!("attribute_exists({TASK_ID})");
-            let update = format!(
-                "{set}, {} = {} REMOVE {PARK_TOKEN}",
-                expr.name(LAST),
-                expr.val("out", value(out)?)
-            );
+            let (last, v) = (expr.name(LAST), expr.val("out", value(out)?));
+            let update = format!("{set}, {last} = {v} REMOVE {PARK_TOKEN}");
             let note = crate::row::note_of(&row, out, row.seq + 1);
-            if self
-                .write_with_note(task_id, &row, update, condition, expr, &note)
-                .await?
-            {
+            let written = self.write_with_note(task_id, &row, update, condition, expr, &note);
+            if written.await? {
                 let mut closed = row;
                 closed.closed = true;
                 closed.park_token = None;
@@ -194,11 +185,9 @@ impl DynamoRowStore {
         let update = update.replacen("SET ", &format!("SET {SEQ} = {next}, "), 1);
         // Written on the webhooks as read: the note says whether they are there.
         let rev = expr.name(WEBHOOKS_REV);
-        let webhooks_as_read = if read.webhooks_rev == 0 {
-            format!("attribute_not_exists({rev})")
-        } else {
-            format!("{rev} = {}", expr.num("seen_rev", read.webhooks_rev))
-        };
+        let seen_rev =
+            (read.webhooks_rev > 0).then(|| AttributeValue::N(read.webhooks_rev.to_string()));
+        let webhooks_as_read = expr.holds(&rev, "seen_rev", seen_rev);
         let condition = format!("{condition} AND {SEQ} = {seen} AND {webhooks_as_read}");
         let row_update = Update::builder()
             .table_name(&self.table)

@@ -6,12 +6,11 @@ use super::*;
 
 impl Parks for DynamoRowStore {
     async fn end_hearing(&self, task_id: &str, epoch: u64, id: &str) -> Result<(), StoreError> {
-        let id = id.to_owned();
+        let (mut expr, id) = (Expr::default(), id.to_owned());
+        let condition = expr.guard(&Guard::Hearing { epoch, id });
         let ended = format!("REMOVE {HEARING}, {HEARING_PARK}, {HEARING_UNTIL}");
-        let guard = Guard::Hearing { epoch, id };
-        self.update(task_id, &guard, |_| Ok(ended))
-            .await
-            .map(|_| ())
+        self.send_update(task_id, ended, condition, expr).await?;
+        Ok(())
     }
 
     /// One UpdateItem whose condition is the push's guard and `Row::admits_hearing`; a
@@ -31,13 +30,12 @@ impl Parks for DynamoRowStore {
         let now = expr.num("now", now_ms);
         let p = expr.name(PENDING);
         // `Row::admits_hearing`: parked, nothing pending, no running lease of this park.
+        let (not_woken, before) = (expr.not_woken(EPOCH), expr.no_cancel_or_reply());
         let condition = format!(
-            "{admitted} AND attribute_exists({PARK_TOKEN}) AND {} AND {} \
+            "{admitted} AND attribute_exists({PARK_TOKEN}) AND {not_woken} AND {before} \
              AND attribute_not_exists({p}.{PUSH}) AND attribute_not_exists({p}.{FOLLOW}) \
              AND (attribute_not_exists({HEARING}) OR {HEARING_PARK} <> {EPOCH} \
-             OR {HEARING_UNTIL} < {now})",
-            expr.not_woken(EPOCH),
-            expr.no_cancel_or_reply(),
+             OR {HEARING_UNTIL} < {now})"
         );
         let update =
             format!("SET {HEARING} = {h}, {HEARING_PARK} = {EPOCH}, {HEARING_UNTIL} = {until}");
@@ -101,11 +99,8 @@ impl Parks for DynamoRowStore {
         let t = expr.text("token", token);
         let n = expr.num("park", park);
         let update = format!("SET {PARK_TOKEN} = {t}, {EPOCH} = {n}");
-        let condition = format!(
-            "{} AND {EPOCH} < {n} AND {}",
-            expr.guard(&Guard::Open),
-            expr.not_woken(&n)
-        );
+        let (open, not_woken) = (expr.guard(&Guard::Open), expr.not_woken(&n));
+        let condition = format!("{open} AND {EPOCH} < {n} AND {not_woken}");
         self.send_update(task_id, update, condition, expr).await
     }
 
@@ -122,11 +117,10 @@ impl Parks for DynamoRowStore {
         let c = expr.num("claim", crate::row::follow_claim(park, hop));
         let claim = expr.name(FOLLOW_CLAIM);
         let update = format!("SET {claim} = {c}");
+        let (open, not_woken) = (expr.guard(&Guard::Open), expr.not_woken(&n));
         let condition = format!(
-            "{} AND {EPOCH} = {n} AND {PARK_TOKEN} = {t} AND {} \
-             AND (attribute_not_exists({claim}) OR {claim} < {c})",
-            expr.guard(&Guard::Open),
-            expr.not_woken(&n),
+            "{open} AND {EPOCH} = {n} AND {PARK_TOKEN} = {t} AND {not_woken} \
+             AND (attribute_not_exists({claim}) OR {claim} < {c})"
         );
         self.send_update(task_id, update, condition, expr).await
     }
@@ -148,11 +142,8 @@ impl Parks for DynamoRowStore {
         previous: Option<&str>,
     ) -> Result<Row, StoreError> {
         let mut expr = Expr::default();
-        let (n, l, g) = (
-            expr.num("park", park),
-            expr.text("lease", lease),
-            expr.num("generation", to),
-        );
+        let (n, l) = (expr.num("park", park), expr.text("lease", lease));
+        let g = expr.num("generation", to);
         let (woken, lease_name) = (expr.name(WOKEN), expr.name(LEASE));
         let (generation, previous_name) = (expr.name(GENERATION), expr.name(PREVIOUS_LEASE));
         let previous = match previous {
@@ -192,15 +183,11 @@ impl Parks for DynamoRowStore {
             ending_park(take_event(&seen, rung.park, &event)?, rung.park);
         let (agent, generation, lease) =
             (expr.name(AGENT), expr.name(GENERATION), expr.name(LEASE));
-        let generation_is = match rung.generation {
-            // A first generation's row has no number (`Row::generation` skips a zero).
-            0 => format!("attribute_not_exists({generation})"),
-            g => format!("{generation} = {}", expr.num("generation", g)),
-        };
-        let lease_is = match rung.lease {
-            None => format!("attribute_not_exists({lease})"),
-            Some(l) => format!("{lease} = {}", expr.text("lease", l)),
-        };
+        // A first generation's row has no number (`Row::generation` skips a zero).
+        let g = (rung.generation > 0).then(|| AttributeValue::N(rung.generation.to_string()));
+        let generation_is = expr.holds(&generation, "generation", g);
+        let l = rung.lease.map(|l| AttributeValue::S(l.to_owned()));
+        let lease_is = expr.holds(&lease, "lease", l);
         let condition = format!(
             "{condition} AND {agent} = {} AND {generation_is} AND {lease_is}",
             expr.text("agent", rung.agent)
@@ -223,15 +210,6 @@ pub(super) fn take_event(
 ) -> Result<(String, String, Expr), StoreError> {
     let mut expr = Expr::default();
     let p = expr.name(PENDING);
-    let taken_name = expr.name(TAKEN);
-    let event_taken = Some(event.clone());
-    let taken = expr.val(
-        "taken",
-        value(&Taken {
-            park,
-            event: event_taken,
-        })?,
-    );
     // What goes before it by priority was not pending when the row was read: still not.
     let (remove, condition) = match event {
         WakeEvent::Cancel { .. } => (
@@ -252,10 +230,8 @@ pub(super) fn take_event(
         }
         WakeEvent::Push { .. } | WakeEvent::Asked { .. } => {
             let claim = expr.val("claim", value(&pending.push)?);
-            let numbered = match &pending.push_id {
-                Some(id) => format!("{p}.{PUSH_ID} = {}", expr.text("push_id", id)),
-                None => format!("attribute_not_exists({p}.{PUSH_ID})"),
-            };
+            let id = pending.push_id.clone().map(AttributeValue::S);
+            let numbered = expr.holds(&format!("{p}.{PUSH_ID}"), "push_id", id);
             let before = expr.no_cancel_or_reply();
             (
                 format!("{p}.{PUSH}, {p}.{PUSH_ID}"),
@@ -273,6 +249,8 @@ pub(super) fn take_event(
             )
         }
     };
+    let (taken_name, event) = (expr.name(TAKEN), Some(event.clone()));
+    let taken = expr.val("taken", value(&Taken { park, event })?);
     let update = format!("SET {taken_name} = {taken} REMOVE {remove}");
     Ok((update, condition, expr))
 }

@@ -34,10 +34,8 @@ impl DynamoRowStore {
         );
         if let Some(id) = id {
             let ids = expr.name(REPLY_IDS);
-            let named = expr.val(
-                "rids",
-                AttributeValue::L(vec![AttributeValue::S(id.to_owned())]),
-            );
+            let named = AttributeValue::L(vec![AttributeValue::S(id.to_owned())]);
+            let named = expr.val("rids", named);
             let rid = expr.text("rid", id);
             let most = expr.num("most", REPLY_IDS_MAX);
             update.push_str(&format!(
@@ -85,18 +83,16 @@ impl DynamoRowStore {
         condition: &str,
         expr: &Expr,
     ) -> Result<Row, StoreError> {
-        let (update, condition) = (update.to_owned(), condition.to_owned());
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let sent = self.send_update(task_id, update.clone(), condition.clone(), expr.clone());
-            match sent.await {
-                Err(StoreError::Backend(_)) if named && attempt < 3 => {
+        let send = || self.send_update(task_id, update.into(), condition.into(), expr.clone());
+        for attempt in 1..3 {
+            match send().await {
+                Err(StoreError::Backend(_)) if named => {
                     tokio::time::sleep(Duration::from_millis(100 * attempt)).await;
                 }
                 other => return other,
             }
         }
+        send().await
     }
 
     /// Drops the oldest reply ids of a row seen holding `seen` of them (at least

@@ -29,16 +29,11 @@ impl Webhooks for DynamoRowStore {
             let (map, hook) = hook(&mut expr, id);
             let one = expr.val("hook", value(webhook)?);
             let most = expr.num("most", MAX_WEBHOOKS);
-            let into_map = self
-                .send_update(
-                    task_id,
-                    format!("SET {map}.{hook} = {one} {}", next_rev(&mut expr)),
-                    format!(
-                        "attribute_exists({TASK_ID}) AND attribute_exists({map}) AND (attribute_exists({map}.{hook}) OR size({map}) < {most})"
-                    ),
-                    expr,
-                )
-                .await;
+            let update = format!("SET {map}.{hook} = {one} {}", next_rev(&mut expr));
+            let condition = format!(
+                "attribute_exists({TASK_ID}) AND attribute_exists({map}) AND (attribute_exists({map}.{hook}) OR size({map}) < {most})"
+            );
+            let into_map = self.send_update(task_id, update, condition, expr).await;
             let Err(StoreError::Refused(_)) = into_map else {
                 return into_map;
             };
@@ -56,15 +51,9 @@ impl Webhooks for DynamoRowStore {
                 "first",
                 AttributeValue::M(HashMap::from([(id.to_owned(), value(webhook)?)])),
             );
-            let made = self
-                .send_update(
-                    task_id,
-                    format!("SET {map} = {first} {}", next_rev(&mut expr)),
-                    format!("attribute_exists({TASK_ID}) AND attribute_not_exists({map})"),
-                    expr,
-                )
-                .await;
-            match made {
+            let update = format!("SET {map} = {first} {}", next_rev(&mut expr));
+            let condition = format!("attribute_exists({TASK_ID}) AND attribute_not_exists({map})");
+            match self.send_update(task_id, update, condition, expr).await {
                 // The map is there (empty, or made meanwhile): into the map, again.
                 Err(StoreError::Refused(_)) => continue,
                 other => return other,
@@ -78,15 +67,9 @@ impl Webhooks for DynamoRowStore {
     async fn delete_webhook(&self, task_id: &str, id: &str) -> Result<bool, StoreError> {
         let mut expr = Expr::default();
         let (map, hook) = hook(&mut expr, id);
-        let deleted = self
-            .send_update(
-                task_id,
-                format!("REMOVE {map}.{hook} {}", next_rev(&mut expr)),
-                format!("attribute_exists({TASK_ID}) AND attribute_exists({map}.{hook})"),
-                expr,
-            )
-            .await;
-        match deleted {
+        let update = format!("REMOVE {map}.{hook} {}", next_rev(&mut expr));
+        let condition = format!("attribute_exists({TASK_ID}) AND attribute_exists({map}.{hook})");
+        match self.send_update(task_id, update, condition, expr).await {
             Ok(_) => Ok(true),
             Err(StoreError::Refused(_)) => Ok(false),
             Err(err) => Err(err),
@@ -106,15 +89,9 @@ impl Webhooks for DynamoRowStore {
         let version = expr.num("version", version);
         let since = format!("{map}.{hook}.failing_since");
         // Not a change of the webhooks either: no revision, and only its own field.
-        let failed = self
-            .send_update(
-                task_id,
-                format!("SET {since} = if_not_exists({since}, {now})"),
-                format!("{map}.{hook}.version = {version}"),
-                expr,
-            )
-            .await;
-        match failed {
+        let update = format!("SET {since} = if_not_exists({since}, {now})");
+        let condition = format!("{map}.{hook}.version = {version}");
+        match self.send_update(task_id, update, condition, expr).await {
             Ok(row) => Ok(row.webhooks.get(id).and_then(|hook| hook.failing_since)),
             Err(StoreError::Refused(_) | StoreError::NotFound(_)) => Ok(None),
             Err(err) => Err(err),

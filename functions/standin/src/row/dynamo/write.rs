@@ -6,20 +6,6 @@ use aws_sdk_dynamodb::operation::update_item::builders::UpdateItemFluentBuilder;
 use super::*;
 
 impl DynamoRowStore {
-    /// One guarded UpdateItem returning the new row; a failed guard is `Refused` (or
-    /// `NotFound` when there is no row at all).
-    pub(super) async fn update(
-        &self,
-        task_id: &str,
-        guard: &Guard,
-        build: impl FnOnce(&mut Expr) -> Result<String, StoreError>,
-    ) -> Result<Row, StoreError> {
-        let mut expr = Expr::default();
-        let update = build(&mut expr)?;
-        let condition = expr.guard(guard);
-        self.send_update(task_id, update, condition, expr).await
-    }
-
     /// The UpdateItem, answering the row after it or, refused, the row before it.
     pub(super) fn update_item(
         &self,
@@ -40,6 +26,8 @@ impl DynamoRowStore {
             .return_values_on_condition_check_failure(ReturnValuesOnConditionCheckFailure::AllOld)
     }
 
+    /// The UpdateItem, returning the new row; a failed condition is `Refused` (or
+    /// `NotFound` when there is no row at all).
     pub(super) async fn send_update(
         &self,
         task_id: &str,
