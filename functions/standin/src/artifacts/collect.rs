@@ -29,6 +29,19 @@ impl<A: Agent + 'static> Collecting<A> {
         }
     }
 
+    /// The agent as reaching it turned out; why it could not be reached is blanked as its
+    /// own errors are, since its card and its token endpoint word what they were sent.
+    pub async fn reached(
+        agent: Result<A, RemoteError>,
+        desk: Option<Arc<Desk>>,
+    ) -> Result<Self, RemoteError> {
+        match (agent, &desk) {
+            (Ok(agent), _) => Ok(Self::new(agent, desk)),
+            (Err(err), Some(at)) => Err(blank_error(&at.guard().await, err)),
+            (Err(err), None) => Err(err),
+        }
+    }
+
     /// The agent itself.
     #[cfg(any(test, feature = "test-support"))]
     pub fn inner(&self) -> &A {

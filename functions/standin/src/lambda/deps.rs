@@ -228,8 +228,8 @@ impl StepDeps {
                     "no agent {agent:?} in the stack's Agents or the agent registry"
                 )));
             };
-            let client = self.connect(&spec, &task_id, trace.as_deref()).await?;
-            Ok(Collecting::new(client.with_artifacts(sink), collected))
+            let client = self.connect(&spec, &task_id, trace.as_deref()).await;
+            Collecting::reached(client.map(|c| c.with_artifacts(sink)), collected).await
         };
         Ok(Invocation::new(self.teller(desk), connect)
             .with_spec(spec)

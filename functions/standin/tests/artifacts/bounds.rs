@@ -413,7 +413,7 @@ async fn content_read_after_its_copy_was_deleted_is_stored_again() {
 
 /// Whatever words an agent puts in an error are blanked of an echo before the stand-in
 /// logs or tells them: each error that carries the agent's text, a gRPC status's included,
-/// from a read, a turn's stream or a follow's, as each opens.
+/// from a read, a turn's stream or a follow's as each opens, or from reaching the agent.
 #[tokio::test]
 async fn an_echo_in_any_error_the_agent_words_is_blanked() {
     const API_KEY: &str = "0123456789abcdef0123456789abcdef01234567";
@@ -442,7 +442,7 @@ async fn an_echo_in_any_error_the_agent_words_is_blanked() {
         fake.fail_gets(vec![error.clone()]);
         fake.script_stream(Err(error.clone()));
         fake.script_stream(Err(error.clone()));
-        let desk = Desk::new(
+        let desk = Some(Arc::new(Desk::new(
             Arc::new(MemoryBlobs::default()) as Arc<dyn Blobs>,
             ID,
             Bounds::default(),
@@ -451,15 +451,18 @@ async fn an_echo_in_any_error_the_agent_words_is_blanked() {
                 held: Some(Arc::new(Held)),
             },
             None,
-        );
-        let agent = Collecting::new(fake, Some(Arc::new(desk)));
+        )));
+        let agent = Collecting::new(fake, desk.clone());
         let read = standin_remote::Agent::get(&agent, REMOTE).await.err();
         let sent = standin_remote::Agent::send_streaming(&agent, &Turn::new("hi", None))
             .await
             .err();
         let followed = standin_remote::Agent::subscribe(&agent, REMOTE).await.err();
+        let unreached = Collecting::<FakeAgent>::reached(Err(error.clone()), desk.clone())
+            .await
+            .err();
         assert!(error.to_string().contains(API_KEY), "{error}");
-        for said in [read, sent, followed] {
+        for said in [read, sent, followed, unreached] {
             let said = said.expect("the agent fails the call").to_string();
             assert!(!said.contains(API_KEY), "{error:?} came out as {said}");
             assert!(said.contains("bad key ***"), "{said}");
