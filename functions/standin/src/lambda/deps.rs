@@ -460,7 +460,7 @@ impl NotifyDeps {
 pub struct WebhookDeps {
     pub store: DynamoRowStore,
     pub poster: crate::webhook::http::HttpWebhooks,
-    pub redelivery: crate::webhook::sqs::SqsRedelivery,
+    pub redelivery: crate::webhook::sqs::SqsDeliveryQueue,
 }
 
 impl WebhookDeps {
@@ -469,7 +469,7 @@ impl WebhookDeps {
         Ok(Self {
             store: row_store(aws, &settings.tables),
             poster: crate::webhook::http::HttpWebhooks::new(http, settings.allow_private),
-            redelivery: crate::webhook::sqs::SqsRedelivery::new(aws.sqs(), settings.queue_url),
+            redelivery: crate::webhook::sqs::SqsDeliveryQueue::new(aws.sqs(), settings.queue_url),
         })
     }
 }

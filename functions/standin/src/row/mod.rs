@@ -456,6 +456,12 @@ pub struct Row {
 }
 
 impl Row {
+    /// The words the stand-in last heard (none yet: empty): a status without words of its
+    /// own is read against them.
+    pub fn last_text(&self) -> &str {
+        self.last.as_ref().map_or("", |last| last.text.as_str())
+    }
+
     pub fn new(task_id: impl Into<String>, agent: impl Into<String>) -> Self {
         Self {
             task_id: task_id.into(),

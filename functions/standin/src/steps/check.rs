@@ -82,7 +82,7 @@ pub async fn checked<S: RowStore, A: Agent>(
         };
         match answer {
             Ok(task) => {
-                let known = row.last.as_ref().map_or("", |l| l.text.as_str());
+                let known = row.last_text();
                 fetched = Some(from_status(&task, known).about(&remote));
                 changed_at = task.at;
                 break;

@@ -45,7 +45,7 @@ pub async fn hear<S: RowStore, D: Doorbell, A: Agent>(
             return Ok(Heard::Passed);
         }
     };
-    let known = row.last.as_ref().map_or("", |l| l.text.as_str());
+    let known = row.last_text();
     let out = from_status(&task, known).about(remote);
     if request.claimed.is_some_and(|claimed| claimed != out.state) {
         // The agent does not show what its push claims yet: the stand-in's rechecks ask

@@ -213,7 +213,7 @@ async fn exchange<S: RowStore, A: Agent>(
             };
             match agent.get(remote).await {
                 Ok(task) => {
-                    let known = row.last.as_ref().map_or("", |l| l.text.as_str());
+                    let known = row.last_text();
                     let out = from_status(&task, known).about(remote);
                     // Nothing moved and the agent still waits for input: the reply was not
                     // taken, and parking would leave parent and agent waiting on each other.

@@ -15,9 +15,6 @@ pub struct SqsDeliveryQueue {
     queue_url: String,
 }
 
-/// The webhook queue, as the webhook function sets its delays.
-pub type SqsRedelivery = SqsDeliveryQueue;
-
 impl SqsDeliveryQueue {
     pub fn new(client: Client, queue_url: impl Into<String>) -> Self {
         Self {
